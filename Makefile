@@ -1,0 +1,35 @@
+# lifeloop — a thin façade over the go tool.
+GO        ?= go
+BIN       := bin/lifeloop
+PKGS      := ./...
+FUZZTIME  ?= 5s
+
+.PHONY: build test unit e2e lint fmt bench fuzz demo harnesses clean
+
+build: ## build bin/lifeloop
+	$(GO) build -o $(BIN) ./cmd/lifeloop
+
+test: ## every test, with the race detector (end-to-end tests included when harnesses are installed)
+	$(GO) test -race -count=1 $(PKGS)
+
+unit: ## fast tests only (no real harnesses)
+	$(GO) test -short -count=1 $(PKGS)
+
+lint: ## golangci-lint (pinned in go.mod's tool block)
+	$(GO) tool golangci-lint run ./...
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+bench: ## benchmarks
+	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+
+fuzz: ## run each fuzz target briefly
+	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin

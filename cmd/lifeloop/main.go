@@ -1,0 +1,12 @@
+// Command lifeloop normalizes the lifecycle of AI coding harnesses.
+package main
+
+import (
+	"os"
+
+	"github.com/lifeloop/lifeloop/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args, cli.OSStreams()))
+}

@@ -1,0 +1,90 @@
+// Package cli is lifeloop's command tree. Main builds the urfave/cli app,
+// runs it, and maps every error to an exit code in one place (codeOf), so
+// deferred cleanup always runs and library packages never call os.Exit.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+)
+
+// Version is lifeloop's own version; set at build time with -ldflags.
+var Version = "0.1.0-dev"
+
+// Streams are the process's standard streams and environment, injected so
+// commands can run in-process in tests.
+type Streams struct {
+	In     io.Reader
+	Out    io.Writer
+	Err    io.Writer
+	Getenv func(string) string
+	Now    func() time.Time
+}
+
+// OSStreams returns the real process streams.
+func OSStreams() Streams {
+	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Now: time.Now}
+}
+
+// env is what every command's Run function receives besides its options.
+type env struct {
+	Streams
+	ctx context.Context
+}
+
+// Main runs lifeloop with args (args[0] is the program name) and returns the
+// process exit code.
+func Main(args []string, s Streams) int {
+	if s.Getenv == nil {
+		s.Getenv = os.Getenv
+	}
+	if s.Now == nil {
+		s.Now = time.Now
+	}
+	e := &env{Streams: s, ctx: context.Background()}
+	app := newApp(e)
+	err := app.RunContext(e.ctx, args)
+	code, msg := codeOf(err)
+	if msg != "" {
+		fmt.Fprintf(s.Err, "lifeloop: %s\n", strings.TrimSpace(msg))
+	}
+	return code
+}
+
+// newApp builds the command tree. Every command lives in its own file as
+// a constructor taking the env.
+func newApp(e *env) *ucli.App {
+	app := &ucli.App{
+		Name:      "lifeloop",
+		Usage:     "normalize the lifecycle of AI coding harnesses into one receipt stream",
+		Version:   Version,
+		Reader:    e.In,
+		Writer:    e.Out,
+		ErrWriter: e.Err,
+		// Errors are mapped to exit codes by Main, never by urfave (which
+		// would call os.Exit and skip deferred cleanup).
+		ExitErrHandler:  func(*ucli.Context, error) {},
+		HideHelpCommand: true,
+		OnUsageError: func(_ *ucli.Context, err error, _ bool) error {
+			return usageErrorf("%v (see --help)", err)
+		},
+		Commands: []*ucli.Command{
+			versionCommand(e),
+		},
+	}
+	return app
+}
+
+// signalContext returns a context cancelled on SIGINT or SIGTERM; the stop
+// function releases the signal handler.
+func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}
