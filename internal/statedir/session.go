@@ -1,0 +1,289 @@
+package statedir
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// File and folder names inside a session folder.
+const (
+	SessionsFolder   = "sessions"
+	SessionFile      = "session.json"
+	ReceiptsFile     = "receipts.jsonl"
+	ControlSocket    = "control.sock"
+	ContinuationDir  = "continuation"
+	LogFile          = "lifeloop.log"
+	SessionSchemaV1  = "lifeloop.session.v1"
+	maxSessionIDSize = 128
+)
+
+// SessionsDir returns <root>/sessions.
+func SessionsDir(root string) string { return filepath.Join(root, SessionsFolder) }
+
+// SessionDir returns <root>/sessions/<id>. It does not validate id; use
+// ValidateSessionID on ids that come from users.
+func SessionDir(root, id string) string { return filepath.Join(root, SessionsFolder, id) }
+
+// SessionPath returns the session.json path of session id.
+func SessionPath(root, id string) string { return filepath.Join(SessionDir(root, id), SessionFile) }
+
+// ReceiptsPath returns the receipts.jsonl path of session id.
+func ReceiptsPath(root, id string) string { return filepath.Join(SessionDir(root, id), ReceiptsFile) }
+
+// ControlSocketPath returns the control.sock path of session id.
+func ControlSocketPath(root, id string) string {
+	return filepath.Join(SessionDir(root, id), ControlSocket)
+}
+
+// ContinuationPath returns the continuation/ folder of session id.
+func ContinuationPath(root, id string) string {
+	return filepath.Join(SessionDir(root, id), ContinuationDir)
+}
+
+// LogPath returns the lifeloop.log path of session id.
+func LogPath(root, id string) string { return filepath.Join(SessionDir(root, id), LogFile) }
+
+// ValidateSessionID rejects ids that could escape the sessions folder or
+// are not plain names: only ASCII letters, digits, '_' and '-' are allowed.
+func ValidateSessionID(id string) error {
+	if id == "" {
+		return errors.New("empty session id")
+	}
+	if len(id) > maxSessionIDSize {
+		return fmt.Errorf("session id %.20q... is longer than %d characters", id, maxSessionIDSize)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+		if !ok {
+			return fmt.Errorf("session id %q may contain only letters, digits, '_' and '-'", id)
+		}
+	}
+	return nil
+}
+
+// CreateSessionDir creates the folder of session id (and its continuation/
+// folder) with DirPerm, creating root and root/sessions when missing, and
+// returns the session folder.
+func CreateSessionDir(root, id string) (string, error) {
+	if err := ValidateSessionID(id); err != nil {
+		return "", err
+	}
+	if err := Ensure(root); err != nil {
+		return "", err
+	}
+	if err := Ensure(SessionsDir(root)); err != nil {
+		return "", err
+	}
+	dir := SessionDir(root, id)
+	if err := Ensure(dir); err != nil {
+		return "", err
+	}
+	if err := Ensure(filepath.Join(dir, ContinuationDir)); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// SessionState is a lifeloop session's lifecycle state (seed 001's state
+// machine, in lowercase).
+type SessionState string
+
+// Session states.
+const (
+	StatePending   SessionState = "pending"   // negotiating, harness not started
+	StateRunning   SessionState = "running"   // harness running
+	StatePaused    SessionState = "paused"    // harness stopped by the operator, resumable
+	StateCompleted SessionState = "completed" // harness exited successfully
+	StateFailed    SessionState = "failed"    // harness or lifeloop failed
+	StateAborting  SessionState = "aborting"  // abort requested, harness being stopped
+	StateAborted   SessionState = "aborted"   // abort finished
+	StateRejected  SessionState = "rejected"  // a required capability is unsupported
+)
+
+// SessionStates lists every SessionState.
+var SessionStates = []SessionState{
+	StatePending, StateRunning, StatePaused, StateCompleted,
+	StateFailed, StateAborting, StateAborted, StateRejected,
+}
+
+// IsTerminal reports whether no further transition can leave s.
+func (s SessionState) IsTerminal() bool {
+	switch s {
+	case StateCompleted, StateFailed, StateAborted, StateRejected:
+		return true
+	case StatePending, StateRunning, StatePaused, StateAborting:
+		return false
+	}
+	return false
+}
+
+// Valid reports whether s is one of SessionStates.
+func (s SessionState) Valid() bool {
+	for _, v := range SessionStates {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// ExitInfo is how the harness process ended.
+type ExitInfo struct {
+	// Code is the exit code, or 128+N when the process died of signal N.
+	Code int `json:"code"`
+	// Signal names the signal that killed the process ("SIGKILL"), or "".
+	Signal string `json:"signal,omitempty"`
+	// Outcome, Phase and Reason are the classification of the exit
+	// (seed 003 vocabulary), e.g. "failure", "ended", "exit_code_1".
+	Outcome string `json:"outcome,omitempty"`
+	Phase   string `json:"phase,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// SessionRecord is the content of session.json.
+type SessionRecord struct {
+	Schema            string       `json:"schema"`
+	ID                string       `json:"id"`
+	State             SessionState `json:"state"`
+	AdapterID         string       `json:"adapter_id"`
+	IntegrationMode   string       `json:"integration_mode"`
+	Argv              []string     `json:"argv"`
+	Cwd               string       `json:"cwd"`
+	Pid               int          `json:"pid"`
+	HarnessSessionIDs []string     `json:"harness_session_ids"`
+	StartedAt         *time.Time   `json:"started_at"`
+	EndedAt           *time.Time   `json:"ended_at"`
+	Exit              *ExitInfo    `json:"exit"`
+	UpdatedAt         time.Time    `json:"updated_at"`
+}
+
+// WriteSession atomically writes rec to <root>/sessions/<rec.ID>/session.json,
+// creating the session folder when missing. Schema defaults to
+// SessionSchemaV1; nil slices are written as [].
+func WriteSession(root string, rec SessionRecord) error {
+	if rec.Schema == "" {
+		rec.Schema = SessionSchemaV1
+	}
+	if rec.Schema != SessionSchemaV1 {
+		return fmt.Errorf("session %s: cannot write schema %q (this lifeloop writes %s)", rec.ID, rec.Schema, SessionSchemaV1)
+	}
+	if !rec.State.Valid() {
+		return fmt.Errorf("session %s: invalid state %q", rec.ID, rec.State)
+	}
+	if rec.Argv == nil {
+		rec.Argv = []string{}
+	}
+	if rec.HarnessSessionIDs == nil {
+		rec.HarnessSessionIDs = []string{}
+	}
+	if _, err := CreateSessionDir(root, rec.ID); err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("session %s: %w", rec.ID, err)
+	}
+	return WriteFileAtomic(SessionPath(root, rec.ID), append(data, '\n'))
+}
+
+// ErrSessionNotFound is wrapped by errors about a session that does not
+// exist.
+var ErrSessionNotFound = errors.New("session not found")
+
+// ReadSession reads the session.json of session id. A missing session
+// yields an error wrapping ErrSessionNotFound.
+func ReadSession(root, id string) (SessionRecord, error) {
+	if err := ValidateSessionID(id); err != nil {
+		return SessionRecord{}, err
+	}
+	return ReadSessionFile(SessionPath(root, id))
+}
+
+// ReadSessionFile reads and validates one session.json. Unknown fields
+// and unknown schemas are rejected.
+func ReadSessionFile(path string) (SessionRecord, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return SessionRecord{}, fmt.Errorf("%s: %w", path, ErrSessionNotFound)
+		}
+		return SessionRecord{}, err
+	}
+	var rec SessionRecord
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rec); err != nil {
+		return SessionRecord{}, fmt.Errorf("%s: not a session record: %w", path, err)
+	}
+	if rec.Schema != SessionSchemaV1 {
+		return SessionRecord{}, fmt.Errorf("%s: unknown schema %q (want %s); upgrade lifeloop", path, rec.Schema, SessionSchemaV1)
+	}
+	if !rec.State.Valid() {
+		return SessionRecord{}, fmt.Errorf("%s: invalid state %q", path, rec.State)
+	}
+	return rec, nil
+}
+
+// ListSessions returns the session records under root, newest first
+// (by StartedAt, else UpdatedAt; ties by id, descending). A root or
+// sessions folder that does not exist yields no sessions. Sessions whose
+// session.json cannot be read are left out and reported together in the
+// returned error, alongside the records that could be read.
+func ListSessions(root string) ([]SessionRecord, error) {
+	entries, err := os.ReadDir(SessionsDir(root))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var recs []SessionRecord
+	var problems []error
+	for _, e := range entries {
+		if !e.IsDir() || ValidateSessionID(e.Name()) != nil {
+			continue
+		}
+		rec, err := ReadSessionFile(filepath.Join(SessionsDir(root), e.Name(), SessionFile))
+		if err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		recs = append(recs, rec)
+	}
+	sort.SliceStable(recs, func(i, j int) bool {
+		ti, tj := sortTime(recs[i]), sortTime(recs[j])
+		if !ti.Equal(tj) {
+			return ti.After(tj)
+		}
+		return recs[i].ID > recs[j].ID
+	})
+	return recs, errors.Join(problems...)
+}
+
+func sortTime(r SessionRecord) time.Time {
+	if r.StartedAt != nil {
+		return *r.StartedAt
+	}
+	return r.UpdatedAt
+}
+
+// Latest returns the newest session under root, or an error wrapping
+// ErrSessionNotFound when there is none.
+func Latest(root string) (SessionRecord, error) {
+	recs, err := ListSessions(root)
+	if len(recs) > 0 {
+		return recs[0], nil
+	}
+	if err != nil {
+		return SessionRecord{}, err
+	}
+	return SessionRecord{}, fmt.Errorf("no sessions in %s: %w", SessionsDir(root), ErrSessionNotFound)
+}

@@ -1,0 +1,145 @@
+// Package statedir resolves lifeloop's state directory and owns its file
+// discipline: folders 0700, files 0600, atomic writes (temp file, fsync,
+// rename, fsync of the folder), and the per-session layout
+//
+//	<root>/sessions/<ses_id>/session.json     the SessionRecord
+//	<root>/sessions/<ses_id>/receipts.jsonl   the receipt ledger
+//	<root>/sessions/<ses_id>/control.sock     the running wrapper's control socket
+//	<root>/sessions/<ses_id>/continuation/    private continuation payloads
+//	<root>/sessions/<ses_id>/lifeloop.log     the session log
+//
+// The package never reads the environment itself: callers pass a getenv
+// function.
+package statedir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Permissions for everything lifeloop writes under the state directory.
+const (
+	DirPerm  fs.FileMode = 0o700
+	FilePerm fs.FileMode = 0o600
+)
+
+// EnvStateDir is the environment variable that overrides the default
+// state directory (below the --state-dir flag).
+const EnvStateDir = "LIFELOOP_STATE_DIR"
+
+// Resolve returns the absolute state directory: flag when non-empty, else
+// $LIFELOOP_STATE_DIR, else $XDG_STATE_HOME/lifeloop (when XDG_STATE_HOME
+// is absolute, as the XDG spec requires), else $HOME/.local/state/lifeloop.
+// It does not create the directory; see Ensure.
+func Resolve(flag string, getenv func(string) string) (string, error) {
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	pick := func(p string) (string, error) {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return "", fmt.Errorf("state directory %q: %w", p, err)
+		}
+		return abs, nil
+	}
+	if flag != "" {
+		return pick(flag)
+	}
+	if v := getenv(EnvStateDir); v != "" {
+		return pick(v)
+	}
+	if v := getenv("XDG_STATE_HOME"); v != "" && filepath.IsAbs(v) {
+		return filepath.Join(v, "lifeloop"), nil
+	}
+	if v := getenv("HOME"); v != "" {
+		return pick(filepath.Join(v, ".local", "state", "lifeloop"))
+	}
+	return "", errors.New("cannot locate the state directory: HOME is not set; pass --state-dir or set " + EnvStateDir)
+}
+
+// Ensure creates dir (and missing parents) with DirPerm and checks that
+// dir is a folder owned by the current user. A folder with looser
+// permissions is tightened to DirPerm; a folder owned by someone else is
+// refused, because its owner could read or forge receipts.
+func Ensure(dir string) error {
+	if err := os.MkdirAll(dir, DirPerm); err != nil {
+		return fmt.Errorf("create state folder %s: %w", dir, err)
+	}
+	return checkDir(dir)
+}
+
+func checkDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("state folder %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("state folder %s is not a folder; remove it or pass another --state-dir", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("state folder %s is owned by uid %d, not by you (uid %d); pass a --state-dir you own",
+			dir, st.Uid, os.Geteuid())
+	}
+	if fi.Mode().Perm()&^DirPerm != 0 {
+		if err := os.Chmod(dir, DirPerm); err != nil {
+			return fmt.Errorf("tighten permissions of %s to 0700: %w", dir, err)
+		}
+	}
+	return nil
+}
+
+// WriteFileAtomic replaces path with data so that readers see either the
+// old or the new content, never a mix, even across a crash: it writes a
+// temporary file (FilePerm) in the same folder, fsyncs it, renames it over
+// path and fsyncs the folder.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer func() {
+		if err != nil {
+			_ = f.Close()
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err = f.Chmod(FilePerm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err = f.Write(data); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = f.Sync(); err != nil {
+		return fmt.Errorf("write %s: fsync: %w", path, err)
+	}
+	if err = f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err = os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return SyncDir(dir)
+}
+
+// SyncDir fsyncs a folder so that entries created, renamed or removed in it
+// survive a crash.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("fsync folder %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("fsync folder %s: %w", dir, err)
+	}
+	return nil
+}
