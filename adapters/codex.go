@@ -1,0 +1,102 @@
+package adapters
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// codex is OpenAI's Codex CLI (npm @openai/codex; measured: 0.169.0).
+func codex() *Adapter {
+	return &Adapter{
+		ID:            "codex",
+		DisplayName:   "Codex",
+		Conformance:   ConformanceV1,
+		Evidence:      map[string]string{},
+		ExitCommand:   "/quit",
+		TelemetryKind: "codex",
+		names:         []string{"codex", "@openai/codex"},
+		manifest: func() contract.AdapterManifest {
+			return wrapperManifest("codex", "Codex", contract.RolePrimaryWorker)
+		},
+		prepare: codexPrepare,
+	}
+}
+
+// codexTUISubcommands are the Codex 0.169 subcommands that open the
+// interactive TUI (and with it, by default, a detached app-server daemon
+// that outlives the TUI). Every other subcommand (exec, review, login,
+// mcp, ...) starts no daemon.
+var codexTUISubcommands = map[string]bool{"resume": true, "fork": true, "agents": true}
+
+// codexSubcommands are every Codex 0.169 subcommand and alias, from
+// `codex --help`. A first positional argument that is not one of these is
+// the interactive session's initial prompt.
+var codexSubcommands = map[string]bool{
+	"agents": true, "exec": true, "e": true, "review": true, "login": true,
+	"logout": true, "mcp": true, "plugin": true, "app-server": true,
+	"remote-control": true, "completion": true, "update": true, "doctor": true,
+	"sandbox": true, "debug": true, "apply": true, "a": true, "resume": true,
+	"queue": true, "archive": true, "delete": true, "migrate-rollouts": true,
+	"migrate-nfs-db": true, "unarchive": true, "fork": true, "cloud": true,
+	"exec-server": true, "features": true, "help": true,
+}
+
+// codexValueOptions are Codex's global options that take a separate value.
+var codexValueOptions = map[string]bool{
+	"-c": true, "--config": true, "--enable": true, "--disable": true,
+	"--remote": true, "--remote-auth-token-env": true, "--local-provider": true,
+	"-m": true, "--model": true, "-p": true, "--profile": true,
+	"-s": true, "--sandbox": true, "-C": true, "--cd": true,
+	"--add-dir": true, "-a": true, "--ask-for-approval": true,
+}
+
+// codexPrepare adds --no-daemon to a Codex launch that opens the
+// interactive TUI — no subcommand (optionally an initial prompt), or one
+// of resume, fork, agents — so the session's processes stay inside the
+// process group lifeloop supervises instead of leaving a detached
+// app-server daemon behind. The flag goes right after the program
+// (`codex --no-daemon …`), where Codex 0.169 accepts it for the TUI and
+// for those subcommands. Nothing is added when the user already chose:
+// --no-daemon, or --remote (the TUI then talks to that server).
+//
+// `-i/--image FILE...` takes every following non-option word, as Codex's
+// parser does, so a positional after it is never read as a subcommand.
+func codexPrepare(argv []string, argStart int) []string {
+	args := argv[argStart:]
+	interactive := true
+scan:
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--no-daemon", a == "--remote", strings.HasPrefix(a, "--remote="):
+			return argv
+		case a == "--":
+			break scan
+		case a == "-i" || a == "--image":
+			for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+				i++
+			}
+		case codexValueOptions[a]:
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			if codexSubcommands[a] {
+				interactive = codexTUISubcommands[a]
+			}
+			// Either a subcommand or the initial prompt: later words
+			// belong to them.
+			for _, rest := range args[i+1:] {
+				if rest == "--no-daemon" || rest == "--remote" || strings.HasPrefix(rest, "--remote=") {
+					return argv
+				}
+			}
+			break scan
+		}
+	}
+	if !interactive {
+		return argv
+	}
+	return slices.Insert(argv, argStart, "--no-daemon")
+}

@@ -1,0 +1,134 @@
+package adapters
+
+import (
+	"strings"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// AdapterVersion is the version of lifeloop's adapter implementations,
+// independent of the contract version.
+const AdapterVersion = "0.1.0"
+
+// notImplemented is the evidence text of claims lifeloop cannot yet back
+// with a test.
+const notImplemented = "not yet implemented in lifeloop"
+
+// wrapperManifest is the starting manifest every adapter shares: it says
+// what lifeloop itself provides when it launches the harness, and claims
+// nothing that a test does not prove.
+//
+// Integration modes: launcher_wrapper (`lifeloop run` wraps any command)
+// and manual_skill (`lifeloop emit` reports a moment by hand). Every
+// lifecycle event, placement, context-pressure, session-identity and
+// renewal claim is `unavailable`, and receipts are not yet synthesized:
+// the supervisor, router and ledger that would back those claims are not
+// wired to this manifest yet. An adapter raises a claim by editing its
+// own manifest function and adding the proving test's name to its
+// Evidence map in the same change; TestManifestClaimsHaveEvidence fails
+// otherwise.
+func wrapperManifest(id, name string, role contract.AdapterRole) contract.AdapterManifest {
+	events := make(map[contract.Event]contract.EventSupport, len(contract.Events))
+	for _, e := range contract.Events {
+		events[e] = contract.EventSupport{Support: contract.SupportUnavailable}
+	}
+	placement := make(map[contract.ManifestPlacementClass]contract.PlacementSupport, len(contract.ManifestPlacementClasses))
+	for _, p := range contract.ManifestPlacementClasses {
+		placement[p] = contract.PlacementSupport{Support: contract.SupportUnavailable}
+	}
+	return contract.AdapterManifest{
+		ContractVersion:  contract.Version,
+		AdapterID:        id,
+		AdapterVersion:   AdapterVersion,
+		DisplayName:      name,
+		Role:             role,
+		IntegrationModes: []contract.IntegrationMode{contract.ModeLauncherWrapper, contract.ModeManualSkill},
+		LifecycleEvents:  events,
+		Placement:        placement,
+		ContextPressure: contract.ContextPressureSupport{
+			Support:  contract.SupportUnavailable,
+			Evidence: contract.Ptr(notImplemented),
+		},
+		Receipts: contract.ReceiptsSupport{
+			Native:              false,
+			LifeloopSynthesized: false,
+			ReceiptLedger:       contract.SupportUnavailable,
+		},
+		SessionIdentity: &contract.SessionIdentitySupport{
+			HarnessSessionID: contract.SupportUnavailable,
+			HarnessRunID:     contract.SupportUnavailable,
+			HarnessTaskID:    contract.SupportUnavailable,
+		},
+		Renewal: &contract.RenewalSupport{
+			Reset: contract.RenewalReset{
+				Native:          contract.SupportUnavailable,
+				WrapperMediated: contract.SupportUnavailable,
+				Manual:          contract.SupportUnavailable,
+			},
+			Continuation: contract.RenewalContinuation{
+				Observation:     contract.SupportUnavailable,
+				PayloadDelivery: contract.SupportUnavailable,
+			},
+			Evidence: contract.Ptr(notImplemented),
+		},
+	}
+}
+
+// Claims flattens a manifest's capability claims into the keys used by
+// Adapter.Evidence, each with its support state:
+//
+//	lifecycle_events.<event>/<mode>  (one key per mode; <event> alone when no mode is listed)
+//	placement.<class>
+//	context_pressure
+//	receipts.native, receipts.lifeloop_synthesized (native/synthesized when true), receipts.receipt_ledger
+//	session_identity.harness_session_id|harness_run_id|harness_task_id
+//	session_rename, approval_surface
+//	renewal.reset.native|wrapper_mediated|manual, renewal.continuation.observation|payload_delivery
+//	telemetry_sources.<source>
+func Claims(m contract.AdapterManifest) map[string]contract.SupportState {
+	c := map[string]contract.SupportState{}
+	for e, s := range m.LifecycleEvents {
+		if len(s.Modes) == 0 {
+			c["lifecycle_events."+string(e)] = s.Support
+		}
+		for _, mode := range s.Modes {
+			c["lifecycle_events."+string(e)+"/"+string(mode)] = s.Support
+		}
+	}
+	for p, s := range m.Placement {
+		c["placement."+string(p)] = s.Support
+	}
+	c["context_pressure"] = m.ContextPressure.Support
+	c["receipts.native"] = boolClaim(m.Receipts.Native, contract.SupportNative)
+	c["receipts.lifeloop_synthesized"] = boolClaim(m.Receipts.LifeloopSynthesized, contract.SupportSynthesized)
+	c["receipts.receipt_ledger"] = m.Receipts.ReceiptLedger
+	if si := m.SessionIdentity; si != nil {
+		c["session_identity.harness_session_id"] = si.HarnessSessionID
+		c["session_identity.harness_run_id"] = si.HarnessRunID
+		c["session_identity.harness_task_id"] = si.HarnessTaskID
+	}
+	if m.SessionRename != nil {
+		c["session_rename"] = m.SessionRename.Support
+	}
+	if m.ApprovalSurface != nil {
+		c["approval_surface"] = m.ApprovalSurface.Support
+	}
+	if r := m.Renewal; r != nil {
+		c["renewal.reset.native"] = r.Reset.Native
+		c["renewal.reset.wrapper_mediated"] = r.Reset.WrapperMediated
+		c["renewal.reset.manual"] = r.Reset.Manual
+		c["renewal.continuation.observation"] = r.Continuation.Observation
+		c["renewal.continuation.payload_delivery"] = r.Continuation.PayloadDelivery
+	}
+	for _, t := range m.TelemetrySources {
+		c["telemetry_sources."+strings.TrimSpace(t.Source)] = t.Support
+	}
+	return c
+}
+
+func boolClaim(b bool, s contract.SupportState) contract.SupportState {
+	if b {
+		return s
+	}
+	return contract.SupportUnavailable
+}

@@ -1,0 +1,242 @@
+package adapters
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+func TestDefaultRegistry(t *testing.T) {
+	r := Default()
+	wantIDs := []string{"claude", "codex", "gemini", "opencode", "pi", "hermes", "openclaw", "generic"}
+	if got := r.IDs(); !slices.Equal(got, wantIDs) {
+		t.Fatalf("IDs() = %q, want %q", got, wantIDs)
+	}
+	seen := map[string]string{}
+	for _, a := range r.All() {
+		for _, n := range append([]string{a.ID}, a.Aliases...) {
+			if prev, dup := seen[n]; dup {
+				t.Errorf("name %q used by %q and %q", n, prev, a.ID)
+			}
+			seen[n] = a.ID
+		}
+	}
+	wantV1 := map[string]bool{"claude": true, "codex": true}
+	for _, a := range r.All() {
+		t.Run(a.ID, func(t *testing.T) {
+			want := ConformancePre
+			if wantV1[a.ID] {
+				want = ConformanceV1
+			}
+			if a.Conformance != want {
+				t.Errorf("Conformance = %q, want %q", a.Conformance, want)
+			}
+			if a.DisplayName == "" {
+				t.Error("empty DisplayName")
+			}
+		})
+	}
+}
+
+func TestManifests(t *testing.T) {
+	for _, a := range Default().All() {
+		t.Run(a.ID, func(t *testing.T) {
+			m := a.Manifest()
+			if m.AdapterID != a.ID {
+				t.Errorf("adapter_id = %q, want %q", m.AdapterID, a.ID)
+			}
+			if m.ContractVersion != "lifeloop.v0.2" {
+				t.Errorf("contract_version = %q", m.ContractVersion)
+			}
+			if m.DisplayName != a.DisplayName {
+				t.Errorf("display_name = %q, want %q", m.DisplayName, a.DisplayName)
+			}
+			if !slices.Contains(m.IntegrationModes, contract.ModeLauncherWrapper) {
+				t.Errorf("integration_modes = %q, want launcher_wrapper among them", m.IntegrationModes)
+			}
+			for _, e := range contract.Events {
+				s, ok := m.LifecycleEvents[e]
+				if !ok {
+					t.Errorf("lifecycle_events lacks %s", e)
+					continue
+				}
+				if s.Support != contract.SupportUnavailable && len(s.Modes) == 0 {
+					t.Errorf("lifecycle_events.%s is %s with no modes", e, s.Support)
+				}
+				for _, mode := range s.Modes {
+					if !slices.Contains(m.IntegrationModes, mode) {
+						t.Errorf("lifecycle_events.%s names mode %s missing from integration_modes", e, mode)
+					}
+				}
+			}
+			for _, p := range contract.ManifestPlacementClasses {
+				if _, ok := m.Placement[p]; !ok {
+					t.Errorf("placement lacks %s", p)
+				}
+			}
+			// Round trip through JSON unchanged.
+			b, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var back contract.AdapterManifest
+			if err := json.Unmarshal(b, &back); err != nil {
+				t.Fatalf("manifest does not decode: %v\n%s", err, b)
+			}
+			b2, _ := json.Marshal(back)
+			if string(b) != string(b2) {
+				t.Errorf("round trip changed the manifest:\n%s\n%s", b, b2)
+			}
+		})
+	}
+}
+
+// TestManifestIsFresh proves callers can modify a manifest without
+// affecting the registry.
+func TestManifestIsFresh(t *testing.T) {
+	a, err := Default().Lookup("codex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := a.Manifest()
+	m.IntegrationModes[0] = contract.ModeNativeHook
+	m.LifecycleEvents[contract.EventSessionStarted] = contract.EventSupport{Support: contract.SupportNative}
+	*m.ContextPressure.Evidence = "changed"
+	m2 := a.Manifest()
+	if m2.IntegrationModes[0] != contract.ModeLauncherWrapper ||
+		m2.LifecycleEvents[contract.EventSessionStarted].Support != contract.SupportUnavailable ||
+		*m2.ContextPressure.Evidence != notImplemented {
+		t.Errorf("Manifest() shares state between calls: %+v", m2)
+	}
+}
+
+// TestManifestClaimsHaveEvidence is the registry's honesty check: every
+// claim stronger than `unavailable` names, in Adapter.Evidence, a test
+// function that exists in this repository, and no evidence entry is left
+// for a claim that is unavailable.
+func TestManifestClaimsHaveEvidence(t *testing.T) {
+	tests := repoTestNames(t)
+	for _, a := range Default().All() {
+		t.Run(a.ID, func(t *testing.T) {
+			for _, p := range evidenceProblems(a, tests) {
+				t.Error(p)
+			}
+		})
+	}
+}
+
+// TestEvidenceProblemsDetects proves the honesty check fails when it
+// should.
+func TestEvidenceProblemsDetects(t *testing.T) {
+	raised := func() contract.AdapterManifest {
+		m := wrapperManifest("x", "X", contract.RoleWorker)
+		m.LifecycleEvents[contract.EventSessionStarted] = contract.EventSupport{
+			Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper},
+		}
+		m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportSynthesized}
+		return m
+	}
+	tests := map[string]bool{"TestExists": true}
+	cases := []struct {
+		name     string
+		manifest func() contract.AdapterManifest
+		evidence map[string]string
+		want     []string
+	}{
+		{"honest default", func() contract.AdapterManifest { return wrapperManifest("x", "X", contract.RoleWorker) }, nil, nil},
+		{"raised without evidence", raised, nil, []string{
+			`claim lifecycle_events.session.started/launcher_wrapper is native but Evidence names no test`,
+			`claim placement.pre_session is synthesized but Evidence names no test`,
+		}},
+		{"evidence names a missing test", raised, map[string]string{
+			"lifecycle_events.session.started/launcher_wrapper": "TestExists",
+			"placement.pre_session":                             "TestMissing",
+		}, []string{`claim placement.pre_session cites TestMissing, which no _test.go file defines`}},
+		{"stale evidence", func() contract.AdapterManifest { return wrapperManifest("x", "X", contract.RoleWorker) },
+			map[string]string{"context_pressure": "TestExists"},
+			[]string{`Evidence for context_pressure, but the claim is unavailable or absent`}},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			a := &Adapter{ID: "x", manifest: tt.manifest, Evidence: tt.evidence}
+			if got := evidenceProblems(a, tests); !slices.Equal(got, tt.want) {
+				t.Errorf("evidenceProblems() =\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// evidenceProblems lists, sorted, what is wrong with a's claim evidence
+// given the set of test function names in the repository.
+func evidenceProblems(a *Adapter, tests map[string]bool) []string {
+	var out []string
+	claims := Claims(a.Manifest())
+	for key, s := range claims {
+		if s == contract.SupportUnavailable {
+			continue
+		}
+		name, ok := a.Evidence[key]
+		switch {
+		case !ok || name == "":
+			out = append(out, "claim "+key+" is "+string(s)+" but Evidence names no test")
+		case !tests[name]:
+			out = append(out, "claim "+key+" cites "+name+", which no _test.go file defines")
+		}
+	}
+	for key := range a.Evidence {
+		if s, ok := claims[key]; !ok || s == contract.SupportUnavailable {
+			out = append(out, "Evidence for "+key+", but the claim is unavailable or absent")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// repoTestNames returns the names of every Test/Benchmark/Fuzz/Example
+// function defined in a _test.go file of this module.
+func repoTestNames(t *testing.T) map[string]bool {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root not found above the adapters package: %v", err)
+	}
+	re := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz|Example)\w*)\(`)
+	names := map[string]bool{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && p != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		for _, m := range re.FindAllSubmatch(b, -1) {
+			names[string(m[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !names["TestManifestClaimsHaveEvidence"] {
+		t.Fatal("test scan did not find this file's own tests")
+	}
+	return names
+}

@@ -1,0 +1,150 @@
+package adapters
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestResolve(t *testing.T) {
+	r := Default()
+	tests := []struct {
+		name string
+		argv []string
+		want string
+	}{
+		{"bare codex", []string{"codex"}, "codex"},
+		{"codex path with args", []string{"/usr/local/bin/codex", "--model", "o3"}, "codex"},
+		{"claude", []string{"claude", "--model", "opus"}, "claude"},
+		{"claude exe", []string{`C:\tools\claude.exe`}, "claude"},
+		{"gemini", []string{"gemini"}, "gemini"},
+		{"opencode", []string{"/home/u/.opencode/bin/opencode", "run"}, "opencode"},
+		{"pi", []string{"pi"}, "pi"},
+		{"hermes", []string{"hermes", "chat"}, "hermes"},
+		{"openclaw", []string{"openclaw"}, "openclaw"},
+		{"npm bin symlink", []string{"/p/node_modules/.bin/codex"}, "codex"},
+		{"node codex.js", []string{"node", "/x/lib/node_modules/@openai/codex/bin/codex.js", "exec", "hi"}, "codex"},
+		{"node with flags", []string{"/usr/bin/node", "--no-warnings", "-r", "ts-node/register", "/p/codex.js"}, "codex"},
+		{"node claude-code cli.js", []string{"node", "/p/node_modules/@anthropic-ai/claude-code/cli.js"}, "claude"},
+		{"node unscoped claude-code cli.js", []string{"node", "/opt/claude-code/cli.js"}, "claude"},
+		{"node unknown script", []string{"node", "/srv/app/server.js"}, "generic"},
+		{"node alone", []string{"node"}, "generic"},
+		{"npx codex", []string{"npx", "@openai/codex"}, "codex"},
+		{"npx -y claude versioned", []string{"npx", "-y", "@anthropic-ai/claude-code@2.1.197", "--model", "opus"}, "claude"},
+		{"npx --package", []string{"npx", "--package", "@google/gemini-cli", "gemini"}, "gemini"},
+		{"npx -p", []string{"npx", "-p", "opencode-ai@latest", "opencode"}, "opencode"},
+		{"bunx", []string{"bunx", "@openai/codex"}, "codex"},
+		{"pnpm dlx", []string{"pnpm", "dlx", "@mariozechner/pi-coding-agent"}, "pi"},
+		{"npm exec", []string{"npm", "exec", "--yes", "--", "openclaw"}, "openclaw"},
+		{"env prefix", []string{"FOO=1", "BAR=2", "codex"}, "codex"},
+		{"env command", []string{"/usr/bin/env", "-u", "HOME", "X=y", "claude"}, "claude"},
+		{"env then node", []string{"env", "NODE_OPTIONS=--x", "node", "/p/@openai/codex/bin/codex.js"}, "codex"},
+		{"unknown", []string{"bash", "-c", "codex"}, "generic"},
+		{"empty", nil, "generic"},
+		{"only assignments", []string{"A=1"}, "generic"},
+		{"case", []string{"/Applications/Codex"}, "codex"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := r.Resolve(tt.argv).ID; got != tt.want {
+				t.Errorf("Resolve(%q) = %q, want %q", tt.argv, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestLookup(t *testing.T) {
+	r := Default()
+	tests := []struct {
+		id, want string
+	}{
+		{"claude", "claude"},
+		{"claude-code", "claude"},
+		{"codex", "codex"},
+		{"gemini-cli", "gemini"},
+		{"generic", "generic"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			a, err := r.Lookup(tt.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.ID != tt.want {
+				t.Errorf("Lookup(%q).ID = %q, want %q", tt.id, a.ID, tt.want)
+			}
+		})
+	}
+	t.Run("unknown", func(t *testing.T) {
+		_, err := r.Lookup("codx")
+		if err == nil {
+			t.Fatal("Lookup(codx) succeeded")
+		}
+		want := `unknown adapter "codx"; known: claude, codex, gemini, opencode, pi, hermes, openclaw, generic`
+		if err.Error() != want {
+			t.Errorf("error = %q, want %q", err, want)
+		}
+	})
+}
+
+func TestPrepareLaunch(t *testing.T) {
+	r := Default()
+	tests := []struct {
+		name string
+		argv []string
+		want []string
+	}{
+		{"codex tui", []string{"codex"}, []string{"codex", "--no-daemon"}},
+		{"codex tui with prompt", []string{"codex", "fix the bug"}, []string{"codex", "--no-daemon", "fix the bug"}},
+		{"codex tui with options", []string{"codex", "-m", "exec", "-c", "x=1"}, []string{"codex", "--no-daemon", "-m", "exec", "-c", "x=1"}},
+		{"codex resume", []string{"codex", "resume", "--last"}, []string{"codex", "--no-daemon", "resume", "--last"}},
+		{"codex fork", []string{"codex", "fork"}, []string{"codex", "--no-daemon", "fork"}},
+		{"codex exec", []string{"codex", "exec", "hi"}, []string{"codex", "exec", "hi"}},
+		{"codex exec alias", []string{"codex", "-m", "o3", "e", "hi"}, []string{"codex", "-m", "o3", "e", "hi"}},
+		{"codex login", []string{"codex", "login"}, []string{"codex", "login"}},
+		{"codex user chose", []string{"codex", "--no-daemon"}, []string{"codex", "--no-daemon"}},
+		{"codex remote", []string{"codex", "--remote", "ws://127.0.0.1:1"}, []string{"codex", "--remote", "ws://127.0.0.1:1"}},
+		{"codex remote after prompt", []string{"codex", "hi", "--remote=unix://"}, []string{"codex", "hi", "--remote=unix://"}},
+		{"codex image swallows words", []string{"codex", "-i", "a.png", "exec"}, []string{"codex", "--no-daemon", "-i", "a.png", "exec"}},
+		{"codex after --", []string{"codex", "--", "exec"}, []string{"codex", "--no-daemon", "--", "exec"}},
+		{"node codex", []string{"node", "/p/@openai/codex/bin/codex.js"}, []string{"node", "/p/@openai/codex/bin/codex.js", "--no-daemon"}},
+		{"npx codex exec", []string{"npx", "-y", "@openai/codex", "exec", "x"}, []string{"npx", "-y", "@openai/codex", "exec", "x"}},
+		{"env codex", []string{"A=1", "codex", "hi"}, []string{"A=1", "codex", "--no-daemon", "hi"}},
+		{"claude unchanged", []string{"claude", "--model", "opus"}, []string{"claude", "--model", "opus"}},
+		{"generic unchanged", []string{"sh", "-c", "exit 3"}, []string{"sh", "-c", "exit 3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := slices.Clone(tt.argv)
+			got := r.Resolve(tt.argv).PrepareLaunch(tt.argv)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("PrepareLaunch(%q) = %q, want %q", tt.argv, got, tt.want)
+			}
+			if !slices.Equal(tt.argv, in) {
+				t.Errorf("PrepareLaunch modified its argument: %q", tt.argv)
+			}
+		})
+	}
+}
+
+func TestNewRejectsDuplicates(t *testing.T) {
+	tests := []struct {
+		name     string
+		adapters []*Adapter
+		wantErr  string
+	}{
+		{"duplicate id", []*Adapter{codex(), codex(), generic()}, `"codex" is used by both`},
+		{"alias clashes with id", []*Adapter{{ID: "x", Aliases: []string{"codex"}}, codex(), generic()}, `"codex" is used by both "x" and "codex"`},
+		{"command name clash", []*Adapter{{ID: "x", names: []string{"claude"}}, claude(), generic()}, `command name "claude" is claimed by both`},
+		{"empty alias", []*Adapter{{ID: "x", Aliases: []string{""}}, generic()}, "empty id or alias"},
+		{"no generic", []*Adapter{codex()}, `no "generic" adapter`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.adapters...)
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("New() error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
