@@ -47,7 +47,7 @@ func main() {
 		fmt.Printf(`{"schema_version":"lifeloop.v0.2","status":"delivered","failure_class":null,"retry_class":null,"metadata":%s}`+"\n", b)
 	case "payloads":
 		readAll()
-		fmt.Println(`{"schema_version":"lifeloop.v0.2","status":"delivered","failure_class":null,"retry_class":null,"client_payloads":[{"schema_version":"lifeloop.v0.2","payload_id":"pay_1","client_id":"fake","payload_kind":"note","format":"text","content_encoding":"utf8","body":"hello","byte_size":5,"content_digest":"sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824","acceptable_placements":[{"placement":"pre_prompt_frame","requirement":"preferred"}]}]}`)
+		fmt.Println(`{"schema_version":"lifeloop.v0.2","status":"delivered","failure_class":null,"retry_class":null,"client_payloads":[{"schema_version":1,"payload_id":"pay_1","client_id":"fake","payload_kind":"note","format":"text","content_encoding":"utf8","body":"hello","byte_size":5,"content_digest":"sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824","acceptable_placements":[{"placement":"pre_prompt_frame","requirement":"preferred"}]}]}`)
 	case "reports-failed":
 		readAll()
 		fmt.Println(`{"schema_version":"lifeloop.v0.2","status":"failed","failure_class":"payload_rejected","retry_class":"retry_after_reconfigure"}`)
