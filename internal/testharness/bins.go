@@ -1,0 +1,96 @@
+package testharness
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// ModuleRoot returns the directory holding lifeloop's go.mod, found by
+// walking up from the test's working directory.
+func ModuleRoot(t testing.TB) string {
+	t.Helper()
+	root, err := findModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+var moduleRoot = sync.OnceValues(func() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("testharness: working directory: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("testharness: no go.mod above the working directory; run the tests from inside the lifeloop module")
+		}
+		dir = parent
+	}
+})
+
+func findModuleRoot() (string, error) { return moduleRoot() }
+
+// ClaudeBin returns the path of the pinned Claude Code binary, or skips the
+// test when it is not installed (fails instead when CI=true).
+func ClaudeBin(t testing.TB) string {
+	t.Helper()
+	return harnessBin(t, "claude", "LIFELOOP_CLAUDE_BIN")
+}
+
+// CodexBin returns the path of the pinned Codex binary, or skips the test
+// when it is not installed (fails instead when CI=true).
+func CodexBin(t testing.TB) string {
+	t.Helper()
+	return harnessBin(t, "codex", "LIFELOOP_CODEX_BIN")
+}
+
+func harnessBin(t testing.TB, name, envVar string) string {
+	t.Helper()
+	path, err := lookupHarnessBin(name, envVar)
+	if err == nil {
+		return path
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%v (CI=true: the harnesses must be installed; run `make harnesses`)", err)
+	}
+	t.Skipf("%v; run `make harnesses`", err)
+	return ""
+}
+
+func lookupHarnessBin(name, envVar string) (string, error) {
+	if p := os.Getenv(envVar); p != "" {
+		if err := checkExecutable(p); err != nil {
+			return "", fmt.Errorf("$%s=%s: %w", envVar, p, err)
+		}
+		return p, nil
+	}
+	root, err := findModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	p := filepath.Join(root, "harnesses", "node_modules", ".bin", name)
+	if err := checkExecutable(p); err != nil {
+		return "", fmt.Errorf("%s not installed at %s", name, p)
+	}
+	return p, nil
+}
+
+func checkExecutable(p string) error {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", p)
+	}
+	return nil
+}
