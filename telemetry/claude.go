@@ -1,0 +1,332 @@
+package telemetry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+)
+
+// Claude context windows.
+const (
+	ClaudeWindowDefault = 200_000
+	ClaudeWindowMillion = 1_000_000
+)
+
+// claudeMillionModels are model name prefixes whose default window is 1M
+// tokens (the harness's default model family). Models suffixed "[1m]" are
+// 1M as well; every other model is 200k.
+var claudeMillionModels = []string{"claude-opus-4-8"}
+
+// ClaudeConfig configures [ClaudeParser]. The caller reads the environment
+// (the package never does) and passes the values in.
+type ClaudeConfig struct {
+	// AutoCompactWindow is CLAUDE_CODE_AUTO_COMPACT_WINDOW (0 = unset).
+	AutoCompactWindow int64
+	// MaxContextTokens is CLAUDE_CODE_MAX_CONTEXT_TOKENS (0 = unset).
+	MaxContextTokens int64
+}
+
+// ClaudeWindow returns the effective context window for model:
+// MaxContextTokens replaces the model's window when set, and
+// AutoCompactWindow lowers it when set and smaller (the harness compacts
+// at that size, so pressure is measured against it). The model's window is
+// 1M for "[1m]" models and the claude-opus-4-8 family, 200k otherwise.
+func (c ClaudeConfig) ClaudeWindow(model string) int64 {
+	w := int64(ClaudeWindowDefault)
+	if strings.HasSuffix(strings.ToLower(model), "[1m]") {
+		w = ClaudeWindowMillion
+	} else {
+		for _, p := range claudeMillionModels {
+			if strings.HasPrefix(model, p) {
+				w = ClaudeWindowMillion
+			}
+		}
+	}
+	if c.MaxContextTokens > 0 {
+		w = c.MaxContextTokens
+	}
+	if c.AutoCompactWindow > 0 && c.AutoCompactWindow < w {
+		w = c.AutoCompactWindow
+	}
+	return w
+}
+
+// ClaudeParser reads Claude Code transcript lines.
+//
+// Rules:
+//   - sessionId: ObsHarnessSession when first seen or changed.
+//   - A turn opens (ObsFrameOpening) on a real user prompt: a "user" line
+//     that is not isMeta, not isCompactSummary, not
+//     isVisibleInTranscriptOnly and whose content is not only tool_result
+//     blocks. The frame id is the line's promptId (shared by every line of
+//     the turn), else its uuid.
+//   - The first assistant line of the turn gives ObsFrameOpened.
+//   - An assistant line whose stop_reason ends the turn (anything but
+//     tool_use / pause_turn / empty) gives ObsFrameEnded with the stop
+//     reason as Trigger; tool_use is mid-turn.
+//   - isSidechain lines belong to a subcall frame whose ParentFrameID is
+//     the open main turn; sidechain usage is not the main context and is
+//     not reported.
+//   - Usage per assistant line = input_tokens + cache_creation_input_tokens
+//     + cache_read_input_tokens + output_tokens, reported once per
+//     (message.id, requestId): the harness writes one line per content
+//     block with the same usage.
+//   - system/compact_boundary gives ObsCompacted with compactMetadata's
+//     trigger, preTokens and postTokens.
+//   - isApiErrorMessage lines give ObsAPIError (Trigger = the error code),
+//     and end an open turn with Trigger "api_error".
+type ClaudeParser struct {
+	cfg       ClaudeConfig
+	sessionID string
+	frame     string // open main frame, "" when none
+	opened    bool   // ObsFrameOpened emitted for frame
+	side      string // open sidechain frame
+	seen      map[usageKey]struct{}
+	seenOrder []usageKey
+}
+
+type usageKey struct{ msg, req string }
+
+const maxSeenUsage = 4096
+
+// NewClaudeParser returns a parser for Claude Code transcripts.
+func NewClaudeParser(cfg ClaudeConfig) *ClaudeParser {
+	return &ClaudeParser{cfg: cfg, seen: make(map[usageKey]struct{})}
+}
+
+// SourceKind implements [Parser].
+func (p *ClaudeParser) SourceKind() SourceKind { return SourceTranscript }
+
+type claudeLine struct {
+	Type                      string          `json:"type"`
+	Subtype                   string          `json:"subtype"`
+	SessionID                 string          `json:"sessionId"`
+	UUID                      string          `json:"uuid"`
+	PromptID                  string          `json:"promptId"`
+	AgentID                   string          `json:"agentId"`
+	Timestamp                 string          `json:"timestamp"`
+	RequestID                 string          `json:"requestId"`
+	IsSidechain               bool            `json:"isSidechain"`
+	IsMeta                    bool            `json:"isMeta"`
+	IsCompactSummary          bool            `json:"isCompactSummary"`
+	IsVisibleInTranscriptOnly bool            `json:"isVisibleInTranscriptOnly"`
+	IsAPIErrorMessage         bool            `json:"isApiErrorMessage"`
+	Error                     json.RawMessage `json:"error"`
+	Message                   *claudeMessage  `json:"message"`
+	CompactMetadata           *struct {
+		Trigger    string `json:"trigger"`
+		PreTokens  int64  `json:"preTokens"`
+		PostTokens int64  `json:"postTokens"`
+	} `json:"compactMetadata"`
+}
+
+type claudeMessage struct {
+	ID         string          `json:"id"`
+	Role       string          `json:"role"`
+	Model      string          `json:"model"`
+	StopReason string          `json:"stop_reason"`
+	Content    json.RawMessage `json:"content"`
+	Usage      *struct {
+		Input         int64 `json:"input_tokens"`
+		CacheCreation int64 `json:"cache_creation_input_tokens"`
+		CacheRead     int64 `json:"cache_read_input_tokens"`
+		Output        int64 `json:"output_tokens"`
+	} `json:"usage"`
+}
+
+var errNotObject = errors.New("telemetry: line is not a JSON object")
+
+// Parse implements [Parser].
+func (p *ClaudeParser) Parse(dst []Observation, line []byte, src Provenance) ([]Observation, error) {
+	var l claudeLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		return dst, err
+	}
+	if l.Type == "" {
+		return dst, errNotObject
+	}
+	at := parseTime(l.Timestamp)
+	base := Observation{Source: src, At: at}
+	if l.SessionID != "" && l.SessionID != p.sessionID {
+		p.sessionID = l.SessionID
+		o := base
+		o.Kind = ObsHarnessSession
+		dst = append(dst, p.stamp(o))
+	}
+	switch l.Type {
+	case "user":
+		dst = p.user(dst, &l, base)
+	case "assistant":
+		dst = p.assistant(dst, &l, base)
+	case "system":
+		if l.Subtype == "compact_boundary" && l.CompactMetadata != nil {
+			o := base
+			o.Kind = ObsCompacted
+			o.Trigger = l.CompactMetadata.Trigger
+			o.PreTokens = l.CompactMetadata.PreTokens
+			o.PostTokens = l.CompactMetadata.PostTokens
+			o.FrameID = p.frame
+			dst = append(dst, p.stamp(o))
+		}
+	}
+	return dst, nil
+}
+
+func (p *ClaudeParser) stamp(o Observation) Observation {
+	o.HarnessSessionID = p.sessionID
+	return o
+}
+
+func (p *ClaudeParser) user(dst []Observation, l *claudeLine, base Observation) []Observation {
+	if l.IsMeta || l.IsCompactSummary || l.IsVisibleInTranscriptOnly || l.Message == nil || !isPrompt(l.Message.Content) {
+		return dst
+	}
+	id := l.PromptID
+	if id == "" {
+		id = l.UUID
+	}
+	o := base
+	o.Kind = ObsFrameOpening
+	if l.IsSidechain {
+		if l.AgentID != "" {
+			id = l.AgentID
+		}
+		if p.side == id {
+			return dst
+		}
+		p.side = id
+		o.FrameID = id
+		o.ParentFrameID = p.frame
+		return append(dst, p.stamp(o))
+	}
+	if p.frame == id {
+		return dst // a queued second prompt line of the same turn
+	}
+	p.frame, p.opened = id, false
+	o.FrameID = id
+	return append(dst, p.stamp(o))
+}
+
+// isPrompt reports whether a user message's content is a prompt (a string,
+// or blocks of which at least one is not a tool_result).
+func isPrompt(content json.RawMessage) bool {
+	c := bytes.TrimSpace(content)
+	if len(c) == 0 {
+		return false
+	}
+	if c[0] == '"' {
+		return true
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(c, &blocks) != nil {
+		return false
+	}
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			return true
+		}
+	}
+	return false
+}
+
+func turnEnds(stop string) bool {
+	switch stop {
+	case "", "tool_use", "pause_turn":
+		return false
+	}
+	return true
+}
+
+func (p *ClaudeParser) assistant(dst []Observation, l *claudeLine, base Observation) []Observation {
+	m := l.Message
+	if m == nil {
+		return dst
+	}
+	base.Model = m.Model
+	if l.IsSidechain {
+		if p.side != "" && turnEnds(m.StopReason) {
+			o := base
+			o.Kind = ObsFrameEnded
+			o.FrameID, o.ParentFrameID, o.Trigger = p.side, p.frame, m.StopReason
+			p.side = ""
+			dst = append(dst, p.stamp(o))
+		}
+		return dst
+	}
+	if p.frame != "" && !p.opened {
+		p.opened = true
+		o := base
+		o.Kind = ObsFrameOpened
+		o.FrameID = p.frame
+		dst = append(dst, p.stamp(o))
+	}
+	if l.IsAPIErrorMessage {
+		o := base
+		o.Kind = ObsAPIError
+		o.FrameID = p.frame
+		o.Trigger = errorCode(l.Error)
+		dst = append(dst, p.stamp(o))
+		return p.endFrame(dst, base, "api_error")
+	}
+	if m.Usage != nil && p.firstUsage(usageKey{m.ID, l.RequestID}) {
+		u := m.Usage
+		o := base
+		o.Kind = ObsUsage
+		o.FrameID = p.frame
+		o.Tokens = u.Input + u.CacheCreation + u.CacheRead + u.Output
+		o.Window = p.cfg.ClaudeWindow(m.Model)
+		dst = append(dst, p.stamp(o))
+	}
+	if turnEnds(m.StopReason) {
+		dst = p.endFrame(dst, base, m.StopReason)
+	}
+	return dst
+}
+
+func (p *ClaudeParser) endFrame(dst []Observation, base Observation, reason string) []Observation {
+	if p.frame == "" {
+		return dst
+	}
+	o := base
+	o.Kind = ObsFrameEnded
+	o.FrameID = p.frame
+	o.Trigger = reason
+	p.frame, p.opened = "", false
+	return append(dst, p.stamp(o))
+}
+
+// firstUsage records k and reports whether it was new. Lines without a
+// message id are always new. Memory is bounded: the oldest keys are
+// forgotten after maxSeenUsage (repeats are adjacent in practice).
+func (p *ClaudeParser) firstUsage(k usageKey) bool {
+	if k.msg == "" {
+		return true
+	}
+	if _, ok := p.seen[k]; ok {
+		return false
+	}
+	p.seen[k] = struct{}{}
+	p.seenOrder = append(p.seenOrder, k)
+	if len(p.seenOrder) > maxSeenUsage {
+		delete(p.seen, p.seenOrder[0])
+		p.seenOrder = p.seenOrder[1:]
+	}
+	return true
+}
+
+func errorCode(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var obj struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.Type != "" {
+		return obj.Type
+	}
+	return "unknown"
+}

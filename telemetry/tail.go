@@ -1,0 +1,326 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Defaults for [TailConfig].
+const (
+	DefaultMaxLine    = 1 << 20
+	DefaultPoll       = 250 * time.Millisecond
+	DefaultSafetyPoll = 2 * time.Second
+	readChunk         = 64 << 10
+)
+
+// TailConfig configures [Tail]. Zero values take the documented defaults.
+type TailConfig struct {
+	// Path is the file to follow. It need not exist yet.
+	Path string
+	// MaxLine is the longest line kept, in bytes, without its newline
+	// (default 1 MiB). Longer lines are skipped and reported as
+	// [EventOverlong]; memory use stays bounded by MaxLine.
+	MaxLine int
+	// Poll is the polling interval used when fsnotify is unavailable
+	// (default 250ms).
+	Poll time.Duration
+	// SafetyPoll is how often the file is checked even without an fsnotify
+	// event, to cover events the kernel dropped (default 2s).
+	SafetyPoll time.Duration
+	// FromStart reads a file that already exists from offset 0. Otherwise
+	// Tail starts at its current end (a partial last line there is skipped).
+	// A file that appears later, is truncated or replaced is always read
+	// from offset 0.
+	FromStart bool
+	// ForcePoll skips fsnotify and polls (used when the caller knows the
+	// file system does not deliver inotify events, and by tests).
+	ForcePoll bool
+}
+
+// TailEventKind says what a [TailEvent] reports.
+type TailEventKind string
+
+// Tail event kinds.
+const (
+	// EventLine carries one complete line that is valid JSON.
+	EventLine TailEventKind = "line"
+	// EventInvalid carries one complete line that is not valid JSON (binary
+	// garbage, a torn write); it is evidence, not data.
+	EventInvalid TailEventKind = "invalid"
+	// EventOverlong reports a line longer than MaxLine; its bytes are skipped.
+	EventOverlong TailEventKind = "overlong"
+	// EventTruncated: the file became shorter than the read offset; reading
+	// restarts at 0.
+	EventTruncated TailEventKind = "truncated"
+	// EventReplaced: the path now names another inode (rotation, atomic
+	// rewrite); reading restarts at 0 in the new file.
+	EventReplaced TailEventKind = "replaced"
+	// EventDeleted: the path no longer exists.
+	EventDeleted TailEventKind = "deleted"
+	// EventAppeared: the file exists (again) after Tail started without it.
+	EventAppeared TailEventKind = "appeared"
+	// EventMode reports how changes are detected ([ModeNotify] or
+	// [ModePoll]); it is the first event Tail emits.
+	EventMode TailEventKind = "mode"
+	// EventError reports a read error that Tail survived (it retries at the
+	// next change or poll).
+	EventError TailEventKind = "error"
+)
+
+// TailMode says how [Tail] learns that the file changed.
+type TailMode string
+
+// Tail modes.
+const (
+	ModeNotify TailMode = "fsnotify"
+	ModePoll   TailMode = "poll"
+)
+
+// TailEvent is one thing [Tail] observed.
+type TailEvent struct {
+	Kind TailEventKind
+	// Line is the line without its newline, for EventLine and EventInvalid.
+	// The receiver owns it.
+	Line []byte
+	// Offset is the file offset of the line's first byte (line, invalid,
+	// overlong events) or the read offset at the time of the event.
+	Offset int64
+	// LineNo is the 1-based line number in the current file generation
+	// (it restarts at 1 after truncation or replacement).
+	LineNo int64
+	// Size is the line length for line/invalid events and the number of
+	// bytes seen so far for overlong events.
+	Size int64
+	// Mode is set on EventMode.
+	Mode TailMode
+	// Err is set on EventError and on EventMode when fsnotify failed.
+	Err error
+}
+
+// Tail follows cfg.Path and hands every event to sink, in order, from the
+// calling goroutine. It returns nil when ctx is cancelled, or an error if
+// the configuration is unusable. Tail starts no goroutine of its own beyond
+// the fsnotify watcher's, which it closes before returning.
+func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
+	if cfg.Path == "" {
+		return errors.New("telemetry: tail needs a file path")
+	}
+	if cfg.MaxLine <= 0 {
+		cfg.MaxLine = DefaultMaxLine
+	}
+	if cfg.Poll <= 0 {
+		cfg.Poll = DefaultPoll
+	}
+	if cfg.SafetyPoll <= 0 {
+		cfg.SafetyPoll = DefaultSafetyPoll
+	}
+	t := &tailer{cfg: cfg, sink: sink, sp: splitter{max: cfg.MaxLine}}
+	defer t.close()
+
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	interval := cfg.Poll
+	mode := ModePoll
+	var modeErr error
+	if !cfg.ForcePoll {
+		w, err := fsnotify.NewWatcher()
+		if err == nil {
+			err = w.Add(filepath.Dir(cfg.Path))
+			if err != nil {
+				_ = w.Close()
+			}
+		}
+		if err == nil {
+			defer w.Close()
+			events, errs = w.Events, w.Errors
+			interval = cfg.SafetyPoll
+			mode = ModeNotify
+		} else {
+			modeErr = fmt.Errorf("telemetry: cannot watch %s, polling every %s: %w", filepath.Dir(cfg.Path), cfg.Poll, err)
+		}
+	}
+	sink(TailEvent{Kind: EventMode, Mode: mode, Err: modeErr})
+
+	t.check(true)
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	base := filepath.Clean(cfg.Path)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if filepath.Clean(ev.Name) == base {
+				t.check(false)
+			}
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			// An overflow or watcher error may have lost events: re-check.
+			sink(TailEvent{Kind: EventError, Err: err, Offset: t.offset})
+			t.check(false)
+		case <-ticker.C:
+			t.check(false)
+		}
+	}
+}
+
+type tailer struct {
+	cfg    TailConfig
+	sink   func(TailEvent)
+	sp     splitter
+	f      *os.File
+	ino    uint64
+	dev    uint64
+	offset int64
+	lineNo int64
+	seen   bool // the file existed at some check
+	buf    []byte
+}
+
+func (t *tailer) close() {
+	if t.f != nil {
+		_ = t.f.Close()
+		t.f = nil
+	}
+}
+
+func fileID(fi fs.FileInfo) (dev, ino uint64) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Dev), st.Ino //nolint:unconvert // Dev is int32/uint64 depending on platform
+	}
+	return 0, 0
+}
+
+// check compares the path with the open file and reads whatever is new.
+func (t *tailer) check(first bool) {
+	fi, err := os.Stat(t.cfg.Path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			if t.f != nil {
+				t.drain()
+				t.close()
+				t.sink(TailEvent{Kind: EventDeleted, Offset: t.offset})
+			}
+			return
+		}
+		t.sink(TailEvent{Kind: EventError, Err: err, Offset: t.offset})
+		return
+	}
+	dev, ino := fileID(fi)
+	if t.f == nil {
+		if !t.open(fi, dev, ino) {
+			return
+		}
+		if first && !t.cfg.FromStart {
+			t.startAtEnd(fi.Size())
+		} else if !first {
+			t.sink(TailEvent{Kind: EventAppeared, Offset: 0})
+		}
+	} else if ino != t.ino || dev != t.dev {
+		t.drain()
+		t.close()
+		if !t.open(fi, dev, ino) {
+			return
+		}
+		t.sink(TailEvent{Kind: EventReplaced, Offset: 0})
+	} else if fi.Size() < t.offset {
+		t.sink(TailEvent{Kind: EventTruncated, Offset: t.offset, Size: fi.Size()})
+		t.restart()
+	}
+	t.drain()
+}
+
+func (t *tailer) open(fi fs.FileInfo, dev, ino uint64) bool {
+	f, err := os.Open(t.cfg.Path)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			t.sink(TailEvent{Kind: EventError, Err: err})
+		}
+		return false
+	}
+	// The path may have been replaced between Stat and Open: trust the fd.
+	if ofi, err := f.Stat(); err == nil {
+		dev, ino = fileID(ofi)
+	}
+	t.f, t.dev, t.ino = f, dev, ino
+	t.seen = true
+	t.restart()
+	return true
+}
+
+func (t *tailer) restart() {
+	t.offset = 0
+	t.lineNo = 0
+	t.sp.reset(0)
+}
+
+// startAtEnd positions the reader at the end of a file that existed before
+// Tail started. If the file does not end in a newline, the partial line is
+// skipped rather than reported as a line fragment.
+func (t *tailer) startAtEnd(size int64) {
+	t.offset = size
+	t.sp.reset(size)
+	if size == 0 {
+		return
+	}
+	var b [1]byte
+	if _, err := t.f.ReadAt(b[:], size-1); err == nil && b[0] != '\n' {
+		t.sp.skipping = true
+	}
+}
+
+// drain reads from the offset to the end of the open file.
+func (t *tailer) drain() {
+	if t.f == nil {
+		return
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, readChunk)
+	}
+	for {
+		n, err := t.f.ReadAt(t.buf, t.offset)
+		if n > 0 {
+			t.sp.feed(t.buf[:n], t.offset, t.emitLine)
+			t.offset += int64(n)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				t.sink(TailEvent{Kind: EventError, Err: err, Offset: t.offset})
+			}
+			return
+		}
+	}
+}
+
+func (t *tailer) emitLine(line []byte, off int64, overlong bool, n int64) {
+	t.lineNo++
+	if overlong {
+		t.sink(TailEvent{Kind: EventOverlong, Offset: off, LineNo: t.lineNo, Size: n})
+		return
+	}
+	if len(line) == 0 {
+		return
+	}
+	kind := EventLine
+	if !json.Valid(line) {
+		kind = EventInvalid
+	}
+	t.sink(TailEvent{Kind: kind, Line: append([]byte(nil), line...), Offset: off, LineNo: t.lineNo, Size: n})
+}
