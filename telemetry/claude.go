@@ -69,7 +69,7 @@ func (c ClaudeConfig) ClaudeWindow(model string) int64 {
 //     the open main turn; sidechain usage is not the main context and is
 //     not reported.
 //   - Usage per assistant line = input_tokens + cache_creation_input_tokens
-//     + cache_read_input_tokens + output_tokens, reported once per
+//   - cache_read_input_tokens + output_tokens, reported once per
 //     (message.id, requestId): the harness writes one line per content
 //     block with the same usage.
 //   - system/compact_boundary gives ObsCompacted with compactMetadata's
