@@ -78,6 +78,9 @@ func newApp(e *env) *ucli.App {
 		},
 		Commands: []*ucli.Command{
 			versionCommand(e),
+			adaptersCommand(e),
+			manifestCommand(e),
+			eventsCommand(e),
 		},
 	}
 	return app

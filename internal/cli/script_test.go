@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain lets the test binary double as the lifeloop command: scripts
+// run `lifeloop ...` in-process through Main, with real exit codes.
+func TestMain(m *testing.M) {
+	os.Exit(testscript.RunMain(m, map[string]func() int{
+		"lifeloop": func() int { return Main(os.Args, OSStreams()) },
+	}))
+}
+
+// TestScripts runs every testdata/script/*.txtar. Each script gets its own
+// $WORK with HOME=$WORK/home and LIFELOOP_STATE_DIR=$WORK/state, and no
+// XDG_STATE_HOME, so nothing touches the real home or state.
+//
+// Extra script commands: see scriptCmds.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 filepath.Join("testdata", "script"),
+		RequireUniqueNames:  true,
+		Setup: func(e *testscript.Env) error {
+			home := filepath.Join(e.WorkDir, "home")
+			if err := os.MkdirAll(home, 0o700); err != nil {
+				return err
+			}
+			e.Setenv("HOME", home)
+			e.Setenv("LIFELOOP_STATE_DIR", filepath.Join(e.WorkDir, "state"))
+			e.Setenv("XDG_STATE_HOME", "")
+			return nil
+		},
+		Cmds: scriptCmds(),
+	})
+}
+
+// scriptCmds are the script commands beyond testscript's built-ins:
+//
+//	exitcode N prog [args...]   run prog like exec and require exit code N;
+//	                            stdout and stderr are kept for later checks
+func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
+	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
+		"exitcode": cmdExitCode,
+	}
+}
+
+func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("exitcode does not support !")
+	}
+	if len(args) < 2 {
+		ts.Fatalf("usage: exitcode N prog [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
+}
