@@ -26,8 +26,8 @@ func TestMain(m *testing.M) {
 // Extra script commands: see scriptCmds.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:                 filepath.Join("testdata", "script"),
-		RequireUniqueNames:  true,
+		Dir:                filepath.Join("testdata", "script"),
+		RequireUniqueNames: true,
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, "home")
 			if err := os.MkdirAll(home, 0o700); err != nil {
