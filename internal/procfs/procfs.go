@@ -1,0 +1,318 @@
+// Package procfs reads process facts from Linux /proc for the
+// supervisor's ticks: the members of a process group, the descendants of a
+// process, and their memory and CPU use. It only reads; it never signals
+// or changes a process.
+//
+// Processes come and go while /proc is read. A process that disappears
+// between listing and reading is skipped, never an error, so totals cover
+// the processes alive at the moment each was read (CPU time of processes
+// that already exited and were reaped is not included).
+package procfs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+)
+
+// ClockTicks is the kernel's USER_HZ, the unit of utime and stime in
+// /proc/<pid>/stat. It is 100 on every Linux architecture Go supports.
+const ClockTicks = 100
+
+// DefaultRoot is where procfs is mounted.
+const DefaultRoot = "/proc"
+
+// ProcStat is the part of /proc/<pid>/stat the supervisor uses.
+type ProcStat struct {
+	PID     int
+	Comm    string // executable name, as the kernel truncates it (15 bytes)
+	State   byte   // R, S, D, Z, T, t, X, I, ...
+	PPid    int
+	PGrp    int
+	Session int
+	// UTimeTicks and STimeTicks are user and system CPU time in clock
+	// ticks (ClockTicks per second).
+	UTimeTicks uint64
+	STimeTicks uint64
+	// CPUSeconds is (utime+stime)/ClockTicks.
+	CPUSeconds float64
+	Threads    int
+	// StartTicks is the start time after boot in clock ticks; with PID it
+	// identifies a process across pid reuse.
+	StartTicks uint64
+	// RSSBytes is the resident set size (rss pages × page size).
+	RSSBytes uint64
+}
+
+// Totals sums the ProcStats of several processes.
+type Totals struct {
+	Procs      int
+	RSSBytes   uint64
+	CPUSeconds float64
+}
+
+// FS reads one procfs mount. The zero value reads DefaultRoot.
+type FS struct {
+	// Root is the procfs mount point; empty means DefaultRoot.
+	Root string
+	// PageSize converts rss pages to bytes; zero means os.Getpagesize().
+	PageSize int
+}
+
+func (f FS) root() string {
+	if f.Root == "" {
+		return DefaultRoot
+	}
+	return f.Root
+}
+
+func (f FS) pageSize() int {
+	if f.PageSize <= 0 {
+		return os.Getpagesize()
+	}
+	return f.PageSize
+}
+
+// Stat reads /proc/<pid>/stat. A process that does not exist gives an
+// error matching fs.ErrNotExist.
+func (f FS) Stat(pid int) (ProcStat, error) {
+	b, err := os.ReadFile(filepath.Join(f.root(), strconv.Itoa(pid), "stat"))
+	if err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			// The process exited while its file was being read.
+			return ProcStat{}, fmt.Errorf("procfs: process %d: %w", pid, fs.ErrNotExist)
+		}
+		return ProcStat{}, fmt.Errorf("procfs: %w", err)
+	}
+	s, err := ParseStat(b, f.pageSize())
+	if err != nil {
+		return ProcStat{}, fmt.Errorf("procfs: process %d: %w", pid, err)
+	}
+	return s, nil
+}
+
+// Scan returns the ProcStat of every process visible in /proc, in pid order.
+func (f FS) Scan() ([]ProcStat, error) {
+	ents, err := os.ReadDir(f.root())
+	if err != nil {
+		return nil, fmt.Errorf("procfs: list processes: %w (is /proc mounted?)", err)
+	}
+	out := make([]ProcStat, 0, len(ents))
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid <= 0 {
+			continue
+		}
+		s, err := f.Stat(pid)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // exited meanwhile
+			}
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b ProcStat) int { return a.PID - b.PID })
+	return out, nil
+}
+
+// GroupMembers returns the pids (sorted) of every process whose process
+// group is pgid, zombies included (their State is 'Z').
+func (f FS) GroupMembers(pgid int) ([]int, error) {
+	all, err := f.Scan()
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, s := range all {
+		if s.PGrp == pgid {
+			pids = append(pids, s.PID)
+		}
+	}
+	return pids, nil
+}
+
+// Descendants returns the pids (sorted) of every process descending from
+// pid through parent links, pid itself excluded. A process re-parented to
+// a subreaper or init after its parent died is no longer a descendant.
+func (f FS) Descendants(pid int) ([]int, error) {
+	all, err := f.Scan()
+	if err != nil {
+		return nil, err
+	}
+	return descendants(all, pid), nil
+}
+
+func descendants(all []ProcStat, pid int) []int {
+	children := make(map[int][]int, len(all))
+	for _, s := range all {
+		if s.PID != s.PPid {
+			children[s.PPid] = append(children[s.PPid], s.PID)
+		}
+	}
+	var out []int
+	seen := map[int]bool{pid: true}
+	queue := []int{pid}
+	for len(queue) > 0 {
+		p := queue[0]
+		queue = queue[1:]
+		for _, c := range children[p] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
+				queue = append(queue, c)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Sum adds up RSS and CPU time of pids, skipping those that no longer
+// exist.
+func (f FS) Sum(pids []int) (Totals, error) {
+	var t Totals
+	for _, pid := range pids {
+		s, err := f.Stat(pid)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return t, err
+		}
+		t.Procs++
+		t.RSSBytes += s.RSSBytes
+		t.CPUSeconds += s.CPUSeconds
+	}
+	return t, nil
+}
+
+// SelfPeakRSS returns this process's peak resident set size (VmHWM in
+// /proc/self/status) in bytes.
+func (f FS) SelfPeakRSS() (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(f.root(), "self", "status"))
+	if err != nil {
+		return 0, fmt.Errorf("procfs: %w", err)
+	}
+	return ParsePeakRSS(b)
+}
+
+// Package-level shortcuts on the default /proc.
+
+// Stat reads /proc/<pid>/stat; see FS.Stat.
+func Stat(pid int) (ProcStat, error) { return FS{}.Stat(pid) }
+
+// GroupMembers lists the members of process group pgid; see FS.GroupMembers.
+func GroupMembers(pgid int) ([]int, error) { return FS{}.GroupMembers(pgid) }
+
+// Descendants lists the descendants of pid; see FS.Descendants.
+func Descendants(pid int) ([]int, error) { return FS{}.Descendants(pid) }
+
+// Sum adds up RSS and CPU of pids; see FS.Sum.
+func Sum(pids []int) (Totals, error) { return FS{}.Sum(pids) }
+
+// SelfPeakRSS returns this process's VmHWM in bytes; see FS.SelfPeakRSS.
+func SelfPeakRSS() (uint64, error) { return FS{}.SelfPeakRSS() }
+
+// ErrMalformed is returned for a stat or status file that cannot be parsed.
+var ErrMalformed = errors.New("malformed /proc data")
+
+// ParseStat parses the contents of a /proc/<pid>/stat file. The command
+// name is the text between the first '(' and the last ')', since it may
+// itself contain spaces, parentheses and newlines. pageSize converts rss
+// pages to bytes.
+func ParseStat(b []byte, pageSize int) (ProcStat, error) {
+	open := bytes.IndexByte(b, '(')
+	closing := bytes.LastIndexByte(b, ')')
+	if open < 1 || closing < open {
+		return ProcStat{}, fmt.Errorf("%w: no (comm) in stat", ErrMalformed)
+	}
+	var s ProcStat
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil || pid <= 0 {
+		return ProcStat{}, fmt.Errorf("%w: bad pid %q", ErrMalformed, b[:open])
+	}
+	s.PID = pid
+	s.Comm = string(b[open+1 : closing])
+	fields := bytes.Fields(b[closing+1:])
+	// fields[0] is field 3 (state) of proc(5); rss is field 24.
+	const (
+		fState      = 0
+		fPPid       = 1
+		fPGrp       = 2
+		fSession    = 3
+		fUTime      = 11
+		fSTime      = 12
+		fThreads    = 17
+		fStartTime  = 19
+		fRSS        = 21
+		fieldsWants = fRSS + 1
+	)
+	if len(fields) < fieldsWants {
+		return ProcStat{}, fmt.Errorf("%w: %d fields after comm, want at least %d", ErrMalformed, len(fields), fieldsWants)
+	}
+	if len(fields[fState]) != 1 {
+		return ProcStat{}, fmt.Errorf("%w: bad state %q", ErrMalformed, fields[fState])
+	}
+	s.State = fields[fState][0]
+	ints := []struct {
+		dst *int
+		i   int
+	}{{&s.PPid, fPPid}, {&s.PGrp, fPGrp}, {&s.Session, fSession}, {&s.Threads, fThreads}}
+	for _, f := range ints {
+		v, err := strconv.ParseInt(string(fields[f.i]), 10, 64)
+		if err != nil {
+			return ProcStat{}, fmt.Errorf("%w: field %d: %w", ErrMalformed, f.i+3, err)
+		}
+		*f.dst = int(v)
+	}
+	uints := []struct {
+		dst *uint64
+		i   int
+	}{{&s.UTimeTicks, fUTime}, {&s.STimeTicks, fSTime}, {&s.StartTicks, fStartTime}}
+	for _, f := range uints {
+		v, err := strconv.ParseUint(string(fields[f.i]), 10, 64)
+		if err != nil {
+			return ProcStat{}, fmt.Errorf("%w: field %d: %w", ErrMalformed, f.i+3, err)
+		}
+		*f.dst = v
+	}
+	// rss is signed in the kernel's format string; negative never happens
+	// in practice but must not wrap around.
+	rss, err := strconv.ParseInt(string(fields[fRSS]), 10, 64)
+	if err != nil {
+		return ProcStat{}, fmt.Errorf("%w: field %d: %w", ErrMalformed, fRSS+3, err)
+	}
+	if rss > 0 && pageSize > 0 {
+		s.RSSBytes = uint64(rss) * uint64(pageSize)
+	}
+	s.CPUSeconds = float64(s.UTimeTicks+s.STimeTicks) / ClockTicks
+	return s, nil
+}
+
+// ParsePeakRSS extracts VmHWM (in kB) from a /proc/<pid>/status file and
+// returns it in bytes.
+func ParsePeakRSS(b []byte) (uint64, error) {
+	for line := range bytes.SplitSeq(b, []byte{'\n'}) {
+		rest, ok := bytes.CutPrefix(line, []byte("VmHWM:"))
+		if !ok {
+			continue
+		}
+		f := bytes.Fields(rest)
+		if len(f) != 2 || string(f[1]) != "kB" {
+			return 0, fmt.Errorf("%w: VmHWM line %q", ErrMalformed, line)
+		}
+		kb, err := strconv.ParseUint(string(f[0]), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%w: VmHWM: %w", ErrMalformed, err)
+		}
+		return kb * 1024, nil
+	}
+	return 0, fmt.Errorf("%w: no VmHWM line (kernel thread?)", ErrMalformed)
+}

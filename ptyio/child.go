@@ -1,0 +1,375 @@
+package ptyio
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Bounds on draining a child's PTY after its process has exited (see the
+// package doc): stop after DrainQuiet without output, or DrainMax after
+// the exit, whichever comes first. Normally the PTY reports EIO long
+// before either, as soon as the last descriptor of its slave is closed.
+const (
+	DrainQuiet = 100 * time.Millisecond
+	DrainMax   = 2 * time.Second
+)
+
+// Errors of Start. Test with errors.Is.
+var (
+	// ErrNotFound: the command does not exist (exit 127 by convention).
+	ErrNotFound = errors.New("command not found")
+	// ErrNotExecutable: the command exists but cannot be executed
+	// (exit 126 by convention).
+	ErrNotExecutable = errors.New("command not executable")
+	// ErrBusy: a child is still attached to the Terminal.
+	ErrBusy = errors.New("ptyio: a child is still attached to this terminal")
+	// ErrClosed: the Terminal was closed.
+	ErrClosed = errors.New("ptyio: terminal is closed")
+)
+
+// ChildSpec describes the process to start.
+type ChildSpec struct {
+	// Path is the program, resolved like exec.LookPath but against the
+	// PATH found in Env (a name with a slash is used as is, relative to
+	// Dir when Dir is set). It is also the child's argv[0].
+	Path string
+	// Args are the arguments after argv[0].
+	Args []string
+	// Env is the child's complete environment ("KEY=value"); nil means an
+	// empty environment. ptyio never reads its own process's environment.
+	Env []string
+	// Dir is the working directory; empty means the current one.
+	Dir string
+}
+
+// ExitStatus is how a child ended.
+type ExitStatus struct {
+	// Code is the exit code when the process exited normally, -1 when it
+	// died of a signal.
+	Code int
+	// Signaled is true when the process died of Signal.
+	Signaled bool
+	// Signal is the signal that killed the process (0 unless Signaled).
+	Signal syscall.Signal
+	// CoreDumped is true when the signal also dumped core.
+	CoreDumped bool
+	// Raw is the wait status as the kernel reported it.
+	Raw syscall.WaitStatus
+}
+
+// ExitCode returns the shell convention: Code, or 128+N for death by
+// signal N.
+func (s ExitStatus) ExitCode() int {
+	if s.Signaled {
+		return 128 + int(s.Signal)
+	}
+	return s.Code
+}
+
+// String renders the status for logs: "exit 3" or "signal killed".
+func (s ExitStatus) String() string {
+	if s.Signaled {
+		return "signal " + s.Signal.String()
+	}
+	return fmt.Sprintf("exit %d", s.Code)
+}
+
+// Activity is a snapshot of a child's output activity.
+type Activity struct {
+	// BytesOut counts bytes read from the child's PTY so far.
+	BytesOut uint64
+	// LastOutput is when output was last read; zero before any output.
+	LastOutput time.Time
+}
+
+// Child is one process running under its own PTY, attached to a Terminal
+// until it is done.
+type Child struct {
+	t      *Terminal
+	cmd    *exec.Cmd
+	pid    int
+	master *os.File
+
+	exited   atomic.Bool  // the process has been reaped
+	exitedAt atomic.Int64 // unix nanos of the reap
+	eofSent  atomic.Bool
+	lastIn   atomic.Uint32 // last stdin byte relayed, or noInput
+	status   ExitStatus
+
+	bytesOut atomic.Uint64
+	lastOut  atomic.Int64 // unix nanos, 0 = never
+
+	waitDone chan struct{} // closed by the wait goroutine after the reap
+	done     chan struct{} // closed after the reap and the drain
+	doneOnce sync.Once
+}
+
+// Start runs spec under a new PTY in its own session and process group,
+// with the PTY as its controlling terminal, and attaches it to t: stdin
+// goes to its PTY, its output goes to Out. The PTY gets t's current size.
+// The wait goroutine starts at once; on the first successful Start, stdin
+// enters raw mode if it is a terminal. Only one child is attached at a
+// time: Start fails with ErrBusy until the previous child's Done is
+// closed. A failure to find or execute the program wraps ErrNotFound or
+// ErrNotExecutable.
+func (t *Terminal) Start(spec ChildSpec) (*Child, error) {
+	path, err := resolve(spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.reserve(); err != nil {
+		return nil, err
+	}
+	c, err := t.spawn(path, spec)
+	if err != nil {
+		t.release()
+		return nil, err
+	}
+	go c.waitProcess()
+
+	if err := t.makeRaw(); err != nil {
+		// The child runs and is reaped by its wait goroutine; the caller
+		// decides whether a cooked terminal is acceptable.
+		t.log.Warn("raw mode unavailable, relaying in cooked mode", "err", err)
+	}
+	cols, rows := t.Size()
+	if err := c.resize(cols, rows); err != nil {
+		t.log.Debug("resize child pty", "pid", c.pid, "err", err)
+	}
+	eof := t.attach(c)
+	go c.copyOutput()
+	if eof {
+		c.sendEOF()
+	}
+	return c, nil
+}
+
+// spawn opens the PTY and starts the process on it.
+func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
+	master, slave, err := openPTY()
+	if err != nil {
+		return nil, fmt.Errorf("ptyio: open a pseudo-terminal: %w (is /dev/pts mounted?)", err)
+	}
+	cols, rows := t.Size()
+	if err := setSize(master, cols, rows); err != nil {
+		_ = master.Close()
+		_ = slave.Close()
+		return nil, fmt.Errorf("ptyio: size the pseudo-terminal: %w", err)
+	}
+	env := spec.Env
+	if env == nil {
+		env = []string{}
+	}
+	cmd := &exec.Cmd{
+		Path:   path,
+		Args:   append([]string{spec.Path}, spec.Args...),
+		Env:    env,
+		Dir:    spec.Dir,
+		Stdin:  slave,
+		Stdout: slave,
+		Stderr: slave,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setsid:  true,
+			Setctty: true,
+			Ctty:    0, // the child's stdin, which is the slave
+		},
+	}
+	err = cmd.Start()
+	_ = slave.Close() // the child holds its own copies
+	if err != nil {
+		_ = master.Close()
+		return nil, classifyStartError(spec.Path, err)
+	}
+	c := &Child{
+		t:        t,
+		cmd:      cmd,
+		pid:      cmd.Process.Pid,
+		master:   master,
+		waitDone: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	c.lastIn.Store(noInput)
+	return c, nil
+}
+
+// classifyStartError maps exec failures to ErrNotFound / ErrNotExecutable.
+func classifyStartError(name string, err error) error {
+	switch {
+	case errors.Is(err, syscall.ENOENT), errors.Is(err, fs.ErrNotExist):
+		// The program vanished, or its #! interpreter does not exist.
+		return fmt.Errorf("%w: %s: %w", ErrNotFound, name, err)
+	case errors.Is(err, syscall.EACCES), errors.Is(err, syscall.ENOEXEC),
+		errors.Is(err, syscall.EISDIR), errors.Is(err, syscall.EPERM),
+		errors.Is(err, syscall.ETXTBSY):
+		return fmt.Errorf("%w: %s: %w", ErrNotExecutable, name, err)
+	}
+	return fmt.Errorf("ptyio: start %s: %w", name, err)
+}
+
+// waitProcess reaps the process. It exits after the reap and then kicks
+// the output loop into its bounded drain.
+func (c *Child) waitProcess() {
+	err := c.cmd.Wait()
+	st := ExitStatus{Code: -1}
+	if ps := c.cmd.ProcessState; ps != nil {
+		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
+			st.Raw = ws
+			switch {
+			case ws.Exited():
+				st.Code = ws.ExitStatus()
+			case ws.Signaled():
+				st.Signaled = true
+				st.Signal = ws.Signal()
+				st.CoreDumped = ws.CoreDump()
+			}
+		}
+	} else {
+		c.t.log.Warn("wait for child failed", "pid", c.pid, "err", err)
+	}
+	c.status = st
+	c.exitedAt.Store(time.Now().UnixNano())
+	c.exited.Store(true)
+	close(c.waitDone)
+	// Interrupt a read that may be blocked forever on a slave held open by
+	// a grandchild; copyOutput sets its own deadlines from here on.
+	_ = c.master.SetReadDeadline(time.Now().Add(DrainQuiet))
+}
+
+// copyOutput relays the PTY's output to the Terminal's Out until EIO, or
+// until the bounded drain after the exit ends. Then it detaches the child,
+// closes the PTY and closes done.
+func (c *Child) copyOutput() {
+	defer c.finish()
+	buf := make([]byte, bufSize)
+	outOK := true
+	for {
+		if c.exited.Load() {
+			deadline := time.Now().Add(DrainQuiet)
+			if hard := time.Unix(0, c.exitedAt.Load()).Add(DrainMax); hard.Before(deadline) {
+				deadline = hard
+			}
+			if !time.Now().Before(deadline) {
+				return
+			}
+			_ = c.master.SetReadDeadline(deadline)
+		}
+		n, err := c.master.Read(buf)
+		if n > 0 {
+			c.bytesOut.Add(uint64(n))
+			c.lastOut.Store(c.t.now().UnixNano())
+			if outOK {
+				if _, werr := c.t.out.Write(buf[:n]); werr != nil {
+					outOK = false
+					c.t.log.Warn("writing child output failed; discarding the rest", "pid", c.pid, "err", werr)
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if c.exited.Load() {
+					// DrainQuiet without output after the exit (or
+					// DrainMax reached): whatever still holds the PTY
+					// open is not the child.
+					c.t.log.Debug("stopped draining a PTY held open after exit", "pid", c.pid)
+					return
+				}
+				_ = c.master.SetReadDeadline(time.Time{})
+				continue
+			}
+			// EIO: every slave descriptor is closed; all output is read.
+			if !errors.Is(err, syscall.EIO) {
+				c.t.log.Debug("child pty read ended", "pid", c.pid, "err", err)
+			}
+			// Output ends before the reap when the child closes its
+			// terminal early; Done still waits for the reap.
+			<-c.waitDone
+			return
+		}
+	}
+}
+
+// finish runs once output is drained and the process is reaped.
+func (c *Child) finish() {
+	<-c.waitDone
+	c.t.detach(c)
+	_ = c.master.Close()
+	c.doneOnce.Do(func() { close(c.done) })
+}
+
+// resize sets the PTY's window size; the kernel signals SIGWINCH to the
+// child's foreground process group.
+func (c *Child) resize(cols, rows uint16) error {
+	return setSize(c.master, cols, rows)
+}
+
+// noInput marks a child that got no stdin bytes yet.
+const noInput = 1 << 8
+
+// sendEOF hands end of input to the child, once: the PTY's VEOF
+// character, twice when the relayed input ended in the middle of a line
+// (the first one only pushes the pending partial line to the reader).
+func (c *Child) sendEOF() {
+	if !c.eofSent.CompareAndSwap(false, true) {
+		return
+	}
+	eof := eofChar(c.master)
+	seq := []byte{eof}
+	if last := c.lastIn.Load(); last != noInput && last != '\n' && last != '\r' {
+		seq = append(seq, eof)
+	}
+	if _, err := c.master.Write(seq); err != nil {
+		c.t.log.Debug("end of input to child pty", "pid", c.pid, "err", err)
+	}
+}
+
+// Pid returns the process id, which is also its process group and session
+// id.
+func (c *Child) Pid() int { return c.pid }
+
+// Done is closed when the process has exited and its output is drained.
+func (c *Child) Done() <-chan struct{} { return c.done }
+
+// Wait blocks until Done and returns how the process ended.
+func (c *Child) Wait() ExitStatus {
+	<-c.done
+	return c.status
+}
+
+// SignalGroup sends sig to the child's whole process group. A group with
+// no process left (ESRCH) is not an error.
+func (c *Child) SignalGroup(sig syscall.Signal) error {
+	err := unix.Kill(-c.pid, sig)
+	if err == nil || errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return fmt.Errorf("ptyio: signal %v to process group %d: %w", sig, c.pid, err)
+}
+
+// Write types p into the child's PTY, as if from the keyboard (for
+// example "/exit\r"). It may block while the child does not read its
+// input, and fails once the child is done.
+func (c *Child) Write(p []byte) (int, error) {
+	n, err := c.master.Write(p)
+	if err != nil {
+		return n, fmt.Errorf("ptyio: write to child %d: %w", c.pid, err)
+	}
+	return n, nil
+}
+
+// Activity returns the output counters. It is cheap (two atomic loads).
+func (c *Child) Activity() Activity {
+	a := Activity{BytesOut: c.bytesOut.Load()}
+	if ns := c.lastOut.Load(); ns != 0 {
+		a.LastOutput = time.Unix(0, ns)
+	}
+	return a
+}

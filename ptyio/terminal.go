@@ -1,0 +1,421 @@
+package ptyio
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// Default window size when neither stdin nor stdout is a terminal and
+// TerminalConfig leaves Cols/Rows at zero.
+const (
+	DefaultCols = 120
+	DefaultRows = 40
+)
+
+// bufSize is the size of every copy buffer.
+const bufSize = 32 << 10
+
+// TerminalConfig configures [OpenTerminal].
+type TerminalConfig struct {
+	// In is the user's input, usually os.Stdin. When it is an *os.File the
+	// stdin reader can be interrupted by Close; when it is also a terminal,
+	// raw mode is used. Nil means no input (as if at EOF).
+	In io.Reader
+	// Out receives the child's output, usually os.Stdout. Nil discards it.
+	Out io.Writer
+	// Cols and Rows give the PTY size when neither In nor Out is a
+	// terminal. Zero means DefaultCols / DefaultRows.
+	Cols, Rows uint16
+	// Logger receives diagnostics (never payload bytes). Nil discards them.
+	Logger *slog.Logger
+	// Now is the clock used for activity timestamps. Nil means time.Now.
+	Now func() time.Time
+}
+
+// Terminal is the user's side of the relay. It is safe for concurrent use.
+type Terminal struct {
+	in     io.Reader
+	inFile *os.File // In as a file, or nil
+	out    io.Writer
+	log    *slog.Logger
+	now    func() time.Time
+
+	isTTY  bool // In is a terminal: raw mode applies
+	sizeFd int  // descriptor the window size is read from, or -1
+
+	size atomic.Uint32 // cols<<16 | rows
+
+	// rawMu guards the raw-mode state.
+	rawMu    sync.Mutex
+	rawState *term.State // saved cooked state while raw, else nil
+
+	// mu guards the attachment and lifecycle fields below.
+	mu       sync.Mutex
+	cur      *Child        // attached child, or nil
+	changed  chan struct{} // closed and replaced whenever cur or closed changes
+	closed   bool
+	reserved bool // a Start is between reserve and attach
+	inEOF    bool // stdin reached EOF (only acted on without a TTY)
+
+	wakeR, wakeW *os.File       // self-pipe that interrupts the stdin poll
+	winch        chan os.Signal // nil when no descriptor is a terminal
+	stop         chan struct{}  // closed by Close
+	readerDone   chan struct{}  // closed when the stdin reader returns
+	winchDone    chan struct{}  // closed when the SIGWINCH watcher returns
+	closeOnce    sync.Once
+}
+
+// OpenTerminal takes over the user's side of the relay. It starts the
+// single stdin reader goroutine and, when stdin or stdout is a terminal,
+// the SIGWINCH watcher. Raw mode is entered by the first successful
+// [Terminal.Start], not here (see the package doc for the order). Callers
+// defer [Terminal.Restore] (or [Terminal.Close]) right after this returns.
+func OpenTerminal(cfg TerminalConfig) (*Terminal, error) {
+	t := &Terminal{
+		in:         cfg.In,
+		out:        cfg.Out,
+		log:        cfg.Logger,
+		now:        cfg.Now,
+		sizeFd:     -1,
+		changed:    make(chan struct{}),
+		stop:       make(chan struct{}),
+		readerDone: make(chan struct{}),
+		winchDone:  make(chan struct{}),
+	}
+	if t.out == nil {
+		t.out = io.Discard
+	}
+	if t.log == nil {
+		t.log = slog.New(slog.DiscardHandler)
+	}
+	if t.now == nil {
+		t.now = time.Now
+	}
+	cols, rows := cfg.Cols, cfg.Rows
+	if cols == 0 {
+		cols = DefaultCols
+	}
+	if rows == 0 {
+		rows = DefaultRows
+	}
+	t.storeSize(cols, rows)
+
+	if f, ok := cfg.In.(*os.File); ok && f != nil {
+		t.inFile = f
+		if term.IsTerminal(int(f.Fd())) {
+			t.isTTY = true
+			t.sizeFd = int(f.Fd())
+		}
+	}
+	if t.sizeFd < 0 {
+		if f, ok := cfg.Out.(*os.File); ok && f != nil && term.IsTerminal(int(f.Fd())) {
+			t.sizeFd = int(f.Fd())
+		}
+	}
+	if t.sizeFd >= 0 {
+		if c, r, err := term.GetSize(t.sizeFd); err == nil && c > 0 && r > 0 {
+			t.storeSize(clamp16(c), clamp16(r))
+		}
+	}
+
+	if t.inFile != nil {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fmt.Errorf("ptyio: create wake pipe: %w (too many open files?)", err)
+		}
+		t.wakeR, t.wakeW = r, w
+	}
+
+	if t.sizeFd >= 0 {
+		t.winch = make(chan os.Signal, 1)
+		signal.Notify(t.winch, syscall.SIGWINCH)
+		go t.watchWinch()
+	} else {
+		close(t.winchDone)
+	}
+	go t.readStdin()
+	return t, nil
+}
+
+// IsTTY reports whether stdin is a terminal (and so raw mode is used).
+func (t *Terminal) IsTTY() bool { return t.isTTY }
+
+// Size returns the current window size given to children.
+func (t *Terminal) Size() (cols, rows uint16) {
+	v := t.size.Load()
+	return uint16(v >> 16), uint16(v)
+}
+
+func (t *Terminal) storeSize(cols, rows uint16) {
+	t.size.Store(uint32(cols)<<16 | uint32(rows))
+}
+
+func clamp16(v int) uint16 {
+	if v > 0xffff {
+		return 0xffff
+	}
+	return uint16(v)
+}
+
+// makeRaw puts stdin into raw mode if it is a terminal and not raw yet.
+func (t *Terminal) makeRaw() error {
+	if !t.isTTY {
+		return nil
+	}
+	t.rawMu.Lock()
+	defer t.rawMu.Unlock()
+	if t.rawState != nil {
+		return nil
+	}
+	st, err := term.MakeRaw(int(t.inFile.Fd()))
+	if err != nil {
+		return fmt.Errorf("ptyio: put the terminal in raw mode: %w", err)
+	}
+	t.rawState = st
+	return nil
+}
+
+// Restore puts stdin back into the mode it had before raw mode was entered.
+// It is idempotent, does nothing when stdin is not a terminal or not raw,
+// and is safe to call from defer, panic recovery and signal handling
+// goroutines. A later Start enters raw mode again.
+func (t *Terminal) Restore() error {
+	if !t.isTTY {
+		return nil
+	}
+	t.rawMu.Lock()
+	defer t.rawMu.Unlock()
+	if t.rawState == nil {
+		return nil
+	}
+	st := t.rawState
+	t.rawState = nil
+	if err := term.Restore(int(t.inFile.Fd()), st); err != nil {
+		return fmt.Errorf("ptyio: restore the terminal (run `stty sane` to repair it): %w", err)
+	}
+	return nil
+}
+
+// Close stops the SIGWINCH watcher and the stdin reader and restores the
+// terminal. It is idempotent. It does not stop an attached child: stop the
+// child and wait for [Child.Done] first. When In is not an *os.File the
+// reader cannot be interrupted; Close then does not wait for it, and it
+// returns at In's next Read.
+func (t *Terminal) Close() error {
+	t.closeOnce.Do(func() {
+		t.mu.Lock()
+		t.closed = true
+		t.notifyLocked()
+		t.mu.Unlock()
+		close(t.stop)
+		if t.winch != nil {
+			signal.Stop(t.winch)
+		}
+		<-t.winchDone
+		if t.wakeW != nil {
+			_, _ = t.wakeW.Write([]byte{0})
+			<-t.readerDone
+			_ = t.wakeW.Close()
+			_ = t.wakeR.Close()
+		}
+	})
+	return t.Restore()
+}
+
+// notifyLocked wakes everyone waiting for an attachment change. t.mu held.
+func (t *Terminal) notifyLocked() {
+	close(t.changed)
+	t.changed = make(chan struct{})
+}
+
+// watchWinch resizes the attached child on every SIGWINCH. It exits when
+// Close closes t.stop.
+func (t *Terminal) watchWinch() {
+	defer close(t.winchDone)
+	for {
+		select {
+		case <-t.stop:
+			return
+		case <-t.winch:
+		}
+		c, r, err := term.GetSize(t.sizeFd)
+		if err != nil || c <= 0 || r <= 0 {
+			t.log.Debug("window size unavailable", "err", err)
+			continue
+		}
+		cols, rows := clamp16(c), clamp16(r)
+		t.mu.Lock()
+		if t.cur != nil {
+			if err := t.cur.resize(cols, rows); err != nil {
+				t.log.Debug("resize child pty", "pid", t.cur.Pid(), "err", err)
+			}
+		}
+		// Published after the child is resized, so a reader of Size never
+		// sees a size the attached child does not have yet.
+		t.storeSize(cols, rows)
+		t.mu.Unlock()
+	}
+}
+
+// readStdin is the single stdin reader. It exits at EOF or a read error
+// (after handing EOF to children, see the package doc), or when Close
+// interrupts it.
+func (t *Terminal) readStdin() {
+	defer close(t.readerDone)
+	if t.in == nil {
+		t.stdinEOF()
+		return
+	}
+	buf := make([]byte, bufSize)
+	for {
+		if t.inFile != nil && !t.waitReadable() {
+			return
+		}
+		n, err := t.in.Read(buf)
+		if n > 0 && !t.deliver(buf[:n]) {
+			return
+		}
+		if err != nil {
+			if errors.Is(err, syscall.EAGAIN) {
+				continue
+			}
+			if !errors.Is(err, io.EOF) {
+				t.log.Debug("stdin read ended", "err", err)
+			}
+			if !t.isTTY {
+				t.stdinEOF()
+			}
+			return
+		}
+	}
+}
+
+// waitReadable polls In and the wake pipe; false means Close was called.
+func (t *Terminal) waitReadable() bool {
+	fds := []unix.PollFd{
+		{Fd: int32(t.inFile.Fd()), Events: unix.POLLIN},
+		{Fd: int32(t.wakeR.Fd()), Events: unix.POLLIN},
+	}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			// Polling is not possible (unusual descriptor): fall back to a
+			// plain blocking read.
+			return true
+		}
+		if fds[1].Revents != 0 {
+			return false
+		}
+		if fds[0].Revents != 0 {
+			return true
+		}
+	}
+}
+
+// deliver writes p to the attached child, waiting for one to be attached.
+// Bytes a dying child could not take go to the next child. It returns false
+// when the Terminal is closed.
+func (t *Terminal) deliver(p []byte) bool {
+	for len(p) > 0 {
+		t.mu.Lock()
+		c, closed, changed := t.cur, t.closed, t.changed
+		t.mu.Unlock()
+		if closed {
+			return false
+		}
+		if c == nil || c.exited.Load() {
+			select {
+			case <-changed:
+			case <-t.stop:
+				return false
+			}
+			continue
+		}
+		n, err := c.master.Write(p)
+		if n > 0 {
+			c.lastIn.Store(uint32(p[n-1]))
+		}
+		p = p[n:]
+		if err != nil {
+			t.log.Debug("stdin to child pty", "pid", c.Pid(), "err", err)
+			select {
+			case <-changed:
+			case <-t.stop:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// stdinEOF records EOF and hands it to the attached child.
+func (t *Terminal) stdinEOF() {
+	t.mu.Lock()
+	t.inEOF = true
+	c := t.cur
+	t.mu.Unlock()
+	if c != nil {
+		c.sendEOF()
+	}
+}
+
+// reserve claims the Terminal for a child about to start. It fails if a
+// child is attached (its Done not yet closed) or starting, or the Terminal
+// is closed. A successful reserve is followed by attach or release.
+func (t *Terminal) reserve() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrClosed
+	}
+	if t.cur != nil {
+		return fmt.Errorf("%w (pid %d): wait for its Done before starting another", ErrBusy, t.cur.Pid())
+	}
+	if t.reserved {
+		return fmt.Errorf("%w: another Start is in progress", ErrBusy)
+	}
+	t.reserved = true
+	return nil
+}
+
+// release gives up a reservation after a failed start.
+func (t *Terminal) release() {
+	t.mu.Lock()
+	t.reserved = false
+	t.mu.Unlock()
+}
+
+// attach makes c the attached child and reports whether stdin already
+// reached EOF without a TTY (so c must get the end-of-file character).
+func (t *Terminal) attach(c *Child) (eof bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.reserved = false
+	t.cur = c
+	t.notifyLocked()
+	return t.inEOF && !t.isTTY
+}
+
+// detach removes c if it is the attached child.
+func (t *Terminal) detach(c *Child) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cur == c {
+		t.cur = nil
+		t.notifyLocked()
+	}
+}
