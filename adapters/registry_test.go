@@ -50,6 +50,9 @@ func TestManifests(t *testing.T) {
 	for _, a := range Default().All() {
 		t.Run(a.ID, func(t *testing.T) {
 			m := a.Manifest()
+			if err := m.Validate(); err != nil {
+				t.Errorf("manifest does not validate: %v", err)
+			}
 			if m.AdapterID != a.ID {
 				t.Errorf("adapter_id = %q, want %q", m.AdapterID, a.ID)
 			}
@@ -87,9 +90,9 @@ func TestManifests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var back contract.AdapterManifest
-			if err := json.Unmarshal(b, &back); err != nil {
-				t.Fatalf("manifest does not decode: %v\n%s", err, b)
+			back, err := contract.DecodeManifest(b)
+			if err != nil {
+				t.Fatalf("manifest does not decode strictly: %v\n%s", err, b)
 			}
 			b2, _ := json.Marshal(back)
 			if string(b) != string(b2) {

@@ -81,6 +81,7 @@ func newApp(e *env) *ucli.App {
 			adaptersCommand(e),
 			manifestCommand(e),
 			eventsCommand(e),
+			negotiateCommand(e),
 		},
 	}
 	return app
