@@ -227,7 +227,8 @@ func decodeResponse(out []byte) (contract.CallbackResponse, *Failure) {
 		return resp, fail(contract.FailureInvalidRequest, contract.RetryDoNot, CodeResponseMultiple,
 			"client printed more than one JSON document on stdout; it must print exactly one CallbackResponse")
 	}
-	if err := unmarshalResponse(first, &resp); err != nil {
+	resp, err := contract.DecodeCallbackResponse(first)
+	if err != nil {
 		return contract.CallbackResponse{}, fail(contract.FailureInvalidRequest, contract.RetryDoNot, CodeResponseInvalid,
 			"client response is not a valid CallbackResponse: %s", shortErr(err))
 	}
