@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -290,6 +291,9 @@ func ParseStat(b []byte, pageSize int) (ProcStat, error) {
 		return ProcStat{}, fmt.Errorf("%w: field %d: %w", ErrMalformed, fRSS+3, err)
 	}
 	if rss > 0 && pageSize > 0 {
+		if uint64(rss) > math.MaxUint64/uint64(pageSize) {
+			return ProcStat{}, fmt.Errorf("%w: rss %d pages overflows", ErrMalformed, rss)
+		}
 		s.RSSBytes = uint64(rss) * uint64(pageSize)
 	}
 	s.CPUSeconds = float64(s.UTimeTicks+s.STimeTicks) / ClockTicks
