@@ -1,0 +1,606 @@
+// Package ledger is lifeloop's durable per-session receipt ledger: the
+// file receipts.jsonl in a session folder, one contract.LifecycleReceipt
+// per line, append-only.
+//
+// # Writing
+//
+// The ledger assigns each appended receipt the next sequence number of the
+// session (1-based, strictly increasing, no gaps). Several processes may
+// append to one ledger at once: every append takes an exclusive flock(2) on
+// the ledger file, first reads whatever other processes appended since this
+// process last looked (only the new bytes, from the remembered end offset),
+// then writes its line(s) with one write(2) on an O_APPEND descriptor and,
+// by default, fsyncs before releasing the lock. A receipt returned by
+// Append is therefore durable and visible to every reader.
+//
+// # Idempotency
+//
+// Receipts with an idempotency_key are indexed by (client_id, adapter_id,
+// idempotency_key). The first receipt recorded under a key is the original.
+// Appending a receipt under a recorded key compares contents:
+//
+//   - identical content is a replay: nothing is appended and the original
+//     receipt (with its original receipt_id and sequence) is returned;
+//   - different content is a duplicate_id_conflict: the ledger appends a
+//     failed receipt instead (failure_class state_conflict, retry_class
+//     from the contract's default mapping, a warning with code
+//     duplicate_id_conflict naming the original sequence) and returns it.
+//
+// "Content" is the receipt's JSON encoding with receipt_id, sequence,
+// at_epoch_s and invocation_id cleared and without the warnings the ledger
+// adds itself (codes listed in ledgerWarningCodes): those fields are
+// assigned per delivery attempt, everything else (event, event_id, status,
+// payload receipts, failure and retry classes, harness ids, telemetry,
+// caller warnings, parent_receipt_id) is the content being recorded.
+//
+// # External sequences and gaps
+//
+// A caller that knows an external sequence (a harness's own event counter,
+// a client's delivery counter) passes it in AppendOptions. When it skips
+// numbers within its scope, the ledger appends a receipt.gap_detected
+// receipt naming the missing range before the receipt. The last external
+// sequence per scope is kept in receipts.ext.jsonl beside the ledger,
+// written before the receipt it belongs to; entries that point past the
+// ledger's last sequence (their receipt never got written) are dropped.
+//
+// # Crashes
+//
+// A crash mid-write leaves a torn last line. The next process to open or
+// lock the ledger moves those bytes into receipts.jsonl.torn (appended,
+// 0600), truncates the ledger to its last complete line and puts a warning
+// with code ledger_torn_tail_recovered on the next appended receipt.
+// Complete earlier lines are never touched. Verify reports the same.
+//
+// # Reading
+//
+// ReadSince, Follow and Verify read the file directly; see their docs.
+package ledger
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ids"
+)
+
+// Warning codes the ledger puts on receipts.
+const (
+	// WarnTornTailRecovered: a torn last line was moved aside.
+	WarnTornTailRecovered = "ledger_torn_tail_recovered"
+	// WarnDuplicateIDConflict: an idempotency key was reused with
+	// different content.
+	WarnDuplicateIDConflict = "duplicate_id_conflict"
+	// WarnReceiptGap: an external sequence skipped numbers.
+	WarnReceiptGap = "receipt_gap"
+)
+
+// ledgerWarningCodes are warnings the ledger adds to receipts on its own;
+// they are not part of a receipt's content for idempotency.
+var ledgerWarningCodes = map[string]bool{WarnTornTailRecovered: true}
+
+// Suffixes of the files kept beside the ledger.
+const (
+	TornSuffix = ".torn"      // torn tails moved aside
+	ExtSuffix  = ".ext.jsonl" // last external sequence per scope
+)
+
+// SyncMode says when appended receipts are fsynced.
+type SyncMode int
+
+const (
+	// SyncEach fsyncs after every append, before Append returns (the
+	// default).
+	SyncEach SyncMode = iota
+	// SyncNone never fsyncs: appended receipts survive a process crash
+	// (they are in the page cache) but not a machine crash. For benchmarks
+	// and tests.
+	SyncNone
+)
+
+// Options configure a Ledger. The zero value is usable.
+type Options struct {
+	// Sync defaults to SyncEach.
+	Sync SyncMode
+	// Now stamps at_epoch_s on receipts that have none; default time.Now.
+	Now func() time.Time
+	// IDs mints receipt_id and event_id values the ledger needs;
+	// default ids.Default().
+	IDs ids.Source
+}
+
+// AppendOptions carry facts about a receipt that are not part of it.
+type AppendOptions struct {
+	// ExternalSequence is a sequence number the receipt had in an external
+	// scope (e.g. a harness event counter); nil when there is none.
+	ExternalSequence *uint64
+	// ExternalScope names that scope (e.g. "codex:<harness session id>").
+	ExternalScope string
+}
+
+// Outcome says what Append did.
+type Outcome string
+
+// Append outcomes.
+const (
+	Appended Outcome = "appended" // the receipt was appended
+	Replayed Outcome = "replayed" // identical redelivery; the original was returned
+	Conflict Outcome = "conflict" // key reused with different content; a failed receipt was appended
+)
+
+// Gap is a missing range of external sequence numbers, inclusive.
+type Gap struct {
+	Scope    string
+	From, To uint64
+}
+
+// AppendResult describes one Append.
+type AppendResult struct {
+	Outcome Outcome
+	// OriginalSequence is the sequence of the original receipt for
+	// Replayed and Conflict.
+	OriginalSequence uint64
+	// Gap is set when a receipt.gap_detected receipt was appended.
+	Gap *Gap
+	// Extra holds receipts the ledger appended on its own before the
+	// returned one (the receipt.gap_detected receipt), in ledger order.
+	Extra []contract.LifecycleReceipt
+}
+
+type idemKey struct{ client, adapter, key string }
+
+type idemEntry struct {
+	seq    uint64
+	offset int64
+	length int64
+	hash   [32]byte
+}
+
+// Ledger appends receipts to one receipts.jsonl. It is safe for concurrent
+// use by several goroutines, and by several processes each with its own
+// Ledger.
+type Ledger struct {
+	mu   sync.Mutex
+	path string
+	opts Options
+	f    *os.File // O_RDWR|O_APPEND
+
+	end  int64  // offset after the last complete line processed
+	last uint64 // highest sequence seen
+	idem map[idemKey]idemEntry
+	ext  *extStore
+
+	pending []contract.Warning // ledger warnings for the next appended receipt
+}
+
+// Open opens (creating with mode 0600 if needed) the ledger at path, the
+// receipts.jsonl of a session folder that must already exist. It reads the
+// whole ledger once to learn the last sequence and the idempotency index,
+// and repairs a torn tail.
+func Open(path string, opts Options) (*Ledger, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IDs == nil {
+		opts.IDs = ids.Default()
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	if err := tightenFile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	ext, err := openExt(path + ExtSuffix)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	l := &Ledger{path: path, opts: opts, f: f, idem: make(map[idemKey]idemEntry), ext: ext}
+	if err := l.lock(); err != nil {
+		l.closeFiles()
+		return nil, err
+	}
+	l.unlock()
+	return l, nil
+}
+
+func tightenFile(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("open ledger: %w", err)
+	}
+	if fi.Mode().Perm()&^0o600 != 0 {
+		if err := f.Chmod(0o600); err != nil {
+			return fmt.Errorf("tighten permissions of %s to 0600: %w", f.Name(), err)
+		}
+	}
+	return nil
+}
+
+// Path returns the ledger file's path.
+func (l *Ledger) Path() string { return l.path }
+
+// LastSequence returns the highest sequence this Ledger has seen (other
+// processes may have appended since).
+func (l *Ledger) LastSequence() uint64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+// Close releases the ledger's files. Appended receipts are already durable
+// (with SyncEach); Close is idempotent.
+func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closeFiles()
+}
+
+func (l *Ledger) closeFiles() error {
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	if l.ext != nil {
+		err = errors.Join(err, l.ext.close())
+	}
+	return err
+}
+
+// lock takes the exclusive file lock and catches up with what other
+// processes appended.
+func (l *Ledger) lock() error {
+	if err := flock(l.f, unix.LOCK_EX); err != nil {
+		return fmt.Errorf("lock ledger %s: %w", l.path, err)
+	}
+	if err := l.refresh(); err != nil {
+		l.unlock()
+		return err
+	}
+	return nil
+}
+
+func (l *Ledger) unlock() { _ = flock(l.f, unix.LOCK_UN) }
+
+func flock(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
+
+// refresh reads complete lines appended after l.end, repairs a torn tail
+// and loads new external-sequence entries. The caller holds the lock.
+func (l *Ledger) refresh() error {
+	fi, err := l.f.Stat()
+	if err != nil {
+		return fmt.Errorf("stat ledger: %w", err)
+	}
+	size := fi.Size()
+	if size < l.end {
+		// Shrunk below what we already read: not something a ledger writer
+		// does (repairs only drop bytes after the last complete line).
+		// Start over so our view matches the file.
+		l.end, l.last, l.idem = 0, 0, make(map[idemKey]idemEntry)
+	}
+	if size > l.end {
+		sc := newLineScanner(io.NewSectionReader(l.f, l.end, size-l.end), l.end)
+		for {
+			ln, ok := sc.Next()
+			if !ok {
+				break
+			}
+			l.index(ln)
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("read ledger %s: %w", l.path, err)
+		}
+		l.end = sc.Offset()
+		if sc.Tail() > 0 {
+			if err := l.repairTail(size); err != nil {
+				return err
+			}
+		}
+	}
+	return l.ext.refresh(l.last, l.opts.Sync == SyncEach)
+}
+
+// index records one complete line in the in-memory state. Lines that are
+// not receipts are skipped here; Verify reports them.
+func (l *Ledger) index(ln rawLine) {
+	if ln.TooLong {
+		return
+	}
+	h, err := parseHead(ln.Data)
+	if err != nil {
+		return
+	}
+	seq := *h.Sequence
+	if seq > l.last {
+		l.last = seq
+	}
+	if h.IdempotencyKey == nil {
+		return
+	}
+	k := idemKey{h.ClientID, h.AdapterID, *h.IdempotencyKey}
+	if _, dup := l.idem[k]; dup {
+		return // first wins: later receipts under a key are conflicts
+	}
+	var r contract.LifecycleReceipt
+	if err := json.Unmarshal(ln.Data, &r); err != nil {
+		return
+	}
+	l.idem[k] = idemEntry{seq: seq, offset: ln.Offset, length: ln.Len - 1, hash: contentHash(r)}
+}
+
+// repairTail moves bytes [l.end, size) aside and truncates the ledger.
+func (l *Ledger) repairTail(size int64) error {
+	torn := make([]byte, size-l.end)
+	if _, err := l.f.ReadAt(torn, l.end); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("read torn tail of %s: %w", l.path, err)
+	}
+	tf, err := os.OpenFile(l.path+TornSuffix, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("keep torn tail of %s: %w", l.path, err)
+	}
+	_, werr := tf.Write(append(torn, '\n'))
+	serr := tf.Sync()
+	cerr := tf.Close()
+	if err := errors.Join(werr, serr, cerr); err != nil {
+		return fmt.Errorf("keep torn tail of %s: %w", l.path, err)
+	}
+	if err := l.f.Truncate(l.end); err != nil {
+		return fmt.Errorf("truncate torn tail of %s: %w", l.path, err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", l.path, err)
+	}
+	l.pending = append(l.pending, contract.Warning{
+		Code: WarnTornTailRecovered,
+		Message: fmt.Sprintf("a torn last line of %d bytes (an interrupted write) was moved to %s; no complete receipt was lost",
+			len(torn), filepath.Base(l.path+TornSuffix)),
+	})
+	return nil
+}
+
+// contentHash is the idempotency identity of a receipt; see the package
+// documentation for what is compared.
+//
+// The receipt is first encoded and decoded once, so a receipt being
+// appended and the same receipt read back from the file hash alike (e.g.
+// telemetry numbers become float64 either way), and a missing
+// schema_version counts as the one the ledger would fill in.
+func contentHash(r contract.LifecycleReceipt) [32]byte {
+	if b, err := json.Marshal(r); err == nil {
+		var back contract.LifecycleReceipt
+		if json.Unmarshal(b, &back) == nil {
+			r = back
+		}
+	}
+	if r.SchemaVersion == 0 {
+		r.SchemaVersion = contract.ReceiptSchemaVersion
+	}
+	r.ReceiptID, r.Sequence, r.AtEpochS, r.InvocationID = "", nil, 0, ""
+	if len(r.Warnings) > 0 {
+		ws := make([]contract.Warning, 0, len(r.Warnings))
+		for _, w := range r.Warnings {
+			if !ledgerWarningCodes[w.Code] {
+				ws = append(ws, w)
+			}
+		}
+		r.Warnings = ws
+		if len(ws) == 0 {
+			r.Warnings = nil
+		}
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		// Receipts are plain data; a marshal failure means an unencodable
+		// telemetry value, which also fails the append itself.
+		return sha256.Sum256([]byte(err.Error()))
+	}
+	return sha256.Sum256(b)
+}
+
+// Append records r and returns the receipt as recorded. The ledger sets
+// sequence (always), receipt_id (when empty, a new lfr_ id), at_epoch_s
+// (when zero) and schema_version (when zero). See the package
+// documentation for idempotent replays, conflicts and torn-tail warnings.
+func (l *Ledger) Append(r contract.LifecycleReceipt) (contract.LifecycleReceipt, AppendResult, error) {
+	return l.AppendWith(r, AppendOptions{})
+}
+
+// AppendWith is Append with facts about the receipt that are not part of
+// it, such as an external sequence number for gap detection.
+func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contract.LifecycleReceipt, AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return contract.LifecycleReceipt{}, AppendResult{}, errors.New("ledger is closed")
+	}
+	if o.ExternalSequence != nil && o.ExternalScope == "" {
+		return contract.LifecycleReceipt{}, AppendResult{}, errors.New("append: ExternalSequence needs an ExternalScope")
+	}
+	if err := l.lock(); err != nil {
+		return contract.LifecycleReceipt{}, AppendResult{}, err
+	}
+	defer l.unlock()
+
+	res := AppendResult{Outcome: Appended}
+	var key *idemKey
+	if r.IdempotencyKey != nil {
+		k := idemKey{r.ClientID, r.AdapterID, *r.IdempotencyKey}
+		key = &k
+		if orig, ok := l.idem[k]; ok {
+			res.OriginalSequence = orig.seq
+			if orig.hash == contentHash(r) {
+				rec, err := l.readAt(orig)
+				if err != nil {
+					return contract.LifecycleReceipt{}, AppendResult{}, err
+				}
+				res.Outcome = Replayed
+				return rec, res, nil
+			}
+			res.Outcome = Conflict
+			r = conflictReceipt(r, orig.seq)
+		}
+	}
+
+	now := l.opts.Now()
+	var buf bytes.Buffer
+	seq := l.last
+	if o.ExternalSequence != nil {
+		if prev, ok := l.ext.last[o.ExternalScope]; ok && *o.ExternalSequence > prev+1 {
+			gap := &Gap{Scope: o.ExternalScope, From: prev + 1, To: *o.ExternalSequence - 1}
+			seq++
+			g := gapReceipt(r, gap, seq, now, l.opts.IDs)
+			if err := g.Validate(); err != nil {
+				return contract.LifecycleReceipt{}, AppendResult{}, fmt.Errorf("append: gap receipt: %w", err)
+			}
+			if err := encodeLine(&buf, g); err != nil {
+				return contract.LifecycleReceipt{}, AppendResult{}, err
+			}
+			res.Gap = gap
+			res.Extra = append(res.Extra, g)
+		}
+	}
+	seq++
+	r.Sequence = &seq
+	if r.SchemaVersion == 0 {
+		r.SchemaVersion = contract.ReceiptSchemaVersion
+	}
+	if r.ReceiptID == "" {
+		r.ReceiptID = l.opts.IDs.New(ids.PrefixReceipt)
+	}
+	if r.AtEpochS == 0 {
+		r.AtEpochS = now.Unix()
+	}
+	if len(l.pending) > 0 {
+		r.Warnings = append(append([]contract.Warning(nil), r.Warnings...), l.pending...)
+	}
+	if err := r.Validate(); err != nil {
+		return contract.LifecycleReceipt{}, AppendResult{}, fmt.Errorf("append: receipt not recorded: %w", err)
+	}
+	lineStart := int64(buf.Len())
+	if err := encodeLine(&buf, r); err != nil {
+		return contract.LifecycleReceipt{}, AppendResult{}, err
+	}
+
+	if o.ExternalSequence != nil {
+		if err := l.ext.record(o.ExternalScope, *o.ExternalSequence, seq, l.opts.Sync == SyncEach); err != nil {
+			return contract.LifecycleReceipt{}, AppendResult{}, err
+		}
+	}
+	base := l.end
+	if _, err := l.f.Write(buf.Bytes()); err != nil {
+		// A short write leaves a torn tail that the next lock repairs; the
+		// external-sequence entry written above now dangles, so make the
+		// next refresh re-read (and cut) that file from the start.
+		l.ext.end, l.ext.last = 0, make(map[string]uint64)
+		return contract.LifecycleReceipt{}, AppendResult{}, fmt.Errorf("append to %s: %w", l.path, err)
+	}
+	if l.opts.Sync == SyncEach {
+		if err := unix.Fdatasync(int(l.f.Fd())); err != nil {
+			return contract.LifecycleReceipt{}, AppendResult{}, fmt.Errorf("fsync %s: %w", l.path, err)
+		}
+	}
+	l.end = base + int64(buf.Len())
+	l.last = seq
+	l.pending = nil
+	if key != nil && res.Outcome == Appended {
+		l.idem[*key] = idemEntry{
+			seq: seq, offset: base + lineStart, length: int64(buf.Len()) - lineStart - 1, hash: contentHash(r),
+		}
+	}
+	return r, res, nil
+}
+
+func encodeLine(buf *bytes.Buffer, r contract.LifecycleReceipt) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode receipt %s: %w", r.ReceiptID, err)
+	}
+	if len(b)+1 > MaxLineBytes {
+		return fmt.Errorf("receipt %s encodes to %d bytes, more than the ledger's %d-byte line limit; shrink telemetry or warnings",
+			r.ReceiptID, len(b), MaxLineBytes-1)
+	}
+	buf.Write(b)
+	buf.WriteByte('\n')
+	return nil
+}
+
+func (l *Ledger) readAt(e idemEntry) (contract.LifecycleReceipt, error) {
+	b := make([]byte, e.length)
+	if _, err := l.f.ReadAt(b, e.offset); err != nil {
+		return contract.LifecycleReceipt{}, fmt.Errorf("read original receipt at sequence %d: %w", e.seq, err)
+	}
+	var r contract.LifecycleReceipt
+	if err := json.Unmarshal(b, &r); err != nil {
+		return contract.LifecycleReceipt{}, fmt.Errorf("read original receipt at sequence %d: %w", e.seq, err)
+	}
+	return r, nil
+}
+
+// conflictReceipt turns a receipt that reused an idempotency key with
+// different content into the failed receipt that records the conflict.
+func conflictReceipt(r contract.LifecycleReceipt, origSeq uint64) contract.LifecycleReceipt {
+	fc := contract.FailureStateConflict
+	rc := fc.DefaultRetry()
+	r.Status = contract.StatusFailed
+	r.FailureClass = &fc
+	r.RetryClass = &rc
+	r.ReceiptID = "" // a new receipt, not the caller's
+	r.Warnings = append(append([]contract.Warning(nil), r.Warnings...), contract.Warning{
+		Code: WarnDuplicateIDConflict,
+		Message: fmt.Sprintf("idempotency key %q of client %q and adapter %q was already recorded at sequence %d with different content",
+			*r.IdempotencyKey, r.ClientID, r.AdapterID, origSeq),
+	})
+	return r
+}
+
+// gapReceipt is the receipt.gap_detected receipt for gap, appended before
+// the receipt r that revealed it. The range is in the warning message and,
+// machine-readable, in telemetry_summary (gap_scope, gap_from, gap_to).
+func gapReceipt(r contract.LifecycleReceipt, gap *Gap, seq uint64, now time.Time, src ids.Source) contract.LifecycleReceipt {
+	s := seq
+	inv := r.InvocationID
+	if inv == "" {
+		inv = src.New(ids.PrefixInvocation)
+	}
+	return contract.LifecycleReceipt{
+		SchemaVersion:    contract.ReceiptSchemaVersion,
+		ReceiptID:        src.New(ids.PrefixReceipt),
+		ClientID:         r.ClientID,
+		AdapterID:        r.AdapterID,
+		InvocationID:     inv,
+		Event:            contract.EventReceiptGapDetected,
+		EventID:          src.New(ids.PrefixEvent),
+		Sequence:         &s,
+		IntegrationMode:  r.IntegrationMode,
+		Status:           contract.StatusObserved,
+		AtEpochS:         now.Unix(),
+		HarnessSessionID: r.HarnessSessionID,
+		HarnessRunID:     r.HarnessRunID,
+		HarnessTaskID:    r.HarnessTaskID,
+		TelemetrySummary: map[string]any{"gap_scope": gap.Scope, "gap_from": gap.From, "gap_to": gap.To},
+		Warnings: []contract.Warning{{
+			Code:    WarnReceiptGap,
+			Message: fmt.Sprintf("external sequence %q skipped %d..%d; those receipts were never delivered to the ledger", gap.Scope, gap.From, gap.To),
+		}},
+	}
+}

@@ -1,0 +1,75 @@
+package ledger
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// The test binary doubles as a helper process: when LEDGER_HELPER is set,
+// TestMain runs that helper instead of the tests (the os/exec
+// helper-process pattern), so multi-process tests need no other program.
+const helperEnv = "LEDGER_HELPER"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(helperEnv) {
+	case "":
+		goleak.VerifyTestMain(m)
+	case "append":
+		os.Exit(helperAppend())
+	default:
+		fmt.Fprintln(os.Stderr, "unknown helper", os.Getenv(helperEnv))
+		os.Exit(2)
+	}
+}
+
+// helperAppend appends LEDGER_COUNT receipts (0: forever) to LEDGER_PATH
+// and prints each acknowledged sequence on stdout, one per line, only after
+// Append has returned (so after the fsync).
+func helperAppend() int {
+	path := os.Getenv("LEDGER_PATH")
+	count, _ := strconv.Atoi(os.Getenv("LEDGER_COUNT"))
+	tag := os.Getenv("LEDGER_TAG")
+	l, err := Open(path, Options{})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer l.Close()
+	out := bufio.NewWriter(os.Stdout)
+	for i := 0; count == 0 || i < count; i++ {
+		r := testReceipt(contract.EventSupervisorTick)
+		r.TelemetrySummary = map[string]any{"writer": tag, "i": i, "pad": "0123456789abcdef0123456789abcdef0123456789abcdef"}
+		got, _, err := l.Append(r)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+		fmt.Fprintf(out, "%d %s\n", *got.Sequence, got.ReceiptID)
+		if err := out.Flush(); err != nil {
+			return 1
+		}
+	}
+	return 0
+}
+
+func testReceipt(ev contract.Event) contract.LifecycleReceipt {
+	return contract.LifecycleReceipt{
+		ClientID:        "test-client",
+		AdapterID:       "codex",
+		InvocationID:    "inv_test",
+		Event:           ev,
+		EventID:         "evt_test",
+		IntegrationMode: contract.ModeLauncherWrapper,
+		Status:          contract.StatusObserved,
+	}
+}
+
+var fixedNow = func() time.Time { return time.Unix(1778100000, 0) }
