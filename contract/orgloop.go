@@ -87,6 +87,9 @@ type ExitFacts struct {
 	// StoppedBy is empty, or the reason the supervisor itself stopped the
 	// process (StoppedBy* constants or another short machine reason).
 	StoppedBy string
+	// FromWaitStatus says Code and Signal were read from a real wait
+	// status, so a code above 127 is a plain exit code, not 128+N.
+	FromWaitStatus bool
 }
 
 // ExitClass is the lifecycle classification of an exit.
@@ -105,6 +108,7 @@ type ExitClass struct {
 //	died of another signal N          stopped    cancelled  signal_N
 //	exit 0                            completed  success    exit_code_0
 //	exit 1–127                        failed     failure    exit_code_N
+//	exit > 127 with FromWaitStatus    failed     failure    exit_code_N
 //	exit 128+N (N = 2, 9, 15, other)  stopped    cancelled  sigint / sigkill / sigterm / signal_N
 //	anything else                     stopped    unknown    session_stopped
 //
@@ -122,7 +126,7 @@ func ClassifyExit(e ExitFacts) ExitClass {
 		return ExitClass{PhaseStopped, LifecycleCancelled, signalReason(e.Signal)}
 	case e.Code == 0:
 		return ExitClass{PhaseCompleted, LifecycleSuccess, "exit_code_0"}
-	case e.Code >= 1 && e.Code <= 127:
+	case e.Code >= 1 && e.Code <= 127, e.FromWaitStatus && e.Code > 127:
 		return ExitClass{PhaseFailed, LifecycleFailure, "exit_code_" + strconv.Itoa(e.Code)}
 	case e.Code >= 129 && e.Code <= 255:
 		return ExitClass{PhaseStopped, LifecycleCancelled, signalReason(e.Code - 128)}

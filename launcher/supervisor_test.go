@@ -1,0 +1,341 @@
+package launcher
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/ptyio"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// memRecorder keeps moments in memory and mints sequential receipt ids.
+type memRecorder struct {
+	mu      sync.Mutex
+	moments []Moment
+}
+
+func (r *memRecorder) Record(_ context.Context, m Moment) (contract.LifecycleReceipt, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.moments = append(r.moments, m)
+	return contract.LifecycleReceipt{ReceiptID: fmt.Sprintf("lfr_%d", len(r.moments)), Event: m.Event}, nil
+}
+
+func (r *memRecorder) events() []contract.Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []contract.Event
+	for _, m := range r.moments {
+		out = append(out, m.Event)
+	}
+	return out
+}
+
+func (r *memRecorder) last(ev contract.Event) (Moment, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.moments) - 1; i >= 0; i-- {
+		if r.moments[i].Event == ev {
+			return r.moments[i], true
+		}
+	}
+	return Moment{}, false
+}
+
+type fixture struct {
+	cfg  Config
+	rec  *memRecorder
+	out  *syncBuffer
+	root string
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func newFixture(t *testing.T, script string) *fixture {
+	t.Helper()
+	root := t.TempDir()
+	id := "ses_01TEST0000000000000000000" + fmt.Sprint(len(t.Name())%10)
+	if _, err := statedir.CreateSessionDir(root, id); err != nil {
+		t.Fatal(err)
+	}
+	rec := &memRecorder{}
+	out := &syncBuffer{}
+	stdin, err := os.Open(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close() })
+	return &fixture{
+		rec: rec, out: out, root: root,
+		cfg: Config{
+			StateDir: root,
+			Record:   statedir.SessionRecord{ID: id, AdapterID: "generic", Argv: []string{"sh", "-c", script}},
+			Spec: ptyio.ChildSpec{Path: "/bin/sh", Args: []string{"-c", script},
+				Env: []string{"PATH=/usr/bin:/bin"}},
+			Terminal:      ptyio.TerminalConfig{In: stdin, Out: out},
+			Recorder:      rec,
+			ControlSocket: filepath.Join(statedir.SessionDir(root, id), "control.sock"),
+			Grace:         2 * time.Second,
+		},
+	}
+}
+
+func (f *fixture) run(t *testing.T) Result {
+	t.Helper()
+	res, err := Run(context.Background(), f.cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestExitCodePassthrough(t *testing.T) {
+	for _, code := range []int{0, 1, 3, 255} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			f := newFixture(t, fmt.Sprintf("echo hello; exit %d", code))
+			res := f.run(t)
+			if res.ExitCode != code {
+				t.Fatalf("exit code %d, want %d", res.ExitCode, code)
+			}
+			want := []contract.Event{contract.EventSessionStarting, contract.EventSessionStarted, contract.EventSessionEnded}
+			if got := f.rec.events(); !equalEvents(got, want) {
+				t.Fatalf("events %v, want %v", got, want)
+			}
+			ended, _ := f.rec.last(contract.EventSessionEnded)
+			if got := ended.Summary[contract.SummaryExitStatus]; got != code {
+				t.Fatalf("exit_status %v, want %d", got, code)
+			}
+			wantState := statedir.StateFailed
+			if code == 0 {
+				wantState = statedir.StateCompleted
+			}
+			if res.State != wantState {
+				t.Fatalf("state %s, want %s", res.State, wantState)
+			}
+			rec, err := statedir.ReadSession(f.root, f.cfg.Record.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rec.State != wantState || rec.Exit == nil || rec.Exit.Code != code {
+				t.Fatalf("session.json %+v", rec)
+			}
+			if !strings.Contains(f.out.String(), "hello") {
+				t.Fatalf("output not relayed: %q", f.out.String())
+			}
+		})
+	}
+}
+
+func TestSignalDeathReadFromStatus(t *testing.T) {
+	f := newFixture(t, "kill -USR1 $$")
+	res := f.run(t)
+	if res.ExitCode != 128+10 {
+		t.Fatalf("exit code %d, want 138", res.ExitCode)
+	}
+	if res.Class.Reason != "signal_10" || res.Class.Phase != contract.PhaseStopped {
+		t.Fatalf("class %+v", res.Class)
+	}
+	ended, _ := f.rec.last(contract.EventSessionEnded)
+	if ended.Summary[contract.SummarySignal] != 10 {
+		t.Fatalf("summary %v", ended.Summary)
+	}
+}
+
+func TestNotFoundAndNotExecutable(t *testing.T) {
+	f := newFixture(t, "")
+	f.cfg.Spec = ptyio.ChildSpec{Path: "no-such-command-lifeloop", Env: []string{"PATH=/usr/bin:/bin"}}
+	res := f.run(t)
+	if res.ExitCode != ExitNotFound || res.LaunchErr == nil {
+		t.Fatalf("result %+v", res)
+	}
+	ended, ok := f.rec.last(contract.EventSessionEnded)
+	if !ok || ended.Status != contract.StatusFailed || ended.Failure == nil {
+		t.Fatalf("no failed session.ended: %+v", ended)
+	}
+
+	f = newFixture(t, "")
+	p := filepath.Join(t.TempDir(), "noexec")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.cfg.Spec = ptyio.ChildSpec{Path: p, Env: []string{"PATH=/usr/bin:/bin"}}
+	res = f.run(t)
+	if res.ExitCode != ExitNotExecutable {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestAbortOverControlSocket(t *testing.T) {
+	// The harness ignores SIGTERM, so abort must escalate to SIGKILL after
+	// the grace period.
+	f := newFixture(t, "trap '' TERM; echo ready; while :; do sleep 0.05; done")
+	f.cfg.Grace = 300 * time.Millisecond
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	waitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
+	var st Status
+	if err := Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	if !st.Alive || st.Session.State != statedir.StateRunning || st.Processes < 1 {
+		t.Fatalf("status %+v", st)
+	}
+	if err := Call(context.Background(), f.cfg.ControlSocket, OpAbort, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.State != statedir.StateAborted || res.ExitCode != 137 {
+		t.Fatalf("result %+v", res)
+	}
+	ending, ok := f.rec.last(contract.EventSessionEnding)
+	if !ok || ending.Summary["reason"] != contract.StoppedByAbort {
+		t.Fatalf("session.ending %+v", ending)
+	}
+	if err := Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, nil); err != ErrNotLive {
+		t.Fatalf("after exit: %v, want ErrNotLive", err)
+	}
+}
+
+func TestPauseResume(t *testing.T) {
+	f := newFixture(t, "echo ready; while :; do sleep 0.05; done")
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	waitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
+	if err := Call(context.Background(), f.cfg.ControlSocket, OpPause, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var st Status
+	_ = Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, &st)
+	if st.Session.State != statedir.StatePaused {
+		t.Fatalf("state %s after pause", st.Session.State)
+	}
+	if err := Call(context.Background(), f.cfg.ControlSocket, OpPause, nil, nil); err == nil {
+		t.Fatal("pausing a paused session succeeded")
+	}
+	if err := Call(context.Background(), f.cfg.ControlSocket, OpResume, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = Call(context.Background(), f.cfg.ControlSocket, OpAbort, nil, nil)
+	res := <-done
+	if res.State != statedir.StateAborted {
+		t.Fatalf("result %+v", res)
+	}
+	ticks := 0
+	for _, e := range f.rec.events() {
+		if e == contract.EventSupervisorTick {
+			ticks++
+		}
+	}
+	if ticks != 2 {
+		t.Fatalf("%d state-change ticks, want 2 (pause, resume)", ticks)
+	}
+}
+
+func TestMaxDuration(t *testing.T) {
+	f := newFixture(t, "sleep 30")
+	f.cfg.MaxDuration = 200 * time.Millisecond
+	res := f.run(t)
+	if res.State != statedir.StateFailed || res.Class.Reason != contract.StoppedByTimeout {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestGrandchildIgnoringTermIsKilled(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "gc.pid")
+	f := newFixture(t, fmt.Sprintf("sh -c 'trap \"\" TERM HUP; echo $$ > %s; exec sleep 30' & sleep 0.2; exit 0", pidFile))
+	res := f.run(t)
+	if res.ExitCode != 0 {
+		t.Fatalf("result %+v", res)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	waitFor(t, func() bool { return !alive(pid) })
+}
+
+func TestTicksReportActivity(t *testing.T) {
+	f := newFixture(t, "echo start; sleep 1.2; echo again; sleep 1")
+	f.cfg.Tick = time.Minute // only activity changes produce ticks here
+	f.cfg.IdleAfter = 400 * time.Millisecond
+	f.run(t)
+	var sawIdle, sawActive bool
+	f.rec.mu.Lock()
+	for _, m := range f.rec.moments {
+		if m.Event != contract.EventSupervisorTick {
+			continue
+		}
+		if m.Summary["trigger"] != tickActivityChange {
+			t.Errorf("tick trigger %v, want %s", m.Summary["trigger"], tickActivityChange)
+		}
+		switch m.Summary["activity"] {
+		case activityIdle:
+			sawIdle = true
+		case activityActive:
+			sawActive = sawIdle // active again after idle
+		}
+		if m.Summary["pid"] == 0 {
+			t.Errorf("tick without pid: %v", m.Summary)
+		}
+	}
+	f.rec.mu.Unlock()
+	if !sawIdle || !sawActive {
+		for _, m := range f.rec.moments {
+			t.Logf("%s %v", m.Event, m.Summary)
+		}
+		t.Fatalf("idle=%v active-again=%v", sawIdle, sawActive)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 20s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func equalEvents(a, b []contract.Event) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
