@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -91,3 +92,5 @@ func TestEventFamilies(t *testing.T) {
 		})
 	}
 }
+
+func readFile(name string) ([]byte, error) { return os.ReadFile(name) }
