@@ -82,6 +82,7 @@ func newApp(e *env) *ucli.App {
 			manifestCommand(e),
 			eventsCommand(e),
 			negotiateCommand(e),
+			conformanceCommand(e),
 		},
 	}
 	return app

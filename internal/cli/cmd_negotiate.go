@@ -43,8 +43,8 @@ func negotiateCommand(e *env) *ucli.Command {
 		ArgsUsage:    " ",
 		OnUsageError: commandUsageError,
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "adapter", Usage: "adapter id or alias (see `lifeloop adapters`)", Destination: &opts.AdapterID},
-			&ucli.StringFlag{Name: "mode", Value: string(contract.ModeLauncherWrapper), Usage: "integration mode to negotiate for: " + modeList(), Destination: &opts.Mode},
+			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` or alias (see lifeloop adapters)", Destination: &opts.AdapterID},
+			&ucli.StringFlag{Name: "mode", Value: string(contract.ModeLauncherWrapper), Usage: "integration `MODE` to negotiate for: " + modeList(), Destination: &opts.Mode},
 			&ucli.StringFlag{Name: "require", Usage: "capability request `FILE`, or - for standard input", Destination: &opts.Require},
 		},
 		Action: func(c *ucli.Context) error {
