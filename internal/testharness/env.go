@@ -12,7 +12,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -297,57 +296,10 @@ func (e *HarnessEnv) CodexRollouts() []string {
 	return out
 }
 
-// Proc is a process found in /proc.
-type Proc struct {
-	PID     int
-	Cmdline string
-}
-
 // StrayProcesses lists live processes (zombies excluded) started from this
 // environment: those whose environment carries this environment's
 // MarkerVar or CODEX_HOME. The Codex TUI's detached app-server daemon is
 // the known case; it reparents to init and escapes process-group kills.
 func (e *HarnessEnv) StrayProcesses() []Proc {
-	return scanProcs([]string{MarkerVar + "=" + e.marker, "CODEX_HOME=" + e.CodexHome})
-}
-
-// KillStrays SIGKILLs every process StrayProcesses finds and returns what
-// it killed.
-func (e *HarnessEnv) KillStrays() []Proc {
-	procs := e.StrayProcesses()
-	for _, p := range procs {
-		_ = syscall.Kill(p.PID, syscall.SIGKILL)
-	}
-	return procs
-}
-
-func scanProcs(needles []string) []Proc {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil
-	}
-	self := os.Getpid()
-	var out []Proc
-	for _, ent := range ents {
-		pid := 0
-		if _, err := fmt.Sscanf(ent.Name(), "%d", &pid); err != nil || pid == self || fmt.Sprint(pid) != ent.Name() {
-			continue
-		}
-		environ, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		vars := strings.Split(string(environ), "\x00")
-		if !slices.ContainsFunc(needles, func(n string) bool { return slices.Contains(vars, n) }) {
-			continue
-		}
-		if stat, err := os.ReadFile(filepath.Join("/proc", ent.Name(), "stat")); err == nil {
-			if i := bytes.LastIndexByte(stat, ')'); i > 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
-				continue
-			}
-		}
-		cmdline, _ := os.ReadFile(filepath.Join("/proc", ent.Name(), "cmdline"))
-		out = append(out, Proc{PID: pid, Cmdline: strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " "))})
-	}
-	return out
+	return scanProcs(envMatcher([]string{MarkerVar + "=" + e.marker, "CODEX_HOME=" + e.CodexHome}))
 }
