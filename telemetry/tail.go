@@ -149,9 +149,11 @@ func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
 			modeErr = fmt.Errorf("telemetry: cannot watch %s, polling every %s: %w", filepath.Dir(cfg.Path), cfg.Poll, err)
 		}
 	}
+	// Position on the file as it is now, before anything is reported, so
+	// that bytes written after the mode event are never skipped.
+	t.position()
 	sink(TailEvent{Kind: EventMode, Mode: mode, Err: modeErr})
-
-	t.check(true)
+	t.check()
 	ticker := time.NewTicker(interval)
 	defer ticker.Stop()
 	base := filepath.Clean(cfg.Path)
@@ -165,7 +167,7 @@ func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
 				continue
 			}
 			if filepath.Clean(ev.Name) == base {
-				t.check(false)
+				t.check()
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -174,9 +176,9 @@ func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
 			}
 			// An overflow or watcher error may have lost events: re-check.
 			sink(TailEvent{Kind: EventError, Err: err, Offset: t.offset})
-			t.check(false)
+			t.check()
 		case <-ticker.C:
-			t.check(false)
+			t.check()
 		}
 	}
 }
@@ -190,7 +192,6 @@ type tailer struct {
 	dev    uint64
 	offset int64
 	lineNo int64
-	seen   bool // the file existed at some check
 	buf    []byte
 }
 
@@ -208,8 +209,23 @@ func fileID(fi fs.FileInfo) (dev, ino uint64) {
 	return 0, 0
 }
 
+// position opens a file that exists when Tail starts, at offset 0 with
+// FromStart, else at its end.
+func (t *tailer) position() {
+	fi, err := os.Stat(t.cfg.Path)
+	if err != nil {
+		return
+	}
+	dev, ino := fileID(fi)
+	if t.open(fi, dev, ino) && !t.cfg.FromStart {
+		if ofi, err := t.f.Stat(); err == nil {
+			t.startAtEnd(ofi.Size())
+		}
+	}
+}
+
 // check compares the path with the open file and reads whatever is new.
-func (t *tailer) check(first bool) {
+func (t *tailer) check() {
 	fi, err := os.Stat(t.cfg.Path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -228,11 +244,7 @@ func (t *tailer) check(first bool) {
 		if !t.open(fi, dev, ino) {
 			return
 		}
-		if first && !t.cfg.FromStart {
-			t.startAtEnd(fi.Size())
-		} else if !first {
-			t.sink(TailEvent{Kind: EventAppeared, Offset: 0})
-		}
+		t.sink(TailEvent{Kind: EventAppeared, Offset: 0})
 	} else if ino != t.ino || dev != t.dev {
 		t.drain()
 		t.close()
@@ -260,7 +272,6 @@ func (t *tailer) open(fi fs.FileInfo, dev, ino uint64) bool {
 		dev, ino = fileID(ofi)
 	}
 	t.f, t.dev, t.ino = f, dev, ino
-	t.seen = true
 	t.restart()
 	return true
 }
