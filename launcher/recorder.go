@@ -20,6 +20,7 @@ type Moment struct {
 	PayloadReceipts  []contract.PayloadReceipt
 	Degradations     []contract.CapabilityDegradation
 	Warnings         []contract.Warning
+	IdempotencyKey   *string
 }
 
 // Recorder records moments as receipts. Record must not block on clients:

@@ -596,6 +596,10 @@ func (s *supervisor) onControl(req ControlRequest) (any, error) {
 			return nil, fmt.Errorf("emit: bad arguments: %w", err)
 		}
 		m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail, Parent: &s.startedReceipt}
+		if a.IdempotencyKey != "" {
+			k := a.IdempotencyKey
+			m.IdempotencyKey = &k
+		}
 		if a.FrameID != "" {
 			fc := contract.FrameContext{FrameID: a.FrameID, FrameClass: contract.FrameTopLevel}
 			if a.ParentFrameID != "" {

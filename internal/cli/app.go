@@ -78,6 +78,11 @@ func newApp(e *env) *ucli.App {
 		},
 		Commands: []*ucli.Command{
 			versionCommand(e),
+			runCommand(e),
+			statusCommand(e),
+			abortCommand(e),
+			pauseCommand(e),
+			resumeCommand(e),
 			adaptersCommand(e),
 			manifestCommand(e),
 			eventsCommand(e),

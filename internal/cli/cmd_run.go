@@ -1,0 +1,165 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/sink"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/launcher"
+)
+
+// runOptions are the flags of `lifeloop run`.
+type runOptions struct {
+	StateDir      string
+	Adapter       string
+	Clients       []string
+	ClientEvents  []string
+	ClientTimeout time.Duration
+	Events        []string
+	Format        string
+	Require       string
+	Tick          time.Duration
+	IdleAfter     time.Duration
+	Grace         time.Duration
+	MaxDuration   time.Duration
+	Cols, Rows    int
+	Argv          []string
+}
+
+func runCommand(e *env) *ucli.Command {
+	var o runOptions
+	return &ucli.Command{
+		Name:      "run",
+		Usage:     "run a harness under a PTY and record its lifecycle",
+		ArgsUsage: "[flags] -- CMD [ARGS...]",
+		Description: `Starts CMD under a pseudo-terminal and stays invisible: the harness owns
+the terminal, keys and screen are exactly as without lifeloop. Lifecycle
+receipts (session.starting/started/ending/ended, supervisor.tick, ...) go to
+the session's ledger (see 'lifeloop receipts --latest'), to --events
+destinations and to --client commands, never to the terminal.
+
+lifeloop exits with the harness's exit code (128+N when it died of signal
+N). Before the harness starts: 125 lifeloop refused or failed (e.g. a
+required capability is unsupported), 126 the command is not executable,
+127 the command was not found.
+
+Signals sent to lifeloop (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to
+the harness's process group; a second INT/TERM or --grace after the first
+kills the group.`,
+		Flags: []ucli.Flag{
+			stateDirFlag(&o.StateDir),
+			&ucli.StringFlag{Name: "adapter", Usage: "adapter id (default: resolved from the command)", Destination: &o.Adapter, EnvVars: []string{"LIFELOOP_ADAPTER"}},
+			&ucli.StringSliceFlag{Name: "client", Usage: "client `CMD` receiving every receipt's dispatch envelope on stdin (repeatable; split on spaces)"},
+			&ucli.StringSliceFlag{Name: "client-events", Usage: "only dispatch these `EVENTS` to clients (comma-separated)"},
+			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
+			&ucli.StringSliceFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)"},
+			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
+			&ucli.StringFlag{Name: "require", Usage: "negotiate this capability request `FILE` before launch (- for stdin); refused → exit 125", Destination: &o.Require},
+			&ucli.DurationFlag{Name: "tick", Usage: "supervisor.tick interval (0 = off)", Value: launcher.DefaultTick, Destination: &o.Tick},
+			&ucli.DurationFlag{Name: "idle-after", Usage: "no output for this long makes the harness idle", Value: launcher.DefaultIdleAfter, Destination: &o.IdleAfter},
+			&ucli.DurationFlag{Name: "grace", Usage: "time a stopped harness gets before SIGKILL", Value: launcher.DefaultGrace, Destination: &o.Grace},
+			&ucli.DurationFlag{Name: "max-duration", Usage: "stop the harness after this long (state failed, reason timeout)", Destination: &o.MaxDuration},
+			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal", Value: 120, Destination: &o.Cols},
+			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal", Value: 40, Destination: &o.Rows},
+		},
+		Action: func(c *ucli.Context) error {
+			o.Clients = c.StringSlice("client")
+			o.ClientEvents = splitCommas(c.StringSlice("client-events"))
+			o.Events = c.StringSlice("events")
+			o.Argv = c.Args().Slice()
+			if len(o.Argv) == 0 {
+				return usageErrorf("run needs a command: lifeloop run [flags] -- CMD [ARGS...]")
+			}
+			return runRun(c.Context, e, o)
+		},
+	}
+}
+
+func runRun(ctx context.Context, e *env, o runOptions) error {
+	root, err := statedir.Resolve(o.StateDir, e.Getenv)
+	if err != nil {
+		return exitf(ExitLauncherFailed, "%v", err)
+	}
+	format, err := sink.ParseFormat(o.Format)
+	if err != nil {
+		return usageErrorf("--format: %v", err)
+	}
+	if o.Cols <= 0 || o.Rows <= 0 || o.Cols > 65535 || o.Rows > 65535 {
+		return usageErrorf("--cols and --rows must be between 1 and 65535")
+	}
+	var events []contract.Event
+	for _, name := range o.ClientEvents {
+		ev := contract.Event(name)
+		if !ev.Valid() {
+			return usageErrorf("--client-events: unknown event %q; see `lifeloop events`", name)
+		}
+		events = append(events, ev)
+	}
+	var clients []launcher.ClientSpec
+	for _, c := range o.Clients {
+		f := strings.Fields(c)
+		if len(f) == 0 {
+			return usageErrorf("--client: empty command")
+		}
+		clients = append(clients, launcher.ClientSpec{Path: f[0], Args: f[1:]})
+	}
+	var req *contract.CapabilityRequest
+	if o.Require != "" {
+		data, err := readInput(o.Require, e.In)
+		if err != nil {
+			return exitf(ExitLauncherFailed, "--require: %v", err)
+		}
+		r, err := contract.DecodeCapabilityRequest(data)
+		if err != nil {
+			return exitf(ExitLauncherFailed, "--require %s: %v", o.Require, err)
+		}
+		req = &r
+	}
+	res, err := launcher.Launch(ctx, launcher.Options{
+		StateDir:      root,
+		Argv:          o.Argv,
+		Adapter:       o.Adapter,
+		Env:           os.Environ(),
+		In:            e.In,
+		Out:           e.Out,
+		Cols:          uint16(o.Cols),
+		Rows:          uint16(o.Rows),
+		Tick:          o.Tick,
+		IdleAfter:     o.IdleAfter,
+		Grace:         o.Grace,
+		MaxDuration:   o.MaxDuration,
+		Clients:       clients,
+		ClientEvents:  events,
+		ClientTimeout: o.ClientTimeout,
+		Events:        o.Events,
+		Format:        format,
+		Require:       req,
+		HandleSignals: true,
+		Now:           e.Now,
+	})
+	if err != nil {
+		return exitf(ExitLauncherFailed, "%v", err)
+	}
+	if res.LaunchErr != nil {
+		return exitf(res.ExitCode, "%v", res.LaunchErr)
+	}
+	return silentExit(res.ExitCode)
+}
+
+func splitCommas(in []string) []string {
+	var out []string
+	for _, s := range in {
+		for _, p := range strings.Split(s, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,277 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/callback"
+	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/sink"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/ptyio"
+)
+
+// ClientSpec is one `--client` command.
+type ClientSpec struct {
+	Path string
+	Args []string
+}
+
+// Options are everything `lifeloop run` decided from its flags.
+type Options struct {
+	// StateDir is the resolved state root.
+	StateDir string
+	// Argv is the harness command line as the user typed it.
+	Argv []string
+	// Adapter forces an adapter id; empty resolves from Argv.
+	Adapter string
+	// Registry of adapters (default adapters.Default()).
+	Registry *adapters.Registry
+	// Env is the environment the harness and clients inherit.
+	Env []string
+	// Dir is the harness's working directory (default: the current one).
+	Dir string
+
+	In         io.Reader
+	Out        io.Writer
+	Cols, Rows uint16
+
+	Tick, IdleAfter, Grace, MaxDuration time.Duration
+
+	Clients       []ClientSpec
+	ClientEvents  []contract.Event // empty: every event
+	ClientTimeout time.Duration
+	Events        []string // sink destinations
+	Format        sink.Format
+	Require       *contract.CapabilityRequest
+
+	// HandleSignals installs the signal policy (true for the CLI).
+	HandleSignals bool
+	// OnSession, when set, is told the session id and directory as soon as
+	// they exist (before launch).
+	OnSession func(id, dir string)
+
+	Now func() time.Time
+	IDs ids.Source
+}
+
+// Launch runs one harness under lifeloop: resolves the adapter, creates the
+// session directory, ledger, sinks and clients, negotiates, and supervises
+// the harness until it exits. The returned Result's ExitCode is what
+// `lifeloop run` exits with.
+func Launch(ctx context.Context, o Options) (Result, error) {
+	if len(o.Argv) == 0 {
+		return Result{}, errors.New("no command to run; usage: lifeloop run [flags] -- CMD [ARGS...]")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IDs == nil {
+		o.IDs = ids.Default()
+	}
+	if o.Registry == nil {
+		o.Registry = adapters.Default()
+	}
+	if o.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return Result{}, fmt.Errorf("cannot read the working directory: %w", err)
+		}
+		o.Dir = wd
+	}
+
+	var ad *adapters.Adapter
+	if o.Adapter != "" {
+		a, err := o.Registry.Lookup(o.Adapter)
+		if err != nil {
+			return Result{}, err
+		}
+		ad = a
+	} else {
+		ad = o.Registry.Resolve(o.Argv)
+	}
+	argv := ad.PrepareLaunch(slices.Clone(o.Argv))
+
+	id := o.IDs.New(ids.PrefixSession)
+	dir, err := statedir.CreateSessionDir(o.StateDir, id)
+	if err != nil {
+		return Result{}, err
+	}
+	if o.OnSession != nil {
+		o.OnSession(id, dir)
+	}
+	logFile, err := os.OpenFile(statedir.LogPath(o.StateDir, id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return Result{}, fmt.Errorf("session log: %w", err)
+	}
+	defer logFile.Close()
+	log := slog.New(slog.NewJSONHandler(logFile, nil)).With("session", id)
+
+	led, err := ledger.Open(statedir.ReceiptsPath(o.StateDir, id), ledger.Options{Now: o.Now, IDs: o.IDs})
+	if err != nil {
+		return Result{}, err
+	}
+	defer led.Close()
+
+	var sinks []router.Sink
+	var openSinks []*sink.Sink
+	for _, dest := range o.Events {
+		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: id, Logger: log})
+		if err != nil {
+			return Result{}, fmt.Errorf("--events %s: %w", dest, err)
+		}
+		openSinks = append(openSinks, sk)
+		sinks = append(sinks, sk)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		for _, sk := range openSinks {
+			_ = sk.Close(cctx)
+		}
+	}()
+
+	var clients []router.Client
+	for _, c := range o.Clients {
+		inv := &callback.Invoker{
+			Path: c.Path, Args: c.Args, Timeout: o.ClientTimeout, Env: o.Env,
+			SessionID: id, SessionDir: dir, StateDir: o.StateDir,
+		}
+		clients = append(clients, filteredClient{inv: inv, events: o.ClientEvents})
+	}
+
+	rt, err := router.New(router.Config{
+		Manifest:     ad.Manifest(),
+		Mode:         contract.ModeLauncherWrapper,
+		Require:      o.Require,
+		Ledger:       led,
+		AsyncClients: clients,
+		Sinks:        sinks,
+		Now:          o.Now,
+		IDs:          o.IDs,
+		Logger:       log,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = rt.Close(cctx)
+	}()
+
+	rec := statedir.SessionRecord{
+		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
+		Argv: argv, Cwd: o.Dir,
+	}
+	recorder := &routerRecorder{rt: rt}
+
+	if n := rt.Negotiation(); n != nil && !n.Verdict.Proceed {
+		return rejected(o, rec, recorder, n)
+	}
+
+	env := append(slices.Clone(o.Env),
+		"LIFELOOP_SESSION_ID="+id,
+		"LIFELOOP_SESSION_DIR="+dir,
+		"LIFELOOP_STATE_DIR="+o.StateDir,
+	)
+	return Run(ctx, Config{
+		StateDir:      o.StateDir,
+		Record:        rec,
+		Spec:          ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: o.Dir},
+		Terminal:      ptyio.TerminalConfig{In: o.In, Out: o.Out, Cols: o.Cols, Rows: o.Rows, Logger: log},
+		Tick:          o.Tick,
+		IdleAfter:     o.IdleAfter,
+		Grace:         o.Grace,
+		MaxDuration:   o.MaxDuration,
+		Recorder:      recorder,
+		HandleSignals: o.HandleSignals,
+		ControlSocket: controlSocketPath(o.StateDir, id),
+		Log:           log,
+		Now:           o.Now,
+	})
+}
+
+// rejected records a refused negotiation: a failed session.starting,
+// state rejected, exit 125.
+func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contract.NegotiationResult) (Result, error) {
+	// The router fails every Route when negotiation refused; this records
+	// the refusal as the session's only receipt.
+	_, _ = r.Record(context.Background(), Moment{Event: contract.EventSessionStarting})
+	rec.State = statedir.StateRejected
+	now := o.Now()
+	rec.EndedAt = &now
+	rec.UpdatedAt = now
+	_ = statedir.WriteSession(o.StateDir, rec)
+	fc := "capability_unsupported"
+	if n.Verdict.FailureClass != nil {
+		fc = string(*n.Verdict.FailureClass)
+	}
+	reason := strings.Join(n.Verdict.Reasons, "; ")
+	return Result{
+		ExitCode:  ExitLaunchFailed,
+		State:     statedir.StateRejected,
+		LaunchErr: fmt.Errorf("negotiation refused (%s): %s; see `lifeloop negotiate --adapter %s`", fc, reason, rec.AdapterID),
+	}, nil
+}
+
+// controlSocketPath is the session's control socket. Unix socket paths are
+// limited to 108 bytes; a longer state dir gets its socket under /tmp.
+func controlSocketPath(root, id string) string {
+	p := statedir.ControlSocketPath(root, id)
+	if len(p) < 100 {
+		return p
+	}
+	return fmt.Sprintf("%s/lifeloop-%d-%s.sock", os.TempDir(), os.Getuid(), id)
+}
+
+// ControlSocketFor returns where the control socket of session id lives.
+func ControlSocketFor(root, id string) string { return controlSocketPath(root, id) }
+
+// routerRecorder adapts the router to the supervisor's Recorder.
+type routerRecorder struct{ rt *router.Router }
+
+func (r *routerRecorder) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
+	in := router.Input{
+		Event:            m.Event,
+		HarnessSessionID: m.HarnessSessionID,
+		FrameContext:     m.Frame,
+		Payloads:         m.Payloads,
+		ParentReceiptID:  m.Parent,
+		TelemetrySummary: m.Summary,
+		Degradations:     m.Degradations,
+		Warnings:         m.Warnings,
+		Failure:          m.Failure,
+		IdempotencyKey:   m.IdempotencyKey,
+	}
+	if m.Status != "" && m.Status != contract.StatusFailed {
+		st := m.Status
+		in.Status = &st
+	}
+	res, err := r.rt.Route(ctx, in)
+	return res.Receipt, err
+}
+
+// filteredClient skips dispatches whose event is not in events.
+type filteredClient struct {
+	inv    *callback.Invoker
+	events []contract.Event
+}
+
+func (f filteredClient) Invoke(ctx context.Context, env contract.DispatchEnvelope) (contract.CallbackResponse, *callback.Failure) {
+	if len(f.events) > 0 && !slices.Contains(f.events, env.Request.Event) {
+		return contract.CallbackResponse{SchemaVersion: contract.Version, Status: contract.StatusSkipped}, nil
+	}
+	return f.inv.Invoke(ctx, env)
+}
