@@ -114,7 +114,9 @@ func TestDecodeRejectsUnknownEnumValuesNamingField(t *testing.T) {
 			func(m map[string]any) { m["event"] = "frame.opend" },
 			[]string{"event: unknown event \"frame.opend\"", "session.starting", "receipt.gap_detected"}},
 		{"receipt nested placement", func(b []byte) error { _, err := DecodeReceipt(b); return err }, "lifecycle_receipt.json",
-			func(m map[string]any) { m["payload_receipts"].([]any)[0].(map[string]any)["placement"] = "system_frame" },
+			func(m map[string]any) {
+				m["payload_receipts"].([]any)[0].(map[string]any)["placement"] = "system_frame"
+			},
 			[]string{"payload_receipts[0].placement: unknown placement class \"system_frame\"", "receipt_only"}},
 		{"response retry class", func(b []byte) error { _, err := DecodeCallbackResponse(b); return err }, "callback_response_failed.json",
 			func(m map[string]any) { m["retry_class"] = "retry" },
@@ -125,7 +127,9 @@ func TestDecodeRejectsUnknownEnumValuesNamingField(t *testing.T) {
 			},
 			[]string{"lifecycle_events.frame.closing: unknown event"}},
 		{"manifest support", func(b []byte) error { _, err := DecodeManifest(b); return err }, "adapter_manifest.json",
-			func(m map[string]any) { m["renewal"].(map[string]any)["reset"].(map[string]any)["manual"] = "simulated" },
+			func(m map[string]any) {
+				m["renewal"].(map[string]any)["reset"].(map[string]any)["manual"] = "simulated"
+			},
 			[]string{"renewal.reset.manual: unknown support state \"simulated\"", "allowed: native, synthesized, manual, partial, unavailable"}},
 		{"dispatch frame class", func(b []byte) error { _, err := DecodeDispatchEnvelope(b); return err }, "dispatch_envelope.json",
 			func(m map[string]any) {

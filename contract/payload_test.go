@@ -37,7 +37,11 @@ func TestPayloadCheck(t *testing.T) {
 		{"no digest is fine", func() PayloadEnvelope { p := textPayload("x", ok...); p.ContentDigest = nil; return p }, ""},
 		{"size mismatch", func() PayloadEnvelope { p := textPayload("hello", ok...); p.ByteSize = 4; return p }, "byte_size: declares 4 bytes but the decoded body has 5"},
 		{"size counts bytes not runes", func() PayloadEnvelope { p := textPayload("héllo", ok...); p.ByteSize = 5; return p }, "byte_size"},
-		{"digest mismatch", func() PayloadEnvelope { p := textPayload("hello", ok...); p.ContentDigest = Ptr(Digest([]byte("hellO"))); return p }, "content_digest: does not match"},
+		{"digest mismatch", func() PayloadEnvelope {
+			p := textPayload("hello", ok...)
+			p.ContentDigest = Ptr(Digest([]byte("hellO")))
+			return p
+		}, "content_digest: does not match"},
 		{"digest malformed", func() PayloadEnvelope { p := textPayload("hello", ok...); p.ContentDigest = Ptr("md5:abc"); return p }, "content_digest: must be \"sha256:\""},
 		{"digest uppercase", func() PayloadEnvelope {
 			p := textPayload("hello", ok...)
@@ -51,8 +55,16 @@ func TestPayloadCheck(t *testing.T) {
 			return p
 		}, "body does not decode"},
 		{"unknown encoding", func() PayloadEnvelope { p := textPayload("x", ok...); p.ContentEncoding = "gzip"; return p }, "content_encoding: unknown value \"gzip\""},
-		{"expired", func() PayloadEnvelope { p := textPayload("x", ok...); p.ExpiresAtEpochS = Ptr(fixedNow.Unix()); return p }, "expires_at_epoch_s: payload expired"},
-		{"not yet expired", func() PayloadEnvelope { p := textPayload("x", ok...); p.ExpiresAtEpochS = Ptr(fixedNow.Unix() + 1); return p }, ""},
+		{"expired", func() PayloadEnvelope {
+			p := textPayload("x", ok...)
+			p.ExpiresAtEpochS = Ptr(fixedNow.Unix())
+			return p
+		}, "expires_at_epoch_s: payload expired"},
+		{"not yet expired", func() PayloadEnvelope {
+			p := textPayload("x", ok...)
+			p.ExpiresAtEpochS = Ptr(fixedNow.Unix() + 1)
+			return p
+		}, ""},
 		{"body_ref skips content checks", func() PayloadEnvelope {
 			p := textPayload("x", ok...)
 			p.Body, p.BodyRef, p.ByteSize = nil, Ptr("s3://bucket/key"), 999
