@@ -1,0 +1,591 @@
+// Package router is the one lifecycle pipeline every entry point (run,
+// watch, emit, event invoke, host-hook) goes through:
+//
+//	validate → adapter manifest → negotiate (when the client declared
+//	requirements) → resolve payload placements → invoke synchronous
+//	clients → synthesize the receipt → append to the ledger (when one is
+//	configured; else sequence stays null) → write to sinks → hand the
+//	receipt to asynchronous clients.
+//
+// The router owns receipt synthesis: a new receipt_id (lfr_) per receipt,
+// the harness's event_id when it has one else a synthesized evt_ id, one
+// invocation_id (inv_) shared by every receipt of one invocation,
+// parent_receipt_id for causally linked receipts, and payload_receipts
+// that echo each placed payload's id, kind, placement, status, size and
+// digest (never computed here). Ids come from an injected ids.Source and
+// time from an injected clock.
+//
+// Status of the receipt, from strongest to weakest: a Failure override in
+// the Input; a refused negotiation (capability_unsupported or
+// operator_required); an invalid input or payload (invalid_request); a
+// required placement that cannot be met (placement_unavailable or
+// payload_too_large); a synchronous client failure (see package callback)
+// or a client's own status=failed response; otherwise the strongest client
+// status (degraded > delivered > skipped > observed), downgraded to
+// degraded when a preferred capability or a payload placement degraded.
+// With no synchronous client the status is observed (or degraded).
+// Refusals happen before any client is invoked.
+package router
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/callback"
+	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+)
+
+// DefaultClientID is the receipt client_id when Config.ClientID is empty.
+const DefaultClientID = "lifeloop"
+
+// Warning codes the router puts on receipts.
+const (
+	WarnLedgerFailed      = "ledger_append_failed"
+	WarnAsyncDropped      = "client_queue_dropped"
+	WarnClientFailed      = "client_failed"
+	WarnPayloadDegraded   = "payload_placement_degraded"
+	WarnPayloadSkipped    = "payload_placement_skipped"
+	WarnPayloadNotDecided = "payload_invalid"
+)
+
+// Client is a synchronous or asynchronous callback client;
+// *callback.Invoker is one.
+type Client interface {
+	Invoke(ctx context.Context, env contract.DispatchEnvelope) (contract.CallbackResponse, *callback.Failure)
+}
+
+// Appender is the durable receipt ledger; *ledger.Ledger is one.
+type Appender interface {
+	AppendWith(r contract.LifecycleReceipt, o ledger.AppendOptions) (contract.LifecycleReceipt, ledger.AppendResult, error)
+}
+
+// Sink receives every recorded receipt and must not block;
+// *sink.Sink is one.
+type Sink interface {
+	Write(r contract.LifecycleReceipt)
+}
+
+// warningSource is implemented by sinks that report their own trouble
+// (failure streaks, drops) as warnings for the next receipt.
+type warningSource interface {
+	TakeWarnings() []contract.Warning
+}
+
+// Config configures a Router. Manifest and Mode are required.
+type Config struct {
+	// Manifest is the resolved adapter's manifest (e.g.
+	// adapters.Default().Lookup(id)).Manifest()).
+	Manifest contract.AdapterManifest
+	// Mode is the integration mode of this entry point.
+	Mode contract.IntegrationMode
+	// ClientID is the receipts' client_id (default DefaultClientID).
+	ClientID string
+	// Require, when set, is negotiated against Manifest once, in New; a
+	// refusal fails every Route before any client runs.
+	Require *contract.CapabilityRequest
+	// Ledger records receipts and assigns sequence; nil leaves sequence
+	// null.
+	Ledger Appender
+	// Clients are invoked synchronously, in order, for every Route; their
+	// responses shape the receipt.
+	Clients []Client
+	// AsyncClients are invoked off the caller's path after the receipt is
+	// recorded (see AsyncClients). Failures become receipts of their own.
+	AsyncClients []Client
+	// AsyncQueue bounds each async client's queue (default
+	// DefaultAsyncQueue).
+	AsyncQueue int
+	// Sinks receive every recorded receipt.
+	Sinks []Sink
+	// InvocationID is shared by every receipt this router synthesizes when
+	// the Input names none; default a fresh inv_ id.
+	InvocationID string
+	// Now is the clock (default time.Now); IDs mints ids (default
+	// ids.Default()).
+	Now func() time.Time
+	IDs ids.Source
+	// Logger receives diagnostics (never payload bodies); nil discards.
+	Logger *slog.Logger
+}
+
+// Input is one lifecycle moment to route.
+type Input struct {
+	Event contract.Event
+	// EventID is the harness's own stable id for the moment, if any.
+	EventID          string
+	HarnessSessionID string
+	HarnessRunID     string
+	HarnessTaskID    string
+	FrameContext     *contract.FrameContext
+	// Payloads are delivered with the event; each is checked, placed and
+	// echoed in payload_receipts.
+	Payloads       []contract.PayloadEnvelope
+	IdempotencyKey *string
+	// ExternalSequence is the moment's number in an external scope (a
+	// harness event counter); the ledger detects gaps in it.
+	// ExternalScope defaults to "<adapter_id>:<harness_session_id>".
+	ExternalSequence *uint64
+	ExternalScope    string
+	ParentReceiptID  *string
+	// InvocationID overrides Config.InvocationID for this receipt.
+	InvocationID     string
+	TelemetrySummary map[string]any
+	Degradations     []contract.CapabilityDegradation
+	Warnings         []contract.Warning
+	// Metadata is passed to clients in the callback request.
+	Metadata map[string]any
+	// Status overrides the synthesized status (e.g. skipped); Failure
+	// marks the moment itself failed (e.g. the launcher failed before
+	// exec): status failed, with Retry or the class's default retry.
+	Status  *contract.ReceiptStatus
+	Failure *contract.FailureClass
+	Retry   *contract.RetryClass
+}
+
+// Result is the outcome of one Route.
+type Result struct {
+	// Receipt is the receipt as recorded (with its sequence when a ledger
+	// is configured; the original receipt on an idempotent replay).
+	Receipt contract.LifecycleReceipt
+	// Extra are receipts the ledger added before Receipt (a
+	// receipt.gap_detected).
+	Extra []contract.LifecycleReceipt
+	// Placements are the placement decisions for Input.Payloads followed
+	// by those for ClientPayloads; the caller delivers what they allow.
+	Placements []contract.PlacementDecision
+	// ClientPayloads are the payloads synchronous clients returned.
+	ClientPayloads []contract.PayloadEnvelope
+	// Replayed is true when the ledger recognised an identical redelivery
+	// of an idempotency key; nothing new was recorded or written to sinks.
+	Replayed bool
+}
+
+// Router runs the pipeline. It is safe for concurrent use.
+type Router struct {
+	cfg         Config
+	negotiation *contract.NegotiationResult
+	async       *AsyncClients
+	log         *slog.Logger
+
+	mu      sync.Mutex
+	pending []contract.Warning // for the next receipt
+}
+
+// New validates cfg, negotiates Require once and starts the asynchronous
+// client workers. Close stops them.
+func New(cfg Config) (*Router, error) {
+	if cfg.Manifest.AdapterID == "" {
+		return nil, errors.New("router: no adapter manifest; resolve the adapter first (adapters.Default().Lookup)")
+	}
+	if !cfg.Mode.Valid() {
+		return nil, fmt.Errorf("router: unknown integration mode %q", cfg.Mode)
+	}
+	if cfg.ClientID == "" {
+		cfg.ClientID = DefaultClientID
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.IDs == nil {
+		cfg.IDs = ids.Default()
+	}
+	if cfg.InvocationID == "" {
+		cfg.InvocationID = cfg.IDs.New(ids.PrefixInvocation)
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	r := &Router{cfg: cfg, log: log}
+	if cfg.Require != nil {
+		if err := cfg.Require.Validate(); err != nil {
+			return nil, fmt.Errorf("router: capability request: %w", err)
+		}
+		n := contract.Negotiate(cfg.Manifest, cfg.Mode, *cfg.Require)
+		r.negotiation = &n
+	}
+	if len(cfg.AsyncClients) > 0 {
+		r.async = newAsyncClients(r, cfg.AsyncClients, cfg.AsyncQueue)
+	}
+	return r, nil
+}
+
+// Negotiation returns the result of negotiating Config.Require, or nil
+// when none was configured.
+func (r *Router) Negotiation() *contract.NegotiationResult { return r.negotiation }
+
+// Close drains the asynchronous clients' queues, waiting at most until
+// ctx is done (see AsyncClients.Close). It is idempotent.
+func (r *Router) Close(ctx context.Context) error {
+	if r.async == nil {
+		return nil
+	}
+	return r.async.Close(ctx)
+}
+
+// synth accumulates the receipt's status while the pipeline runs.
+type synth struct {
+	status   contract.ReceiptStatus
+	failure  *contract.FailureClass
+	retry    *contract.RetryClass
+	warnings []contract.Warning
+	degraded bool
+}
+
+// failOnce records the first failure; later ones only add warnings.
+func (s *synth) failOnce(fc contract.FailureClass, rc contract.RetryClass) {
+	if s.failure != nil {
+		return
+	}
+	s.failure, s.retry = &fc, &rc
+}
+
+// Route runs in through the pipeline and returns the recorded receipt. A
+// refused or failed moment is a failed receipt, not an error; the error is
+// non-nil only when no receipt can be synthesized (an unknown event, or
+// receipt.emitted, which never produces a receipt) or recorded (a ledger
+// failure: the receipt is then still returned, unsequenced, and written to
+// sinks with a ledger_append_failed warning).
+func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
+	if in.Event == contract.EventReceiptEmitted {
+		return Result{}, errors.New("receipt.emitted is a notification event and never produces a receipt")
+	}
+	if !in.Event.Valid() {
+		return Result{}, fmt.Errorf("unknown event %q; known: %v", in.Event, contract.Events)
+	}
+	now := r.cfg.Now()
+	s := &synth{status: contract.StatusObserved}
+	var res Result
+
+	// 1. validate
+	validErr := r.validate(in)
+	if validErr != nil {
+		s.failOnce(contract.FailureInvalidRequest, contract.FailureInvalidRequest.DefaultRetry())
+		s.warnings = append(s.warnings, contract.Warning{Code: string(contract.FailureInvalidRequest), Message: validErr.Error()})
+	}
+	// 2.–3. manifest and negotiation
+	if n := r.negotiation; n != nil {
+		if !n.Verdict.Proceed {
+			fc := contract.FailureCapabilityUnsupported
+			if n.Verdict.FailureClass != nil {
+				fc = *n.Verdict.FailureClass
+			}
+			rc := fc.DefaultRetry()
+			if n.Verdict.RetryClass != nil {
+				rc = *n.Verdict.RetryClass
+			}
+			s.failOnce(fc, rc)
+			for _, reason := range n.Verdict.Reasons {
+				s.warnings = append(s.warnings, contract.Warning{Code: string(fc), Message: reason})
+			}
+		} else if len(n.Warnings) > 0 {
+			s.degraded = true
+			s.warnings = append(s.warnings, n.Warnings...)
+		}
+	}
+	// 4. placements for the input payloads
+	var payloadReceipts []contract.PayloadReceipt
+	var deliver []contract.PayloadEnvelope
+	if validErr == nil {
+		payloadReceipts, deliver = r.place(in.Event, in.Payloads, now, s, &res)
+	}
+	// 5. synchronous clients, only when nothing refused the moment
+	eventID := in.EventID
+	if eventID == "" {
+		eventID = r.cfg.IDs.New(ids.PrefixEvent)
+	}
+	invocationID := in.InvocationID
+	if invocationID == "" {
+		invocationID = r.cfg.InvocationID
+	}
+	env := r.envelope(in, eventID, invocationID, deliver)
+	if s.failure == nil && len(r.cfg.Clients) > 0 {
+		best := contract.StatusObserved
+		for i, c := range r.cfg.Clients {
+			resp, f := c.Invoke(ctx, env)
+			if f != nil {
+				s.failOnce(f.Class, f.Retry)
+				s.warnings = append(s.warnings, contract.Warning{Code: f.Code, Message: clientLabel(c, i) + ": " + f.Message})
+				continue
+			}
+			s.warnings = append(s.warnings, resp.Warnings...)
+			if resp.Status == contract.StatusFailed {
+				fc, rc := responseFailure(resp)
+				s.failOnce(fc, rc)
+				s.warnings = append(s.warnings, contract.Warning{Code: WarnClientFailed,
+					Message: fmt.Sprintf("%s answered status failed (%s)", clientLabel(c, i), fc)})
+				continue
+			}
+			best = strongest(best, resp.Status)
+			res.ClientPayloads = append(res.ClientPayloads, resp.ClientPayloads...)
+		}
+		s.status = best
+		if len(res.ClientPayloads) > 0 {
+			pr, _ := r.place(in.Event, res.ClientPayloads, now, s, &res)
+			payloadReceipts = append(payloadReceipts, pr...)
+		}
+	}
+
+	// 6. synthesize
+	rc := contract.LifecycleReceipt{
+		SchemaVersion:          contract.ReceiptSchemaVersion,
+		ReceiptID:              r.cfg.IDs.New(ids.PrefixReceipt),
+		IdempotencyKey:         in.IdempotencyKey,
+		ClientID:               r.cfg.ClientID,
+		AdapterID:              r.cfg.Manifest.AdapterID,
+		InvocationID:           invocationID,
+		Event:                  in.Event,
+		EventID:                eventID,
+		ParentReceiptID:        in.ParentReceiptID,
+		IntegrationMode:        r.cfg.Mode,
+		AtEpochS:               now.Unix(),
+		HarnessSessionID:       optional(in.HarnessSessionID),
+		HarnessRunID:           optional(in.HarnessRunID),
+		HarnessTaskID:          optional(in.HarnessTaskID),
+		PayloadReceipts:        payloadReceipts,
+		TelemetrySummary:       in.TelemetrySummary,
+		CapabilityDegradations: in.Degradations,
+	}
+	switch {
+	case in.Failure != nil:
+		rc.Status = contract.StatusFailed
+		rc.FailureClass = in.Failure
+		retry := in.Failure.DefaultRetry()
+		if in.Retry != nil {
+			retry = *in.Retry
+		}
+		rc.RetryClass = &retry
+	case s.failure != nil:
+		rc.Status, rc.FailureClass, rc.RetryClass = contract.StatusFailed, s.failure, s.retry
+	case in.Status != nil:
+		rc.Status = *in.Status
+	case s.degraded && s.status != contract.StatusSkipped:
+		rc.Status = contract.StatusDegraded
+	default:
+		rc.Status = s.status
+	}
+	rc.Warnings = slices.Concat(in.Warnings, s.warnings, r.takeWarnings())
+	res.Receipt = rc
+
+	// 7.–9. record, write, hand to async clients
+	stored, extra, replayed, err := r.record(rc, in)
+	res.Receipt, res.Extra, res.Replayed = stored, extra, replayed
+	if err == nil && !replayed && r.async != nil {
+		r.async.enqueue(stored, env)
+	}
+	return res, err
+}
+
+// record appends rc to the ledger (when configured) and writes it, and
+// any receipts the ledger added, to the sinks.
+func (r *Router) record(rc contract.LifecycleReceipt, in Input) (contract.LifecycleReceipt, []contract.LifecycleReceipt, bool, error) {
+	var extra []contract.LifecycleReceipt
+	var appendErr error
+	if r.cfg.Ledger != nil {
+		var o ledger.AppendOptions
+		if in.ExternalSequence != nil {
+			o.ExternalSequence = in.ExternalSequence
+			o.ExternalScope = in.ExternalScope
+			if o.ExternalScope == "" {
+				o.ExternalScope = rc.AdapterID + ":" + in.HarnessSessionID
+			}
+		}
+		stored, ar, err := r.cfg.Ledger.AppendWith(rc, o)
+		if err == nil {
+			if ar.Outcome == ledger.Replayed {
+				return stored, nil, true, nil
+			}
+			rc, extra = stored, ar.Extra
+		} else {
+			appendErr = fmt.Errorf("recording %s receipt %s: %w", rc.Event, rc.ReceiptID, err)
+			r.log.Error("ledger append failed", "event", string(rc.Event), "receipt_id", rc.ReceiptID, "err", err)
+			rc.Warnings = append(rc.Warnings, contract.Warning{Code: WarnLedgerFailed,
+				Message: "the receipt ledger could not record this receipt; its sequence is unknown"})
+		}
+	}
+	for _, sk := range r.cfg.Sinks {
+		for _, x := range extra {
+			sk.Write(x)
+		}
+		sk.Write(rc)
+	}
+	return rc, extra, false, appendErr
+}
+
+// validate checks the input's own shape (payloads are checked one by one
+// in place).
+func (r *Router) validate(in Input) error {
+	if in.Event.IsFrame() && in.FrameContext == nil {
+		return fmt.Errorf("%s needs a frame context (frame id)", in.Event)
+	}
+	if in.FrameContext != nil {
+		if err := in.FrameContext.Validate(); err != nil {
+			return fmt.Errorf("frame_context: %w", err)
+		}
+	}
+	if in.IdempotencyKey != nil && *in.IdempotencyKey == "" {
+		return errors.New("idempotency_key is empty; omit it or give a key")
+	}
+	if in.Event == contract.EventCapabilityDegraded && len(in.Degradations) == 0 {
+		return errors.New("capability.degraded needs at least one capability degradation")
+	}
+	for i, d := range in.Degradations {
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("capability_degradations[%d]: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// place checks and places payloads, returning their receipts and the
+// payloads to deliver; failures are recorded in s.
+func (r *Router) place(ev contract.Event, payloads []contract.PayloadEnvelope, now time.Time, s *synth, res *Result) ([]contract.PayloadReceipt, []contract.PayloadEnvelope) {
+	var receipts []contract.PayloadReceipt
+	var deliver []contract.PayloadEnvelope
+	routes := contract.PlacementRoutes(ev)
+	for _, p := range payloads {
+		if err := p.Check(now); err != nil {
+			s.failOnce(contract.FailureInvalidRequest, contract.FailureInvalidRequest.DefaultRetry())
+			s.warnings = append(s.warnings, contract.Warning{Code: WarnPayloadNotDecided,
+				Message: fmt.Sprintf("payload %s: %v", p.PayloadID, err)})
+			pr := contract.PayloadReceipt{PayloadID: p.PayloadID, PayloadKind: p.PayloadKind, ByteSize: p.ByteSize,
+				ContentDigest: p.ContentDigest, Status: contract.PlacementOutcomeFailed}
+			if len(p.AcceptablePlacements) > 0 {
+				pr.Placement = p.AcceptablePlacements[0].Placement
+			}
+			if pr.PayloadID != "" && pr.PayloadKind != "" && pr.Placement.Valid() {
+				receipts = append(receipts, pr)
+			}
+			continue
+		}
+		d := contract.ResolvePlacement(r.cfg.Manifest, p, routes)
+		res.Placements = append(res.Placements, d)
+		receipts = append(receipts, d.Receipt(p))
+		switch d.Outcome {
+		case contract.PlacementOutcomeFailed:
+			fc := contract.FailurePlacementUnavailable
+			if d.FailureClass != nil {
+				fc = *d.FailureClass
+			}
+			rc := fc.DefaultRetry()
+			if d.RetryClass != nil {
+				rc = *d.RetryClass
+			}
+			s.failOnce(fc, rc)
+			s.warnings = append(s.warnings, contract.Warning{Code: string(fc), Message: fmt.Sprintf("payload %s: %s", p.PayloadID, d.Reason)})
+		case contract.PlacementOutcomeDegraded:
+			s.degraded = true
+			s.warnings = append(s.warnings, contract.Warning{Code: WarnPayloadDegraded, Message: fmt.Sprintf("payload %s: %s", p.PayloadID, d.Reason)})
+			deliver = append(deliver, p)
+		case contract.PlacementOutcomeSkipped:
+			s.warnings = append(s.warnings, contract.Warning{Code: WarnPayloadSkipped, Message: fmt.Sprintf("payload %s: %s", p.PayloadID, d.Reason)})
+		default:
+			deliver = append(deliver, p)
+		}
+	}
+	return receipts, deliver
+}
+
+// envelope builds the dispatch envelope clients receive.
+func (r *Router) envelope(in Input, eventID, invocationID string, payloads []contract.PayloadEnvelope) contract.DispatchEnvelope {
+	req := contract.CallbackRequest{
+		SchemaVersion:    contract.Version,
+		Event:            in.Event,
+		EventID:          eventID,
+		AdapterID:        r.cfg.Manifest.AdapterID,
+		AdapterVersion:   r.cfg.Manifest.AdapterVersion,
+		IntegrationMode:  r.cfg.Mode,
+		InvocationID:     invocationID,
+		HarnessSessionID: optional(in.HarnessSessionID),
+		HarnessRunID:     optional(in.HarnessRunID),
+		HarnessTaskID:    optional(in.HarnessTaskID),
+		FrameContext:     in.FrameContext,
+		IdempotencyKey:   in.IdempotencyKey,
+		Metadata:         in.Metadata,
+	}
+	if in.Event == contract.EventReceiptEmitted {
+		req.IdempotencyKey = nil
+	}
+	for _, p := range payloads {
+		size := p.ByteSize
+		req.PayloadRefs = append(req.PayloadRefs, contract.PayloadRef{
+			PayloadID: p.PayloadID, PayloadKind: p.PayloadKind, ContentDigest: p.ContentDigest, ByteSize: &size,
+		})
+	}
+	return contract.DispatchEnvelope{SchemaVersion: contract.Version, Request: req, Payloads: payloads}
+}
+
+// addWarning queues a warning for the next receipt.
+func (r *Router) addWarning(w contract.Warning) {
+	r.mu.Lock()
+	r.pending = append(r.pending, w)
+	r.mu.Unlock()
+}
+
+// takeWarnings returns the queued warnings and those the sinks and async
+// clients raised since the last receipt.
+func (r *Router) takeWarnings() []contract.Warning {
+	r.mu.Lock()
+	w := r.pending
+	r.pending = nil
+	r.mu.Unlock()
+	for _, sk := range r.cfg.Sinks {
+		if ws, ok := sk.(warningSource); ok {
+			w = append(w, ws.TakeWarnings()...)
+		}
+	}
+	if r.async != nil {
+		w = append(w, r.async.takeWarnings()...)
+	}
+	return w
+}
+
+// strongest orders client statuses: degraded > delivered > skipped >
+// observed.
+func strongest(a, b contract.ReceiptStatus) contract.ReceiptStatus {
+	rank := map[contract.ReceiptStatus]int{
+		contract.StatusObserved: 0, contract.StatusSkipped: 1, contract.StatusDelivered: 2, contract.StatusDegraded: 3,
+	}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// clientLabel names a client in warnings: its Name() when it has one,
+// else its position.
+func clientLabel(c Client, i int) string {
+	if n, ok := c.(interface{ Name() string }); ok {
+		return "client " + n.Name()
+	}
+	return fmt.Sprintf("client #%d", i+1)
+}
+
+// responseFailure reads the classes of a status=failed response; the
+// contract's decoder guarantees both, the fallbacks only guard against a
+// Client implementation that skipped it.
+func responseFailure(resp contract.CallbackResponse) (contract.FailureClass, contract.RetryClass) {
+	fc := contract.FailureTransportError
+	if resp.FailureClass != nil {
+		fc = *resp.FailureClass
+	}
+	rc := fc.DefaultRetry()
+	if resp.RetryClass != nil {
+		rc = *resp.RetryClass
+	}
+	return fc, rc
+}
