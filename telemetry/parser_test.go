@@ -1,0 +1,372 @@
+package telemetry
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+const sid = "50b5cee6-b206-49d4-b2a9-c196226154be"
+
+func cUser(uuid, prompt, content string, extra string) string {
+	if content == "" {
+		content = fmt.Sprintf("%q", prompt)
+	}
+	return `{"parentUuid":null,"isSidechain":false,"promptId":"` + prompt + `-id","type":"user","message":{"role":"user","content":` + content + `},"uuid":"` + uuid + `","timestamp":"2026-11-21T22:12:16.835Z","userType":"external","cwd":"/p","sessionId":"` + sid + `","version":"2.1.197"` + extra + `}`
+}
+
+func cAsst(msgID, reqID, model, stop string, in, cc, cr, out int, extra string) string {
+	req := ""
+	if reqID != "" {
+		req = `,"requestId":"` + reqID + `"`
+	}
+	return `{"parentUuid":"x","isSidechain":false,"message":{"id":"` + msgID + `","type":"message","role":"assistant","model":"` + model + `","content":[{"type":"text","text":"hi"}],"stop_reason":"` + stop + `","usage":{"input_tokens":` + fmt.Sprint(in) + `,"cache_creation_input_tokens":` + fmt.Sprint(cc) + `,"cache_read_input_tokens":` + fmt.Sprint(cr) + `,"output_tokens":` + fmt.Sprint(out) + `,"service_tier":"standard"}},"type":"assistant","uuid":"a-` + msgID + `","timestamp":"2026-11-21T22:12:17.000Z","cwd":"/p","sessionId":"` + sid + `"` + req + extra + `}`
+}
+
+const toolResult = `[{"tool_use_id":"toolu_1","type":"tool_result","content":"ok","is_error":false}]`
+
+// summary renders the fields a test cares about.
+func summary(o Observation) string {
+	s := string(o.Kind)
+	if o.FrameID != "" {
+		s += " frame=" + o.FrameID
+	}
+	if o.ParentFrameID != "" {
+		s += " parent=" + o.ParentFrameID
+	}
+	if o.Tokens != 0 || o.Kind == ObsUsage {
+		s += fmt.Sprintf(" tokens=%d", o.Tokens)
+	}
+	if o.Window != 0 {
+		s += fmt.Sprintf(" window=%d", o.Window)
+	}
+	if o.Trigger != "" {
+		s += " trigger=" + o.Trigger
+	}
+	if o.PreTokens != 0 || o.PostTokens != 0 {
+		s += fmt.Sprintf(" pre=%d post=%d", o.PreTokens, o.PostTokens)
+	}
+	if o.Kind == ObsHarnessSession {
+		s += " id=" + o.HarnessSessionID
+		if o.Cwd != "" {
+			s += " cwd=" + o.Cwd
+		}
+	}
+	if o.Level != "" {
+		s += fmt.Sprintf(" level=%s->%s", o.Previous, o.Level)
+	}
+	return s
+}
+
+func parseAll(t *testing.T, p Parser, lines []string) (got []string, errs int) {
+	t.Helper()
+	var obs []Observation
+	for i, l := range lines {
+		var err error
+		n := len(obs)
+		obs, err = p.Parse(obs, []byte(l), Provenance{Path: "f.jsonl", Line: int64(i + 1), Kind: p.SourceKind()})
+		if err != nil {
+			errs++
+		}
+		for _, o := range obs[n:] {
+			// A held-back observation (Codex compaction) keeps the line
+			// it came from, which is never a later one.
+			if o.Source.Line > int64(i+1) || (o.Kind != ObsCompacted && o.Source.Line != int64(i+1)) {
+				t.Errorf("observation %s has line %d, delivered at line %d", o.Kind, o.Source.Line, i+1)
+			}
+		}
+	}
+	for _, o := range obs {
+		got = append(got, summary(o))
+	}
+	return got, errs
+}
+
+func TestClaudeParser(t *testing.T) {
+	const opus = "claude-opus-4-8"
+	tests := []struct {
+		name  string
+		cfg   ClaudeConfig
+		lines []string
+		want  []string
+		errs  int
+	}{
+		{
+			name: "tool turn",
+			lines: []string{
+				`{"type":"queue-operation","operation":"enqueue","timestamp":"2026-11-21T22:12:16.806Z","sessionId":"` + sid + `","content":"RUN"}`,
+				`{"parentUuid":null,"isSidechain":false,"attachment":{"type":"hook_success"},"type":"attachment","uuid":"u0","timestamp":"2026-11-21T22:12:16.781Z","sessionId":"` + sid + `"}`,
+				cUser("u1", "RUN", "", ""),
+				cAsst("m1", "", opus, "tool_use", 12, 0, 0, 5, ""),
+				cUser("u2", "RUN", toolResult, ""),
+				cAsst("m2", "", opus, "end_turn", 12, 100, 1000, 5, ""),
+				`{"type":"last-prompt","lastPrompt":"RUN","sessionId":"` + sid + `"}`,
+			},
+			want: []string{
+				"harness_session id=" + sid,
+				"frame_opening frame=RUN-id",
+				"frame_opened frame=RUN-id",
+				"usage frame=RUN-id tokens=17 window=1000000",
+				"usage frame=RUN-id tokens=1117 window=1000000",
+				"frame_ended frame=RUN-id trigger=end_turn",
+			},
+		},
+		{
+			name: "usage deduplicated by message id and request id",
+			lines: []string{
+				cUser("u1", "p", "", ""),
+				cAsst("m1", "r1", opus, "", 10, 0, 0, 1, ""),
+				cAsst("m1", "r1", opus, "tool_use", 10, 0, 0, 1, ""),
+				cAsst("m1", "r2", opus, "end_turn", 10, 0, 0, 2, ""),
+			},
+			want: []string{
+				"harness_session id=" + sid,
+				"frame_opening frame=p-id",
+				"frame_opened frame=p-id",
+				"usage frame=p-id tokens=11 window=1000000",
+				"usage frame=p-id tokens=12 window=1000000",
+				"frame_ended frame=p-id trigger=end_turn",
+			},
+		},
+		{
+			name: "meta and compact summary lines open no frame; compaction",
+			lines: []string{
+				cUser("u1", "caveat", "", `,"isMeta":true`),
+				`{"parentUuid":null,"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isMeta":false,"timestamp":"2026-11-21T22:02:24.200Z","uuid":"s1","level":"info","compactMetadata":{"trigger":"auto","preTokens":191332,"durationMs":550,"postTokens":639},"sessionId":"` + sid + `"}`,
+				cUser("u2", "summary", "", `,"isVisibleInTranscriptOnly":true,"isCompactSummary":true`),
+			},
+			want: []string{
+				"harness_session id=" + sid,
+				"compacted trigger=auto pre=191332 post=639",
+			},
+		},
+		{
+			name: "windows by model and overrides",
+			cfg:  ClaudeConfig{},
+			lines: []string{
+				cAsst("m1", "", "claude-sonnet-4-5", "", 1, 0, 0, 0, ""),
+				cAsst("m2", "", "claude-sonnet-4-5[1m]", "", 1, 0, 0, 0, ""),
+				cAsst("m3", "", opus, "", 1, 0, 0, 0, ""),
+			},
+			want: []string{
+				"harness_session id=" + sid,
+				"usage tokens=1 window=200000",
+				"usage tokens=1 window=1000000",
+				"usage tokens=1 window=1000000",
+			},
+		},
+		{
+			name: "auto-compact window override",
+			cfg:  ClaudeConfig{AutoCompactWindow: 150000, MaxContextTokens: 500000},
+			lines: []string{
+				cAsst("m1", "", opus, "", 1, 0, 0, 0, ""),
+			},
+			want: []string{"harness_session id=" + sid, "usage tokens=1 window=150000"},
+		},
+		{
+			name: "max context override",
+			cfg:  ClaudeConfig{MaxContextTokens: 500000},
+			lines: []string{
+				cAsst("m1", "", "claude-haiku-4-5", "", 1, 0, 0, 0, ""),
+			},
+			want: []string{"harness_session id=" + sid, "usage tokens=1 window=500000"},
+		},
+		{
+			name: "sidechain is a subcall frame of the turn",
+			lines: []string{
+				cUser("u1", "main", "", ""),
+				cAsst("m1", "", opus, "tool_use", 5, 0, 0, 1, ""),
+				strings.Replace(cUser("s1", "sub", "", `,"agentId":"agent-7"`), `"isSidechain":false`, `"isSidechain":true`, 1),
+				strings.Replace(cAsst("s2", "", opus, "end_turn", 500, 0, 0, 1, ""), `"isSidechain":false`, `"isSidechain":true`, 1),
+				cUser("u3", "main", toolResult, ""),
+				cAsst("m3", "", opus, "end_turn", 6, 0, 0, 1, ""),
+			},
+			want: []string{
+				"harness_session id=" + sid,
+				"frame_opening frame=main-id",
+				"frame_opened frame=main-id",
+				"usage frame=main-id tokens=6 window=1000000",
+				"frame_opening frame=agent-7 parent=main-id",
+				"frame_ended frame=agent-7 parent=main-id trigger=end_turn",
+				"usage frame=main-id tokens=7 window=1000000",
+				"frame_ended frame=main-id trigger=end_turn",
+			},
+		},
+		{
+			name: "api error ends the turn",
+			lines: []string{
+				cUser("u1", "hi", "", ""),
+				cAsst("e1", "", "<synthetic>", "stop_sequence", 0, 0, 0, 0, `,"isApiErrorMessage":true,"error":"authentication_failed"`),
+			},
+			want: []string{
+				"harness_session id=" + sid,
+				"frame_opening frame=hi-id",
+				"frame_opened frame=hi-id",
+				"api_error frame=hi-id trigger=authentication_failed",
+				"frame_ended frame=hi-id trigger=api_error",
+			},
+		},
+		{
+			name:  "unusable lines are errors",
+			lines: []string{`not json`, `[1,2]`, `{"no":"type"}`, `{"type":"user","message":"odd"}`},
+			errs:  4,
+		},
+		{
+			name: "session id change is reported",
+			lines: []string{
+				`{"type":"mode","sessionId":"a"}`,
+				`{"type":"mode","sessionId":"a"}`,
+				`{"type":"mode","sessionId":"b"}`,
+			},
+			want: []string{"harness_session id=a", "harness_session id=b"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, errs := parseAll(t, NewClaudeParser(tc.cfg), tc.lines)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			if errs != tc.errs {
+				t.Errorf("errors = %d, want %d", errs, tc.errs)
+			}
+		})
+	}
+}
+
+func xEvent(typ, body string) string {
+	return `{"timestamp":"2026-11-21T22:12:19.254Z","ordinal":1,"type":"event_msg","payload":{"type":"` + typ + `"` + body + `}}`
+}
+
+func xTokens(last, cum, window int) string {
+	return xEvent("token_count", fmt.Sprintf(`,"info":{"total_token_usage":{"input_tokens":1,"total_tokens":%d},"last_token_usage":{"input_tokens":1,"total_tokens":%d},"model_context_window":%d},"rate_limits":null`, cum, last, window))
+}
+
+func xRecord(resp string) string {
+	return `{"timestamp":"2026-11-21T22:12:20.000Z","ordinal":2,"type":"token_usage_record","payload":{"thread_id":"th","turn_id":"t1","response_id":"` + resp + `","usage":{"total_tokens":1}}}`
+}
+
+const xMeta = `{"timestamp":"2026-11-21T22:12:19.204Z","ordinal":0,"type":"session_meta","payload":{"session_id":"th-1","id":"th-1","cwd":"/home/dev/project","originator":"codex_exec","cli_version":"0.169.0","base_instructions":{"text":"You are"}}}`
+
+func TestCodexParser(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string
+		errs  int
+	}{
+		{
+			name: "tool turn",
+			lines: []string{
+				xMeta,
+				xEvent("task_started", `,"turn_id":"t1","model_context_window":258400`),
+				`{"timestamp":"2026-11-21T22:12:19.300Z","ordinal":5,"type":"turn_context","payload":{"turn_id":"t1","cwd":"/home/dev/project","model":"mock-model"}}`,
+				xEvent("user_message", `,"message":"RUN_TOOL please"`),
+				xEvent("token_count", `,"info":null`),
+				xRecord("r1"),
+				xTokens(17, 17, 258400),
+				xTokens(17, 17, 258400),
+				xRecord("r2"),
+				xTokens(20, 37, 258400),
+				xEvent("task_complete", `,"turn_id":"t1","duration_ms":2381`),
+			},
+			want: []string{
+				"harness_session id=th-1 cwd=/home/dev/project",
+				"frame_opening frame=t1 window=258400",
+				"frame_opened frame=t1 window=258400",
+				"user_message frame=t1",
+				"usage frame=t1 tokens=17 window=258400",
+				"usage frame=t1 tokens=20 window=258400",
+				"frame_ended frame=t1 trigger=task_complete",
+			},
+		},
+		{
+			name: "compaction: pre skips the summary request, post is the next count",
+			lines: []string{
+				xMeta,
+				xEvent("task_started", `,"turn_id":"t1","model_context_window":9500`),
+				xRecord("r1"),
+				xTokens(9300, 9300, 9500),
+				xRecord("rsum"),
+				xTokens(17, 9317, 9500),
+				`{"timestamp":"2026-11-21T22:03:01.100Z","ordinal":20,"type":"compacted","payload":{"message":"summary","compaction_response_id":"rsum","window_number":1}}`,
+				xTokens(5838, 9317, 9500),
+				xEvent("task_complete", `,"turn_id":"t1"`),
+			},
+			want: []string{
+				"harness_session id=th-1 cwd=/home/dev/project",
+				"frame_opening frame=t1 window=9500",
+				"frame_opened frame=t1 window=9500",
+				"usage frame=t1 tokens=9300 window=9500",
+				"usage frame=t1 tokens=17 window=9500",
+				"compacted frame=t1 window=9500 trigger=auto pre=9300 post=5838",
+				"usage frame=t1 tokens=5838 window=9500",
+				"frame_ended frame=t1 trigger=task_complete",
+			},
+		},
+		{
+			name: "compaction without a following count keeps post unknown",
+			lines: []string{
+				xRecord("r1"),
+				xTokens(800, 800, 1000),
+				`{"timestamp":"2026-11-21T22:03:01.100Z","type":"compacted","payload":{"message":"s"}}`,
+				xEvent("turn_aborted", `,"turn_id":"t9"`),
+			},
+			want: []string{
+				"usage tokens=800 window=1000",
+				"compacted window=1000 trigger=auto pre=800 post=0",
+				"frame_ended frame=t9 trigger=aborted",
+			},
+		},
+		{
+			name:  "unusable lines are errors",
+			lines: []string{`garbage`, `{"payload":{}}`, `{"type":"event_msg","payload":{"type":1}}`},
+			errs:  3,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, errs := parseAll(t, NewCodexParser(), tc.lines)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			if errs != tc.errs {
+				t.Errorf("errors = %d, want %d", errs, tc.errs)
+			}
+		})
+	}
+}
+
+func FuzzClaudeParser(f *testing.F) {
+	f.Add([]byte(cUser("u1", "p", "", "")))
+	f.Add([]byte(cAsst("m1", "r", "claude-opus-4-8", "end_turn", 1, 2, 3, 4, "")))
+	f.Add([]byte(`{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"auto","preTokens":1,"postTokens":2}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		p := NewClaudeParser(ClaudeConfig{})
+		obs, err := p.Parse(nil, line, Provenance{})
+		if err != nil && len(obs) != 0 {
+			t.Fatalf("error %v with %d observations", err, len(obs))
+		}
+		for _, o := range obs {
+			if o.Kind == ObsUsage && o.Window <= 0 {
+				t.Fatalf("usage without window: %+v", o)
+			}
+		}
+		// A second pass over the same line must not panic either.
+		_, _ = p.Parse(nil, line, Provenance{})
+	})
+}
+
+func FuzzCodexParser(f *testing.F) {
+	f.Add([]byte(xMeta))
+	f.Add([]byte(xTokens(1, 2, 3)))
+	f.Add([]byte(`{"type":"compacted","payload":{"compaction_response_id":"r"}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		p := NewCodexParser()
+		obs, err := p.Parse(nil, line, Provenance{})
+		if err != nil && len(obs) != 0 {
+			t.Fatalf("error %v with %d observations", err, len(obs))
+		}
+		_, _ = p.Parse(nil, line, Provenance{})
+	})
+}
