@@ -116,8 +116,8 @@ type Child struct {
 // Start runs spec under a new PTY in its own session and process group,
 // with the PTY as its controlling terminal, and attaches it to t: stdin
 // goes to its PTY, its output goes to Out. The PTY gets t's current size.
-// The wait goroutine starts at once; on the first successful Start, stdin
-// enters raw mode if it is a terminal. Only one child is attached at a
+// The wait goroutine starts at once; then stdin enters raw mode if it is a
+// terminal and not raw already. Only one child is attached at a
 // time: Start fails with ErrBusy until the previous child's Done is
 // closed. A failure to find or execute the program wraps ErrNotFound or
 // ErrNotExecutable.
@@ -345,7 +345,9 @@ func (c *Child) Wait() ExitStatus {
 }
 
 // SignalGroup sends sig to the child's whole process group. A group with
-// no process left (ESRCH) is not an error.
+// no process left (ESRCH) is not an error. It may be used after Done to
+// reach members that outlived the child (the group id stays reserved while
+// any member lives).
 func (c *Child) SignalGroup(sig syscall.Signal) error {
 	err := unix.Kill(-c.pid, sig)
 	if err == nil || errors.Is(err, unix.ESRCH) {

@@ -20,9 +20,11 @@
 // right size from its first instruction) → start the wait goroutine at once
 // → enter raw mode if stdin is a TTY (the caller defers [Terminal.Restore]
 // right after [OpenTerminal]) → resize to the current size, then on every
-// SIGWINCH → copy both ways. Raw mode is entered lazily on the first
-// successful Start, so a command that cannot be started leaves the terminal
-// cooked and its error can be printed at once.
+// SIGWINCH → copy both ways. Raw mode is entered lazily by a successful
+// Start (and again by a later Start after an explicit Restore), so a
+// command that cannot be started leaves the terminal cooked and its error
+// can be printed at once. Raw mode and the window size carry over from one
+// child to the next.
 //
 // # Without a terminal
 //
@@ -33,8 +35,20 @@
 // the attached child, and once to each child started afterwards. That is
 // what a person typing ^D at an empty line does: a child reading its PTY in
 // canonical mode sees end of input; a child that switched its PTY to raw
-// mode receives the byte and decides for itself. Pending bytes of an
-// unterminated last line are pushed by that same ^D, as on a terminal.
+// mode receives the byte and decides for itself. One exception: when the
+// relayed input ended without a newline, VEOF is written twice, because on
+// a terminal the first ^D only hands the unterminated line to the reader
+// and the second one is the end of input.
+//
+// Stdin is read by one goroutine for the Terminal's whole life. Bytes read
+// while no child is attached (between a child's exit and the next Start)
+// are held and given to the next child, so typing carries over a restart.
+// In a TTY, end of input or a read error just ends the reader: a hung-up
+// terminal is the supervisor's business (SIGHUP), not the relay's.
+//
+// Children inherit the signal dispositions of this process: a signal this
+// process ignores (signal.Ignore) stays ignored in the child, while caught
+// signals (signal.Notify) are reset to their defaults by exec.
 //
 // # Output and Done
 //

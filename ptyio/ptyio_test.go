@@ -372,9 +372,9 @@ func TestRealTTY(t *testing.T) {
 	if st := wait(t, c); st.ExitCode() != 0 {
 		t.Fatalf("status %v", st)
 	}
-	if !strings.Contains(screen.String(), "got:key") {
-		t.Fatalf("typed line not relayed: %q", screen.String())
-	}
+	// Out is the slave; what was written to it is read from pm by the
+	// copier, possibly after Done.
+	screen.waitFor(t, "got:key\r\n")
 
 	if err := tm.Close(); err != nil {
 		t.Fatal(err)
@@ -627,5 +627,71 @@ func TestExitStatusString(t *testing.T) {
 				t.Fatalf("ExitCode = %d", got)
 			}
 		})
+	}
+}
+
+func TestInputWithoutFile(t *testing.T) {
+	tests := []struct {
+		name string
+		in   io.Reader
+		want string
+	}{
+		{"reader", strings.NewReader("one\ntwo\n"), "one\r\ntwo\r\n"},
+		{"nil", nil, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := newSyncBuffer()
+			tm := openTerm(t, TerminalConfig{In: tt.in, Out: out})
+			// The input arrives in one write that the PTY echoes at once,
+			// before cat can copy it: the echo, then cat's copy.
+			c := start(t, tm, sh(t, "exec cat"))
+			if st := wait(t, c); st.ExitCode() != 0 {
+				t.Fatalf("status %v", st)
+			}
+			if got := out.String(); got != tt.want+tt.want {
+				t.Fatalf("output %q, want the echo and cat's copy of %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCloseWithInputHeld(t *testing.T) {
+	in, w := stdinPipe(t)
+	tm, err := OpenTerminal(TerminalConfig{In: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read by the reader but never delivered: no child is attached.
+	if _, err := io.WriteString(w, "typed ahead\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := tm.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type brokenWriter struct{ calls int }
+
+func (b *brokenWriter) Write(p []byte) (int, error) {
+	b.calls++
+	return 0, syscall.EPIPE
+}
+
+// TestDeadOutputDoesNotBlockChild: when Out fails, output is still drained
+// (and counted) so the child runs to completion.
+func TestDeadOutputDoesNotBlockChild(t *testing.T) {
+	in, _ := stdinPipe(t)
+	out := &brokenWriter{}
+	tm := openTerm(t, TerminalConfig{In: in, Out: out})
+	c := start(t, tm, sh(t, "stty raw; head -c 1048576 /dev/zero"))
+	if st := wait(t, c); st.ExitCode() != 0 {
+		t.Fatalf("status %v", st)
+	}
+	if out.calls != 1 {
+		t.Fatalf("Out written %d times after failing; want 1", out.calls)
+	}
+	if n := c.Activity().BytesOut; n != 1<<20 {
+		t.Fatalf("drained %d bytes, want %d", n, 1<<20)
 	}
 }

@@ -68,17 +68,22 @@ type Terminal struct {
 	reserved bool // a Start is between reserve and attach
 	inEOF    bool // stdin reached EOF (only acted on without a TTY)
 
-	wakeR, wakeW *os.File       // self-pipe that interrupts the stdin poll
-	winch        chan os.Signal // nil when no descriptor is a terminal
-	stop         chan struct{}  // closed by Close
-	readerDone   chan struct{}  // closed when the stdin reader returns
-	winchDone    chan struct{}  // closed when the SIGWINCH watcher returns
-	closeOnce    sync.Once
+	wakeR, wakeW *os.File // self-pipe that interrupts the stdin poll
+	inFd, wakeFd int      // descriptors polled by the stdin reader
+	// uninterruptible is set when In cannot be polled; Close then does not
+	// wait for the reader.
+	uninterruptible atomic.Bool
+
+	winch      chan os.Signal // nil when no descriptor is a terminal
+	stop       chan struct{}  // closed by Close
+	readerDone chan struct{}  // closed when the stdin reader returns
+	winchDone  chan struct{}  // closed when the SIGWINCH watcher returns
+	closeOnce  sync.Once
 }
 
 // OpenTerminal takes over the user's side of the relay. It starts the
 // single stdin reader goroutine and, when stdin or stdout is a terminal,
-// the SIGWINCH watcher. Raw mode is entered by the first successful
+// the SIGWINCH watcher. Raw mode is entered by a successful
 // [Terminal.Start], not here (see the package doc for the order). Callers
 // defer [Terminal.Restore] (or [Terminal.Close]) right after this returns.
 func OpenTerminal(cfg TerminalConfig) (*Terminal, error) {
@@ -135,6 +140,7 @@ func OpenTerminal(cfg TerminalConfig) (*Terminal, error) {
 			return nil, fmt.Errorf("ptyio: create wake pipe: %w (too many open files?)", err)
 		}
 		t.wakeR, t.wakeW = r, w
+		t.inFd, t.wakeFd = int(t.inFile.Fd()), int(r.Fd())
 	}
 
 	if t.sizeFd >= 0 {
@@ -225,9 +231,12 @@ func (t *Terminal) Close() error {
 		<-t.winchDone
 		if t.wakeW != nil {
 			_, _ = t.wakeW.Write([]byte{0})
-			<-t.readerDone
-			_ = t.wakeW.Close()
-			_ = t.wakeR.Close()
+			if !t.uninterruptible.Load() {
+				<-t.readerDone
+				// Closed only once the reader no longer polls them.
+				_ = t.wakeW.Close()
+				_ = t.wakeR.Close()
+			}
 		}
 	})
 	return t.Restore()
@@ -303,18 +312,24 @@ func (t *Terminal) readStdin() {
 
 // waitReadable polls In and the wake pipe; false means Close was called.
 func (t *Terminal) waitReadable() bool {
+	if t.uninterruptible.Load() {
+		return true
+	}
 	fds := []unix.PollFd{
-		{Fd: int32(t.inFile.Fd()), Events: unix.POLLIN},
-		{Fd: int32(t.wakeR.Fd()), Events: unix.POLLIN},
+		{Fd: int32(t.inFd), Events: unix.POLLIN},
+		{Fd: int32(t.wakeFd), Events: unix.POLLIN},
 	}
 	for {
+		fds[0].Revents, fds[1].Revents = 0, 0
 		_, err := unix.Poll(fds, -1)
 		if err != nil {
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
-			// Polling is not possible (unusual descriptor): fall back to a
-			// plain blocking read.
+			// Polling is not possible (unusual descriptor): fall back to
+			// plain blocking reads, which Close cannot interrupt.
+			t.log.Debug("stdin cannot be polled; Close will not wait for the reader", "err", err)
+			t.uninterruptible.Store(true)
 			return true
 		}
 		if fds[1].Revents != 0 {
