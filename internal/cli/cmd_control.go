@@ -92,10 +92,16 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		}
 	}
 	if o.JSON {
-		out := struct {
-			launcher.Status
-			Live bool `json:"live"`
-		}{st, live}
+		var out any = struct {
+			Live    bool                   `json:"live"`
+			Session statedir.SessionRecord `json:"session"`
+		}{false, st.Session}
+		if live {
+			out = struct {
+				launcher.Status
+				Live bool `json:"live"`
+			}{st, true}
+		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.Out, string(b))
 		return nil

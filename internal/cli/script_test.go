@@ -46,9 +46,11 @@ func TestScripts(t *testing.T) {
 //
 //	exitcode N prog [args...]   run prog like exec and require exit code N;
 //	                            stdout and stderr are kept for later checks
+//	waitfile PATH               wait (up to 30s) until PATH exists
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"exitcode": cmdExitCode,
+		"waitfile": cmdWaitFile,
 	}
 }
 
