@@ -126,17 +126,31 @@ func (f FS) Scan() ([]ProcStat, error) {
 // GroupMembers returns the pids (sorted) of every process whose process
 // group is pgid, zombies included (their State is 'Z').
 func (f FS) GroupMembers(pgid int) ([]int, error) {
+	stats, err := f.GroupStats(pgid)
+	if err != nil {
+		return nil, err
+	}
+	pids := make([]int, len(stats))
+	for i, s := range stats {
+		pids[i] = s.PID
+	}
+	return pids, nil
+}
+
+// GroupStats is GroupMembers with each member's ProcStat, from one pass
+// over /proc (no second read per member).
+func (f FS) GroupStats(pgid int) ([]ProcStat, error) {
 	all, err := f.Scan()
 	if err != nil {
 		return nil, err
 	}
-	var pids []int
+	var out []ProcStat
 	for _, s := range all {
 		if s.PGrp == pgid {
-			pids = append(pids, s.PID)
+			out = append(out, s)
 		}
 	}
-	return pids, nil
+	return out, nil
 }
 
 // Descendants returns the pids (sorted) of every process descending from
@@ -147,10 +161,12 @@ func (f FS) Descendants(pid int) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return descendants(all, pid), nil
+	return DescendantsIn(all, pid), nil
 }
 
-func descendants(all []ProcStat, pid int) []int {
+// DescendantsIn computes Descendants from a Scan already taken, so one
+// pass over /proc can serve several questions.
+func DescendantsIn(all []ProcStat, pid int) []int {
 	children := make(map[int][]int, len(all))
 	for _, s := range all {
 		if s.PID != s.PPid {
@@ -211,6 +227,13 @@ func Stat(pid int) (ProcStat, error) { return FS{}.Stat(pid) }
 
 // GroupMembers lists the members of process group pgid; see FS.GroupMembers.
 func GroupMembers(pgid int) ([]int, error) { return FS{}.GroupMembers(pgid) }
+
+// GroupStats returns the members of process group pgid with their stats;
+// see FS.GroupStats.
+func GroupStats(pgid int) ([]ProcStat, error) { return FS{}.GroupStats(pgid) }
+
+// Scan returns the stats of every process; see FS.Scan.
+func Scan() ([]ProcStat, error) { return FS{}.Scan() }
 
 // Descendants lists the descendants of pid; see FS.Descendants.
 func Descendants(pid int) ([]int, error) { return FS{}.Descendants(pid) }

@@ -158,6 +158,10 @@ func TestFakeTree(t *testing.T) {
 		if want := []int{10, 11, 13}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v want %v", got, want)
 		}
+		stats, err := f.GroupStats(10)
+		if err != nil || len(stats) != 3 || stats[2].PID != 13 || stats[2].RSSBytes != 40*4096 {
+			t.Fatalf("GroupStats(10) = %+v, %v", stats, err)
+		}
 		none, err := f.GroupMembers(99)
 		if err != nil || len(none) != 0 {
 			t.Fatalf("group 99: %v %v", none, err)
@@ -170,6 +174,13 @@ func TestFakeTree(t *testing.T) {
 		}
 		if want := []int{11, 12, 13}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("got %v want %v", got, want)
+		}
+		all, err := f.Scan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := DescendantsIn(all, 11); !reflect.DeepEqual(got, []int{12, 13}) {
+			t.Fatalf("DescendantsIn(11) = %v", got)
 		}
 		leaf, err := f.Descendants(13)
 		if err != nil || len(leaf) != 0 {
@@ -220,7 +231,7 @@ func TestLiveSelf(t *testing.T) {
 	if s.PID != os.Getpid() || s.PPid != os.Getppid() || s.PGrp != syscall.Getpgrp() {
 		t.Fatalf("self stat %+v: pid/ppid/pgrp want %d/%d/%d", s, os.Getpid(), os.Getppid(), syscall.Getpgrp())
 	}
-	if s.RSSBytes == 0 || s.State != 'R' || s.Threads < 1 {
+	if s.RSSBytes == 0 || !strings.ContainsRune("RSD", rune(s.State)) || s.Threads < 1 || s.Comm != "procfs.test" {
 		t.Fatalf("implausible self stat %+v", s)
 	}
 	peak, err := SelfPeakRSS()
