@@ -231,14 +231,14 @@ func codexMeta(path string) (id, cwd string, ok bool) {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
 	var line []byte
-	for len(line) <= DefaultMaxLine {
-		chunk, isPrefix, err := r.ReadLine()
-		if err != nil {
-			return "", "", false // not yet complete: try again later
-		}
+	for {
+		chunk, err := r.ReadSlice('\n')
 		line = append(line, chunk...)
-		if !isPrefix {
+		if err == nil {
 			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) || len(line) > DefaultMaxLine {
+			return "", "", false // no complete first line yet: try again later
 		}
 	}
 	var l struct {
