@@ -1,0 +1,82 @@
+// Package schema holds the JSON Schemas (draft 2020-12) of the Lifeloop
+// lifecycle contract lifeloop.v0.2, one file per envelope kind plus
+// common.schema.json with the shared definitions.
+//
+// The schemas express the contract's shape: required, required-nullable
+// and optional keys, enum values, closed objects, non-empty strings,
+// digest form, and the cross-field rules a schema can state (body xor
+// body_ref, status failed with failure and retry class, frame.* events
+// need frame_context, receipt.emitted never gets a receipt). Rules that
+// depend on content or context (byte_size and digest against the body,
+// base64 decoding, expiry, self-parenting, event modes declared in
+// integration_modes, telemetry_only placements, duplicate keys) are only
+// enforced by the Go validator in package contract.
+package schema
+
+import (
+	"bytes"
+	"embed"
+	"fmt"
+	"io/fs"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// FS holds every *.schema.json file.
+//
+//go:embed *.json
+var FS embed.FS
+
+// BaseURL is the prefix of every schema's $id; file NAME.schema.json has
+// $id BaseURL + "NAME.schema.json".
+const BaseURL = "https://github.com/lifeloop/lifeloop/schema/"
+
+// Kinds lists the envelope kinds that have a schema, named as in the
+// conformance corpus.
+var Kinds = []string{
+	"callback_request", "callback_response", "dispatch_envelope", "payload_envelope",
+	"lifecycle_receipt", "adapter_manifest", "capability_request",
+}
+
+// Compile returns the compiled schema for kind, with every schema file
+// loaded so that cross-file references resolve offline.
+func Compile(kind string) (*jsonschema.Schema, error) {
+	if !slices.Contains(Kinds, kind) {
+		return nil, fmt.Errorf("no schema for kind %q; known: %s", kind, strings.Join(Kinds, ", "))
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	files, err := fs.Glob(FS, "*.schema.json")
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range files {
+		b, err := FS.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
+		}
+		if err := c.AddResource(BaseURL+name, doc); err != nil {
+			return nil, fmt.Errorf("schema %s: %w", name, err)
+		}
+	}
+	return c.Compile(BaseURL + kind + ".schema.json")
+}
+
+// Validate checks the JSON document data against the schema for kind.
+func Validate(kind string, data []byte) error {
+	sch, err := Compile(kind)
+	if err != nil {
+		return err
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	return sch.Validate(inst)
+}
