@@ -1,0 +1,225 @@
+package e2e
+
+import (
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// ledgerOf returns the receipts of the only session under stateDir.
+func ledgerOf(t *testing.T, stateDir string) []map[string]any {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(stateDir, "sessions", "*", "receipts.jsonl"))
+	if len(paths) != 1 {
+		t.Fatalf("want one session ledger under %s, found %v", stateDir, paths)
+	}
+	return readJSONL(t, paths[0])
+}
+
+func eventsOf(receipts []map[string]any) []string {
+	var out []string
+	for _, r := range receipts {
+		out = append(out, r["event"].(string))
+	}
+	return out
+}
+
+func lastOf(receipts []map[string]any, event string) map[string]any {
+	for i := len(receipts) - 1; i >= 0; i-- {
+		if receipts[i]["event"] == event {
+			return receipts[i]
+		}
+	}
+	return nil
+}
+
+// assertSessionLifecycle checks the session.* receipts of a wrapped run:
+// starting, started and ended in that order, sequences 1..n without gaps,
+// the adapter resolved, and the ended classification.
+func assertSessionLifecycle(t *testing.T, receipts []map[string]any, adapter, phase, reason string) {
+	t.Helper()
+	var session []string
+	for i, r := range receipts {
+		if num(r["sequence"]) != i+1 {
+			t.Errorf("receipt %d has sequence %v", i, r["sequence"])
+		}
+		if r["adapter_id"] != adapter {
+			t.Errorf("receipt %d adapter_id %v, want %s", i, r["adapter_id"], adapter)
+		}
+		if ev := r["event"].(string); strings.HasPrefix(ev, "session.") {
+			session = append(session, ev)
+		}
+	}
+	if len(session) < 3 || session[0] != "session.starting" || session[1] != "session.started" || session[len(session)-1] != "session.ended" {
+		t.Fatalf("session receipts %v", session)
+	}
+	ended := lastOf(receipts, "session.ended")
+	if got := dig(ended, "telemetry_summary", "phase"); got != phase {
+		t.Errorf("session.ended phase %v, want %s", got, phase)
+	}
+	if got := dig(ended, "telemetry_summary", "reason"); got != reason {
+		t.Errorf("session.ended reason %v, want %s", got, reason)
+	}
+}
+
+func TestRunClaudePrint(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	const reply = "Wrapped answer from the mock."
+	mock := startMock(t, mockmodel.Config{Reply: reply})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "say hello")
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
+		t.Fatalf("lifeloop run -- claude -p: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if res.Stderr != "" {
+		t.Errorf("lifeloop wrote to stderr while the harness ran: %q", res.Stderr)
+	}
+	assertSessionLifecycle(t, ledgerOf(t, state), "claude", "completed", "exit_code_0")
+}
+
+func TestRunCodexExec(t *testing.T) {
+	skipShort(t)
+	bin := testharness.CodexBin(t)
+	ll := lifeloopBin(t)
+	const reply = "Wrapped answer from the mock."
+	mock := startMock(t, mockmodel.Config{Reply: reply})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "exec", "--skip-git-repo-check", "say hello")
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
+		t.Fatalf("lifeloop run -- codex exec: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	assertSessionLifecycle(t, ledgerOf(t, state), "codex", "completed", "exit_code_0")
+	if procs := env.StrayProcesses(); len(procs) > 0 {
+		t.Errorf("processes left behind: %+v", procs)
+	}
+}
+
+// startClaudeTUIUnderLifeloop starts `lifeloop run -- claude` in a PTY and
+// waits for Claude's prompt.
+func startClaudeTUIUnderLifeloop(t *testing.T, reply string) (*testharness.Terminal, *testharness.HarnessEnv, string) {
+	t.Helper()
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: reply})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", bin), 120, 40)
+	if err := term.WaitFor("? for shortcuts", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	return term, env, state
+}
+
+func TestRunClaudeTUI(t *testing.T) {
+	skipShort(t)
+	const reply = "Interactive reply through lifeloop."
+	term, env, state := startClaudeTUIUnderLifeloop(t, reply)
+	term.Type("hello through lifeloop")
+	if err := term.WaitFor("hello through lifeloop", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+	if err := term.WaitFor(reply, screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if err := term.WaitFor(regexp.MustCompile(`(?s)`+regexp.QuoteMeta("Interactive")+`.*for\s*shortcuts`), screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("/exit")
+	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)
+	term.Type("\r")
+	code, sig, err := term.WaitTimeout(screenTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v after /exit; output:\n%s", code, sig, term.Output())
+	}
+	receipts := ledgerOf(t, state)
+	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
+	if lastOf(receipts, "supervisor.tick") == nil {
+		t.Errorf("no supervisor.tick with --tick 1s: %v", eventsOf(receipts))
+	}
+	assertNoProcessLeft(t, env, term.Pid())
+}
+
+// Claude exits 0 on SIGINT: the session must still be recorded as stopped
+// by lifeloop, not as a success.
+func TestRunClaudeTUISigint(t *testing.T) {
+	skipShort(t)
+	term, env, state := startClaudeTUIUnderLifeloop(t, "unused")
+	if err := term.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code, sig, err := term.WaitTimeout(screenTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sig != 0 {
+		t.Fatalf("lifeloop died of %v", sig)
+	}
+	t.Logf("lifeloop exited %d after SIGINT (the harness's own code)", code)
+	receipts := ledgerOf(t, state)
+	assertSessionLifecycle(t, receipts, "claude", "stopped", "sigint")
+	if got := dig(lastOf(receipts, "session.ended"), "telemetry_summary", "outcome"); got != "cancelled" {
+		t.Errorf("outcome %v, want cancelled", got)
+	}
+	if dig(lastOf(receipts, "session.ending"), "telemetry_summary", "reason") != "sigint" {
+		t.Errorf("no session.ending with reason sigint: %v", eventsOf(receipts))
+	}
+	assertNoProcessLeft(t, env, term.Pid())
+}
+
+func TestRunCodexTUI(t *testing.T) {
+	skipShort(t)
+	bin := testharness.CodexBin(t)
+	ll := lifeloopBin(t)
+	const reply = "Interactive reply through lifeloop."
+	mock := startMock(t, mockmodel.Config{Reply: reply})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
+	if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("hello through lifeloop")
+	if err := term.WaitFor("hello through lifeloop", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+	if err := term.WaitFor(reply, screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if err := term.WaitFor(regexp.MustCompile(`Worked\s*for`), screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("/quit")
+	if err := term.WaitFor("/quit", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+	code, sig, err := term.WaitTimeout(screenTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v after /quit; output:\n%s", code, sig, term.Output())
+	}
+	receipts := ledgerOf(t, state)
+	assertSessionLifecycle(t, receipts, "codex", "completed", "exit_code_0")
+	// The codex adapter adds --no-daemon, so no detached app-server
+	// outlives the session.
+	if procs := env.StrayProcesses(); len(procs) > 0 {
+		t.Errorf("codex processes left after lifeloop exited: %+v", procs)
+	}
+	assertGroupGone(t, term.Pid())
+}
