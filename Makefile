@@ -33,3 +33,12 @@ fuzz: ## run each fuzz target briefly
 
 clean:
 	rm -rf bin
+
+harnesses: ## install the pinned real harnesses (claude, codex) into harnesses/node_modules
+	npm ci --prefix harnesses --no-audit --no-fund
+
+e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
+	$(GO) test -race -count=1 ./e2e/...
+
+demo: ## start the mock model, run one real `claude -p` turn against it, show what happened
+	./scripts/demo.sh
