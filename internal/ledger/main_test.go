@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -21,7 +22,17 @@ const helperEnv = "LEDGER_HELPER"
 func TestMain(m *testing.M) {
 	switch os.Getenv(helperEnv) {
 	case "":
-		goleak.VerifyTestMain(m)
+		code := m.Run()
+		if bigLedgerPath != "" {
+			_ = os.RemoveAll(filepath.Dir(bigLedgerPath))
+		}
+		if code == 0 {
+			if err := goleak.Find(); err != nil {
+				fmt.Fprintln(os.Stderr, "goleak:", err)
+				code = 1
+			}
+		}
+		os.Exit(code)
 	case "append":
 		os.Exit(helperAppend())
 	default:
