@@ -110,7 +110,7 @@ func (a *AsyncClients) run(w *asyncWorker) {
 		switch {
 		case f != nil:
 			fc, rc = f.Class, f.Retry
-			warn = contract.Warning{Code: f.Code, Message: w.label + ": " + f.Message}
+			warn = f.Warning()
 		case resp.Status == contract.StatusFailed:
 			fc, rc = responseFailure(resp)
 			warn = contract.Warning{Code: WarnClientFailed, Message: fmt.Sprintf("%s answered status failed (%s)", w.label, fc)}

@@ -7,10 +7,11 @@
 //	configured; else sequence stays null) → write to sinks → hand the
 //	receipt to asynchronous clients.
 //
-// The router owns receipt synthesis: a new receipt_id (lfr_) per receipt,
-// the harness's event_id when it has one else a synthesized evt_ id, one
-// invocation_id (inv_) shared by every receipt of one invocation,
-// parent_receipt_id for causally linked receipts, and payload_receipts
+// The router owns receipt synthesis: a new receipt_id (lfr_) per receipt;
+// the harness's event_id when it has one, else one derived from the
+// idempotency key when there is one (see keyedEventID), else a
+// synthesized evt_ id; one invocation_id (inv_) shared by every receipt of
+// one invocation; parent_receipt_id for causally linked receipts, and payload_receipts
 // that echo each placed payload's id, kind, placement, status, size and
 // digest (never computed here). Ids come from an injected ids.Source and
 // time from an injected clock.
@@ -29,10 +30,13 @@ package router
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base32"
 	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -298,7 +302,11 @@ func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
 	}
 	// 5. synchronous clients, only when nothing refused the moment
 	eventID := in.EventID
-	if eventID == "" {
+	switch {
+	case eventID != "":
+	case in.IdempotencyKey != nil && *in.IdempotencyKey != "":
+		eventID = keyedEventID(r.cfg.ClientID, r.cfg.Manifest.AdapterID, *in.IdempotencyKey)
+	default:
 		eventID = r.cfg.IDs.New(ids.PrefixEvent)
 	}
 	invocationID := in.InvocationID
@@ -312,7 +320,7 @@ func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
 			resp, f := c.Invoke(ctx, env)
 			if f != nil {
 				s.failOnce(f.Class, f.Retry)
-				s.warnings = append(s.warnings, contract.Warning{Code: f.Code, Message: clientLabel(c, i) + ": " + f.Message})
+				s.warnings = append(s.warnings, f.Warning())
 				continue
 			}
 			s.warnings = append(s.warnings, resp.Warnings...)
@@ -557,6 +565,16 @@ func strongest(a, b contract.ReceiptStatus) contract.ReceiptStatus {
 		return b
 	}
 	return a
+}
+
+// keyedEventID derives the event_id of a moment that has no harness event
+// id but an idempotency key: the same (client, adapter, key) always names
+// the same event, so a redelivery from another process has identical
+// content and the ledger recognises it as a replay instead of a conflict.
+// The id is a digest of the key scope, never the key itself.
+func keyedEventID(client, adapter, key string) string {
+	sum := sha256.Sum256([]byte(client + "\x00" + adapter + "\x00" + key))
+	return ids.PrefixEvent + "_k" + strings.ToUpper(base32.HexEncoding.WithPadding(base32.NoPadding).EncodeToString(sum[:16]))
 }
 
 func optional(s string) *string {

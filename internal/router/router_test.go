@@ -554,3 +554,34 @@ func BenchmarkRouteLedgerNoSync(b *testing.B) {
 type discardSink struct{}
 
 func (discardSink) Write(contract.LifecycleReceipt) {}
+
+// TestIdempotentReplayAcrossInvocations proves that a moment with an
+// idempotency key but no harness event id, delivered again by another
+// process (a new router on the same ledger), is a replay, not a conflict.
+func TestIdempotentReplayAcrossInvocations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "receipts.jsonl")
+	var first Result
+	for i := 0; i < 2; i++ {
+		l, err := ledger.Open(path, ledger.Options{Sync: ledger.SyncNone})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := newRouter(t, Config{Ledger: l, IDs: ids.NewULIDSource(nil, nil)})
+		res := route(t, r, Input{Event: contract.EventContextCompacted, IdempotencyKey: contract.Ptr("idem_x")})
+		_ = l.Close()
+		if i == 0 {
+			first = res
+			if res.Replayed || !strings.HasPrefix(res.Receipt.EventID, "evt_") || strings.Contains(res.Receipt.EventID, "idem_x") {
+				t.Fatalf("first delivery: %+v", res.Receipt)
+			}
+			continue
+		}
+		if !res.Replayed || res.Receipt.ReceiptID != first.Receipt.ReceiptID || res.Receipt.Status == contract.StatusFailed {
+			t.Fatalf("redelivery not a replay: %+v", res.Receipt)
+		}
+	}
+	other := keyedEventID(DefaultClientID, "codex", "idem_y")
+	if other == first.Receipt.EventID {
+		t.Fatal("different keys must give different event ids")
+	}
+}

@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/launcher"
+)
+
+// emitOptions are the inputs of `lifeloop emit`.
+type emitOptions struct {
+	Event          string
+	Session        string
+	AdapterID      string
+	Payloads       []string
+	IdempotencyKey string
+	FrameID        string
+	ParentFrameID  string
+	StateDir       string
+
+	In       io.Reader
+	Out      io.Writer
+	Getenv   func(string) string
+	Now      func() time.Time
+	Cwd      string
+	Registry *adapters.Registry
+}
+
+func emitCommand(e *env) *ucli.Command {
+	var opts emitOptions
+	var payloads listValue
+	return &ucli.Command{
+		Name:      "emit",
+		Usage:     "record a lifecycle moment reported by a skill or an operator (manual_skill)",
+		ArgsUsage: "EVENT",
+		Description: "Records EVENT (e.g. frame.opening, context.compacted, session.ended; see\n" +
+			"`lifeloop events`) in the session's receipt ledger and prints the receipt as JSON.\n" +
+			"The session is created when it does not exist yet. When a live `lifeloop run` owns\n" +
+			"the session, the moment is handed to it over its control socket, so it is ordered\n" +
+			"with the wrapper's own receipts and reaches its clients and event sinks.\n\n" +
+			"Exit status: 0 recorded; 1 failed receipt (e.g. a required payload placement the\n" +
+			"adapter cannot provide, an invalid payload) or ledger error; 2 usage; 3 a --payload\n" +
+			"file is unreadable or not JSON.",
+		OnUsageError: commandUsageError,
+		Flags:        emitFlags(&opts, &payloads),
+		Action: func(c *ucli.Context) error {
+			if c.NArg() == 0 {
+				return usageErrorf("emit needs an EVENT (see `lifeloop events`)")
+			}
+			// urfave/cli stops at the first argument; flags after EVENT
+			// (`emit EVENT --session S`) are parsed here.
+			if c.NArg() > 1 {
+				var late emitOptions
+				var latePayloads listValue
+				fs := flag.NewFlagSet("emit", flag.ContinueOnError)
+				fs.SetOutput(io.Discard)
+				for _, f := range emitFlags(&late, &latePayloads) {
+					if err := f.Apply(fs); err != nil {
+						return exitf(ExitFailed, "%v", err)
+					}
+				}
+				if err := fs.Parse(c.Args().Tail()); err != nil {
+					if errors.Is(err, flag.ErrHelp) {
+						return ucli.ShowCommandHelp(c, "emit")
+					}
+					return usageErrorf("%v (see --help)", err)
+				}
+				if fs.NArg() > 0 {
+					return usageErrorf("emit takes one EVENT, got extra argument %q", fs.Arg(0))
+				}
+				opts.merge(late)
+				payloads.items = append(payloads.items, latePayloads.items...)
+			}
+			if opts.Session == "" {
+				return usageErrorf("emit needs --session ID")
+			}
+			if opts.ParentFrameID != "" && opts.FrameID == "" {
+				return usageErrorf("--parent-frame-id needs --frame-id")
+			}
+			opts.Event = c.Args().First()
+			opts.Payloads = payloads.items
+			opts.In, opts.Out, opts.Getenv, opts.Now = e.In, e.Out, e.Getenv, e.Now
+			opts.Cwd, _ = os.Getwd()
+			opts.Registry = adapters.Default()
+			return emitRun(c.Context, opts)
+		},
+	}
+}
+
+// emitFlags binds emit's flags to o and payloads.
+func emitFlags(o *emitOptions, payloads *listValue) []ucli.Flag {
+	return []ucli.Flag{
+		&ucli.StringFlag{Name: "session", Usage: "lifeloop session `ID` (letters, digits, _ and -); created when missing", Destination: &o.Session},
+		&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` of a new session (default generic; an existing session keeps its own)", Destination: &o.AdapterID},
+		&ucli.GenericFlag{Name: "payload", Usage: "payload envelope JSON `FILE` (or - for standard input) delivered with the moment (repeat for more)", Value: payloads},
+		&ucli.StringFlag{Name: "idempotency-key", Usage: "replay boundary `K`: emitting the same moment again with K returns the original receipt", Destination: &o.IdempotencyKey},
+		&ucli.StringFlag{Name: "frame-id", Usage: "frame `F` the moment belongs to (required for frame.* events)", Destination: &o.FrameID},
+		&ucli.StringFlag{Name: "parent-frame-id", Usage: "parent frame `P` of a nested (subcall) frame; needs --frame-id", Destination: &o.ParentFrameID},
+		stateDirFlag(&o.StateDir),
+	}
+}
+
+// merge copies the flags set in late (given after EVENT) over o.
+func (o *emitOptions) merge(late emitOptions) {
+	for _, f := range []struct{ dst, src *string }{
+		{&o.Session, &late.Session}, {&o.AdapterID, &late.AdapterID}, {&o.IdempotencyKey, &late.IdempotencyKey},
+		{&o.FrameID, &late.FrameID}, {&o.ParentFrameID, &late.ParentFrameID}, {&o.StateDir, &late.StateDir},
+	} {
+		if *f.src != "" {
+			*f.dst = *f.src
+		}
+	}
+}
+
+// emitRun records one manual moment and prints its receipt.
+func emitRun(ctx context.Context, opts emitOptions) error {
+	ev := contract.Event(opts.Event)
+	if !ev.Valid() || ev == contract.EventReceiptEmitted {
+		return usageErrorf("unknown or non-emittable event %q; see `lifeloop events`", opts.Event)
+	}
+	if err := statedir.ValidateSessionID(opts.Session); err != nil {
+		return usageErrorf("--session: %v", err)
+	}
+	var payloads []contract.PayloadEnvelope
+	for _, name := range opts.Payloads {
+		data, err := readInput(name, opts.In)
+		if err != nil {
+			return err
+		}
+		if !json.Valid(data) {
+			return exitf(ExitUnreadable, "--payload %s is not JSON; give a payload envelope file", name)
+		}
+		p, err := contract.DecodePayloadEnvelope(data)
+		if err != nil {
+			return exitf(ExitFailed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
+		}
+		payloads = append(payloads, p)
+	}
+	root, err := statedir.Resolve(opts.StateDir, opts.Getenv)
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	rec, err := statedir.ReadSession(root, opts.Session)
+	exists := err == nil
+	if !exists && !errors.Is(err, statedir.ErrSessionNotFound) {
+		return exitf(ExitFailed, "reading session %s: %v", opts.Session, err)
+	}
+
+	in := router.Input{Event: ev, Payloads: payloads}
+	if opts.IdempotencyKey != "" {
+		k := opts.IdempotencyKey
+		in.IdempotencyKey = &k
+	}
+	if opts.FrameID != "" {
+		fc := contract.FrameContext{FrameID: opts.FrameID, FrameClass: contract.FrameTopLevel}
+		if opts.ParentFrameID != "" {
+			p := opts.ParentFrameID
+			fc.ParentFrameID, fc.FrameClass = &p, contract.FrameSubcall
+		}
+		in.FrameContext = &fc
+	}
+
+	// A live wrapper owns the session: hand it the moment so it orders it
+	// with its own receipts and dispatches it to its clients and sinks.
+	if exists && !rec.State.IsTerminal() {
+		r, err := emitLive(ctx, root, opts.Session, in)
+		switch {
+		case err == nil:
+			if werr := writeIndentedJSON(opts.Out, r); werr != nil {
+				return exitf(ExitFailed, "writing the receipt: %v", werr)
+			}
+			return receiptExit(r)
+		case !errors.Is(err, launcher.ErrNotLive):
+			return exitf(ExitFailed, "emit through the live wrapper of %s: %v", opts.Session, err)
+		}
+		// No live wrapper: record directly below.
+	}
+
+	adapterID := opts.AdapterID
+	switch {
+	case exists && rec.AdapterID != "":
+		if adapterID != "" && adapterID != rec.AdapterID {
+			return usageErrorf("session %s belongs to adapter %q, not %q", opts.Session, rec.AdapterID, adapterID)
+		}
+		adapterID = rec.AdapterID
+	case adapterID == "":
+		adapterID = adapters.GenericID
+	}
+	a, err := lookupAdapter(opts.Registry, adapterID)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		now := opts.Now()
+		rec = statedir.SessionRecord{
+			ID: opts.Session, State: statedir.StateRunning, AdapterID: a.ID,
+			IntegrationMode: string(contract.ModeManualSkill), Cwd: opts.Cwd, StartedAt: &now, UpdatedAt: now,
+		}
+		if _, err := statedir.CreateSessionDir(root, opts.Session); err != nil {
+			return exitf(ExitFailed, "creating session %s: %v", opts.Session, err)
+		}
+		if err := statedir.WriteSession(root, rec); err != nil {
+			return exitf(ExitFailed, "creating session %s: %v", opts.Session, err)
+		}
+	}
+	l, err := ledger.Open(statedir.ReceiptsPath(root, opts.Session), ledger.Options{Now: opts.Now})
+	if err != nil {
+		return exitf(ExitFailed, "opening the ledger of session %s: %v", opts.Session, err)
+	}
+	defer l.Close()
+	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeManualSkill, Ledger: l, Now: opts.Now})
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+	res, err := rt.Route(ctx, in)
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	if ev == contract.EventSessionEnded && res.Receipt.Status != contract.StatusFailed && !res.Replayed {
+		now := opts.Now()
+		rec.State, rec.EndedAt, rec.UpdatedAt = statedir.StateCompleted, &now, now
+		if err := statedir.WriteSession(root, rec); err != nil {
+			return exitf(ExitFailed, "recording the end of session %s: %v", opts.Session, err)
+		}
+	}
+	if err := writeIndentedJSON(opts.Out, res.Receipt); err != nil {
+		return exitf(ExitFailed, "writing the receipt: %v", err)
+	}
+	return receiptExit(res.Receipt)
+}
+
+// emitLive hands the moment to the session's live wrapper over its control
+// socket; launcher.ErrNotLive means nothing listens there.
+func emitLive(ctx context.Context, root, id string, in router.Input) (contract.LifecycleReceipt, error) {
+	args := launcher.EmitArgs{Event: in.Event, Payloads: in.Payloads}
+	if in.IdempotencyKey != nil {
+		args.IdempotencyKey = *in.IdempotencyKey
+	}
+	if in.FrameContext != nil {
+		args.FrameID = in.FrameContext.FrameID
+		if in.FrameContext.ParentFrameID != nil {
+			args.ParentFrameID = *in.FrameContext.ParentFrameID
+		}
+	}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var r contract.LifecycleReceipt
+	err := launcher.Call(cctx, launcher.ControlSocketFor(root, id), launcher.OpEmit, args, &r)
+	return r, err
+}

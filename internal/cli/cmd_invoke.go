@@ -1,0 +1,213 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/callback"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// invokeOptions are the inputs of `lifeloop event invoke`.
+type invokeOptions struct {
+	Client     string
+	ClientArgs []string
+	Timeout    time.Duration
+	Session    string
+	AdapterID  string
+	ClientID   string
+	StateDir   string
+
+	In       io.Reader
+	Out      io.Writer
+	Err      io.Writer
+	Getenv   func(string) string
+	Environ  []string
+	Now      func() time.Time
+	Registry *adapters.Registry
+}
+
+// eventCommand is `lifeloop event`, the transport-boundary commands.
+func eventCommand(e *env) *ucli.Command {
+	return &ucli.Command{
+		Name:        "event",
+		Usage:       "transport-boundary operations on single lifecycle events",
+		Subcommands: []*ucli.Command{invokeCommand(e)},
+	}
+}
+
+func invokeCommand(e *env) *ucli.Command {
+	var opts invokeOptions
+	var clientArgs listValue
+	return &ucli.Command{
+		Name:  "invoke",
+		Usage: "dispatch one lifecycle event to a client command and print the receipt",
+		Description: "Reads a dispatch envelope (JSON: schema_version, request — a CallbackRequest — and\n" +
+			"optional payloads) on standard input, runs it through lifeloop's pipeline (validation,\n" +
+			"adapter manifest, payload placement) and hands it to the --client command: a fresh\n" +
+			"process that reads the envelope on its stdin and prints one CallbackResponse JSON on\n" +
+			"its stdout. Prints the resulting lifecycle receipt as JSON.\n\n" +
+			"The client gets LIFELOOP_SESSION_ID, LIFELOOP_SESSION_DIR and LIFELOOP_STATE_DIR\n" +
+			"when --session is given; the receipt is then also appended to that session's ledger\n" +
+			"and carries its sequence. A client that fails, hangs past --timeout (its process\n" +
+			"group is killed), floods stdout or answers malformed JSON yields a failed receipt\n" +
+			"with a failure class, a retry class and a warning saying what happened.\n\n" +
+			"Exit status: 0 receipt observed, delivered, skipped or degraded; 1 failed receipt\n" +
+			"(or an unknown adapter or session); 2 usage; 3 standard input unreadable or not JSON.",
+		ArgsUsage:    " ",
+		OnUsageError: commandUsageError,
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "client", Usage: "client `CMD` to run (a program path or a name on $PATH; no shell)", Destination: &opts.Client},
+			&ucli.GenericFlag{Name: "client-arg", Usage: "one argument `A` for the client, passed as is (repeat for more)", Value: &clientArgs},
+			&ucli.DurationFlag{Name: "timeout", Value: callback.DefaultTimeout, Usage: "how long the client may take (`DUR`, e.g. 5s) before its process group is killed", Destination: &opts.Timeout},
+			&ucli.StringFlag{Name: "session", Usage: "lifeloop session `ID`: record the receipt in its ledger and tell the client", Destination: &opts.Session},
+			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` whose manifest applies (default: the request's adapter_id)", Destination: &opts.AdapterID},
+			&ucli.StringFlag{Name: "client-id", Value: router.DefaultClientID, Usage: "client_id `LABEL` written on the receipt", Destination: &opts.ClientID},
+			stateDirFlag(&opts.StateDir),
+		},
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 0 {
+				return usageErrorf("event invoke takes no arguments, got %q (see --help)", c.Args().First())
+			}
+			if opts.Client == "" {
+				return usageErrorf("event invoke needs --client CMD")
+			}
+			if opts.Timeout <= 0 {
+				return usageErrorf("--timeout must be positive, got %s", opts.Timeout)
+			}
+			opts.ClientArgs = clientArgs.items
+			opts.In, opts.Out, opts.Err, opts.Getenv, opts.Now = e.In, e.Out, e.Err, e.Getenv, e.Now
+			opts.Environ = os.Environ()
+			opts.Registry = adapters.Default()
+			return invokeRun(c.Context, opts)
+		},
+	}
+}
+
+// invokeRun decodes the envelope, routes it through one synchronous client
+// and prints the receipt.
+func invokeRun(ctx context.Context, opts invokeOptions) error {
+	data, err := io.ReadAll(opts.In)
+	if err != nil {
+		return exitf(ExitUnreadable, "cannot read the dispatch envelope on standard input: %v", err)
+	}
+	if !json.Valid(data) {
+		return exitf(ExitUnreadable, "standard input is not JSON; send one dispatch envelope ({\"schema_version\": %q, \"request\": {...}})", contract.Version)
+	}
+	env, err := contract.DecodeDispatchEnvelope(data)
+	if err != nil {
+		return exitf(ExitFailed, "invalid dispatch envelope (invalid_request): %v", err)
+	}
+	req := env.Request
+	adapterID := opts.AdapterID
+	if adapterID == "" {
+		adapterID = req.AdapterID
+	}
+	a, err := opts.Registry.Lookup(adapterID)
+	if err != nil {
+		return exitf(ExitFailed, "adapter %q is not known (adapter_unavailable): %v; see `lifeloop adapters`", adapterID, err)
+	}
+
+	client := &callback.Invoker{Path: opts.Client, Args: opts.ClientArgs, Timeout: opts.Timeout, Env: opts.Environ, Stderr: opts.Err}
+	cfg := router.Config{
+		Manifest:     a.Manifest(),
+		Mode:         req.IntegrationMode,
+		ClientID:     opts.ClientID,
+		Clients:      []router.Client{client},
+		InvocationID: req.InvocationID,
+		Now:          opts.Now,
+	}
+	if opts.Session != "" {
+		root, l, err := openSessionLedger(opts.StateDir, opts.Getenv, opts.Session, opts.Now)
+		if err != nil {
+			return err
+		}
+		defer l.Close()
+		cfg.Ledger = l
+		client.SessionID = opts.Session
+		client.SessionDir = statedir.SessionDir(root, opts.Session)
+		client.StateDir = root
+	}
+	rt, err := router.New(cfg)
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+
+	in := router.Input{
+		Event:            req.Event,
+		EventID:          req.EventID,
+		FrameContext:     req.FrameContext,
+		Payloads:         env.Payloads,
+		IdempotencyKey:   req.IdempotencyKey,
+		ExternalSequence: req.Sequence,
+		Metadata:         req.Metadata,
+	}
+	if req.HarnessSessionID != nil {
+		in.HarnessSessionID = *req.HarnessSessionID
+	}
+	if req.HarnessRunID != nil {
+		in.HarnessRunID = *req.HarnessRunID
+	}
+	if req.HarnessTaskID != nil {
+		in.HarnessTaskID = *req.HarnessTaskID
+	}
+	res, err := rt.Route(ctx, in)
+	if err != nil && res.Receipt.ReceiptID == "" {
+		return exitf(ExitFailed, "%v", err)
+	}
+	if werr := writeIndentedJSON(opts.Out, res.Receipt); werr != nil {
+		return exitf(ExitFailed, "writing the receipt: %v", werr)
+	}
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	return receiptExit(res.Receipt)
+}
+
+// receiptExit maps a printed receipt to the exit status: 1 with a one-line
+// reason for a failed receipt, else 0.
+func receiptExit(r contract.LifecycleReceipt) error {
+	if r.Status != contract.StatusFailed {
+		return nil
+	}
+	why := ""
+	if len(r.Warnings) > 0 {
+		why = ": " + r.Warnings[0].Message
+	}
+	fc := "failed"
+	if r.FailureClass != nil {
+		fc = string(*r.FailureClass)
+	}
+	return exitf(ExitFailed, "%s receipt failed (%s)%s", r.Event, fc, why)
+}
+
+// openSessionLedger resolves the state folder and opens the ledger of an
+// existing session.
+func openSessionLedger(stateFlag string, getenv func(string) string, id string, now func() time.Time) (string, *ledger.Ledger, error) {
+	root, err := statedir.Resolve(stateFlag, getenv)
+	if err != nil {
+		return "", nil, exitf(ExitFailed, "%v", err)
+	}
+	if err := statedir.ValidateSessionID(id); err != nil {
+		return "", nil, usageErrorf("--session: %v", err)
+	}
+	if _, err := os.Stat(statedir.SessionDir(root, id)); err != nil {
+		return "", nil, exitf(ExitFailed, "unknown session %q in %s; see `lifeloop sessions` (or record one with `lifeloop emit`)", id, root)
+	}
+	l, err := ledger.Open(filepath.Clean(statedir.ReceiptsPath(root, id)), ledger.Options{Now: now})
+	if err != nil {
+		return "", nil, exitf(ExitFailed, "opening the ledger of session %s: %v", id, err)
+	}
+	return root, l, nil
+}
