@@ -88,6 +88,8 @@ func newApp(e *env) *ucli.App {
 			eventsCommand(e),
 			negotiateCommand(e),
 			conformanceCommand(e),
+			eventCommand(e),
+			emitCommand(e),
 		},
 	}
 	return app
