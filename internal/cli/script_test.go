@@ -14,9 +14,9 @@ import (
 // TestMain lets the test binary double as the lifeloop command: scripts
 // run `lifeloop ...` in-process through Main, with real exit codes.
 func TestMain(m *testing.M) {
-	os.Exit(testscript.RunMain(m, map[string]func() int{
-		"lifeloop": func() int { return Main(os.Args, OSStreams()) },
-	}))
+	testscript.Main(m, map[string]func(){
+		"lifeloop": func() { os.Exit(Main(os.Args, OSStreams())) },
+	})
 }
 
 // TestScripts runs every testdata/script/*.txtar. Each script gets its own
