@@ -107,6 +107,9 @@ type Invoker struct {
 	Stderr io.Writer
 }
 
+// Name labels the client in messages: its program path.
+func (inv *Invoker) Name() string { return inv.Path }
+
 // Failure describes a client misbehaviour in contract terms. Message is
 // short and never contains payload bodies or client output.
 type Failure struct {

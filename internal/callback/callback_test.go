@@ -103,6 +103,11 @@ func TestInvokeGood(t *testing.T) {
 				t.Fatalf("status = %s", r.Status)
 			}
 		}},
+		{mode: "exactjson", check: func(t *testing.T, r contract.CallbackResponse) {
+			if r.Status != contract.StatusDelivered {
+				t.Fatalf("status = %s", r.Status)
+			}
+		}},
 		{mode: "payloads", check: func(t *testing.T, r contract.CallbackResponse) {
 			if len(r.ClientPayloads) != 1 || r.ClientPayloads[0].PayloadID != "pay_1" {
 				t.Fatalf("client payloads = %+v", r.ClientPayloads)

@@ -148,7 +148,9 @@ func runChild(ctx context.Context, path string, args, env []string, stdin []byte
 		res.stdinUnread = true
 	}
 	graceT.Stop()
-	if n, err := pendingBytes(inR); err == nil && n > 0 {
+	// The trailing newline after the envelope does not count: a client
+	// that decoded the whole document and stopped there did read it.
+	if n, err := pendingBytes(inR); err == nil && n > 1 {
 		res.stdinUnread = true
 	}
 	select {

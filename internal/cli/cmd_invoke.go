@@ -109,13 +109,15 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 		return exitf(ExitFailed, "invalid dispatch envelope (invalid_request): %v", err)
 	}
 	req := env.Request
-	adapterID := opts.AdapterID
-	if adapterID == "" {
-		adapterID = req.AdapterID
-	}
-	a, err := opts.Registry.Lookup(adapterID)
-	if err != nil {
-		return exitf(ExitFailed, "adapter %q is not known (adapter_unavailable): %v; see `lifeloop adapters`", adapterID, err)
+	var a *adapters.Adapter
+	if opts.AdapterID != "" {
+		// A wrong flag is a usage error...
+		if a, err = lookupAdapter(opts.Registry, opts.AdapterID); err != nil {
+			return err
+		}
+	} else if a, err = opts.Registry.Lookup(req.AdapterID); err != nil {
+		// ...an adapter the request names but lifeloop lacks is a refusal.
+		return exitf(ExitFailed, "adapter %q is not known (adapter_unavailable): %v; see `lifeloop adapters`", req.AdapterID, err)
 	}
 
 	client := &callback.Invoker{Path: opts.Client, Args: opts.ClientArgs, Timeout: opts.Timeout, Env: opts.Environ, Stderr: opts.Err}

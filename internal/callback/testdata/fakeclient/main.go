@@ -45,6 +45,18 @@ func main() {
 		}
 		b, _ := json.Marshal(meta)
 		fmt.Printf(`{"schema_version":"lifeloop.v0.2","status":"delivered","failure_class":null,"retry_class":null,"metadata":%s}`+"\n", b)
+	case "exactjson":
+		// Reads byte by byte up to the end of the JSON document and no
+		// further, leaving the trailing newline unread.
+		var buf []byte
+		one := make([]byte, 1)
+		for !json.Valid(buf) {
+			if _, err := os.Stdin.Read(one); err != nil {
+				os.Exit(4)
+			}
+			buf = append(buf, one[0])
+		}
+		fmt.Println(delivered)
 	case "payloads":
 		readAll()
 		fmt.Println(`{"schema_version":"lifeloop.v0.2","status":"delivered","failure_class":null,"retry_class":null,"client_payloads":[{"schema_version":1,"payload_id":"pay_1","client_id":"fake","payload_kind":"note","format":"text","content_encoding":"utf8","body":"hello","byte_size":5,"content_digest":"sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824","acceptable_placements":[{"placement":"pre_prompt_frame","requirement":"preferred"}]}]}`)
