@@ -90,6 +90,9 @@ func newApp(e *env) *ucli.App {
 			conformanceCommand(e),
 			eventCommand(e),
 			emitCommand(e),
+			sessionsCommand(e),
+			receiptsCommand(e),
+			ledgerCommand(e),
 		},
 	}
 	return app

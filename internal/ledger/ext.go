@@ -2,8 +2,10 @@ package ledger
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -26,20 +28,51 @@ type extEntry struct {
 	Ext   uint64 `json:"ext"`
 }
 
+// openExt opens the store if its file exists; the file is created by the
+// first record, so ledgers without external sequences have none.
 func openExt(path string) (*extStore, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("open external sequence index: %w", err)
+	x := &extStore{path: path, last: make(map[string]uint64)}
+	if err := x.open(false); err != nil {
+		return nil, err
 	}
-	return &extStore{f: f, path: path, last: make(map[string]uint64)}, nil
+	return x, nil
 }
 
-func (x *extStore) close() error { return x.f.Close() }
+func (x *extStore) open(create bool) error {
+	if x.f != nil {
+		return nil
+	}
+	flags := os.O_RDWR | os.O_APPEND
+	if create {
+		flags |= os.O_CREATE
+	}
+	f, err := os.OpenFile(x.path, flags, 0o600)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open external sequence index: %w", err)
+	}
+	x.f = f
+	return nil
+}
+
+func (x *extStore) close() error {
+	if x.f == nil {
+		return nil
+	}
+	err := x.f.Close()
+	x.f = nil
+	return err
+}
 
 // refresh reads entries appended since the last refresh. Entries for
 // sequences beyond ledgerLast, and a torn last line, are cut off. The
 // caller holds the ledger lock.
 func (x *extStore) refresh(ledgerLast uint64, sync bool) error {
+	if err := x.open(false); err != nil || x.f == nil {
+		return err // another process may create it later
+	}
 	fi, err := x.f.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", x.path, err)
@@ -100,6 +133,9 @@ func (x *extStore) has(scope string) bool {
 // record appends an entry; the caller holds the ledger lock and writes the
 // receipt with sequence seq right after.
 func (x *extStore) record(scope string, ext, seq uint64, sync bool) error {
+	if err := x.open(true); err != nil {
+		return err
+	}
 	b, err := json.Marshal(extEntry{Seq: seq, Scope: scope, Ext: ext})
 	if err != nil {
 		return err

@@ -100,25 +100,32 @@ func Verify(path string) (Report, error) {
 		}
 		seq := *r.Sequence
 		rep.Count++
-		if _, dup := seenIDs[r.ReceiptID]; dup {
-			rep.Duplicates++
+		problem := func(msg string) {
 			if len(rep.Problems) < maxProblems {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("line %d: receipt_id %s appears again", lineNo, r.ReceiptID))
+				rep.Problems = append(rep.Problems, fmt.Sprintf("line %d: %s", lineNo, msg))
 			}
 		}
+		// A line counts once as a duplicate, whether its receipt_id, its
+		// sequence or both repeat.
+		_, dupID := seenIDs[r.ReceiptID]
 		seenIDs[r.ReceiptID] = struct{}{}
+		if dupID {
+			problem(fmt.Sprintf("receipt_id %s appears again", r.ReceiptID))
+		}
+		if rep.Count > 1 && seq <= prev {
+			rep.Duplicates++
+			problem(fmt.Sprintf("sequence %d after %d", seq, prev))
+			continue
+		}
+		if dupID {
+			rep.Duplicates++
+		}
 		switch {
 		case rep.Count == 1:
 			rep.FirstSeq = seq
 			if seq > 1 {
 				rep.Gaps = append(rep.Gaps, [2]uint64{1, seq - 1})
 			}
-		case seq <= prev:
-			rep.Duplicates++
-			if len(rep.Problems) < maxProblems {
-				rep.Problems = append(rep.Problems, fmt.Sprintf("line %d: sequence %d after %d", lineNo, seq, prev))
-			}
-			continue
 		case seq > prev+1:
 			rep.Gaps = append(rep.Gaps, [2]uint64{prev + 1, seq - 1})
 		}

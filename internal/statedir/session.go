@@ -234,8 +234,9 @@ func ReadSessionFile(path string) (SessionRecord, error) {
 
 // ListSessions returns the session records under root, newest first
 // (by StartedAt, else UpdatedAt; ties by id, descending). A root or
-// sessions folder that does not exist yields no sessions. Sessions whose
-// session.json cannot be read are left out and reported together in the
+// sessions folder that does not exist yields no sessions, and a session
+// folder without session.json (still being created) is skipped. Sessions
+// whose session.json cannot be read are left out and reported together in the
 // returned error, alongside the records that could be read.
 func ListSessions(root string) ([]SessionRecord, error) {
 	entries, err := os.ReadDir(SessionsDir(root))
@@ -252,6 +253,9 @@ func ListSessions(root string) ([]SessionRecord, error) {
 			continue
 		}
 		rec, err := ReadSessionFile(filepath.Join(SessionsDir(root), e.Name(), SessionFile))
+		if errors.Is(err, ErrSessionNotFound) {
+			continue // a session being created has its folder before its record
+		}
 		if err != nil {
 			problems = append(problems, err)
 			continue

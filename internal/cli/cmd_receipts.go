@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// receiptsOptions are the inputs of `lifeloop receipts`.
+type receiptsOptions struct {
+	StateDir string
+	Session  string
+	Latest   bool
+	Follow   bool
+	Since    uint64
+	Format   string
+}
+
+// Output formats of `lifeloop receipts`.
+const (
+	formatLifeloop = "lifeloop"
+	formatOrgLoop  = "orgloop"
+)
+
+func receiptsCommand(e *env) *ucli.Command {
+	var o receiptsOptions
+	return &ucli.Command{
+		Name:      "receipts",
+		Usage:     "print a session's receipts from its ledger as NDJSON",
+		ArgsUsage: "SESSION|--latest",
+		Description: "Prints the receipts recorded in a session's ledger (receipts.jsonl), one JSON\n" +
+			"object per line, in sequence order.\n\n" +
+			"--since N prints only receipts with a sequence above N (a consumer that has\n" +
+			"processed up to N resumes there). --follow keeps printing new receipts as they are\n" +
+			"appended until interrupted (Ctrl-C or SIGTERM); it waits on file-change\n" +
+			"notifications, not a busy loop.\n\n" +
+			"--format lifeloop (default) prints each receipt exactly as stored; --format orgloop\n" +
+			"prints the OrgLoop lifecycle event of each receipt that has one (others are left out).",
+		Flags: []ucli.Flag{
+			stateDirFlag(&o.StateDir),
+			&ucli.BoolFlag{Name: "latest", Usage: "use the most recent session", Destination: &o.Latest},
+			&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing receipts as they are appended", Destination: &o.Follow},
+			&ucli.Uint64Flag{Name: "since", Usage: "print only receipts with a sequence above `N`", Destination: &o.Since},
+			&ucli.StringFlag{Name: "format", Value: formatLifeloop, Usage: "output `FORMAT`: lifeloop or orgloop", Destination: &o.Format},
+		},
+		OnUsageError: commandUsageError,
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 1 {
+				return usageErrorf("receipts takes one SESSION (got %d arguments)", c.NArg())
+			}
+			o.Session = c.Args().First()
+			ctx := c.Context
+			if o.Follow {
+				var stop context.CancelFunc
+				ctx, stop = signalContext(ctx)
+				defer stop()
+			}
+			return receiptsRun(ctx, e, o)
+		},
+	}
+}
+
+// receiptsRun prints the receipts; with o.Follow it returns when ctx is
+// cancelled.
+func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
+	if o.Format != formatLifeloop && o.Format != formatOrgLoop {
+		return usageErrorf("unknown --format %q; use lifeloop or orgloop", o.Format)
+	}
+	root, rec, err := resolveSession(e, controlOptions{StateDir: o.StateDir, Session: o.Session, Latest: o.Latest})
+	if err != nil {
+		return err
+	}
+	path := statedir.ReceiptsPath(root, rec.ID)
+	write := receiptWriter(e.Out, o.Format, rec.ID)
+	if o.Follow {
+		err := ledger.Follow(ctx, path, o.Since, write)
+		return quietOnClosedOutput(err)
+	}
+	for entry, err := range ledger.ReadSince(path, o.Since) {
+		var le *ledger.LineError
+		if errors.As(err, &le) {
+			fmt.Fprintf(e.Err, "lifeloop: warning: skipped a line that is not a receipt: %v (run `lifeloop ledger verify %s`)\n", le, rec.ID)
+			continue
+		}
+		if err != nil {
+			return exitf(ExitFailed, "read the ledger of session %s: %v", rec.ID, err)
+		}
+		if err := write(entry); err != nil {
+			return quietOnClosedOutput(err)
+		}
+	}
+	return nil
+}
+
+// receiptWriter returns the function that prints one ledger entry.
+func receiptWriter(w io.Writer, format, sessionID string) func(ledger.Entry) error {
+	if format == formatOrgLoop {
+		return func(en ledger.Entry) error {
+			ev, err := contract.ProjectOrgLoop(en.Receipt, contract.OrgLoopOptions{SessionID: sessionID})
+			if errors.Is(err, contract.ErrNoOrgLoopPhase) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("project receipt %d to OrgLoop: %w", en.Sequence, err)
+			}
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			_, err = w.Write(append(b, '\n'))
+			return err
+		}
+	}
+	return func(en ledger.Entry) error {
+		_, err := w.Write(append(en.Raw, '\n'))
+		return err
+	}
+}
+
+// quietOnClosedOutput turns a write error on a closed stdout (a pipe to
+// `head`) into a quiet failure exit; other errors keep their message.
+func quietOnClosedOutput(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, errClosedPipe()) {
+		return silentExit(ExitFailed)
+	}
+	return exitf(ExitFailed, "%v", err)
+}

@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// sessionsOptions are the inputs of `lifeloop sessions`.
+type sessionsOptions struct {
+	StateDir string
+	JSON     bool
+}
+
+func sessionsCommand(e *env) *ucli.Command {
+	var o sessionsOptions
+	return &ucli.Command{
+		Name:  "sessions",
+		Usage: "list lifeloop sessions, newest first",
+		Description: "Lists the sessions recorded in the state directory, newest first: id, state, adapter,\n" +
+			"start time (UTC), wrapper pid and the wrapped command. --json prints the session\n" +
+			"records (session.json) as one JSON array. Sessions whose session.json cannot be\n" +
+			"read are reported on stderr and left out.",
+		Flags: []ucli.Flag{
+			stateDirFlag(&o.StateDir),
+			&ucli.BoolFlag{Name: "json", Usage: "print a JSON array of session records", Destination: &o.JSON},
+		},
+		OnUsageError: commandUsageError,
+		Action: func(c *ucli.Context) error {
+			if c.Args().Present() {
+				return usageErrorf("sessions takes no arguments (got %q)", c.Args().First())
+			}
+			return sessionsRun(c.Context, e, o)
+		},
+	}
+}
+
+func sessionsRun(_ context.Context, e *env, o sessionsOptions) error {
+	root, err := statedir.Resolve(o.StateDir, e.Getenv)
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	recs, problems := statedir.ListSessions(root)
+	if problems != nil {
+		for _, line := range strings.Split(problems.Error(), "\n") {
+			fmt.Fprintf(e.Err, "lifeloop: warning: skipped a session: %s\n", line)
+		}
+	}
+	if o.JSON {
+		if recs == nil {
+			recs = []statedir.SessionRecord{}
+		}
+		return writeIndentedJSON(e.Out, recs)
+	}
+	if len(recs) == 0 {
+		_, err := fmt.Fprintf(e.Out, "no sessions in %s\n", root)
+		return err
+	}
+	return writeSessionTable(e.Out, recs)
+}
+
+func writeSessionTable(w io.Writer, recs []statedir.SessionRecord) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATE\tADAPTER\tSTARTED\tPID\tCOMMAND")
+	for _, r := range recs {
+		started := "-"
+		if r.StartedAt != nil {
+			started = r.StartedAt.UTC().Format(time.DateTime)
+		}
+		pid := "-"
+		if r.Pid > 0 {
+			pid = strconv.Itoa(r.Pid)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n",
+			r.ID, r.State, orDash(r.AdapterID), started, pid, commandLine(r.Argv, 60))
+	}
+	return tw.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// commandLine renders argv on one line, quoting words with spaces or
+// control characters, cut to at most max runes.
+func commandLine(argv []string, max int) string {
+	if len(argv) == 0 {
+		return "-"
+	}
+	words := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\r\"'\\") || strings.ContainsFunc(a, func(r rune) bool { return r < 0x20 }) {
+			a = strconv.Quote(a)
+		}
+		words[i] = a
+	}
+	s := strings.Join(words, " ")
+	if r := []rune(s); len(r) > max {
+		s = string(r[:max-1]) + "…"
+	}
+	return s
+}
