@@ -6,6 +6,11 @@ import (
 	"os/exec"
 	"strconv"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lifeloop/lifeloop/internal/procfs"
 )
 
 // Baselines: running the command directly (no PTY) and script(1), which
@@ -24,8 +29,10 @@ func needScript(b *testing.B) string {
 	return p
 }
 
-// runScript runs `script -qec cmd /dev/null` with output to /dev/null.
-func runScript(b *testing.B, script, cmd string) {
+// runScript runs `script -qec cmd /dev/null` with output to /dev/null and
+// returns the CPU time script itself used (its children excluded), read
+// from /proc while it is a zombie.
+func runScript(b *testing.B, script, cmd string) time.Duration {
 	b.Helper()
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
@@ -35,9 +42,21 @@ func runScript(b *testing.B, script, cmd string) {
 	c := exec.Command(script, "-qec", cmd, "/dev/null")
 	c.Env = benchEnv()
 	c.Stdin, c.Stdout, c.Stderr = null, null, null
-	if err := c.Run(); err != nil {
+	if err := c.Start(); err != nil {
 		b.Fatalf("script: %v", err)
 	}
+	var info unix.Siginfo
+	if err := unix.Waitid(unix.P_PID, c.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil); err != nil {
+		b.Fatalf("waitid script: %v", err)
+	}
+	st, err := procfs.Stat(c.Process.Pid)
+	if err != nil {
+		b.Fatalf("script stat: %v", err)
+	}
+	if err := c.Wait(); err != nil {
+		b.Fatalf("script: %v", err)
+	}
+	return time.Duration(st.CPUSeconds * float64(time.Second))
 }
 
 func benchTerminal(b *testing.B) *Terminal {
@@ -95,6 +114,7 @@ func BenchmarkRelayThroughput(b *testing.B) {
 		t := benchTerminal(b)
 		spec := ChildSpec{Path: "sh", Args: []string{"-c", cmd}, Env: benchEnv()}
 		b.SetBytes(relayBytes)
+		cpu0 := selfCPU(b)
 		for b.Loop() {
 			c, err := t.Start(spec)
 			if err != nil {
@@ -107,12 +127,27 @@ func BenchmarkRelayThroughput(b *testing.B) {
 				b.Fatalf("relayed %d bytes, want %d", n, relayBytes)
 			}
 		}
+		// CPU spent by the relay itself, independent of machine load:
+		// wall-clock MB/s is bound by the kernel's PTY line discipline.
+		b.ReportMetric(float64(selfCPU(b)-cpu0)/float64(time.Millisecond)/float64(b.N), "relay-cpu-ms/op")
 	})
 	b.Run("script", func(b *testing.B) {
 		s := needScript(b)
 		b.SetBytes(relayBytes)
+		var cpu time.Duration
 		for b.Loop() {
-			runScript(b, s, cmd)
+			cpu += runScript(b, s, cmd)
 		}
+		b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "relay-cpu-ms/op")
 	})
+}
+
+// selfCPU returns the user+system CPU time of this process.
+func selfCPU(b *testing.B) time.Duration {
+	b.Helper()
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

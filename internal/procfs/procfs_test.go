@@ -338,3 +338,13 @@ func FuzzParseStat(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkGroupStats is the cost of one supervisor tick's /proc pass.
+func BenchmarkGroupStats(b *testing.B) {
+	pgid := syscall.Getpgrp()
+	for b.Loop() {
+		if _, err := GroupStats(pgid); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
