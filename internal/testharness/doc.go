@@ -27,4 +27,29 @@
 //
 // Codex writes $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<local time
 // YYYY-MM-DDThh-mm-ss>-<thread-uuid>.jsonl.
+//
+// # Driving the interactive TUIs (observed)
+//
+//   - Claude Code goes straight to its prompt when $HOME/.claude.json is
+//     seeded as NewHarnessEnv does; the prompt is ready when "? for
+//     shortcuts" is on screen. Type the prompt, wait for it to be echoed,
+//     then send "\r" separately (a burst ending in "\r" can be taken as a
+//     paste). "/exit" opens a completion menu; Enter runs it, exit code 0.
+//   - Codex draws with absolute cursor moves, so words arrive on separate
+//     "lines" of Output; string patterns passed to Terminal.WaitFor also
+//     match with whitespace removed for that reason. Its prompt is ready at
+//     "for shortcuts", a turn is over at "Worked for"; "/quit" then Enter
+//     exits 0. The project folder is marked trusted in config.toml so no
+//     trust dialog appears.
+//   - The Codex TUI answers a hidden title-generation request without
+//     tools (the mock classifies it "codex-side") and leaves a detached
+//     app-server daemon (two processes, reparented to init, in their own
+//     session) unless started with --no-daemon. HarnessEnv finds such
+//     processes by the environment they inherited and kills and reports
+//     them in t.Cleanup.
+//   - Both TUIs ask the terminal for the cursor position at start-up and
+//     wait for the answer; Terminal answers it.
+//   - When a session leader on a PTY exits, the kernel sends SIGHUP to the
+//     terminal's foreground process group: children survive their leader
+//     only if they ignore SIGHUP too.
 package testharness

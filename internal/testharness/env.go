@@ -186,9 +186,10 @@ func (e *HarnessEnv) Env() []string {
 }
 
 // Command returns a command for bin with args, running in Dir with Env, in
-// its own process group. It is not started.
+// its own process group. It is not started. The process is killed when
+// the test ends.
 func (e *HarnessEnv) Command(bin string, args ...string) *exec.Cmd {
-	cmd := exec.Command(bin, args...)
+	cmd := exec.CommandContext(e.t.Context(), bin, args...)
 	cmd.Dir = e.Dir
 	cmd.Env = e.Env()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

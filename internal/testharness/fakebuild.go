@@ -1,13 +1,14 @@
 package testharness
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"testing"
+	"time"
 )
 
 var fakeHarness = sync.OnceValues(buildFakeHarness)
@@ -40,15 +41,17 @@ func buildFakeHarness() (string, error) {
 		return "", fmt.Errorf("testharness: %w", err)
 	}
 	tmp.Close()
-	defer os.Remove(tmp.Name())
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		goBin = "go"
+	defer func() { _ = os.Remove(tmp.Name()) }()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", fmt.Errorf("testharness: building the fake harness needs the go command on PATH: %w", err)
 	}
-	cmd := exec.Command(goBin, "build", "-o", tmp.Name(), "github.com/lifeloop/lifeloop/internal/testharness/fakeharness")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", tmp.Name(), "github.com/lifeloop/lifeloop/internal/testharness/fakeharness")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("testharness: build the fake harness: %v\n%s", err, out)
+		return "", fmt.Errorf("testharness: build the fake harness: %w\n%s", err, out)
 	}
 	final := filepath.Join(dir, "fakeharness")
 	if err := os.Rename(tmp.Name(), final); err != nil {

@@ -23,7 +23,7 @@ const waitLong = time.Minute
 
 func runFake(t *testing.T, stdin string, steps ...string) (stdout, stderr string, code int, sig syscall.Signal) {
 	t.Helper()
-	cmd := exec.Command(BuildFakeHarness(t), steps...)
+	cmd := exec.CommandContext(t.Context(), BuildFakeHarness(t), steps...)
 	cmd.Dir = t.TempDir()
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -76,7 +76,7 @@ func TestFakeHarnessPlain(t *testing.T) {
 
 func fakeTerminal(t *testing.T, cols, rows int, steps ...string) *Terminal {
 	t.Helper()
-	cmd := exec.Command(BuildFakeHarness(t), steps...)
+	cmd := exec.CommandContext(t.Context(), BuildFakeHarness(t), steps...)
 	cmd.Dir = t.TempDir()
 	return StartTerminal(t, cmd, cols, rows)
 }

@@ -30,6 +30,7 @@ package mockmodel
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -150,7 +151,8 @@ func Start(cfg Config) (*Server, error) {
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return nil, fmt.Errorf("mockmodel: listen address %q is not a loopback IP; use 127.0.0.1", cfg.Addr)
 	}
-	ln, err := net.Listen("tcp", cfg.Addr)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(context.Background(), "tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("mockmodel: listen on %s: %w", cfg.Addr, err)
 	}

@@ -37,7 +37,12 @@ type event struct {
 // parsed SSE events (or the raw JSON body when not a stream).
 func post(t *testing.T, s *Server, path, body string) (int, []event, map[string]any) {
 	t.Helper()
-	resp, err := http.Post(s.URL()+path, "application/json", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +260,7 @@ func TestResponsesStream(t *testing.T) {
 
 func TestPreflightUnknownAndRecording(t *testing.T) {
 	s := start(t, Config{})
-	req, _ := http.NewRequest(http.MethodHead, s.URL()+"/", nil)
+	req, _ := http.NewRequestWithContext(t.Context(), http.MethodHead, s.URL()+"/", nil)
 	req.Header.Set("X-Claude-Code-Session-Id", "sess-1")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -309,7 +314,8 @@ func TestConcurrentUsageSequence(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resp, err := http.Post(s.URL()+"/v1/messages", "application/json", strings.NewReader(`{"model":"m",`+claudeTools+`,"messages":[{"role":"user","content":"x"}]}`))
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, s.URL()+"/v1/messages", strings.NewReader(`{"model":"m",`+claudeTools+`,"messages":[{"role":"user","content":"x"}]}`))
+			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Error(err)
 				return
