@@ -163,7 +163,7 @@ func Negotiate(m AdapterManifest, mode IntegrationMode, req CapabilityRequest) N
 	add := func(capability string, r Requirement, offered SupportState, why string) {
 		out, reason := outcomeFor(offered, r)
 		if why != "" {
-			reason = why + "; " + reason
+			reason = why
 		}
 		if out == OutcomeUnsupported && r.Level == RequirementOptional {
 			return

@@ -2,6 +2,7 @@ package contract
 
 import (
 	"encoding/json"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -301,4 +302,31 @@ func FuzzNegotiate(f *testing.F) {
 			t.Fatalf("verdict inconsistent: %+v", res.Verdict)
 		}
 	})
+}
+
+// TestNegotiateGolden pins the documented negotiation example: the example
+// manifest and capability request in native_hook mode.
+func TestNegotiateGolden(t *testing.T) {
+	req, err := DecodeCapabilityRequest(readExample(t, "capability_request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := Negotiate(testManifest(t), ModeNativeHook, req)
+	got, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := "testdata/examples/negotiation_result.golden.json"
+	if *update {
+		if err := os.WriteFile(golden, append(got, '\n'), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got)+"\n" != string(want) {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
 }
