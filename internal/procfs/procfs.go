@@ -20,6 +20,8 @@ import (
 	"slices"
 	"strconv"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // ClockTicks is the kernel's USER_HZ, the unit of utime and stime in
@@ -83,7 +85,18 @@ func (f FS) pageSize() int {
 // Stat reads /proc/<pid>/stat. A process that does not exist gives an
 // error matching fs.ErrNotExist.
 func (f FS) Stat(pid int) (ProcStat, error) {
-	b, err := os.ReadFile(filepath.Join(f.root(), strconv.Itoa(pid), "stat"))
+	var buf [statBufSize]byte
+	return f.stat(pid, buf[:])
+}
+
+// statBufSize holds any stat line: 52 numeric fields and a comm of at most
+// 64 bytes fit in well under 1 KiB.
+const statBufSize = 4096
+
+// stat reads /proc/<pid>/stat into buf with three system calls (os.ReadFile
+// costs about eight on a /proc file) and parses it.
+func (f FS) stat(pid int, buf []byte) (ProcStat, error) {
+	b, err := readSmall(filepath.Join(f.root(), strconv.Itoa(pid), "stat"), buf)
 	if err != nil {
 		if errors.Is(err, syscall.ESRCH) {
 			// The process exited while its file was being read.
@@ -105,12 +118,13 @@ func (f FS) Scan() ([]ProcStat, error) {
 		return nil, fmt.Errorf("procfs: list processes: %w (is /proc mounted?)", err)
 	}
 	out := make([]ProcStat, 0, len(ents))
+	buf := make([]byte, statBufSize)
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid <= 0 {
 			continue
 		}
-		s, err := f.Stat(pid)
+		s, err := f.stat(pid, buf)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // exited meanwhile
@@ -342,4 +356,31 @@ func ParsePeakRSS(b []byte) (uint64, error) {
 		return kb * 1024, nil
 	}
 	return 0, fmt.Errorf("%w: no VmHWM line (kernel thread?)", ErrMalformed)
+}
+
+// readSmall reads a whole small file into buf. A file larger than buf is
+// an error (ErrMalformed), never silently truncated.
+func readSmall(path string, buf []byte) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(buf) {
+			return nil, fmt.Errorf("%w: %s is larger than %d bytes", ErrMalformed, path, len(buf))
+		}
+		m, err := unix.Read(fd, buf[n:])
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		if m == 0 {
+			return buf[:n], nil
+		}
+		n += m
+	}
 }
