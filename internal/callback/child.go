@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -57,14 +58,23 @@ func runChild(ctx context.Context, path string, args, env []string, stdin []byte
 		return childResult{startErr: err}
 	}
 
-	cmd := exec.Command(path, args...) //nolint:gosec // the client command is operator configuration
+	// The context kills the whole process group, not just the child.
+	var timedOut atomic.Bool
+	cmd := exec.CommandContext(ctx, path, args...) //nolint:gosec // the client command is operator configuration
 	cmd.Env = env
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = errW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		timedOut.Store(true)
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	if err := cmd.Start(); err != nil {
 		closeAll(inR, inW, outR, outW, errR, errW)
+		if ctx.Err() != nil {
+			return childResult{timedOut: true, ctxErr: ctx.Err(), exitCode: -1}
+		}
 		return childResult{startErr: err}
 	}
 	pgid := cmd.Process.Pid
@@ -109,33 +119,15 @@ func runChild(ctx context.Context, path string, args, env []string, stdin []byte
 		_, _ = io.Copy(io.Discard, errR)
 	}()
 
-	// Watchdog: kill the group when the deadline passes.
-	waitDone := make(chan struct{})
-	var timedOut bool
-	var watchWG sync.WaitGroup
-	watchWG.Add(1)
-	go func() {
-		defer watchWG.Done()
-		select {
-		case <-ctx.Done():
-			timedOut = true
-			killGroup()
-		case <-waitDone:
-		}
-	}()
+	_ = cmd.Wait() // the exit status is read from ProcessState
 
-	waitErr := cmd.Wait()
-	close(waitDone)
-	watchWG.Wait()
-
-	res := childResult{exitCode: cmd.ProcessState.ExitCode(), timedOut: timedOut}
-	if timedOut {
+	res := childResult{exitCode: cmd.ProcessState.ExitCode(), timedOut: timedOut.Load()}
+	if res.timedOut {
 		res.ctxErr = ctx.Err()
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.signaled = true
 	}
-	_ = waitErr // exit status is read from ProcessState
 
 	// The writer only stays blocked once the child is gone when the pipe
 	// is full, i.e. the child never read it; give it the grace to finish

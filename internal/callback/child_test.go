@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	fakeClient = filepath.Join(dir, "fakeclient")
-	build := exec.Command("go", "build", "-o", fakeClient, "./testdata/fakeclient")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", fakeClient, "./testdata/fakeclient")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
 		_ = os.RemoveAll(dir)

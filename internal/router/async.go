@@ -3,6 +3,7 @@ package router
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/lifeloop/lifeloop/contract"
@@ -207,7 +208,7 @@ func (r *Router) recordClientFailure(observed contract.LifecycleReceipt, fc cont
 		FailureClass:     &fc,
 		RetryClass:       &rc,
 	}
-	f.Warnings = append(warnings, r.takeWarnings()...)
+	f.Warnings = slices.Concat(warnings, r.takeWarnings())
 	if _, _, _, err := r.record(f, Input{}); err != nil {
 		r.log.Error("recording an async client failure failed", "parent_receipt_id", parent, "err", err)
 	}

@@ -530,13 +530,6 @@ func (r *Router) envelope(in Input, eventID, invocationID string, payloads []con
 	return contract.DispatchEnvelope{SchemaVersion: contract.Version, Request: req, Payloads: payloads}
 }
 
-// addWarning queues a warning for the next receipt.
-func (r *Router) addWarning(w contract.Warning) {
-	r.mu.Lock()
-	r.pending = append(r.pending, w)
-	r.mu.Unlock()
-}
-
 // takeWarnings returns the queued warnings and those the sinks and async
 // clients raised since the last receipt.
 func (r *Router) takeWarnings() []contract.Warning {

@@ -135,7 +135,7 @@ func openDest(dest string) (io.WriteCloser, bool, error) {
 		}
 		var st unix.Stat_t
 		if err := unix.Fstat(n, &st); err != nil {
-			return nil, false, fmt.Errorf("event sink %q: descriptor %d is not open (%v); pass it from the parent, e.g. `3>events.ndjson`", dest, n, err)
+			return nil, false, fmt.Errorf("event sink %q: descriptor %d is not open (%w); pass it from the parent, e.g. `3>events.ndjson`", dest, n, err)
 		}
 		// The standard descriptors stay open for the rest of the process.
 		return os.NewFile(uintptr(n), dest), n > 2, nil
