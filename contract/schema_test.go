@@ -13,6 +13,10 @@ import (
 // is the case's expectation: schema_expect when the case sets it (rules
 // beyond a schema), else expect.
 func TestSchemasAgreeWithValidator(t *testing.T) {
+	sv, err := schema.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, f := range corpusFiles(t) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			data, err := os.ReadFile(f)
@@ -30,7 +34,7 @@ func TestSchemasAgreeWithValidator(t *testing.T) {
 					t.Errorf("schema_expect equals expect; drop it")
 				}
 			}
-			verr := schema.Validate(c.Kind, c.Data)
+			verr := sv.Validate(c.Kind, c.Data)
 			switch {
 			case want == "valid" && verr != nil:
 				t.Fatalf("%s: schema rejects: %v", c.Description, verr)
@@ -44,6 +48,10 @@ func TestSchemasAgreeWithValidator(t *testing.T) {
 // TestExamplesMatchSchemas checks every documented example against its
 // schema.
 func TestExamplesMatchSchemas(t *testing.T) {
+	sv, err := schema.NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
 	files, _ := filepath.Glob("testdata/examples/*.json")
 	for _, f := range files {
 		kind := exampleKind(filepath.Base(f))
@@ -55,7 +63,7 @@ func TestExamplesMatchSchemas(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := schema.Validate(kind, data); err != nil {
+			if err := sv.Validate(kind, data); err != nil {
 				t.Fatal(err)
 			}
 		})

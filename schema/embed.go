@@ -46,6 +46,14 @@ func Compile(kind string) (*jsonschema.Schema, error) {
 	if !slices.Contains(Kinds, kind) {
 		return nil, fmt.Errorf("no schema for kind %q; known: %s", kind, strings.Join(Kinds, ", "))
 	}
+	c, err := newCompiler()
+	if err != nil {
+		return nil, err
+	}
+	return c.Compile(BaseURL + kind + ".schema.json")
+}
+
+func newCompiler() (*jsonschema.Compiler, error) {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	files, err := fs.Glob(FS, "*.schema.json")
@@ -65,18 +73,52 @@ func Compile(kind string) (*jsonschema.Schema, error) {
 			return nil, fmt.Errorf("schema %s: %w", name, err)
 		}
 	}
-	return c.Compile(BaseURL + kind + ".schema.json")
+	return c, nil
+}
+
+// Validator holds every kind's compiled schema; build it once with
+// NewValidator when validating many documents. It is safe for concurrent
+// use.
+type Validator struct {
+	compiled map[string]*jsonschema.Schema
+}
+
+// NewValidator compiles the schema of every kind.
+func NewValidator() (*Validator, error) {
+	c, err := newCompiler()
+	if err != nil {
+		return nil, err
+	}
+	v := &Validator{compiled: make(map[string]*jsonschema.Schema, len(Kinds))}
+	for _, k := range Kinds {
+		sch, err := c.Compile(BaseURL + k + ".schema.json")
+		if err != nil {
+			return nil, fmt.Errorf("schema %s: %w", k, err)
+		}
+		v.compiled[k] = sch
+	}
+	return v, nil
 }
 
 // Validate checks the JSON document data against the schema for kind.
-func Validate(kind string, data []byte) error {
-	sch, err := Compile(kind)
-	if err != nil {
-		return err
+func (v *Validator) Validate(kind string, data []byte) error {
+	sch, ok := v.compiled[kind]
+	if !ok {
+		return fmt.Errorf("no schema for kind %q; known: %s", kind, strings.Join(Kinds, ", "))
 	}
 	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
 	return sch.Validate(inst)
+}
+
+// Validate checks the JSON document data against the schema for kind,
+// compiling the schemas for this one call.
+func Validate(kind string, data []byte) error {
+	v, err := NewValidator()
+	if err != nil {
+		return err
+	}
+	return v.Validate(kind, data)
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"strings"
 	"testing"
@@ -59,5 +60,35 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+func TestValidatorConcurrentUse(t *testing.T) {
+	v, err := NewValidator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Validate("receipt", []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "no schema for kind") {
+		t.Fatalf("unknown kind: %v", err)
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			doc := `{"client_id":"c"}`
+			if i%2 == 1 {
+				doc = `{"client_id":""}`
+			}
+			err := v.Validate("capability_request", []byte(doc))
+			if (i%2 == 1) == (err == nil) {
+				errs <- fmt.Errorf("document %d: verdict %v", i, err)
+				return
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
 	}
 }
