@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/schema"
 )
 
 func TestDefaultRegistry(t *testing.T) {
@@ -89,6 +90,9 @@ func TestManifests(t *testing.T) {
 			b, err := json.Marshal(m)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if err := schema.Validate("adapter_manifest", b); err != nil {
+				t.Errorf("manifest does not satisfy the JSON Schema: %v", err)
 			}
 			back, err := contract.DecodeManifest(b)
 			if err != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/lifeloop/lifeloop/schema"
 )
 
 // TestMain lets the test binary double as the lifeloop command: scripts
@@ -47,10 +49,13 @@ func TestScripts(t *testing.T) {
 //	exitcode N prog [args...]   run prog like exec and require exit code N;
 //	                            stdout and stderr are kept for later checks
 //	waitfile PATH               wait (up to 30s) until PATH exists
+//	validate-schema KIND FILE   FILE must satisfy the embedded JSON Schema
+//	                            for KIND (schema.Kinds); with ! it must not
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
-		"exitcode": cmdExitCode,
-		"waitfile": cmdWaitFile,
+		"exitcode":        cmdExitCode,
+		"waitfile":        cmdWaitFile,
+		"validate-schema": cmdValidateSchema,
 	}
 }
 
@@ -75,5 +80,20 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
+	}
+}
+
+func cmdValidateSchema(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: validate-schema KIND FILE")
+	}
+	err := schema.Validate(args[0], []byte(ts.ReadFile(args[1])))
+	switch {
+	case err != nil && !neg:
+		ts.Fatalf("%s does not satisfy the %s schema: %v", args[1], args[0], err)
+	case err == nil && neg:
+		ts.Fatalf("%s satisfies the %s schema, want it rejected", args[1], args[0])
+	case err != nil:
+		ts.Logf("rejected as expected: %v", err)
 	}
 }
