@@ -39,7 +39,7 @@ func runScript(b *testing.B, script, cmd string) time.Duration {
 		b.Fatal(err)
 	}
 	defer null.Close()
-	c := exec.Command(script, "-qec", cmd, "/dev/null")
+	c := exec.CommandContext(b.Context(), script, "-qec", cmd, "/dev/null")
 	c.Env = benchEnv()
 	c.Stdin, c.Stdout, c.Stderr = null, null, null
 	if err := c.Start(); err != nil {
@@ -80,7 +80,7 @@ func benchTerminal(b *testing.B) *Terminal {
 func BenchmarkStartExitTrue(b *testing.B) {
 	b.Run("direct", func(b *testing.B) {
 		for b.Loop() {
-			if err := exec.Command("true").Run(); err != nil {
+			if err := exec.CommandContext(b.Context(), "true").Run(); err != nil {
 				b.Fatal(err)
 			}
 		}

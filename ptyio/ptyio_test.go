@@ -520,7 +520,7 @@ func TestStartErrors(t *testing.T) {
 				t.Fatalf("err = %v, want %v", err, tt.want)
 			}
 			other := ErrNotExecutable
-			if tt.want == ErrNotExecutable {
+			if errors.Is(tt.want, ErrNotExecutable) {
 				other = ErrNotFound
 			}
 			if errors.Is(err, other) {

@@ -365,7 +365,7 @@ func readSmall(path string, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer unix.Close(fd)
+	defer func() { _ = unix.Close(fd) }()
 	n := 0
 	for {
 		if n == len(buf) {
@@ -373,7 +373,7 @@ func readSmall(path string, buf []byte) ([]byte, error) {
 		}
 		m, err := unix.Read(fd, buf[n:])
 		if err != nil {
-			if err == unix.EINTR {
+			if errors.Is(err, unix.EINTR) {
 				continue
 			}
 			return nil, &fs.PathError{Op: "read", Path: path, Err: err}

@@ -246,7 +246,7 @@ func TestLiveSelf(t *testing.T) {
 // TestLiveGroup starts a shell in its own process group with two
 // background sleeps and finds all three.
 func TestLiveGroup(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "sleep 1000 & sleep 1000 & echo started; wait")
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", "sleep 1000 & sleep 1000 & echo started; wait")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
 	out, err := cmd.StdoutPipe()
@@ -327,7 +327,7 @@ func FuzzParseStat(f *testing.F) {
 		// What the parser reads back from its own rendering is the same.
 		again, err := ParseStat([]byte(statLine(s.PID, s.Comm, s.State, s.PPid, s.PGrp, s.Session,
 			s.UTimeTicks, s.STimeTicks, s.Threads, s.StartTicks, int64(s.RSSBytes/4096))), 4096)
-		if !('A' <= s.State && s.State <= 'Z' || 'a' <= s.State && s.State <= 'z') {
+		if isLetter := 'A' <= s.State && s.State <= 'Z' || 'a' <= s.State && s.State <= 'z'; !isLetter {
 			return // a state like ')' or a space cannot be re-rendered
 		}
 		if err != nil {
