@@ -141,11 +141,8 @@ func (t *Terminal) Start(spec ChildSpec) (*Child, error) {
 		// decides whether a cooked terminal is acceptable.
 		t.log.Warn("raw mode unavailable, relaying in cooked mode", "err", err)
 	}
-	cols, rows := t.Size()
-	if err := c.resize(cols, rows); err != nil {
-		t.log.Debug("resize child pty", "pid", c.pid, "err", err)
-	}
-	eof := t.attach(c)
+	eof := t.attach(c) // also applies the current size, see attach
+
 	go c.copyOutput()
 	if eof {
 		c.sendEOF()

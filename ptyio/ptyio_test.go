@@ -123,8 +123,10 @@ func start(t *testing.T, term *Terminal, spec ChildSpec) *Child {
 	return c
 }
 
+// sh runs script with sh -c in a temp working directory (where a core
+// dump of the signal tests would land).
 func sh(t *testing.T, script string) ChildSpec {
-	return ChildSpec{Path: "sh", Args: []string{"-c", script}, Env: testEnv(t)}
+	return ChildSpec{Path: "sh", Args: []string{"-c", script}, Env: testEnv(t), Dir: t.TempDir()}
 }
 
 // wait returns the child's status, failing if it never ends.

@@ -415,10 +415,16 @@ func (t *Terminal) release() {
 }
 
 // attach makes c the attached child and reports whether stdin already
-// reached EOF without a TTY (so c must get the end-of-file character).
+// reached EOF without a TTY (so c must get the end-of-file character). It
+// resizes c's PTY to the current size under the same lock the SIGWINCH
+// watcher holds, so no resize between spawn and attach is lost.
 func (t *Terminal) attach(c *Child) (eof bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	cols, rows := t.Size()
+	if err := c.resize(cols, rows); err != nil {
+		t.log.Debug("resize child pty", "pid", c.pid, "err", err)
+	}
 	t.reserved = false
 	t.cur = c
 	t.notifyLocked()
