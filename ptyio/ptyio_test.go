@@ -378,6 +378,31 @@ func TestRealTTY(t *testing.T) {
 	// copier, possibly after Done.
 	screen.waitFor(t, "got:key\r\n")
 
+	// A second child on the same terminal (a renewal): raw mode and the
+	// window size carry over.
+	if st, err := term.GetState(int(ps.Fd())); err != nil || !reflect.DeepEqual(st, during) {
+		t.Fatalf("raw mode did not carry over between children (err %v)", err)
+	}
+	second := start(t, tm, sh(t, "echo second:$(stty size)"))
+	if st := wait(t, second); st.ExitCode() != 0 {
+		t.Fatalf("second child: %v", st)
+	}
+	screen.waitFor(t, "second:50 132\r\n")
+
+	// An explicit Restore goes back to cooked mode; the next Start makes
+	// the terminal raw again.
+	if err := tm.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := term.GetState(int(ps.Fd())); !reflect.DeepEqual(st, before) {
+		t.Fatal("Restore did not restore the original mode")
+	}
+	third := start(t, tm, sh(t, "exit 0"))
+	wait(t, third)
+	if st, _ := term.GetState(int(ps.Fd())); !reflect.DeepEqual(st, during) {
+		t.Fatal("Start after Restore did not re-enter raw mode")
+	}
+
 	if err := tm.Close(); err != nil {
 		t.Fatal(err)
 	}
