@@ -219,7 +219,7 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	if err != nil {
 		return exitf(ExitFailed, "opening the ledger of session %s: %v", opts.Session, err)
 	}
-	defer l.Close()
+	defer func() { _ = l.Close() }()
 	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeManualSkill, Ledger: l, Now: opts.Now})
 	if err != nil {
 		return exitf(ExitFailed, "%v", err)

@@ -134,7 +134,7 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 		if err != nil {
 			return err
 		}
-		defer l.Close()
+		defer func() { _ = l.Close() }()
 		cfg.Ledger = l
 		client.SessionID = opts.Session
 		client.SessionDir = statedir.SessionDir(root, opts.Session)
