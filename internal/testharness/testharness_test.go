@@ -61,6 +61,7 @@ func TestFakeHarnessPlain(t *testing.T) {
 		{"unknown step", "", []string{"frobnicate"}, "", "unknown step \"frobnicate\"", 2, 0},
 		{"bad exit code", "", []string{"exit:300"}, "", "want a code 0..255", 2, 0},
 		{"bad signal", "", []string{"catch:NOPE"}, "", "unknown signal", 2, 0},
+		{"ready-parent without a parent", "", []string{"ready-parent"}, "", "not started by a spawn step", 2, 0},
 		{"stty-size without a terminal", "", []string{"stty-size"}, "", "stdin must be a terminal", 1, 0},
 	}
 	for _, tc := range tests {
@@ -71,6 +72,18 @@ func TestFakeHarnessPlain(t *testing.T) {
 					out, errOut, code, sig, tc.wantOut, tc.wantErr, tc.wantCode, tc.wantSignal)
 			}
 		})
+	}
+}
+
+func TestFakeHarnessSpawnWaitsForReadyParent(t *testing.T) {
+	out, errOut, code, _ := runFake(t, "", "spawn:print:child,ready-parent,print:child done", "print:parent", "wait-children", "print:end")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	// "child" comes before "spawned" because spawn waits for ready-parent;
+	// "child done" may interleave with the parent's lines but precedes "end".
+	if !regexp.MustCompile(`^child\nspawned: \d+\n`).MatchString(out) || !strings.HasSuffix(out, "end\n") || !strings.Contains(out, "child done\n") {
+		t.Errorf("output %q", out)
 	}
 }
 

@@ -23,15 +23,18 @@
 //	spawn:STEP,STEP...  start a child fakeharness running those steps in the
 //	                    same process group, print "spawned: PID"
 //	child-ignore-term   spawn a child that ignores SIGTERM and SIGHUP and
-//	                    sleeps 1h, print "spawned: PID"
+//	                    sleeps 1h, print "spawned: PID" once it ignores them
 //	spawn-grandchild    spawn a child that spawns a grandchild ignoring
 //	                    SIGTERM and SIGHUP (sleeping 1h) and exits; print
-//	                    "grandchild: PID"
+//	                    "grandchild: PID" once it ignores them
 //
 // The SIGTERM-ignoring descendants also ignore SIGHUP because the kernel
 // hangs up the terminal's foreground process group when the session leader
 // exits; without it they would not outlive the leader under a PTY.
 //
+//	ready-parent        (in a spawned child) tell the parent the steps so far
+//	                    are done; a spawn step whose child steps contain
+//	                    ready-parent waits for it before going on
 //	wait-children       wait for the children started by spawn steps
 //
 // Transcript steps append lines shaped like the real harnesses' files
@@ -70,6 +73,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -238,7 +242,7 @@ func (h *harness) step(name, value string) error {
 	case "spawn":
 		return h.spawn(strings.Split(value, ","), "spawned")
 	case "child-ignore-term":
-		return h.spawn([]string{"ignore:TERM", "ignore:HUP", "sleep:1h"}, "spawned")
+		return h.spawn([]string{"ignore:TERM", "ignore:HUP", "ready-parent", "sleep:1h"}, "spawned")
 	case "spawn-grandchild":
 		cmd, err := h.start([]string{"spawn-grandchild-helper"})
 		if err != nil {
@@ -246,12 +250,14 @@ func (h *harness) step(name, value string) error {
 		}
 		return cmd.Wait()
 	case "spawn-grandchild-helper":
-		cmd, err := h.start([]string{"ignore:TERM", "ignore:HUP", "sleep:1h"})
+		cmd, err := h.start([]string{"ignore:TERM", "ignore:HUP", "ready-parent", "sleep:1h"})
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(h.out, "grandchild: %d\n", cmd.Process.Pid)
 		return err
+	case "ready-parent":
+		return readyParent()
 	case "wait-children":
 		for _, c := range h.children {
 			_ = c.Wait()
@@ -332,17 +338,50 @@ func unescape(s string) string {
 	return strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r", `\e`, "\x1b", `\\`, `\`).Replace(s)
 }
 
+// readyFDVar names the descriptor on which a child started by start
+// reports ready-parent.
+const readyFDVar = "FAKEHARNESS_READY_FD"
+
+// start runs a child fakeharness with steps in this process group, sharing
+// stdout and stderr. When steps contain ready-parent, start returns only
+// once the child has reached that step (or died).
 func (h *harness) start(steps []string) (*exec.Cmd, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(context.Background(), self, steps...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
-	if err := cmd.Start(); err != nil {
+	r, w, err := os.Pipe()
+	if err != nil {
 		return nil, err
 	}
+	defer r.Close()
+	cmd := exec.CommandContext(context.Background(), self, steps...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.Env = append(os.Environ(), readyFDVar+"=3")
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		return nil, err
+	}
+	if slices.Contains(steps, "ready-parent") {
+		var b [1]byte
+		_, _ = r.Read(b[:]) // a byte, or EOF when the child died first
+	}
 	return cmd, nil
+}
+
+// readyParent tells the fakeharness that started this one that the steps
+// so far are done.
+func readyParent() error {
+	fd, err := strconv.Atoi(os.Getenv(readyFDVar))
+	if err != nil {
+		return usageError{"ready-parent: not started by a spawn step"}
+	}
+	f := os.NewFile(uintptr(fd), "ready")
+	defer f.Close()
+	_, err = f.Write([]byte{1})
+	return err
 }
 
 func (h *harness) spawn(steps []string, label string) error {
