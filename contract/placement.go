@@ -25,11 +25,11 @@ type Routes map[PlacementClass][]ManifestPlacementClass
 // routes to ResolvePlacement instead.
 func PlacementRoutes(e Event) Routes {
 	routes := Routes{PlacementSideChannelContext: {ManifestToolResult}}
-	switch {
-	case e == EventSessionStarting || e == EventSessionStarted:
+	switch e {
+	case EventSessionStarting, EventSessionStarted:
 		routes[PlacementDeveloperEquivalentFrame] = []ManifestPlacementClass{ManifestPreSession}
 		routes[PlacementPrePromptFrame] = []ManifestPlacementClass{ManifestPreSession}
-	case e == EventFrameOpening:
+	case EventFrameOpening:
 		routes[PlacementDeveloperEquivalentFrame] = []ManifestPlacementClass{ManifestPreFrameLeading}
 		routes[PlacementPrePromptFrame] = []ManifestPlacementClass{ManifestPreFrameLeading, ManifestPreFrameTrailing}
 	}

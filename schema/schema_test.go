@@ -80,7 +80,7 @@ func TestValidatorConcurrentUse(t *testing.T) {
 			}
 			err := v.Validate("capability_request", []byte(doc))
 			if (i%2 == 1) == (err == nil) {
-				errs <- fmt.Errorf("document %d: verdict %v", i, err)
+				errs <- fmt.Errorf("document %d: verdict %w", i, err)
 				return
 			}
 			errs <- nil
