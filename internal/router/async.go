@@ -209,7 +209,7 @@ func (r *Router) recordClientFailure(observed contract.LifecycleReceipt, fc cont
 		RetryClass:       &rc,
 	}
 	f.Warnings = slices.Concat(warnings, r.takeWarnings())
-	if _, _, _, err := r.record(f, Input{}); err != nil {
+	if _, err := r.record(f, Input{}); err != nil {
 		r.log.Error("recording an async client failure failed", "parent_receipt_id", parent, "err", err)
 	}
 }

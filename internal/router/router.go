@@ -25,7 +25,8 @@
 // status (degraded > delivered > skipped > observed), downgraded to
 // degraded when a preferred capability or a payload placement degraded.
 // With no synchronous client the status is observed (or degraded).
-// Refusals happen before any client is invoked.
+// Refusals happen before any client is invoked, synchronous or
+// asynchronous.
 package router
 
 import (
@@ -314,7 +315,8 @@ func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
 		invocationID = r.cfg.InvocationID
 	}
 	env := r.envelope(in, eventID, invocationID, deliver)
-	if s.failure == nil && len(r.cfg.Clients) > 0 {
+	refused := s.failure != nil // validation, negotiation or placement said no
+	if !refused && len(r.cfg.Clients) > 0 {
 		best := contract.StatusObserved
 		for i, c := range r.cfg.Clients {
 			resp, f := c.Invoke(ctx, env)
@@ -383,18 +385,28 @@ func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
 	res.Receipt = rc
 
 	// 7.–9. record, write, hand to async clients
-	stored, extra, replayed, err := r.record(rc, in)
-	res.Receipt, res.Extra, res.Replayed = stored, extra, replayed
-	if err == nil && !replayed && r.async != nil {
-		r.async.enqueue(stored, env)
+	rec, err := r.record(rc, in)
+	res.Receipt, res.Extra, res.Replayed = rec.receipt, rec.extra, rec.replayed
+	// Asynchronous clients hear of every new moment except those lifeloop
+	// refused before dispatch and idempotency conflicts.
+	if err == nil && !rec.replayed && !rec.conflict && !refused && r.async != nil {
+		r.async.enqueue(rec.receipt, env)
 	}
 	return res, err
 }
 
+// recorded is what record did with a receipt.
+type recorded struct {
+	receipt  contract.LifecycleReceipt   // as stored (or the original, on a replay)
+	extra    []contract.LifecycleReceipt // receipts the ledger added before it
+	replayed bool                        // identical redelivery: nothing new stored or written
+	conflict bool                        // idempotency key reused: the ledger stored a failed receipt instead
+}
+
 // record appends rc to the ledger (when configured) and writes it, and
 // any receipts the ledger added, to the sinks.
-func (r *Router) record(rc contract.LifecycleReceipt, in Input) (contract.LifecycleReceipt, []contract.LifecycleReceipt, bool, error) {
-	var extra []contract.LifecycleReceipt
+func (r *Router) record(rc contract.LifecycleReceipt, in Input) (recorded, error) {
+	var out recorded
 	var appendErr error
 	if r.cfg.Ledger != nil {
 		var o ledger.AppendOptions
@@ -408,9 +420,9 @@ func (r *Router) record(rc contract.LifecycleReceipt, in Input) (contract.Lifecy
 		stored, ar, err := r.cfg.Ledger.AppendWith(rc, o)
 		if err == nil {
 			if ar.Outcome == ledger.Replayed {
-				return stored, nil, true, nil
+				return recorded{receipt: stored, replayed: true}, nil
 			}
-			rc, extra = stored, ar.Extra
+			rc, out.extra, out.conflict = stored, ar.Extra, ar.Outcome == ledger.Conflict
 		} else {
 			appendErr = fmt.Errorf("recording %s receipt %s: %w", rc.Event, rc.ReceiptID, err)
 			r.log.Error("ledger append failed", "event", string(rc.Event), "receipt_id", rc.ReceiptID, "err", err)
@@ -419,12 +431,13 @@ func (r *Router) record(rc contract.LifecycleReceipt, in Input) (contract.Lifecy
 		}
 	}
 	for _, sk := range r.cfg.Sinks {
-		for _, x := range extra {
+		for _, x := range out.extra {
 			sk.Write(x)
 		}
 		sk.Write(rc)
 	}
-	return rc, extra, false, appendErr
+	out.receipt = rc
+	return out, appendErr
 }
 
 // validate checks the input's own shape (payloads are checked one by one

@@ -585,3 +585,43 @@ func TestIdempotentReplayAcrossInvocations(t *testing.T) {
 		t.Fatal("different keys must give different event ids")
 	}
 }
+
+// TestRefusedMomentsNeverReachAsyncClients: a moment lifeloop refuses
+// before dispatch is recorded but not handed to asynchronous clients; an
+// accepted one is.
+func TestRefusedMomentsNeverReachAsyncClients(t *testing.T) {
+	c := answer(contract.StatusDelivered)
+	r := newRouter(t, Config{AsyncClients: []Client{c}})
+	refused := route(t, r, Input{Event: contract.EventFrameOpening}) // no frame context
+	if refused.Receipt.Status != contract.StatusFailed {
+		t.Fatalf("status = %s", refused.Receipt.Status)
+	}
+	accepted := route(t, r, Input{Event: contract.EventSessionStarted})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := c.calls()
+	if len(calls) != 1 || calls[0].Request.EventID != accepted.Receipt.EventID {
+		t.Fatalf("async client got %d dispatches, want only the accepted one", len(calls))
+	}
+}
+
+// TestAsyncDispatchCarriesSequence: asynchronous clients see the ledger
+// sequence of the receipt they are told about.
+func TestAsyncDispatchCarriesSequence(t *testing.T) {
+	c := answer(contract.StatusDelivered)
+	r := newRouter(t, Config{AsyncClients: []Client{c}, Ledger: openLedger(t)})
+	route(t, r, Input{Event: contract.EventSessionStarted})
+	route(t, r, Input{Event: contract.EventSupervisorTick})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	calls := c.calls()
+	if len(calls) != 2 || calls[1].Request.Sequence == nil || *calls[1].Request.Sequence != 2 {
+		t.Fatalf("dispatches = %+v", calls)
+	}
+}
