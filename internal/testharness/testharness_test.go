@@ -81,8 +81,10 @@ func TestFakeHarnessSpawnWaitsForReadyParent(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	// "child" comes before "spawned" because spawn waits for ready-parent;
-	// "child done" may interleave with the parent's lines but precedes "end".
-	if !regexp.MustCompile(`^child\nspawned: \d+\n`).MatchString(out) || !strings.HasSuffix(out, "end\n") || !strings.Contains(out, "child done\n") {
+	// "child done" may come before or after the parent's lines but precedes
+	// "end" (wait-children).
+	if !strings.HasPrefix(out, "child\n") || !regexp.MustCompile(`\nspawned: \d+\n`).MatchString(out) ||
+		!strings.HasSuffix(out, "end\n") || !strings.Contains(out, "child done\n") {
 		t.Errorf("output %q", out)
 	}
 }
