@@ -261,13 +261,15 @@ func TestCapabilityRequestValidate(t *testing.T) {
 }
 
 func FuzzNegotiate(f *testing.F) {
-	f.Add([]byte(`{"client_id":"c","events":{"frame.opening":{"level":"required"}}}`), []byte(`{}`), "native_hook")
-	f.Add([]byte(`{"client_id":"c","renewal":{"reset.native":{"level":"preferred","accept_partial":true}}}`), []byte(`{"renewal":null}`), "launcher_wrapper")
+	f.Add([]byte(`{"client_id":"c","events":{"frame.opening":{"level":"required"}}}`), "native_hook")
+	f.Add([]byte(`{"client_id":"c","renewal":{"reset.native":{"level":"preferred","accept_partial":true}}}`), "launcher_wrapper")
+	f.Add(readExampleF(f, "capability_request.json"), "manual_skill")
+	f.Add([]byte(`{"client_id":"c","placements":{"pre_session":{"level":"required"}}}`), "telemetry_only")
 	base, err := readFile("testdata/examples/adapter_manifest.json")
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Fuzz(func(t *testing.T, reqJSON, _ []byte, mode string) {
+	f.Fuzz(func(t *testing.T, reqJSON []byte, mode string) {
 		req, err := DecodeCapabilityRequest(reqJSON)
 		if err != nil {
 			return
@@ -329,4 +331,13 @@ func TestNegotiateGolden(t *testing.T) {
 	if string(got)+"\n" != string(want) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
+}
+
+func readExampleF(f *testing.F, name string) []byte {
+	f.Helper()
+	b, err := os.ReadFile("testdata/examples/" + name)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
 }
