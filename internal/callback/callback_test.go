@@ -160,3 +160,16 @@ func FuzzDecodeResponse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkInvoke measures one dispatch to a well-behaved client: process
+// start, envelope on stdin, response decoded, group reaped.
+func BenchmarkInvoke(b *testing.B) {
+	inv := &Invoker{Path: fakeClient, Args: []string{"good"}}
+	env := testEnvelope()
+	ctx := context.Background()
+	for b.Loop() {
+		if _, f := inv.Invoke(ctx, env); f != nil {
+			b.Fatal(f)
+		}
+	}
+}
