@@ -39,6 +39,9 @@ func TestResolve(t *testing.T) {
 		{"env prefix", []string{"FOO=1", "BAR=2", "codex"}, "codex"},
 		{"env command", []string{"/usr/bin/env", "-u", "HOME", "X=y", "claude"}, "claude"},
 		{"env then node", []string{"env", "NODE_OPTIONS=--x", "node", "/p/@openai/codex/bin/codex.js"}, "codex"},
+		{"claude native binary", []string{"/p/node_modules/@anthropic-ai/claude-code/bin/claude.exe", "-p", "hi"}, "claude"},
+		{"node claude-code wrapper", []string{"node", "/p/node_modules/@anthropic-ai/claude-code/cli-wrapper.cjs"}, "claude"},
+		{"codex vendored native binary", []string{"/p/node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/codex/codex"}, "codex"},
 		{"unknown", []string{"bash", "-c", "codex"}, "generic"},
 		{"empty", nil, "generic"},
 		{"only assignments", []string{"A=1"}, "generic"},
@@ -147,4 +150,43 @@ func TestNewRejectsDuplicates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzResolve checks that any command line resolves to a registered
+// adapter without panicking, and that PrepareLaunch only ever inserts
+// --no-daemon: the prepared line is the original with at most that one
+// word added.
+func FuzzResolve(f *testing.F) {
+	f.Add("codex\x00resume\x00--last")
+	f.Add("npx\x00-y\x00@anthropic-ai/claude-code@2.1.197")
+	f.Add("env\x00-u\x00X\x00A=1\x00node\x00--\x00/p/@openai/codex/bin/codex.js\x00-i\x00a.png")
+	f.Add("")
+	f.Add("npx\x00--no-daemon\x00@openai/codex")
+	r := Default()
+	f.Fuzz(func(t *testing.T, joined string) {
+		argv := strings.Split(joined, "\x00")
+		a := r.Resolve(argv)
+		if _, err := r.Lookup(a.ID); err != nil {
+			t.Fatalf("Resolve(%q) = unregistered adapter %q", argv, a.ID)
+		}
+		got := a.PrepareLaunch(argv)
+		switch len(got) - len(argv) {
+		case 0:
+			if !slices.Equal(got, argv) {
+				t.Fatalf("PrepareLaunch(%q) = %q: changed words", argv, got)
+			}
+		case 1:
+			ok := false
+			for i, w := range got {
+				if w == "--no-daemon" && slices.Equal(slices.Delete(slices.Clone(got), i, i+1), argv) {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Fatalf("PrepareLaunch(%q) = %q: added something other than --no-daemon", argv, got)
+			}
+		default:
+			t.Fatalf("PrepareLaunch(%q) = %q", argv, got)
+		}
+	})
 }
