@@ -1,14 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/schema"
 )
@@ -95,5 +99,43 @@ func cmdValidateSchema(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("%s satisfies the %s schema, want it rejected", args[1], args[0])
 	case err != nil:
 		ts.Logf("rejected as expected: %v", err)
+	}
+}
+
+// TestEveryCommandHasHelp walks the whole command tree: every command and
+// subcommand has a usage line, and `--help` on it exits 0 and prints that
+// line, with nothing on stderr.
+func TestEveryCommandHasHelp(t *testing.T) {
+	var walk func(path []string, cmds []*ucli.Command)
+	n := 0
+	walk = func(path []string, cmds []*ucli.Command) {
+		for _, c := range cmds {
+			if c.Hidden {
+				continue
+			}
+			p := append(slices.Clone(path), c.Name)
+			n++
+			t.Run(strings.Join(p, "_"), func(t *testing.T) {
+				if c.Usage == "" {
+					t.Fatalf("lifeloop %s has no Usage", strings.Join(p, " "))
+				}
+				var out, errOut bytes.Buffer
+				code := Main(append(append([]string{"lifeloop"}, p...), "--help"), Streams{
+					In: strings.NewReader(""), Out: &out, Err: &errOut,
+					Getenv: func(string) string { return "" },
+				})
+				if code != ExitOK || errOut.Len() > 0 {
+					t.Fatalf("exit %d, stderr %q", code, errOut.String())
+				}
+				if !strings.Contains(out.String(), c.Usage) {
+					t.Errorf("help does not show the usage %q:\n%s", c.Usage, out.String())
+				}
+			})
+			walk(p, c.Subcommands)
+		}
+	}
+	walk(nil, newApp(&env{}).Commands)
+	if n < 6 {
+		t.Errorf("walked only %d commands", n)
 	}
 }
