@@ -131,3 +131,19 @@ func BenchmarkReadSince(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkOpen opens the 1,000,000-receipt ledger: the one full read a
+// writer does to learn the last sequence and the idempotency index.
+func BenchmarkOpen(b *testing.B) {
+	path := bigLedger(b)
+	for i := 0; i < b.N; i++ {
+		l, err := Open(path, Options{Sync: SyncNone})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if l.LastSequence() != bigLedgerSize {
+			b.Fatalf("LastSequence = %d", l.LastSequence())
+		}
+		l.Close()
+	}
+}

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -19,7 +20,11 @@ func FuzzLineReader(f *testing.F) {
 	f.Add([]byte("\n\n{}\nnot json\n"), uint8(2))
 	f.Add([]byte(`{"sequence":3}`+"\n"+`{"sequence":2}`+"\n"), uint8(2))
 	f.Add([]byte(`{"sequence":18446744073709551615}`+"\n"), uint8(200))
+	f.Add([]byte(`{"seq\u0075ence":4,"client_id":"a\"b","idempotency_key":"k","telemetry_summary":{"sequence":9}}`+"\n"), uint8(0))
 	f.Fuzz(func(t *testing.T, data []byte, since uint8) {
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			checkHeadAgainstJSON(t, line)
+		}
 		for _, oneByte := range []bool{false, true} {
 			var r = bytes.NewReader(data)
 			sc := newLineScannerSize(r, 0, 16)
@@ -73,4 +78,52 @@ func FuzzLineReader(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// checkHeadAgainstJSON compares parseHead with encoding/json on a valid
+// JSON line (exact key matching, as a map decode does).
+func checkHeadAgainstJSON(t *testing.T, line []byte) {
+	if !json.Valid(line) {
+		_, _ = parseHead(line)
+		return
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(line, &m) != nil {
+		if _, err := parseHead(line); err == nil {
+			t.Fatalf("parseHead accepted a non-object %q", line)
+		}
+		return
+	}
+	var want lineHead
+	wantErr := false
+	dec := func(key string, dst any) {
+		if raw, ok := m[key]; ok && json.Unmarshal(raw, dst) != nil {
+			wantErr = true
+		}
+	}
+	dec("sequence", &want.Sequence)
+	dec("receipt_id", &want.ReceiptID)
+	dec("idempotency_key", &want.IdempotencyKey)
+	dec("client_id", &want.ClientID)
+	dec("adapter_id", &want.AdapterID)
+	if want.Sequence == nil || *want.Sequence == 0 {
+		wantErr = true
+	}
+	got, err := parseHead(line)
+	if wantErr {
+		if err == nil {
+			t.Fatalf("parseHead(%q) = %+v, want an error", line, got)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("parseHead(%q): %v", line, err)
+	}
+	same := *got.Sequence == *want.Sequence && got.ReceiptID == want.ReceiptID &&
+		got.ClientID == want.ClientID && got.AdapterID == want.AdapterID &&
+		(got.IdempotencyKey == nil) == (want.IdempotencyKey == nil) &&
+		(got.IdempotencyKey == nil || *got.IdempotencyKey == *want.IdempotencyKey)
+	if !same {
+		t.Fatalf("parseHead(%q) = %+v, encoding/json says %+v", line, got, want)
+	}
 }

@@ -63,6 +63,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -72,6 +73,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // Warning codes the ledger puts on receipts.
@@ -194,9 +196,17 @@ func Open(path string, opts Options) (*Ledger, error) {
 	if opts.IDs == nil {
 		opts.IDs = ids.Default()
 	}
+	_, statErr := os.Lstat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// A new ledger: make its folder entry durable too.
+		if err := statedir.SyncDir(filepath.Dir(path)); err != nil {
+			f.Close()
+			return nil, err
+		}
 	}
 	if err := tightenFile(f); err != nil {
 		f.Close()

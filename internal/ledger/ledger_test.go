@@ -540,3 +540,45 @@ func TestFollowCallbackError(t *testing.T) {
 		t.Fatalf("Follow = %v, want the callback's error", err)
 	}
 }
+
+func TestFollowWaitsForCompleteLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "receipts.jsonl")
+	l := openTest(t, path)
+	first, _ := mustAppend(t, l, testReceipt(contract.EventSupervisorTick), AppendOptions{})
+	line, err := json.Marshal(func() contract.LifecycleReceipt {
+		r := first
+		r.ReceiptID, r.Sequence = "lfr_second", contract.Ptr(uint64(2))
+		return r
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	half := len(line) / 2
+	if _, err := f.Write(line[:half]); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	collect := func(e Entry) error { got = append(got, e.Sequence); return nil }
+	var last uint64
+	off, err := followRead(path, -1, &last, collect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != 1 || last != 1 {
+		t.Fatalf("with a half-written line: got %v, last %d", got, last)
+	}
+	if _, err := f.Write(append(line[half:], '\n')); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := followRead(path, off, &last, collect); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[1] != 2 || last != 2 {
+		t.Fatalf("after the line completed: got %v, last %d", got, last)
+	}
+}

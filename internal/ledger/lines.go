@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 )
 
 // MaxLineBytes caps one ledger line (one encoded receipt plus its newline).
@@ -27,18 +28,190 @@ type lineHead struct {
 var errNoSequence = errors.New("receipt has no sequence")
 
 // parseHead decodes the head of one ledger line (without its newline).
+//
+// It is on every hot path (opening a ledger reads every line, the reader's
+// binary search parses a line per probe), so instead of encoding/json it
+// walks the top-level object once with scanTop and decodes only the five
+// values it needs. It does not validate the rest of the line: Verify and
+// the readers decode fully.
 func parseHead(line []byte) (lineHead, error) {
 	var h lineHead
-	if len(line) == 0 || line[0] != '{' {
-		return h, errors.New("not a JSON object")
+	var bad error
+	ok := scanTop(line, func(rawKey, val []byte) bool {
+		key := string(rawKey)
+		if bytes.IndexByte(rawKey, '\\') >= 0 {
+			k, err := rawString(append(append([]byte{'"'}, rawKey...), '"'))
+			if err != nil {
+				bad = fmt.Errorf("key %s: %w", rawKey, err)
+				return false
+			}
+			key = k
+		}
+		var err error
+		switch key {
+		case "sequence":
+			if string(val) == "null" {
+				h.Sequence = nil
+				break
+			}
+			var n uint64
+			n, err = strconv.ParseUint(string(val), 10, 64)
+			h.Sequence = &n
+		case "receipt_id":
+			h.ReceiptID, err = rawString(val)
+		case "idempotency_key":
+			if string(val) == "null" {
+				h.IdempotencyKey = nil
+				break
+			}
+			var k string
+			k, err = rawString(val)
+			h.IdempotencyKey = &k
+		case "client_id":
+			h.ClientID, err = rawString(val)
+		case "adapter_id":
+			h.AdapterID, err = rawString(val)
+		}
+		if err != nil {
+			bad = fmt.Errorf("field %s: %w", key, err)
+			return false
+		}
+		return true
+	})
+	if bad != nil {
+		return h, bad
 	}
-	if err := json.Unmarshal(line, &h); err != nil {
-		return h, err
+	if !ok {
+		return h, errors.New("not a JSON object")
 	}
 	if h.Sequence == nil || *h.Sequence == 0 {
 		return h, errNoSequence
 	}
 	return h, nil
+}
+
+// rawString decodes a raw JSON string value.
+func rawString(val []byte) (string, error) {
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+		return "", errors.New("not a string")
+	}
+	if bytes.IndexByte(val, '\\') < 0 {
+		return string(val[1 : len(val)-1]), nil
+	}
+	var s string
+	err := json.Unmarshal(val, &s)
+	return s, err
+}
+
+// scanTop walks the members of the JSON object in line and calls fn with
+// each top-level key (raw, without quotes; keys with escapes are passed
+// as written) and its raw value, until fn returns false. It returns false
+// when line does not have the shape of a JSON object; it checks structure
+// (strings, nesting, separators), not the spelling of numbers and literals.
+func scanTop(line []byte, fn func(key, val []byte) bool) bool {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return false
+	}
+	i = skipSpace(line, i+1)
+	if i < len(line) && line[i] == '}' {
+		return skipSpace(line, i+1) == len(line)
+	}
+	for {
+		if i >= len(line) || line[i] != '"' {
+			return false
+		}
+		end := stringEnd(line, i)
+		if end < 0 {
+			return false
+		}
+		key := line[i+1 : end-1]
+		i = skipSpace(line, end)
+		if i >= len(line) || line[i] != ':' {
+			return false
+		}
+		i = skipSpace(line, i+1)
+		vend := valueEnd(line, i)
+		if vend < 0 {
+			return false
+		}
+		if !fn(key, line[i:vend]) {
+			return true
+		}
+		i = skipSpace(line, vend)
+		if i >= len(line) {
+			return false
+		}
+		switch line[i] {
+		case ',':
+			i = skipSpace(line, i+1)
+		case '}':
+			return skipSpace(line, i+1) == len(line)
+		default:
+			return false
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index after the string starting at b[i] == '"',
+// or -1.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// valueEnd returns the index after the JSON value starting at b[i], or -1.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e := stringEnd(b, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default:
+		j := i
+		for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\r' && b[j] != '\n' {
+			j++
+		}
+		if j == i {
+			return -1
+		}
+		return j
+	}
 }
 
 // rawLine is one newline-terminated line of the ledger file.

@@ -219,7 +219,15 @@ func TestSessionRoundTripAndList(t *testing.T) {
 	if err := os.WriteFile(SessionPath(root, "ses_broken"), []byte(`{"schema":"lifeloop.session.v1","surprise":1}`), FilePerm); err != nil {
 		t.Fatal(err)
 	}
+	// A folder without session.json (a session being created) is skipped
+	// silently.
+	if err := os.MkdirAll(SessionDir(root, "ses_creating"), DirPerm); err != nil {
+		t.Fatal(err)
+	}
 	list, err := ListSessions(root)
+	if err != nil && strings.Contains(err.Error(), "ses_creating") {
+		t.Fatalf("folder without a record reported: %v", err)
+	}
 	if err == nil || !strings.Contains(err.Error(), "ses_broken") {
 		t.Fatalf("ListSessions err = %v, want a report of ses_broken", err)
 	}
