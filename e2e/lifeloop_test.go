@@ -19,7 +19,7 @@ var (
 
 // lifeloopBin builds bin/lifeloop once per test binary, into a temporary
 // folder removed when the tests end.
-func lifeloopBin(t *testing.T) string {
+func lifeloopBin(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "lifeloop-e2e-bin-")
