@@ -219,7 +219,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 	}
 	l := &Ledger{path: path, opts: opts, f: f, idem: make(map[idemKey]idemEntry), ext: ext}
 	if err := l.lock(); err != nil {
-		l.closeFiles()
+		_ = l.closeFiles()
 		return nil, err
 	}
 	l.unlock()

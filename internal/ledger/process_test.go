@@ -20,7 +20,7 @@ import (
 // own process group, killed (the whole group) when the test ends.
 func helperCmd(t *testing.T, path string, count int, tag string) (*exec.Cmd, io.ReadCloser) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(),
 		helperEnv+"=append", "LEDGER_PATH="+path,
 		"LEDGER_COUNT="+strconv.Itoa(count), "LEDGER_TAG="+tag)

@@ -222,7 +222,7 @@ func follow(ctx context.Context, path string, since uint64, fn func(Entry) error
 	if noWatch {
 		// Polling requested (tests of the fallback).
 	} else if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
+		defer func() { _ = w.Close() }()
 		if err := w.Add(filepath.Dir(path)); err == nil {
 			events, errs = w.Events, w.Errors
 		}
