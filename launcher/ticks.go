@@ -34,16 +34,12 @@ type tickSample struct {
 // sampleGroup reads the process group's size, memory and CPU from /proc.
 // Errors leave the numbers at zero: a tick is evidence, never fatal.
 func sampleGroup(pid int) (alive bool, procs int, rss uint64, cpu float64) {
-	members, err := procfs.GroupMembers(pid)
+	members, err := procfs.GroupStats(pid)
 	if err != nil {
 		return false, 0, 0, 0
 	}
-	for _, m := range members {
-		st, err := procfs.Stat(m)
-		if err != nil {
-			continue
-		}
-		if m == pid && st.State != 'Z' {
+	for _, st := range members {
+		if st.PID == pid && st.State != 'Z' {
 			alive = true
 		}
 		procs++

@@ -34,6 +34,7 @@ type runOptions struct {
 
 func runCommand(e *env) *ucli.Command {
 	var o runOptions
+	var clients, events listValue
 	return &ucli.Command{
 		Name:      "run",
 		Usage:     "run a harness under a PTY and record its lifecycle",
@@ -55,10 +56,10 @@ kills the group.`,
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.StringFlag{Name: "adapter", Usage: "adapter id (default: resolved from the command)", Destination: &o.Adapter, EnvVars: []string{"LIFELOOP_ADAPTER"}},
-			&ucli.StringSliceFlag{Name: "client", Usage: "client `CMD` receiving every receipt's dispatch envelope on stdin (repeatable; split on spaces)"},
+			&ucli.GenericFlag{Name: "client", Usage: "client `CMD` (a shell command line) receiving every receipt's dispatch envelope on stdin (repeatable)", Value: &clients},
 			&ucli.StringSliceFlag{Name: "client-events", Usage: "only dispatch these `EVENTS` to clients (comma-separated)"},
 			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
-			&ucli.StringSliceFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)"},
+			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
 			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
 			&ucli.StringFlag{Name: "require", Usage: "negotiate this capability request `FILE` before launch (- for stdin); refused → exit 125", Destination: &o.Require},
 			&ucli.DurationFlag{Name: "tick", Usage: "supervisor.tick interval (0 = off)", Value: launcher.DefaultTick, Destination: &o.Tick},
@@ -69,9 +70,9 @@ kills the group.`,
 			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal", Value: 40, Destination: &o.Rows},
 		},
 		Action: func(c *ucli.Context) error {
-			o.Clients = c.StringSlice("client")
+			o.Clients = clients.items
 			o.ClientEvents = splitCommas(c.StringSlice("client-events"))
-			o.Events = c.StringSlice("events")
+			o.Events = events.items
 			o.Argv = c.Args().Slice()
 			if len(o.Argv) == 0 {
 				return usageErrorf("run needs a command: lifeloop run [flags] -- CMD [ARGS...]")
@@ -103,11 +104,12 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	}
 	var clients []launcher.ClientSpec
 	for _, c := range o.Clients {
-		f := strings.Fields(c)
-		if len(f) == 0 {
+		if strings.TrimSpace(c) == "" {
 			return usageErrorf("--client: empty command")
 		}
-		clients = append(clients, launcher.ClientSpec{Path: f[0], Args: f[1:]})
+		// A client is a shell command line, like a git hook or an ssh
+		// ProxyCommand: quoting and arguments work as in sh.
+		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
 	}
 	var req *contract.CapabilityRequest
 	if o.Require != "" {
