@@ -42,6 +42,10 @@ type TailConfig struct {
 	// A file that appears later, is truncated or replaced is always read
 	// from offset 0.
 	FromStart bool
+	// SkipValidate delivers every complete line as EventLine without the
+	// JSON validity check, for callers whose parser rejects invalid lines
+	// itself ([Watch] does, and counts them as evidence).
+	SkipValidate bool
 	// ForcePoll skips fsnotify and polls (used when the caller knows the
 	// file system does not deliver inotify events, and by tests).
 	ForcePoll bool
@@ -330,7 +334,7 @@ func (t *tailer) emitLine(line []byte, off int64, overlong bool, n int64) {
 		return
 	}
 	kind := EventLine
-	if !json.Valid(line) {
+	if !t.cfg.SkipValidate && !json.Valid(line) {
 		kind = EventInvalid
 	}
 	t.sink(TailEvent{Kind: kind, Line: append([]byte(nil), line...), Offset: off, LineNo: t.lineNo, Size: n})

@@ -187,6 +187,7 @@ func (w *watcher) startTail(ctx context.Context, path string, fromStart bool) {
 	w.cancel, w.done = cancel, done
 	tc := w.cfg.Tail
 	tc.Path, tc.FromStart = path, fromStart
+	tc.SkipValidate = true // the parser rejects invalid lines; handle counts them
 	gen, msgs := w.gen, w.msgs
 	go func() {
 		defer close(done)
