@@ -40,5 +40,8 @@ harnesses: ## install the pinned real harnesses (claude, codex) into harnesses/n
 e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
 	$(GO) test -race -count=1 ./e2e/...
 
-demo: ## start the mock model, run one real `claude -p` turn against it, show what happened
+demo: harnesses/node_modules/.bin/claude ## build lifeloop, run a real `claude -p` turn under `lifeloop run` against the bundled mock model, print the receipts
 	./scripts/demo.sh
+
+harnesses/node_modules/.bin/claude harnesses/node_modules/.bin/codex: harnesses/package-lock.json
+	npm ci --prefix harnesses --no-audit --no-fund

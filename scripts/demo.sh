@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Demo: start the loopback mock model server, run one real `claude -p` turn
-# against it in a throw-away HOME, print what happened, stop the mock.
-# Needs `make harnesses`. A later change puts `lifeloop run` in front of the
-# harness.
+# against it under `lifeloop run` in a throw-away HOME, then print the
+# session's receipts (`lifeloop receipts --latest`). Needs `make harnesses`
+# (make demo runs it when the harnesses are missing).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,8 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-echo "== building the mock model server"
-(cd "$root" && go build -o "$work/mockmodel" ./internal/testharness/cmd/mockmodel)
+echo "== building lifeloop and the mock model server"
+(cd "$root" && go build -o "$work/lifeloop" ./cmd/lifeloop && go build -o "$work/mockmodel" ./internal/testharness/cmd/mockmodel)
 
 echo "== starting it"
 "$work/mockmodel" -v -reply "Hello from lifeloop's mock model." >"$work/mock.url" 2>"$work/mock.log" &
@@ -40,33 +40,24 @@ echo "   listening on $url"
 
 mkdir -p "$work/home" "$work/project"
 prompt="${1:-Say hello}"
-echo "== claude -p \"$prompt\" (HOME=$work/home, cwd=$work/project)"
+echo "== lifeloop run -- claude -p \"$prompt\" (HOME=$work/home, cwd=$work/project)"
 set +e
 (cd "$work/project" && env -i PATH="$PATH" HOME="$work/home" TERM="${TERM:-xterm}" \
+  LIFELOOP_STATE_DIR="$work/state" \
   ANTHROPIC_BASE_URL="$url" ANTHROPIC_API_KEY=sk-lifeloop-demo-key \
   DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 \
   CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-  timeout 180 "$claude" -p "$prompt" </dev/null)
+  timeout 180 "$work/lifeloop" run -- "$claude" -p "$prompt" </dev/null)
 code=$?
 set -e
-echo "== claude exited with code $code"
+echo "== lifeloop run exited with code $code (the harness's own)"
 
 echo "== requests the mock served"
 sed -e 's/^time=[^ ]* level=INFO msg="mockmodel request" /   /' "$work/mock.log"
 
-echo "== transcript written by claude"
-find "$work/home/.claude/projects" -name '*.jsonl' -printf '   %P (%s bytes)\n' 2>/dev/null || true
-for f in "$work"/home/.claude/projects/*/*.jsonl; do
-  [[ -f "$f" ]] || continue
-  # One line per record: its type and, for assistant lines, the usage.
-  python3 - "$f" <<'PY' 2>/dev/null || grep -o '"type":"[a-z-]*"' "$f" | sort | uniq -c
-import json, sys
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    extra = ""
-    if r.get("type") == "assistant":
-        extra = " usage=" + json.dumps(r["message"].get("usage", {}).get("input_tokens")) + " in / " + json.dumps(r["message"].get("usage", {}).get("output_tokens")) + " out"
-    print("   " + r.get("type", "?") + extra)
-PY
-done
+echo "== lifeloop sessions"
+"$work/lifeloop" sessions --state-dir "$work/state"
+
+echo "== lifeloop receipts --latest (the session's lifecycle receipts, NDJSON)"
+"$work/lifeloop" receipts --latest --state-dir "$work/state"
 exit "$code"
