@@ -16,15 +16,18 @@
 // # Idempotency
 //
 // Receipts with an idempotency_key are indexed by (client_id, adapter_id,
-// idempotency_key). The first receipt recorded under a key is the original.
-// Appending a receipt under a recorded key compares contents:
+// idempotency_key); receipts without one by receipt_id, which the contract
+// makes the replay boundary in that case. The first receipt recorded under
+// a key or id is the original. Appending a receipt under a recorded key
+// (or, without a key, a recorded receipt_id) compares contents:
 //
 //   - identical content is a replay: nothing is appended and the original
 //     receipt (with its original receipt_id and sequence) is returned;
 //   - different content is a duplicate_id_conflict: the ledger appends a
-//     failed receipt instead (failure_class state_conflict, retry_class
-//     from the contract's default mapping, a warning with code
-//     duplicate_id_conflict naming the original sequence) and returns it.
+//     failed receipt instead (a new receipt_id, failure_class
+//     state_conflict, retry_class from the contract's default mapping, a
+//     warning with code duplicate_id_conflict naming the original
+//     sequence) and returns it.
 //
 // "Content" is the receipt's JSON encoding with receipt_id, sequence,
 // at_epoch_s and invocation_id cleared and without the warnings the ledger
@@ -32,6 +35,9 @@
 // assigned per delivery attempt, everything else (event, event_id, status,
 // payload receipts, failure and retry classes, harness ids, telemetry,
 // caller warnings, parent_receipt_id) is the content being recorded.
+// The index holds only positions; the original is read back from the file
+// when a new receipt collides with it, so opening a ledger stays one
+// sequential read.
 //
 // # External sequences and gaps
 //
@@ -62,6 +68,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -161,11 +168,12 @@ type AppendResult struct {
 
 type idemKey struct{ client, adapter, key string }
 
+// idemEntry locates a recorded receipt; its content is read back from the
+// file only when a new receipt collides with it.
 type idemEntry struct {
 	seq    uint64
 	offset int64
 	length int64
-	hash   [32]byte
 }
 
 // Ledger appends receipts to one receipts.jsonl. It is safe for concurrent
@@ -180,6 +188,11 @@ type Ledger struct {
 	end  int64  // offset after the last complete line processed
 	last uint64 // highest sequence seen
 	idem map[idemKey]idemEntry
+	// ids maps a hash of each receipt_id to its first receipt. Keeping a
+	// 64-bit hash instead of the id keeps memory small; a hit is confirmed
+	// against the id in the file.
+	ids  map[uint64]idemEntry
+	seed maphash.Seed
 	ext  *extStore
 
 	pending []contract.Warning // ledger warnings for the next appended receipt
@@ -217,7 +230,8 @@ func Open(path string, opts Options) (*Ledger, error) {
 		f.Close()
 		return nil, err
 	}
-	l := &Ledger{path: path, opts: opts, f: f, idem: make(map[idemKey]idemEntry), ext: ext}
+	l := &Ledger{path: path, opts: opts, f: f, ext: ext, seed: maphash.MakeSeed()}
+	l.reset()
 	if err := l.lock(); err != nil {
 		_ = l.closeFiles()
 		return nil, err
@@ -306,7 +320,7 @@ func (l *Ledger) refresh() error {
 		// Shrunk below what we already read: not something a ledger writer
 		// does (repairs only drop bytes after the last complete line).
 		// Start over so our view matches the file.
-		l.end, l.last, l.idem = 0, 0, make(map[idemKey]idemEntry)
+		l.reset()
 	}
 	if size > l.end {
 		sc := newLineScanner(io.NewSectionReader(l.f, l.end, size-l.end), l.end)
@@ -330,6 +344,12 @@ func (l *Ledger) refresh() error {
 	return l.ext.refresh(l.last, l.opts.Sync == SyncEach)
 }
 
+func (l *Ledger) reset() {
+	l.end, l.last = 0, 0
+	l.idem = make(map[idemKey]idemEntry)
+	l.ids = make(map[uint64]idemEntry)
+}
+
 // index records one complete line in the in-memory state. Lines that are
 // not receipts are skipped here; Verify reports them.
 func (l *Ledger) index(ln rawLine) {
@@ -344,18 +364,40 @@ func (l *Ledger) index(ln rawLine) {
 	if seq > l.last {
 		l.last = seq
 	}
-	if h.IdempotencyKey == nil {
-		return
+	e := idemEntry{seq: seq, offset: ln.Offset, length: ln.Len - 1}
+	l.remember(h.ReceiptID, h.IdempotencyKey, h.ClientID, h.AdapterID, e)
+}
+
+// remember indexes a recorded receipt by receipt_id and idempotency key.
+// The first receipt wins: later ones under the same id or key are
+// conflicts.
+func (l *Ledger) remember(receiptID string, key *string, client, adapter string, e idemEntry) {
+	if receiptID != "" {
+		h := maphash.String(l.seed, receiptID)
+		if _, dup := l.ids[h]; !dup {
+			l.ids[h] = e
+		}
 	}
-	k := idemKey{h.ClientID, h.AdapterID, *h.IdempotencyKey}
-	if _, dup := l.idem[k]; dup {
-		return // first wins: later receipts under a key are conflicts
+	if key != nil {
+		k := idemKey{client, adapter, *key}
+		if _, dup := l.idem[k]; !dup {
+			l.idem[k] = e
+		}
 	}
-	var r contract.LifecycleReceipt
-	if err := json.Unmarshal(ln.Data, &r); err != nil {
-		return
+}
+
+// recorded returns the receipt recorded under receiptID, if any.
+func (l *Ledger) recorded(receiptID string) (contract.LifecycleReceipt, idemEntry, bool, error) {
+	e, ok := l.ids[maphash.String(l.seed, receiptID)]
+	if !ok {
+		return contract.LifecycleReceipt{}, e, false, nil
 	}
-	l.idem[k] = idemEntry{seq: seq, offset: ln.Offset, length: ln.Len - 1, hash: contentHash(r)}
+	orig, err := l.readAt(e)
+	if err != nil || orig.ReceiptID != receiptID {
+		// A hash collision with another id: not recorded.
+		return contract.LifecycleReceipt{}, e, false, err
+	}
+	return orig, e, true, nil
 }
 
 // repairTail moves bytes [l.end, size) aside and truncates the ledger.
@@ -452,22 +494,35 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 	defer l.unlock()
 
 	res := AppendResult{Outcome: Appended}
-	var key *idemKey
 	if r.IdempotencyKey != nil {
-		k := idemKey{r.ClientID, r.AdapterID, *r.IdempotencyKey}
-		key = &k
-		if orig, ok := l.idem[k]; ok {
-			res.OriginalSequence = orig.seq
-			if orig.hash == contentHash(r) {
-				rec, err := l.readAt(orig)
-				if err != nil {
-					return contract.LifecycleReceipt{}, AppendResult{}, err
-				}
+		if e, ok := l.idem[idemKey{r.ClientID, r.AdapterID, *r.IdempotencyKey}]; ok {
+			orig, err := l.readAt(e)
+			if err != nil {
+				return contract.LifecycleReceipt{}, AppendResult{}, err
+			}
+			res.OriginalSequence = e.seq
+			if contentHash(orig) == contentHash(r) {
 				res.Outcome = Replayed
-				return rec, res, nil
+				return orig, res, nil
 			}
 			res.Outcome = Conflict
-			r = conflictReceipt(r, orig.seq)
+			r = conflictReceipt(r, fmt.Sprintf("idempotency key %q of client %q and adapter %q", *r.IdempotencyKey, r.ClientID, r.AdapterID), e.seq)
+		}
+	}
+	if res.Outcome == Appended && r.ReceiptID != "" {
+		// Without an idempotency key, receipt_id is the replay boundary.
+		orig, e, ok, err := l.recorded(r.ReceiptID)
+		if err != nil {
+			return contract.LifecycleReceipt{}, AppendResult{}, err
+		}
+		if ok {
+			res.OriginalSequence = e.seq
+			if contentHash(orig) == contentHash(r) {
+				res.Outcome = Replayed
+				return orig, res, nil
+			}
+			res.Outcome = Conflict
+			r = conflictReceipt(r, fmt.Sprintf("receipt_id %q", r.ReceiptID), e.seq)
 		}
 	}
 
@@ -532,10 +587,11 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 	l.end = base + int64(buf.Len())
 	l.last = seq
 	l.pending = nil
-	if key != nil && res.Outcome == Appended {
-		l.idem[*key] = idemEntry{
-			seq: seq, offset: base + lineStart, length: int64(buf.Len()) - lineStart - 1, hash: contentHash(r),
-		}
+	e := idemEntry{seq: seq, offset: base + lineStart, length: int64(buf.Len()) - lineStart - 1}
+	l.remember(r.ReceiptID, r.IdempotencyKey, r.ClientID, r.AdapterID, e)
+	if len(res.Extra) == 1 { // the gap receipt, first in buf
+		g := res.Extra[0]
+		l.remember(g.ReceiptID, nil, "", "", idemEntry{seq: *g.Sequence, offset: base, length: lineStart - 1})
 	}
 	return r, res, nil
 }
@@ -568,7 +624,7 @@ func (l *Ledger) readAt(e idemEntry) (contract.LifecycleReceipt, error) {
 
 // conflictReceipt turns a receipt that reused an idempotency key with
 // different content into the failed receipt that records the conflict.
-func conflictReceipt(r contract.LifecycleReceipt, origSeq uint64) contract.LifecycleReceipt {
+func conflictReceipt(r contract.LifecycleReceipt, what string, origSeq uint64) contract.LifecycleReceipt {
 	fc := contract.FailureStateConflict
 	rc := fc.DefaultRetry()
 	r.Status = contract.StatusFailed
@@ -576,9 +632,8 @@ func conflictReceipt(r contract.LifecycleReceipt, origSeq uint64) contract.Lifec
 	r.RetryClass = &rc
 	r.ReceiptID = "" // a new receipt, not the caller's
 	r.Warnings = append(append([]contract.Warning(nil), r.Warnings...), contract.Warning{
-		Code: WarnDuplicateIDConflict,
-		Message: fmt.Sprintf("idempotency key %q of client %q and adapter %q was already recorded at sequence %d with different content",
-			*r.IdempotencyKey, r.ClientID, r.AdapterID, origSeq),
+		Code:    WarnDuplicateIDConflict,
+		Message: fmt.Sprintf("%s was already recorded at sequence %d with different content", what, origSeq),
 	})
 	return r
 }

@@ -582,3 +582,48 @@ func TestFollowWaitsForCompleteLines(t *testing.T) {
 		t.Fatalf("after the line completed: got %v, last %d", got, last)
 	}
 }
+
+func TestReceiptIDIsReplayBoundaryWithoutKey(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "receipts.jsonl")
+	l := openTest(t, path)
+	base := testReceipt(contract.EventSessionStarted)
+	base.ReceiptID = "lfr_fixed"
+	orig, _ := mustAppend(t, l, base, AppendOptions{})
+	mustAppend(t, l, testReceipt(contract.EventSupervisorTick), AppendOptions{})
+
+	tests := []struct {
+		name   string
+		mutate func(*contract.LifecycleReceipt)
+		want   Outcome
+	}{
+		{"same receipt again", func(*contract.LifecycleReceipt) {}, Replayed},
+		{"redelivered later", func(r *contract.LifecycleReceipt) { r.AtEpochS = 5; r.InvocationID = "inv_2" }, Replayed},
+		{"same id, other content", func(r *contract.LifecycleReceipt) { r.Status = contract.StatusDegraded }, Conflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := base
+			tt.mutate(&r)
+			before := l.LastSequence()
+			got, res := mustAppend(t, l, r, AppendOptions{})
+			if res.Outcome != tt.want || res.OriginalSequence != *orig.Sequence {
+				t.Fatalf("outcome %s (original %d), want %s (%d)", res.Outcome, res.OriginalSequence, tt.want, *orig.Sequence)
+			}
+			if tt.want == Replayed && (got.ReceiptID != "lfr_fixed" || l.LastSequence() != before) {
+				t.Fatalf("replay appended or changed id: %s, last %d", got.ReceiptID, l.LastSequence())
+			}
+			if tt.want == Conflict && (got.ReceiptID == "lfr_fixed" || got.Status != contract.StatusFailed || *got.Sequence != before+1 ||
+				!strings.Contains(got.Warnings[len(got.Warnings)-1].Message, `receipt_id "lfr_fixed"`)) {
+				t.Fatalf("conflict receipt %+v", got)
+			}
+		})
+	}
+	l2 := openTest(t, path)
+	if _, res := mustAppend(t, l2, base, AppendOptions{}); res.Outcome != Replayed {
+		t.Fatalf("after reopen: %s", res.Outcome)
+	}
+	rep, err := Verify(path)
+	if err != nil || !rep.OK || rep.Count != 3 {
+		t.Fatalf("Verify = %+v, %v", rep, err)
+	}
+}
