@@ -10,10 +10,14 @@ import (
 // codex is OpenAI's Codex CLI (npm @openai/codex; measured: 0.169.0).
 func codex() *Adapter {
 	return &Adapter{
-		ID:            "codex",
-		DisplayName:   "Codex",
-		Conformance:   ConformanceV1,
-		Evidence:      map[string]string{},
+		ID:          "codex",
+		DisplayName: "Codex",
+		Conformance: ConformanceV1,
+		Evidence: withEvidence(map[string]string{
+			"lifecycle_events.session.starting/launcher_wrapper": "TestRunCodexExec",
+			"lifecycle_events.session.started/launcher_wrapper":  "TestRunCodexTUI",
+			"lifecycle_events.session.ended/launcher_wrapper":    "TestRunCodexTUI",
+		}),
 		ExitCommand:   "/quit",
 		TelemetryKind: "codex",
 		names:         []string{"codex", "@openai/codex"},

@@ -10,7 +10,7 @@ func gemini() *Adapter {
 		Aliases:     []string{"gemini-cli"},
 		DisplayName: "Gemini CLI",
 		Conformance: ConformancePre,
-		Evidence:    map[string]string{},
+		Evidence:    wrapperEvidence(),
 		names:       []string{"gemini", "gemini-cli", "@google/gemini-cli"},
 		manifest: func() contract.AdapterManifest {
 			return wrapperManifest("gemini", "Gemini CLI", contract.RolePrimaryWorker)

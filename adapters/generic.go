@@ -9,7 +9,7 @@ func generic() *Adapter {
 		ID:          GenericID,
 		DisplayName: "Generic command",
 		Conformance: ConformancePre,
-		Evidence:    map[string]string{},
+		Evidence:    wrapperEvidence(),
 		manifest: func() contract.AdapterManifest {
 			return wrapperManifest(GenericID, "Generic command", contract.RoleWorker)
 		},

@@ -11,7 +11,7 @@ func hermes() *Adapter {
 		ID:          "hermes",
 		DisplayName: "Hermes Agent",
 		Conformance: ConformancePre,
-		Evidence:    map[string]string{},
+		Evidence:    wrapperEvidence(),
 		names:       []string{"hermes", "hermes-agent"},
 		manifest: func() contract.AdapterManifest {
 			return wrapperManifest("hermes", "Hermes Agent", contract.RoleWorker)

@@ -19,18 +19,24 @@ const notImplemented = "not yet implemented in lifeloop"
 // nothing that a test does not prove.
 //
 // Integration modes: launcher_wrapper (`lifeloop run` wraps any command)
-// and manual_skill (`lifeloop emit` reports a moment by hand). Every
-// lifecycle event, placement, context-pressure, session-identity and
-// renewal claim is `unavailable`, and receipts are not yet synthesized:
-// the supervisor, router and ledger that would back those claims are not
-// wired to this manifest yet. An adapter raises a claim by editing its
-// own manifest function and adding the proving test's name to its
-// Evidence map in the same change; TestManifestClaimsHaveEvidence fails
-// otherwise.
+// and manual_skill (`lifeloop emit` reports a moment by hand).
+//
+// What `lifeloop run` proves for any command, because it is process
+// supervision rather than harness knowledge (see wrapperEvidence):
+// session.starting/started/ending/ended and supervisor.tick are native in
+// launcher_wrapper mode, receipts are synthesized by lifeloop, and the
+// per-session receipt ledger is provided by lifeloop (synthesized). Every
+// other claim is `unavailable` until a test proves it. An adapter raises a
+// claim by editing its own manifest function and adding the proving test's
+// name to its Evidence map in the same change;
+// TestManifestClaimsHaveEvidence fails otherwise.
 func wrapperManifest(id, name string, role contract.AdapterRole) contract.AdapterManifest {
 	events := make(map[contract.Event]contract.EventSupport, len(contract.Events))
 	for _, e := range contract.Events {
 		events[e] = contract.EventSupport{Support: contract.SupportUnavailable}
+	}
+	for _, e := range wrapperEvents {
+		events[e] = contract.EventSupport{Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}
 	}
 	placement := make(map[contract.ManifestPlacementClass]contract.PlacementSupport, len(contract.ManifestPlacementClasses))
 	for _, p := range contract.ManifestPlacementClasses {
@@ -51,8 +57,8 @@ func wrapperManifest(id, name string, role contract.AdapterRole) contract.Adapte
 		},
 		Receipts: contract.ReceiptsSupport{
 			Native:              false,
-			LifeloopSynthesized: false,
-			ReceiptLedger:       contract.SupportUnavailable,
+			LifeloopSynthesized: true,
+			ReceiptLedger:       contract.SupportSynthesized,
 		},
 		SessionIdentity: &contract.SessionIdentitySupport{
 			HarnessSessionID: contract.SupportUnavailable,
@@ -72,6 +78,40 @@ func wrapperManifest(id, name string, role contract.AdapterRole) contract.Adapte
 			Evidence: contract.Ptr(notImplemented),
 		},
 	}
+}
+
+// wrapperEvents are the events `lifeloop run` observes from process
+// control for any command.
+var wrapperEvents = []contract.Event{
+	contract.EventSessionStarting, contract.EventSessionStarted,
+	contract.EventSessionEnding, contract.EventSessionEnded,
+	contract.EventSupervisorTick,
+}
+
+// wrapperEvidence names the tests that prove the claims wrapperManifest
+// raises for every adapter: the supervisor's tests with a scripted
+// harness, the router's receipt synthesis and the ledger's durability.
+// Claude and Codex override the session claims with their end-to-end
+// tests against the real binaries.
+func wrapperEvidence() map[string]string {
+	return map[string]string{
+		"lifecycle_events.session.starting/launcher_wrapper": "TestExitCodePassthrough",
+		"lifecycle_events.session.started/launcher_wrapper":  "TestExitCodePassthrough",
+		"lifecycle_events.session.ending/launcher_wrapper":   "TestAbortOverControlSocket",
+		"lifecycle_events.session.ended/launcher_wrapper":    "TestSignalDeathReadFromStatus",
+		"lifecycle_events.supervisor.tick/launcher_wrapper":  "TestTicksReportActivity",
+		"receipts.lifeloop_synthesized":                      "TestReceiptSynthesis",
+		"receipts.receipt_ledger":                            "TestConcurrentProcesses",
+	}
+}
+
+// withEvidence returns wrapperEvidence with extra entries on top.
+func withEvidence(extra map[string]string) map[string]string {
+	ev := wrapperEvidence()
+	for k, v := range extra {
+		ev[k] = v
+	}
+	return ev
 }
 
 // Claims flattens a manifest's capability claims into the keys used by

@@ -9,7 +9,7 @@ func openclaw() *Adapter {
 		ID:          "openclaw",
 		DisplayName: "OpenClaw",
 		Conformance: ConformancePre,
-		Evidence:    map[string]string{},
+		Evidence:    wrapperEvidence(),
 		names:       []string{"openclaw"},
 		manifest: func() contract.AdapterManifest {
 			return wrapperManifest("openclaw", "OpenClaw", contract.RoleWorker)

@@ -9,7 +9,7 @@ func opencode() *Adapter {
 		ID:          "opencode",
 		DisplayName: "OpenCode",
 		Conformance: ConformancePre,
-		Evidence:    map[string]string{},
+		Evidence:    wrapperEvidence(),
 		names:       []string{"opencode", "opencode-ai"},
 		manifest: func() contract.AdapterManifest {
 			return wrapperManifest("opencode", "OpenCode", contract.RolePrimaryWorker)

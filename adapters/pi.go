@@ -10,7 +10,7 @@ func pi() *Adapter {
 		ID:          "pi",
 		DisplayName: "Pi",
 		Conformance: ConformancePre,
-		Evidence:    map[string]string{},
+		Evidence:    wrapperEvidence(),
 		names:       []string{"pi", "pi-coding-agent", "@mariozechner/pi-coding-agent"},
 		manifest: func() contract.AdapterManifest {
 			return wrapperManifest("pi", "Pi", contract.RolePrimaryWorker)

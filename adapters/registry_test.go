@@ -115,11 +115,11 @@ func TestManifestIsFresh(t *testing.T) {
 	}
 	m := a.Manifest()
 	m.IntegrationModes[0] = contract.ModeNativeHook
-	m.LifecycleEvents[contract.EventSessionStarted] = contract.EventSupport{Support: contract.SupportNative}
+	m.LifecycleEvents[contract.EventFrameOpening] = contract.EventSupport{Support: contract.SupportNative}
 	*m.ContextPressure.Evidence = "changed"
 	m2 := a.Manifest()
 	if m2.IntegrationModes[0] != contract.ModeLauncherWrapper ||
-		m2.LifecycleEvents[contract.EventSessionStarted].Support != contract.SupportUnavailable ||
+		m2.LifecycleEvents[contract.EventFrameOpening].Support != contract.SupportUnavailable ||
 		*m2.ContextPressure.Evidence != notImplemented {
 		t.Errorf("Manifest() shares state between calls: %+v", m2)
 	}
@@ -145,13 +145,18 @@ func TestManifestClaimsHaveEvidence(t *testing.T) {
 func TestEvidenceProblemsDetects(t *testing.T) {
 	raised := func() contract.AdapterManifest {
 		m := wrapperManifest("x", "X", contract.RoleWorker)
-		m.LifecycleEvents[contract.EventSessionStarted] = contract.EventSupport{
+		m.LifecycleEvents[contract.EventFrameOpening] = contract.EventSupport{
 			Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper},
 		}
 		m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportSynthesized}
 		return m
 	}
+	// The shared wrapper claims are backed by wrapperEvidence; the cases
+	// below add to it.
 	tests := map[string]bool{"TestExists": true}
+	for _, name := range wrapperEvidence() {
+		tests[name] = true
+	}
 	cases := []struct {
 		name     string
 		manifest func() contract.AdapterManifest
@@ -160,12 +165,12 @@ func TestEvidenceProblemsDetects(t *testing.T) {
 	}{
 		{"honest default", func() contract.AdapterManifest { return wrapperManifest("x", "X", contract.RoleWorker) }, nil, nil},
 		{"raised without evidence", raised, nil, []string{
-			`claim lifecycle_events.session.started/launcher_wrapper is native but Evidence names no test`,
+			`claim lifecycle_events.frame.opening/launcher_wrapper is native but Evidence names no test`,
 			`claim placement.pre_session is synthesized but Evidence names no test`,
 		}},
 		{"evidence names a missing test", raised, map[string]string{
-			"lifecycle_events.session.started/launcher_wrapper": "TestExists",
-			"placement.pre_session":                             "TestMissing",
+			"lifecycle_events.frame.opening/launcher_wrapper": "TestExists",
+			"placement.pre_session":                           "TestMissing",
 		}, []string{`claim placement.pre_session cites TestMissing, which no _test.go file defines`}},
 		{"stale evidence", func() contract.AdapterManifest { return wrapperManifest("x", "X", contract.RoleWorker) },
 			map[string]string{"context_pressure": "TestExists"},
@@ -173,7 +178,7 @@ func TestEvidenceProblemsDetects(t *testing.T) {
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &Adapter{ID: "x", manifest: tt.manifest, Evidence: tt.evidence}
+			a := &Adapter{ID: "x", manifest: tt.manifest, Evidence: withEvidence(tt.evidence)}
 			if got := evidenceProblems(a, tests); !slices.Equal(got, tt.want) {
 				t.Errorf("evidenceProblems() =\n%q\nwant\n%q", got, tt.want)
 			}
