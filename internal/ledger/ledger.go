@@ -572,7 +572,7 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 		}
 	}
 	base := l.end
-	if _, err := l.f.Write(buf.Bytes()); err != nil {
+	if err := l.write(buf.Bytes()); err != nil {
 		// A short write leaves a torn tail that the next lock repairs; the
 		// external-sequence entry written above now dangles, so make the
 		// next refresh re-read (and cut) that file from the start.
@@ -594,6 +594,27 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 		l.remember(g.ReceiptID, nil, "", "", idemEntry{seq: *g.Sequence, offset: base, length: lineStart - 1})
 	}
 	return r, res, nil
+}
+
+// splitWrites, when above zero, makes write issue chunks of that many
+// bytes instead of one write(2), so tests can kill a writer mid-line and
+// produce real torn tails. It is only set by tests.
+var splitWrites int
+
+func (l *Ledger) write(b []byte) error {
+	if splitWrites <= 0 {
+		_, err := l.f.Write(b)
+		return err
+	}
+	for len(b) > 0 {
+		n := min(splitWrites, len(b))
+		if _, err := l.f.Write(b[:n]); err != nil {
+			return err
+		}
+		b = b[n:]
+		time.Sleep(100 * time.Microsecond)
+	}
+	return nil
 }
 
 func encodeLine(buf *bytes.Buffer, r contract.LifecycleReceipt) error {

@@ -48,6 +48,7 @@ func helperAppend() int {
 	path := os.Getenv("LEDGER_PATH")
 	count, _ := strconv.Atoi(os.Getenv("LEDGER_COUNT"))
 	tag := os.Getenv("LEDGER_TAG")
+	splitWrites, _ = strconv.Atoi(os.Getenv("LEDGER_SPLIT_WRITES"))
 	l, err := Open(path, Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
