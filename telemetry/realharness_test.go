@@ -1,0 +1,102 @@
+package telemetry
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// TestRealHarnesses runs the real Claude Code and Codex binaries (offline,
+// against the loopback mock model) and checks that discovery finds the
+// file each writes and that Watch turns it into the expected turn, usage
+// and pressure observations. Skipped when the binaries are not installed.
+func TestRealHarnesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real harness binaries")
+	}
+	tests := []struct {
+		name       string
+		bin        func(testing.TB) string
+		args       []string
+		discoverer func(env *testharness.HarnessEnv, launch time.Time) Discoverer
+		parser     func() Parser
+		usage      mockmodel.Usage
+		wantTokens int64
+		// wantWindow is the window the usage observations must carry.
+		wantWindow int64
+		wantLevel  Level
+	}{
+		{
+			name: "claude",
+			bin:  testharness.ClaudeBin,
+			args: []string{"-p", "RUN_TOOL please"},
+			discoverer: func(env *testharness.HarnessEnv, launch time.Time) Discoverer {
+				return &ClaudeDiscoverer{ConfigDir: filepath.Join(env.Home, ".claude"), Cwd: env.Dir, Launch: launch}
+			},
+			// input + cache creation + cache read + output = 190300 of a
+			// 250000 window is 76 %: high.
+			usage:      mockmodel.Usage{InputTokens: 3000, CacheCreationInputTokens: 7000, CacheReadInputTokens: 180000, OutputTokens: 300},
+			wantTokens: 190300,
+			parser:     func() Parser { return NewClaudeParser(ClaudeConfig{MaxContextTokens: 250000}) },
+			wantWindow: 250000,
+			wantLevel:  LevelHigh,
+		},
+		{
+			name: "codex",
+			bin:  testharness.CodexBin,
+			args: []string{"exec", "--skip-git-repo-check", "RUN_TOOL please"},
+			discoverer: func(env *testharness.HarnessEnv, launch time.Time) Discoverer {
+				return &CodexDiscoverer{Home: env.CodexHome, Cwd: env.Dir, Launch: launch}
+			},
+			// Codex's total is input (cached tokens included) + output:
+			// 200300 of the default 258400 effective window is 77.5 %: high.
+			usage:      mockmodel.Usage{InputTokens: 200000, CacheReadInputTokens: 180000, OutputTokens: 300},
+			wantTokens: 200300,
+			parser:     func() Parser { return NewCodexParser() },
+			wantWindow: 258400,
+			wantLevel:  LevelHigh,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := tc.bin(t)
+			mock, err := mockmodel.Start(mockmodel.Config{Usage: tc.usage})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = mock.Close() })
+			env := testharness.NewHarnessEnv(t, mock)
+			launch := time.Now()
+			r := startWatch(t, WatchConfig{Discoverer: tc.discoverer(env, launch), Within: 2 * time.Minute, NewParser: tc.parser})
+			res := env.Run(0, bin, tc.args...)
+			if res.ExitCode != 0 {
+				t.Fatalf("%s exited %d: %s", tc.name, res.ExitCode, res.Stderr)
+			}
+			found := r.kind(ObsSourceFound)
+			sess := r.kind(ObsHarnessSession)
+			if sess.HarnessSessionID == "" {
+				t.Error("no harness session id")
+			}
+			opening := r.kind(ObsFrameOpening)
+			r.kind(ObsFrameOpened)
+			u := r.kind(ObsUsage)
+			if u.Tokens != tc.wantTokens || u.Window != tc.wantWindow || u.FrameID != opening.FrameID {
+				t.Errorf("usage %s, want %d of %d in frame %s", summary(u), tc.wantTokens, tc.wantWindow, opening.FrameID)
+			}
+			if p := r.kind(ObsPressure); p.Level != tc.wantLevel {
+				t.Errorf("pressure %s, want %s", summary(p), tc.wantLevel)
+			}
+			end := r.kind(ObsFrameEnded)
+			if end.FrameID != opening.FrameID {
+				t.Errorf("frame ended %s, opened %s", end.FrameID, opening.FrameID)
+			}
+			if end.Source.Path != found.Source.Path || end.Source.Line == 0 {
+				t.Errorf("provenance %+v (file %s)", end.Source, found.Source.Path)
+			}
+			t.Logf("%s: %s session %s, turn %s ended (%s) at line %d", tc.name, filepath.Base(found.Source.Path), sess.HarnessSessionID, end.FrameID, end.Trigger, end.Source.Line)
+		})
+	}
+}
