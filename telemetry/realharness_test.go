@@ -100,3 +100,41 @@ func TestRealHarnesses(t *testing.T) {
 		})
 	}
 }
+
+// TestRealClaudeCompaction drives the real Claude Code into an automatic
+// compaction (two turns near a 200k auto-compact window) and checks the
+// compaction observation and the pressure reset it causes.
+func TestRealClaudeCompaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real harness binaries")
+	}
+	bin := testharness.ClaudeBin(t)
+	big := mockmodel.Usage{InputTokens: 3000, CacheCreationInputTokens: 7000, CacheReadInputTokens: 181000, OutputTokens: 300}
+	mock, err := mockmodel.Start(mockmodel.Config{Usage: mockmodel.DefaultUsage, UsageSequence: []mockmodel.Usage{big, big}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	env := testharness.NewHarnessEnv(t, mock)
+	env.Setenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "200000")
+	d := &ClaudeDiscoverer{ConfigDir: filepath.Join(env.Home, ".claude"), Cwd: env.Dir, Launch: time.Now()}
+	r := startWatch(t, WatchConfig{Discoverer: d, Within: 2 * time.Minute, NewParser: func() Parser {
+		return NewClaudeParser(ClaudeConfig{AutoCompactWindow: 200000})
+	}})
+	if res := env.Run(0, bin, "-p", "RUN_TOOL please"); res.ExitCode != 0 {
+		t.Fatalf("first turn exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	if p := r.kind(ObsPressure); p.Level != LevelCritical {
+		t.Errorf("pressure before compaction %s, want critical", summary(p))
+	}
+	if res := env.Run(0, bin, "-p", "--continue", "second prompt"); res.ExitCode != 0 {
+		t.Fatalf("second turn exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	c := r.kind(ObsCompacted)
+	if c.Trigger != "auto" || c.PreTokens < 150000 || c.PostTokens <= 0 || c.PostTokens >= c.PreTokens {
+		t.Errorf("compaction %s", summary(c))
+	}
+	if p := r.kind(ObsPressure); p.Detail != "compacted" || p.Level != LevelLow || p.Previous != LevelCritical {
+		t.Errorf("pressure after compaction %s (%s)", summary(p), p.Detail)
+	}
+}
