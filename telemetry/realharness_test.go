@@ -138,3 +138,38 @@ func TestRealClaudeCompaction(t *testing.T) {
 		t.Errorf("pressure after compaction %s (%s)", summary(p), p.Detail)
 	}
 }
+
+// TestRealCodexCompaction drives the real Codex into a mid-turn compaction
+// (window 10000, auto-compact at 8000, 9300 tokens reported) and checks
+// the pre/post tokens derived around the compacted record.
+func TestRealCodexCompaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real harness binaries")
+	}
+	bin := testharness.CodexBin(t)
+	big := mockmodel.Usage{InputTokens: 9000, CacheReadInputTokens: 8000, OutputTokens: 300}
+	mock, err := mockmodel.Start(mockmodel.Config{Usage: mockmodel.DefaultUsage, UsageSequence: []mockmodel.Usage{big}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	env := testharness.NewHarnessEnv(t, mock)
+	d := &CodexDiscoverer{Home: env.CodexHome, Cwd: env.Dir, Launch: time.Now()}
+	r := startWatch(t, WatchConfig{Discoverer: d, Within: 2 * time.Minute, NewParser: func() Parser { return NewCodexParser() }})
+	res := env.Run(0, bin, "exec", "--skip-git-repo-check", "-c", "model_context_window=10000", "-c", "model_auto_compact_token_limit=8000", "RUN_TOOL please")
+	if res.ExitCode != 0 {
+		t.Fatalf("codex exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	if p := r.kind(ObsPressure); p.Level != LevelCritical || p.Tokens != 9300 {
+		t.Errorf("pressure before compaction %s, want critical at 9300", summary(p))
+	}
+	c := r.kind(ObsCompacted)
+	if c.PreTokens != 9300 || c.PostTokens <= 0 || c.PostTokens >= c.PreTokens || c.Window <= 0 {
+		t.Errorf("compaction %s, want pre 9300 and a smaller post", summary(c))
+	}
+	if p := r.kind(ObsPressure); p.Detail != "compacted" || p.Tokens != c.PostTokens {
+		t.Errorf("pressure after compaction %s (%s)", summary(p), p.Detail)
+	}
+	r.kind(ObsFrameEnded)
+	t.Logf("codex compaction: %s", summary(c))
+}
