@@ -50,7 +50,7 @@ func (d *DirWatcher) Run(ctx context.Context, mode func(TailMode, error), notify
 		if err == nil {
 			d.w = w
 			d.watched = make(map[string]bool)
-			defer w.Close()
+			defer func() { _ = w.Close() }()
 			d.addAll()
 			events, errs = w.Events, w.Errors
 			interval = d.SafetyPoll

@@ -228,8 +228,11 @@ func TestFileClaims(t *testing.T) {
 	a := &FileClaims{Dir: dir, Owner: "ses_A"}
 	b := &FileClaims{Dir: dir, Owner: "ses_B"}
 	const p = "/x/t.jsonl"
-	if !a.Claim(p) || !a.Claim(p) {
-		t.Fatal("A cannot claim a free path (or its own claim)")
+	if !a.Claim(p) {
+		t.Fatal("A cannot claim a free path")
+	}
+	if !a.Claim(p) {
+		t.Fatal("A cannot claim a path it already holds")
 	}
 	if b.Claim(p) {
 		t.Fatal("B claimed a path A holds")
@@ -248,7 +251,7 @@ func TestFileClaims(t *testing.T) {
 	}
 
 	// A claim held by a process that has exited is stale.
-	cmd := exec.Command("true")
+	cmd := exec.CommandContext(t.Context(), "true")
 	if err := cmd.Run(); err != nil {
 		t.Skip("cannot run true:", err)
 	}

@@ -145,7 +145,7 @@ func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
 			}
 		}
 		if err == nil {
-			defer w.Close()
+			defer func() { _ = w.Close() }()
 			events, errs = w.Events, w.Errors
 			interval = cfg.SafetyPoll
 			mode = ModeNotify
@@ -244,19 +244,20 @@ func (t *tailer) check() {
 		return
 	}
 	dev, ino := fileID(fi)
-	if t.f == nil {
+	switch {
+	case t.f == nil:
 		if !t.open(fi, dev, ino) {
 			return
 		}
 		t.sink(TailEvent{Kind: EventAppeared, Offset: 0})
-	} else if ino != t.ino || dev != t.dev {
+	case ino != t.ino || dev != t.dev:
 		t.drain()
 		t.close()
 		if !t.open(fi, dev, ino) {
 			return
 		}
 		t.sink(TailEvent{Kind: EventReplaced, Offset: 0})
-	} else if fi.Size() < t.offset {
+	case fi.Size() < t.offset:
 		t.sink(TailEvent{Kind: EventTruncated, Offset: t.offset, Size: fi.Size()})
 		t.restart()
 	}

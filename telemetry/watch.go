@@ -3,8 +3,20 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"time"
 )
+
+type atomicString struct{ v atomic.Pointer[string] }
+
+func (a *atomicString) Store(s string) { a.v.Store(&s) }
+
+func (a *atomicString) Load() string {
+	if p := a.v.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
 
 // WatchConfig configures [Watch].
 type WatchConfig struct {
@@ -76,6 +88,7 @@ type watcher struct {
 	pressure *PressureTracker
 	evidence Evidence
 	cur      Candidate
+	curPath  atomicString // cur.Path, read by the folder watcher goroutine
 	obs      []Observation
 
 	gen    int
@@ -97,6 +110,7 @@ func (w *watcher) run(ctx context.Context) error {
 		}
 		born, _ := bornAt(w.cfg.Path)
 		w.cur = Candidate{Path: w.cfg.Path, Born: born}
+		w.curPath.Store(w.cfg.Path)
 		if w.cfg.Claims != nil {
 			w.cfg.Claims.Claim(w.cfg.Path)
 		}
@@ -121,7 +135,10 @@ func (w *watcher) run(ctx context.Context) error {
 		dw := &DirWatcher{Roots: w.cfg.Discoverer.Roots(), Poll: w.cfg.Tail.Poll, SafetyPoll: w.cfg.Tail.SafetyPoll, ForcePoll: w.cfg.Tail.ForcePoll}
 		go func() {
 			defer close(ddone)
-			_ = dw.Run(dctx, func(TailMode, error) {}, func(string) {
+			_ = dw.Run(dctx, func(TailMode, error) {}, func(path string) {
+				if path != "" && path == w.curPath.Load() {
+					return // our own file grew: nothing new to discover
+				}
 				select {
 				case notes <- struct{}{}:
 				default: // a rescan is already pending
@@ -174,6 +191,7 @@ func (w *watcher) switchTo(ctx context.Context, c Candidate) {
 		w.cfg.Claims.Release(w.cur.Path)
 	}
 	w.cur = c
+	w.curPath.Store(c.Path)
 	w.emit(Observation{Kind: ObsSourceFound, HarnessSessionID: c.SessionID, Source: Provenance{Path: c.Path, Kind: w.kind}})
 	w.startTail(ctx, c.Path, true)
 }
