@@ -15,12 +15,12 @@ import (
 // catch-up speed when lifeloop attaches to a long session.
 func BenchmarkCatchUp(b *testing.B) {
 	for _, mib := range []int{4} {
-		b.Run(fmt.Sprintf("%dMiB", mib), func(b *testing.B) {
-			turns := 1
-			for len(genClaude(turns)) < mib<<20 {
-				turns *= 2
-			}
-			content := genClaude(turns)
+		turns := 1
+		for len(genClaude(turns)) < mib<<20 {
+			turns *= 2
+		}
+		content := genClaude(turns)
+		b.Run(fmt.Sprintf("%.1fMiB", float64(len(content))/(1<<20)), func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "t.jsonl")
 			if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 				b.Fatal(err)
