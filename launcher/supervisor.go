@@ -112,6 +112,12 @@ type supervisor struct {
 	activity        string
 	descendants     map[int]bool
 	harnessSessions map[string]bool
+	// harnessSessionID is the latest harness session id observed; it is
+	// set on every receipt once known.
+	harnessSessionID string
+	// frameReceipts maps a frame id to the receipt that opened it, so the
+	// frame's later receipts chain to it.
+	frameReceipts map[string]string
 }
 
 // Run starts the harness under a PTY and supervises it until it exits.
@@ -136,6 +142,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		rec:             cfg.Record,
 		descendants:     map[int]bool{},
 		harnessSessions: map[string]bool{},
+		frameReceipts:   map[string]string{},
 	}
 	return s.run()
 }
@@ -485,17 +492,35 @@ func (s *supervisor) tick(trigger string) {
 	})
 }
 
-// observe records a moment observed outside the process (telemetry, hooks).
+// observe records a moment observed outside the process (telemetry,
+// hooks). A new harness session id is remembered in session.json and set
+// on every later receipt; frame receipts chain to the receipt that opened
+// their frame, session-level ones to session.started.
 func (s *supervisor) observe(m Moment) {
-	if m.HarnessSessionID != "" && !s.harnessSessions[m.HarnessSessionID] {
-		s.harnessSessions[m.HarnessSessionID] = true
-		s.rec.HarnessSessionIDs = append(s.rec.HarnessSessionIDs, m.HarnessSessionID)
-		s.saveRecord()
+	if m.HarnessSessionID != "" {
+		s.harnessSessionID = m.HarnessSessionID
+		if !s.harnessSessions[m.HarnessSessionID] {
+			s.harnessSessions[m.HarnessSessionID] = true
+			s.rec.HarnessSessionIDs = append(s.rec.HarnessSessionIDs, m.HarnessSessionID)
+			s.saveRecord()
+		}
 	}
 	if m.Parent == nil {
 		m.Parent = &s.startedReceipt
+		if m.Frame != nil {
+			if id, ok := s.frameReceipts[m.Frame.FrameID]; ok {
+				m.Parent = &id
+			} else if m.Frame.ParentFrameID != nil {
+				if id, ok := s.frameReceipts[*m.Frame.ParentFrameID]; ok {
+					m.Parent = &id
+				}
+			}
+		}
 	}
-	_, _ = s.record(m)
+	r, err := s.record(m)
+	if err == nil && m.Frame != nil && m.Event == contract.EventFrameOpening {
+		s.frameReceipts[m.Frame.FrameID] = r.ReceiptID
+	}
 }
 
 func (s *supervisor) warnDegraded(capability, evidence string) {
@@ -513,6 +538,9 @@ func (s *supervisor) warnDegraded(capability, evidence string) {
 }
 
 func (s *supervisor) record(m Moment) (contract.LifecycleReceipt, error) {
+	if m.HarnessSessionID == "" {
+		m.HarnessSessionID = s.harnessSessionID
+	}
 	r, err := s.cfg.Recorder.Record(s.ctx, m)
 	if err != nil {
 		s.log.Error("recording receipt failed", "event", m.Event, "err", err)

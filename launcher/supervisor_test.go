@@ -339,3 +339,43 @@ func equalEvents(a, b []contract.Event) bool {
 	}
 	return true
 }
+
+func TestObservationsChainAndCarryHarnessID(t *testing.T) {
+	f := newFixture(t, "sleep 0.5")
+	obs := make(chan Moment, 4)
+	fc := &contract.FrameContext{FrameID: "turn-1", FrameClass: contract.FrameTopLevel}
+	obs <- Moment{Event: contract.EventSessionStarted, HarnessSessionID: "hs-1"}
+	obs <- Moment{Event: contract.EventFrameOpening, Frame: fc}
+	obs <- Moment{Event: contract.EventFrameEnded, Frame: fc}
+	close(obs)
+	f.cfg.Observations = obs
+	f.run(t)
+	f.rec.mu.Lock()
+	defer f.rec.mu.Unlock()
+	ids := map[contract.Event]string{}
+	for i, m := range f.rec.moments {
+		ids[m.Event] = fmt.Sprintf("lfr_%d", i+1)
+	}
+	for _, m := range f.rec.moments {
+		switch m.Event {
+		case contract.EventFrameEnded:
+			if m.Parent == nil || *m.Parent != ids[contract.EventFrameOpening] {
+				t.Errorf("frame.ended parent %v, want the frame.opening receipt %s", m.Parent, ids[contract.EventFrameOpening])
+			}
+			if m.HarnessSessionID != "hs-1" {
+				t.Errorf("frame.ended harness session %q", m.HarnessSessionID)
+			}
+		case contract.EventSessionEnded:
+			if m.HarnessSessionID != "hs-1" {
+				t.Errorf("session.ended harness session %q, want hs-1", m.HarnessSessionID)
+			}
+		}
+	}
+	rec, err := statedir.ReadSession(f.root, f.cfg.Record.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.HarnessSessionIDs) != 1 || rec.HarnessSessionIDs[0] != "hs-1" {
+		t.Errorf("session.json harness ids %v", rec.HarnessSessionIDs)
+	}
+}
