@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/procfs"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
+	"golang.org/x/sys/unix"
 )
 
 // Defaults of Config's durations.
@@ -148,8 +149,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 }
 
 func (s *supervisor) run() (Result, error) {
+	// The record is first written once the harness runs (or failed to
+	// start): negotiation already happened in-process, so "pending" would
+	// only cost a synchronous write on the start-up path.
 	s.rec.State = statedir.StatePending
-	s.saveRecord()
 
 	starting, err := s.record(Moment{
 		Event:           contract.EventSessionStarting,
@@ -403,8 +406,8 @@ func (s *supervisor) finish() Result {
 	pid := s.child.Pid()
 	// Anything still in the harness's group is killed; anything that left
 	// the group (a detached daemon) is reported.
-	if members, _ := procfs.GroupMembers(pid); len(members) > 0 {
-		s.log.Warn("killing processes left in the harness group", "count", len(members))
+	if unix.Kill(-pid, 0) == nil {
+		s.log.Warn("killing processes left in the harness group")
 		_ = s.child.SignalGroup(syscall.SIGKILL)
 	}
 	var leftover []int
