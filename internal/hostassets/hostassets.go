@@ -1,0 +1,397 @@
+// Package hostassets installs lifeloop's native hooks persistently into a
+// harness's settings file, for sessions not launched through `lifeloop
+// run`: Claude Code's settings.json (project .claude/settings.json or the
+// user's) and Codex's $CODEX_HOME/hooks.json. Both use the same schema,
+//
+//	{"hooks":{"Event":[{"matcher":"*","hooks":[{"type":"command","command":"..."}]}]}}
+//
+// The merge is additive and reversible:
+//
+//   - Apply adds one matcher group per hook event (Claude groups carry
+//     "matcher":"*", Codex groups none) running `<lifeloop> host-hook
+//     --adapter ID --hook EVENT`, after the user's own groups. Every other
+//     key, entry and their order are kept. A lifeloop entry whose command
+//     differs (a moved binary) is updated in place. Applying twice changes
+//     nothing: the file is not rewritten when the result is byte-identical.
+//   - Lifeloop's entries are recognised by a command containing "lifeloop"
+//     and hooks.CommandMarker(ID) followed by the event.
+//   - Remove takes out exactly those entries, then the groups, event
+//     arrays and the "hooks" object they leave empty. For a file in the
+//     usual indented style (2 spaces as Claude writes it, or any indent
+//     unit: the first indented line's is kept) without empty hook
+//     containers of its own, apply followed by remove gives back the
+//     original bytes. A file in another style (minified, aligned) is
+//     rewritten in that indented style.
+//   - Writes are atomic (statedir.WriteFileAtomic, mode 0600) and the
+//     previous content is kept next to the file as
+//     "<name>.lifeloop-backup" (the last one only; overwritten by the next
+//     change). No backup is written when the file did not exist. An
+//     existing file keeps its permissions; a new one is 0600.
+//
+// The package reads and writes only the path it is given.
+package hostassets
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// BackupSuffix is appended to a settings file's name for the copy of its
+// previous content.
+const BackupSuffix = ".lifeloop-backup"
+
+// Hook states reported by Inspect.
+const (
+	StatePresent = "present"
+	StateMissing = "missing"
+	StateDrifted = "drifted"
+)
+
+// ClaudeProjectSettings returns the project settings file of Claude Code
+// in dir.
+func ClaudeProjectSettings(dir string) string {
+	return filepath.Join(dir, ".claude", "settings.json")
+}
+
+// ClaudeUserSettings returns the user's Claude Code settings file:
+// $CLAUDE_CONFIG_DIR/settings.json when configDir is set, else
+// ~/.claude/settings.json.
+func ClaudeUserSettings(home, configDir string) string {
+	if configDir != "" {
+		return filepath.Join(configDir, "settings.json")
+	}
+	return filepath.Join(home, ".claude", "settings.json")
+}
+
+// CodexHooksFile returns Codex's hooks file: $CODEX_HOME/hooks.json, else
+// ~/.codex/hooks.json.
+func CodexHooksFile(home, codexHome string) string {
+	if codexHome == "" {
+		codexHome = filepath.Join(home, ".codex")
+	}
+	return filepath.Join(codexHome, "hooks.json")
+}
+
+// Notes returns what a person installing hooks for adapterID must know.
+func Notes(adapterID string) []string {
+	if adapterID == hooks.AdapterCodex {
+		return []string{"Codex runs hooks only when they are trusted: run codex with --dangerously-bypass-hook-trust or accept the hooks when codex asks, else they are silently skipped"}
+	}
+	return nil
+}
+
+// Result is what Apply or Remove did.
+type Result struct {
+	Path    string `json:"path"`
+	Changed bool   `json:"changed"`
+	// Backup is the file holding the previous content, when one was
+	// written.
+	Backup string `json:"backup,omitempty"`
+}
+
+// HookState is one hook event's installation state.
+type HookState struct {
+	Hook  string `json:"hook"`
+	State string `json:"state"`
+	// Command is the lifeloop command found for the hook ("" when
+	// missing); Want is the command Apply would install.
+	Command string `json:"command,omitempty"`
+	Want    string `json:"want"`
+}
+
+// Report is Inspect's answer.
+type Report struct {
+	Adapter    string      `json:"adapter"`
+	Path       string      `json:"path"`
+	Exists     bool        `json:"exists"`
+	Hooks      []HookState `json:"hooks"`
+	AllPresent bool        `json:"all_present"`
+	Notes      []string    `json:"notes,omitempty"`
+}
+
+func checkAdapter(adapterID string) error {
+	if len(hooks.Hooks(adapterID)) == 0 {
+		return fmt.Errorf("adapter %q has no native hooks lifeloop can install; known: claude, codex", adapterID)
+	}
+	return nil
+}
+
+// load reads path; a missing file is an empty document.
+func load(path string) (doc *object, orig []byte, exists bool, err error) {
+	orig, err = os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return newObject(), nil, false, nil
+	}
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if strings.TrimSpace(string(orig)) == "" {
+		return newObject(), orig, true, nil
+	}
+	doc, err = decodeDoc(orig)
+	if err != nil {
+		return nil, nil, true, fmt.Errorf("%s is not a JSON object (%v); fix or move it, then try again", path, err)
+	}
+	return doc, orig, true, nil
+}
+
+// hooksObject returns doc's "hooks" object (nil when absent).
+func hooksObject(doc *object, path string) (*object, error) {
+	v, ok := doc.get("hooks")
+	if !ok {
+		return nil, nil
+	}
+	h, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("%s: \"hooks\" is not an object; fix it, then try again", path)
+	}
+	return h, nil
+}
+
+// isOurs reports whether command is lifeloop's hook command for adapterID
+// (and for hook, when hook is not "").
+func isOurs(command, adapterID, hook string) bool {
+	if !strings.Contains(command, "lifeloop") {
+		return false
+	}
+	marker := hooks.CommandMarker(adapterID)
+	i := strings.Index(command, marker)
+	if i < 0 {
+		return false
+	}
+	if hook == "" {
+		return true
+	}
+	rest := command[i+len(marker):]
+	return rest == hook || strings.HasPrefix(rest, hook+" ") || rest == hooks.ShellQuote(hook) || strings.HasPrefix(rest, hooks.ShellQuote(hook)+" ")
+}
+
+// entries calls fn for every hook entry object of an event array.
+func entries(arr []any, fn func(group *object, entry *object)) {
+	for _, g := range arr {
+		group, ok := g.(*object)
+		if !ok {
+			continue
+		}
+		hv, _ := group.get("hooks")
+		list, _ := hv.([]any)
+		for _, e := range list {
+			if entry, ok := e.(*object); ok {
+				fn(group, entry)
+			}
+		}
+	}
+}
+
+func commandOf(entry *object) string {
+	c, _ := entry.get("command")
+	s, _ := c.(string)
+	return s
+}
+
+// Apply installs the hooks of adapterID into path, running hookCommand
+// (the lifeloop program, absolute) for each.
+func Apply(path, adapterID string, hookCommand []string) (Result, error) {
+	res := Result{Path: path}
+	if err := checkAdapter(adapterID); err != nil {
+		return res, err
+	}
+	doc, orig, exists, err := load(path)
+	if err != nil {
+		return res, err
+	}
+	h, err := hooksObject(doc, path)
+	if err != nil {
+		return res, err
+	}
+	if h == nil {
+		h = newObject()
+		doc.set("hooks", h)
+	}
+	for _, ev := range hooks.Hooks(adapterID) {
+		want := hooks.Command(hookCommand, adapterID, ev)
+		v, ok := h.get(ev)
+		arr, isArr := v.([]any)
+		if ok && !isArr {
+			return res, fmt.Errorf("%s: hooks.%s is not an array; fix it, then try again", path, ev)
+		}
+		found := false
+		entries(arr, func(_ *object, entry *object) {
+			if isOurs(commandOf(entry), adapterID, ev) {
+				if !found {
+					entry.set("command", want)
+				}
+				found = true
+			}
+		})
+		if !found {
+			group := newObject()
+			if adapterID == hooks.AdapterClaude {
+				group.set("matcher", "*")
+			}
+			entry := newObject()
+			entry.set("type", "command")
+			entry.set("command", want)
+			group.set("hooks", []any{entry})
+			h.set(ev, append(arr, group))
+		}
+	}
+	return write(path, doc, orig, exists, res)
+}
+
+// Remove takes lifeloop's hooks for adapterID out of path. A missing file
+// is left missing.
+func Remove(path, adapterID string) (Result, error) {
+	res := Result{Path: path}
+	if err := checkAdapter(adapterID); err != nil {
+		return res, err
+	}
+	doc, orig, exists, err := load(path)
+	if err != nil || !exists {
+		return res, err
+	}
+	h, err := hooksObject(doc, path)
+	if err != nil || h == nil {
+		return res, err
+	}
+	removedAny := false
+	for _, ev := range append([]string{}, h.keys...) {
+		arr, ok := h.vals[ev].([]any)
+		if !ok {
+			continue
+		}
+		var keep []any
+		removedHere := false
+		for _, g := range arr {
+			group, ok := g.(*object)
+			if !ok {
+				keep = append(keep, g)
+				continue
+			}
+			hv, _ := group.get("hooks")
+			list, ok := hv.([]any)
+			if !ok {
+				keep = append(keep, g)
+				continue
+			}
+			var kept []any
+			for _, e := range list {
+				if entry, ok := e.(*object); ok && isOurs(commandOf(entry), adapterID, "") {
+					removedHere = true
+					continue
+				}
+				kept = append(kept, e)
+			}
+			if len(kept) == len(list) {
+				keep = append(keep, g)
+				continue
+			}
+			if len(kept) > 0 {
+				group.set("hooks", kept)
+				keep = append(keep, group)
+			}
+		}
+		if !removedHere {
+			continue
+		}
+		removedAny = true
+		if len(keep) == 0 {
+			h.del(ev)
+		} else {
+			h.set(ev, keep)
+		}
+	}
+	if removedAny && len(h.keys) == 0 {
+		doc.del("hooks")
+	}
+	if !removedAny {
+		return res, nil
+	}
+	return write(path, doc, orig, exists, res)
+}
+
+// Inspect reports, per hook event of adapterID, whether lifeloop's hook is
+// present with the command Apply would install, drifted (a lifeloop entry
+// with another command) or missing.
+func Inspect(path, adapterID string, hookCommand []string) (Report, error) {
+	rep := Report{Adapter: adapterID, Path: path, Notes: Notes(adapterID)}
+	if err := checkAdapter(adapterID); err != nil {
+		return rep, err
+	}
+	doc, _, exists, err := load(path)
+	if err != nil {
+		return rep, err
+	}
+	rep.Exists = exists
+	h, err := hooksObject(doc, path)
+	if err != nil {
+		return rep, err
+	}
+	rep.AllPresent = true
+	for _, ev := range hooks.Hooks(adapterID) {
+		st := HookState{Hook: ev, State: StateMissing, Want: hooks.Command(hookCommand, adapterID, ev)}
+		if h != nil {
+			arr, _ := h.vals[ev].([]any)
+			entries(arr, func(_ *object, entry *object) {
+				c := commandOf(entry)
+				if !isOurs(c, adapterID, ev) || st.State == StatePresent {
+					return
+				}
+				st.Command = c
+				if c == st.Want {
+					st.State = StatePresent
+				} else {
+					st.State = StateDrifted
+				}
+			})
+		}
+		if st.State != StatePresent {
+			rep.AllPresent = false
+		}
+		rep.Hooks = append(rep.Hooks, st)
+	}
+	return rep, nil
+}
+
+// write encodes doc in orig's style and writes it when it differs from
+// orig, keeping orig as the backup.
+func write(path string, doc *object, orig []byte, exists bool, res Result) (Result, error) {
+	newline := !exists || len(orig) == 0 || strings.HasSuffix(string(orig), "\n")
+	out := encodeDoc(doc, indentOf(orig), newline)
+	if exists && string(out) == string(orig) {
+		return res, nil
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return res, fmt.Errorf("creating %s: %w", dir, err)
+	}
+	if exists {
+		backup := path + BackupSuffix
+		if err := statedir.WriteFileAtomic(backup, orig); err != nil {
+			return res, fmt.Errorf("writing the backup %s: %w", backup, err)
+		}
+		res.Backup = backup
+	}
+	var mode fs.FileMode
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := statedir.WriteFileAtomic(path, out); err != nil {
+		return res, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if mode != 0 && mode != statedir.FilePerm {
+		// Keep the user's own permissions on a file they own.
+		if err := os.Chmod(path, mode); err != nil {
+			return res, fmt.Errorf("restoring the mode of %s: %w", path, err)
+		}
+	}
+	res.Changed = true
+	return res, nil
+}
