@@ -1,0 +1,145 @@
+package adapters
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+func mustLookup(t *testing.T, id string) *Adapter {
+	t.Helper()
+	a, err := Default().Lookup(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func TestPlaceAtLaunch(t *testing.T) {
+	const text = `{"payloads":[{"payload_id":"pay_1","payload_kind":"k","body":"a \"b\"\n"}]}`
+	tests := []struct {
+		name    string
+		adapter string
+		argv    []string
+		want    []string
+		wantOK  bool
+	}{
+		{"claude interactive", "claude", []string{"claude"}, []string{"claude", "--append-system-prompt", text}, true},
+		{"claude print", "claude", []string{"claude", "-p", "hi"}, []string{"claude", "--append-system-prompt", text, "-p", "hi"}, true},
+		{"claude via node", "claude", []string{"node", "/x/@anthropic-ai/claude-code/cli.js", "-p", "hi"},
+			[]string{"node", "/x/@anthropic-ai/claude-code/cli.js", "--append-system-prompt", text, "-p", "hi"}, true},
+		{"claude merges an existing flag", "claude", []string{"claude", "--model", "m", "--append-system-prompt", "mine"},
+			[]string{"claude", "--model", "m", "--append-system-prompt", "mine\n\n" + text}, true},
+		{"claude merges an inline flag", "claude", []string{"claude", "--append-system-prompt=mine"},
+			[]string{"claude", "--append-system-prompt=mine\n\n" + text}, true},
+		{"claude flag value is not the flag", "claude", []string{"claude", "--model", "--append-system-prompt"},
+			[]string{"claude", "--append-system-prompt", text, "--model", "--append-system-prompt"}, true},
+		{"claude subcommand", "claude", []string{"claude", "mcp", "list"}, []string{"claude", "mcp", "list"}, false},
+		{"claude help", "claude", []string{"claude", "--help"}, []string{"claude", "--help"}, false},
+		{"codex tui", "codex", []string{"codex"}, []string{"codex", "-c", "developer_instructions=" + TOMLString(text)}, true},
+		{"codex exec", "codex", []string{"codex", "exec", "--skip-git-repo-check", "hi"},
+			[]string{"codex", "-c", "developer_instructions=" + TOMLString(text), "exec", "--skip-git-repo-check", "hi"}, true},
+		{"codex resume", "codex", []string{"codex", "resume", "abc"},
+			[]string{"codex", "-c", "developer_instructions=" + TOMLString(text), "resume", "abc"}, true},
+		{"codex own developer_instructions", "codex", []string{"codex", "-c", "developer_instructions=\"x\""},
+			[]string{"codex", "-c", "developer_instructions=\"x\""}, false},
+		{"codex login", "codex", []string{"codex", "login"}, []string{"codex", "login"}, false},
+		{"generic", "generic", []string{"bash"}, []string{"bash"}, false},
+		{"gemini", "gemini", []string{"gemini"}, []string{"gemini"}, false},
+		{"empty argv", "claude", nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := mustLookup(t, tt.adapter)
+			orig := slices.Clone(tt.argv)
+			got, target, ok := a.PlaceAtLaunch(tt.argv, text)
+			if ok != tt.wantOK || !slices.Equal(got, tt.want) {
+				t.Fatalf("PlaceAtLaunch(%q) = %q, %v; want %q, %v", tt.argv, got, ok, tt.want, tt.wantOK)
+			}
+			if ok && target != contract.ManifestPreSession {
+				t.Errorf("target %q, want pre_session", target)
+			}
+			if !ok && target != "" {
+				t.Errorf("target %q when not placed", target)
+			}
+			if !slices.Equal(tt.argv, orig) {
+				t.Errorf("argv modified: %q", tt.argv)
+			}
+		})
+	}
+}
+
+func TestTOMLString(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{``, `""`},
+		{`plain`, `"plain"`},
+		{`a"b\c`, `"a\"b\\c"`},
+		{"l1\nl2\r\t", `"l1\nl2\r\t"`},
+		{"\x00\x1f\x7f", `"\u0000\u001F\u007F"`},
+		{"é€😀", `"é€😀"`},
+		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := TOMLString(tt.in); got != tt.want {
+				t.Errorf("TOMLString(%q) = %s, want %s", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRelaunchArgv(t *testing.T) {
+	const id = "3f2a"
+	tests := []struct {
+		name    string
+		adapter string
+		argv    []string
+		resume  bool
+		id      string
+		want    []string
+		wantOK  bool
+	}{
+		{"claude resume", "claude", []string{"claude"}, true, id, []string{"claude", "--resume", id}, true},
+		{"claude resume drops interactive prompt", "claude", []string{"claude", "--model", "m", "fix it"}, true, id,
+			[]string{"claude", "--resume", id, "--model", "m"}, true},
+		{"claude resume keeps print prompt", "claude", []string{"claude", "-p", "fix it"}, true, id,
+			[]string{"claude", "--resume", id, "-p", "fix it"}, true},
+		{"claude resume replaces pickers", "claude", []string{"claude", "--resume", "old", "--fork-session", "--session-id", "u", "-c"}, true, id,
+			[]string{"claude", "--resume", id}, true},
+		{"claude resume after variadic", "claude", []string{"claude", "--add-dir", "a", "b", "--verbose"}, true, id,
+			[]string{"claude", "--resume", id, "--add-dir", "a", "b", "--verbose"}, true},
+		{"claude fresh drops pickers keeps prompt", "claude", []string{"claude", "-r", "old", "fix it"}, false, "",
+			[]string{"claude", "fix it"}, true},
+		{"claude resume without id", "claude", []string{"claude"}, true, "", []string{"claude"}, false},
+		{"claude subcommand", "claude", []string{"claude", "doctor"}, false, "", []string{"claude", "doctor"}, false},
+		{"codex tui resume", "codex", []string{"codex", "-m", "x", "fix it"}, true, id, []string{"codex", "-m", "x", "resume", id}, true},
+		{"codex tui fresh", "codex", []string{"codex", "-m", "x", "fix it"}, false, "", []string{"codex", "-m", "x", "fix it"}, true},
+		{"codex resume last", "codex", []string{"codex", "resume", "--last"}, true, id, []string{"codex", "resume", id}, true},
+		{"codex fork fresh", "codex", []string{"codex", "fork", "abc"}, false, "", []string{"codex"}, true},
+		{"codex exec resume", "codex", []string{"codex", "exec", "--skip-git-repo-check", "hi"}, true, id,
+			[]string{"codex", "exec", "--skip-git-repo-check", "resume", id, "hi"}, true},
+		{"codex exec fresh", "codex", []string{"codex", "exec", "-o", "f", "hi"}, false, "", []string{"codex", "exec", "-o", "f", "hi"}, true},
+		{"codex exec resume again", "codex", []string{"codex", "exec", "resume", "old", "more"}, true, id,
+			[]string{"codex", "exec", "resume", id, "more"}, true},
+		{"codex exec resume last", "codex", []string{"codex", "exec", "resume", "--last", "more"}, true, id,
+			[]string{"codex", "exec", "resume", id, "more"}, true},
+		{"codex exec resume to fresh", "codex", []string{"codex", "exec", "resume", "old", "more"}, false, "",
+			[]string{"codex", "exec", "more"}, true},
+		{"codex mcp", "codex", []string{"codex", "mcp", "list"}, false, "", []string{"codex", "mcp", "list"}, false},
+		{"generic", "generic", []string{"bash", "-l"}, false, "", []string{"bash", "-l"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := mustLookup(t, tt.adapter)
+			orig := slices.Clone(tt.argv)
+			got, ok := a.RelaunchArgv(tt.argv, tt.id, tt.resume)
+			if ok != tt.wantOK || !slices.Equal(got, tt.want) {
+				t.Fatalf("RelaunchArgv(%q, %q, %v) = %q, %v; want %q, %v", tt.argv, tt.id, tt.resume, got, ok, tt.want, tt.wantOK)
+			}
+			if !slices.Equal(tt.argv, orig) {
+				t.Errorf("argv modified: %q", tt.argv)
+			}
+		})
+	}
+}
