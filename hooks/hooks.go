@@ -112,21 +112,21 @@ type MappedMoment struct {
 // Codex hook stdin. Unknown fields are tolerated: it is the harness's
 // format, not ours.
 type hookInput struct {
-	SessionID            string          `json:"session_id"`
-	TranscriptPath       string          `json:"transcript_path"`
-	Cwd                  string          `json:"cwd"`
-	HookEventName        string          `json:"hook_event_name"`
-	Source               string          `json:"source"`
-	Prompt               *string         `json:"prompt"`
-	PromptID             string          `json:"prompt_id"`
-	TurnID               string          `json:"turn_id"`
-	Trigger              string          `json:"trigger"`
-	Reason               string          `json:"reason"`
-	LastAssistantMessage *string         `json:"last_assistant_message"`
-	StopHookActive       *bool           `json:"stop_hook_active"`
-	AgentID              string          `json:"agent_id"`
-	AgentType            string          `json:"agent_type"`
-	Model                string          `json:"model"`
+	SessionID            string  `json:"session_id"`
+	TranscriptPath       string  `json:"transcript_path"`
+	Cwd                  string  `json:"cwd"`
+	HookEventName        string  `json:"hook_event_name"`
+	Source               string  `json:"source"`
+	Prompt               *string `json:"prompt"`
+	PromptID             string  `json:"prompt_id"`
+	TurnID               string  `json:"turn_id"`
+	Trigger              string  `json:"trigger"`
+	Reason               string  `json:"reason"`
+	LastAssistantMessage *string `json:"last_assistant_message"`
+	StopHookActive       *bool   `json:"stop_hook_active"`
+	AgentID              string  `json:"agent_id"`
+	AgentType            string  `json:"agent_type"`
+	Model                string  `json:"model"`
 }
 
 // notifyInput is the Codex notify argv JSON.
