@@ -165,3 +165,8 @@ func (r *Registry) Resolve(argv []string) *Adapter {
 	}
 	return r.byName[GenericID]
 }
+
+// ArgStart is the index in argv of the harness's first own argument: past
+// the program and any launcher (env, node, npx …) in front of it. Arguments
+// lifeloop adds for one launch are inserted there.
+func ArgStart(argv []string) int { return parseLaunch(argv).argStart }

@@ -56,6 +56,17 @@ type Options struct {
 	Format        sink.Format
 	Require       *contract.CapabilityRequest
 
+	// Hooks installs the hook bridge (native hooks forwarded to the
+	// supervisor) where the adapter has one.
+	Hooks bool
+	// Exe is the lifeloop executable the hook bridge calls (default
+	// os.Executable()).
+	Exe string
+	// HookPayloads are delivered at the first hook that can place them
+	// (e.g. Claude's UserPromptSubmit for pre_prompt_frame).
+	HookPayloads   []contract.PayloadEnvelope
+	HookPayloadsAt contract.Event
+
 	// HandleSignals installs the signal policy (true for the CLI).
 	HandleSignals bool
 	// OnSession, when set, is told the session id and directory as soon as
@@ -151,11 +162,14 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		clients = append(clients, filteredClient{inv: inv, events: o.ClientEvents})
 	}
 
+	// Every receipt of this run shares one invocation id.
+	invocation := o.IDs.New(ids.PrefixInvocation)
 	rt, err := router.New(router.Config{
 		Manifest:     ad.Manifest(),
 		Mode:         contract.ModeLauncherWrapper,
 		Require:      o.Require,
 		Ledger:       led,
+		InvocationID: invocation,
 		AsyncClients: clients,
 		Sinks:        sinks,
 		Now:          o.Now,
@@ -171,6 +185,50 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		_ = rt.Close(cctx)
 	}()
 
+	// A second router for hook moments that can still place payloads: the
+	// same ledger and sinks, but clients answer synchronously so their
+	// payloads reach the harness through the hook's response.
+	var hookRT *router.Router
+	env := append(slices.Clone(o.Env),
+		"LIFELOOP_SESSION_ID="+id,
+		"LIFELOOP_SESSION_DIR="+dir,
+		"LIFELOOP_STATE_DIR="+o.StateDir,
+	)
+	if o.Hooks {
+		exe := o.Exe
+		if exe == "" {
+			if exe, err = os.Executable(); err != nil {
+				return Result{}, fmt.Errorf("hook bridge: cannot find the lifeloop executable: %w", err)
+			}
+		}
+		extra, err := hookBridgeArgs(ad, argv, dir, env, exe)
+		if err != nil {
+			return Result{}, err
+		}
+		if extra != nil {
+			argv = insertArgs(argv, extra)
+			hookRT, err = router.New(router.Config{
+				Manifest:     ad.Manifest(),
+				Mode:         contract.ModeLauncherWrapper,
+				Require:      o.Require,
+				Ledger:       led,
+				Clients:      clients,
+				Sinks:        sinks,
+				InvocationID: invocation,
+				Now:          o.Now,
+				IDs:          o.IDs,
+				Logger:       log,
+			})
+			if err != nil {
+				return Result{}, err
+			}
+		}
+	}
+
+	if len(o.HookPayloads) > 0 && hookRT == nil {
+		return Result{}, fmt.Errorf("--payload: adapter %s has no hook lifeloop can deliver a payload through in this launch (hooks off, or no hook bridge for this harness)", ad.ID)
+	}
+
 	rec := statedir.SessionRecord{
 		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
 		Argv: argv, Cwd: o.Dir,
@@ -181,12 +239,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		return rejected(o, rec, recorder, n)
 	}
 
-	env := append(slices.Clone(o.Env),
-		"LIFELOOP_SESSION_ID="+id,
-		"LIFELOOP_SESSION_DIR="+dir,
-		"LIFELOOP_STATE_DIR="+o.StateDir,
-	)
-	return Run(ctx, Config{
+	cfg := Config{
 		StateDir:      o.StateDir,
 		Record:        rec,
 		Spec:          ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: o.Dir},
@@ -200,7 +253,13 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		ControlSocket: controlSocketPath(o.StateDir, id),
 		Log:           log,
 		Now:           o.Now,
-	})
+	}
+	if hookRT != nil {
+		cfg.HookRecorder = &routerRecorder{rt: hookRT}
+		cfg.HookPayloads = o.HookPayloads
+		cfg.HookPayloadsAt = o.HookPayloadsAt
+	}
+	return Run(ctx, cfg)
 }
 
 // rejected records a refused negotiation: a failed session.starting,
@@ -243,8 +302,20 @@ func ControlSocketFor(root, id string) string { return controlSocketPath(root, i
 type routerRecorder struct{ rt *router.Router }
 
 func (r *routerRecorder) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
+	res, err := r.rt.Route(ctx, inputOf(m))
+	return res.Receipt, err
+}
+
+// RecordSync records m with the router's synchronous clients.
+func (r *routerRecorder) RecordSync(ctx context.Context, m Moment) (SyncResult, error) {
+	res, err := r.rt.Route(ctx, inputOf(m))
+	return SyncResult{Receipt: res.Receipt, Placements: res.Placements, ClientPayloads: res.ClientPayloads}, err
+}
+
+func inputOf(m Moment) router.Input {
 	in := router.Input{
 		Event:            m.Event,
+		EventID:          m.EventID,
 		HarnessSessionID: m.HarnessSessionID,
 		FrameContext:     m.Frame,
 		Payloads:         m.Payloads,
@@ -259,8 +330,7 @@ func (r *routerRecorder) Record(ctx context.Context, m Moment) (contract.Lifecyc
 		st := m.Status
 		in.Status = &st
 	}
-	res, err := r.rt.Route(ctx, in)
-	return res.Receipt, err
+	return in
 }
 
 // filteredClient skips dispatches whose event is not in events.

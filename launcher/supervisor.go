@@ -51,6 +51,13 @@ type Config struct {
 	// Observations are lifecycle moments observed elsewhere (telemetry);
 	// nil when there are none. Closed by the producer.
 	Observations <-chan Moment
+	// HookRecorder records hook moments that can place payloads, with
+	// synchronous clients; nil records them like any other moment.
+	HookRecorder SyncRecorder
+	// HookPayloads wait for the first hook that reports HookPayloadsAt
+	// (session.started, the default, or frame.opening) and can place them.
+	HookPayloads   []contract.PayloadEnvelope
+	HookPayloadsAt contract.Event
 	// StartPayloads are placed at launch; their payload receipts go on
 	// session.starting.
 	StartPayloadReceipts []contract.PayloadReceipt
@@ -119,6 +126,11 @@ type supervisor struct {
 	// frameReceipts maps a frame id to the receipt that opened it, so the
 	// frame's later receipts chain to it.
 	frameReceipts map[string]string
+	// seenFrames remembers recorded frame moments (event + frame id) so a
+	// moment reported by both a hook and the transcript is recorded once.
+	seenFrames map[string]bool
+	// hookPayloads wait for a hook that can place them.
+	hookPayloads []contract.PayloadEnvelope
 }
 
 // Run starts the harness under a PTY and supervises it until it exits.
@@ -144,6 +156,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		descendants:     map[int]bool{},
 		harnessSessions: map[string]bool{},
 		frameReceipts:   map[string]string{},
+		seenFrames:      map[string]bool{},
+		hookPayloads:    cfg.HookPayloads,
 	}
 	return s.run()
 }
@@ -425,11 +439,18 @@ func (s *supervisor) finish() Result {
 	if len(leftover) > 0 {
 		sum["leftover_pids"] = leftover
 	}
+	var warnings []contract.Warning
+	for _, p := range s.hookPayloads {
+		warnings = append(warnings, contract.Warning{
+			Code:    "payload_not_delivered",
+			Message: fmt.Sprintf("payload %s was never placed: no hook that can take it fired", p.PayloadID),
+		})
+	}
 	parent := s.startedReceipt
 	if s.lastReceipt != "" && s.stopping {
 		parent = s.lastReceipt
 	}
-	_, _ = s.record(Moment{Event: contract.EventSessionEnded, Parent: &parent, Summary: sum})
+	_, _ = s.record(Moment{Event: contract.EventSessionEnded, Parent: &parent, Summary: sum, Warnings: warnings})
 
 	code := st.Code
 	if st.Signaled {
@@ -495,34 +516,56 @@ func (s *supervisor) tick(trigger string) {
 	})
 }
 
-// observe records a moment observed outside the process (telemetry,
-// hooks). A new harness session id is remembered in session.json and set
-// on every later receipt; frame receipts chain to the receipt that opened
-// their frame, session-level ones to session.started.
+// observe records a moment observed outside the process (telemetry). A
+// new harness session id is remembered in session.json and set on every
+// later receipt; frame receipts chain to the receipt that opened their
+// frame, session-level ones to session.started; a frame moment a hook
+// already reported is not recorded again.
 func (s *supervisor) observe(m Moment) {
 	if m.HarnessSessionID != "" {
-		s.harnessSessionID = m.HarnessSessionID
-		if !s.harnessSessions[m.HarnessSessionID] {
-			s.harnessSessions[m.HarnessSessionID] = true
-			s.rec.HarnessSessionIDs = append(s.rec.HarnessSessionIDs, m.HarnessSessionID)
-			s.saveRecord()
-		}
+		s.noteHarnessSession(m.HarnessSessionID)
+	}
+	if s.isDuplicate(m) {
+		return
 	}
 	if m.Parent == nil {
-		m.Parent = &s.startedReceipt
-		if m.Frame != nil {
-			if id, ok := s.frameReceipts[m.Frame.FrameID]; ok {
-				m.Parent = &id
-			} else if m.Frame.ParentFrameID != nil {
-				if id, ok := s.frameReceipts[*m.Frame.ParentFrameID]; ok {
-					m.Parent = &id
-				}
+		m.Parent = s.parentFor(m)
+	}
+	r, err := s.record(m)
+	if err == nil {
+		s.rememberFrame(m, r.ReceiptID)
+	}
+}
+
+func (s *supervisor) noteHarnessSession(id string) {
+	s.harnessSessionID = id
+	if !s.harnessSessions[id] {
+		s.harnessSessions[id] = true
+		s.rec.HarnessSessionIDs = append(s.rec.HarnessSessionIDs, id)
+		s.saveRecord()
+	}
+}
+
+// parentFor is the receipt a moment chains to: its frame's opening, its
+// parent frame's opening, else session.started.
+func (s *supervisor) parentFor(m Moment) *string {
+	if m.Frame != nil {
+		if id, ok := s.frameReceipts[m.Frame.FrameID]; ok {
+			return &id
+		}
+		if m.Frame.ParentFrameID != nil {
+			if id, ok := s.frameReceipts[*m.Frame.ParentFrameID]; ok {
+				return &id
 			}
 		}
 	}
-	r, err := s.record(m)
-	if err == nil && m.Frame != nil && m.Event == contract.EventFrameOpening {
-		s.frameReceipts[m.Frame.FrameID] = r.ReceiptID
+	p := s.startedReceipt
+	return &p
+}
+
+func (s *supervisor) rememberFrame(m Moment, receiptID string) {
+	if m.Frame != nil && m.Event == contract.EventFrameOpening {
+		s.frameReceipts[m.Frame.FrameID] = receiptID
 	}
 }
 
@@ -621,6 +664,8 @@ func (s *supervisor) onControl(req ControlRequest) (any, error) {
 		s.saveRecord()
 		s.tick(tickStateChange)
 		return map[string]any{"state": s.rec.State}, nil
+	case OpHook:
+		return s.onHook(req.Args)
 	case OpEmit:
 		var a EmitArgs
 		if err := json.Unmarshal(req.Args, &a); err != nil {

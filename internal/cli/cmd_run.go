@@ -29,12 +29,15 @@ type runOptions struct {
 	Grace         time.Duration
 	MaxDuration   time.Duration
 	Cols, Rows    int
+	NoHooks       bool
+	Payloads      []string
+	PayloadAt     string
 	Argv          []string
 }
 
 func runCommand(e *env) *ucli.Command {
 	var o runOptions
-	var clients, events listValue
+	var clients, events, payloads listValue
 	return &ucli.Command{
 		Name:      "run",
 		Usage:     "run a harness under a PTY and record its lifecycle",
@@ -66,6 +69,9 @@ kills the group.`,
 			&ucli.DurationFlag{Name: "idle-after", Usage: "no output for this long makes the harness idle", Value: launcher.DefaultIdleAfter, Destination: &o.IdleAfter},
 			&ucli.DurationFlag{Name: "grace", Usage: "time a stopped harness gets before SIGKILL", Value: launcher.DefaultGrace, Destination: &o.Grace},
 			&ucli.DurationFlag{Name: "max-duration", Usage: "stop the harness after this long (state failed, reason timeout)", Destination: &o.MaxDuration},
+			&ucli.BoolFlag{Name: "no-hooks", Usage: "do not install the hook bridge (Claude --settings, Codex -c notify) for this launch", Destination: &o.NoHooks},
+			&ucli.GenericFlag{Name: "payload", Usage: "deliver the payload envelope in `FILE` through the harness's hooks (repeatable)", Value: &payloads},
+			&ucli.StringFlag{Name: "payload-at", Usage: "when --payload is delivered: session (SessionStart, pre_session) or frame (the first prompt, pre_frame_leading)", Value: "session", Destination: &o.PayloadAt},
 			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal", Value: 120, Destination: &o.Cols},
 			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal", Value: 40, Destination: &o.Rows},
 		},
@@ -73,6 +79,7 @@ kills the group.`,
 			o.Clients = clients.items
 			o.ClientEvents = splitCommas(c.StringSlice("client-events"))
 			o.Events = events.items
+			o.Payloads = payloads.items
 			o.Argv = c.Args().Slice()
 			if len(o.Argv) == 0 {
 				return usageErrorf("run needs a command: lifeloop run [flags] -- CMD [ARGS...]")
@@ -123,27 +130,54 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		}
 		req = &r
 	}
+	var at contract.Event
+	switch o.PayloadAt {
+	case "session":
+		at = contract.EventSessionStarted
+	case "frame":
+		at = contract.EventFrameOpening
+	default:
+		return usageErrorf("--payload-at %q: use session or frame", o.PayloadAt)
+	}
+	var pls []contract.PayloadEnvelope
+	for _, f := range o.Payloads {
+		data, err := readInput(f, e.In)
+		if err != nil {
+			return exitf(ExitLauncherFailed, "--payload: %v", err)
+		}
+		p, err := contract.DecodePayloadEnvelope(data)
+		if err == nil {
+			err = p.Check(e.Now())
+		}
+		if err != nil {
+			return exitf(ExitLauncherFailed, "--payload %s: %v", f, err)
+		}
+		pls = append(pls, p)
+	}
 	res, err := launcher.Launch(ctx, launcher.Options{
-		StateDir:      root,
-		Argv:          o.Argv,
-		Adapter:       o.Adapter,
-		Env:           os.Environ(),
-		In:            e.In,
-		Out:           e.Out,
-		Cols:          uint16(o.Cols),
-		Rows:          uint16(o.Rows),
-		Tick:          o.Tick,
-		IdleAfter:     o.IdleAfter,
-		Grace:         o.Grace,
-		MaxDuration:   o.MaxDuration,
-		Clients:       clients,
-		ClientEvents:  events,
-		ClientTimeout: o.ClientTimeout,
-		Events:        o.Events,
-		Format:        format,
-		Require:       req,
-		HandleSignals: true,
-		Now:           e.Now,
+		StateDir:       root,
+		Argv:           o.Argv,
+		Adapter:        o.Adapter,
+		Env:            os.Environ(),
+		In:             e.In,
+		Out:            e.Out,
+		Cols:           uint16(o.Cols),
+		Rows:           uint16(o.Rows),
+		Tick:           o.Tick,
+		IdleAfter:      o.IdleAfter,
+		Grace:          o.Grace,
+		MaxDuration:    o.MaxDuration,
+		Clients:        clients,
+		ClientEvents:   events,
+		ClientTimeout:  o.ClientTimeout,
+		Events:         o.Events,
+		Format:         format,
+		Require:        req,
+		Hooks:          !o.NoHooks,
+		HookPayloads:   pls,
+		HookPayloadsAt: at,
+		HandleSignals:  true,
+		Now:            e.Now,
 	})
 	if err != nil {
 		return exitf(ExitLauncherFailed, "%v", err)

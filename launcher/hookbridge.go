@@ -1,0 +1,284 @@
+package launcher
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// The hook bridge: for one launch, `lifeloop run` points the harness's
+// native hooks at `lifeloop host-hook`, which forwards each hook call over
+// the control socket (OpHook) to the supervisor. Nothing in the user's
+// files changes.
+//
+//   - Claude Code: a settings file in the session folder, passed with
+//     --settings; Claude merges it with the user's own settings, whose hooks
+//     keep firing.
+//   - Codex: -c notify=[...] (turn completion), still calling the user's
+//     own notify program when config.toml has one. Codex hooks.json hooks
+//     run only when trusted, so they are not installed here.
+
+// hookBridgeArgs returns the arguments that install the hook bridge for
+// one launch of adapter ad, writing what they need into the session dir.
+// It returns nil when the adapter has no hooks lifeloop can add, or when
+// the user already chose the mechanism (e.g. passed --settings).
+func hookBridgeArgs(ad *adapters.Adapter, argv []string, sessionDir string, env []string, exe string) ([]string, error) {
+	switch ad.ID {
+	case hooks.AdapterClaude:
+		if slices.ContainsFunc(argv, func(a string) bool { return a == "--settings" || strings.HasPrefix(a, "--settings=") }) {
+			return nil, nil
+		}
+		path := filepath.Join(sessionDir, "claude-hooks.json")
+		if err := statedir.WriteFileAtomic(path, hooks.ClaudeLaunchSettings([]string{exe})); err != nil {
+			return nil, fmt.Errorf("hook bridge settings: %w", err)
+		}
+		return hooks.ClaudeLaunchArgs(path), nil
+	case hooks.AdapterCodex:
+		for _, a := range argv {
+			if strings.HasPrefix(a, "notify=") || strings.Contains(a, "notify=") && strings.HasPrefix(a, "-c") {
+				return nil, nil
+			}
+		}
+		user, _ := hooks.ParseCodexNotify(readCodexConfig(env))
+		return hooks.CodexNotifyArgs([]string{exe}, user), nil
+	}
+	return nil, nil
+}
+
+// readCodexConfig reads $CODEX_HOME/config.toml (or ~/.codex) of the
+// harness's environment; nil when absent.
+func readCodexConfig(env []string) []byte {
+	home := envValue(env, "CODEX_HOME")
+	if home == "" {
+		if h := envValue(env, "HOME"); h != "" {
+			home = filepath.Join(h, ".codex")
+		}
+	}
+	if home == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(home, "config.toml"))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+func envValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// insertArgs puts extra at the harness's first own argument.
+func insertArgs(argv, extra []string) []string {
+	if len(extra) == 0 {
+		return argv
+	}
+	at := adapters.ArgStart(argv)
+	if at > len(argv) {
+		at = len(argv)
+	}
+	out := make([]string, 0, len(argv)+len(extra))
+	out = append(out, argv[:at]...)
+	out = append(out, extra...)
+	return append(out, argv[at:]...)
+}
+
+// hookInput extracts what hooks.Map reads from a forwarded hook call.
+func hookInput(a hooks.HookArgs) ([]byte, error) {
+	if a.Hook == hooks.Notify && len(a.Argv) > 0 {
+		return []byte(a.Argv[len(a.Argv)-1]), nil
+	}
+	if len(a.Stdin) > 0 {
+		return a.Stdin, nil
+	}
+	if a.StdinBase64 != "" {
+		return base64.StdEncoding.DecodeString(a.StdinBase64)
+	}
+	return nil, nil
+}
+
+// onHook records the moments of one native hook call and returns what
+// the harness should be told: the payloads the hook can place now,
+// rendered as the {"payloads":[...]} transport envelope.
+func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
+	var a hooks.HookArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return hooks.HookReply{}, fmt.Errorf("hook: bad arguments: %w", err)
+	}
+	input, err := hookInput(a)
+	var mapped hooks.Mapped
+	if err == nil {
+		mapped, err = hooks.Map(a.Adapter, a.Hook, input)
+	}
+	if err != nil {
+		s.hookFailed(a, err)
+		return hooks.HookReply{}, nil
+	}
+	// The Codex TUI also reports turns of a hidden title-generation
+	// thread; only the session's own thread counts once it is known.
+	if mapped.IsNotify && s.harnessSessionID != "" && mapped.HarnessSessionID != s.harnessSessionID {
+		s.log.Info("hook: notify for another thread ignored")
+		return hooks.HookReply{}, nil
+	}
+	var reply hooks.HookReply
+	var deliver []contract.PayloadEnvelope
+	for i, mm := range mapped.Moments {
+		m := Moment{
+			Event:            mm.Event,
+			Frame:            mm.Frame,
+			HarnessSessionID: mapped.HarnessSessionID,
+			EventID:          mm.EventID,
+			Summary:          withSource(mm.Summary, "hook", a.Hook),
+		}
+		if s.isDuplicate(m) {
+			continue
+		}
+		canPlace := i == 0 && mapped.Accepts != "" && hooks.CanInject(a.Adapter, a.Hook)
+		if canPlace {
+			m.Payloads = s.pendingFor(mm.Event)
+		}
+		rec, err := s.recordHook(m, canPlace)
+		if err != nil {
+			continue
+		}
+		reply.Receipts++
+		if canPlace {
+			deliver = append(deliver, rec.placed(mapped.Accepts)...)
+		}
+	}
+	if len(deliver) > 0 {
+		env, err := contract.RenderTransport(deliver)
+		if err == nil {
+			reply.AdditionalContext = string(env)
+		}
+		s.dropPending(deliver)
+	}
+	return reply, nil
+}
+
+// hookFailed records a hook call lifeloop could not understand: the
+// harness still gets a valid empty response.
+func (s *supervisor) hookFailed(a hooks.HookArgs, err error) {
+	fc := contract.FailureInvalidRequest
+	evidence := fmt.Sprintf("hook %s/%s: %v", a.Adapter, a.Hook, err)
+	now := s.cfg.Now().Unix()
+	rc := fc.DefaultRetry()
+	_, _ = s.record(Moment{
+		Event:   contract.EventCapabilityDegraded,
+		Failure: &fc,
+		Parent:  &s.startedReceipt,
+		Summary: map[string]any{"source": "hook", "hook": a.Hook},
+		Degradations: []contract.CapabilityDegradation{{
+			Capability: "hooks", PreviousSupport: contract.SupportNative, CurrentSupport: contract.SupportPartial,
+			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
+		}},
+	})
+}
+
+func withSource(sum map[string]any, source, hook string) map[string]any {
+	out := make(map[string]any, len(sum)+2)
+	for k, v := range sum {
+		out[k] = v
+	}
+	out["source"] = source
+	out["hook"] = hook
+	return out
+}
+
+// isDuplicate reports whether a frame moment was already recorded for the
+// same frame (from the transcript or an earlier hook), and remembers it.
+// One moment, one receipt: whichever source reports it first.
+func (s *supervisor) isDuplicate(m Moment) bool {
+	if m.Frame == nil {
+		return false
+	}
+	key := string(m.Event) + "\x00" + m.Frame.FrameID
+	if s.seenFrames[key] {
+		return true
+	}
+	s.seenFrames[key] = true
+	return false
+}
+
+// pendingFor returns the payloads waiting for a hook that can place them
+// at event.
+func (s *supervisor) pendingFor(event contract.Event) []contract.PayloadEnvelope {
+	at := s.cfg.HookPayloadsAt
+	if at == "" {
+		at = contract.EventSessionStarted
+	}
+	if len(s.hookPayloads) == 0 || event != at {
+		return nil
+	}
+	return slices.Clone(s.hookPayloads)
+}
+
+func (s *supervisor) dropPending(delivered []contract.PayloadEnvelope) {
+	s.hookPayloads = slices.DeleteFunc(s.hookPayloads, func(p contract.PayloadEnvelope) bool {
+		return slices.ContainsFunc(delivered, func(d contract.PayloadEnvelope) bool { return d.PayloadID == p.PayloadID })
+	})
+}
+
+// recordHook records a hook moment; when it can place payloads it goes
+// through the synchronous-client path so client payloads come back now.
+func (s *supervisor) recordHook(m Moment, canPlace bool) (hookRecord, error) {
+	if m.HarnessSessionID != "" {
+		s.noteHarnessSession(m.HarnessSessionID)
+	}
+	if m.Parent == nil {
+		m.Parent = s.parentFor(m)
+	}
+	if m.HarnessSessionID == "" {
+		m.HarnessSessionID = s.harnessSessionID
+	}
+	if canPlace && s.cfg.HookRecorder != nil {
+		r, err := s.cfg.HookRecorder.RecordSync(s.ctx, m)
+		if err != nil {
+			s.log.Error("recording hook receipt failed", "event", m.Event, "err", err)
+			return hookRecord{}, err
+		}
+		s.lastReceipt = r.Receipt.ReceiptID
+		s.rememberFrame(m, r.Receipt.ReceiptID)
+		return hookRecord{payloads: append(slices.Clone(m.Payloads), r.ClientPayloads...), decisions: r.Placements}, nil
+	}
+	r, err := s.record(m)
+	if err != nil {
+		return hookRecord{}, err
+	}
+	s.rememberFrame(m, r.ReceiptID)
+	return hookRecord{}, nil
+}
+
+// hookRecord is what recording a hook moment decided about payloads.
+type hookRecord struct {
+	payloads  []contract.PayloadEnvelope // input payloads, then client payloads
+	decisions []contract.PlacementDecision
+}
+
+// placed returns the payloads whose decision placed them at target.
+func (h hookRecord) placed(target contract.ManifestPlacementClass) []contract.PayloadEnvelope {
+	var out []contract.PayloadEnvelope
+	for i, d := range h.decisions {
+		if i >= len(h.payloads) || d.Target == nil || *d.Target != target {
+			continue
+		}
+		if d.Outcome == contract.PlacementOutcomeDelivered || d.Outcome == contract.PlacementOutcomeDegraded {
+			out = append(out, h.payloads[i])
+		}
+	}
+	return out
+}
