@@ -93,6 +93,8 @@ func newApp(e *env) *ucli.App {
 			sessionsCommand(e),
 			receiptsCommand(e),
 			ledgerCommand(e),
+			hostHookCommand(e),
+			hostCommand(e),
 		},
 	}
 	return app

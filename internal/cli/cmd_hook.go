@@ -1,0 +1,392 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/launcher"
+)
+
+// DefaultHookTimeout bounds one host-hook call: the harness waits for it.
+const DefaultHookTimeout = 2 * time.Second
+
+// hookOptions are the inputs of `lifeloop host-hook`.
+type hookOptions struct {
+	Adapter  string
+	Hook     string
+	Timeout  time.Duration
+	StateDir string
+	Chain    string
+	Args     []string
+
+	In       io.Reader
+	Out      io.Writer
+	Getenv   func(string) string
+	Now      func() time.Time
+	Registry *adapters.Registry
+}
+
+func hostHookCommand(e *env) *ucli.Command {
+	var opts hookOptions
+	return &ucli.Command{
+		Name:      "host-hook",
+		Usage:     "serve one native hook call of a harness (installed by `lifeloop run` or `lifeloop host apply`)",
+		ArgsUsage: "[NOTIFY-JSON]",
+		Description: "Reads the hook's JSON on standard input (Codex notify: the JSON is the last\n" +
+			"argument), maps it to lifecycle moments and prints the harness's hook response.\n" +
+			"Inside `lifeloop run` (LIFELOOP_SESSION_DIR names a live wrapper) the call is\n" +
+			"forwarded to the wrapper, whose answer may carry context for the model. Otherwise\n" +
+			"(native_hook mode) the moments are recorded in the ledger of a lifeloop session\n" +
+			"keyed by the harness's session id, created on first sight.\n\n" +
+			"It never breaks the harness: garbage input, an unknown hook, a dead wrapper or a\n" +
+			"timeout print an empty response and exit 0, with a failed receipt recorded where\n" +
+			"a ledger can be found (sessions named native-unattributed-ADAPTER hold failures\n" +
+			"that name no harness session).\n\n" +
+			"Exit status: always 0.",
+		OnUsageError: commandUsageError,
+		Flags: []ucli.Flag{
+			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` (claude, codex)", Destination: &opts.Adapter},
+			&ucli.StringFlag{Name: "hook", Usage: "hook `EVENT` as the harness names it (SessionStart, Stop, ...; notify for Codex notify)", Destination: &opts.Hook},
+			&ucli.DurationFlag{Name: "timeout", Usage: "bound on the whole call", Value: DefaultHookTimeout, Destination: &opts.Timeout},
+			&ucli.StringFlag{Name: "chain", Usage: "the user's own notify program as a JSON `ARRAY` of argv words; run with the notification appended", Destination: &opts.Chain},
+			stateDirFlag(&opts.StateDir),
+		},
+		Action: func(c *ucli.Context) error {
+			opts.Args = c.Args().Slice()
+			opts.In, opts.Out, opts.Getenv, opts.Now = e.In, e.Out, e.Getenv, e.Now
+			opts.Registry = adapters.Default()
+			hostHookRun(c.Context, opts)
+			return nil
+		},
+	}
+}
+
+// hookFailure is a reason the hook call could not be served normally.
+type hookFailure struct {
+	class contract.FailureClass
+	msg   string
+}
+
+// hostHookRun serves one hook call. It always prints a valid response.
+func hostHookRun(ctx context.Context, opts hookOptions) {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultHookTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+	response := hooks.EmptyResponse(opts.Adapter, opts.Hook)
+	defer func() { _, _ = opts.Out.Write(response) }()
+
+	input, fail := hookInput(ctx, opts)
+	if opts.Hook == hooks.Notify && opts.Chain != "" {
+		chainNotify(opts.Chain, input)
+	}
+	var mapped hooks.Mapped
+	if fail == nil {
+		var err error
+		mapped, err = hooks.Map(opts.Adapter, opts.Hook, input)
+		if err != nil {
+			fail = &hookFailure{contract.FailureInvalidRequest, err.Error()}
+		}
+	}
+	if fail == nil && len(mapped.Moments) == 0 {
+		return // a hook that is no lifecycle moment
+	}
+
+	if dir := opts.Getenv("LIFELOOP_SESSION_DIR"); dir != "" {
+		if fail == nil {
+			reply, err := forwardHook(ctx, dir, opts, input)
+			if err == nil {
+				response = hooks.Response(opts.Adapter, opts.Hook, reply.AdditionalContext)
+				return
+			}
+			fail = &hookFailure{contract.FailureTransportError, "forwarding the hook to the lifeloop run wrapper: " + err.Error()}
+			if errors.Is(err, context.DeadlineExceeded) {
+				fail.class = contract.FailureTimeout
+			}
+		}
+		// The wrapper's session records the failure when it is a lifeloop
+		// session folder (<root>/sessions/<id> with its session.json);
+		// otherwise the failure goes where a native call's would.
+		root, id := filepath.Dir(filepath.Dir(dir)), filepath.Base(dir)
+		if statedir.ValidateSessionID(id) == nil && filepath.Base(filepath.Dir(dir)) == statedir.SessionsFolder {
+			if _, err := statedir.ReadSession(root, id); err == nil {
+				recordFailure(opts, root, id, mapped, fail)
+				return
+			}
+		}
+	}
+
+	root, err := statedir.Resolve(opts.StateDir, opts.Getenv)
+	if err != nil {
+		return
+	}
+	if fail != nil || mapped.HarnessSessionID == "" {
+		if fail == nil {
+			fail = &hookFailure{contract.FailureIdentityUnavailable, "the hook input names no harness session"}
+		}
+		recordFailure(opts, root, "", mapped, fail)
+		return
+	}
+	recordNative(ctx, opts, root, mapped)
+}
+
+// hookInput returns the hook's input: the last argument for Codex notify,
+// else standard input (bounded in size and time).
+func hookInput(ctx context.Context, opts hookOptions) ([]byte, *hookFailure) {
+	if opts.Hook == hooks.Notify {
+		if len(opts.Args) == 0 {
+			return nil, &hookFailure{contract.FailureInvalidRequest, "notify needs the notification JSON as its last argument"}
+		}
+		return []byte(opts.Args[len(opts.Args)-1]), nil
+	}
+	type read struct {
+		data []byte
+		err  error
+	}
+	done := make(chan read, 1)
+	go func() { // exits when stdin reaches EOF or the limit; the process ends soon after
+		data, err := io.ReadAll(io.LimitReader(opts.In, hooks.MaxStdin+1))
+		done <- read{data, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			return nil, &hookFailure{contract.FailureTransportError, "reading the hook input: " + r.err.Error()}
+		}
+		if len(r.data) > hooks.MaxStdin {
+			return nil, &hookFailure{contract.FailureInvalidRequest, fmt.Sprintf("hook input larger than %d bytes", hooks.MaxStdin)}
+		}
+		return r.data, nil
+	case <-ctx.Done():
+		return nil, &hookFailure{contract.FailureTimeout, "the hook input did not end in time"}
+	}
+}
+
+// chainNotify starts the user's own notify program with the notification
+// appended, detached (in its own session), as Codex would have; lifeloop
+// does not wait for it.
+func chainNotify(chain string, input []byte) {
+	var argv []string
+	if err := json.Unmarshal([]byte(chain), &argv); err != nil || len(argv) == 0 {
+		return
+	}
+	cmd := exec.Command(argv[0], append(argv[1:], string(input))...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err == nil {
+		_ = cmd.Process.Release()
+	}
+}
+
+// forwardHook hands the call to the live wrapper whose session folder is
+// dir.
+func forwardHook(ctx context.Context, dir string, opts hookOptions, input []byte) (hooks.HookReply, error) {
+	args := hooks.HookArgs{Adapter: opts.Adapter, Hook: opts.Hook, Argv: opts.Args}
+	if opts.Hook != hooks.Notify {
+		if json.Valid(input) {
+			args.Stdin = json.RawMessage(bytes.TrimSpace(input))
+		} else {
+			args.StdinBase64 = base64.StdEncoding.EncodeToString(input)
+		}
+	}
+	var reply hooks.HookReply
+	err := launcher.Call(ctx, filepath.Join(dir, statedir.ControlSocket), launcher.OpHook, args, &reply)
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+	}
+	return reply, err
+}
+
+// hookAdapter returns the registry's adapter for id, or generic.
+func hookAdapter(reg *adapters.Registry, id string) *adapters.Adapter {
+	if a, err := reg.Lookup(id); err == nil && len(hooks.Hooks(a.ID)) > 0 {
+		return a
+	}
+	a, _ := reg.Lookup(adapters.GenericID)
+	return a
+}
+
+// recordFailure records a failed receipt for the call in session id under
+// root; id "" picks the session of mapped's harness session, else
+// native-unattributed-<adapter>. Best effort: errors are dropped, since
+// the harness must not be disturbed.
+func recordFailure(opts hookOptions, root, id string, mapped hooks.Mapped, fail *hookFailure) {
+	a := hookAdapter(opts.Registry, opts.Adapter)
+	if a == nil {
+		return
+	}
+	unlock := lockSessions(root)
+	defer unlock()
+	var rec statedir.SessionRecord
+	var exists bool
+	switch {
+	case id != "":
+		var err error
+		if rec, err = statedir.ReadSession(root, id); err != nil {
+			return // only an existing session is written to
+		}
+		exists = true
+	case mapped.HarnessSessionID != "":
+		rec, exists = findHarnessSession(root, a.ID, mapped.HarnessSessionID)
+		if !exists {
+			id = ids.New(ids.PrefixSession)
+		}
+	default:
+		id = "native-unattributed-" + a.ID
+		var err error
+		rec, err = statedir.ReadSession(root, id)
+		exists = err == nil
+	}
+	if !exists {
+		now := opts.Now()
+		rec = statedir.SessionRecord{ID: id, State: statedir.StateRunning, AdapterID: a.ID,
+			IntegrationMode: string(contract.ModeNativeHook), Cwd: mapped.Cwd, StartedAt: &now, UpdatedAt: now}
+		if mapped.HarnessSessionID != "" {
+			rec.HarnessSessionIDs = []string{mapped.HarnessSessionID}
+		}
+		if err := statedir.WriteSession(root, rec); err != nil {
+			return
+		}
+	}
+	ev := contract.EventCapabilityDegraded
+	var frame *contract.FrameContext
+	if len(mapped.Moments) > 0 {
+		ev, frame = mapped.Moments[0].Event, mapped.Moments[0].Frame
+	}
+	in := router.Input{
+		Event: ev, FrameContext: frame, HarnessSessionID: mapped.HarnessSessionID,
+		Failure:          &fail.class,
+		TelemetrySummary: map[string]any{"hook": opts.Hook, "adapter": opts.Adapter},
+		Warnings:         []contract.Warning{{Code: "host_hook_failed", Message: truncate(fail.msg, 300)}},
+	}
+	if ev == contract.EventCapabilityDegraded {
+		in.Degradations = []contract.CapabilityDegradation{{Capability: "native_hook", PreviousSupport: contract.SupportNative,
+			CurrentSupport: contract.SupportUnavailable, ObservedAtEpochS: contract.Ptr(opts.Now().Unix()),
+			Evidence: contract.Ptr(truncate(fail.msg, 300)), RetryClass: contract.Ptr(fail.class.DefaultRetry())}}
+	}
+	route(opts, root, rec, a, []router.Input{in})
+}
+
+// recordNative records mapped's moments in the native_hook session of its
+// harness session, creating it on first sight.
+func recordNative(_ context.Context, opts hookOptions, root string, mapped hooks.Mapped) {
+	a := hookAdapter(opts.Registry, opts.Adapter)
+	if a == nil {
+		return
+	}
+	unlock := lockSessions(root)
+	defer unlock()
+	now := opts.Now()
+	rec, exists := findHarnessSession(root, a.ID, mapped.HarnessSessionID)
+	if !exists {
+		rec = statedir.SessionRecord{ID: ids.New(ids.PrefixSession), State: statedir.StateRunning, AdapterID: a.ID,
+			IntegrationMode: string(contract.ModeNativeHook), Cwd: mapped.Cwd,
+			HarnessSessionIDs: []string{mapped.HarnessSessionID}, StartedAt: &now}
+	}
+	for _, m := range mapped.Moments {
+		switch m.Event {
+		case contract.EventSessionStarted:
+			rec.State, rec.EndedAt = statedir.StateRunning, nil
+		case contract.EventSessionEnding:
+			// No later hook reports the end: SessionEnd closes the
+			// native session.
+			rec.State, rec.EndedAt = statedir.StateCompleted, &now
+		}
+	}
+	rec.UpdatedAt = now
+	if err := statedir.WriteSession(root, rec); err != nil {
+		return
+	}
+	var ins []router.Input
+	for _, m := range mapped.Moments {
+		ins = append(ins, router.Input{Event: m.Event, EventID: m.EventID, FrameContext: m.Frame,
+			HarnessSessionID: mapped.HarnessSessionID, TelemetrySummary: m.Summary})
+	}
+	route(opts, root, rec, a, ins)
+}
+
+// route records ins in the ledger of rec through the router.
+func route(opts hookOptions, root string, rec statedir.SessionRecord, a *adapters.Adapter, ins []router.Input) {
+	l, err := ledger.Open(statedir.ReceiptsPath(root, rec.ID), ledger.Options{Now: opts.Now})
+	if err != nil {
+		return
+	}
+	defer func() { _ = l.Close() }()
+	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook, Ledger: l, Now: opts.Now})
+	if err != nil {
+		return
+	}
+	defer func() { _ = rt.Close(context.Background()) }()
+	for _, in := range ins {
+		// Recording must finish even when the call's bound has passed:
+		// the moment happened.
+		_, _ = rt.Route(context.Background(), in)
+	}
+}
+
+// findHarnessSession returns the newest session of adapterID whose harness
+// session ids contain hsid.
+func findHarnessSession(root, adapterID, hsid string) (statedir.SessionRecord, bool) {
+	recs, err := statedir.ListSessions(root)
+	if err != nil {
+		return statedir.SessionRecord{}, false
+	}
+	for _, r := range recs {
+		if r.AdapterID == adapterID && slices.Contains(r.HarnessSessionIDs, hsid) {
+			return r, true
+		}
+	}
+	return statedir.SessionRecord{}, false
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
+
+// nativeLockFile serialises find-or-create of native_hook sessions between
+// concurrent host-hook processes (Codex notify runs detached and may race
+// the next hook).
+const nativeLockFile = ".native-hook.lock"
+
+// lockSessions takes an exclusive flock on <root>/sessions/.native-hook.lock
+// and returns its release; on any error it returns a no-op release and the
+// caller proceeds unserialised.
+func lockSessions(root string) func() {
+	dir := statedir.SessionsDir(root)
+	if err := statedir.Ensure(dir); err != nil {
+		return func() {}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, nativeLockFile), os.O_CREATE|os.O_RDWR, statedir.FilePerm)
+	if err != nil {
+		return func() {}
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		_ = f.Close()
+		return func() {}
+	}
+	return func() { _ = f.Close() }
+}
