@@ -16,10 +16,15 @@ import (
 // that continues (or freshly restarts) a harness session after lifeloop
 // stopped it for a renewal. Both were measured against the pinned real
 // binaries (Claude Code 2.1.197, Codex 0.169.0) with the loopback mock
-// model (TestLaunchPlacementReachesModel in e2e):
+// model (TestLaunchPlacementReachesModel, TestRelaunchResumesConversation
+// in e2e):
 //
-//	claude  --append-system-prompt TEXT         appended to the system prompt, in -p and interactive mode
-//	codex   -c developer_instructions="TEXT"    a developer message in the model request (TUI and exec)
+//	claude  --append-system-prompt TEXT         appended to the system prompt, in -p and interactive
+//	                                            mode, new or resumed (--resume) conversation
+//	codex   -c developer_instructions="TEXT"    a developer message in the model request, for a new
+//	                                            thread (TUI and exec)
+//	codex   resume|exec resume ID TEXT          the first user message of a resumed thread (Codex
+//	                                            ignores developer_instructions on resume)
 //
 // The text travels in argv, so it is visible in the process table to the
 // same user (and to others where /proc is not mounted with hidepid).
@@ -37,11 +42,13 @@ import (
 //   - claude: `--append-system-prompt TEXT` after the program. When argv
 //     already has --append-system-prompt, that value and text are joined
 //     with a blank line into one flag (Claude keeps only one).
-//   - codex: `-c developer_instructions=<TOML string>` after the program
-//     (a root option, so it reaches exec, resume and the TUI). This
+//   - codex, new thread: `-c developer_instructions=<TOML string>` after
+//     the program (a root option, so it reaches exec and the TUI). This
 //     overrides a developer_instructions set in the user's config.toml for
 //     this launch; when argv itself already overrides developer_instructions,
 //     ok is false rather than dropping either text.
+//   - codex, resumed thread (`resume`, `fork`, `exec resume`, `exec fork`):
+//     the prompt argument, target pre_frame_leading (see codexPromptPlace).
 func (a *Adapter) PlaceAtLaunch(argv []string, text string) (out []string, target contract.ManifestPlacementClass, ok bool) {
 	out = slices.Clone(argv)
 	start := parseLaunch(argv).argStart
@@ -66,9 +73,67 @@ func (a *Adapter) PlaceAtLaunch(argv []string, text string) (out []string, targe
 				return out, "", false
 			}
 		}
+		if resumed, ok := codexPromptPlace(argv, start, text); ok {
+			return resumed, contract.ManifestPreFrameLeading, true
+		} else if resumed != nil {
+			return out, "", false
+		}
 		return slices.Insert(out, start, "-c", "developer_instructions="+TOMLString(text)), contract.ManifestPreSession, true
 	}
 	return out, "", false
+}
+
+// codexPromptPlace handles a Codex command line that continues an existing
+// thread (`codex resume|fork …`, `codex exec resume|fork …`). Codex builds
+// developer instructions only when a thread starts, so on a resumed thread
+// -c developer_instructions never reaches the model (measured with 0.169:
+// TestRelaunchResumesConversation). There the text goes into the prompt
+// argument, the first user message of the resumed session: alone when
+// there is no prompt, else before it, separated by a blank line. It
+// returns (nil, false) for a command line that starts a new thread, and
+// (argv, false) when the text cannot be placed (the prompt is "-", read
+// from stdin).
+func codexPromptPlace(argv []string, start int, text string) ([]string, bool) {
+	args := argv[start:]
+	sub, at := codexSubcommand(args)
+	if sub == "" {
+		return nil, false
+	}
+	head := slices.Clone(argv[:start+at+1])
+	rest := args[at+1:]
+	if sub == "exec" || sub == "e" {
+		eopts, pos := codexPositionalsAfter(rest)
+		if len(pos) == 0 || (pos[0] != "resume" && pos[0] != "fork") {
+			return nil, false
+		}
+		out, ok := codexWithPrompt(append(head, eopts...), pos, slices.Contains(eopts, "--last"), text)
+		return out, ok
+	}
+	if sub != "resume" && sub != "fork" {
+		return nil, false
+	}
+	opts, pos := codexPositionalsAfter(rest)
+	return codexWithPrompt(append(head, opts...), append([]string{""}, pos...), slices.Contains(opts, "--last"), text)
+}
+
+// codexWithPrompt appends pos[0] (the resume/fork word, or "" for none),
+// the thread id (unless last), and the prompt with text placed first.
+func codexWithPrompt(out, pos []string, last bool, text string) ([]string, bool) {
+	if pos[0] != "" {
+		out = append(out, pos[0])
+	}
+	rest := pos[1:]
+	if !last && len(rest) > 0 {
+		out = append(out, rest[0])
+		rest = rest[1:]
+	}
+	switch {
+	case len(rest) == 0:
+		return append(out, text), true
+	case len(rest) == 1 && rest[0] != "-":
+		return append(out, text+"\n\n"+rest[0]), true
+	}
+	return out, false
 }
 
 func isDeveloperInstructions(kv string) bool {

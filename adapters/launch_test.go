@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/contract"
@@ -40,8 +41,16 @@ func TestPlaceAtLaunch(t *testing.T) {
 		{"codex tui", "codex", []string{"codex"}, []string{"codex", "-c", "developer_instructions=" + TOMLString(text)}, true},
 		{"codex exec", "codex", []string{"codex", "exec", "--skip-git-repo-check", "hi"},
 			[]string{"codex", "-c", "developer_instructions=" + TOMLString(text), "exec", "--skip-git-repo-check", "hi"}, true},
-		{"codex resume", "codex", []string{"codex", "resume", "abc"},
-			[]string{"codex", "-c", "developer_instructions=" + TOMLString(text), "resume", "abc"}, true},
+		{"codex resume", "codex", []string{"codex", "--no-daemon", "resume", "abc"},
+			[]string{"codex", "--no-daemon", "resume", "abc", text}, true},
+		{"codex resume with prompt", "codex", []string{"codex", "resume", "-m", "x", "abc", "go on"},
+			[]string{"codex", "resume", "-m", "x", "abc", text + "\n\ngo on"}, true},
+		{"codex resume last", "codex", []string{"codex", "resume", "--last"},
+			[]string{"codex", "resume", "--last", text}, true},
+		{"codex exec resume", "codex", []string{"codex", "exec", "--skip-git-repo-check", "resume", "abc", "go on"},
+			[]string{"codex", "exec", "--skip-git-repo-check", "resume", "abc", text + "\n\ngo on"}, true},
+		{"codex exec resume stdin prompt", "codex", []string{"codex", "exec", "resume", "abc", "-"},
+			[]string{"codex", "exec", "resume", "abc", "-"}, false},
 		{"codex own developer_instructions", "codex", []string{"codex", "-c", "developer_instructions=\"x\""},
 			[]string{"codex", "-c", "developer_instructions=\"x\""}, false},
 		{"codex login", "codex", []string{"codex", "login"}, []string{"codex", "login"}, false},
@@ -57,8 +66,12 @@ func TestPlaceAtLaunch(t *testing.T) {
 			if ok != tt.wantOK || !slices.Equal(got, tt.want) {
 				t.Fatalf("PlaceAtLaunch(%q) = %q, %v; want %q, %v", tt.argv, got, ok, tt.want, tt.wantOK)
 			}
-			if ok && target != contract.ManifestPreSession {
-				t.Errorf("target %q, want pre_session", target)
+			wantTarget := contract.ManifestPreSession
+			if strings.Contains(tt.name, "codex") && strings.Contains(tt.name, "resume") {
+				wantTarget = contract.ManifestPreFrameLeading
+			}
+			if ok && target != wantTarget {
+				t.Errorf("target %q, want %q", target, wantTarget)
 			}
 			if !ok && target != "" {
 				t.Errorf("target %q when not placed", target)
