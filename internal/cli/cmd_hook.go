@@ -212,7 +212,7 @@ func forwardHook(ctx context.Context, dir string, opts hookOptions, input []byte
 	}
 	var reply hooks.HookReply
 	err := launcher.Call(ctx, filepath.Join(dir, statedir.ControlSocket), launcher.OpHook, args, &reply)
-	if err != nil && ctx.Err() != nil {
+	if err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)) {
 		err = fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
 	}
 	return reply, err

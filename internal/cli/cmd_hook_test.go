@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/launcher"
+)
+
+// fakeWrapper serves the control socket of session id under root; answer
+// is called with each request and returns the response line (nil: never
+// answer until the test ends).
+func fakeWrapper(t *testing.T, root, id string, answer func(launcher.ControlRequest) []byte) {
+	t.Helper()
+	if err := statedir.WriteSession(root, statedir.SessionRecord{ID: id, State: statedir.StateRunning, AdapterID: "claude", IntegrationMode: "launcher_wrapper"}); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("unix", statedir.ControlSocketPath(root, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done); _ = ln.Close() })
+	go func() { // exits when the listener is closed
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { // exits when answered or the test ends
+				defer conn.Close()
+				line, err := bufio.NewReader(conn).ReadBytes('\n')
+				if err != nil {
+					return
+				}
+				var req launcher.ControlRequest
+				_ = json.Unmarshal(line, &req)
+				resp := answer(req)
+				if resp == nil {
+					<-done
+					return
+				}
+				_, _ = conn.Write(append(resp, '\n'))
+			}()
+		}
+	}()
+}
+
+func hookOpts(root, dir string, stdin string, timeout time.Duration) (hookOptions, *bytes.Buffer) {
+	var out bytes.Buffer
+	env := map[string]string{"LIFELOOP_STATE_DIR": root, "LIFELOOP_SESSION_DIR": dir}
+	return hookOptions{
+		Adapter: "claude", Hook: hooks.UserPromptSubmit, Timeout: timeout,
+		In: strings.NewReader(stdin), Out: &out, Getenv: func(k string) string { return env[k] },
+		Now: time.Now, Registry: adapters.Default(),
+	}, &out
+}
+
+const promptJSON = `{"session_id":"hs-1","prompt_id":"p-1","hook_event_name":"UserPromptSubmit","prompt":"hello"}`
+
+func TestHostHookForwardsToLiveWrapper(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "st")
+	var got hooks.HookArgs
+	var op string
+	fakeWrapper(t, root, "w1", func(req launcher.ControlRequest) []byte {
+		op = req.Op
+		_ = json.Unmarshal(req.Args, &got)
+		return []byte(`{"ok":true,"result":{"additional_context":"{\"payloads\":[]}","receipts":1}}`)
+	})
+	opts, out := hookOpts(root, statedir.SessionDir(root, "w1"), promptJSON, 10*time.Second)
+	hostHookRun(t.Context(), opts)
+	want := `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"{\"payloads\":[]}"}}` + "\n"
+	if out.String() != want {
+		t.Fatalf("stdout %q, want %q", out, want)
+	}
+	if op != launcher.OpHook || got.Adapter != "claude" || got.Hook != "UserPromptSubmit" || string(got.Stdin) != promptJSON {
+		t.Fatalf("wrapper got op %q args %+v", op, got)
+	}
+	// The wrapper records; host-hook adds nothing of its own.
+	if _, err := os.Stat(statedir.ReceiptsPath(root, "w1")); !os.IsNotExist(err) {
+		t.Fatalf("host-hook wrote the wrapper's ledger: %v", err)
+	}
+}
+
+func TestHostHookWrapperFailures(t *testing.T) {
+	tests := []struct {
+		name   string
+		answer func(launcher.ControlRequest) []byte
+		class  string
+	}{
+		{"wrapper never answers", func(launcher.ControlRequest) []byte { return nil }, `"failure_class":"timeout"`},
+		{"wrapper refuses", func(launcher.ControlRequest) []byte { return []byte(`{"ok":false,"error":"boom"}`) }, `"failure_class":"transport_error"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "st")
+			fakeWrapper(t, root, "w2", tt.answer)
+			opts, out := hookOpts(root, statedir.SessionDir(root, "w2"), promptJSON, 300*time.Millisecond)
+			hostHookRun(t.Context(), opts)
+			if out.Len() != 0 {
+				t.Fatalf("stdout %q, want the empty response", out)
+			}
+			data, err := os.ReadFile(statedir.ReceiptsPath(root, "w2"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(data), `"status":"failed"`) || !strings.Contains(string(data), tt.class) || !strings.Contains(string(data), `"event":"frame.opening"`) {
+				t.Fatalf("receipts:\n%s\nwant a failed frame.opening with %s", data, tt.class)
+			}
+		})
+	}
+}
+
+func BenchmarkHostHookNative(b *testing.B) {
+	root := filepath.Join(b.TempDir(), "st")
+	for b.Loop() {
+		opts, _ := hookOpts(root, "", promptJSON, DefaultHookTimeout)
+		hostHookRun(b.Context(), opts)
+	}
+}
