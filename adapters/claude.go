@@ -2,6 +2,10 @@ package adapters
 
 import "github.com/lifeloop/lifeloop/contract"
 
+// hookPlacementMaxBytes bounds a payload lifeloop places through a hook's
+// additionalContext or a launch flag.
+const hookPlacementMaxBytes = 8192
+
 // claude is Anthropic's Claude Code (npm @anthropic-ai/claude-code;
 // measured: 2.1.197). Its interactive TUI needs no launch adjustment.
 func claude() *Adapter {
@@ -16,12 +20,30 @@ func claude() *Adapter {
 			"lifecycle_events.session.ending/launcher_wrapper":   "TestRunClaudeTUISigint",
 			"lifecycle_events.session.ended/launcher_wrapper":    "TestRunClaudeTUISigint",
 			"lifecycle_events.supervisor.tick/launcher_wrapper":  "TestRunClaudeTUI",
+			"lifecycle_events.frame.opening/launcher_wrapper":    "TestRunClaudeHookBridge",
+			"lifecycle_events.frame.ending/launcher_wrapper":     "TestRunClaudeHookBridge",
+			"lifecycle_events.frame.ended/launcher_wrapper":      "TestRunClaudeHookBridge",
+			"placement.pre_session":                              "TestRunPayloadAtLaunch",
+			"placement.pre_frame_leading":                        "TestRunClaudeHookBridge",
 		}),
 		ExitCommand:   "/exit",
 		TelemetryKind: "claude",
 		names:         []string{"claude", "claude-code", "@anthropic-ai/claude-code"},
 		manifest: func() contract.AdapterManifest {
-			return wrapperManifest("claude", "Claude Code", contract.RolePrimaryWorker)
+			m := wrapperManifest("claude", "Claude Code", contract.RolePrimaryWorker)
+			// Under `lifeloop run` the hook bridge (a per-launch --settings
+			// file) reports turns natively: UserPromptSubmit → frame.opening,
+			// Stop → frame.ending/frame.ended.
+			native := contract.EventSupport{Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}
+			for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded} {
+				m.LifecycleEvents[e] = native
+			}
+			// pre_session: --append-system-prompt at launch (or the
+			// SessionStart hook); pre_frame_leading: the UserPromptSubmit
+			// hook's additionalContext. 8 KiB is the bound lifeloop places.
+			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
+			m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
+			return m
 		},
 	}
 }

@@ -17,12 +17,16 @@ func codex() *Adapter {
 			"lifecycle_events.session.starting/launcher_wrapper": "TestRunCodexExec",
 			"lifecycle_events.session.started/launcher_wrapper":  "TestRunCodexTUI",
 			"lifecycle_events.session.ended/launcher_wrapper":    "TestRunCodexTUI",
+			"placement.pre_session":                              "TestRunPayloadAtLaunch",
 		}),
 		ExitCommand:   "/quit",
 		TelemetryKind: "codex",
 		names:         []string{"codex", "@openai/codex"},
 		manifest: func() contract.AdapterManifest {
-			return wrapperManifest("codex", "Codex", contract.RolePrimaryWorker)
+			m := wrapperManifest("codex", "Codex", contract.RolePrimaryWorker)
+			// pre_session: -c developer_instructions=… at launch.
+			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
+			return m
 		},
 		prepare: codexPrepare,
 	}

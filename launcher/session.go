@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -62,10 +63,12 @@ type Options struct {
 	// Exe is the lifeloop executable the hook bridge calls (default
 	// os.Executable()).
 	Exe string
-	// HookPayloads are delivered at the first hook that can place them
-	// (e.g. Claude's UserPromptSubmit for pre_prompt_frame).
-	HookPayloads   []contract.PayloadEnvelope
-	HookPayloadsAt contract.Event
+	// Payloads are delivered into the new session at PayloadsAt:
+	// session.started (default) through the harness's command line where
+	// the adapter has a launch placement, else its SessionStart hook;
+	// frame.opening through the hook of the first prompt.
+	Payloads   []contract.PayloadEnvelope
+	PayloadsAt contract.Event
 
 	// HandleSignals installs the signal policy (true for the CLI).
 	HandleSignals bool
@@ -225,8 +228,17 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		}
 	}
 
-	if len(o.HookPayloads) > 0 && hookRT == nil {
-		return Result{}, fmt.Errorf("--payload: adapter %s has no hook lifeloop can deliver a payload through in this launch (hooks off, or no hook bridge for this harness)", ad.ID)
+	startPayloads, hookPayloads := o.Payloads, []contract.PayloadEnvelope(nil)
+	if o.PayloadsAt == contract.EventFrameOpening {
+		startPayloads, hookPayloads = nil, o.Payloads
+	}
+	if len(startPayloads) > 0 {
+		var rest []contract.PayloadEnvelope
+		argv, startPayloads, rest = placeAtLaunch(ad, argv, startPayloads)
+		hookPayloads = append(hookPayloads, rest...)
+	}
+	if len(hookPayloads) > 0 && hookRT == nil {
+		return Result{}, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, hookPayloads[0].PayloadID)
 	}
 
 	rec := statedir.SessionRecord{
@@ -249,6 +261,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Grace:         o.Grace,
 		MaxDuration:   o.MaxDuration,
 		Recorder:      recorder,
+		StartPayloads: startPayloads,
 		HandleSignals: o.HandleSignals,
 		ControlSocket: controlSocketPath(o.StateDir, id),
 		Log:           log,
@@ -256,8 +269,8 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	if hookRT != nil {
 		cfg.HookRecorder = &routerRecorder{rt: hookRT}
-		cfg.HookPayloads = o.HookPayloads
-		cfg.HookPayloadsAt = o.HookPayloadsAt
+		cfg.HookPayloads = hookPayloads
+		cfg.HookPayloadsAt = o.PayloadsAt
 	}
 	return Run(ctx, cfg)
 }
@@ -285,18 +298,55 @@ func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contr
 	}, nil
 }
 
-// controlSocketPath is the session's control socket. Unix socket paths are
-// limited to 108 bytes; a longer state dir gets its socket under /tmp.
-func controlSocketPath(root, id string) string {
-	p := statedir.ControlSocketPath(root, id)
-	if len(p) < 100 {
-		return p
+// placeAtLaunch puts the payloads whose placement resolves to pre_session
+// into the harness's command line (the adapter's launch placement) and
+// returns the new argv, the payloads placed, and the rest.
+func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.PayloadEnvelope) ([]string, []contract.PayloadEnvelope, []contract.PayloadEnvelope) {
+	m := ad.Manifest()
+	routes := contract.PlacementRoutes(contract.EventSessionStarting)
+	var fit, rest []contract.PayloadEnvelope
+	for _, p := range payloads {
+		d := contract.ResolvePlacement(m, p, routes)
+		if d.Target != nil && *d.Target == contract.ManifestPreSession &&
+			(d.Outcome == contract.PlacementOutcomeDelivered || d.Outcome == contract.PlacementOutcomeDegraded) {
+			fit = append(fit, p)
+		} else {
+			rest = append(rest, p)
+		}
 	}
-	return fmt.Sprintf("%s/lifeloop-%d-%s.sock", os.TempDir(), os.Getuid(), id)
+	if len(fit) == 0 {
+		return argv, nil, rest
+	}
+	text, err := contract.RenderTransport(fit)
+	if err != nil {
+		return argv, nil, payloads
+	}
+	out, target, ok := ad.PlaceAtLaunch(argv, string(text))
+	if !ok || target != contract.ManifestPreSession {
+		return argv, nil, payloads
+	}
+	return out, fit, rest
+}
+
+// controlSocketPath is the control socket of session id under root.
+func controlSocketPath(root, id string) string {
+	return ControlSocketIn(statedir.SessionDir(root, id))
 }
 
 // ControlSocketFor returns where the control socket of session id lives.
 func ControlSocketFor(root, id string) string { return controlSocketPath(root, id) }
+
+// ControlSocketIn returns the control socket of the session whose folder
+// is dir: dir/control.sock, or — unix socket paths are limited to 108
+// bytes — a socket under the temporary folder named after the session
+// when that path would be too long.
+func ControlSocketIn(dir string) string {
+	p := filepath.Join(dir, statedir.ControlSocket)
+	if len(p) < 100 {
+		return p
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("lifeloop-%d-%s.sock", os.Getuid(), filepath.Base(dir)))
+}
 
 // routerRecorder adapts the router to the supervisor's Recorder.
 type routerRecorder struct{ rt *router.Router }

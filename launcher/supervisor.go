@@ -58,9 +58,9 @@ type Config struct {
 	// (session.started, the default, or frame.opening) and can place them.
 	HookPayloads   []contract.PayloadEnvelope
 	HookPayloadsAt contract.Event
-	// StartPayloads are placed at launch; their payload receipts go on
-	// session.starting.
-	StartPayloadReceipts []contract.PayloadReceipt
+	// StartPayloads were placed into the harness's command line (launch
+	// placement); session.starting records their payload receipts.
+	StartPayloads []contract.PayloadEnvelope
 	// HandleSignals installs the signal policy (see the package doc).
 	HandleSignals bool
 	// ControlSocket is the control socket path; empty disables it.
@@ -169,9 +169,9 @@ func (s *supervisor) run() (Result, error) {
 	s.rec.State = statedir.StatePending
 
 	starting, err := s.record(Moment{
-		Event:           contract.EventSessionStarting,
-		PayloadReceipts: s.cfg.StartPayloadReceipts,
-		Summary:         map[string]any{"argv0": s.cfg.Spec.Path, "cwd": s.rec.Cwd},
+		Event:    contract.EventSessionStarting,
+		Payloads: s.cfg.StartPayloads,
+		Summary:  map[string]any{"argv0": s.cfg.Spec.Path, "cwd": s.rec.Cwd},
 	})
 	if err != nil {
 		return Result{ExitCode: ExitLaunchFailed, State: statedir.StateFailed, LaunchErr: err}, nil

@@ -211,7 +211,7 @@ func forwardHook(ctx context.Context, dir string, opts hookOptions, input []byte
 		}
 	}
 	var reply hooks.HookReply
-	err := launcher.Call(ctx, filepath.Join(dir, statedir.ControlSocket), launcher.OpHook, args, &reply)
+	err := launcher.Call(ctx, launcher.ControlSocketIn(dir), launcher.OpHook, args, &reply)
 	if err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)) {
 		err = fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
 	}

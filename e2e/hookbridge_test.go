@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// payloadFile writes a payload envelope (pre_prompt_frame, required) whose
+// body is marker and returns its path.
+func payloadFile(t *testing.T, dir, id, marker string) string {
+	t.Helper()
+	doc := fmt.Sprintf(`{"schema_version":1,"payload_id":%q,"client_id":"e2e","payload_kind":"instruction_frame","format":"text/plain","content_encoding":"utf8","body":%q,"byte_size":%d,"acceptable_placements":[{"placement":"pre_prompt_frame","requirement":"required"}]}`,
+		id, marker, len(marker))
+	p := filepath.Join(dir, id+".json")
+	if err := os.WriteFile(p, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// clientScript writes a client that answers frame.opening with one
+// payload of its own (body marker) and everything else with observed.
+func clientScript(t *testing.T, dir, marker string) string {
+	t.Helper()
+	payload := fmt.Sprintf(`{"schema_version":1,"payload_id":"pay_client","client_id":"e2e","payload_kind":"instruction_frame","format":"text/plain","content_encoding":"utf8","body":%q,"byte_size":%d,"acceptable_placements":[{"placement":"pre_prompt_frame","requirement":"required"}]}`, marker, len(marker))
+	script := `#!/bin/sh
+env=$(cat)
+case "$env" in
+*'"event":"frame.opening"'*) echo '{"schema_version":"lifeloop.v0.2","status":"delivered","client_payloads":[` + payload + `],"failure_class":null,"retry_class":null}' ;;
+*) echo '{"schema_version":"lifeloop.v0.2","status":"observed","failure_class":null,"retry_class":null}' ;;
+esac
+`
+	p := filepath.Join(dir, "client.sh")
+	if err := os.WriteFile(p, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestRunClaudeHookBridge: under `lifeloop run`, Claude's own hooks report
+// the turn natively (in HARNESSES.md's hook order), a --payload placed at
+// the first prompt and a payload a client returns at frame.opening both
+// reach the model request, their payload receipts say delivered, and the
+// user's own hooks still fire.
+func TestRunClaudeHookBridge(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Plain answer.", ToolReply: "Tool answer."})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+
+	// The user's own hook, in their own settings file.
+	marker := filepath.Join(t.TempDir(), "user-hook-fired")
+	settings := fmt.Sprintf(`{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"touch %s"}]}]}}`, marker)
+	if err := os.MkdirAll(filepath.Join(env.Home, ".claude"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(env.Home, ".claude", "settings.json"), []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	const payloadMarker, clientMarker = "LIFELOOP-PAYLOAD-MARKER-1", "LIFELOOP-CLIENT-MARKER-2"
+	pf := payloadFile(t, env.Dir, "pay_cli", payloadMarker)
+	client := clientScript(t, env.Dir, clientMarker)
+
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0",
+		"--payload", pf, "--payload-at", "frame", "--client", client,
+		"--", bin, "-p", "RUN_TOOL please")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+
+	convo := mock.RequestsOfKind("claude")
+	for _, m := range []string{payloadMarker, clientMarker} {
+		if _, ok := anyRequestCarries(t, convo, m); !ok {
+			t.Errorf("no model request carries %s", m)
+		}
+	}
+	if _, err := os.Stat(marker); err != nil {
+		t.Errorf("the user's own UserPromptSubmit hook did not fire: %v", err)
+	}
+
+	receipts := ledgerOf(t, state)
+	if os.Getenv("LIFELOOP_E2E_DEBUG") != "" {
+		for _, r := range receipts {
+			t.Logf("%v %v %v", r["event"], r["telemetry_summary"], r["warnings"])
+		}
+	}
+	var hookEvents []string
+	var opening map[string]any
+	for _, r := range receipts {
+		if dig(r, "telemetry_summary", "source") != "hook" {
+			continue
+		}
+		hookEvents = append(hookEvents, r["event"].(string))
+		if r["event"] == "frame.opening" && opening == nil {
+			opening = r
+		}
+	}
+	want := []string{"session.started", "frame.opening", "frame.ending", "frame.ended", "session.ending"}
+	if strings.Join(hookEvents, " ") != strings.Join(want, " ") {
+		t.Fatalf("hook receipts %v, want %v (all: %v)", hookEvents, want, eventsOf(receipts))
+	}
+	// The harness's own ids: the Claude session and the prompt id (the
+	// frame id) in the event id.
+	if opening == nil || opening["harness_session_id"] == nil || !strings.HasSuffix(fmt.Sprint(opening["event_id"]), "/frame.opening") {
+		t.Fatalf("frame.opening without the harness's session or prompt id: %v", opening)
+	}
+	delivered := map[string]string{}
+	prs, _ := opening["payload_receipts"].([]any)
+	for _, pr := range prs {
+		m := pr.(map[string]any)
+		delivered[m["payload_id"].(string)] = m["status"].(string)
+	}
+	if delivered["pay_cli"] != "delivered" || delivered["pay_client"] != "delivered" {
+		t.Errorf("payload receipts on frame.opening: %v", opening["payload_receipts"])
+	}
+	if w := lastOf(receipts, "session.ended")["warnings"]; w != nil {
+		t.Errorf("session.ended warnings: %v", w)
+	}
+}
+
+// TestRunPayloadAtLaunch: --payload (default: the new session) goes into
+// the harness's command line — Claude's appended system prompt, Codex's
+// developer instructions — and reaches the model; session.starting's
+// payload receipt says delivered at pre_session.
+func TestRunPayloadAtLaunch(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	cases := []struct {
+		name string
+		bin  func(testing.TB) string
+		args []string
+		kind string
+	}{
+		{"claude", testharness.ClaudeBin, []string{"-p", "say hello"}, "claude"},
+		{"codex", testharness.CodexBin, []string{"exec", "--skip-git-repo-check", "say hello"}, "codex"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			bin := c.bin(t)
+			mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
+			env := testharness.NewHarnessEnv(t, mock)
+			state := filepath.Join(t.TempDir(), "state")
+			const marker = "LIFELOOP-LAUNCH-MARKER-3"
+			pf := payloadFile(t, env.Dir, "pay_launch", marker)
+			args := append([]string{"run", "--state-dir", state, "--tick", "0", "--no-hooks", "--payload", pf, "--", bin}, c.args...)
+			res := env.Run(runTimeout, ll, args...)
+			if res.ExitCode != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			if _, ok := anyRequestCarries(t, mock.RequestsOfKind(c.kind), marker); !ok {
+				t.Errorf("no model request carries the payload")
+			}
+			starting := lastOf(ledgerOf(t, state), "session.starting")
+			prs, _ := starting["payload_receipts"].([]any)
+			if len(prs) != 1 || dig(prs[0], "status") != "delivered" || dig(prs[0], "payload_id") != "pay_launch" {
+				t.Errorf("session.starting payload receipts: %v", starting["payload_receipts"])
+			}
+		})
+	}
+}
