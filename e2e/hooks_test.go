@@ -5,7 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -103,4 +105,97 @@ func TestHostApplyClaudeNativeHooks(t *testing.T) {
 	if back, _ := os.ReadFile(settings); string(back) != original {
 		t.Errorf("after remove:\n%s\nwant the original:\n%s", back, original)
 	}
+}
+
+// TestHostApplyCodexHooksAndNotify installs lifeloop's hooks into
+// $CODEX_HOME/hooks.json, runs the real `codex exec` on a tool turn with
+// hook trust bypassed and the notify override of hooks.CodexNotifyArgs
+// chaining a notify program of the user's, and checks the native_hook
+// ledger: the hook moments in Codex's order, notify's frame.ended for the
+// same turn, and the user's notify program still called with the
+// notification.
+func TestHostApplyCodexHooksAndNotify(t *testing.T) {
+	skipShort(t)
+	bin := testharness.CodexBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	env.Setenv("LIFELOOP_STATE_DIR", state)
+
+	if res := env.Run(runTimeout, ll, "host", "apply", "--adapter", "codex"); res.ExitCode != 0 || !strings.Contains(res.Stdout, "trusted") {
+		t.Fatalf("host apply: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	marker := filepath.Join(t.TempDir(), "user-notify")
+	userNotify := []string{"/bin/sh", "-c", `printf '%s' "$1" > "$0.tmp" && mv "$0.tmp" "$0"`, marker}
+	args := append(hooks.CodexNotifyArgs([]string{ll}, userNotify), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "RUN_TOOL please")
+	res := env.Run(runTimeout, bin, args...)
+	if res.ExitCode != 0 {
+		t.Fatalf("codex exec: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+
+	// notify runs detached and may finish after codex exits: wait (bounded)
+	// for the user's program and lifeloop's notify receipt.
+	var receipts []map[string]any
+	deadline := time.Now().Add(runTimeout)
+	for {
+		_, err := os.Stat(marker)
+		paths, _ := filepath.Glob(filepath.Join(state, "sessions", "*", "receipts.jsonl"))
+		if err == nil && len(paths) == 1 {
+			receipts = readJSONL(t, paths[0])
+			if hasNotify(receipts) {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no notify receipt / user notify call; receipts %v", eventsOf(receipts))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	note, _ := os.ReadFile(marker)
+	if !strings.Contains(string(note), `"type":"agent-turn-complete"`) {
+		t.Errorf("the user's notify got %q", note)
+	}
+
+	rollouts := env.CodexRollouts()
+	if len(rollouts) != 1 {
+		t.Fatalf("rollouts %v", rollouts)
+	}
+	var hookEvents []string
+	var turn string
+	for i, r := range receipts {
+		if r["integration_mode"] != "native_hook" || r["adapter_id"] != "codex" || r["status"] != "observed" {
+			t.Errorf("receipt %d: %v %v %v", i, r["integration_mode"], r["adapter_id"], r["status"])
+		}
+		sid, _ := r["harness_session_id"].(string)
+		if sid == "" || !strings.Contains(filepath.Base(rollouts[0]), sid) {
+			t.Errorf("receipt %d harness_session_id %q is not the rollout's thread (%s)", i, sid, rollouts[0])
+		}
+		if ev := r["event"].(string); strings.HasPrefix(ev, "frame.") {
+			id, _ := r["event_id"].(string)
+			f, _, _ := strings.Cut(id, "/")
+			if turn == "" {
+				turn = f
+			}
+			if f != turn {
+				t.Errorf("receipt %d event_id %q, want turn %s", i, id, turn)
+			}
+		}
+		if dig(r, "telemetry_summary", "hook") != "notify" {
+			hookEvents = append(hookEvents, r["event"].(string))
+		}
+	}
+	want := "session.started frame.opening frame.opened frame.opened frame.ending frame.ended session.ending"
+	if got := strings.Join(hookEvents, " "); got != want {
+		t.Errorf("hook events %s\nwant %s (SessionStart, UserPromptSubmit, PreModelRequest ×2, Stop, SessionEnd)", got, want)
+	}
+}
+
+func hasNotify(receipts []map[string]any) bool {
+	for _, r := range receipts {
+		if dig(r, "telemetry_summary", "hook") == "notify" && r["event"] == "frame.ended" {
+			return true
+		}
+	}
+	return false
 }
