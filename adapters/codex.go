@@ -18,12 +18,16 @@ func codex() *Adapter {
 			"lifecycle_events.session.started/launcher_wrapper":  "TestRunCodexTUI",
 			"lifecycle_events.session.ended/launcher_wrapper":    "TestRunCodexTUI",
 			"placement.pre_session":                              "TestRunPayloadAtLaunch",
+			"lifecycle_events.frame.ended/launcher_wrapper":      "TestRunCodexNotify",
 		}),
 		ExitCommand:   "/quit",
 		TelemetryKind: "codex",
 		names:         []string{"codex", "@openai/codex"},
 		manifest: func() contract.AdapterManifest {
 			m := wrapperManifest("codex", "Codex", contract.RolePrimaryWorker)
+			// Under `lifeloop run` the notify program set for the launch
+			// (-c notify=[...]) reports each turn's end natively.
+			m.LifecycleEvents[contract.EventFrameEnded] = contract.EventSupport{Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}
 			// pre_session: -c developer_instructions=… at launch.
 			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
 			return m

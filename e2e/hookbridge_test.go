@@ -167,3 +167,37 @@ func TestRunPayloadAtLaunch(t *testing.T) {
 		})
 	}
 }
+
+// TestRunCodexNotify: under `lifeloop run`, Codex's notify program (set
+// for this launch with -c notify=[...]) reports the turn's end natively,
+// with the rollout's thread id as the harness session id.
+func TestRunCodexNotify(t *testing.T) {
+	skipShort(t)
+	bin := testharness.CodexBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--", bin, "exec", "--skip-git-repo-check", "say hello")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	rollouts := env.CodexRollouts()
+	if len(rollouts) != 1 {
+		t.Fatalf("rollouts: %v", rollouts)
+	}
+	thread := dig(readJSONL(t, rollouts[0])[0], "payload", "id")
+	receipts := ledgerOf(t, state)
+	var ended map[string]any
+	for _, r := range receipts {
+		if r["event"] == "frame.ended" && dig(r, "telemetry_summary", "source") == "hook" {
+			ended = r
+		}
+	}
+	if ended == nil {
+		t.Fatalf("no frame.ended from the notify hook: %v", eventsOf(receipts))
+	}
+	if ended["harness_session_id"] != thread {
+		t.Errorf("frame.ended harness_session_id %v, want the rollout's thread %v", ended["harness_session_id"], thread)
+	}
+}
