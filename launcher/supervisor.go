@@ -270,7 +270,7 @@ func (s *supervisor) run() (Result, error) {
 			graceC = s.graceTimer.C
 		}
 		select {
-		case <-child.Done():
+		case <-s.child.Done(): // a renewal may have replaced the child
 			return s.finish(), nil
 		case sig := <-sigCh:
 			s.onSignal(sig.(syscall.Signal))
@@ -286,7 +286,7 @@ func (s *supervisor) run() (Result, error) {
 		case <-graceC:
 			s.log.Warn("grace period over; killing the process group")
 			s.graceTimer = nil
-			_ = child.SignalGroup(syscall.SIGKILL)
+			_ = s.child.SignalGroup(syscall.SIGKILL)
 		case <-maxC:
 			s.stop(contract.StoppedByTimeout, syscall.SIGTERM)
 		case m, ok := <-obs:

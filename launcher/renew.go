@@ -1,0 +1,76 @@
+package launcher
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/ptyio"
+)
+
+// harnessProcess is the supervisor's running harness as renewal sees it:
+// stop it gracefully, start it again on the same terminal. Both run on the
+// supervisor loop's goroutine (inside a control request), so the loop does
+// not see the old harness's exit as the end of the session.
+type harnessProcess struct{ s *supervisor }
+
+// Stop ends the current harness: it types exitCommand (if any) into the
+// harness's terminal and waits up to grace, then sends SIGINT, SIGTERM and
+// SIGKILL to its process group, waiting up to grace after each. It is
+// bounded by 4×grace and returns how the harness ended.
+func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time.Duration) (contract.ExitFacts, error) {
+	c := p.s.child
+	if exitCommand != "" {
+		// Typed like a person would: the command, then Enter.
+		go func() { _, _ = c.Write([]byte(exitCommand)); time.Sleep(50 * time.Millisecond); _, _ = c.Write([]byte("\r")) }()
+	}
+	steps := []syscall.Signal{0, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL}
+	if exitCommand == "" {
+		steps = steps[1:]
+	}
+	for _, sig := range steps {
+		if sig != 0 {
+			p.s.log.Info("renewal: stopping the harness", "signal", sigName(sig))
+			_ = c.SignalGroup(sig)
+		}
+		t := time.NewTimer(grace)
+		select {
+		case <-c.Done():
+			t.Stop()
+			st := c.Wait()
+			return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}, nil
+		case <-ctx.Done():
+			t.Stop()
+			_ = c.SignalGroup(syscall.SIGKILL)
+			<-c.Done()
+			return contract.ExitFacts{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	<-c.Done()
+	st := c.Wait()
+	return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}, nil
+}
+
+// Start launches argv on the same terminal: raw mode, size and the
+// person's typing carry over to the new harness.
+func (p harnessProcess) Start(_ context.Context, argv []string) error {
+	s := p.s
+	if len(argv) == 0 {
+		return fmt.Errorf("renewal: empty command line")
+	}
+	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir}
+	child, err := s.term.Start(spec)
+	if err != nil {
+		return err
+	}
+	s.child = child
+	s.lastTickBytes = 0
+	s.rec.Pid = child.Pid()
+	s.rec.Argv = argv
+	s.saveRecord()
+	s.log.Info("renewal: harness started again", "pid", child.Pid())
+	return nil
+}
