@@ -1,0 +1,518 @@
+package renewal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// Process is the running harness, as the supervisor exposes it to the
+// Orchestrator.
+type Process interface {
+	// Stop ends the current harness gracefully: types exitCommand (if any)
+	// into its terminal, waits up to grace, then SIGINT/SIGTERM/SIGKILL
+	// with bounded grace each; returns how it ended. It is idempotent: on
+	// a harness that already ended it returns at once (with the facts it
+	// has, possibly zero) and no error.
+	Stop(ctx context.Context, exitCommand string, grace time.Duration) (contract.ExitFacts, error)
+	// Start launches argv (the complete command line: placement and
+	// PrepareLaunch already applied) on the same terminal and returns once
+	// it runs.
+	Start(ctx context.Context, argv []string) error
+}
+
+// Recorder records one lifecycle moment (through the supervisor's router
+// and ledger) and returns the receipt id. summary never carries payload
+// bodies. Every summary of a renewal step has "reason": "renewal",
+// "renewal_attempt" and "renewal_step" (ending, ended, starting, started),
+// which together identify the step for deduplication.
+type Recorder func(ev contract.Event, summary map[string]any, payloadReceipts []contract.PayloadReceipt) (receiptID string)
+
+// Request asks for one renewal. It is the args of the control operation
+// launcher.OpRenew.
+type Request struct {
+	// Resume continues the harness conversation (its harness session id
+	// must be known); otherwise the harness starts a fresh one.
+	Resume bool `json:"resume"`
+	// Reason is free text for the status file and receipts.
+	Reason string `json:"reason,omitempty"`
+	// Payloads are stored, then delivered at the relaunch.
+	Payloads []contract.PayloadEnvelope `json:"payloads,omitempty"`
+}
+
+// Outcome is the result of Renew or Recover.
+type Outcome struct {
+	State   State `json:"state"`
+	Attempt int   `json:"attempt"`
+	Resumed bool  `json:"resumed"`
+	// Started is true when this call started the harness (Process.Start).
+	// A Recover that finds the harness already started with the payloads
+	// (state pending_delivery) only records and returns Started=false:
+	// the caller then starts the harness itself if none runs.
+	Started         bool                            `json:"started"`
+	Placement       contract.ManifestPlacementClass `json:"placement,omitempty"`
+	PayloadReceipts []contract.PayloadReceipt       `json:"payload_receipts"`
+	Recovered       bool                            `json:"recovered"`
+}
+
+// DefaultGrace is how long Stop waits after the exit command.
+const DefaultGrace = 10 * time.Second
+
+// Orchestrator renews one wrapped session: it stops the harness and
+// starts it again with the pending continuation payloads placed at
+// launch. Every step is written to the status file before the next one
+// runs, so that a renewal interrupted anywhere (the wrapper killed) is
+// finished by Recover on a new Orchestrator over the same files, with each
+// payload delivered exactly once and each step recorded once.
+//
+// The one window that cannot be closed without the harness's help is a
+// crash between Process.Start returning and the status write that follows
+// it: Recover then starts the harness again with the same payloads (the
+// first harness died with its wrapper, so the payload reaches one live
+// harness).
+//
+// Calls are serialized; an Orchestrator must not be copied after use.
+type Orchestrator struct {
+	// Adapter is the session's adapter; it gives the relaunch command
+	// line, the launch placement and the exit command.
+	Adapter *adapters.Adapter
+	// Argv is the session's command line as the user gave it to
+	// `lifeloop run` (before PrepareLaunch).
+	Argv []string
+	// HarnessSessionID returns the current harness session id, or "".
+	HarnessSessionID func() string
+	Process          Process
+	Store            *Store
+	// StatusPath is the renewal.json file (StatusPath(sessionDir)).
+	StatusPath string
+	// Record records a lifecycle moment; nil records nothing.
+	Record Recorder
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+	// Grace is passed to Process.Stop; default DefaultGrace.
+	Grace time.Duration
+	// Negotiated is the renewal support the session's clients negotiated,
+	// or nil. A renewal that can no longer do what was negotiated fails
+	// with capability_degraded instead of capability_unsupported or
+	// placement_unavailable.
+	Negotiated *contract.RenewalSupport
+
+	mu sync.Mutex
+}
+
+func (o *Orchestrator) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Orchestrator) harnessID() string {
+	if o.HarnessSessionID == nil {
+		return ""
+	}
+	return o.HarnessSessionID()
+}
+
+func (o *Orchestrator) grace() time.Duration {
+	if o.Grace > 0 {
+		return o.Grace
+	}
+	return DefaultGrace
+}
+
+func available(s contract.SupportState) bool {
+	switch s {
+	case contract.SupportNative, contract.SupportSynthesized, contract.SupportPartial:
+		return true
+	}
+	return false
+}
+
+// relaunchArgv returns the relaunch command line or the failure that
+// prevents any renewal.
+func (o *Orchestrator) relaunchArgv(hid string, resume bool) ([]string, error) {
+	if o.Adapter == nil {
+		return nil, failf(contract.FailureAdapterUnavailable, "no adapter for this session")
+	}
+	argv, ok := o.Adapter.RelaunchArgv(o.Argv, hid, resume)
+	if ok {
+		return argv, nil
+	}
+	if resume && hid == "" {
+		if _, fresh := o.Adapter.RelaunchArgv(o.Argv, "", false); fresh {
+			return nil, failf(contract.FailureIdentityUnavailable, "the harness session id is not known yet, so the conversation cannot be resumed; renew with --fresh, or wait until the harness has written its first transcript line")
+		}
+	}
+	if o.Negotiated != nil && available(o.Negotiated.Reset.WrapperMediated) {
+		return nil, failf(contract.FailureCapabilityDegraded, "wrapper-mediated reset was negotiated, but adapter %s has no relaunch path for %q; reread the manifest before retrying", o.Adapter.ID, o.Argv)
+	}
+	if r := o.Adapter.Manifest().Renewal; r != nil && r.Reset.Manual == contract.SupportManual {
+		return nil, failf(contract.FailureOperatorRequired, "adapter %s can only be reset by hand: restart the harness yourself", o.Adapter.ID)
+	}
+	return nil, failf(contract.FailureCapabilityUnsupported, "adapter %s has no safe relaunch path for this command line; renewal is supported for claude and codex sessions", o.Adapter.ID)
+}
+
+// launchManifest is the adapter's manifest with exactly the placement a
+// launch through argv can deliver.
+func (o *Orchestrator) launchPlan(relaunch []string) (contract.AdapterManifest, contract.Routes, contract.ManifestPlacementClass) {
+	m := o.Adapter.Manifest()
+	m.Placement = map[contract.ManifestPlacementClass]contract.PlacementSupport{}
+	routes := contract.Routes{}
+	_, target, ok := o.Adapter.PlaceAtLaunch(relaunch, "{}")
+	if !ok {
+		return m, routes, ""
+	}
+	m.Placement[target] = contract.PlacementSupport{Support: contract.SupportSynthesized}
+	switch target {
+	case contract.ManifestPreSession:
+		routes = contract.PlacementRoutes(contract.EventSessionStarting)
+	case contract.ManifestPreFrameLeading:
+		// The text becomes the first user message: only a pre-prompt
+		// placement is honest there.
+		routes[contract.PlacementPrePromptFrame] = []contract.ManifestPlacementClass{contract.ManifestPreFrameLeading}
+	}
+	return m, routes, target
+}
+
+// Renew renews the session: validates req (payload_too_large,
+// payload_rejected, placement_unavailable), checks that a relaunch path
+// exists (capability_unsupported, operator_required, capability_degraded,
+// identity_unavailable) — all before touching the harness — then stores
+// the payloads, writes status stopping and runs the steps. An unfinished
+// earlier renewal is continued rather than started over. Failures are
+// *Error values carrying their failure class.
+func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	st, err := ReadStatus(o.StatusPath)
+	if err != nil {
+		return Outcome{}, &Error{Class: contract.FailureInternalError, Err: err}
+	}
+	if st.State == StatePendingDelivery {
+		// The earlier renewal already started the harness; finish its
+		// records before renewing again.
+		if _, err := o.advance(ctx, &st, false); err != nil {
+			return outcomeOf(st, false), err
+		}
+	}
+	hid := o.harnessID()
+	relaunch, err := o.relaunchArgv(hid, req.Resume)
+	if err != nil {
+		return o.refuse(st, err)
+	}
+	m, routes, target := o.launchPlan(relaunch)
+	for _, p := range req.Payloads {
+		if err := o.Store.Validate(p); err != nil {
+			return o.refuse(st, err)
+		}
+		d := contract.ResolvePlacement(m, p, routes)
+		if d.Outcome != contract.PlacementOutcomeFailed {
+			continue
+		}
+		class := *d.FailureClass
+		if target == "" && o.Negotiated != nil && available(o.Negotiated.Continuation.PayloadDelivery) {
+			class = contract.FailureCapabilityDegraded
+		}
+		return o.refuse(st, failf(class, "payload %q cannot be delivered at the relaunch: %s", p.PayloadID, d.Reason))
+	}
+	for _, p := range req.Payloads {
+		if _, err := o.Store.Put(p); err != nil {
+			return o.refuse(st, err)
+		}
+	}
+	pending, err := o.Store.Pending()
+	if err != nil {
+		return outcomeOf(st, false), &Error{Class: contract.FailureInternalError, Err: err}
+	}
+	now := o.now().UTC()
+	if !st.State.InProgress() {
+		st = Status{State: StateStopping, Attempt: st.Attempt + 1, HarnessSessionID: hid, StartedAt: &now}
+	}
+	st.Resume, st.Reason, st.Recovered = req.Resume, req.Reason, false
+	st.PayloadIDs = ids(pending)
+	st.PayloadPending = len(pending) > 0
+	st.LastError = nil
+	if err := o.write(&st); err != nil {
+		return outcomeOf(st, false), err
+	}
+	return o.advance(ctx, &st, false)
+}
+
+// Recover finishes a renewal left in progress (stopping, relaunching or
+// pending_delivery) by an interrupted Renew — typically by a wrapper that
+// was killed — and cleans up payloads of a renewal that was recorded as
+// delivered but not yet dropped. With nothing to finish it returns the
+// current status's outcome and does nothing.
+func (o *Orchestrator) Recover(ctx context.Context) (Outcome, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	st, err := ReadStatus(o.StatusPath)
+	if err != nil {
+		return Outcome{}, &Error{Class: contract.FailureInternalError, Err: err}
+	}
+	if st.State == StateDelivered || st.State == StateExpired {
+		o.drop(st.PayloadIDs)
+		return outcomeOf(st, false), nil
+	}
+	if !st.State.InProgress() {
+		return outcomeOf(st, false), nil
+	}
+	if _, err := o.relaunchArgv(o.relaunchID(st), st.Resume); err != nil && st.State != StatePendingDelivery {
+		return o.fail(&st, err)
+	}
+	st.Recovered = true
+	return o.advance(ctx, &st, false)
+}
+
+// relaunchID is the harness session id to resume: the one the renewal
+// started from, else the current one.
+func (o *Orchestrator) relaunchID(st Status) string {
+	if st.HarnessSessionID != "" {
+		return st.HarnessSessionID
+	}
+	return o.harnessID()
+}
+
+// refuse reports a failure found before anything was touched. The status
+// records it unless an earlier renewal is still in progress (whose state
+// Recover needs).
+func (o *Orchestrator) refuse(st Status, err error) (Outcome, error) {
+	if st.State.InProgress() {
+		return outcomeOf(st, false), err
+	}
+	return o.fail(&st, err)
+}
+
+// fail records err in the status (state failed) and returns it.
+func (o *Orchestrator) fail(st *Status, err error) (Outcome, error) {
+	st.State = StateFailed
+	st.LastError = statusError(err, o.now())
+	if werr := o.write(st); werr != nil {
+		return outcomeOf(*st, false), errors.Join(err, werr)
+	}
+	return outcomeOf(*st, false), err
+}
+
+func statusError(err error, now time.Time) *StatusError {
+	c := ClassOf(err)
+	return &StatusError{Message: err.Error(), FailureClass: c, RetryClass: c.DefaultRetry(), At: now.UTC()}
+}
+
+func (o *Orchestrator) write(st *Status) error {
+	st.UpdatedAt = o.now().UTC()
+	if err := WriteStatus(o.StatusPath, *st); err != nil {
+		return &Error{Class: contract.FailureInternalError, Err: err}
+	}
+	return nil
+}
+
+func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra map[string]any, prs []contract.PayloadReceipt) string {
+	if o.Record == nil {
+		return ""
+	}
+	summary := map[string]any{"reason": "renewal", "renewal_attempt": st.Attempt, "renewal_step": step, "resume": st.Resume}
+	if st.Recovered {
+		summary["renewal_recovered"] = true
+	}
+	for k, v := range extra {
+		summary[k] = v
+	}
+	id := o.Record(ev, summary, prs)
+	if id == "" {
+		// A recorder that returns no id still counts as recorded.
+		id = "recorded"
+	}
+	return id
+}
+
+// advance runs the steps from st.State to the end.
+func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (Outcome, error) {
+	for {
+		switch st.State {
+		case StateStopping:
+			if st.EndingReceiptID == "" {
+				st.EndingReceiptID = o.record(st, contract.EventSessionEnding, "ending", nil, nil)
+				if err := o.write(st); err != nil {
+					return outcomeOf(*st, started), err
+				}
+			}
+			facts, err := o.Process.Stop(ctx, o.Adapter.ExitCommand, o.grace())
+			if err != nil {
+				class := contract.FailureTransportError
+				if errors.Is(err, context.DeadlineExceeded) {
+					class = contract.FailureTimeout
+				}
+				return o.fail(st, &Error{Class: class, Err: fmt.Errorf("stop the harness: %w", err)})
+			}
+			if facts.StoppedBy == "" {
+				facts.StoppedBy = contract.StoppedByRenewal
+			}
+			if st.EndedReceiptID == "" {
+				st.EndedReceiptID = o.record(st, contract.EventSessionEnded, "ended", exitSummary(facts), nil)
+			}
+			st.State = StateRelaunching
+			if err := o.write(st); err != nil {
+				return outcomeOf(*st, started), err
+			}
+		case StateRelaunching:
+			argv, err := o.plan(st)
+			if err != nil {
+				return o.fail(st, err)
+			}
+			if st.StartingReceiptID == "" {
+				st.StartingReceiptID = o.record(st, contract.EventSessionStarting, "starting", map[string]any{"placement": string(st.Placement)}, nil)
+			}
+			if err := o.write(st); err != nil {
+				return outcomeOf(*st, started), err
+			}
+			if err := o.Process.Start(ctx, argv); err != nil {
+				class := contract.FailureTransportError
+				if len(st.PayloadIDs) > 0 {
+					class = contract.FailurePayloadRejected
+				}
+				// The payloads stay stored: a later renew or Recover
+				// delivers them.
+				return o.fail(st, &Error{Class: class, Err: fmt.Errorf("start the harness again: %w", err)})
+			}
+			started = true
+			st.State = StatePendingDelivery
+			if err := o.write(st); err != nil {
+				return outcomeOf(*st, started), err
+			}
+		case StatePendingDelivery:
+			if st.StartedReceiptID == "" {
+				st.StartedReceiptID = o.record(st, contract.EventSessionStarted, "started", map[string]any{"placement": string(st.Placement)}, st.PayloadReceipts)
+			}
+			now := o.now().UTC()
+			st.State, st.FinishedAt, st.PayloadPending = StateDelivered, &now, false
+			var expired []string
+			for _, r := range st.PayloadReceipts {
+				if r.Status == contract.PlacementOutcomeFailed {
+					expired = append(expired, r.PayloadID)
+				}
+			}
+			if len(expired) > 0 {
+				st.State = StateExpired
+				st.LastError = statusError(failf(contract.FailurePayloadRejected, "payloads %q expired before they could be delivered", expired), now)
+			}
+			if err := o.write(st); err != nil {
+				return outcomeOf(*st, started), err
+			}
+			o.drop(st.PayloadIDs)
+			return outcomeOf(*st, started), nil
+		default:
+			return outcomeOf(*st, started), nil
+		}
+	}
+}
+
+// plan computes the relaunch command line with the pending payloads
+// placed, and sets st.PayloadIDs (the payloads delivered), st.Placement
+// and st.PayloadReceipts. Payloads of this renewal that expired meanwhile
+// get a failed receipt; stored payloads that cannot be placed at this
+// launch stay stored with a receipt saying so.
+func (o *Orchestrator) plan(st *Status) ([]string, error) {
+	relaunch, err := o.relaunchArgv(o.relaunchID(*st), st.Resume)
+	if err != nil {
+		return nil, err
+	}
+	all, err := o.Store.all()
+	if err != nil {
+		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+	}
+	now := o.Store.now()
+	var receipts []contract.PayloadReceipt
+	for _, rec := range all {
+		p := rec.Payload
+		if o.Store.expired(rec, now) && slices.Contains(st.PayloadIDs, p.PayloadID) {
+			r := contract.PayloadReceipt{PayloadID: p.PayloadID, PayloadKind: p.PayloadKind, Status: contract.PlacementOutcomeFailed, ByteSize: p.ByteSize, ContentDigest: p.ContentDigest}
+			if len(p.AcceptablePlacements) > 0 {
+				r.Placement = p.AcceptablePlacements[0].Placement
+			}
+			receipts = append(receipts, r)
+		}
+	}
+	if _, err := o.Store.Expire(); err != nil {
+		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+	}
+	pending, err := o.Store.Pending()
+	if err != nil {
+		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+	}
+	m, routes, target := o.launchPlan(relaunch)
+	var text []contract.PayloadEnvelope
+	var delivered []string
+	for _, p := range pending {
+		d := contract.ResolvePlacement(m, p, routes)
+		receipts = append(receipts, d.Receipt(p))
+		switch d.Outcome {
+		case contract.PlacementOutcomeDelivered, contract.PlacementOutcomeDegraded:
+			if d.Target == nil && d.Placement != contract.PlacementReceiptOnly {
+				// Degraded without a route: nothing was delivered.
+				continue
+			}
+			delivered = append(delivered, p.PayloadID)
+			if d.KeepBody {
+				text = append(text, p)
+			}
+		}
+	}
+	argv := relaunch
+	st.Placement = ""
+	if len(text) > 0 {
+		body, err := contract.RenderTransport(text)
+		if err != nil {
+			return nil, failf(contract.FailurePayloadRejected, "render the transport envelope: %v", err)
+		}
+		placed, used, ok := o.Adapter.PlaceAtLaunch(relaunch, string(body))
+		if !ok || used != target {
+			return nil, failf(contract.FailurePlacementUnavailable, "adapter %s cannot place payloads on %q", o.Adapter.ID, relaunch)
+		}
+		argv, st.Placement = placed, used
+	}
+	st.PayloadIDs = delivered
+	st.PayloadReceipts = receipts
+	return o.Adapter.PrepareLaunch(argv), nil
+}
+
+// drop removes delivered payloads; one already gone is fine.
+func (o *Orchestrator) drop(ids []string) {
+	for _, id := range ids {
+		_ = o.Store.Drop(id)
+	}
+}
+
+func exitSummary(f contract.ExitFacts) map[string]any {
+	c := contract.ClassifyExit(f)
+	m := map[string]any{"exit_code": f.Code, "stopped_by": f.StoppedBy, "phase": string(c.Phase), "outcome": string(c.Outcome), "exit_reason": c.Reason}
+	if f.Signaled {
+		m["signal"] = f.Signal
+	}
+	return m
+}
+
+func ids(ps []contract.PayloadEnvelope) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.PayloadID
+	}
+	return out
+}
+
+func outcomeOf(st Status, started bool) Outcome {
+	prs := st.PayloadReceipts
+	if prs == nil {
+		prs = []contract.PayloadReceipt{}
+	}
+	return Outcome{
+		State: st.State, Attempt: st.Attempt, Resumed: st.Resume, Started: started,
+		Placement: st.Placement, PayloadReceipts: prs, Recovered: st.Recovered,
+	}
+}
