@@ -73,15 +73,6 @@ func readCodexConfig(env []string) []byte {
 	return b
 }
 
-func envValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
 // insertArgs puts extra at the harness's first own argument.
 func insertArgs(argv, extra []string) []string {
 	if len(extra) == 0 {

@@ -131,8 +131,11 @@ type Input struct {
 	FrameContext     *contract.FrameContext
 	// Payloads are delivered with the event; each is checked, placed and
 	// echoed in payload_receipts.
-	Payloads       []contract.PayloadEnvelope
-	IdempotencyKey *string
+	Payloads []contract.PayloadEnvelope
+	// PayloadReceipts are receipts for payloads the caller placed itself
+	// (a renewal's launch placement); they are echoed as they are.
+	PayloadReceipts []contract.PayloadReceipt
+	IdempotencyKey  *string
 	// ExternalSequence is the moment's number in an external scope (a
 	// harness event counter); the ledger detects gaps in it.
 	// ExternalScope defaults to "<adapter_id>:<harness_session_id>".
@@ -301,6 +304,9 @@ func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
 	if validErr == nil {
 		payloadReceipts, deliver = r.place(in.Event, in.Payloads, now, s, &res)
 	}
+	// Payloads placed elsewhere (e.g. by a renewal at relaunch) are echoed
+	// as their placer recorded them.
+	payloadReceipts = append(payloadReceipts, in.PayloadReceipts...)
 	// 5. synchronous clients, only when nothing refused the moment
 	eventID := in.EventID
 	switch {
