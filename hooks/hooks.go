@@ -187,7 +187,7 @@ func Map(adapterID, hookEvent string, input []byte) (Mapped, error) {
 	}
 	var in hookInput
 	if err := json.Unmarshal(trimmed, &in); err != nil {
-		return m, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		return m, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	if in.HookEventName != "" && in.HookEventName != hookEvent {
 		return m, fmt.Errorf("%w: hook_event_name %q does not match --hook %q", ErrInvalidInput, in.HookEventName, hookEvent)
@@ -276,7 +276,7 @@ func mapNotify(m Mapped, data []byte) (Mapped, error) {
 	m.IsNotify = true
 	var n notifyInput
 	if err := json.Unmarshal(data, &n); err != nil {
-		return m, fmt.Errorf("%w: %v", ErrInvalidInput, err)
+		return m, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	m.HarnessSessionID, m.Cwd, m.TurnID = n.ThreadID, n.Cwd, n.TurnID
 	if n.Type != "agent-turn-complete" {

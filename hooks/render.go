@@ -93,7 +93,8 @@ func ShellQuote(s string) string {
 	}
 	safe := true
 	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)) {
+		isSafe := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=@%+,", r)
+		if !isSafe {
 			safe = false
 			break
 		}
@@ -263,7 +264,7 @@ func parseStringArray(s string) ([]string, error) {
 			}
 			v, err := unquoteBasic(s[i : j+1])
 			if err != nil {
-				return nil, fmt.Errorf("%w: %v", errNotifyArray, err)
+				return nil, fmt.Errorf("%w: %w", errNotifyArray, err)
 			}
 			out = append(out, v)
 			i = j + 1

@@ -100,7 +100,7 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 
 	input, fail := hookInput(ctx, opts)
 	if opts.Hook == hooks.Notify && opts.Chain != "" {
-		chainNotify(opts.Chain, input)
+		chainNotify(context.WithoutCancel(ctx), opts.Chain, input)
 	}
 	var mapped hooks.Mapped
 	if fail == nil {
@@ -187,12 +187,12 @@ func hookInput(ctx context.Context, opts hookOptions) ([]byte, *hookFailure) {
 // chainNotify starts the user's own notify program with the notification
 // appended, detached (in its own session), as Codex would have; lifeloop
 // does not wait for it.
-func chainNotify(chain string, input []byte) {
+func chainNotify(ctx context.Context, chain string, input []byte) {
 	var argv []string
 	if err := json.Unmarshal([]byte(chain), &argv); err != nil || len(argv) == 0 {
 		return
 	}
-	cmd := exec.Command(argv[0], append(argv[1:], string(input))...)
+	cmd := exec.CommandContext(ctx, argv[0], append(argv[1:], string(input))...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err == nil {
 		_ = cmd.Process.Release()
@@ -213,7 +213,7 @@ func forwardHook(ctx context.Context, dir string, opts hookOptions, input []byte
 	var reply hooks.HookReply
 	err := launcher.Call(ctx, launcher.ControlSocketIn(dir), launcher.OpHook, args, &reply)
 	if err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)) {
-		err = fmt.Errorf("%w (%v)", context.DeadlineExceeded, err)
+		err = fmt.Errorf("%w (%w)", context.DeadlineExceeded, err)
 	}
 	return reply, err
 }

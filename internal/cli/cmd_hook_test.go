@@ -25,7 +25,7 @@ func fakeWrapper(t *testing.T, root, id string, answer func(launcher.ControlRequ
 	if err := statedir.WriteSession(root, statedir.SessionRecord{ID: id, State: statedir.StateRunning, AdapterID: "claude", IntegrationMode: "launcher_wrapper"}); err != nil {
 		t.Fatal(err)
 	}
-	ln, err := net.Listen("unix", statedir.ControlSocketPath(root, id))
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "unix", statedir.ControlSocketPath(root, id))
 	if err != nil {
 		t.Fatal(err)
 	}

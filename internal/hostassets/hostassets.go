@@ -137,7 +137,7 @@ func load(path string) (doc *object, orig []byte, exists bool, err error) {
 	}
 	doc, err = decodeDoc(orig)
 	if err != nil {
-		return nil, nil, true, fmt.Errorf("%s is not a JSON object (%v); fix or move it, then try again", path, err)
+		return nil, nil, true, fmt.Errorf("%s is not a JSON object (%w); fix or move it, then try again", path, err)
 	}
 	return doc, orig, true, nil
 }
