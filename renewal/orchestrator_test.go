@@ -1,0 +1,525 @@
+package renewal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// crash is the panic value that simulates the wrapper dying at a step.
+type crash string
+
+// world is what outlives one Orchestrator: the files, the ledger the
+// records went to, and the harness processes started.
+type world struct {
+	dir     string
+	clock   *fakeClock
+	ledger  []recorded
+	starts  [][]string // argv of every Process.Start that took effect
+	stops   int
+	running bool
+	// crashAt names the point where the next call panics (see hit).
+	crashAt string
+	// stopErr and startErr make the next Stop / Start fail.
+	stopErr, startErr error
+}
+
+type recorded struct {
+	ev       contract.Event
+	summary  map[string]any
+	receipts []contract.PayloadReceipt
+}
+
+// hit panics when point is the crash point (once).
+func (w *world) hit(point string) {
+	if w.crashAt == point {
+		w.crashAt = ""
+		panic(crash(point))
+	}
+}
+
+// fakeProcess is the Process of one wrapper; it shares the world.
+type fakeProcess struct{ w *world }
+
+func (p fakeProcess) Stop(_ context.Context, exitCommand string, _ time.Duration) (contract.ExitFacts, error) {
+	p.w.hit("before stop")
+	if err := p.w.stopErr; err != nil {
+		p.w.stopErr = nil
+		return contract.ExitFacts{}, err
+	}
+	if p.w.running {
+		p.w.running = false
+		p.w.stops++
+	}
+	p.w.hit("after stop")
+	return contract.ExitFacts{Code: 0, FromWaitStatus: true}, nil
+}
+
+func (p fakeProcess) Start(_ context.Context, argv []string) error {
+	p.w.hit("before start")
+	if err := p.w.startErr; err != nil {
+		p.w.startErr = nil
+		return err
+	}
+	p.w.starts = append(p.w.starts, slices.Clone(argv))
+	p.w.running = true
+	p.w.hit("after start")
+	return nil
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	return &world{dir: t.TempDir(), clock: newClock(), running: true}
+}
+
+// orchestrator builds a new Orchestrator over the world's files, as a
+// new wrapper would.
+func (w *world) orchestrator(t *testing.T, adapterID string, argv ...string) *Orchestrator {
+	t.Helper()
+	a, err := adapters.Default().Lookup(adapterID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Orchestrator{
+		Adapter:          a,
+		Argv:             argv,
+		HarnessSessionID: func() string { return "11111111-2222-3333-4444-555555555555" },
+		Process:          fakeProcess{w},
+		Store:            &Store{Dir: filepath.Join(w.dir, "continuation"), Now: w.clock.Now},
+		StatusPath:       StatusPath(w.dir),
+		Now:              w.clock.Now,
+		Record: func(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
+			w.hit("before record " + string(ev))
+			w.ledger = append(w.ledger, recorded{ev, summary, slices.Clone(prs)})
+			w.hit("after record " + string(ev))
+			return fmt.Sprintf("lfr_%d", len(w.ledger))
+		},
+	}
+}
+
+// deduped is the ledger with repeated renewal steps (same attempt and
+// step, recorded again after a crash) removed, as a consumer keyed on
+// them sees it.
+func (w *world) deduped() []recorded {
+	seen := map[string]bool{}
+	var out []recorded
+	for _, r := range w.ledger {
+		k := fmt.Sprint(r.summary["renewal_attempt"], "/", r.summary["renewal_step"])
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, r)
+	}
+	return out
+}
+
+func events(rs []recorded) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, string(r.ev))
+	}
+	return out
+}
+
+// runUntilCrash runs f and reports whether it panicked with a crash.
+func runUntilCrash(t *testing.T, f func()) (crashed bool) {
+	t.Helper()
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(crash); !ok {
+				panic(r)
+			}
+			crashed = true
+		}
+	}()
+	f()
+	return false
+}
+
+func readAllFiles(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	_ = filepath.Walk(dir, func(path string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			data, _ := os.ReadFile(path)
+			b.WriteString(path + "\n" + string(data) + "\n")
+		}
+		return nil
+	})
+	return b.String()
+}
+
+func TestRenewDelivers(t *testing.T) {
+	const secret = "continue at step 3 \"quoted\"\nSECRET-7731"
+	tests := []struct {
+		name       string
+		adapter    string
+		argv       []string
+		resume     bool
+		wantArgv   []string
+		wantTarget contract.ManifestPlacementClass
+	}{
+		{"claude resume", "claude", []string{"claude", "--model", "m"}, true,
+			[]string{"claude", "--append-system-prompt", "", "--resume", "11111111-2222-3333-4444-555555555555", "--model", "m"}, contract.ManifestPreSession},
+		{"claude fresh", "claude", []string{"claude"}, false, []string{"claude", "--append-system-prompt", ""}, contract.ManifestPreSession},
+		{"codex fresh", "codex", []string{"codex"}, false, []string{"codex", "--no-daemon", "-c", ""}, contract.ManifestPreSession},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			o := w.orchestrator(t, tt.adapter, tt.argv...)
+			out, err := o.Renew(t.Context(), Request{Resume: tt.resume, Reason: "context full",
+				Payloads: []contract.PayloadEnvelope{payload("pay_1", secret), payload("pay_r", "r", contract.PlacementReceiptOnly)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.State != StateDelivered || !out.Started || out.Attempt != 1 || out.Placement != tt.wantTarget {
+				t.Errorf("outcome %+v", out)
+			}
+			if got := events(w.ledger); strings.Join(got, " ") != "session.ending session.ended session.starting session.started" {
+				t.Errorf("recorded %v", got)
+			}
+			for _, r := range w.ledger {
+				if r.summary["reason"] != "renewal" {
+					t.Errorf("%s summary %v", r.ev, r.summary)
+				}
+			}
+			if w.stops != 1 || len(w.starts) != 1 {
+				t.Fatalf("stops %d starts %d", w.stops, len(w.starts))
+			}
+			argv := w.starts[0]
+			if len(argv) != len(tt.wantArgv) {
+				t.Fatalf("started %q, want shape %q", argv, tt.wantArgv)
+			}
+			text, _ := contract.RenderTransport([]contract.PayloadEnvelope{payload("pay_1", secret)})
+			for i, want := range tt.wantArgv {
+				switch {
+				case want == "" && tt.adapter == "claude":
+					if argv[i] != string(text) {
+						t.Errorf("argv[%d] = %q, want the transport envelope of pay_1 only", i, argv[i])
+					}
+				case want == "":
+					if argv[i] != "developer_instructions="+adapters.TOMLString(string(text)) {
+						t.Errorf("argv[%d] = %q", i, argv[i])
+					}
+				case argv[i] != want:
+					t.Errorf("argv[%d] = %q, want %q", i, argv[i], want)
+				}
+			}
+			started := w.ledger[3]
+			if len(started.receipts) != 2 {
+				t.Fatalf("payload receipts %+v", started.receipts)
+			}
+			for _, r := range started.receipts {
+				if r.Status != contract.PlacementOutcomeDelivered {
+					t.Errorf("receipt %+v", r)
+				}
+			}
+			if started.receipts[0].Placement != contract.PlacementDeveloperEquivalentFrame || started.receipts[1].Placement != contract.PlacementReceiptOnly {
+				t.Errorf("placements %+v", started.receipts)
+			}
+			if pending, _ := o.Store.Pending(); len(pending) != 0 {
+				t.Errorf("delivered payloads still stored: %v", ids(pending))
+			}
+			st, err := ReadStatus(o.StatusPath)
+			if err != nil || st.State != StateDelivered || st.PayloadPending || st.Reason != "context full" || st.FinishedAt == nil {
+				t.Errorf("status %+v, %v", st, err)
+			}
+			if files := readAllFiles(t, w.dir); strings.Contains(files, "SECRET-7731") {
+				t.Error("a payload body outlived its delivery on disk")
+			}
+			for _, r := range w.ledger {
+				if strings.Contains(fmt.Sprint(r.summary), "SECRET") {
+					t.Error("a summary carries the payload body")
+				}
+			}
+		})
+	}
+}
+
+func TestRenewRefusesBeforeTouchingTheHarness(t *testing.T) {
+	past := newClock().t.Add(-time.Minute).Unix()
+	expired := payload("pay_old", "x")
+	expired.ExpiresAtEpochS = &past
+	tests := []struct {
+		name       string
+		adapter    string
+		argv       []string
+		noID       bool
+		negotiated *contract.RenewalSupport
+		req        Request
+		want       contract.FailureClass
+	}{
+		{"generic command", "generic", []string{"bash"}, false, nil, Request{}, contract.FailureCapabilityUnsupported},
+		{"not a session", "claude", []string{"claude", "mcp", "list"}, false, nil, Request{}, contract.FailureCapabilityUnsupported},
+		{"negotiated but gone", "generic", []string{"bash"}, false,
+			&contract.RenewalSupport{Reset: contract.RenewalReset{WrapperMediated: contract.SupportSynthesized}}, Request{}, contract.FailureCapabilityDegraded},
+		{"resume without harness id", "claude", []string{"claude"}, true, nil, Request{Resume: true}, contract.FailureIdentityUnavailable},
+		{"oversized payload", "claude", []string{"claude"}, false, nil,
+			Request{Payloads: []contract.PayloadEnvelope{payload("pay_big", strings.Repeat("x", DefaultMaxBytes+1))}}, contract.FailurePayloadTooLarge},
+		{"expired payload", "claude", []string{"claude"}, false, nil, Request{Payloads: []contract.PayloadEnvelope{expired}}, contract.FailurePayloadRejected},
+		{"no launch route for the placement", "claude", []string{"claude"}, false, nil,
+			Request{Payloads: []contract.PayloadEnvelope{payload("pay_side", "x", contract.PlacementSideChannelContext)}}, contract.FailurePlacementUnavailable},
+		{"developer frame on a resumed codex thread", "codex", []string{"codex"}, false, nil,
+			Request{Resume: true, Payloads: []contract.PayloadEnvelope{payload("pay_dev", "x", contract.PlacementDeveloperEquivalentFrame)}}, contract.FailurePlacementUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			o := w.orchestrator(t, tt.adapter, tt.argv...)
+			o.Negotiated = tt.negotiated
+			if tt.noID {
+				o.HarnessSessionID = nil
+			}
+			_, err := o.Renew(t.Context(), tt.req)
+			var re *Error
+			if !errors.As(err, &re) || re.Class != tt.want {
+				t.Fatalf("Renew: %v, want class %s", err, tt.want)
+			}
+			if w.stops != 0 || len(w.starts) != 0 || len(w.ledger) != 0 || !w.running {
+				t.Errorf("touched the harness: stops %d starts %d records %v", w.stops, len(w.starts), events(w.ledger))
+			}
+			if pending, _ := o.Store.Pending(); len(pending) != 0 {
+				t.Errorf("refused payloads stored: %v", ids(pending))
+			}
+			st, _ := ReadStatus(o.StatusPath)
+			if st.State != StateFailed || st.LastError == nil || st.LastError.FailureClass != tt.want || st.LastError.RetryClass != tt.want.DefaultRetry() {
+				t.Errorf("status %+v", st)
+			}
+		})
+	}
+}
+
+// TestRenewStepFailures: a failed stop or start leaves the payloads
+// stored and the status failed with its class; the next renew delivers
+// them once.
+func TestRenewStepFailures(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(w *world)
+		want  contract.FailureClass
+	}{
+		{"stop fails", func(w *world) { w.stopErr = errors.New("harness stuck") }, contract.FailureTransportError},
+		{"stop times out", func(w *world) { w.stopErr = fmt.Errorf("wait: %w", context.DeadlineExceeded) }, contract.FailureTimeout},
+		{"start fails", func(w *world) { w.startErr = errors.New("exec: no such file") }, contract.FailurePayloadRejected},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			tt.setup(w)
+			o := w.orchestrator(t, "claude", "claude")
+			_, err := o.Renew(t.Context(), Request{Payloads: []contract.PayloadEnvelope{payload("pay_1", "body")}})
+			if ClassOf(err) != tt.want {
+				t.Fatalf("Renew: %v, want %s", err, tt.want)
+			}
+			st, _ := ReadStatus(o.StatusPath)
+			if st.State != StateFailed || st.LastError.FailureClass != tt.want || !st.PayloadPending {
+				t.Errorf("status %+v", st)
+			}
+			if pending, _ := o.Store.Pending(); len(pending) != 1 {
+				t.Fatalf("payload lost after a failed step: %v", ids(pending))
+			}
+			out, err := o.Renew(t.Context(), Request{})
+			if err != nil || out.State != StateDelivered {
+				t.Fatalf("second renew: %+v, %v", out, err)
+			}
+			delivered := 0
+			for _, argv := range w.starts {
+				if slices.ContainsFunc(argv, func(s string) bool { return strings.Contains(s, `"pay_1"`) }) {
+					delivered++
+				}
+			}
+			if delivered != 1 {
+				t.Errorf("pay_1 delivered %d times", delivered)
+			}
+			if st, _ := ReadStatus(o.StatusPath); st.Attempt != 2 || st.LastError != nil {
+				t.Errorf("status after retry %+v", st)
+			}
+		})
+	}
+}
+
+// TestRecoverAfterCrashAtEveryStep kills the renewal at every step (the
+// wrapper dies), then a new Orchestrator over the same files recovers:
+// the renewal finishes, every step is recorded once (after deduplication
+// by attempt and step), and the payload is delivered to exactly one
+// running harness and then dropped.
+func TestRecoverAfterCrashAtEveryStep(t *testing.T) {
+	points := []struct {
+		at string
+		// wantStarts is the number of harness starts carrying the payload
+		// across both wrappers; 2 only for the documented window between
+		// Start and the status write after it.
+		wantStarts int
+		// wantRecovered is false when the crash hit after the renewal was
+		// already complete on disk.
+		wantRecovered bool
+	}{
+		{"before record session.ending", 1, true},
+		{"after record session.ending", 1, true},
+		{"before stop", 1, true},
+		{"after stop", 1, true},
+		{"before record session.ended", 1, true},
+		{"after record session.ended", 1, true},
+		{"before record session.starting", 1, true},
+		{"after record session.starting", 1, true},
+		{"before start", 1, true},
+		{"after start", 2, true},
+		{"before record session.started", 1, true},
+		{"after record session.started", 1, true},
+	}
+	for _, pt := range points {
+		t.Run(pt.at, func(t *testing.T) {
+			w := newWorld(t)
+			w.crashAt = pt.at
+			first := w.orchestrator(t, "claude", "claude")
+			if !runUntilCrash(t, func() {
+				_, _ = first.Renew(t.Context(), Request{Resume: true, Payloads: []contract.PayloadEnvelope{payload("pay_1", "body-1")}})
+			}) {
+				t.Fatalf("no crash at %q", pt.at)
+			}
+			st, _ := ReadStatus(StatusPath(w.dir))
+			if !st.State.InProgress() {
+				t.Fatalf("after a crash at %q the status is %s", pt.at, st.State)
+			}
+			// The wrapper died, and with it the harness it ran.
+			w.running = false
+
+			second := w.orchestrator(t, "claude", "claude")
+			out, err := second.Recover(t.Context())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.State != StateDelivered || out.Recovered != pt.wantRecovered {
+				t.Errorf("outcome %+v", out)
+			}
+			if got := events(w.deduped()); strings.Join(got, " ") != "session.ending session.ended session.starting session.started" {
+				t.Errorf("recorded (deduplicated) %v; raw %v", got, events(w.ledger))
+			}
+			// A crash between a record and the status write after it
+			// records that step again; the repeat carries the same
+			// renewal_attempt and renewal_step, so consumers drop it.
+			wantRaw := 4
+			if strings.HasPrefix(pt.at, "after record") {
+				wantRaw = 5
+			}
+			if len(w.ledger) != wantRaw {
+				t.Errorf("raw records %v, want %d", events(w.ledger), wantRaw)
+			}
+			var deliveredReceipts int
+			for _, r := range w.deduped() {
+				for _, pr := range r.receipts {
+					if pr.PayloadID == "pay_1" && pr.Status == contract.PlacementOutcomeDelivered {
+						deliveredReceipts++
+					}
+				}
+			}
+			if deliveredReceipts != 1 {
+				t.Errorf("%d delivered receipts for pay_1, want 1", deliveredReceipts)
+			}
+			if len(w.starts) != pt.wantStarts {
+				t.Errorf("harness started %d times with the payload, want %d", len(w.starts), pt.wantStarts)
+			}
+			for _, argv := range w.starts {
+				if !slices.Contains(argv, "--resume") || !strings.Contains(strings.Join(argv, " "), `"pay_1"`) {
+					t.Errorf("start %q does not resume with the payload", argv)
+				}
+			}
+			if pending, _ := second.Store.Pending(); len(pending) != 0 {
+				t.Errorf("payload still stored after recovery: %v", ids(pending))
+			}
+			// Recovering again does nothing.
+			n, starts := len(w.ledger), len(w.starts)
+			if out, err := second.Recover(t.Context()); err != nil || out.State != StateDelivered || len(w.ledger) != n || len(w.starts) != starts {
+				t.Errorf("second Recover: %+v, %v; records %d→%d starts %d→%d", out, err, n, len(w.ledger), starts, len(w.starts))
+			}
+		})
+	}
+}
+
+// TestRenewContinuesInterruptedRenewal: a second renew after a crash
+// finishes the first one's delivery and includes its own payload, each
+// delivered once.
+func TestRenewContinuesInterruptedRenewal(t *testing.T) {
+	for _, at := range []string{"after record session.ending", "after stop", "after start"} {
+		t.Run(at, func(t *testing.T) {
+			w := newWorld(t)
+			w.crashAt = at
+			first := w.orchestrator(t, "claude", "claude")
+			runUntilCrash(t, func() {
+				_, _ = first.Renew(t.Context(), Request{Payloads: []contract.PayloadEnvelope{payload("pay_1", "one")}})
+			})
+			second := w.orchestrator(t, "claude", "claude")
+			out, err := second.Renew(t.Context(), Request{Payloads: []contract.PayloadEnvelope{payload("pay_2", "two")}})
+			if err != nil || out.State != StateDelivered {
+				t.Fatalf("second renew: %+v, %v", out, err)
+			}
+			count := map[string]int{}
+			for _, r := range w.ledger {
+				for _, pr := range r.receipts {
+					if pr.Status == contract.PlacementOutcomeDelivered {
+						count[pr.PayloadID]++
+					}
+				}
+			}
+			if count["pay_1"] != 1 || count["pay_2"] != 1 {
+				t.Errorf("delivered receipts %v, want one each", count)
+			}
+			if pending, _ := second.Store.Pending(); len(pending) != 0 {
+				t.Errorf("still stored: %v", ids(pending))
+			}
+		})
+	}
+}
+
+// TestRecoverExpiredPayload: a payload that expires while its renewal is
+// interrupted is not delivered; the harness still comes back and the
+// status says expired with payload_rejected.
+func TestRecoverExpiredPayload(t *testing.T) {
+	w := newWorld(t)
+	w.crashAt = "after stop"
+	first := w.orchestrator(t, "claude", "claude")
+	p := payload("pay_1", "soon stale")
+	exp := w.clock.t.Add(time.Minute).Unix()
+	p.ExpiresAtEpochS = &exp
+	runUntilCrash(t, func() { _, _ = first.Renew(t.Context(), Request{Payloads: []contract.PayloadEnvelope{p}}) })
+	w.clock.Advance(2 * time.Minute)
+	w.running = false
+	second := w.orchestrator(t, "claude", "claude")
+	out, err := second.Recover(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.State != StateExpired || len(out.PayloadReceipts) != 1 || out.PayloadReceipts[0].Status != contract.PlacementOutcomeFailed {
+		t.Fatalf("outcome %+v", out)
+	}
+	if len(w.starts) != 1 || strings.Contains(strings.Join(w.starts[0], " "), "soon stale") {
+		t.Errorf("starts %q", w.starts)
+	}
+	st, _ := ReadStatus(second.StatusPath)
+	if st.LastError == nil || st.LastError.FailureClass != contract.FailurePayloadRejected {
+		t.Errorf("status %+v", st)
+	}
+	if list, _ := second.Store.List(); len(list) != 0 {
+		t.Errorf("expired payload kept: %+v", list)
+	}
+}
+
+func TestRecoverWithNothingToDo(t *testing.T) {
+	w := newWorld(t)
+	o := w.orchestrator(t, "claude", "claude")
+	out, err := o.Recover(t.Context())
+	if err != nil || out.State != StateNotAttempted || out.Started || len(w.ledger) != 0 || w.stops != 0 {
+		t.Fatalf("Recover on a fresh session: %+v, %v", out, err)
+	}
+}
