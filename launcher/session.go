@@ -21,6 +21,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
+	"github.com/lifeloop/lifeloop/telemetry"
 )
 
 // ClientSpec is one `--client` command.
@@ -69,6 +70,16 @@ type Options struct {
 	// frame.opening through the hook of the first prompt.
 	Payloads   []contract.PayloadEnvelope
 	PayloadsAt contract.Event
+
+	// NoTelemetry turns the telemetry watcher off; otherwise it runs when
+	// the adapter names a TelemetryKind (see TelemetryOptions).
+	NoTelemetry bool
+	// Levels are the context pressure thresholds (default
+	// telemetry.DefaultLevels).
+	Levels telemetry.Levels
+	// TelemetryNotFoundAfter bounds the search for the harness's telemetry
+	// file before capability.degraded (default DefaultNotFoundAfter).
+	TelemetryNotFoundAfter time.Duration
 
 	// HandleSignals installs the signal policy (true for the CLI).
 	HandleSignals bool
@@ -241,6 +252,27 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		return Result{}, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, hookPayloads[0].PayloadID)
 	}
 
+	var observations <-chan Moment
+	if ad.TelemetryKind != "" && !o.NoTelemetry {
+		var pinned string
+		if ad.TelemetryKind == TelemetryClaude {
+			argv, pinned = pinClaudeSession(argv)
+		}
+		tctx, cancel := context.WithCancel(ctx)
+		w, err := startTelemetry(tctx, TelemetryOptions{
+			Kind: ad.TelemetryKind, Env: env, Cwd: o.Dir, LaunchedAt: o.Now(),
+			SessionID: pinned, Follow: pinned == "", Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
+			Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: id},
+			Now:    o.Now, Log: log,
+		})
+		if err != nil {
+			cancel()
+			return Result{}, err
+		}
+		defer func() { cancel(); w.Wait() }()
+		observations = w.moments
+	}
+
 	rec := statedir.SessionRecord{
 		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
 		Argv: argv, Cwd: o.Dir,
@@ -261,6 +293,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Grace:         o.Grace,
 		MaxDuration:   o.MaxDuration,
 		Recorder:      recorder,
+		Observations:  observations,
 		StartPayloads: startPayloads,
 		HandleSignals: o.HandleSignals,
 		ControlSocket: controlSocketPath(o.StateDir, id),

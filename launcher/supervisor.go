@@ -271,6 +271,7 @@ func (s *supervisor) run() (Result, error) {
 		}
 		select {
 		case <-s.child.Done(): // a renewal may have replaced the child
+			s.drainObservations(obs)
 			return s.finish(), nil
 		case sig := <-sigCh:
 			s.onSignal(sig.(syscall.Signal))

@@ -1,0 +1,561 @@
+package launcher
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// Telemetry kinds an adapter can name (adapters.Adapter.TelemetryKind).
+const (
+	TelemetryClaude = "claude"
+	TelemetryCodex  = "codex"
+)
+
+// DefaultNotFoundAfter bounds how long the watcher looks for the harness's
+// telemetry file before it reports the capability as degraded.
+const DefaultNotFoundAfter = 30 * time.Second
+
+// ClaimsFolder is the folder under the state root that holds the telemetry
+// claims of every lifeloop process (see TelemetryOptions.Claims).
+const ClaimsFolder = "telemetry-claims"
+
+// TelemetryOptions configure the telemetry watcher of one session.
+//
+// Which file belongs to which session: a file named by Path is followed as
+// is. Otherwise discovery lists the transcripts (Claude:
+// <config>/projects/<cwd>/*.jsonl) or rollouts (Codex:
+// <home>/sessions/YYYY/MM/DD/rollout-*.jsonl recording Cwd) born at or
+// after LaunchedAt (minus two seconds of slack). When SessionID is known
+// only that session's file matches — exact. Otherwise concurrent sessions
+// in one folder are kept apart by Claims: every lifeloop process claims the
+// file it follows in <state>/telemetry-claims/ (a claim of a dead process
+// is stale), and each watcher takes the oldest file nobody holds. That is
+// exact when launches are further apart than the time the harness takes to
+// create its file, which is why `lifeloop run` pins Claude's session id
+// with --session-id when the command line does not choose one.
+type TelemetryOptions struct {
+	// Kind is TelemetryClaude or TelemetryCodex.
+	Kind string
+	// Env is the HARNESS's environment: CLAUDE_CONFIG_DIR, CODEX_HOME,
+	// HOME, CLAUDE_CODE_AUTO_COMPACT_WINDOW and
+	// CLAUDE_CODE_MAX_CONTEXT_TOKENS are read from it.
+	Env []string
+	// Cwd is the harness's working folder.
+	Cwd string
+	// LaunchedAt is when the harness was started (files born before it,
+	// minus slack, belong to other launches).
+	LaunchedAt time.Time
+	// SessionID is the harness session id when the launch fixed it.
+	SessionID string
+	// Path, when set, is the file to follow (no discovery); FromStart reads
+	// it from the beginning instead of its current end.
+	Path      string
+	FromStart bool
+	// Follow switches to a newer matching file (a renewed or resumed
+	// harness writes a new one).
+	Follow bool
+	// Levels are the pressure thresholds (default telemetry.DefaultLevels).
+	Levels telemetry.Levels
+	// ClaudeWindow overrides, normally read from Env; non-zero values here
+	// win.
+	ClaudeWindow telemetry.ClaudeConfig
+	// NotFoundAfter bounds discovery before capability.degraded (default
+	// DefaultNotFoundAfter).
+	NotFoundAfter time.Duration
+	// Claims keep concurrent sessions off each other's files; nil claims
+	// nothing.
+	Claims telemetry.Claims
+	// Tail tunes the tailer (poll intervals, MaxLine, ForcePoll).
+	Tail telemetry.TailConfig
+	// Now is the clock (default time.Now); Log receives diagnostics.
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// telemetryWatcher is a running watcher: its moments and how to wait for
+// its goroutine.
+type telemetryWatcher struct {
+	moments <-chan Moment
+	done    chan struct{}
+}
+
+// Wait blocks until the watcher's goroutine has exited (after its context
+// was cancelled).
+func (w *telemetryWatcher) Wait() { <-w.done }
+
+// startTelemetry starts watching the harness's telemetry and returns the
+// moments it observes. The channel is closed when ctx is cancelled (or the
+// watcher fails to start; the reason is then the last moment, a
+// capability.degraded). One goroutine: it runs telemetry.Watch and exits
+// with ctx; a send blocks until the receiver takes the moment or ctx ends.
+func startTelemetry(ctx context.Context, o TelemetryOptions) (*telemetryWatcher, error) {
+	cfg, err := watchConfig(o)
+	if err != nil {
+		return nil, err
+	}
+	ch := make(chan Moment, 64)
+	w := &telemetryWatcher{moments: ch, done: make(chan struct{})}
+	conv := newConverter(o)
+	go func() {
+		defer close(w.done)
+		defer close(ch)
+		send := func(m Moment) bool {
+			select {
+			case ch <- m:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		err := telemetry.Watch(ctx, cfg, func(ob telemetry.Observation) {
+			for _, m := range conv.convert(ob) {
+				if !send(m) {
+					return
+				}
+			}
+		})
+		if err != nil && ctx.Err() == nil {
+			send(conv.failed(err))
+		}
+	}()
+	return w, nil
+}
+
+// watchConfig builds the telemetry.WatchConfig of o.
+func watchConfig(o TelemetryOptions) (telemetry.WatchConfig, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	home := harnessEnv(o.Env, "HOME")
+	cfg := telemetry.WatchConfig{
+		Path:   o.Path,
+		Claims: o.Claims,
+		Within: o.NotFoundAfter,
+		Follow: o.Follow,
+		Levels: o.Levels,
+		Tail:   o.Tail,
+	}
+	if cfg.Within <= 0 {
+		cfg.Within = DefaultNotFoundAfter
+	}
+	if cfg.Levels == (telemetry.Levels{}) {
+		cfg.Levels = telemetry.DefaultLevels
+	}
+	if err := cfg.Levels.Validate(); err != nil {
+		return cfg, fmt.Errorf("pressure levels: %w", err)
+	}
+	cfg.Tail.FromStart = o.FromStart
+	switch o.Kind {
+	case TelemetryClaude:
+		dir := harnessEnv(o.Env, "CLAUDE_CONFIG_DIR")
+		if dir == "" {
+			if home == "" {
+				return cfg, fmt.Errorf("telemetry: neither CLAUDE_CONFIG_DIR nor HOME is set in the harness environment; cannot find Claude's transcripts")
+			}
+			dir = filepath.Join(home, ".claude")
+		}
+		cc := claudeConfigOf(o.Env)
+		if o.ClaudeWindow.AutoCompactWindow > 0 {
+			cc.AutoCompactWindow = o.ClaudeWindow.AutoCompactWindow
+		}
+		if o.ClaudeWindow.MaxContextTokens > 0 {
+			cc.MaxContextTokens = o.ClaudeWindow.MaxContextTokens
+		}
+		cfg.Discoverer = &telemetry.ClaudeDiscoverer{ConfigDir: dir, Cwd: o.Cwd, Launch: o.LaunchedAt, SessionID: o.SessionID}
+		cfg.NewParser = func() telemetry.Parser { return telemetry.NewClaudeParser(cc) }
+	case TelemetryCodex:
+		dir := harnessEnv(o.Env, "CODEX_HOME")
+		if dir == "" {
+			if home == "" {
+				return cfg, fmt.Errorf("telemetry: neither CODEX_HOME nor HOME is set in the harness environment; cannot find Codex's rollouts")
+			}
+			dir = filepath.Join(home, ".codex")
+		}
+		cfg.Discoverer = &telemetry.CodexDiscoverer{Home: dir, Cwd: o.Cwd, Launch: o.LaunchedAt, SessionID: o.SessionID, Now: o.Now}
+		cfg.NewParser = func() telemetry.Parser { return telemetry.NewCodexParser() }
+	default:
+		return cfg, fmt.Errorf("telemetry: unknown kind %q; known: %s, %s", o.Kind, TelemetryClaude, TelemetryCodex)
+	}
+	return cfg, nil
+}
+
+// claudeConfigOf reads Claude's window overrides from the harness env.
+func claudeConfigOf(env []string) telemetry.ClaudeConfig {
+	num := func(k string) int64 {
+		n, err := strconv.ParseInt(strings.TrimSpace(harnessEnv(env, k)), 10, 64)
+		if err != nil || n < 0 {
+			return 0
+		}
+		return n
+	}
+	return telemetry.ClaudeConfig{
+		AutoCompactWindow: num("CLAUDE_CODE_AUTO_COMPACT_WINDOW"),
+		MaxContextTokens:  num("CLAUDE_CODE_MAX_CONTEXT_TOKENS"),
+	}
+}
+
+// harnessEnv returns the last value of key in env ("" when unset).
+func harnessEnv(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+// Capabilities the watcher reports on in capability.degraded.
+const (
+	capTelemetry       = "telemetry"
+	capContextPressure = "context_pressure"
+)
+
+// converter turns observations into moments; only the watcher goroutine
+// uses it.
+//
+// Receipts (every telemetry_summary carries provenance: source =
+// transcript|rollout, path, line, offset — never prompt text or model
+// output):
+//
+//   - The first time a harness session id is seen, and whenever it
+//     changes: session.started with telemetry_summary.binding =
+//     "harness_session_id" (the binding receipt); the id then rides on
+//     every receipt.
+//   - A user prompt: frame.opening; the harness starts answering:
+//     frame.opened; the turn completes: frame.ending then frame.ended
+//     (telemetry_summary.stop_reason). frame_context.frame_id is the
+//     harness's turn id (Claude promptId, Codex turn_id); Claude sidechains
+//     are subcall frames whose parent is the open turn.
+//   - A pressure level change or a compaction reset:
+//     context.pressure_observed (tokens, window, percent, level,
+//     previous_level). A compaction: context.compacted (trigger,
+//     pre_tokens, post_tokens), followed by the reset.
+//   - The file is not found within NotFoundAfter, is deleted, or cannot
+//     be read: capability.degraded (status degraded) for telemetry and
+//     context_pressure, synthesized → unavailable (partial for read
+//     errors), retry_after_reread. When it is back: capability.degraded
+//     with status observed and current_support synthesized again, and
+//     telemetry_summary.recovered = true (the recovery receipt).
+//   - Unparsable and over-long lines, truncation and replacement become
+//     warnings on the next receipt.
+type converter struct {
+	kind     string
+	now      func() time.Time
+	log      *slog.Logger
+	path     string
+	harness  string
+	degraded bool
+	lostWhy  string
+	warnings []contract.Warning
+}
+
+func newConverter(o TelemetryOptions) *converter {
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &converter{kind: o.Kind, now: now, log: log}
+}
+
+func provenance(ob telemetry.Observation) map[string]any {
+	s := map[string]any{"source": string(ob.Source.Kind)}
+	if ob.Source.Path != "" {
+		s["path"] = ob.Source.Path
+	}
+	if ob.Source.Line > 0 {
+		s["line"] = ob.Source.Line
+		s["offset"] = ob.Source.Offset
+	}
+	return s
+}
+
+func frameOf(ob telemetry.Observation) *contract.FrameContext {
+	if ob.FrameID == "" {
+		return nil
+	}
+	fc := &contract.FrameContext{FrameID: ob.FrameID, FrameClass: contract.FrameTopLevel}
+	if ob.ParentFrameID != "" {
+		p := ob.ParentFrameID
+		fc.ParentFrameID = &p
+		fc.FrameClass = contract.FrameSubcall
+	}
+	return fc
+}
+
+// convert returns the moments of one observation (often none).
+func (c *converter) convert(ob telemetry.Observation) []Moment {
+	c.noteEvidence(ob)
+	if ob.Source.Kind == "" {
+		ob.Source.Kind = c.sourceKind()
+	}
+	if ob.Source.Path == "" {
+		ob.Source.Path = c.path
+	}
+	var out []Moment
+	switch ob.Kind {
+	case telemetry.ObsSourceFound, telemetry.ObsSourceAppeared:
+		if ob.Kind == telemetry.ObsSourceFound && c.path != "" && ob.Source.Path != c.path {
+			c.log.Info("telemetry: following a newer file", "path", ob.Source.Path)
+		}
+		c.path = ob.Source.Path
+		if c.degraded {
+			out = append(out, c.recovered(ob))
+		}
+	case telemetry.ObsSourceNotFound:
+		if !c.degraded {
+			out = append(out, c.lost(ob, contract.SupportUnavailable,
+				fmt.Sprintf("no %s file appeared for this launch within the discovery bound; lifeloop keeps looking", c.sourceKind())))
+		}
+	case telemetry.ObsSourceDeleted:
+		if !c.degraded {
+			out = append(out, c.lost(ob, contract.SupportUnavailable, "the telemetry file was deleted while the harness ran"))
+		}
+	case telemetry.ObsSourceError:
+		if !c.degraded {
+			out = append(out, c.lost(ob, contract.SupportPartial, "reading the telemetry file failed: "+ob.Detail))
+		}
+	case telemetry.ObsSourceTruncated:
+		c.warn("telemetry_truncated", "the telemetry file shrank; it is read again from the start")
+	case telemetry.ObsSourceReplaced:
+		c.warn("telemetry_replaced", "the telemetry file was replaced; the new file is read from the start")
+	case telemetry.ObsSourceMode:
+		if ob.Detail != "" {
+			c.log.Warn("telemetry: polling", "reason", ob.Detail)
+		}
+	case telemetry.ObsHarnessSession:
+		if ob.HarnessSessionID == "" || ob.HarnessSessionID == c.harness {
+			break
+		}
+		c.harness = ob.HarnessSessionID
+		s := provenance(ob)
+		s["binding"] = "harness_session_id"
+		out = append(out, c.moment(Moment{Event: contract.EventSessionStarted, HarnessSessionID: ob.HarnessSessionID, Summary: s}))
+	case telemetry.ObsFrameOpening:
+		out = append(out, c.moment(Moment{Event: contract.EventFrameOpening, Frame: frameOf(ob), Summary: provenance(ob)}))
+	case telemetry.ObsFrameOpened:
+		s := provenance(ob)
+		if ob.Model != "" {
+			s["model"] = ob.Model
+		}
+		out = append(out, c.moment(Moment{Event: contract.EventFrameOpened, Frame: frameOf(ob), Summary: s}))
+	case telemetry.ObsFrameEnded:
+		s := provenance(ob)
+		if ob.Trigger != "" {
+			s["stop_reason"] = ob.Trigger
+		}
+		out = append(out,
+			c.moment(Moment{Event: contract.EventFrameEnding, Frame: frameOf(ob), Summary: s}),
+			c.moment(Moment{Event: contract.EventFrameEnded, Frame: frameOf(ob), Summary: clone(s)}))
+	case telemetry.ObsPressure:
+		s := provenance(ob)
+		s["tokens"] = ob.Tokens
+		s["window"] = ob.Window
+		s["percent"] = roundPercent(ob.Percent)
+		s["level"] = string(ob.Level)
+		s["previous_level"] = string(ob.Previous)
+		if ob.Detail != "" {
+			s["reason"] = ob.Detail
+		}
+		out = append(out, c.moment(Moment{Event: contract.EventContextPressureObserved, Frame: frameOf(ob), Summary: s}))
+	case telemetry.ObsCompacted:
+		s := provenance(ob)
+		s["trigger"] = ob.Trigger
+		s["pre_tokens"] = ob.PreTokens
+		s["post_tokens"] = ob.PostTokens
+		if ob.Window > 0 {
+			s["window"] = ob.Window
+		}
+		out = append(out, c.moment(Moment{Event: contract.EventContextCompacted, Summary: s}))
+	case telemetry.ObsAPIError:
+		code := ob.Trigger
+		if code == "" {
+			code = "unknown"
+		}
+		c.warn("harness_api_error", "the harness recorded a model API error: "+code)
+	}
+	return out
+}
+
+func (c *converter) sourceKind() telemetry.SourceKind {
+	if c.kind == TelemetryCodex {
+		return telemetry.SourceRollout
+	}
+	return telemetry.SourceTranscript
+}
+
+// moment attaches the pending warnings to m.
+func (c *converter) moment(m Moment) Moment {
+	if len(c.warnings) > 0 {
+		m.Warnings = c.warnings
+		c.warnings = nil
+	}
+	return m
+}
+
+func (c *converter) warn(code, msg string) {
+	cp := capTelemetry
+	c.warnings = append(c.warnings, contract.Warning{Code: code, Message: msg, Capability: &cp})
+}
+
+// noteEvidence turns the unusable-line counts into warnings.
+func (c *converter) noteEvidence(ob telemetry.Observation) {
+	if n := ob.Evidence.InvalidLines; n > 0 {
+		c.warn("telemetry_invalid_lines", fmt.Sprintf("%d line(s) of the telemetry file could not be parsed and were skipped", n))
+	}
+	if n := ob.Evidence.OverlongLines; n > 0 {
+		c.warn("telemetry_overlong_lines", fmt.Sprintf("%d line(s) of the telemetry file were longer than the line limit and were skipped", n))
+	}
+}
+
+func (c *converter) degradations(prev, cur contract.SupportState, evidence string, rc *contract.RetryClass) []contract.CapabilityDegradation {
+	at := c.now().Unix()
+	out := make([]contract.CapabilityDegradation, 0, 2)
+	for _, capName := range []string{capTelemetry, capContextPressure} {
+		ev := evidence
+		out = append(out, contract.CapabilityDegradation{
+			Capability: capName, PreviousSupport: prev, CurrentSupport: cur,
+			ObservedAtEpochS: &at, Evidence: &ev, RetryClass: rc,
+		})
+	}
+	return out
+}
+
+// lost reports the telemetry source as gone.
+func (c *converter) lost(ob telemetry.Observation, cur contract.SupportState, evidence string) Moment {
+	c.degraded = true
+	c.lostWhy = string(ob.Kind)
+	rc := contract.RetryAfterReread
+	s := provenance(ob)
+	s["reason"] = string(ob.Kind)
+	return c.moment(Moment{
+		Event:        contract.EventCapabilityDegraded,
+		Status:       contract.StatusDegraded,
+		Summary:      s,
+		Degradations: c.degradations(contract.SupportSynthesized, cur, evidence, &rc),
+	})
+}
+
+// recovered reports the telemetry source back: the same capabilities go
+// from unavailable back to synthesized.
+func (c *converter) recovered(ob telemetry.Observation) Moment {
+	c.degraded = false
+	s := provenance(ob)
+	s["recovered"] = true
+	s["reason"] = string(ob.Kind)
+	s["recovered_from"] = c.lostWhy
+	return c.moment(Moment{
+		Event:        contract.EventCapabilityDegraded,
+		Summary:      s,
+		Degradations: c.degradations(contract.SupportUnavailable, contract.SupportSynthesized, "the telemetry file is readable again", nil),
+	})
+}
+
+// failed reports a watcher that could not run at all.
+func (c *converter) failed(err error) Moment {
+	rc := contract.RetryAfterReconfigure
+	c.degraded = true
+	return c.moment(Moment{
+		Event:        contract.EventCapabilityDegraded,
+		Status:       contract.StatusDegraded,
+		Summary:      map[string]any{"source": string(c.sourceKind()), "reason": "watch_failed"},
+		Degradations: c.degradations(contract.SupportSynthesized, contract.SupportUnavailable, err.Error(), &rc),
+	})
+}
+
+func clone(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func roundPercent(p float64) float64 {
+	return float64(int64(p*100+0.5)) / 100
+}
+
+// claudeSessionFlags are the Claude Code options that choose the session a
+// launch writes to; when one is present lifeloop does not pin the id.
+var claudeSessionFlags = []string{"--session-id", "-c", "--continue", "-r", "--resume", "--fork-session", "--from-pr"}
+
+// pinClaudeSession adds --session-id <new uuid> to a Claude Code command
+// line that does not choose its session, so the watcher can find exactly
+// this launch's transcript (<uuid>.jsonl) even when other launches run in
+// the same folder. It returns argv unchanged and "" otherwise.
+func pinClaudeSession(argv []string) ([]string, string) {
+	for _, a := range argv[1:] {
+		if a == "--" {
+			break
+		}
+		name, _, _ := strings.Cut(a, "=")
+		for _, f := range claudeSessionFlags {
+			if name == f {
+				return argv, ""
+			}
+		}
+	}
+	id := newUUID()
+	return insertArgs(argv, []string{"--session-id", id}), id
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// drainQuiet is how long the supervisor keeps taking telemetry moments
+// after the harness exited, once none arrive: the last lines a harness
+// writes before it exits (the turn's end, its usage) are read within
+// milliseconds of the write.
+const (
+	drainQuiet = 300 * time.Millisecond
+	drainMax   = 3 * time.Second
+)
+
+// drainObservations records the telemetry moments still in flight when
+// the harness exits, so session.ended comes after the turn's last
+// receipts: it stops after drainQuiet without a moment, drainMax in all,
+// or when the channel closes.
+func (s *supervisor) drainObservations(obs <-chan Moment) {
+	if obs == nil {
+		return
+	}
+	deadline := time.NewTimer(drainMax)
+	defer deadline.Stop()
+	quiet := time.NewTimer(drainQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case m, ok := <-obs:
+			if !ok {
+				return
+			}
+			s.observe(m)
+			if !quiet.Stop() {
+				<-quiet.C
+			}
+			quiet.Reset(drainQuiet)
+		case <-quiet.C:
+			return
+		case <-deadline.C:
+			return
+		}
+	}
+}
