@@ -25,6 +25,11 @@ func claude() *Adapter {
 			"lifecycle_events.frame.ended/launcher_wrapper":      "TestRunClaudeHookBridge",
 			"placement.pre_session":                              "TestRunPayloadAtLaunch",
 			"placement.pre_frame_leading":                        "TestRunClaudeHookBridge",
+			"lifecycle_events.session.started/native_hook":       "TestHostApplyClaudeNativeHooks",
+			"lifecycle_events.frame.opening/native_hook":         "TestHostApplyClaudeNativeHooks",
+			"lifecycle_events.frame.ending/native_hook":          "TestHostApplyClaudeNativeHooks",
+			"lifecycle_events.frame.ended/native_hook":           "TestHostApplyClaudeNativeHooks",
+			"lifecycle_events.session.ending/native_hook":        "TestHostApplyClaudeNativeHooks",
 		}),
 		ExitCommand:   "/exit",
 		TelemetryKind: "claude",
@@ -34,9 +39,14 @@ func claude() *Adapter {
 			// Under `lifeloop run` the hook bridge (a per-launch --settings
 			// file) reports turns natively: UserPromptSubmit → frame.opening,
 			// Stop → frame.ending/frame.ended.
-			native := contract.EventSupport{Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}
 			for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded} {
-				m.LifecycleEvents[e] = native
+				raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
+			}
+			// Without `lifeloop run`, hooks installed by `lifeloop host
+			// apply` report the session and its turns (native_hook).
+			addMode(&m, contract.ModeNativeHook)
+			for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
+				raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 			}
 			// pre_session: --append-system-prompt at launch (or the
 			// SessionStart hook); pre_frame_leading: the UserPromptSubmit

@@ -19,6 +19,12 @@ func codex() *Adapter {
 			"lifecycle_events.session.ended/launcher_wrapper":    "TestRunCodexTUI",
 			"placement.pre_session":                              "TestRunPayloadAtLaunch",
 			"lifecycle_events.frame.ended/launcher_wrapper":      "TestRunCodexNotify",
+			"lifecycle_events.session.started/native_hook":       "TestHostApplyCodexHooksAndNotify",
+			"lifecycle_events.frame.opening/native_hook":         "TestHostApplyCodexHooksAndNotify",
+			"lifecycle_events.frame.opened/native_hook":          "TestHostApplyCodexHooksAndNotify",
+			"lifecycle_events.frame.ending/native_hook":          "TestHostApplyCodexHooksAndNotify",
+			"lifecycle_events.frame.ended/native_hook":           "TestHostApplyCodexHooksAndNotify",
+			"lifecycle_events.session.ending/native_hook":        "TestHostApplyCodexHooksAndNotify",
 		}),
 		ExitCommand:   "/quit",
 		TelemetryKind: "codex",
@@ -27,7 +33,14 @@ func codex() *Adapter {
 			m := wrapperManifest("codex", "Codex", contract.RolePrimaryWorker)
 			// Under `lifeloop run` the notify program set for the launch
 			// (-c notify=[...]) reports each turn's end natively.
-			m.LifecycleEvents[contract.EventFrameEnded] = contract.EventSupport{Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}
+			raise(m, contract.EventFrameEnded, contract.SupportNative, contract.ModeLauncherWrapper)
+			// Without `lifeloop run`, hooks installed by `lifeloop host
+			// apply` (once trusted) and the notify program report the
+			// session and its turns (native_hook).
+			addMode(&m, contract.ModeNativeHook)
+			for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
+				raise(m, e, contract.SupportNative, contract.ModeNativeHook)
+			}
 			// pre_session: -c developer_instructions=… at launch.
 			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
 			return m

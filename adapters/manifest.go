@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/contract"
@@ -171,4 +172,45 @@ func boolClaim(b bool, s contract.SupportState) contract.SupportState {
 		return s
 	}
 	return contract.SupportUnavailable
+}
+
+// raise adds mode to event's claim at support. A claim has one support
+// state for all its modes, so when the event is already claimed in another
+// mode the weaker of the two states is kept: a claim never says more than
+// every one of its modes proves.
+func raise(m contract.AdapterManifest, event contract.Event, support contract.SupportState, mode contract.IntegrationMode) {
+	cur := m.LifecycleEvents[event]
+	if cur.Support == contract.SupportUnavailable || cur.Support == "" {
+		m.LifecycleEvents[event] = contract.EventSupport{Support: support, Modes: []contract.IntegrationMode{mode}}
+		return
+	}
+	if strength(support) < strength(cur.Support) {
+		cur.Support = support
+	}
+	if !slices.Contains(cur.Modes, mode) {
+		cur.Modes = append(slices.Clone(cur.Modes), mode)
+	}
+	m.LifecycleEvents[event] = cur
+}
+
+// strength orders support states from unavailable (0) to native (4).
+func strength(s contract.SupportState) int {
+	switch s {
+	case contract.SupportNative:
+		return 4
+	case contract.SupportSynthesized:
+		return 3
+	case contract.SupportPartial:
+		return 2
+	case contract.SupportManual:
+		return 1
+	}
+	return 0
+}
+
+// addMode adds an integration mode to the manifest once.
+func addMode(m *contract.AdapterManifest, mode contract.IntegrationMode) {
+	if !slices.Contains(m.IntegrationModes, mode) {
+		m.IntegrationModes = append(m.IntegrationModes, mode)
+	}
 }

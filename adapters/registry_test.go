@@ -115,11 +115,11 @@ func TestManifestIsFresh(t *testing.T) {
 	}
 	m := a.Manifest()
 	m.IntegrationModes[0] = contract.ModeNativeHook
-	m.LifecycleEvents[contract.EventFrameOpening] = contract.EventSupport{Support: contract.SupportNative}
+	m.LifecycleEvents[contract.EventReceiptGapDetected] = contract.EventSupport{Support: contract.SupportNative}
 	*m.ContextPressure.Evidence = "changed"
 	m2 := a.Manifest()
 	if m2.IntegrationModes[0] != contract.ModeLauncherWrapper ||
-		m2.LifecycleEvents[contract.EventFrameOpening].Support != contract.SupportUnavailable ||
+		m2.LifecycleEvents[contract.EventReceiptGapDetected].Support != contract.SupportUnavailable ||
 		*m2.ContextPressure.Evidence != notImplemented {
 		t.Errorf("Manifest() shares state between calls: %+v", m2)
 	}

@@ -2,12 +2,16 @@ package launcher
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
+	"github.com/lifeloop/lifeloop/renewal"
 )
 
 // harnessProcess is the supervisor's running harness as renewal sees it:
@@ -24,7 +28,11 @@ func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time
 	c := p.s.child
 	if exitCommand != "" {
 		// Typed like a person would: the command, then Enter.
-		go func() { _, _ = c.Write([]byte(exitCommand)); time.Sleep(50 * time.Millisecond); _, _ = c.Write([]byte("\r")) }()
+		go func() {
+			_, _ = c.Write([]byte(exitCommand))
+			time.Sleep(50 * time.Millisecond)
+			_, _ = c.Write([]byte("\r"))
+		}()
 	}
 	steps := []syscall.Signal{0, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL}
 	if exitCommand == "" {
@@ -61,6 +69,9 @@ func (p harnessProcess) Start(_ context.Context, argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("renewal: empty command line")
 	}
+	if len(s.cfg.BridgeArgs) > 0 && !slices.Contains(argv, s.cfg.BridgeArgs[len(s.cfg.BridgeArgs)-1]) {
+		argv = insertArgs(argv, s.cfg.BridgeArgs)
+	}
 	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir}
 	child, err := s.term.Start(spec)
 	if err != nil {
@@ -73,4 +84,58 @@ func (p harnessProcess) Start(_ context.Context, argv []string) error {
 	s.saveRecord()
 	s.log.Info("renewal: harness started again", "pid", child.Pid())
 	return nil
+}
+
+// renewer returns the session's renewal orchestrator, built on first use.
+func (s *supervisor) renewer() *renewal.Orchestrator {
+	if s.orch == nil {
+		dir := statedir.SessionDir(s.cfg.StateDir, s.rec.ID)
+		s.orch = &renewal.Orchestrator{
+			Adapter:          s.cfg.Adapter,
+			Argv:             s.cfg.UserArgv,
+			HarnessSessionID: func() string { return s.harnessSessionID },
+			Process:          harnessProcess{s},
+			Store:            &renewal.Store{Dir: statedir.ContinuationPath(s.cfg.StateDir, s.rec.ID), Now: s.cfg.Now},
+			StatusPath:       renewal.StatusPath(dir),
+			Record:           s.recordRenewal,
+			Now:              s.cfg.Now,
+			Grace:            s.cfg.Grace,
+		}
+	}
+	return s.orch
+}
+
+// recordRenewal records one step of a renewal; the new session.started
+// becomes the parent of the new harness's receipts.
+func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
+	parent := s.startedReceipt
+	r, err := s.record(Moment{Event: ev, Summary: summary, PayloadReceipts: prs, Parent: &parent})
+	if err != nil {
+		return ""
+	}
+	if ev == contract.EventSessionStarted {
+		s.startedReceipt = r.ReceiptID
+	}
+	return r.ReceiptID
+}
+
+// onRenew handles the renew control operation.
+func (s *supervisor) onRenew(raw json.RawMessage) (any, error) {
+	if s.cfg.Adapter == nil {
+		return nil, fmt.Errorf("renew: this session has no adapter to relaunch with")
+	}
+	if s.stopping {
+		return nil, fmt.Errorf("renew: the session is stopping")
+	}
+	var req renewal.Request
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, fmt.Errorf("renew: bad arguments: %w", err)
+		}
+	}
+	out, err := s.renewer().Renew(s.ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -203,6 +203,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	// same ledger and sinks, but clients answer synchronously so their
 	// payloads reach the harness through the hook's response.
 	var hookRT *router.Router
+	var bridgeArgs []string
 	env := append(slices.Clone(o.Env),
 		"LIFELOOP_SESSION_ID="+id,
 		"LIFELOOP_SESSION_DIR="+dir,
@@ -219,6 +220,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
+		bridgeArgs = extra
 		if extra != nil {
 			argv = insertArgs(argv, extra)
 			hookRT, err = router.New(router.Config{
@@ -295,6 +297,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Recorder:      recorder,
 		Observations:  observations,
 		StartPayloads: startPayloads,
+		Adapter:       ad,
+		UserArgv:      o.Argv,
+		BridgeArgs:    bridgeArgs,
 		HandleSignals: o.HandleSignals,
 		ControlSocket: controlSocketPath(o.StateDir, id),
 		Log:           log,
@@ -402,6 +407,7 @@ func inputOf(m Moment) router.Input {
 		HarnessSessionID: m.HarnessSessionID,
 		FrameContext:     m.Frame,
 		Payloads:         m.Payloads,
+		PayloadReceipts:  m.PayloadReceipts,
 		ParentReceiptID:  m.Parent,
 		TelemetrySummary: m.Summary,
 		Degradations:     m.Degradations,

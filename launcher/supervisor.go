@@ -11,10 +11,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/procfs"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
+	"github.com/lifeloop/lifeloop/renewal"
 	"golang.org/x/sys/unix"
 )
 
@@ -54,6 +56,12 @@ type Config struct {
 	// HookRecorder records hook moments that can place payloads, with
 	// synchronous clients; nil records them like any other moment.
 	HookRecorder SyncRecorder
+	// Adapter is the session's adapter and UserArgv the command line as
+	// the user gave it; renewal relaunches with them. BridgeArgs are the
+	// hook bridge's launch arguments, added again at a relaunch.
+	Adapter    *adapters.Adapter
+	UserArgv   []string
+	BridgeArgs []string
 	// HookPayloads wait for the first hook that reports HookPayloadsAt
 	// (session.started, the default, or frame.opening) and can place them.
 	HookPayloads   []contract.PayloadEnvelope
@@ -131,6 +139,8 @@ type supervisor struct {
 	seenFrames map[string]bool
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
+	// orch renews the session (built on the first renew request).
+	orch *renewal.Orchestrator
 }
 
 // Run starts the harness under a PTY and supervises it until it exits.
@@ -667,6 +677,8 @@ func (s *supervisor) onControl(req ControlRequest) (any, error) {
 		return map[string]any{"state": s.rec.State}, nil
 	case OpHook:
 		return s.onHook(req.Args)
+	case OpRenew:
+		return s.onRenew(req.Args)
 	case OpEmit:
 		var a EmitArgs
 		if err := json.Unmarshal(req.Args, &a); err != nil {
