@@ -95,6 +95,9 @@ func newApp(e *env) *ucli.App {
 			ledgerCommand(e),
 			hostHookCommand(e),
 			hostCommand(e),
+			renewCommand(e),
+			renewalCommand(e),
+			continuationCommand(e),
 		},
 	}
 	return app

@@ -1,0 +1,219 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/launcher"
+	"github.com/lifeloop/lifeloop/renewal"
+)
+
+// renewTimeout bounds one renew call: the wrapper stops the harness
+// (exit command, then signals with bounded grace each) and starts it
+// again before it answers.
+const renewTimeout = 3 * time.Minute
+
+// renewOptions are the flags of renew.
+type renewOptions struct {
+	controlOptions
+	Payloads []string
+	Fresh    bool
+	Resume   bool
+	Reason   string
+}
+
+func renewCommand(e *env) *ucli.Command {
+	var o renewOptions
+	var payloads listValue
+	return &ucli.Command{
+		Name:      "renew",
+		Usage:     "stop a running harness and start it again, delivering continuation payloads at the relaunch",
+		ArgsUsage: "[--payload FILE]... [--fresh|--resume] [--reason TEXT] SESSION|--latest",
+		Description: "Asks the session's live `lifeloop run` to renew the harness: session.ending (reason\n" +
+			"renewal), a graceful stop (the adapter's exit command, then signals), session.ended, and\n" +
+			"a relaunch with the payloads placed at launch (Claude: --append-system-prompt; Codex:\n" +
+			"developer instructions, or the first prompt of a resumed thread), recorded by\n" +
+			"session.starting/started with payload receipts. --fresh (the default) starts a new\n" +
+			"harness conversation; --resume continues the same one. The payload files are checked\n" +
+			"first; payloads are kept private in the session's continuation store until delivered.\n\n" +
+			"Exit status: 0 renewed; 1 refused or failed (the message starts with the failure\n" +
+			"class, e.g. payload_too_large, capability_unsupported); 2 usage; 3 a payload file is\n" +
+			"unreadable or not JSON.",
+		OnUsageError: commandUsageError,
+		Flags: append(controlFlags(&o.controlOptions, true),
+			&ucli.GenericFlag{Name: "payload", Usage: "payload envelope JSON `FILE` (or - for standard input) to deliver at the relaunch (repeat for more)", Value: &payloads},
+			&ucli.BoolFlag{Name: "fresh", Usage: "start a new harness conversation (default)", Destination: &o.Fresh},
+			&ucli.BoolFlag{Name: "resume", Usage: "continue the same harness conversation", Destination: &o.Resume},
+			&ucli.StringFlag{Name: "reason", Usage: "why (recorded in the renewal status and receipts)", Destination: &o.Reason},
+		),
+		Action: func(c *ucli.Context) error {
+			if c.NArg() > 1 {
+				return usageErrorf("renew takes one SESSION; put flags before it (got %q)", c.Args().Slice())
+			}
+			if o.Fresh && o.Resume {
+				return usageErrorf("give --fresh or --resume, not both")
+			}
+			o.Session = c.Args().First()
+			o.Payloads = payloads.items
+			return renewRun(c.Context, e, o)
+		},
+	}
+}
+
+// readPayloadFile reads and decodes one payload envelope file ("-" is
+// standard input).
+func readPayloadFile(in io.Reader, name string) (contract.PayloadEnvelope, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(in)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return contract.PayloadEnvelope{}, exitf(ExitUnreadable, "payload file %s: %v", name, err)
+	}
+	if !json.Valid(data) {
+		return contract.PayloadEnvelope{}, exitf(ExitUnreadable, "payload file %s is not JSON", name)
+	}
+	p, err := contract.DecodePayloadEnvelope(data)
+	if err != nil {
+		return contract.PayloadEnvelope{}, exitf(ExitFailed, "%s: payload file %s: %v", contract.FailureInvalidRequest, name, err)
+	}
+	return p, nil
+}
+
+// classError prints a renewal failure as "<class>: message (retry: <retry class>)".
+func classError(err error) error {
+	var re *renewal.Error
+	if errors.As(err, &re) {
+		return exitf(ExitFailed, "%s (retry: %s)", re.Error(), re.Retry())
+	}
+	return exitf(ExitFailed, "%v", err)
+}
+
+func renewRun(ctx context.Context, e *env, o renewOptions) error {
+	root, rec, err := resolveSession(e, o.controlOptions)
+	if err != nil {
+		return err
+	}
+	store := &renewal.Store{Dir: statedir.ContinuationPath(root, rec.ID), Now: e.Now}
+	req := renewal.Request{Resume: o.Resume, Reason: o.Reason}
+	for _, name := range o.Payloads {
+		p, err := readPayloadFile(e.In, name)
+		if err != nil {
+			return err
+		}
+		if err := store.Validate(p); err != nil {
+			return classError(err)
+		}
+		req.Payloads = append(req.Payloads, p)
+	}
+	if rec.State.IsTerminal() {
+		return exitf(ExitFailed, "session %s already ended (%s); renew needs a running `lifeloop run`", rec.ID, rec.State)
+	}
+	cctx, cancel := context.WithTimeout(ctx, renewTimeout)
+	defer cancel()
+	var out renewal.Outcome
+	if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), launcher.OpRenew, req, &out); err != nil {
+		if errors.Is(err, launcher.ErrNotLive) {
+			return exitf(ExitFailed, "session %s has no live wrapper (its lifeloop run is gone); restart it with `lifeloop run`", rec.ID)
+		}
+		return exitf(ExitFailed, "renew %s: %v", rec.ID, err)
+	}
+	if o.JSON {
+		b, _ := json.MarshalIndent(out, "", "  ")
+		fmt.Fprintln(e.Out, string(b))
+		return nil
+	}
+	mode := "fresh"
+	if out.Resumed {
+		mode = "resumed"
+	}
+	fmt.Fprintf(e.Out, "%s: renewal %s (attempt %d, %s, %d payload receipts", rec.ID, out.State, out.Attempt, mode, len(out.PayloadReceipts))
+	if out.Placement != "" {
+		fmt.Fprintf(e.Out, " via %s", out.Placement)
+	}
+	fmt.Fprintln(e.Out, ")")
+	if out.State != renewal.StateDelivered {
+		return silentExit(ExitFailed)
+	}
+	return nil
+}
+
+func renewalCommand(e *env) *ucli.Command {
+	var o controlOptions
+	return &ucli.Command{
+		Name:            "renewal",
+		Usage:           "inspect a session's renewals",
+		HideHelpCommand: true,
+		Subcommands: []*ucli.Command{{
+			Name:         "status",
+			Usage:        "show the state of a session's latest renewal (never the payloads)",
+			ArgsUsage:    "SESSION|--latest",
+			OnUsageError: commandUsageError,
+			Flags:        controlFlags(&o, true),
+			Action: func(c *ucli.Context) error {
+				if c.NArg() > 1 {
+					return usageErrorf("renewal status takes one SESSION; put flags before it")
+				}
+				o.Session = c.Args().First()
+				return renewalStatusRun(e, o)
+			},
+		}},
+	}
+}
+
+func renewalStatusRun(e *env, o controlOptions) error {
+	root, rec, err := resolveSession(e, o)
+	if err != nil {
+		return err
+	}
+	st, err := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(root, rec.ID)))
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	if o.JSON {
+		b, _ := json.MarshalIndent(st, "", "  ")
+		fmt.Fprintln(e.Out, string(b))
+		return nil
+	}
+	fmt.Fprintf(e.Out, "session   %s\nrenewal   %s\nattempt   %d\n", rec.ID, st.State, st.Attempt)
+	if st.State == renewal.StateNotAttempted {
+		return nil
+	}
+	mode := "fresh"
+	if st.Resume {
+		mode = "resume"
+	}
+	fmt.Fprintf(e.Out, "mode      %s\npending   %v\n", mode, st.PayloadPending)
+	if len(st.PayloadIDs) > 0 {
+		fmt.Fprintf(e.Out, "payloads  %s\n", strings.Join(st.PayloadIDs, " "))
+	}
+	if st.Placement != "" {
+		fmt.Fprintf(e.Out, "placement %s\n", st.Placement)
+	}
+	if st.Reason != "" {
+		fmt.Fprintf(e.Out, "reason    %s\n", st.Reason)
+	}
+	if st.StartedAt != nil {
+		fmt.Fprintf(e.Out, "started   %s\n", st.StartedAt.Format(time.RFC3339))
+	}
+	if st.FinishedAt != nil {
+		fmt.Fprintf(e.Out, "finished  %s\n", st.FinishedAt.Format(time.RFC3339))
+	}
+	if le := st.LastError; le != nil {
+		fmt.Fprintf(e.Out, "error     %s (retry: %s) at %s: %s\n", le.FailureClass, le.RetryClass, le.At.Format(time.RFC3339), le.Message)
+	}
+	return nil
+}
