@@ -481,3 +481,27 @@ func codexRelaunch(argv []string, start int, id string, resume bool) ([]string, 
 	}
 	return slices.Clone(argv), false
 }
+
+// transportMarkers begin a rendered transport envelope as it appears in a
+// placed argv element: verbatim (claude, codex prompt) or as a TOML string
+// (codex developer_instructions).
+var transportMarkers = []string{`{"payloads":[`, `{\"payloads\":[`}
+
+// RedactPlacement returns argv with every transport envelope placed by
+// PlaceAtLaunch withheld: from the envelope's start to the end of the
+// element, the text is replaced by "<continuation payloads withheld: N
+// bytes>". A command line kept in session records or printed by status
+// must go through it, because payload bodies are never shown. argv itself
+// is never modified.
+func RedactPlacement(argv []string) []string {
+	out := slices.Clone(argv)
+	for i, arg := range out {
+		for _, m := range transportMarkers {
+			if at := strings.Index(arg, m); at >= 0 {
+				out[i] = fmt.Sprintf("%s<continuation payloads withheld: %d bytes>", arg[:at], len(arg)-at)
+				break
+			}
+		}
+	}
+	return out
+}

@@ -156,3 +156,38 @@ func TestRelaunchArgv(t *testing.T) {
 		})
 	}
 }
+
+func TestRedactPlacement(t *testing.T) {
+	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"SECRET"}]}`
+	for _, id := range []string{"claude", "codex"} {
+		for _, argv := range [][]string{
+			{id},
+			{id, "--append-system-prompt", "mine"},
+			{id, "resume", "abc", "go on"},
+			{id, "exec", "resume", "abc", "go on"},
+		} {
+			t.Run(strings.Join(argv, " "), func(t *testing.T) {
+				placed, _, ok := mustLookup(t, id).PlaceAtLaunch(argv, text)
+				if !ok {
+					t.Skip("no placement for this command line")
+				}
+				got := RedactPlacement(placed)
+				if strings.Contains(strings.Join(got, " "), "SECRET") {
+					t.Fatalf("RedactPlacement(%q) = %q still carries the body", placed, got)
+				}
+				if !strings.Contains(strings.Join(got, " "), "<continuation payloads withheld: ") {
+					t.Errorf("no placeholder in %q", got)
+				}
+				if len(got) != len(placed) || got[0] != placed[0] {
+					t.Errorf("shape changed: %q → %q", placed, got)
+				}
+				if strings.Contains(strings.Join(placed, " "), "mine") && !strings.Contains(strings.Join(got, " "), "mine") {
+					t.Errorf("the user's own text before the envelope was withheld: %q", got)
+				}
+			})
+		}
+	}
+	if got := RedactPlacement([]string{"claude", "-p", "hi"}); !slices.Equal(got, []string{"claude", "-p", "hi"}) {
+		t.Errorf("a command line without placement changed: %q", got)
+	}
+}

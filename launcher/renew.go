@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
@@ -80,7 +81,7 @@ func (p harnessProcess) Start(_ context.Context, argv []string) error {
 	s.child = child
 	s.lastTickBytes = 0
 	s.rec.Pid = child.Pid()
-	s.rec.Argv = argv
+	s.rec.Argv = adapters.RedactPlacement(argv)
 	s.saveRecord()
 	s.log.Info("renewal: harness started again", "pid", child.Pid())
 	return nil

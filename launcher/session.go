@@ -277,7 +277,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 
 	rec := statedir.SessionRecord{
 		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
-		Argv: argv, Cwd: o.Dir,
+		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir,
 	}
 	recorder := &routerRecorder{rt: rt}
 
