@@ -261,8 +261,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 			argv, pinned = pinClaudeSession(argv)
 		}
 		tctx, cancel := context.WithCancel(ctx)
+		launched := o.Now()
 		w, err := startTelemetry(tctx, TelemetryOptions{
-			Kind: ad.TelemetryKind, Env: env, Cwd: o.Dir, LaunchedAt: o.Now(),
+			Kind: ad.TelemetryKind, Env: env, Cwd: o.Dir, LaunchedAt: launched, HistoryBefore: launched.Truncate(time.Millisecond),
 			SessionID: pinned, Follow: pinned == "", Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
 			Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: id},
 			Now:    o.Now, Log: log,

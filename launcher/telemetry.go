@@ -63,6 +63,15 @@ type TelemetryOptions struct {
 	// Follow switches to a newer matching file (a renewed or resumed
 	// harness writes a new one).
 	Follow bool
+	// HistoryBefore, when set, marks lines whose own timestamp is older as
+	// history: a continued conversation (claude --continue, a watched
+	// file) is read from its start to learn the session id and the
+	// pressure level, but its old turns are not reported again.
+	HistoryBefore time.Time
+	// HistoryOffset, when positive, marks the lines of Path that start
+	// before this byte offset as history too (the file's size when
+	// watching began).
+	HistoryOffset int64
 	// Levels are the pressure thresholds (default telemetry.DefaultLevels).
 	Levels telemetry.Levels
 	// ClaudeWindow overrides, normally read from Env; non-zero values here
@@ -237,7 +246,7 @@ const (
 //     are subcall frames whose parent is the open turn.
 //   - A pressure level change or a compaction reset:
 //     context.pressure_observed (tokens, window, percent, level,
-//     previous_level). A compaction: context.compacted (trigger,
+//     previous_level, frame_id of the turn). A compaction: context.compacted (trigger,
 //     pre_tokens, post_tokens), followed by the reset.
 //   - The file is not found within NotFoundAfter, is deleted, or cannot
 //     be read: capability.degraded (status degraded) for telemetry and
@@ -245,10 +254,15 @@ const (
 //     errors), retry_after_reread. When it is back: capability.degraded
 //     with status observed and current_support synthesized again, and
 //     telemetry_summary.recovered = true (the recovery receipt).
+//   - Lines older than the session (HistoryBefore, HistoryOffset) give
+//     the binding and feed the pressure level, and nothing else.
 //   - Unparsable and over-long lines, truncation and replacement become
 //     warnings on the next receipt.
 type converter struct {
 	kind     string
+	before   time.Time
+	upTo     int64
+	upToPath string
 	now      func() time.Time
 	log      *slog.Logger
 	path     string
@@ -267,7 +281,7 @@ func newConverter(o TelemetryOptions) *converter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &converter{kind: o.Kind, now: now, log: log}
+	return &converter{kind: o.Kind, now: now, log: log, before: o.HistoryBefore, upTo: o.HistoryOffset, upToPath: o.Path}
 }
 
 func provenance(ob telemetry.Observation) map[string]any {
@@ -295,8 +309,20 @@ func frameOf(ob telemetry.Observation) *contract.FrameContext {
 	return fc
 }
 
+// history reports whether ob comes from a line written before this
+// session began watching.
+func (c *converter) history(ob telemetry.Observation) bool {
+	if !c.before.IsZero() && !ob.At.IsZero() && ob.At.Before(c.before) {
+		return true
+	}
+	return c.upTo > 0 && ob.Source.Path == c.upToPath && ob.Source.Line > 0 && ob.Source.Offset < c.upTo
+}
+
 // convert returns the moments of one observation (often none).
 func (c *converter) convert(ob telemetry.Observation) []Moment {
+	if c.history(ob) && ob.Kind != telemetry.ObsHarnessSession {
+		return nil
+	}
 	c.noteEvidence(ob)
 	if ob.Source.Kind == "" {
 		ob.Source.Kind = c.sourceKind()
@@ -344,21 +370,19 @@ func (c *converter) convert(ob telemetry.Observation) []Moment {
 		s["binding"] = "harness_session_id"
 		out = append(out, c.moment(Moment{Event: contract.EventSessionStarted, HarnessSessionID: ob.HarnessSessionID, Summary: s}))
 	case telemetry.ObsFrameOpening:
-		out = append(out, c.moment(Moment{Event: contract.EventFrameOpening, Frame: frameOf(ob), Summary: provenance(ob)}))
+		out = append(out, c.frame(contract.EventFrameOpening, ob, provenance(ob)))
 	case telemetry.ObsFrameOpened:
 		s := provenance(ob)
 		if ob.Model != "" {
 			s["model"] = ob.Model
 		}
-		out = append(out, c.moment(Moment{Event: contract.EventFrameOpened, Frame: frameOf(ob), Summary: s}))
+		out = append(out, c.frame(contract.EventFrameOpened, ob, s))
 	case telemetry.ObsFrameEnded:
 		s := provenance(ob)
 		if ob.Trigger != "" {
 			s["stop_reason"] = ob.Trigger
 		}
-		out = append(out,
-			c.moment(Moment{Event: contract.EventFrameEnding, Frame: frameOf(ob), Summary: s}),
-			c.moment(Moment{Event: contract.EventFrameEnded, Frame: frameOf(ob), Summary: clone(s)}))
+		out = append(out, c.frame(contract.EventFrameEnding, ob, s), c.frame(contract.EventFrameEnded, ob, clone(s)))
 	case telemetry.ObsPressure:
 		s := provenance(ob)
 		s["tokens"] = ob.Tokens
@@ -369,7 +393,13 @@ func (c *converter) convert(ob telemetry.Observation) []Moment {
 		if ob.Detail != "" {
 			s["reason"] = ob.Detail
 		}
-		out = append(out, c.moment(Moment{Event: contract.EventContextPressureObserved, Frame: frameOf(ob), Summary: s}))
+		// The turn goes in the summary, not in frame_context: frame
+		// moments are recorded once per (event, frame), and a turn can
+		// change level more than once.
+		if ob.FrameID != "" {
+			s["frame_id"] = ob.FrameID
+		}
+		out = append(out, c.moment(Moment{Event: contract.EventContextPressureObserved, Summary: s}))
 	case telemetry.ObsCompacted:
 		s := provenance(ob)
 		s["trigger"] = ob.Trigger
@@ -394,6 +424,23 @@ func (c *converter) sourceKind() telemetry.SourceKind {
 		return telemetry.SourceRollout
 	}
 	return telemetry.SourceTranscript
+}
+
+// frame returns a frame moment: frame_context from the turn, the event id
+// "<frame id>/<event>" (the hook bridge uses the same, so a moment both
+// report is one receipt), and the frame in the summary too, since the
+// receipt itself does not carry frame_context.
+func (c *converter) frame(ev contract.Event, ob telemetry.Observation, s map[string]any) Moment {
+	fc := frameOf(ob)
+	m := Moment{Event: ev, Frame: fc, Summary: s}
+	if fc != nil {
+		m.EventID = fc.FrameID + "/" + string(ev)
+		s["frame_id"] = fc.FrameID
+		if fc.ParentFrameID != nil {
+			s["parent_frame_id"] = *fc.ParentFrameID
+		}
+	}
+	return c.moment(m)
 }
 
 // moment attaches the pending warnings to m.
@@ -525,7 +572,7 @@ func newUUID() string {
 // writes before it exits (the turn's end, its usage) are read within
 // milliseconds of the write.
 const (
-	drainQuiet = 300 * time.Millisecond
+	drainQuiet = 500 * time.Millisecond
 	drainMax   = 3 * time.Second
 )
 
