@@ -85,6 +85,9 @@ type TelemetryOptions struct {
 	Claims telemetry.Claims
 	// Tail tunes the tailer (poll intervals, MaxLine, ForcePoll).
 	Tail telemetry.TailConfig
+	// OnObservation, when set, is called (from the watcher goroutine) for
+	// every observation, including those that make no receipt.
+	OnObservation func()
 	// Now is the clock (default time.Now); Log receives diagnostics.
 	Now func() time.Time
 	Log *slog.Logger
@@ -126,6 +129,9 @@ func startTelemetry(ctx context.Context, o TelemetryOptions) (*telemetryWatcher,
 			}
 		}
 		err := telemetry.Watch(ctx, cfg, func(ob telemetry.Observation) {
+			if o.OnObservation != nil {
+				o.OnObservation()
+			}
 			for _, m := range conv.convert(ob) {
 				if !send(m) {
 					return

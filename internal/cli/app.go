@@ -79,6 +79,7 @@ func newApp(e *env) *ucli.App {
 		Commands: []*ucli.Command{
 			versionCommand(e),
 			runCommand(e),
+			watchCommand(e),
 			statusCommand(e),
 			abortCommand(e),
 			pauseCommand(e),

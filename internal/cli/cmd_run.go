@@ -30,6 +30,8 @@ type runOptions struct {
 	MaxDuration   time.Duration
 	Cols, Rows    int
 	NoHooks       bool
+	NoTelemetry   bool
+	Levels        string
 	Payloads      []string
 	PayloadAt     string
 	Argv          []string
@@ -69,6 +71,8 @@ kills the group.`,
 			&ucli.DurationFlag{Name: "idle-after", Usage: "no output for this long makes the harness idle", Value: launcher.DefaultIdleAfter, Destination: &o.IdleAfter},
 			&ucli.DurationFlag{Name: "grace", Usage: "time a stopped harness gets before SIGKILL", Value: launcher.DefaultGrace, Destination: &o.Grace},
 			&ucli.DurationFlag{Name: "max-duration", Usage: "stop the harness after this long (state failed, reason timeout)", Destination: &o.MaxDuration},
+			&ucli.BoolFlag{Name: "no-telemetry", Usage: "do not follow the harness's transcript or rollout (no telemetry receipts: frames, pressure, compaction)", Destination: &o.NoTelemetry},
+			levelsFlag(&o.Levels),
 			&ucli.BoolFlag{Name: "no-hooks", Usage: "do not install the hook bridge (Claude --settings, Codex -c notify) for this launch", Destination: &o.NoHooks},
 			&ucli.GenericFlag{Name: "payload", Usage: "deliver the payload envelope in `FILE` into the new session (repeatable)", Value: &payloads},
 			&ucli.StringFlag{Name: "payload-at", Usage: "where --payload goes: session (pre_session: the command line, else the SessionStart hook) or frame (pre_frame_leading: the first prompt's hook)", Value: "session", Destination: &o.PayloadAt},
@@ -154,6 +158,10 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		}
 		pls = append(pls, p)
 	}
+	levels, err := parseLevels(o.Levels)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:      root,
 		Argv:          o.Argv,
@@ -174,6 +182,8 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Format:        format,
 		Require:       req,
 		Hooks:         !o.NoHooks,
+		NoTelemetry:   o.NoTelemetry,
+		Levels:        levels,
 		Payloads:      pls,
 		PayloadsAt:    at,
 		HandleSignals: true,

@@ -1,0 +1,169 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	ucli "github.com/urfave/cli/v2"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/sink"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/launcher"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// watchOptions are the flags of `lifeloop watch`.
+type watchOptions struct {
+	StateDir      string
+	Adapter       string
+	Path          string
+	Latest        bool
+	Cwd           string
+	Clients       []string
+	ClientEvents  []string
+	ClientTimeout time.Duration
+	Events        []string
+	Format        string
+	UntilIdle     time.Duration
+	NotFoundAfter time.Duration
+	Levels        string
+}
+
+func watchCommand(e *env) *ucli.Command {
+	var o watchOptions
+	var clients, events listValue
+	return &ucli.Command{
+		Name:      "watch",
+		Usage:     "record the lifecycle of a harness lifeloop did not launch, from its transcript (telemetry_only)",
+		ArgsUsage: "[FILE]",
+		Description: `Follows the transcript (Claude Code) or rollout (Codex) of a harness
+started without lifeloop and records the same receipts 'lifeloop run' does
+from telemetry — the harness session binding, frame.opening/opened/ending/
+ended per turn, context.pressure_observed on every pressure level change,
+context.compacted, capability.degraded when the file is lost — into a
+lifeloop session of its own (integration_mode telemetry_only).
+
+Which file: FILE; or --latest, the newest one written for --cwd in the last
+week; or, with neither, the next one a harness creates for --cwd (default:
+the current folder). A file that already exists is read from its start to
+learn the session id and pressure level; its earlier turns are not reported.
+
+The watch ends on SIGINT or SIGTERM, or after --until-idle without new
+telemetry; it then records session.ended, marks the session completed,
+prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
+		Flags: []ucli.Flag{
+			stateDirFlag(&o.StateDir),
+			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` of the harness (claude or codex)", Required: true, Destination: &o.Adapter},
+			&ucli.BoolFlag{Name: "latest", Usage: "watch the newest file written for --cwd", Destination: &o.Latest},
+			&ucli.StringFlag{Name: "cwd", Usage: "the harness's working `DIR` (default: the current folder)", Destination: &o.Cwd},
+			&ucli.GenericFlag{Name: "client", Usage: "client `CMD` (a shell command line) receiving every receipt's dispatch envelope on stdin (repeatable)", Value: &clients},
+			&ucli.StringSliceFlag{Name: "client-events", Usage: "only dispatch these `EVENTS` to clients (comma-separated)"},
+			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
+			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
+			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
+			&ucli.DurationFlag{Name: "until-idle", Usage: "end after this long without new telemetry (0 = until interrupted)", Destination: &o.UntilIdle},
+			&ucli.DurationFlag{Name: "not-found-after", Usage: "report capability.degraded when no file appears within this long", Value: launcher.DefaultNotFoundAfter, Destination: &o.NotFoundAfter},
+			levelsFlag(&o.Levels),
+		},
+		Action: func(c *ucli.Context) error {
+			o.Clients = clients.items
+			o.Events = events.items
+			o.ClientEvents = splitCommas(c.StringSlice("client-events"))
+			switch c.NArg() {
+			case 0:
+			case 1:
+				o.Path = c.Args().First()
+			default:
+				return usageErrorf("watch takes at most one FILE")
+			}
+			if o.Path != "" && o.Latest {
+				return usageErrorf("give FILE or --latest, not both")
+			}
+			return watchRun(c.Context, e, o)
+		},
+	}
+}
+
+// levelsFlag is the --levels flag shared by run and watch.
+func levelsFlag(dest *string) ucli.Flag {
+	return &ucli.StringFlag{
+		Name:        "levels",
+		Usage:       "context pressure thresholds in `PERCENT` of the window: moderate,high,critical",
+		Value:       "50,75,90",
+		Destination: dest,
+	}
+}
+
+// parseLevels reads "50,75,90" (percent of the window at which the
+// moderate, high and critical levels start).
+func parseLevels(s string) (telemetry.Levels, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) != 3 {
+		return telemetry.Levels{}, fmt.Errorf("--levels %q: want three percentages, e.g. 50,75,90", s)
+	}
+	var v [3]float64
+	for i, p := range parts {
+		f, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(p), "%"), 64)
+		if err != nil {
+			return telemetry.Levels{}, fmt.Errorf("--levels %q: %q is not a number", s, p)
+		}
+		v[i] = f / 100
+	}
+	l := telemetry.Levels{Moderate: v[0], High: v[1], Critical: v[2]}
+	if err := l.Validate(); err != nil {
+		return telemetry.Levels{}, fmt.Errorf("--levels %q: need 0 < moderate < high < critical <= 100", s)
+	}
+	return l, nil
+}
+
+func watchRun(ctx context.Context, e *env, o watchOptions) error {
+	root, err := statedir.Resolve(o.StateDir, e.Getenv)
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	format, err := sink.ParseFormat(o.Format)
+	if err != nil {
+		return usageErrorf("--format: %v", err)
+	}
+	levels, err := parseLevels(o.Levels)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	var events []contract.Event
+	for _, name := range o.ClientEvents {
+		ev := contract.Event(name)
+		if !ev.Valid() {
+			return usageErrorf("--client-events: unknown event %q; see `lifeloop events`", name)
+		}
+		events = append(events, ev)
+	}
+	var clients []launcher.ClientSpec
+	for _, c := range o.Clients {
+		if strings.TrimSpace(c) == "" {
+			return usageErrorf("--client: empty command")
+		}
+		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	res, err := launcher.Watch(ctx, launcher.WatchOptions{
+		StateDir: root, Adapter: o.Adapter, Path: o.Path, Latest: o.Latest, Cwd: o.Cwd,
+		Env: os.Environ(), Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
+		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
+		NotFoundAfter: o.NotFoundAfter, Now: e.Now,
+	})
+	if err != nil {
+		return exitf(ExitFailed, "%v", err)
+	}
+	out, _ := json.Marshal(map[string]any{"session_id": res.SessionID, "reason": res.Reason, "receipts": res.Receipts})
+	fmt.Fprintln(e.Out, string(out))
+	return nil
+}

@@ -1,0 +1,427 @@
+package launcher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/callback"
+	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/sink"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// LatestWithin bounds how old a file `watch --latest` may pick.
+const LatestWithin = 7 * 24 * time.Hour
+
+// WatchOptions are what `lifeloop watch` decided: observe a harness that
+// lifeloop did not launch (integration mode telemetry_only).
+//
+// Which file: Path when set; else, with Latest, the newest transcript or
+// rollout of Cwd written in the last LatestWithin; else the first file a
+// harness creates for Cwd from now on (and newer ones after it: a resumed
+// or renewed harness writes a new file). A file that already exists is
+// read from its start to learn the harness session id and the pressure
+// level; its earlier turns are not reported again.
+type WatchOptions struct {
+	StateDir string
+	// Adapter is the adapter id (required; it must name a TelemetryKind).
+	Adapter  string
+	Registry *adapters.Registry
+	Path     string
+	Latest   bool
+	// Cwd is the harness's working folder (default: the current one).
+	Cwd string
+	// Env locates the harness's files (HOME, CLAUDE_CONFIG_DIR,
+	// CODEX_HOME, Claude's window overrides).
+	Env []string
+
+	Clients       []ClientSpec
+	ClientEvents  []contract.Event
+	ClientTimeout time.Duration
+	Events        []string
+	Format        sink.Format
+
+	// UntilIdle ends the watch after this long without new telemetry;
+	// 0 watches until ctx is cancelled.
+	UntilIdle     time.Duration
+	Levels        telemetry.Levels
+	NotFoundAfter time.Duration
+	Tail          telemetry.TailConfig
+
+	// OnSession, when set, is told the session id and folder.
+	OnSession func(id, dir string)
+	Now       func() time.Time
+	IDs       ids.Source
+}
+
+// WatchResult is how a watch ended.
+type WatchResult struct {
+	SessionID string
+	// Reason is "idle" (UntilIdle passed) or "interrupted" (ctx ended).
+	Reason   string
+	Receipts int
+}
+
+// Watch records the receipts of a harness's telemetry into a lifeloop
+// session of its own until ctx is cancelled or UntilIdle passes without
+// telemetry. The session record says integration_mode telemetry_only and
+// goes running → completed; the last receipt is session.ended.
+func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IDs == nil {
+		o.IDs = ids.Default()
+	}
+	if o.Registry == nil {
+		o.Registry = adapters.Default()
+	}
+	ad, err := o.Registry.Lookup(o.Adapter)
+	if err != nil {
+		return WatchResult{}, err
+	}
+	if ad.TelemetryKind == "" {
+		return WatchResult{}, fmt.Errorf("adapter %s has no telemetry lifeloop can read; watch supports adapters with transcripts (claude, codex)", ad.ID)
+	}
+	if o.Cwd == "" {
+		if o.Cwd, err = os.Getwd(); err != nil {
+			return WatchResult{}, fmt.Errorf("cannot read the working directory: %w", err)
+		}
+	}
+	if o.Cwd, err = filepath.Abs(o.Cwd); err != nil {
+		return WatchResult{}, err
+	}
+	start := o.Now()
+	topts := TelemetryOptions{
+		Kind: ad.TelemetryKind, Env: o.Env, Cwd: o.Cwd, LaunchedAt: start,
+		Levels: o.Levels, NotFoundAfter: o.NotFoundAfter, Tail: o.Tail, Now: o.Now,
+	}
+	switch {
+	case o.Path != "":
+		topts.Path = o.Path
+	case o.Latest:
+		p, err := latestFile(topts, start)
+		if err != nil {
+			return WatchResult{}, err
+		}
+		topts.Path = p
+	default:
+		topts.Follow = true
+	}
+	if topts.Path != "" {
+		if topts.Path, err = filepath.Abs(topts.Path); err != nil {
+			return WatchResult{}, err
+		}
+		fi, err := os.Stat(topts.Path)
+		if err != nil {
+			return WatchResult{}, fmt.Errorf("cannot watch %s: %w", topts.Path, err)
+		}
+		topts.FromStart = true
+		topts.HistoryOffset = fi.Size()
+	}
+	if _, err := watchConfig(topts); err != nil {
+		return WatchResult{}, err
+	}
+
+	p, err := openPipeline(pipelineOptions{
+		StateDir: o.StateDir, Adapter: ad, Mode: contract.ModeTelemetryOnly, Env: o.Env,
+		Clients: o.Clients, ClientEvents: o.ClientEvents, ClientTimeout: o.ClientTimeout,
+		Events: o.Events, Format: o.Format, Now: o.Now, IDs: o.IDs,
+	})
+	if err != nil {
+		return WatchResult{}, err
+	}
+	defer p.Close()
+	if o.OnSession != nil {
+		o.OnSession(p.ID, p.Dir)
+	}
+	topts.Log = p.Log
+	topts.Claims = &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: p.ID}
+
+	var last atomic.Int64
+	last.Store(o.Now().UnixNano())
+	topts.OnObservation = func() { last.Store(o.Now().UnixNano()) }
+
+	rec := statedir.SessionRecord{
+		ID: p.ID, AdapterID: ad.ID, IntegrationMode: string(contract.ModeTelemetryOnly),
+		Cwd: o.Cwd, State: statedir.StateRunning, StartedAt: &start,
+	}
+	if topts.Path != "" {
+		rec.Argv = []string{topts.Path}
+	}
+	ob := &watchObserver{p: p, rec: rec, stateDir: o.StateDir, now: o.Now, frames: map[string]string{}}
+	ob.save()
+	p.Log.Info("watch started", "adapter", ad.ID, "cwd", o.Cwd, "path", topts.Path)
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w, err := startTelemetry(wctx, topts)
+	if err != nil {
+		return WatchResult{}, err
+	}
+	defer w.Wait()
+
+	var idleC <-chan time.Time
+	if o.UntilIdle > 0 {
+		tk := time.NewTicker(min(o.UntilIdle/4, time.Second))
+		defer tk.Stop()
+		idleC = tk.C
+	}
+	reason := "interrupted"
+	moments := w.moments
+loop:
+	for {
+		select {
+		case m, ok := <-moments:
+			if !ok {
+				moments = nil
+				continue
+			}
+			last.Store(o.Now().UnixNano())
+			ob.observe(context.Background(), m)
+		case <-idleC:
+			if o.Now().Sub(time.Unix(0, last.Load())) >= o.UntilIdle {
+				reason = "idle"
+				break loop
+			}
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	cancel()
+	// Moments already converted are still recorded.
+	for m := range w.moments {
+		ob.observe(context.Background(), m)
+	}
+	ob.end(reason, start)
+	return WatchResult{SessionID: p.ID, Reason: reason, Receipts: ob.count}, nil
+}
+
+// latestFile returns the newest file the adapter's discoverer lists for
+// Cwd within LatestWithin.
+func latestFile(o TelemetryOptions, now time.Time) (string, error) {
+	o.LaunchedAt = now.Add(-LatestWithin)
+	cfg, err := watchConfig(o)
+	if err != nil {
+		return "", err
+	}
+	cs, err := cfg.Discoverer.Candidates()
+	if err != nil {
+		return "", err
+	}
+	if len(cs) == 0 {
+		return "", fmt.Errorf("no %s file for %s in the last %s; name the file, or drop --latest to wait for the next one", cfg.Discoverer.SourceKind(), o.Cwd, LatestWithin)
+	}
+	newest := cs[0]
+	for _, c := range cs[1:] {
+		if !c.Born.Before(newest.Born) {
+			newest = c
+		}
+	}
+	return newest.Path, nil
+}
+
+// watchObserver records moments of a watch session: it chains frame
+// receipts to their frame.opening and the rest to the binding receipt,
+// sets the harness session id on every receipt once known, and keeps
+// session.json up to date.
+type watchObserver struct {
+	p        *pipeline
+	rec      statedir.SessionRecord
+	stateDir string
+	now      func() time.Time
+	harness  string
+	root     string
+	frames   map[string]string
+	count    int
+}
+
+func (w *watchObserver) observe(ctx context.Context, m Moment) {
+	if m.HarnessSessionID != "" && m.HarnessSessionID != w.harness {
+		w.harness = m.HarnessSessionID
+		w.rec.HarnessSessionIDs = append(w.rec.HarnessSessionIDs, m.HarnessSessionID)
+		w.save()
+	}
+	if m.HarnessSessionID == "" {
+		m.HarnessSessionID = w.harness
+	}
+	if m.Parent == nil {
+		if m.Frame != nil {
+			if id, ok := w.frames[m.Frame.FrameID]; ok {
+				m.Parent = &id
+			} else if m.Frame.ParentFrameID != nil {
+				if id, ok := w.frames[*m.Frame.ParentFrameID]; ok {
+					m.Parent = &id
+				}
+			}
+		}
+		if m.Parent == nil && w.root != "" {
+			r := w.root
+			m.Parent = &r
+		}
+	}
+	r, err := w.p.Record(ctx, m)
+	if err != nil {
+		w.p.Log.Error("recording receipt failed", "event", m.Event, "err", err)
+		return
+	}
+	w.count++
+	if m.Event == contract.EventSessionStarted {
+		w.root = r.ReceiptID
+	}
+	if m.Frame != nil && m.Event == contract.EventFrameOpening {
+		w.frames[m.Frame.FrameID] = r.ReceiptID
+	}
+}
+
+func (w *watchObserver) end(reason string, start time.Time) {
+	now := w.now()
+	m := Moment{
+		Event:            contract.EventSessionEnded,
+		HarnessSessionID: w.harness,
+		Summary: map[string]any{
+			"reason":     "watch_" + reason,
+			"phase":      string(contract.PhaseCompleted),
+			"outcome":    string(contract.LifecycleSuccess),
+			"duration_s": float64(now.Sub(start).Milliseconds()) / 1000,
+			"note":       "the watch ended; the harness itself is not supervised in telemetry_only mode",
+		},
+	}
+	if w.root != "" {
+		r := w.root
+		m.Parent = &r
+	}
+	if _, err := w.p.Record(context.Background(), m); err == nil {
+		w.count++
+	}
+	w.rec.State = statedir.StateCompleted
+	w.rec.EndedAt = &now
+	w.rec.Exit = &statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}
+	w.save()
+}
+
+func (w *watchObserver) save() {
+	w.rec.UpdatedAt = w.now()
+	if err := statedir.WriteSession(w.stateDir, w.rec); err != nil {
+		w.p.Log.Error("writing session.json failed", "err", err)
+	}
+}
+
+// pipelineOptions configure openPipeline.
+type pipelineOptions struct {
+	StateDir      string
+	Adapter       *adapters.Adapter
+	Mode          contract.IntegrationMode
+	Env           []string
+	Clients       []ClientSpec
+	ClientEvents  []contract.Event
+	ClientTimeout time.Duration
+	Events        []string
+	Format        sink.Format
+	Now           func() time.Time
+	IDs           ids.Source
+}
+
+// pipeline is one session's receipt path: session folder, log, ledger,
+// sinks, asynchronous clients and the router in front of them.
+type pipeline struct {
+	ID, Dir string
+	Log     *slog.Logger
+	rt      *router.Router
+	closers []func()
+}
+
+// openPipeline creates a session folder and everything its receipts go
+// through. Close releases it all.
+func openPipeline(o pipelineOptions) (_ *pipeline, err error) {
+	p := &pipeline{ID: o.IDs.New(ids.PrefixSession)}
+	defer func() {
+		if err != nil {
+			p.Close()
+		}
+	}()
+	if p.Dir, err = statedir.CreateSessionDir(o.StateDir, p.ID); err != nil {
+		return nil, err
+	}
+	logFile, err := os.OpenFile(statedir.LogPath(o.StateDir, p.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("session log: %w", err)
+	}
+	p.closers = append(p.closers, func() { _ = logFile.Close() })
+	p.Log = slog.New(slog.NewJSONHandler(logFile, nil)).With("session", p.ID)
+	led, err := ledger.Open(statedir.ReceiptsPath(o.StateDir, p.ID), ledger.Options{Now: o.Now, IDs: o.IDs})
+	if err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, func() { _ = led.Close() })
+	var sinks []router.Sink
+	for _, dest := range o.Events {
+		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: p.ID, Logger: p.Log})
+		if err != nil {
+			return nil, fmt.Errorf("--events %s: %w", dest, err)
+		}
+		sinks = append(sinks, sk)
+		p.closers = append(p.closers, func() {
+			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			_ = sk.Close(cctx)
+		})
+	}
+	var clients []router.Client
+	for _, c := range o.Clients {
+		inv := &callback.Invoker{
+			Path: c.Path, Args: c.Args, Timeout: o.ClientTimeout, Env: o.Env,
+			SessionID: p.ID, SessionDir: p.Dir, StateDir: o.StateDir,
+		}
+		clients = append(clients, filteredClient{inv: inv, events: o.ClientEvents})
+	}
+	p.rt, err = router.New(router.Config{
+		Manifest:     o.Adapter.Manifest(),
+		Mode:         o.Mode,
+		Ledger:       led,
+		InvocationID: o.IDs.New(ids.PrefixInvocation),
+		AsyncClients: clients,
+		Sinks:        sinks,
+		Now:          o.Now,
+		IDs:          o.IDs,
+		Logger:       p.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.closers = append(p.closers, func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		defer cancel()
+		_ = p.rt.Close(cctx)
+	})
+	return p, nil
+}
+
+// Record routes one moment.
+func (p *pipeline) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
+	if p.rt == nil {
+		return contract.LifecycleReceipt{}, errors.New("pipeline closed")
+	}
+	res, err := p.rt.Route(ctx, inputOf(m))
+	return res.Receipt, err
+}
+
+// Close flushes clients and sinks and closes the ledger and log, in the
+// reverse order of opening. It is idempotent.
+func (p *pipeline) Close() {
+	for i := len(p.closers) - 1; i >= 0; i-- {
+		p.closers[i]()
+	}
+	p.closers = nil
+}
