@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
@@ -478,4 +480,104 @@ func TestRunClaudeConcurrentSameFolder(t *testing.T) {
 func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// watchHarness starts `lifeloop watch --adapter adapter --cwd <project>`
+// before the harness runs, runs it, and returns the watch session's
+// receipts once the watch has ended (--until-idle).
+func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string, args ...string) (string, string, []map[string]any) {
+	t.Helper()
+	ll := lifeloopBin(t)
+	state := filepath.Join(t.TempDir(), "state")
+	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", adapter, "--cwd", env.Dir, "--until-idle", "5s")
+	var out strings.Builder
+	cmd.Stdout = &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
+	if res := env.Run(runTimeout, bin, args...); res.ExitCode != 0 {
+		t.Fatalf("%s exited %d: %s", adapter, res.ExitCode, res.Stderr)
+	}
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil {
+			t.Fatalf("watch: %v; stdout %s", err, out.String())
+		}
+	case <-time.After(runTimeout):
+		t.Fatal("watch did not end after --until-idle")
+	}
+	if !strings.Contains(out.String(), `"reason":"idle"`) {
+		t.Errorf("watch printed %q", out.String())
+	}
+	session, rs := onlySession(t, state)
+	rec := sessionRecord(t, state, session)
+	if rec["integration_mode"] != "telemetry_only" || rec["state"] != "completed" {
+		t.Errorf("session record %s", toJSON(rec))
+	}
+	for _, r := range rs {
+		if r["integration_mode"] != "telemetry_only" || r["adapter_id"] != adapter {
+			t.Errorf("receipt %v: mode %v adapter %v", r["event"], r["integration_mode"], r["adapter_id"])
+		}
+	}
+	if last := rs[len(rs)-1]; last["event"] != "session.ended" || dig(last, "telemetry_summary", "reason") != "watch_idle" {
+		t.Errorf("last receipt %s", toJSON(last))
+	}
+	return state, session, rs
+}
+
+// TestWatchClaude observes a `claude -p` tool turn that lifeloop did not
+// launch: binding, frames, pressure with the mock's numbers.
+func TestWatchClaude(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
+		{InputTokens: 50000, CacheReadInputTokens: 5000, OutputTokens: 100},
+		{InputTokens: 3000, CacheCreationInputTokens: 2000, CacheReadInputTokens: 75000, OutputTokens: 200},
+	}})
+	env := testharness.NewHarnessEnv(t, mock)
+	env.Setenv("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "100000")
+	state, session, rs := watchHarness(t, env, "claude", bin, "-p", "RUN_TOOL please")
+	transcript := onlyOne(t, "transcript", env.ClaudeTranscripts())
+	prompts, sid := claudePromptIDs(t, transcript)
+	if dig(bindingOf(t, rs), "telemetry_summary", "path") != transcript {
+		t.Errorf("binding not to %s", transcript)
+	}
+	assertHarnessSession(t, state, session, rs, sid)
+	assertPressure(t, rs, []wantPressure{
+		{55100, 100000, "moderate", "low"},
+		{80200, 100000, "high", "moderate"},
+	})
+	assertFrames(t, rs, prompts)
+}
+
+// TestWatchCodex observes a `codex exec` tool turn that lifeloop did not
+// launch.
+func TestWatchCodex(t *testing.T) {
+	skipShort(t)
+	bin := testharness.CodexBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
+		{InputTokens: 50000, OutputTokens: 100},
+		{InputTokens: 80000, CacheReadInputTokens: 60000, OutputTokens: 200},
+	}})
+	env := testharness.NewHarnessEnv(t, mock)
+	state, session, rs := watchHarness(t, env, "codex", bin, "exec", "--skip-git-repo-check", "-c", "model_context_window=100000", "RUN_TOOL please")
+	rollout := onlyOne(t, "rollout", env.CodexRollouts())
+	turns, thread, _ := codexTurns(t, rollout)
+	if dig(bindingOf(t, rs), "telemetry_summary", "path") != rollout {
+		t.Errorf("binding not to %s", rollout)
+	}
+	assertHarnessSession(t, state, session, rs, thread)
+	assertPressure(t, rs, []wantPressure{
+		{50100, 95000, "moderate", "low"},
+		{80200, 95000, "high", "moderate"},
+	})
+	assertFrames(t, rs, turns)
 }
