@@ -30,6 +30,14 @@ func claude() *Adapter {
 			"lifecycle_events.frame.ending/native_hook":          "TestHostApplyClaudeNativeHooks",
 			"lifecycle_events.frame.ended/native_hook":           "TestHostApplyClaudeNativeHooks",
 			"lifecycle_events.session.ending/native_hook":        "TestHostApplyClaudeNativeHooks",
+			// From the transcript (launcher/telemetry.go).
+			"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunClaudeTelemetry",
+			"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunClaudeTelemetry",
+			"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunClaudeCompactionTelemetry",
+			"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
+			"context_pressure":                    "TestRunClaudeTelemetry",
+			"session_identity.harness_session_id": "TestRunClaudeConcurrentSameFolder",
+			"telemetry_sources.transcript":        "TestRunClaudeTelemetry",
 		}),
 		ExitCommand:   "/exit",
 		TelemetryKind: "claude",
@@ -48,6 +56,12 @@ func claude() *Adapter {
 			for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
 				raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 			}
+			// From the transcript (<config>/projects/<cwd>/<session>.jsonl):
+			// frame.opened on the first assistant line of a turn (the
+			// hook bridge has no hook for it), pressure, compaction, the
+			// session id, degradation of the source.
+			raise(m, contract.EventFrameOpened, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+			raiseTelemetry(&m, "transcript", "lifeloop run follows the transcript (~/.claude/projects/<cwd>/<session>.jsonl): context in use = input + cache creation + cache read + output tokens of the last assistant message, against the model's window (CLAUDE_CODE_MAX_CONTEXT_TOKENS / CLAUDE_CODE_AUTO_COMPACT_WINDOW when set); receipts on level changes and compactions")
 			// pre_session: --append-system-prompt at launch (or the
 			// SessionStart hook); pre_frame_leading: the UserPromptSubmit
 			// hook's additionalContext. 8 KiB is the bound lifeloop places.

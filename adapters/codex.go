@@ -25,6 +25,16 @@ func codex() *Adapter {
 			"lifecycle_events.frame.ending/native_hook":          "TestHostApplyCodexHooksAndNotify",
 			"lifecycle_events.frame.ended/native_hook":           "TestHostApplyCodexHooksAndNotify",
 			"lifecycle_events.session.ending/native_hook":        "TestHostApplyCodexHooksAndNotify",
+			// From the rollout (launcher/telemetry.go).
+			"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunCodexTelemetry",
+			"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunCodexTelemetry",
+			"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunCodexTelemetry",
+			"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunCodexTelemetry",
+			"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunCodexCompactionTelemetry",
+			"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
+			"context_pressure":                    "TestRunCodexTelemetry",
+			"session_identity.harness_session_id": "TestRunCodexTelemetry",
+			"telemetry_sources.rollout":           "TestRunCodexTelemetry",
 		}),
 		ExitCommand:   "/quit",
 		TelemetryKind: "codex",
@@ -41,6 +51,17 @@ func codex() *Adapter {
 			for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
 				raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 			}
+			// From the rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl):
+			// task_started → frame.opening/opened, task_complete →
+			// frame.ending (frame.ended is native through notify),
+			// pressure, compaction, the thread id, degradation of the
+			// source. Raising frame.opening/opened/ending as synthesized
+			// in launcher_wrapper lowers their native_hook claim to
+			// synthesized too (one support state per event).
+			for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding} {
+				raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+			}
+			raiseTelemetry(&m, "rollout", "lifeloop run follows the rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl): context in use = last_token_usage.total_tokens of each token_count, against its model_context_window (Codex's effective window); receipts on level changes and compactions")
 			// pre_session: -c developer_instructions=… at launch.
 			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
 			return m

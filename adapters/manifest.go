@@ -193,6 +193,29 @@ func raise(m contract.AdapterManifest, event contract.Event, support contract.Su
 	m.LifecycleEvents[event] = cur
 }
 
+// raiseTelemetry raises the claims `lifeloop run` proves from a
+// harness's own transcript or rollout (launcher/telemetry.go): pressure
+// level changes and compactions (synthesized from the file's usage and
+// compaction records), the harness session id (synthesized: read from the
+// file and set on every receipt), capability.degraded (native: lifeloop's
+// own watcher reports the file lost and back), and the file itself as a
+// telemetry source. Frame events are raised by each adapter, since some
+// are native through the hook bridge.
+//
+// telemetry_only (`lifeloop watch`) is proven by the e2e tests
+// TestWatchClaude and TestWatchCodex but not declared: a manifest holds
+// one support state per event across its modes, and declaring
+// telemetry_only would lower session.started/ended and the hook-bridge
+// frame events from native to synthesized for every mode.
+func raiseTelemetry(m *contract.AdapterManifest, source, evidence string) {
+	raise(*m, contract.EventContextPressureObserved, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	raise(*m, contract.EventContextCompacted, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	raise(*m, contract.EventCapabilityDegraded, contract.SupportNative, contract.ModeLauncherWrapper)
+	m.ContextPressure = contract.ContextPressureSupport{Support: contract.SupportSynthesized, Evidence: contract.Ptr(evidence)}
+	m.SessionIdentity.HarnessSessionID = contract.SupportSynthesized
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: source, Support: contract.SupportNative})
+}
+
 // strength orders support states from unavailable (0) to native (4).
 func strength(s contract.SupportState) int {
 	switch s {

@@ -114,13 +114,14 @@ func TestManifestIsFresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := a.Manifest()
+	evidence := *m.ContextPressure.Evidence
 	m.IntegrationModes[0] = contract.ModeNativeHook
 	m.LifecycleEvents[contract.EventReceiptGapDetected] = contract.EventSupport{Support: contract.SupportNative}
 	*m.ContextPressure.Evidence = "changed"
 	m2 := a.Manifest()
 	if m2.IntegrationModes[0] != contract.ModeLauncherWrapper ||
 		m2.LifecycleEvents[contract.EventReceiptGapDetected].Support != contract.SupportUnavailable ||
-		*m2.ContextPressure.Evidence != notImplemented {
+		*m2.ContextPressure.Evidence != evidence {
 		t.Errorf("Manifest() shares state between calls: %+v", m2)
 	}
 }
