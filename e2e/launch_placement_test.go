@@ -312,6 +312,100 @@ func waitOutputAfter(t *testing.T, term *testharness.Terminal, n int, s string, 
 	}
 }
 
+// writePayloadFile writes a payload envelope file with body and one
+// required placement.
+func writePayloadFile(t *testing.T, id, body string, placement contract.PlacementClass) string {
+	t.Helper()
+	p := contract.PayloadEnvelope{
+		SchemaVersion: 1, PayloadID: id, ClientID: "e2e", PayloadKind: "continuation", Format: "text/plain",
+		ContentEncoding: contract.EncodingUTF8, Body: &body, ByteSize: uint64(len(body)),
+		ContentDigest:        contract.Ptr(contract.Digest([]byte(body))),
+		AcceptablePlacements: []contract.AcceptablePlacement{{Placement: placement, Requirement: contract.RequirementRequired}},
+	}
+	raw, _ := json.Marshal(p)
+	path := filepath.Join(t.TempDir(), "payload.json")
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// checkRenewalRecords checks what one renewal left behind once the
+// wrapped session ended: the renewal's four receipts in order, exactly one
+// delivered payload receipt, no body in the ledger or in any command's
+// output, an empty continuation store and a delivered status.
+func checkRenewalRecords(t *testing.T, env *testharness.HarnessEnv, ll, state, ses, payloadID string, placement contract.PlacementClass, secret string) {
+	t.Helper()
+	receipts := ledgerOf(t, state)
+	// The renewal's own receipts carry renewal_step (the hook bridge adds
+	// Claude's native SessionStart/SessionEnd moments besides them).
+	var steps []string
+	for _, r := range receipts {
+		if step, ok := dig(r, "telemetry_summary", "renewal_step").(string); ok {
+			steps = append(steps, r["event"].(string)+"/"+step)
+		}
+	}
+	if want := "session.ending/ending session.ended/ended session.starting/starting session.started/started"; strings.Join(steps, " ") != want {
+		t.Errorf("renewal receipts %v, want %s", steps, want)
+	}
+	if last := lastOf(receipts, "session.ended"); dig(last, "telemetry_summary", "renewal_step") != nil {
+		t.Errorf("the session's last session.ended is the renewal's, not the final exit: %v", eventsOf(receipts))
+	}
+	var delivered bool
+	for _, r := range receipts {
+		if r["event"] != "session.started" {
+			continue
+		}
+		prs, _ := r["payload_receipts"].([]any)
+		for _, pr := range prs {
+			m := pr.(map[string]any)
+			if m["payload_id"] == payloadID && m["status"] == "delivered" && m["placement"] == string(placement) {
+				if delivered {
+					t.Errorf("%s has more than one delivered receipt", payloadID)
+				}
+				delivered = true
+			}
+		}
+	}
+	if !delivered {
+		t.Errorf("no session.started receipt with a delivered %s payload receipt", payloadID)
+	}
+	ledger, _ := os.ReadFile(filepath.Join(state, "sessions", ses, "receipts.jsonl"))
+	if strings.Contains(string(ledger), secret) {
+		t.Error("the ledger carries the payload body")
+	}
+	if left, _ := filepath.Glob(filepath.Join(state, "sessions", ses, "continuation", "*")); len(left) != 0 {
+		t.Errorf("continuation store not empty after delivery: %v", left)
+	}
+	st, err := renewal.ReadStatus(renewal.StatusPath(filepath.Join(state, "sessions", ses)))
+	if err != nil || st.State != renewal.StateDelivered || st.Attempt != 1 || st.PayloadPending {
+		t.Errorf("renewal status %+v, %v", st, err)
+	}
+	for _, args := range [][]string{{"sessions", "--state-dir", state}, {"status", "--state-dir", state, ses}, {"renewal", "status", "--state-dir", state, ses}} {
+		out := env.Run(runTimeout, ll, args...)
+		if strings.Contains(out.Stdout+out.Stderr, secret) {
+			t.Errorf("`lifeloop %s` prints the payload body: %s", strings.Join(args, " "), out.Stdout)
+		}
+	}
+}
+
+// waitMatchesAfter waits until re matches at least count times in the
+// terminal's output past byte n. The timeout is a safety net.
+func waitMatchesAfter(t *testing.T, term *testharness.Terminal, n int, re *regexp.Regexp, count int, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		out := term.Output()
+		if len(out) > n && len(re.FindAllStringIndex(out[n:], -1)) >= count {
+			return
+		}
+		if time.Now().After(deadline) || term.Exited() {
+			t.Fatalf("fewer than %d matches of %s after byte %d; last output:\n%s", count, re, n, out[max(0, len(out)-2000):])
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // TestRenewClaudeTUIUnderLifeloop renews a real interactive Claude
 // session wrapped by `lifeloop run`: after a first turn, `lifeloop renew
 // --resume --payload FILE` stops Claude (/exit), starts it again on the
@@ -340,18 +434,7 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 	}
 	ses := filepath.Base(sessions[0])
 	const secret = "RENEWAL-PAYLOAD-5c1d continue with step 2"
-	body := secret
-	p := contract.PayloadEnvelope{
-		SchemaVersion: 1, PayloadID: "pay_renew", ClientID: "e2e", PayloadKind: "continuation", Format: "text/plain",
-		ContentEncoding: contract.EncodingUTF8, Body: &body, ByteSize: uint64(len(body)),
-		ContentDigest:        contract.Ptr(contract.Digest([]byte(body))),
-		AcceptablePlacements: []contract.AcceptablePlacement{{Placement: contract.PlacementDeveloperEquivalentFrame, Requirement: contract.RequirementRequired}},
-	}
-	raw, _ := json.Marshal(p)
-	payloadFile := filepath.Join(t.TempDir(), "payload.json")
-	if err := os.WriteFile(payloadFile, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	payloadFile := writePayloadFile(t, "pay_renew", secret, contract.PlacementDeveloperEquivalentFrame)
 	before := len(term.Output())
 	n := len(env.Mock.RequestsOfKind("claude"))
 	res := env.Run(runTimeout, ll, "renew", "--state-dir", state, "--resume", "--reason", "e2e", "--payload", payloadFile, ses)
@@ -396,56 +479,132 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 		t.Fatalf("lifeloop exited with code %d signal %v (%v)", code, sig, err)
 	}
 
-	receipts := ledgerOf(t, state)
-	// The renewal's own receipts carry renewal_step (the hook bridge adds
-	// Claude's native SessionStart/SessionEnd moments besides them).
-	var steps []string
-	for _, r := range receipts {
-		if step, ok := dig(r, "telemetry_summary", "renewal_step").(string); ok {
-			steps = append(steps, r["event"].(string)+"/"+step)
-		}
-	}
-	if want := "session.ending/ending session.ended/ended session.starting/starting session.started/started"; strings.Join(steps, " ") != want {
-		t.Errorf("renewal receipts %v, want %s", steps, want)
-	}
-	if last := lastOf(receipts, "session.ended"); dig(last, "telemetry_summary", "renewal_step") != nil {
-		t.Errorf("the session's last session.ended is the renewal's, not the final exit: %v", eventsOf(receipts))
-	}
-	var delivered bool
-	for _, r := range receipts {
-		if r["event"] != "session.started" {
-			continue
-		}
-		prs, _ := r["payload_receipts"].([]any)
-		for _, pr := range prs {
-			m := pr.(map[string]any)
-			if m["payload_id"] == "pay_renew" && m["status"] == "delivered" && m["placement"] == "developer_equivalent_frame" {
-				if delivered {
-					t.Error("pay_renew has more than one delivered receipt")
-				}
-				delivered = true
-			}
-		}
-	}
-	if !delivered {
-		t.Errorf("no session.started receipt with a delivered pay_renew payload receipt")
-	}
-	ledger, _ := os.ReadFile(filepath.Join(state, "sessions", ses, "receipts.jsonl"))
-	if strings.Contains(string(ledger), secret) {
-		t.Error("the ledger carries the payload body")
-	}
-	if left, _ := filepath.Glob(filepath.Join(state, "sessions", ses, "continuation", "*")); len(left) != 0 {
-		t.Errorf("continuation store not empty after delivery: %v", left)
-	}
-	st, err := renewal.ReadStatus(renewal.StatusPath(filepath.Join(state, "sessions", ses)))
-	if err != nil || st.State != renewal.StateDelivered || st.Attempt != 1 || st.PayloadPending {
-		t.Errorf("renewal status %+v, %v", st, err)
-	}
-	for _, args := range [][]string{{"sessions", "--state-dir", state}, {"status", "--state-dir", state, ses}, {"renewal", "status", "--state-dir", state, ses}} {
-		out := env.Run(runTimeout, ll, args...)
-		if strings.Contains(out.Stdout+out.Stderr, secret) {
-			t.Errorf("`lifeloop %s` prints the payload body: %s", strings.Join(args, " "), out.Stdout)
-		}
-	}
+	checkRenewalRecords(t, env, ll, state, ses, "pay_renew", contract.PlacementDeveloperEquivalentFrame, secret)
 	assertNoProcessLeft(t, env, term.Pid())
+}
+
+// TestRenewCodexTUIUnderLifeloop renews a real interactive Codex session
+// wrapped by `lifeloop run`, both ways:
+//
+//   - resume: Codex ignores developer instructions on a resumed thread, so
+//     the payload (pre_prompt_frame) becomes the first prompt of `codex
+//     resume ID`, which the TUI submits at once; the request carries the
+//     first turn and the payload as a user message.
+//   - fresh: the payload (developer_equivalent_frame) goes into
+//     -c developer_instructions; the next turn's request carries it as a
+//     developer message and not the first turn.
+func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
+	skipShort(t)
+	tests := []struct {
+		name      string
+		resume    bool
+		placement contract.PlacementClass
+		role      string
+	}{
+		{"resume", true, contract.PlacementPrePromptFrame, "user"},
+		{"fresh", false, contract.PlacementDeveloperEquivalentFrame, "developer"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := testharness.CodexBin(t)
+			ll := lifeloopBin(t)
+			const reply = "Interactive reply through lifeloop."
+			mock := startMock(t, mockmodel.Config{Reply: reply})
+			env := testharness.NewHarnessEnv(t, mock)
+			state := filepath.Join(t.TempDir(), "state")
+			term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
+			if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
+				t.Fatal(err)
+			}
+			term.Type("first prompt 41c2")
+			if err := term.WaitFor("first prompt 41c2", screenTimeout); err != nil {
+				t.Fatal(err)
+			}
+			term.Type("\r")
+			if err := term.WaitFor(regexp.MustCompile(`Worked\s*for`), screenTimeout); err != nil {
+				t.Fatal(err)
+			}
+			sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
+			if len(sessions) != 1 {
+				t.Fatalf("sessions %v", sessions)
+			}
+			ses := filepath.Base(sessions[0])
+			secret := "RENEWAL-PAYLOAD-codex-" + tc.name
+			payloadFile := writePayloadFile(t, "pay_renew", secret, tc.placement)
+			n := len(mock.RequestsOfKind("codex"))
+			mode := "--fresh"
+			if tc.resume {
+				mode = "--resume"
+			}
+			before := len(term.Output())
+			// The harness session id comes from the rollout the telemetry
+			// watcher follows; a renew before it is known is refused with
+			// identity_unavailable, so retry until it is known.
+			var res testharness.Result
+			deadline := time.Now().Add(screenTimeout)
+			for {
+				res = env.Run(runTimeout, ll, "renew", "--state-dir", state, mode, "--payload", payloadFile, ses)
+				if res.ExitCode == 0 || !strings.Contains(res.Stderr, "identity_unavailable") || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+			if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
+				t.Fatalf("lifeloop renew: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
+			}
+			if !tc.resume {
+				waitOutputAfter(t, term, before, "for shortcuts", screenTimeout)
+				term.Type("second prompt 9d1e")
+				waitOutputAfter(t, term, before, "second prompt 9d1e", screenTimeout)
+				term.Type("\r")
+			}
+			var turn *mockmodel.Request
+			deadline = time.Now().Add(screenTimeout)
+			for turn == nil {
+				for _, r := range mock.RequestsOfKind("codex")[n:] {
+					if _, ok := requestCarries(t, r.Body, secret); ok {
+						turn = &r
+						break
+					}
+				}
+				if turn == nil && (time.Now().After(deadline) || term.Exited()) {
+					t.Fatalf("no model request carries the payload after the renewal; terminal:\n%s", term.Output())
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			var body struct {
+				Input []map[string]any `json:"input"`
+			}
+			if err := json.Unmarshal(turn.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			for _, item := range body.Input {
+				raw, _ := json.Marshal(item)
+				if _, ok := requestCarries(t, raw, secret); ok && item["role"] != tc.role {
+					t.Errorf("payload carried with role %v, want %s", item["role"], tc.role)
+				}
+			}
+			if _, resumed := requestCarries(t, turn.Body, "first prompt 41c2"); resumed != tc.resume {
+				t.Errorf("request carries the first turn: %v, want %v", resumed, tc.resume)
+			}
+			// The resumed TUI redraws the first turn ("Worked for" once);
+			// the renewed turn adds one more.
+			wantWorked := 1
+			if tc.resume {
+				wantWorked = 2
+			}
+			waitMatchesAfter(t, term, before, regexp.MustCompile(`Worked\s*for`), wantWorked, screenTimeout)
+			quitAt := len(term.Output())
+			term.Type("/quit")
+			waitOutputAfter(t, term, quitAt, "/quit", screenTimeout)
+			term.Type("\r")
+			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+				t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output())
+			}
+			checkRenewalRecords(t, env, ll, state, ses, "pay_renew", tc.placement, secret)
+			if procs := env.StrayProcesses(); len(procs) > 0 {
+				t.Errorf("codex processes left after lifeloop exited: %+v", procs)
+			}
+		})
+	}
 }
