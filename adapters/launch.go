@@ -442,7 +442,7 @@ func codexRelaunch(argv []string, start int, id string, resume bool) ([]string, 
 	case "":
 		// TUI; rest is [PROMPT] plus trailing options.
 		opts, pos := codexPositionalsAfter(rest)
-		out := append(head, opts...)
+		out := slices.Concat(head, opts)
 		if resume {
 			return append(out, "resume", id), true
 		}
@@ -450,7 +450,7 @@ func codexRelaunch(argv []string, start int, id string, resume bool) ([]string, 
 	case "resume", "fork":
 		opts, _ := codexPositionalsAfter(rest[1:])
 		opts = slices.DeleteFunc(opts, func(s string) bool { return s == "--last" || s == "--all" })
-		out := append(head, opts...)
+		out := slices.Concat(head, opts)
 		if resume {
 			return append(out, "resume", id), true
 		}
@@ -472,7 +472,7 @@ func codexRelaunch(argv []string, start int, id string, resume bool) ([]string, 
 		} else {
 			prompt = pos
 		}
-		out := append(head, sub)
+		out := slices.Concat(head, []string{sub})
 		out = append(out, eopts...)
 		if resume {
 			out = append(out, "resume", id)

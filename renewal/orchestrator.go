@@ -392,15 +392,9 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 			}
 			now := o.now().UTC()
 			st.State, st.FinishedAt, st.PayloadPending = StateDelivered, &now, false
-			var expired []string
-			for _, r := range st.PayloadReceipts {
-				if r.Status == contract.PlacementOutcomeFailed {
-					expired = append(expired, r.PayloadID)
-				}
-			}
-			if len(expired) > 0 {
+			if len(st.ExpiredIDs) > 0 {
 				st.State = StateExpired
-				st.LastError = statusError(failf(contract.FailurePayloadRejected, "payloads %q expired before they could be delivered", expired), now)
+				st.LastError = statusError(failf(contract.FailurePayloadRejected, "payloads %q expired before they could be delivered", st.ExpiredIDs), now)
 			}
 			if err := o.write(st); err != nil {
 				return outcomeOf(*st, started), err
@@ -416,8 +410,10 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 // plan computes the relaunch command line with the pending payloads
 // placed, and sets st.PayloadIDs (the payloads delivered), st.Placement
 // and st.PayloadReceipts. Payloads of this renewal that expired meanwhile
-// get a failed receipt; stored payloads that cannot be placed at this
-// launch stay stored with a receipt saying so.
+// get a failed receipt and end the renewal in state expired; stored
+// payloads (e.g. put with `continuation put`) that cannot be placed at
+// this launch get their placement decision's receipt (failed or skipped)
+// and stay stored until they expire or are dropped.
 func (o *Orchestrator) plan(st *Status) ([]string, error) {
 	relaunch, err := o.relaunchArgv(o.relaunchID(*st), st.Resume)
 	if err != nil {
@@ -429,6 +425,7 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 	}
 	now := o.Store.now()
 	var receipts []contract.PayloadReceipt
+	st.ExpiredIDs = nil
 	for _, rec := range all {
 		p := rec.Payload
 		if o.Store.expired(rec, now) && slices.Contains(st.PayloadIDs, p.PayloadID) {
@@ -437,6 +434,7 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 				r.Placement = p.AcceptablePlacements[0].Placement
 			}
 			receipts = append(receipts, r)
+			st.ExpiredIDs = append(st.ExpiredIDs, p.PayloadID)
 		}
 	}
 	if _, err := o.Store.Expire(); err != nil {

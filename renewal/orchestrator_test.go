@@ -523,3 +523,31 @@ func TestRecoverWithNothingToDo(t *testing.T) {
 		t.Fatalf("Recover on a fresh session: %+v, %v", out, err)
 	}
 }
+
+// TestRenewKeepsUndeliverableStoredPayload: a payload stored earlier
+// (continuation put) whose only placement cannot be met at launch gets a
+// failed receipt and stays stored; the renewal itself is delivered.
+func TestRenewKeepsUndeliverableStoredPayload(t *testing.T) {
+	w := newWorld(t)
+	o := w.orchestrator(t, "claude", "claude")
+	if _, err := o.Store.Put(payload("pay_side", "x", contract.PlacementSideChannelContext)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := o.Renew(t.Context(), Request{Payloads: []contract.PayloadEnvelope{payload("pay_1", "one")}})
+	if err != nil || out.State != StateDelivered {
+		t.Fatalf("Renew: %+v, %v", out, err)
+	}
+	status := map[string]contract.PlacementOutcome{}
+	for _, r := range out.PayloadReceipts {
+		status[r.PayloadID] = r.Status
+	}
+	if status["pay_1"] != contract.PlacementOutcomeDelivered || status["pay_side"] != contract.PlacementOutcomeFailed {
+		t.Errorf("receipts %v", status)
+	}
+	if pending, _ := o.Store.Pending(); strings.Join(ids(pending), ",") != "pay_side" {
+		t.Errorf("stored after renewal: %v, want pay_side only", ids(pending))
+	}
+	if strings.Contains(strings.Join(w.starts[0], " "), `"pay_side"`) {
+		t.Error("undeliverable payload placed on the command line")
+	}
+}

@@ -76,6 +76,9 @@ type Status struct {
 	// PayloadIDs are the payloads this renewal delivers (set when the
 	// harness is started with them).
 	PayloadIDs []string `json:"payload_ids"`
+	// ExpiredIDs are payloads of this renewal that expired before the
+	// relaunch could deliver them.
+	ExpiredIDs []string `json:"expired_payload_ids,omitempty"`
 	// Placement is the manifest placement the payloads were delivered
 	// through, or "".
 	Placement contract.ManifestPlacementClass `json:"placement,omitempty"`
