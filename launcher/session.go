@@ -262,18 +262,20 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		}
 		tctx, cancel := context.WithCancel(ctx)
 		launched := o.Now()
-		w, err := startTelemetry(tctx, TelemetryOptions{
+		topts := TelemetryOptions{
 			Kind: ad.TelemetryKind, Env: env, Cwd: o.Dir, LaunchedAt: launched, HistoryBefore: launched.Truncate(time.Millisecond),
 			SessionID: pinned, Follow: pinned == "", Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
 			Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: id},
 			Now:    o.Now, Log: log,
-		})
-		if err != nil {
-			cancel()
-			return Result{}, err
 		}
-		defer func() { cancel(); w.Wait() }()
-		observations = w.moments
+		if w, err := startTelemetry(tctx, topts); err != nil {
+			cancel()
+			log.Warn("telemetry unavailable", "err", err)
+			observations = unavailableTelemetry(topts, err)
+		} else {
+			defer func() { cancel(); w.Wait() }()
+			observations = w.moments
+		}
 	}
 
 	rec := statedir.SessionRecord{

@@ -145,6 +145,16 @@ func startTelemetry(ctx context.Context, o TelemetryOptions) (*telemetryWatcher,
 	return w, nil
 }
 
+// unavailableTelemetry returns a closed channel holding one moment: the
+// capability.degraded that says why the watcher could not start (so the
+// launch goes on without it and the ledger says so).
+func unavailableTelemetry(o TelemetryOptions, err error) <-chan Moment {
+	ch := make(chan Moment, 1)
+	ch <- newConverter(o).failed(err)
+	close(ch)
+	return ch
+}
+
 // watchConfig builds the telemetry.WatchConfig of o.
 func watchConfig(o TelemetryOptions) (telemetry.WatchConfig, error) {
 	if o.Now == nil {

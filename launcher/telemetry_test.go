@@ -364,3 +364,26 @@ func TestPinClaudeSession(t *testing.T) {
 		})
 	}
 }
+
+// TestTelemetryUnavailable: a watcher that cannot be configured (no HOME in
+// the harness's environment) does not stop the launch; the ledger gets
+// one capability.degraded saying why.
+func TestTelemetryUnavailable(t *testing.T) {
+	o := TelemetryOptions{Kind: TelemetryCodex}
+	_, err := startTelemetry(context.Background(), o)
+	if err == nil {
+		t.Fatal("watcher started without HOME or CODEX_HOME")
+	}
+	var got []Moment
+	for m := range unavailableTelemetry(o, err) {
+		got = append(got, m)
+	}
+	if len(got) != 1 || got[0].Event != contract.EventCapabilityDegraded || got[0].Status != contract.StatusDegraded {
+		t.Fatalf("got %s", momentList(got))
+	}
+	for _, d := range got[0].Degradations {
+		if d.CurrentSupport != contract.SupportUnavailable || d.RetryClass == nil || *d.RetryClass != contract.RetryAfterReconfigure || !strings.Contains(*d.Evidence, "CODEX_HOME") {
+			t.Errorf("%s: %s, retry %v, evidence %q", d.Capability, d.CurrentSupport, d.RetryClass, *d.Evidence)
+		}
+	}
+}
