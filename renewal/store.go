@@ -3,10 +3,14 @@
 // payloads until they are delivered or expire), the renewal status file,
 // and the Orchestrator that stops the harness, relaunches it with the
 // payloads placed at launch, and records each step — resumable after a
-// crash at any step, delivering each payload exactly once.
+// crash at any step, recording each payload's delivery once (see
+// Orchestrator for the one crash window in which a payload is placed on
+// two launches).
 //
 // Payload bodies are never logged, printed or written anywhere but the
-// continuation store; errors name payload ids, never bodies.
+// continuation store and the relaunched harness's command line (where
+// the adapter's launch placement puts them; see adapters.PlaceAtLaunch);
+// errors name payload ids, never bodies.
 package renewal
 
 import (
