@@ -581,3 +581,28 @@ func TestWatchCodex(t *testing.T) {
 	})
 	assertFrames(t, rs, turns)
 }
+
+// TestRunClaudeNoTelemetry: --no-telemetry leaves the transcript alone (no
+// binding, no pressure) and does not pin the session id.
+func TestRunClaudeNoTelemetry(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Usage: mockmodel.Usage{InputTokens: 190000}})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--no-telemetry", "--", bin, "-p", "hello")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)
+	}
+	session, rs := onlySession(t, state)
+	for _, r := range rs {
+		if src := dig(r, "telemetry_summary", "source"); src == "transcript" {
+			t.Errorf("telemetry receipt with --no-telemetry: %s", toJSON(r))
+		}
+	}
+	argv, _ := sessionRecord(t, state, session)["argv"].([]any)
+	if slices.Contains(argv, any("--session-id")) {
+		t.Errorf("argv %v pins a session id", argv)
+	}
+}
