@@ -24,6 +24,9 @@ func claude() *Adapter {
 			"lifecycle_events.frame.ending/launcher_wrapper":     "TestRunClaudeHookBridge",
 			"lifecycle_events.frame.ended/launcher_wrapper":      "TestRunClaudeHookBridge",
 			"placement.pre_session":                              "TestRunPayloadAtLaunch",
+			"renewal.reset.wrapper_mediated":                     "TestRenewClaudeTUIUnderLifeloop",
+			"renewal.continuation.observation":                   "TestRenewClaudeTUIUnderLifeloop",
+			"renewal.continuation.payload_delivery":              "TestRenewClaudeTUIUnderLifeloop",
 			"placement.pre_frame_leading":                        "TestRunClaudeHookBridge",
 			"lifecycle_events.session.started/native_hook":       "TestHostApplyClaudeNativeHooks",
 			"lifecycle_events.frame.opening/native_hook":         "TestHostApplyClaudeNativeHooks",
@@ -66,6 +69,13 @@ func claude() *Adapter {
 			// SessionStart hook); pre_frame_leading: the UserPromptSubmit
 			// hook's additionalContext. 8 KiB is the bound lifeloop places.
 			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
+			// `lifeloop renew` stops the harness and starts it again on the
+			// same terminal with the continuation payload placed at launch.
+			m.Renewal.Reset.WrapperMediated = contract.SupportSynthesized
+			m.Renewal.Continuation.Observation = contract.SupportSynthesized
+			m.Renewal.Continuation.PayloadDelivery = contract.SupportSynthesized
+			m.Renewal.Profiles = []string{"lifeloop-wrapper"}
+			m.Renewal.Evidence = contract.Ptr("lifeloop run stops the harness (exit command, then signals) and relaunches it on the same terminal with the continuation payload placed at launch; proven against the real binary")
 			m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
 			return m
 		},

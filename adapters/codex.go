@@ -18,6 +18,9 @@ func codex() *Adapter {
 			"lifecycle_events.session.started/launcher_wrapper":  "TestRunCodexTUI",
 			"lifecycle_events.session.ended/launcher_wrapper":    "TestRunCodexTUI",
 			"placement.pre_session":                              "TestRunPayloadAtLaunch",
+			"renewal.reset.wrapper_mediated":                     "TestRenewCodexTUIUnderLifeloop",
+			"renewal.continuation.observation":                   "TestRenewCodexTUIUnderLifeloop",
+			"renewal.continuation.payload_delivery":              "TestRenewCodexTUIUnderLifeloop",
 			"lifecycle_events.frame.ended/launcher_wrapper":      "TestRunCodexNotify",
 			"lifecycle_events.session.started/native_hook":       "TestHostApplyCodexHooksAndNotify",
 			"lifecycle_events.frame.opening/native_hook":         "TestHostApplyCodexHooksAndNotify",
@@ -64,6 +67,13 @@ func codex() *Adapter {
 			raiseTelemetry(&m, "rollout", "lifeloop run follows the rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl): context in use = last_token_usage.total_tokens of each token_count, against its model_context_window (Codex's effective window); receipts on level changes and compactions")
 			// pre_session: -c developer_instructions=… at launch.
 			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
+			// `lifeloop renew` stops the harness and starts it again on the
+			// same terminal with the continuation payload placed at launch.
+			m.Renewal.Reset.WrapperMediated = contract.SupportSynthesized
+			m.Renewal.Continuation.Observation = contract.SupportSynthesized
+			m.Renewal.Continuation.PayloadDelivery = contract.SupportSynthesized
+			m.Renewal.Profiles = []string{"lifeloop-wrapper"}
+			m.Renewal.Evidence = contract.Ptr("lifeloop run stops the harness (exit command, then signals) and relaunches it on the same terminal with the continuation payload placed at launch; proven against the real binary")
 			return m
 		},
 		prepare: codexPrepare,
