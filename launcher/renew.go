@@ -27,6 +27,9 @@ type harnessProcess struct{ s *supervisor }
 // bounded by 4×grace and returns how the harness ended.
 func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time.Duration) (contract.ExitFacts, error) {
 	c := p.s.child
+	if c == nil { // nothing runs (a wrapper continuing a crashed session)
+		return contract.ExitFacts{Code: -1, StoppedBy: contract.StoppedByRenewal}, nil
+	}
 	if exitCommand != "" {
 		// Typed like a person would: the command, then Enter.
 		go func() {

@@ -83,6 +83,10 @@ type Options struct {
 
 	// HandleSignals installs the signal policy (true for the CLI).
 	HandleSignals bool
+	// ContinueSession continues an existing session whose wrapper is gone
+	// (e.g. killed during a renewal): same id and ledger; a renewal left
+	// in progress is finished first, delivering its payloads once.
+	ContinueSession string
 	// OnSession, when set, is told the session id and directory as soon as
 	// they exist (before launch).
 	OnSession func(id, dir string)
@@ -128,8 +132,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	argv := ad.PrepareLaunch(slices.Clone(o.Argv))
 
-	id := o.IDs.New(ids.PrefixSession)
-	dir, err := statedir.CreateSessionDir(o.StateDir, id)
+	id, dir, err := sessionFor(o)
 	if err != nil {
 		return Result{}, err
 	}
@@ -282,6 +285,11 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
 		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir,
 	}
+	if o.ContinueSession != "" {
+		if prev, err := statedir.ReadSession(o.StateDir, id); err == nil {
+			rec.HarnessSessionIDs = prev.HarnessSessionIDs
+		}
+	}
 	recorder := &routerRecorder{rt: rt}
 
 	if n := rt.Negotiation(); n != nil && !n.Verdict.Proceed {
@@ -301,6 +309,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Observations:  observations,
 		StartPayloads: startPayloads,
 		Adapter:       ad,
+		Recover:       o.ContinueSession != "",
 		UserArgv:      o.Argv,
 		BridgeArgs:    bridgeArgs,
 		HandleSignals: o.HandleSignals,
@@ -337,6 +346,27 @@ func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contr
 		State:     statedir.StateRejected,
 		LaunchErr: fmt.Errorf("negotiation refused (%s): %s; see `lifeloop negotiate --adapter %s`", fc, reason, rec.AdapterID),
 	}, nil
+}
+
+// sessionFor returns the session this launch records into: a new one, or
+// the one to continue, which must exist and have no live wrapper.
+func sessionFor(o Options) (id, dir string, err error) {
+	if o.ContinueSession == "" {
+		id = o.IDs.New(ids.PrefixSession)
+		dir, err = statedir.CreateSessionDir(o.StateDir, id)
+		return id, dir, err
+	}
+	id = o.ContinueSession
+	if _, err := statedir.ReadSession(o.StateDir, id); err != nil {
+		return "", "", fmt.Errorf("--continue-session: unknown session %q; see `lifeloop sessions`", id)
+	}
+	dir = statedir.SessionDir(o.StateDir, id)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := Call(ctx, ControlSocketFor(o.StateDir, id), OpStatus, nil, nil); err == nil {
+		return "", "", fmt.Errorf("--continue-session: session %s still has a live wrapper; use `lifeloop renew %s`", id, id)
+	}
+	return id, dir, nil
 }
 
 // placeAtLaunch puts the payloads whose placement resolves to pre_session

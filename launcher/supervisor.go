@@ -56,6 +56,9 @@ type Config struct {
 	// HookRecorder records hook moments that can place payloads, with
 	// synchronous clients; nil records them like any other moment.
 	HookRecorder SyncRecorder
+	// Recover finishes a renewal a crashed wrapper left in progress before
+	// starting the harness (run --continue-session).
+	Recover bool
 	// Adapter is the session's adapter and UserArgv the command line as
 	// the user gave it; renewal relaunches with them. BridgeArgs are the
 	// hook bridge's launch arguments, added again at a relaunch.
@@ -221,8 +224,26 @@ func (s *supervisor) run() (Result, error) {
 		}
 	}
 
-	child, err := term.Start(s.cfg.Spec)
-	if err != nil {
+	// A session continued after a wrapper crash first finishes a renewal
+	// it left in progress: the relaunch carries the pending payloads.
+	recovered := false
+	if s.cfg.Recover && s.cfg.Adapter != nil {
+		s.startedReceipt = starting.ReceiptID
+		out, rerr := s.renewer().Recover(s.ctx)
+		switch {
+		case rerr != nil:
+			s.log.Warn("recovering the interrupted renewal failed", "err", rerr)
+		case out.Started:
+			recovered = true
+			s.log.Info("interrupted renewal finished", "attempt", out.Attempt)
+		}
+	}
+	child := s.child
+	var err2 error
+	if !recovered {
+		child, err2 = term.Start(s.cfg.Spec)
+	}
+	if err := err2; err != nil {
 		switch {
 		case errors.Is(err, ptyio.ErrNotFound):
 			return s.launchFailed(starting, ExitNotFound, "command_not_found",
@@ -243,12 +264,14 @@ func (s *supervisor) run() (Result, error) {
 	s.saveRecord()
 	s.log.Info("harness started", "pid", child.Pid(), "argv0", s.cfg.Spec.Path)
 
-	started, _ := s.record(Moment{
-		Event:   contract.EventSessionStarted,
-		Parent:  &starting.ReceiptID,
-		Summary: map[string]any{"pid": child.Pid()},
-	})
-	s.startedReceipt = started.ReceiptID
+	if !recovered { // a recovered renewal recorded its own session.started
+		started, _ := s.record(Moment{
+			Event:   contract.EventSessionStarted,
+			Parent:  &starting.ReceiptID,
+			Summary: map[string]any{"pid": child.Pid()},
+		})
+		s.startedReceipt = started.ReceiptID
+	}
 
 	var tickC <-chan time.Time
 	var activityC <-chan time.Time

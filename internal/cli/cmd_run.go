@@ -30,6 +30,7 @@ type runOptions struct {
 	MaxDuration   time.Duration
 	Cols, Rows    int
 	NoHooks       bool
+	Continue      string
 	NoTelemetry   bool
 	Levels        string
 	Payloads      []string
@@ -73,6 +74,7 @@ kills the group.`,
 			&ucli.DurationFlag{Name: "max-duration", Usage: "stop the harness after this long (state failed, reason timeout)", Destination: &o.MaxDuration},
 			&ucli.BoolFlag{Name: "no-telemetry", Usage: "do not follow the harness's transcript or rollout (no telemetry receipts: frames, pressure, compaction)", Destination: &o.NoTelemetry},
 			levelsFlag(&o.Levels),
+			&ucli.StringFlag{Name: "continue-session", Usage: "continue `SESSION` whose wrapper is gone (same id and ledger); a renewal it left unfinished is completed, its payloads delivered once", Destination: &o.Continue},
 			&ucli.BoolFlag{Name: "no-hooks", Usage: "do not install the hook bridge (Claude --settings, Codex -c notify) for this launch", Destination: &o.NoHooks},
 			&ucli.GenericFlag{Name: "payload", Usage: "deliver the payload envelope in `FILE` into the new session (repeatable)", Value: &payloads},
 			&ucli.StringFlag{Name: "payload-at", Usage: "where --payload goes: session (pre_session: the command line, else the SessionStart hook) or frame (pre_frame_leading: the first prompt's hook)", Value: "session", Destination: &o.PayloadAt},
@@ -163,31 +165,32 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		return usageErrorf("%v", err)
 	}
 	res, err := launcher.Launch(ctx, launcher.Options{
-		StateDir:      root,
-		Argv:          o.Argv,
-		Adapter:       o.Adapter,
-		Env:           os.Environ(),
-		In:            e.In,
-		Out:           e.Out,
-		Cols:          uint16(o.Cols),
-		Rows:          uint16(o.Rows),
-		Tick:          o.Tick,
-		IdleAfter:     o.IdleAfter,
-		Grace:         o.Grace,
-		MaxDuration:   o.MaxDuration,
-		Clients:       clients,
-		ClientEvents:  events,
-		ClientTimeout: o.ClientTimeout,
-		Events:        o.Events,
-		Format:        format,
-		Require:       req,
-		Hooks:         !o.NoHooks,
-		NoTelemetry:   o.NoTelemetry,
-		Levels:        levels,
-		Payloads:      pls,
-		PayloadsAt:    at,
-		HandleSignals: true,
-		Now:           e.Now,
+		StateDir:        root,
+		Argv:            o.Argv,
+		Adapter:         o.Adapter,
+		Env:             os.Environ(),
+		In:              e.In,
+		Out:             e.Out,
+		Cols:            uint16(o.Cols),
+		Rows:            uint16(o.Rows),
+		Tick:            o.Tick,
+		IdleAfter:       o.IdleAfter,
+		Grace:           o.Grace,
+		MaxDuration:     o.MaxDuration,
+		Clients:         clients,
+		ClientEvents:    events,
+		ClientTimeout:   o.ClientTimeout,
+		Events:          o.Events,
+		Format:          format,
+		Require:         req,
+		Hooks:           !o.NoHooks,
+		NoTelemetry:     o.NoTelemetry,
+		Levels:          levels,
+		ContinueSession: o.Continue,
+		Payloads:        pls,
+		PayloadsAt:      at,
+		HandleSignals:   true,
+		Now:             e.Now,
 	})
 	if err != nil {
 		return exitf(ExitLauncherFailed, "%v", err)

@@ -86,13 +86,14 @@ func (term *Terminal) readLoop() {
 		if n > 0 {
 			term.mu.Lock()
 			term.raw = append(term.raw, buf[:n]...)
-			answers := term.queriesLocked()
+			// Answer before waiters see the query's output, so that input a
+			// test types after seeing it follows the answer.
+			if answers := term.queriesLocked(); len(answers) > 0 {
+				_, _ = term.ptmx.Write(answers)
+			}
 			close(term.changed)
 			term.changed = make(chan struct{})
 			term.mu.Unlock()
-			if len(answers) > 0 {
-				_, _ = term.ptmx.Write(answers)
-			}
 		}
 		if err != nil {
 			term.mu.Lock()
