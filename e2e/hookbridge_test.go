@@ -125,6 +125,26 @@ func TestRunClaudeHookBridge(t *testing.T) {
 	if w := lastOf(receipts, "session.ended")["warnings"]; w != nil {
 		t.Errorf("session.ended warnings: %v", w)
 	}
+	assertFramesOnce(t, receipts)
+}
+
+// assertFramesOnce checks that no frame moment was recorded twice (once
+// from a hook and once from the transcript).
+func assertFramesOnce(t *testing.T, receipts []map[string]any) {
+	t.Helper()
+	seen := map[string]bool{}
+	for _, r := range receipts {
+		ev, _ := r["event"].(string)
+		frame := dig(r, "frame_context", "frame_id")
+		if !strings.HasPrefix(ev, "frame.") || frame == nil {
+			continue
+		}
+		key := fmt.Sprint(ev, " ", frame)
+		if seen[key] {
+			t.Errorf("%s recorded twice: %v", key, eventsOf(receipts))
+		}
+		seen[key] = true
+	}
 }
 
 // TestRunPayloadAtLaunch: --payload (default: the new session) goes into
@@ -170,7 +190,9 @@ func TestRunPayloadAtLaunch(t *testing.T) {
 
 // TestRunCodexNotify: under `lifeloop run`, Codex's notify program (set
 // for this launch with -c notify=[...]) reports the turn's end natively,
-// with the rollout's thread id as the harness session id.
+// with the rollout's thread id as the harness session id; the rollout's
+// report of the same turn end does not make a second receipt (native
+// wins, whichever arrives first).
 func TestRunCodexNotify(t *testing.T) {
 	skipShort(t)
 	bin := testharness.CodexBin(t)
@@ -197,6 +219,7 @@ func TestRunCodexNotify(t *testing.T) {
 	if ended == nil {
 		t.Fatalf("no frame.ended from the notify hook: %v", eventsOf(receipts))
 	}
+	assertFramesOnce(t, receipts)
 	if ended["harness_session_id"] != thread {
 		t.Errorf("frame.ended harness_session_id %v, want the rollout's thread %v", ended["harness_session_id"], thread)
 	}

@@ -135,6 +135,9 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 			EventID:          mm.EventID,
 			Summary:          withSource(mm.Summary, "hook", a.Hook),
 		}
+		if ev, ok := s.takeQueued(m); ok {
+			m.Summary["transcript"] = ev // native wins; the transcript corroborates
+		}
 		if s.isDuplicate(m) {
 			continue
 		}

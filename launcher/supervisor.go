@@ -142,6 +142,12 @@ type supervisor struct {
 	seenFrames map[string]bool
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
+	// nativeFrames are the frame events the hook bridge reports; the
+	// transcript's version of them waits in queue for the hook's
+	// (nativewins.go).
+	nativeFrames map[contract.Event]bool
+	queue        []queuedMoment
+	queueTimer   *time.Timer
 	// orch renews the session (built on the first renew request).
 	orch *renewal.Orchestrator
 }
@@ -172,6 +178,11 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		seenFrames:      map[string]bool{},
 		hookPayloads:    cfg.HookPayloads,
 	}
+	if len(cfg.BridgeArgs) > 0 && cfg.Adapter != nil {
+		s.nativeFrames = bridgedFrameEvents(cfg.Adapter.ID)
+	}
+	s.armQueue()
+	defer s.queueTimer.Stop()
 	return s.run()
 }
 
@@ -302,9 +313,13 @@ func (s *supervisor) run() (Result, error) {
 		if s.graceTimer != nil {
 			graceC = s.graceTimer.C
 		}
+		var queueC <-chan time.Time
+		if len(s.queue) > 0 {
+			queueC = s.queueTimer.C
+		}
 		select {
 		case <-s.child.Done(): // a renewal may have replaced the child
-			s.drainObservations(obs)
+			s.drainObservations(obs, ctrlCh)
 			return s.finish(), nil
 		case sig := <-sigCh:
 			s.onSignal(sig.(syscall.Signal))
@@ -328,7 +343,9 @@ func (s *supervisor) run() (Result, error) {
 				obs = nil
 				continue
 			}
-			s.observe(m)
+			s.enqueueTelemetry(m)
+		case <-queueC:
+			s.releaseQueue(s.cfg.Now())
 		case <-ctxDone:
 			ctxDone = nil
 			s.stop(contract.StoppedByAbort, syscall.SIGTERM)

@@ -594,29 +594,46 @@ const (
 
 // drainObservations records the telemetry moments still in flight when
 // the harness exits, so session.ended comes after the turn's last
-// receipts: it stops after drainQuiet without a moment, drainMax in all,
-// or when the channel closes.
-func (s *supervisor) drainObservations(obs <-chan Moment) {
-	if obs == nil {
+// receipts: it stops drainQuiet after the last moment once no moment
+// waits for its hook, drainMax in all. Hook calls are still served
+// meanwhile (a harness may report its last turn as it exits); other
+// control operations are refused.
+func (s *supervisor) drainObservations(obs <-chan Moment, ctrl <-chan controlCall) {
+	defer s.flushQueue()
+	if obs == nil && len(s.queue) == 0 {
 		return
 	}
 	deadline := time.NewTimer(drainMax)
 	defer deadline.Stop()
 	quiet := time.NewTimer(drainQuiet)
 	defer quiet.Stop()
-	for {
+	quietOver := false
+	for !quietOver || len(s.queue) > 0 {
+		var queueC <-chan time.Time
+		if len(s.queue) > 0 {
+			queueC = s.queueTimer.C
+		}
 		select {
 		case m, ok := <-obs:
 			if !ok {
-				return
+				obs = nil
+				quietOver = true
+				continue
 			}
-			s.observe(m)
-			if !quiet.Stop() {
-				<-quiet.C
-			}
+			s.enqueueTelemetry(m)
+			quietOver = false
 			quiet.Reset(drainQuiet)
+		case <-queueC:
+			s.releaseQueue(s.cfg.Now())
+		case call := <-ctrl:
+			if call.req.Op != OpHook {
+				call.reply <- controlReply{nil, ErrNotLive}
+				continue
+			}
+			res, err := s.onControl(call.req)
+			call.reply <- controlReply{res, err}
 		case <-quiet.C:
-			return
+			quietOver = true
 		case <-deadline.C:
 			return
 		}
