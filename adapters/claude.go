@@ -41,6 +41,9 @@ func claude() *Adapter {
 			"context_pressure":                    "TestRunClaudeTelemetry",
 			"session_identity.harness_session_id": "TestRunClaudeConcurrentSameFolder",
 			"telemetry_sources.transcript":        "TestRunClaudeTelemetry",
+			// lifeloop watch (launcher/watch.go).
+			"lifecycle_events.frame.opened/telemetry_only":              "TestWatchClaude",
+			"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchClaude",
 		}),
 		ExitCommand:   "/exit",
 		TelemetryKind: "claude",
@@ -64,6 +67,7 @@ func claude() *Adapter {
 			// hook bridge has no hook for it), pressure, compaction, the
 			// session id, degradation of the source.
 			raise(m, contract.EventFrameOpened, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+			raiseWatch(&m, contract.EventFrameOpened, contract.EventContextPressureObserved)
 			raiseTelemetry(&m, "transcript", "lifeloop run follows the transcript (~/.claude/projects/<cwd>/<session>.jsonl): context in use = input + cache creation + cache read + output tokens of the last assistant message, against the model's window (CLAUDE_CODE_MAX_CONTEXT_TOKENS / CLAUDE_CODE_AUTO_COMPACT_WINDOW when set); receipts on level changes and compactions")
 			// pre_session: --append-system-prompt at launch (or the
 			// SessionStart hook); pre_frame_leading: the UserPromptSubmit

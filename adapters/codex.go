@@ -38,6 +38,11 @@ func codex() *Adapter {
 			"context_pressure":                    "TestRunCodexTelemetry",
 			"session_identity.harness_session_id": "TestRunCodexTelemetry",
 			"telemetry_sources.rollout":           "TestRunCodexTelemetry",
+			// lifeloop watch (launcher/watch.go).
+			"lifecycle_events.frame.opening/telemetry_only":             "TestWatchCodex",
+			"lifecycle_events.frame.opened/telemetry_only":              "TestWatchCodex",
+			"lifecycle_events.frame.ending/telemetry_only":              "TestWatchCodex",
+			"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchCodex",
 		}),
 		ExitCommand:   "/quit",
 		TelemetryKind: "codex",
@@ -64,6 +69,7 @@ func codex() *Adapter {
 			for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding} {
 				raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 			}
+			raiseWatch(&m, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventContextPressureObserved)
 			raiseTelemetry(&m, "rollout", "lifeloop run follows the rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl): context in use = last_token_usage.total_tokens of each token_count, against its model_context_window (Codex's effective window); receipts on level changes and compactions")
 			// pre_session: -c developer_instructions=… at launch.
 			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}

@@ -202,11 +202,12 @@ func raise(m contract.AdapterManifest, event contract.Event, support contract.Su
 // telemetry source. Frame events are raised by each adapter, since some
 // are native through the hook bridge.
 //
-// telemetry_only (`lifeloop watch`) is proven by the e2e tests
-// TestWatchClaude and TestWatchCodex but not declared: a manifest holds
-// one support state per event across its modes, and declaring
-// telemetry_only would lower session.started/ended and the hook-bridge
-// frame events from native to synthesized for every mode.
+// telemetry_only (`lifeloop watch`, proven by TestWatchClaude and
+// TestWatchCodex) is declared by raiseWatch only for events already
+// synthesized in every mode: a manifest holds one support state per event
+// across its modes, so adding telemetry_only to session.started/ended or
+// to a hook-bridge frame event would lower its native claim for every
+// mode. watch records those too; the manifest under-claims them.
 func raiseTelemetry(m *contract.AdapterManifest, source, evidence string) {
 	raise(*m, contract.EventContextPressureObserved, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	raise(*m, contract.EventContextCompacted, contract.SupportSynthesized, contract.ModeLauncherWrapper)
@@ -214,6 +215,15 @@ func raiseTelemetry(m *contract.AdapterManifest, source, evidence string) {
 	m.ContextPressure = contract.ContextPressureSupport{Support: contract.SupportSynthesized, Evidence: contract.Ptr(evidence)}
 	m.SessionIdentity.HarnessSessionID = contract.SupportSynthesized
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: source, Support: contract.SupportNative})
+}
+
+// raiseWatch declares telemetry_only (`lifeloop watch`) for events, each
+// already synthesized, and context pressure from the same file.
+func raiseWatch(m *contract.AdapterManifest, events ...contract.Event) {
+	addMode(m, contract.ModeTelemetryOnly)
+	for _, e := range events {
+		raise(*m, e, contract.SupportSynthesized, contract.ModeTelemetryOnly)
+	}
 }
 
 // strength orders support states from unavailable (0) to native (4).
