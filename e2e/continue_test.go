@@ -38,7 +38,7 @@ func TestContinueSessionFinishesInterruptedRenewal(t *testing.T) {
 	// relaunching it leaves behind.
 	const marker = "LIFELOOP-RECOVERED-MARKER-6"
 	pf := payloadFile(t, env.Dir, "pay_recover", marker)
-	put := exec.Command(ll, "continuation", "put", "--state-dir", state, rec.ID, pf)
+	put := exec.CommandContext(t.Context(), ll, "continuation", "put", "--state-dir", state, rec.ID, pf)
 	put.Env = env.Env()
 	if out, err := put.CombinedOutput(); err != nil {
 		t.Fatalf("continuation put: %v: %s", err, out)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,7 +28,7 @@ func lifeloopBin(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(buildDir, "lifeloop")
-		cmd := exec.Command("go", "build", "-o", builtBin, "./cmd/lifeloop")
+		cmd := exec.CommandContext(context.Background(), "go", "build", "-o", builtBin, "./cmd/lifeloop")
 		cmd.Dir = testharness.ModuleRoot(t)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

@@ -21,7 +21,7 @@ func benchState(b *testing.B) string {
 
 func runOnce(b *testing.B, name string, args ...string) *os.ProcessState {
 	b.Helper()
-	cmd := exec.Command(name, args...)
+	cmd := exec.CommandContext(b.Context(), name, args...)
 	cmd.Env = append(os.Environ(), "LIFELOOP_STATE_DIR="+filepath.Join(b.TempDir(), "state"))
 	if err := cmd.Run(); err != nil {
 		b.Fatalf("%s %v: %v", name, args, err)
@@ -48,7 +48,7 @@ func BenchmarkStartExit(b *testing.B) {
 		}
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
-				cmd := exec.Command(c.argv[0], c.argv[1:]...)
+				cmd := exec.CommandContext(b.Context(), c.argv[0], c.argv[1:]...)
 				if err := cmd.Run(); err != nil {
 					b.Fatal(err)
 				}
@@ -77,7 +77,7 @@ func BenchmarkRelay(b *testing.B) {
 			b.SetBytes(size)
 			var maxRSS int64
 			for b.Loop() {
-				cmd := exec.Command(c.argv[0], c.argv[1:]...)
+				cmd := exec.CommandContext(b.Context(), c.argv[0], c.argv[1:]...)
 				devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 				cmd.Stdout = devnull
 				err := cmd.Run()

@@ -70,7 +70,7 @@ func listenControl(path string, h ControlHandler, log *slog.Logger) (*controlSer
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
+		_ = ln.Close()
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -96,7 +96,7 @@ func (s *controlServer) accept() {
 }
 
 func (s *controlServer) serve(conn *net.UnixConn) {
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	if err := checkPeer(conn); err != nil {
 		s.log.Warn("control: peer refused", "err", err)
@@ -194,7 +194,7 @@ func Call(ctx context.Context, path string, op string, args any, out any) error 
 		}
 		return fmt.Errorf("control socket: %w", err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	} else {

@@ -150,7 +150,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	defer led.Close()
+	defer func() { _ = led.Close() }()
 
 	var sinks []router.Sink
 	var openSinks []*sink.Sink

@@ -213,7 +213,7 @@ func (s *supervisor) run() (Result, error) {
 		return s.launchFailed(starting, ExitLaunchFailed, "terminal_unavailable", fmt.Errorf("cannot open the terminal: %w", err))
 	}
 	s.term = term
-	defer term.Close() // restores the terminal on every path
+	defer func() { _ = term.Close() }() // restores the terminal on every path
 
 	ctrlCh := make(chan controlCall)
 	if s.cfg.ControlSocket != "" {

@@ -3,6 +3,7 @@ package launcher
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -218,7 +219,7 @@ func TestAbortOverControlSocket(t *testing.T) {
 	if !ok || ending.Summary["reason"] != contract.StoppedByAbort {
 		t.Fatalf("session.ending %+v", ending)
 	}
-	if err := Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, nil); err != ErrNotLive {
+	if err := Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, nil); !errors.Is(err, ErrNotLive) {
 		t.Fatalf("after exit: %v, want ErrNotLive", err)
 	}
 }
