@@ -264,7 +264,13 @@ func (o *Orchestrator) Recover(ctx context.Context) (Outcome, error) {
 	if !st.State.InProgress() {
 		return outcomeOf(st, false), nil
 	}
-	if _, err := o.relaunchArgv(o.relaunchID(st), st.Resume); err != nil && st.State != StatePendingDelivery {
+	if st.State == StatePendingDelivery {
+		// The harness started with the payloads died with the wrapper
+		// that ran it (Recover runs before a continued wrapper starts
+		// one): start it again with them, so a live harness has them.
+		st.State = StateRelaunching
+	}
+	if _, err := o.relaunchArgv(o.relaunchID(st), st.Resume); err != nil {
 		return o.fail(&st, err)
 	}
 	st.Recovered = true

@@ -358,8 +358,8 @@ func TestRecoverAfterCrashAtEveryStep(t *testing.T) {
 	points := []struct {
 		at string
 		// wantStarts is the number of harness starts carrying the payload
-		// across both wrappers; 2 only for the documented window between
-		// Start and the status write after it.
+		// across both wrappers; 2 once the first harness was started with
+		// it (it died with its wrapper, so recovery starts another).
 		wantStarts int
 		// wantRecovered is false when the crash hit after the renewal was
 		// already complete on disk.
@@ -375,8 +375,8 @@ func TestRecoverAfterCrashAtEveryStep(t *testing.T) {
 		{"after record session.starting", 1, true},
 		{"before start", 1, true},
 		{"after start", 2, true},
-		{"before record session.started", 1, true},
-		{"after record session.started", 1, true},
+		{"before record session.started", 2, true},
+		{"after record session.started", 2, true},
 	}
 	for _, pt := range points {
 		t.Run(pt.at, func(t *testing.T) {
