@@ -94,7 +94,7 @@ func benchWatchCatchUp(b *testing.B, fx *catchUpFixture) catchUpResult {
 		if err != nil {
 			b.Fatal(err)
 		}
-		cmd := exec.Command(ll, "watch", "--state-dir", state, "--adapter", "claude", "--cwd", fx.cwd,
+		cmd := exec.CommandContext(b.Context(), ll, "watch", "--state-dir", state, "--adapter", "claude", "--cwd", fx.cwd,
 			"--until-idle", idle.String(), "--events", "fd:3", fx.path)
 		cmd.Env = append(os.Environ(), "HOME="+fx.home, "CLAUDE_CONFIG_DIR="+fx.configDir)
 		cmd.ExtraFiles = []*os.File{evw}
@@ -184,7 +184,7 @@ func benchCCUsage(b *testing.B, fx *catchUpFixture, ll catchUpResult) {
 	var total, cpu time.Duration
 	n := 0
 	for b.Loop() {
-		cmd := exec.Command(bin, "daily", "--json", "--offline", "--timezone", "UTC")
+		cmd := exec.CommandContext(b.Context(), bin, "daily", "--json", "--offline", "--timezone", "UTC")
 		x := filepath.Join(fx.home, "xdg")
 		cmd.Env = append(os.Environ(), "HOME="+fx.home, "CLAUDE_CONFIG_DIR="+fx.configDir,
 			"XDG_CONFIG_HOME="+x, "XDG_CACHE_HOME="+x, "NO_COLOR=1")
