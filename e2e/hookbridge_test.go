@@ -135,11 +135,10 @@ func assertFramesOnce(t *testing.T, receipts []map[string]any) {
 	seen := map[string]bool{}
 	for _, r := range receipts {
 		ev, _ := r["event"].(string)
-		frame := dig(r, "frame_context", "frame_id")
-		if !strings.HasPrefix(ev, "frame.") || frame == nil {
+		if !strings.HasPrefix(ev, "frame.") {
 			continue
 		}
-		key := fmt.Sprint(ev, " ", frame)
+		key := frameOfReceipt(r) + " " + ev
 		if seen[key] {
 			t.Errorf("%s recorded twice: %v", key, eventsOf(receipts))
 		}

@@ -481,6 +481,23 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 
 	checkRenewalRecords(t, env, ll, state, ses, "pay_renew", contract.PlacementDeveloperEquivalentFrame, secret)
 	assertNoProcessLeft(t, env, term.Pid())
+	// Telemetry followed the resumed session (Claude appends to the same
+	// transcript): each of the two prompts is one frame, opened by its
+	// hook and answered per the transcript; the typed /exit is no frame.
+	receipts := ledgerOf(t, state)
+	assertFramesOnce(t, receipts)
+	var openings, opened []string
+	for _, r := range receipts {
+		switch r["event"] {
+		case "frame.opening":
+			openings = append(openings, frameOfReceipt(r))
+		case "frame.opened":
+			opened = append(opened, frameOfReceipt(r))
+		}
+	}
+	if len(openings) != 2 || strings.Join(openings, " ") != strings.Join(opened, " ") {
+		t.Errorf("frames opening %v, opened %v; want the two prompts, each answered", openings, opened)
+	}
 }
 
 // TestRenewCodexTUIUnderLifeloop renews a real interactive Codex session

@@ -58,8 +58,10 @@ func (c ClaudeConfig) ClaudeWindow(model string) int64 {
 //   - sessionId: ObsHarnessSession when first seen or changed.
 //   - A turn opens (ObsFrameOpening) on a real user prompt: a "user" line
 //     that is not isMeta, not isCompactSummary, not
-//     isVisibleInTranscriptOnly and whose content is not only tool_result
-//     blocks. The frame id is the line's promptId (shared by every line of
+//     isVisibleInTranscriptOnly, not a local slash command (/exit: its
+//     caveat, command and output lines) and whose content is not only
+//     tool_result blocks. Assistant lines of the "<synthetic>" model (the
+//     TUI's own, no model call) are ignored unless they are API errors. The frame id is the line's promptId (shared by every line of
 //     the turn), else its uuid.
 //   - The first assistant line of the turn gives ObsFrameOpened.
 //   - An assistant line whose stop_reason ends the turn (anything but
@@ -179,7 +181,7 @@ func (p *ClaudeParser) stamp(o Observation) Observation {
 }
 
 func (p *ClaudeParser) user(dst []Observation, l *claudeLine, base Observation) []Observation {
-	if l.IsMeta || l.IsCompactSummary || l.IsVisibleInTranscriptOnly || l.Message == nil || !isPrompt(l.Message.Content) {
+	if l.IsMeta || l.IsCompactSummary || l.IsVisibleInTranscriptOnly || l.Message == nil || !isPrompt(l.Message.Content) || isLocalCommand(l.Message.Content) {
 		return dst
 	}
 	id := l.PromptID
@@ -232,6 +234,26 @@ func isPrompt(content json.RawMessage) bool {
 	return false
 }
 
+// isLocalCommand reports whether a user line records a slash command the
+// TUI ran itself (/exit, /clear, ...): its caveat, the command and its
+// output, none of which reaches the model.
+func isLocalCommand(content json.RawMessage) bool {
+	var text string
+	if json.Unmarshal(content, &text) != nil {
+		return false
+	}
+	for _, tag := range []string{"<local-command-caveat>", "<command-name>", "<local-command-stdout>", "<local-command-stderr>"} {
+		if strings.HasPrefix(text, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// claudeSyntheticModel is the model of assistant lines the TUI writes
+// itself (e.g. after a local command): no model call, no usage.
+const claudeSyntheticModel = "<synthetic>"
+
 func turnEnds(stop string) bool {
 	switch stop {
 	case "", "tool_use", "pause_turn":
@@ -243,6 +265,9 @@ func turnEnds(stop string) bool {
 func (p *ClaudeParser) assistant(dst []Observation, l *claudeLine, base Observation) []Observation {
 	m := l.Message
 	if m == nil {
+		return dst
+	}
+	if m.Model == claudeSyntheticModel && !l.IsAPIErrorMessage {
 		return dst
 	}
 	base.Model = m.Model
