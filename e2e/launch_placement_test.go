@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 	"github.com/lifeloop/lifeloop/renewal"
@@ -623,5 +625,101 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 				t.Errorf("codex processes left after lifeloop exited: %+v", procs)
 			}
 		})
+	}
+}
+
+// TestRenewClaudeTUIFresh renews a real interactive Claude session into a
+// new conversation (--fresh): the payload goes into the new session's
+// system prompt, the first conversation is not carried over, and the
+// transcript of the new session is followed — its own harness session id,
+// its turn answered per the transcript.
+func TestRenewClaudeTUIFresh(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	const reply = "Interactive reply through lifeloop."
+	term, env, state := startClaudeTUIUnderLifeloop(t, reply)
+	term.Type("first prompt 7a3b")
+	if err := term.WaitFor("first prompt 7a3b", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+	if err := term.WaitFor(regexp.MustCompile(`(?s)Interactive.*for\s*shortcuts`), screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
+	if len(sessions) != 1 {
+		t.Fatalf("sessions %v", sessions)
+	}
+	ses := filepath.Base(sessions[0])
+	const secret = "FRESH-RENEWAL-PAYLOAD-2e8f"
+	payloadFile := writePayloadFile(t, "pay_fresh", secret, contract.PlacementDeveloperEquivalentFrame)
+	before := len(term.Output())
+	n := len(env.Mock.RequestsOfKind("claude"))
+	res := env.Run(runTimeout, ll, "renew", "--state-dir", state, "--fresh", "--payload", payloadFile, ses)
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
+		t.Fatalf("lifeloop renew --fresh: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
+	}
+	waitOutputAfter(t, term, before, "for shortcuts", screenTimeout)
+	term.Type("second prompt 5f0c")
+	waitOutputAfter(t, term, before, "second prompt 5f0c", screenTimeout)
+	submitted := len(term.Output())
+	term.Type("\r")
+	waitOutputAfter(t, term, submitted, reply, screenTimeout)
+	var turn []byte
+	for _, r := range env.Mock.RequestsOfKind("claude")[n:] {
+		if strings.Contains(string(r.Body), "second prompt 5f0c") {
+			turn = r.Body
+		}
+	}
+	if turn == nil {
+		t.Fatal("no model request for the second prompt")
+	}
+	if path, ok := requestCarries(t, turn, secret); !ok || !strings.HasPrefix(path, ".system") {
+		t.Errorf("payload in the fresh session's request: %v at %q, want in the system prompt", ok, path)
+	}
+	if _, ok := requestCarries(t, turn, "first prompt 7a3b"); ok {
+		t.Error("the fresh session carries the first conversation")
+	}
+
+	term.Type("/exit")
+	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)
+	term.Type("\r")
+	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v (%v)", code, sig, err)
+	}
+	checkRenewalRecords(t, env, ll, state, ses, "pay_fresh", contract.PlacementDeveloperEquivalentFrame, secret)
+	assertNoProcessLeft(t, env, term.Pid())
+
+	// Two Claude sessions, two transcripts; each turn's frame is opened
+	// by its hook and answered per its own transcript, under its own
+	// harness session id.
+	transcripts := env.ClaudeTranscripts()
+	if len(transcripts) != 2 {
+		t.Fatalf("transcripts %v, want one per Claude session", transcripts)
+	}
+	rec, err := statedir.ReadSession(state, ses)
+	if err != nil || len(rec.HarnessSessionIDs) != 2 {
+		t.Fatalf("session.json harness session ids %v (%v), want two", rec.HarnessSessionIDs, err)
+	}
+	receipts := ledgerOf(t, state)
+	assertFramesOnce(t, receipts)
+	opened := map[string]string{} // frame → harness session id
+	for _, r := range receipts {
+		if r["event"] == "frame.opened" && dig(r, "telemetry_summary", "source") == "transcript" {
+			opened[frameOfReceipt(r)] = fmt.Sprint(r["harness_session_id"])
+		}
+	}
+	var sids []string
+	for _, r := range receipts {
+		if r["event"] == "frame.opening" {
+			sid, ok := opened[frameOfReceipt(r)]
+			if !ok {
+				t.Errorf("frame %s was not followed in a transcript: %v", frameOfReceipt(r), eventsOf(receipts))
+			}
+			sids = append(sids, sid)
+		}
+	}
+	if len(sids) != 2 || sids[0] != rec.HarnessSessionIDs[0] || sids[1] != rec.HarnessSessionIDs[1] {
+		t.Errorf("the two turns' harness sessions %v, want %v", sids, rec.HarnessSessionIDs)
 	}
 }

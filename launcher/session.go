@@ -258,27 +258,19 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 
 	var observations <-chan Moment
+	var tel *telemetryRunner
 	if ad.TelemetryKind != "" && !o.NoTelemetry {
 		var pinned string
 		if ad.TelemetryKind == TelemetryClaude {
 			argv, pinned = pinClaudeSession(argv)
 		}
-		tctx, cancel := context.WithCancel(ctx)
-		launched := o.Now()
-		topts := TelemetryOptions{
-			Kind: ad.TelemetryKind, Env: env, Cwd: o.Dir, LaunchedAt: launched, HistoryBefore: launched.Truncate(time.Millisecond),
-			SessionID: pinned, Follow: pinned == "", Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
+		tel = &telemetryRunner{ctx: ctx, log: log, opts: TelemetryOptions{
+			Kind: ad.TelemetryKind, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
 			Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: id},
 			Now:    o.Now, Log: log,
-		}
-		if w, err := startTelemetry(tctx, topts); err != nil {
-			cancel()
-			log.Warn("telemetry unavailable", "err", err)
-			observations = unavailableTelemetry(topts, err)
-		} else {
-			defer func() { cancel(); w.Wait() }()
-			observations = w.moments
-		}
+		}}
+		defer tel.stop()
+		observations = tel.start(pinned, o.Now())
 	}
 
 	rec := statedir.SessionRecord{
@@ -307,6 +299,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		MaxDuration:   o.MaxDuration,
 		Recorder:      recorder,
 		Observations:  observations,
+		Telemetry:     tel,
 		StartPayloads: startPayloads,
 		Adapter:       ad,
 		Recover:       o.ContinueSession != "",

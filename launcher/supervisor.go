@@ -53,6 +53,9 @@ type Config struct {
 	// Observations are lifecycle moments observed elsewhere (telemetry);
 	// nil when there are none. Closed by the producer.
 	Observations <-chan Moment
+	// Telemetry, when set, runs the watcher behind Observations; a
+	// renewal that relaunches the harness into a new session restarts it.
+	Telemetry *telemetryRunner
 	// HookRecorder records hook moments that can place payloads, with
 	// synchronous clients; nil records them like any other moment.
 	HookRecorder SyncRecorder
@@ -146,8 +149,11 @@ type supervisor struct {
 	// transcript's version of them waits in queue for the hook's
 	// (nativewins.go).
 	nativeFrames map[contract.Event]bool
-	queue        []queuedMoment
-	queueTimer   *time.Timer
+	// obs is the telemetry watcher's channel (replaced when a renewal
+	// restarts the watcher); nil once closed.
+	obs        <-chan Moment
+	queue      []queuedMoment
+	queueTimer *time.Timer
 	// orch renews the session (built on the first renew request).
 	orch *renewal.Orchestrator
 }
@@ -305,7 +311,7 @@ func (s *supervisor) run() (Result, error) {
 		defer mt.Stop()
 		maxC = mt.C
 	}
-	obs := s.cfg.Observations
+	s.obs = s.cfg.Observations
 	ctxDone := s.ctx.Done()
 
 	for {
@@ -319,7 +325,7 @@ func (s *supervisor) run() (Result, error) {
 		}
 		select {
 		case <-s.child.Done(): // a renewal may have replaced the child
-			s.drainObservations(obs, ctrlCh)
+			s.drainObservations(s.obs, ctrlCh)
 			return s.finish(), nil
 		case sig := <-sigCh:
 			s.onSignal(sig.(syscall.Signal))
@@ -338,9 +344,9 @@ func (s *supervisor) run() (Result, error) {
 			_ = s.child.SignalGroup(syscall.SIGKILL)
 		case <-maxC:
 			s.stop(contract.StoppedByTimeout, syscall.SIGTERM)
-		case m, ok := <-obs:
+		case m, ok := <-s.obs:
 			if !ok {
-				obs = nil
+				s.obs = nil
 				continue
 			}
 			s.enqueueTelemetry(m)

@@ -145,6 +145,62 @@ func startTelemetry(ctx context.Context, o TelemetryOptions) (*telemetryWatcher,
 	return w, nil
 }
 
+// telemetryRunner runs a wrapped session's telemetry watcher, and starts
+// it again when a renewal relaunches Claude Code into a new session: the
+// first watcher is pinned to the first session's transcript.
+type telemetryRunner struct {
+	ctx    context.Context
+	log    *slog.Logger
+	opts   TelemetryOptions
+	cancel context.CancelFunc
+	w      *telemetryWatcher
+}
+
+// start stops the running watcher, if any, and starts one for a harness
+// launched now (pinned to sessionID when the launch fixed it). The
+// channel is closed when the watcher stops; a watcher that cannot start
+// yields the capability.degraded that says why.
+func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Moment {
+	r.stop()
+	o := r.opts
+	o.LaunchedAt, o.HistoryBefore = launched, launched.Truncate(time.Millisecond)
+	o.SessionID, o.Follow = sessionID, sessionID == ""
+	ctx, cancel := context.WithCancel(r.ctx)
+	w, err := startTelemetry(ctx, o)
+	if err != nil {
+		cancel()
+		r.log.Warn("telemetry unavailable", "err", err)
+		return unavailableTelemetry(o, err)
+	}
+	r.cancel, r.w = cancel, w
+	return w.moments
+}
+
+// stop stops the running watcher and waits for it.
+func (r *telemetryRunner) stop() {
+	if r.cancel != nil {
+		r.cancel()
+		r.w.Wait()
+		r.cancel, r.w = nil, nil
+	}
+}
+
+// relaunch prepares a renewal's relaunch: Claude Code started into a new
+// session gets a pinned session id and a new watcher for its transcript
+// (a resumed one writes on to the transcript already followed). It
+// returns the command line to start and the new watcher's moments (nil
+// when the watcher goes on).
+func (r *telemetryRunner) relaunch(argv []string, launched time.Time) ([]string, <-chan Moment) {
+	if r.opts.Kind != TelemetryClaude {
+		return argv, nil
+	}
+	argv, pinned := pinClaudeSession(argv)
+	if pinned == "" {
+		return argv, nil
+	}
+	return argv, r.start(pinned, launched)
+}
+
 // unavailableTelemetry returns a closed channel holding one moment: the
 // capability.degraded that says why the watcher could not start (so the
 // launch goes on without it and the ledger says so).
