@@ -76,18 +76,19 @@ func (p harnessProcess) Start(_ context.Context, argv []string) error {
 	if len(s.cfg.BridgeArgs) > 0 && !slices.Contains(argv, s.cfg.BridgeArgs[len(s.cfg.BridgeArgs)-1]) {
 		argv = insertArgs(argv, s.cfg.BridgeArgs)
 	}
-	if s.cfg.Telemetry != nil {
-		previous := s.obs
-		var moments <-chan Moment
-		if argv, moments = s.cfg.Telemetry.relaunch(argv, s.cfg.Now()); moments != nil {
-			// The previous watcher has stopped; what it had read is
-			// still recorded.
+	if t := s.cfg.Telemetry; t != nil {
+		var pinned string
+		if argv, pinned = t.pinRelaunch(argv); pinned != "" {
+			// Record what the previous transcript still holds, then
+			// follow the new one.
+			previous := s.obs
+			s.drainObservations(previous, nil)
+			s.obs = t.start(pinned, s.cfg.Now())
 			if previous != nil {
-				for m := range previous {
+				for m := range previous { // closed: its watcher stopped
 					s.enqueueTelemetry(m)
 				}
 			}
-			s.obs = moments
 		}
 	}
 	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir}

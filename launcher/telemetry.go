@@ -185,20 +185,16 @@ func (r *telemetryRunner) stop() {
 	}
 }
 
-// relaunch prepares a renewal's relaunch: Claude Code started into a new
-// session gets a pinned session id and a new watcher for its transcript
-// (a resumed one writes on to the transcript already followed). It
-// returns the command line to start and the new watcher's moments (nil
-// when the watcher goes on).
-func (r *telemetryRunner) relaunch(argv []string, launched time.Time) ([]string, <-chan Moment) {
+// pinRelaunch prepares a renewal's relaunch: Claude Code started into a
+// new session gets a pinned session id, returned, and then needs a new
+// watcher for its transcript (start). A resumed Claude writes on to the
+// transcript already followed, and Codex's rollout discovery follows a
+// new rollout itself: pinned is "" and the watcher goes on.
+func (r *telemetryRunner) pinRelaunch(argv []string) (out []string, pinned string) {
 	if r.opts.Kind != TelemetryClaude {
-		return argv, nil
+		return argv, ""
 	}
-	argv, pinned := pinClaudeSession(argv)
-	if pinned == "" {
-		return argv, nil
-	}
-	return argv, r.start(pinned, launched)
+	return pinClaudeSession(argv)
 }
 
 // unavailableTelemetry returns a closed channel holding one moment: the
