@@ -408,6 +408,26 @@ func waitMatchesAfter(t *testing.T, term *testharness.Terminal, n int, re *regex
 	}
 }
 
+// claudeTUIAfterOneTurn starts `lifeloop run -- claude` in a PTY, has
+// one prompt answered, and returns the lifeloop session id too.
+func claudeTUIAfterOneTurn(t *testing.T, reply, prompt string) (*testharness.Terminal, *testharness.HarnessEnv, string, string) {
+	t.Helper()
+	term, env, state := startClaudeTUIUnderLifeloop(t, reply)
+	term.Type(prompt)
+	if err := term.WaitFor(prompt, screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+	if err := term.WaitFor(regexp.MustCompile(`(?s)`+regexp.QuoteMeta(strings.Fields(reply)[0])+`.*for\s*shortcuts`), screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
+	if len(sessions) != 1 {
+		t.Fatalf("sessions %v", sessions)
+	}
+	return term, env, state, filepath.Base(sessions[0])
+}
+
 // TestRenewClaudeTUIUnderLifeloop renews a real interactive Claude
 // session wrapped by `lifeloop run`: after a first turn, `lifeloop renew
 // --resume --payload FILE` stops Claude (/exit), starts it again on the
@@ -420,21 +440,7 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 	skipShort(t)
 	ll := lifeloopBin(t)
 	const reply = "Interactive reply through lifeloop."
-	term, env, state := startClaudeTUIUnderLifeloop(t, reply)
-	term.Type("first prompt 41c2")
-	if err := term.WaitFor("first prompt 41c2", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("\r")
-	if err := term.WaitFor(regexp.MustCompile(`(?s)Interactive.*for\s*shortcuts`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-
-	sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
-	if len(sessions) != 1 {
-		t.Fatalf("sessions %v", sessions)
-	}
-	ses := filepath.Base(sessions[0])
+	term, env, state, ses := claudeTUIAfterOneTurn(t, reply, "first prompt 41c2")
 	const secret = "RENEWAL-PAYLOAD-5c1d continue with step 2"
 	payloadFile := writePayloadFile(t, "pay_renew", secret, contract.PlacementDeveloperEquivalentFrame)
 	before := len(term.Output())
@@ -643,20 +649,7 @@ func TestRenewClaudeTUIFresh(t *testing.T) {
 	skipShort(t)
 	ll := lifeloopBin(t)
 	const reply = "Interactive reply through lifeloop."
-	term, env, state := startClaudeTUIUnderLifeloop(t, reply)
-	term.Type("first prompt 7a3b")
-	if err := term.WaitFor("first prompt 7a3b", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("\r")
-	if err := term.WaitFor(regexp.MustCompile(`(?s)Interactive.*for\s*shortcuts`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
-	if len(sessions) != 1 {
-		t.Fatalf("sessions %v", sessions)
-	}
-	ses := filepath.Base(sessions[0])
+	term, env, state, ses := claudeTUIAfterOneTurn(t, reply, "first prompt 7a3b")
 	const secret = "FRESH-RENEWAL-PAYLOAD-2e8f"
 	payloadFile := writePayloadFile(t, "pay_fresh", secret, contract.PlacementDeveloperEquivalentFrame)
 	before := len(term.Output())
