@@ -28,9 +28,10 @@ import (
 //
 // The text travels in argv, so it is visible in the process table to the
 // same user (and to others where /proc is not mounted with hidepid).
-// Claude also reads --append-system-prompt-file, which would avoid that;
-// Codex has no file form for developer instructions. Not done yet: the
-// placement is argv-only.
+// For Claude, ExternalizePlacement moves it into a private file read with
+// --append-system-prompt-file (measured: 2.1.197 reads it in -p and
+// interactive mode); Codex has no file form for developer instructions or
+// a resumed thread's prompt, so there it stays in argv.
 
 // PlaceAtLaunch returns argv with text delivered into the new session the
 // command starts, the manifest placement class the delivery uses, and
@@ -480,6 +481,69 @@ func codexRelaunch(argv []string, start int, id string, resume bool) ([]string, 
 		return append(out, prompt...), true
 	}
 	return slices.Clone(argv), false
+}
+
+// ExternalizePlacement moves a transport envelope PlaceAtLaunch put on a
+// Claude Code command line (--append-system-prompt TEXT) into a file:
+// write stores the text privately and returns its path, and the flag
+// becomes --append-system-prompt-file PATH, so the payload is not in the
+// process table. argv is returned unchanged for other adapters, when no
+// envelope was placed, or when the user already passes
+// --append-system-prompt-file (Claude would read only one of them).
+func (a *Adapter) ExternalizePlacement(argv []string, write func(text string) (string, error)) ([]string, error) {
+	if a.ID != "claude" {
+		return argv, nil
+	}
+	start := parseLaunch(argv).argStart
+	if start == 0 || start > len(argv) {
+		return argv, nil
+	}
+	at, inline := -1, false
+	for i := start; i < len(argv); i++ {
+		switch arg := argv[i]; {
+		case arg == "--":
+			i = len(argv)
+		case arg == "--append-system-prompt-file" || strings.HasPrefix(arg, "--append-system-prompt-file="):
+			return argv, nil
+		case arg == "--append-system-prompt" && i+1 < len(argv):
+			at = i
+			i++
+		case strings.HasPrefix(arg, "--append-system-prompt="):
+			at, inline = i, true
+		}
+	}
+	if at < 0 {
+		return argv, nil
+	}
+	text := ""
+	if inline {
+		text = strings.TrimPrefix(argv[at], "--append-system-prompt=")
+	} else {
+		text = argv[at+1]
+	}
+	if !hasTransport(text) {
+		return argv, nil
+	}
+	path, err := write(text)
+	if err != nil {
+		return argv, err
+	}
+	out := slices.Clone(argv)
+	if inline {
+		out[at] = "--append-system-prompt-file=" + path
+	} else {
+		out[at], out[at+1] = "--append-system-prompt-file", path
+	}
+	return out, nil
+}
+
+func hasTransport(s string) bool {
+	for _, m := range transportMarkers {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // transportMarkers begin a rendered transport envelope as it appears in a

@@ -192,6 +192,50 @@ func TestRedactPlacement(t *testing.T) {
 	}
 }
 
+func TestExternalizePlacement(t *testing.T) {
+	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"SECRET"}]}`
+	tests := []struct {
+		name, id string
+		argv     []string
+		want     []string // nil: unchanged
+		stored   string
+	}{
+		{"claude new session", "claude", []string{"claude", "-p", "hi"},
+			[]string{"claude", "--append-system-prompt-file", "F", "-p", "hi"}, text},
+		{"merged with the user's own text", "claude", []string{"claude", "--append-system-prompt", "mine", "-p", "hi"},
+			[]string{"claude", "--append-system-prompt-file", "F", "-p", "hi"}, "mine\n\n" + text},
+		{"the user's own file is kept", "claude", []string{"claude", "--append-system-prompt-file", "u.txt"}, nil, ""},
+		{"codex stays in argv", "codex", []string{"codex", "exec", "hi"}, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := mustLookup(t, tc.id)
+			placed, _, ok := a.PlaceAtLaunch(tc.argv, text)
+			if !ok {
+				t.Fatalf("no placement for %q", tc.argv)
+			}
+			var stored string
+			got, err := a.ExternalizePlacement(placed, func(s string) (string, error) { stored = s; return "F", nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if want == nil {
+				want = placed
+			}
+			if !slices.Equal(got, want) || stored != tc.stored {
+				t.Errorf("ExternalizePlacement(%q) = %q, stored %q; want %q, %q", placed, got, stored, want, tc.stored)
+			}
+		})
+	}
+	// Without a placed envelope nothing moves, even the user's own text.
+	a := mustLookup(t, "claude")
+	argv := []string{"claude", "--append-system-prompt", "mine"}
+	if got, _ := a.ExternalizePlacement(argv, func(string) (string, error) { t.Error("write called"); return "", nil }); !slices.Equal(got, argv) {
+		t.Errorf("changed %q → %q", argv, got)
+	}
+}
+
 // FuzzLaunchArgv: for any command line, PlaceAtLaunch, RelaunchArgv and
 // RedactPlacement never panic nor modify their input; a placement keeps
 // the program, puts the text in exactly one element, and RedactPlacement

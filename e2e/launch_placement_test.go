@@ -679,6 +679,19 @@ func TestRenewClaudeTUIFresh(t *testing.T) {
 	if _, ok := requestCarries(t, turn, "first prompt 7a3b"); ok {
 		t.Error("the fresh session carries the first conversation")
 	}
+	// The payload reached Claude through a private file, not its command
+	// line (which anyone may read in the process table).
+	live, err := statedir.ReadSession(state, ses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", live.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(cmdline), secret) || !strings.Contains(string(cmdline), "--append-system-prompt-file") {
+		t.Errorf("the relaunched Claude's command line %q", strings.ReplaceAll(string(cmdline), "\x00", " "))
+	}
 
 	term.Type("/exit")
 	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)

@@ -91,6 +91,12 @@ func (p harnessProcess) Start(_ context.Context, argv []string) error {
 			}
 		}
 	}
+	if s.cfg.Adapter != nil && s.cfg.Files != nil {
+		var err error
+		if argv, err = s.cfg.Adapter.ExternalizePlacement(argv, s.cfg.Files.write); err != nil {
+			return err
+		}
+	}
 	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir}
 	child, err := s.term.Start(spec)
 	if err != nil {

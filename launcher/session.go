@@ -253,6 +253,11 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		argv, startPayloads, rest = placeAtLaunch(ad, argv, startPayloads)
 		hookPayloads = append(hookPayloads, rest...)
 	}
+	files := &placementFiles{dir: dir}
+	defer files.remove()
+	if argv, err = ad.ExternalizePlacement(argv, files.write); err != nil {
+		return Result{}, err
+	}
 	if len(hookPayloads) > 0 && hookRT == nil {
 		return Result{}, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, hookPayloads[0].PayloadID)
 	}
@@ -300,6 +305,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Recorder:      recorder,
 		Observations:  observations,
 		Telemetry:     tel,
+		Files:         files,
 		StartPayloads: startPayloads,
 		Adapter:       ad,
 		Recover:       o.ContinueSession != "",

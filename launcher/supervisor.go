@@ -56,6 +56,8 @@ type Config struct {
 	// Telemetry, when set, runs the watcher behind Observations; a
 	// renewal that relaunches the harness into a new session restarts it.
 	Telemetry *telemetryRunner
+	// Files keeps payload text a relaunched harness reads from a file.
+	Files *placementFiles
 	// HookRecorder records hook moments that can place payloads, with
 	// synchronous clients; nil records them like any other moment.
 	HookRecorder SyncRecorder

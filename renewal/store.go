@@ -8,9 +8,10 @@
 // two launches).
 //
 // Payload bodies are never logged, printed or written anywhere but the
-// continuation store and the relaunched harness's command line (where
-// the adapter's launch placement puts them; see adapters.PlaceAtLaunch);
-// errors name payload ids, never bodies.
+// continuation store and where the adapter's launch placement puts them
+// for the relaunched harness (see adapters.PlaceAtLaunch: Claude reads
+// them from a private file in the session folder, Codex from its command
+// line); errors name payload ids, never bodies.
 package renewal
 
 import (
