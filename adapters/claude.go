@@ -69,7 +69,7 @@ func claude() *Adapter {
 			raise(m, contract.EventFrameOpened, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 			raiseWatch(&m, contract.EventFrameOpened, contract.EventContextPressureObserved)
 			raiseTelemetry(&m, "transcript", "lifeloop run follows the transcript (~/.claude/projects/<cwd>/<session>.jsonl): context in use = input + cache creation + cache read + output tokens of the last assistant message, against the model's window (CLAUDE_CODE_MAX_CONTEXT_TOKENS / CLAUDE_CODE_AUTO_COMPACT_WINDOW when set); receipts on level changes and compactions")
-			// pre_session: --append-system-prompt at launch (or the
+			// pre_session: --append-system-prompt(-file) at launch (or the
 			// SessionStart hook); pre_frame_leading: the UserPromptSubmit
 			// hook's additionalContext. 8 KiB is the bound lifeloop places.
 			m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(hookPlacementMaxBytes)}
