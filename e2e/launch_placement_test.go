@@ -292,6 +292,30 @@ func TestRelaunchResumesConversation(t *testing.T) {
 	}
 }
 
+// claudeBanner starts the screen of a Claude Code TUI.
+const claudeBanner = "Claude Code v"
+
+// waitRelaunched waits until a harness started again on the terminal shows
+// its banner past byte n, then ready after the banner: the stopped
+// harness's last screen may show ready too, and input typed before the new
+// harness reads the terminal may be lost.
+func waitRelaunched(t *testing.T, term *testharness.Terminal, n int, banner, ready string) {
+	t.Helper()
+	deadline := time.Now().Add(screenTimeout)
+	for {
+		if out := term.Output(); len(out) > n {
+			if i := strings.Index(out[n:], banner); i >= 0 {
+				waitOutputAfter(t, term, n+i+len(banner), ready, screenTimeout)
+				return
+			}
+		}
+		if time.Now().After(deadline) || term.Exited() {
+			t.Fatalf("the relaunched harness never showed %q; terminal:\n%s", banner, term.Output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // waitOutputAfter waits until the terminal's output past byte n contains
 // s (or s with whitespace removed). The timeout is a safety net against a
 // hung harness, not a timing assertion.
@@ -452,7 +476,7 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 	if strings.Contains(res.Stdout+res.Stderr, secret) {
 		t.Error("renew printed the payload body")
 	}
-	waitOutputAfter(t, term, before, "for shortcuts", screenTimeout)
+	waitRelaunched(t, term, before, claudeBanner, "for shortcuts")
 	term.Type("second prompt 9d1e")
 	waitOutputAfter(t, term, before, "second prompt 9d1e", screenTimeout)
 	submitted := len(term.Output())
@@ -584,7 +608,7 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 				t.Fatalf("lifeloop renew: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
 			}
 			if !tc.resume {
-				waitOutputAfter(t, term, before, "for shortcuts", screenTimeout)
+				waitRelaunched(t, term, before, "OpenAI Codex", "for shortcuts")
 				term.Type("second prompt 9d1e")
 				waitOutputAfter(t, term, before, "second prompt 9d1e", screenTimeout)
 				term.Type("\r")
@@ -658,7 +682,7 @@ func TestRenewClaudeTUIFresh(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
 		t.Fatalf("lifeloop renew --fresh: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
 	}
-	waitOutputAfter(t, term, before, "for shortcuts", screenTimeout)
+	waitRelaunched(t, term, before, claudeBanner, "for shortcuts")
 	term.Type("second prompt 5f0c")
 	waitOutputAfter(t, term, before, "second prompt 5f0c", screenTimeout)
 	submitted := len(term.Output())

@@ -273,7 +273,7 @@ func testRenewCrash(t *testing.T, killStage int, every time.Duration) {
 		if !strings.Contains(renewOut.String(), "renewal delivered") {
 			t.Fatalf("renewal %d: %s", attempt, renewOut.String())
 		}
-		waitOutputAfter(t, term, before, "for shortcuts", screenTimeout)
+		waitRelaunched(t, term, before, claudeBanner, "for shortcuts")
 	}
 	t.Logf("killed lifeloop in renewal %d at %q: status %s, session.starting recorded %v",
 		len(payloadIDs), stageNames[killStage], killed.State, killed.StartingReceiptID != "")
