@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"time"
 )
 
 // Claude context windows.
@@ -84,11 +85,23 @@ type ClaudeParser struct {
 	frame     string // open main frame, "" when none
 	opened    bool   // ObsFrameOpened emitted for frame
 	side      string // open sidechain frame
+	early     *earlyAnswer
 	seen      map[usageKey]struct{}
 	seenOrder []usageKey
 }
 
 type usageKey struct{ msg, req string }
+
+// earlyAnswer is the answer of a turn whose prompt line is not written
+// yet: Claude Code sometimes appends a turn's assistant line before the
+// user line that opened it (measured with 2.1.197, the user line carrying
+// the earlier timestamp). Its frame events wait for that line.
+type earlyAnswer struct {
+	at    time.Time
+	model string
+	stop  string
+	ended bool
+}
 
 const maxSeenUsage = 4096
 
@@ -207,7 +220,22 @@ func (p *ClaudeParser) user(dst []Observation, l *claudeLine, base Observation) 
 	}
 	p.frame, p.opened = id, false
 	o.FrameID = id
-	return append(dst, p.stamp(o))
+	dst = append(dst, p.stamp(o))
+	if e := p.early; e != nil {
+		p.early = nil
+		if !e.at.IsZero() && !base.At.IsZero() && !e.at.Before(base.At) {
+			// The answer written before this prompt line belongs to it.
+			p.opened = true
+			op := base
+			op.Kind, op.FrameID, op.Model = ObsFrameOpened, id, e.model
+			dst = append(dst, p.stamp(op))
+			if e.ended {
+				base.Model = e.model
+				dst = p.endFrame(dst, base, e.stop)
+			}
+		}
+	}
+	return dst
 }
 
 // isPrompt reports whether a user message's content is a prompt (a string,
@@ -280,6 +308,14 @@ func (p *ClaudeParser) assistant(dst []Observation, l *claudeLine, base Observat
 			dst = append(dst, p.stamp(o))
 		}
 		return dst
+	}
+	if p.frame == "" && !l.IsAPIErrorMessage {
+		// No turn is open: the prompt line may follow (see earlyAnswer).
+		if p.early == nil {
+			p.early = &earlyAnswer{at: base.At, model: m.Model}
+		}
+		p.early.stop = m.StopReason
+		p.early.ended = p.early.ended || turnEnds(m.StopReason)
 	}
 	if p.frame != "" && !p.opened {
 		p.opened = true

@@ -112,6 +112,38 @@ func TestClaudeParser(t *testing.T) {
 			},
 		},
 		{
+			// Claude Code 2.1.197 sometimes appends the answer before the
+			// prompt line (which carries the earlier timestamp): the turn
+			// still opens, is answered and ends, at the prompt line.
+			name: "answer written before its prompt line",
+			lines: []string{
+				cAsst("m1", "", opus, "end_turn", 100, 0, 0, 5, ""),
+				cUser("u1", "RUN", "", ""),
+				cUser("u2", "next", "", ""),
+			},
+			want: []string{
+				"harness_session id=" + sid,
+				"usage tokens=105 window=1000000",
+				"frame_opening frame=RUN-id",
+				"frame_opened frame=RUN-id",
+				"frame_ended frame=RUN-id trigger=end_turn",
+				"frame_opening frame=next-id",
+			},
+		},
+		{
+			// An answer older than the next prompt is not that prompt's.
+			name: "an earlier stray answer is not the next prompt's",
+			lines: []string{
+				cAsst("m1", "", opus, "end_turn", 100, 0, 0, 5, `,"timestamp":"2026-11-21T22:12:15.000Z"`),
+				cUser("u1", "RUN", "", ""),
+			},
+			want: []string{
+				"harness_session id=" + sid,
+				"usage tokens=105 window=1000000",
+				"frame_opening frame=RUN-id",
+			},
+		},
+		{
 			// As Claude Code 2.1.197 writes a typed /exit: caveat, command
 			// and output lines, then a "<synthetic>" assistant line with
 			// zero usage. None of it reaches the model: no frame, and the
