@@ -11,11 +11,11 @@ import (
 // independent of the contract version.
 const AdapterVersion = "0.1.0"
 
-// notImplemented is the evidence text of claims lifeloop cannot yet back
+// NotImplemented is the evidence text of claims lifeloop cannot yet back
 // with a test.
-const notImplemented = "not yet implemented in lifeloop"
+const NotImplemented = "not yet implemented in lifeloop"
 
-// wrapperManifest is the starting manifest every adapter shares: it says
+// WrapperManifest is the starting manifest every adapter shares: it says
 // what lifeloop itself provides when it launches the harness, and claims
 // nothing that a test does not prove.
 //
@@ -27,11 +27,11 @@ const notImplemented = "not yet implemented in lifeloop"
 // session.starting/started/ending/ended and supervisor.tick are native in
 // launcher_wrapper mode, receipts are synthesized by lifeloop, and the
 // per-session receipt ledger is provided by lifeloop (synthesized). Every
-// other claim is `unavailable` until a test proves it. An adapter raises a
-// claim by editing its own manifest function and adding the proving test's
-// name to its Evidence map in the same change;
-// TestManifestClaimsHaveEvidence fails otherwise.
-func wrapperManifest(id, name string, role contract.AdapterRole) contract.AdapterManifest {
+// other claim is `unavailable` until a test proves it. A harness raises a
+// claim in its own Manifest and adds the proving test's name to its
+// Evidence in the same change; TestManifestClaimsHaveEvidence fails
+// otherwise.
+func WrapperManifest(id, name string, role contract.AdapterRole) contract.AdapterManifest {
 	events := make(map[contract.Event]contract.EventSupport, len(contract.Events))
 	for _, e := range contract.Events {
 		events[e] = contract.EventSupport{Support: contract.SupportUnavailable}
@@ -54,7 +54,7 @@ func wrapperManifest(id, name string, role contract.AdapterRole) contract.Adapte
 		Placement:        placement,
 		ContextPressure: contract.ContextPressureSupport{
 			Support:  contract.SupportUnavailable,
-			Evidence: contract.Ptr(notImplemented),
+			Evidence: contract.Ptr(NotImplemented),
 		},
 		Receipts: contract.ReceiptsSupport{
 			Native:              false,
@@ -76,7 +76,7 @@ func wrapperManifest(id, name string, role contract.AdapterRole) contract.Adapte
 				Observation:     contract.SupportUnavailable,
 				PayloadDelivery: contract.SupportUnavailable,
 			},
-			Evidence: contract.Ptr(notImplemented),
+			Evidence: contract.Ptr(NotImplemented),
 		},
 	}
 }
@@ -89,12 +89,12 @@ var wrapperEvents = []contract.Event{
 	contract.EventSupervisorTick,
 }
 
-// wrapperEvidence names the tests that prove the claims wrapperManifest
+// WrapperEvidence names the tests that prove the claims wrapperManifest
 // raises for every adapter: the supervisor's tests with a scripted
 // harness, the router's receipt synthesis and the ledger's durability.
-// Claude and Codex override the session claims with their end-to-end
-// tests against the real binaries.
-func wrapperEvidence() map[string]string {
+// A harness with end-to-end tests against its real binary overrides the
+// session claims with them.
+func WrapperEvidence() map[string]string {
 	return map[string]string{
 		"lifecycle_events.session.starting/launcher_wrapper": "TestExitCodePassthrough",
 		"lifecycle_events.session.started/launcher_wrapper":  "TestExitCodePassthrough",
@@ -106,9 +106,9 @@ func wrapperEvidence() map[string]string {
 	}
 }
 
-// withEvidence returns wrapperEvidence with extra entries on top.
-func withEvidence(extra map[string]string) map[string]string {
-	ev := wrapperEvidence()
+// WithEvidence returns wrapperEvidence with extra entries on top.
+func WithEvidence(extra map[string]string) map[string]string {
+	ev := WrapperEvidence()
 	for k, v := range extra {
 		ev[k] = v
 	}
@@ -174,11 +174,11 @@ func boolClaim(b bool, s contract.SupportState) contract.SupportState {
 	return contract.SupportUnavailable
 }
 
-// raise adds mode to event's claim at support. A claim has one support
+// Raise adds mode to event's claim at support. A claim has one support
 // state for all its modes, so when the event is already claimed in another
 // mode the weaker of the two states is kept: a claim never says more than
 // every one of its modes proves.
-func raise(m contract.AdapterManifest, event contract.Event, support contract.SupportState, mode contract.IntegrationMode) {
+func Raise(m contract.AdapterManifest, event contract.Event, support contract.SupportState, mode contract.IntegrationMode) {
 	cur := m.LifecycleEvents[event]
 	if cur.Support == contract.SupportUnavailable || cur.Support == "" {
 		m.LifecycleEvents[event] = contract.EventSupport{Support: support, Modes: []contract.IntegrationMode{mode}}
@@ -193,8 +193,8 @@ func raise(m contract.AdapterManifest, event contract.Event, support contract.Su
 	m.LifecycleEvents[event] = cur
 }
 
-// raiseTelemetry raises the claims `lifeloop run` proves from a
-// harness's own transcript or rollout (launcher/telemetry.go): pressure
+// RaiseTelemetry raises the claims `lifeloop run` proves from a
+// harness's own session file (launcher/telemetry.go): pressure
 // level changes and compactions (synthesized from the file's usage and
 // compaction records), the harness session id (synthesized: read from the
 // file and set on every receipt), capability.degraded (native: lifeloop's
@@ -202,27 +202,26 @@ func raise(m contract.AdapterManifest, event contract.Event, support contract.Su
 // telemetry source. Frame events are raised by each adapter, since some
 // are native through the hook bridge.
 //
-// telemetry_only (`lifeloop watch`, proven by TestWatchClaude and
-// TestWatchCodex) is declared by raiseWatch only for events already
+// telemetry_only (`lifeloop watch`) is declared by RaiseWatch only for events already
 // synthesized in every mode: a manifest holds one support state per event
 // across its modes, so adding telemetry_only to session.started/ended or
 // to a hook-bridge frame event would lower its native claim for every
 // mode. watch records those too; the manifest under-claims them.
-func raiseTelemetry(m *contract.AdapterManifest, source, evidence string) {
-	raise(*m, contract.EventContextPressureObserved, contract.SupportSynthesized, contract.ModeLauncherWrapper)
-	raise(*m, contract.EventContextCompacted, contract.SupportSynthesized, contract.ModeLauncherWrapper)
-	raise(*m, contract.EventCapabilityDegraded, contract.SupportNative, contract.ModeLauncherWrapper)
+func RaiseTelemetry(m *contract.AdapterManifest, source, evidence string) {
+	Raise(*m, contract.EventContextPressureObserved, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	Raise(*m, contract.EventContextCompacted, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	Raise(*m, contract.EventCapabilityDegraded, contract.SupportNative, contract.ModeLauncherWrapper)
 	m.ContextPressure = contract.ContextPressureSupport{Support: contract.SupportSynthesized, Evidence: contract.Ptr(evidence)}
 	m.SessionIdentity.HarnessSessionID = contract.SupportSynthesized
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: source, Support: contract.SupportNative})
 }
 
-// raiseWatch declares telemetry_only (`lifeloop watch`) for events, each
+// RaiseWatch declares telemetry_only (`lifeloop watch`) for events, each
 // already synthesized, and context pressure from the same file.
-func raiseWatch(m *contract.AdapterManifest, events ...contract.Event) {
-	addMode(m, contract.ModeTelemetryOnly)
+func RaiseWatch(m *contract.AdapterManifest, events ...contract.Event) {
+	AddMode(m, contract.ModeTelemetryOnly)
 	for _, e := range events {
-		raise(*m, e, contract.SupportSynthesized, contract.ModeTelemetryOnly)
+		Raise(*m, e, contract.SupportSynthesized, contract.ModeTelemetryOnly)
 	}
 }
 
@@ -241,9 +240,25 @@ func strength(s contract.SupportState) int {
 	return 0
 }
 
-// addMode adds an integration mode to the manifest once.
-func addMode(m *contract.AdapterManifest, mode contract.IntegrationMode) {
+// AddMode adds an integration mode to the manifest once.
+func AddMode(m *contract.AdapterManifest, mode contract.IntegrationMode) {
 	if !slices.Contains(m.IntegrationModes, mode) {
 		m.IntegrationModes = append(m.IntegrationModes, mode)
 	}
+}
+
+// PlacementMaxBytes bounds a payload lifeloop places through a hook's
+// additional context or a launch flag.
+const PlacementMaxBytes = 8192
+
+// RaiseWrapperRenewal raises the claims `lifeloop renew` proves for a
+// harness with a Relauncher and a LaunchPlacer: it stops the harness and
+// starts it again on the same terminal with the continuation payload
+// placed at launch.
+func RaiseWrapperRenewal(m *contract.AdapterManifest) {
+	m.Renewal.Reset.WrapperMediated = contract.SupportSynthesized
+	m.Renewal.Continuation.Observation = contract.SupportSynthesized
+	m.Renewal.Continuation.PayloadDelivery = contract.SupportSynthesized
+	m.Renewal.Profiles = []string{"lifeloop-wrapper"}
+	m.Renewal.Evidence = contract.Ptr("lifeloop run stops the harness (exit command, then signals) and relaunches it on the same terminal with the continuation payload placed at launch; proven against the real binary")
 }

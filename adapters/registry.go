@@ -1,10 +1,15 @@
-// Package adapters knows each harness lifeloop can wrap: its manifest (an
-// honest statement of what lifeloop provides for it), how to recognise it
-// from a command line, how a launch must be adjusted, and which of its
-// manifest claims are proven by which test.
+// Package adapters holds the harness registry and the interfaces a harness
+// implements (harness.go); each harness lives in a folder of its own
+// (adapters/<harness>) and owns everything lifeloop knows
+// about it: its manifest (an honest statement of what lifeloop provides
+// for it) and the tests that prove it, how to recognise it from a command
+// line, how a launch must be adjusted, its files, parser and hooks.
 //
-// The registry is explicit: Default lists every adapter in a fixed order;
-// nothing registers itself.
+// This package itself names no harness: it parses launcher prefixes (env,
+// node, npx …), builds the shared manifest, and answers the generic
+// packages through the optional interfaces. The registry is explicit:
+// adapters/builtin.Default lists every harness in a fixed order; nothing
+// registers itself.
 package adapters
 
 import (
@@ -13,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
 )
 
 // Conformance is the registry's posture for an adapter (seed 000,
@@ -20,7 +26,7 @@ import (
 type Conformance string
 
 const (
-	// ConformanceV1 adapters (claude, codex) have every non-unavailable
+	// ConformanceV1 adapters have every non-unavailable
 	// manifest claim paired with a test that proves it; the registry test
 	// enforces the pairing through Adapter.Evidence.
 	ConformanceV1 Conformance = "v1_conformance"
@@ -33,12 +39,13 @@ const (
 // recognises.
 const GenericID = "generic"
 
-// Adapter describes one harness. Adapters are values built by Default;
-// callers must not modify them.
+// Adapter is one harness in a registry: its identity and evidence, and
+// the harness plug-in behind them. Adapters are built by New; callers
+// must not modify them.
 type Adapter struct {
 	// ID is the stable wire adapter_id.
 	ID string
-	// Aliases are other names Lookup accepts (e.g. "claude-code").
+	// Aliases are other names Lookup accepts.
 	Aliases []string
 	// DisplayName is the human-facing label.
 	DisplayName string
@@ -53,35 +60,79 @@ type Adapter struct {
 	//   renewal.reset.<kind>, renewal.continuation.<kind>
 	// Values are test function names (e.g. TestRunEmitsSessionStarted).
 	Evidence map[string]string
-	// ExitCommand is what typed at the harness's prompt ends the session
-	// cleanly ("/exit" for Claude Code, "/quit" for Codex), or "".
-	ExitCommand string
-	// TelemetryKind names the transcript format the telemetry package
-	// parses for this harness ("claude", "codex"), or "" for none.
-	TelemetryKind string
+	// OrgLoopHarness is the harness's name in OrgLoop's vocabulary, or
+	// "" (other).
+	OrgLoopHarness string
 
-	// names are the executable basenames and npm package names that
-	// identify the harness on a command line.
+	h     Harness
 	names []string
-	// manifest builds a fresh manifest.
-	manifest func() contract.AdapterManifest
-	// prepare adjusts a launch; nil leaves argv unchanged.
-	prepare func(argv []string, argStart int) []string
 }
+
+// Harness returns the harness plug-in behind the adapter.
+func (a *Adapter) Harness() Harness { return a.h }
 
 // Manifest returns a fresh copy of the adapter's manifest; callers may
 // modify it.
-func (a *Adapter) Manifest() contract.AdapterManifest { return a.manifest() }
+func (a *Adapter) Manifest() contract.AdapterManifest { return a.h.Manifest() }
 
-// PrepareLaunch returns the command line lifeloop should start for argv.
-// Most adapters return argv unchanged; Codex adds --no-daemon to an
-// interactive launch (see codexPrepare). argv itself is never modified.
+// PrepareLaunch returns the command line lifeloop should start for argv
+// (the harness's LaunchPreparer; most return argv unchanged). argv itself
+// is never modified.
 func (a *Adapter) PrepareLaunch(argv []string) []string {
-	out := slices.Clone(argv)
-	if a.prepare == nil {
-		return out
+	p, ok := a.h.(LaunchPreparer)
+	if !ok {
+		return slices.Clone(argv)
 	}
-	return a.prepare(out, parseLaunch(argv).argStart)
+	return p.PrepareLaunch(slices.Clone(argv), parseLaunch(argv).argStart)
+}
+
+// ExitCommand is what typed at the harness's prompt ends the session
+// cleanly, or "" (no Relauncher).
+func (a *Adapter) ExitCommand() string {
+	if r, ok := a.h.(Relauncher); ok {
+		return r.ExitCommand()
+	}
+	return ""
+}
+
+// Telemetry returns the harness's telemetry, or nil when lifeloop cannot
+// read its files.
+func (a *Adapter) Telemetry() Telemetry {
+	t, _ := a.h.(Telemetry)
+	return t
+}
+
+// Hooks returns the harness's native hooks, or nil when it has none
+// lifeloop can serve.
+func (a *Adapter) Hooks() *hooks.Spec {
+	if n, ok := a.h.(NativeHooks); ok {
+		return n.Hooks()
+	}
+	return nil
+}
+
+// HookBridge returns the harness's per-launch hook bridge, or nil.
+func (a *Adapter) HookBridge() HookBridge {
+	b, _ := a.h.(HookBridge)
+	return b
+}
+
+// HostInstaller returns how `host apply` installs the harness's hooks,
+// or nil.
+func (a *Adapter) HostInstaller() HostInstaller {
+	h, _ := a.h.(HostInstaller)
+	return h
+}
+
+// PinSession returns argv choosing a new harness session id and the id,
+// when the harness lets a launch choose one and argv does not already;
+// else argv unchanged and "".
+func (a *Adapter) PinSession(argv []string) ([]string, string) {
+	p, ok := a.h.(SessionPinner)
+	if !ok {
+		return argv, ""
+	}
+	return p.PinSession(argv, parseLaunch(argv).argStart)
 }
 
 // Registry is an ordered set of adapters with unique ids and aliases.
@@ -91,23 +142,13 @@ type Registry struct {
 	byCmd    map[string]*Adapter // executable and package names
 }
 
-// Default returns the built-in registry: claude, codex, gemini, opencode,
-// pi, hermes, openclaw, generic — in that order. Each call builds a new
-// registry.
-func Default() *Registry {
-	r, err := New(claude(), codex(), gemini(), opencode(), pi(), hermes(), openclaw(), generic())
-	if err != nil {
-		// The built-in set is fixed; TestDefaultRegistry proves New accepts it.
-		panic(err)
-	}
-	return r
-}
-
-// New builds a registry from adapters, in order. It fails when an id or
+// New builds a registry from harnesses, in order. It fails when an id or
 // alias is empty or used twice, or when no generic adapter is present.
-func New(adapters ...*Adapter) (*Registry, error) {
+// The built-in registry is adapters/builtin.Default.
+func New(harnesses ...Harness) (*Registry, error) {
 	r := &Registry{byName: map[string]*Adapter{}, byCmd: map[string]*Adapter{}}
-	for _, a := range adapters {
+	for _, h := range harnesses {
+		a := AdapterOf(h)
 		for _, n := range append([]string{a.ID}, a.Aliases...) {
 			if n == "" {
 				return nil, fmt.Errorf("adapter %q has an empty id or alias", a.ID)
@@ -131,8 +172,30 @@ func New(adapters ...*Adapter) (*Registry, error) {
 	return r, nil
 }
 
+// AdapterOf returns the registry entry of one harness, outside any
+// registry (for tests of a harness's own folder).
+func AdapterOf(h Harness) *Adapter {
+	d := h.Describe()
+	return &Adapter{
+		ID: d.ID, Aliases: d.Aliases, DisplayName: d.DisplayName, Conformance: d.Conformance,
+		Evidence: h.Evidence(), OrgLoopHarness: d.OrgLoopHarness, h: h, names: d.Names,
+	}
+}
+
 // All returns the adapters in registry order.
 func (r *Registry) All() []*Adapter { return slices.Clone(r.adapters) }
+
+// IDsWith returns, in registry order, the ids of the adapters for which
+// has is true (e.g. those with telemetry), for messages that list them.
+func (r *Registry) IDsWith(has func(*Adapter) bool) []string {
+	var ids []string
+	for _, a := range r.adapters {
+		if has(a) {
+			ids = append(ids, a.ID)
+		}
+	}
+	return ids
+}
 
 // IDs returns the adapter ids in registry order.
 func (r *Registry) IDs() []string {

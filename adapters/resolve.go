@@ -7,14 +7,14 @@ import (
 
 // A command line names its harness in one of these shapes:
 //
-//	codex --model x                       basename of argv[0]
-//	/opt/bin/claude.exe                   basename, extension dropped
-//	env -u X FOO=1 codex                  env(1) and NAME=VALUE prefixes skipped
-//	FOO=1 codex                           NAME=VALUE prefixes skipped
-//	node --no-warnings …/@openai/codex/bin/codex.js
-//	node …/@anthropic-ai/claude-code/cli.js
-//	npx -y @openai/codex@0.169.0          package runners: the package spec
-//	npx -p @anthropic-ai/claude-code claude
+//	agent --model x                       basename of argv[0]
+//	/opt/bin/agent.exe                    basename, extension dropped
+//	env -u X FOO=1 agent                  env(1) and NAME=VALUE prefixes skipped
+//	FOO=1 agent                           NAME=VALUE prefixes skipped
+//	node --no-warnings …/@scope/agent/bin/agent.js
+//	node …/@scope/agent-cli/cli.js
+//	npx -y @scope/agent@1.2.3             package runners: the package spec
+//	npx -p @scope/agent-cli agent
 //	bunx, pnpx, pnpm dlx, yarn dlx, npm exec
 //
 // parseLaunch finds the harness-naming tokens and reports where the
@@ -191,8 +191,8 @@ func commandBase(p string) string {
 }
 
 // packageName strips a version or tag from an npm package spec:
-// "@openai/codex@0.169.0" → "@openai/codex", "opencode-ai@latest" →
-// "opencode-ai".
+// "@scope/agent@1.2.3" → "@scope/agent", "agent-cli@latest" →
+// "agent-cli".
 func packageName(spec string) string {
 	at := strings.LastIndexByte(spec, '@')
 	if at > 0 {

@@ -206,7 +206,8 @@ const (
 	OrgLoopActorStopped    = "actor.stopped"
 )
 
-// OrgLoop harness identifiers.
+// OrgLoop harness identifiers: OrgLoop's wire vocabulary (seed 003). Each
+// harness folder under adapters/ names its own (Description.OrgLoopHarness).
 const (
 	HarnessClaudeCode = "claude-code"
 	HarnessCodex      = "codex"
@@ -218,25 +219,6 @@ const (
 
 // OrgLoopHarnesses lists OrgLoop's known harness identifiers.
 var OrgLoopHarnesses = []string{HarnessClaudeCode, HarnessCodex, HarnessOpenCode, HarnessPi, HarnessPiRust, HarnessOther}
-
-// OrgLoopHarness maps a lifeloop adapter id to OrgLoop's harness id;
-// unknown adapters map to "other".
-func OrgLoopHarness(adapterID string) string {
-	switch adapterID {
-	case "claude", "claude-code":
-		return HarnessClaudeCode
-	case "codex":
-		return HarnessCodex
-	case "opencode":
-		return HarnessOpenCode
-	case "pi":
-		return HarnessPi
-	case "pi-rust":
-		return HarnessPiRust
-	default:
-		return HarnessOther
-	}
-}
 
 // OrgLoopPlatform is the provenance.platform of every projected event.
 const OrgLoopPlatform = "lifeloop"
@@ -291,6 +273,9 @@ type OrgLoopProvenance struct {
 type OrgLoopOptions struct {
 	SessionID string
 	Source    string
+	// Harness is the receipt's harness in OrgLoop's vocabulary (one of
+	// OrgLoopHarnesses, from the adapter registry); "" is HarnessOther.
+	Harness string
 }
 
 // ErrNoOrgLoopPhase is returned by ProjectOrgLoop for receipts that have no
@@ -346,7 +331,10 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	if id == "" {
 		return OrgLoopEvent{}, fmt.Errorf("receipt %s: no session id to report; pass OrgLoopOptions.SessionID", r.ReceiptID)
 	}
-	harness := OrgLoopHarness(r.AdapterID)
+	harness := o.Harness
+	if harness == "" {
+		harness = HarnessOther
+	}
 	seq := r.ReceiptID
 	if r.Sequence != nil {
 		seq = strconv.FormatUint(*r.Sequence, 10)

@@ -45,17 +45,6 @@ func TestClassifyExit(t *testing.T) {
 	}
 }
 
-func TestOrgLoopHarness(t *testing.T) {
-	for in, want := range map[string]string{
-		"claude": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
-		"gemini": "other", "generic": "other", "": "other",
-	} {
-		if got := OrgLoopHarness(in); got != want {
-			t.Errorf("OrgLoopHarness(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func receipt(ev Event, status ReceiptStatus, seq uint64, summary map[string]any) LifecycleReceipt {
 	return LifecycleReceipt{
 		SchemaVersion: ReceiptSchemaVersion, ReceiptID: "lfr_1", ClientID: "lifeloop", AdapterID: "claude",
@@ -120,7 +109,7 @@ func TestProjectOrgLoop(t *testing.T) {
 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := ProjectOrgLoop(tt.r, OrgLoopOptions{SessionID: "ses_A", Source: "my-agents"})
+			ev, err := ProjectOrgLoop(tt.r, OrgLoopOptions{SessionID: "ses_A", Source: "my-agents", Harness: HarnessClaudeCode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +140,7 @@ func TestProjectOrgLoop(t *testing.T) {
 	}
 
 	t.Run("session.ended carries the summary times and cwd", func(t *testing.T) {
-		ev, err := ProjectOrgLoop(receipt(EventSessionEnded, StatusObserved, 9, endedSummary(ExitFacts{Code: 0})), OrgLoopOptions{SessionID: "ses_A"})
+		ev, err := ProjectOrgLoop(receipt(EventSessionEnded, StatusObserved, 9, endedSummary(ExitFacts{Code: 0})), OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +152,7 @@ func TestProjectOrgLoop(t *testing.T) {
 	t.Run("no sequence falls back to the receipt id", func(t *testing.T) {
 		r := receipt(EventSessionStarted, StatusObserved, 0, nil)
 		r.Sequence = nil
-		ev, err := ProjectOrgLoop(r, OrgLoopOptions{SessionID: "ses_A"})
+		ev, err := ProjectOrgLoop(r, OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode})
 		if err != nil || ev.Payload.Lifecycle.DedupeKey != "claude-code:ses_A:started:lfr_1" {
 			t.Fatalf("ev=%+v err=%v", ev.Payload.Lifecycle, err)
 		}
@@ -194,7 +183,7 @@ func TestProjectOrgLoop(t *testing.T) {
 		}(),
 	} {
 		t.Run("not projected: "+string(r.Event)+"/"+string(r.Status), func(t *testing.T) {
-			if _, err := ProjectOrgLoop(r, OrgLoopOptions{SessionID: "ses_A"}); !errors.Is(err, ErrNoOrgLoopPhase) {
+			if _, err := ProjectOrgLoop(r, OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode}); !errors.Is(err, ErrNoOrgLoopPhase) {
 				t.Fatalf("err = %v, want ErrNoOrgLoopPhase", err)
 			}
 		})

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -109,7 +109,7 @@ func TestHostApplyClaudeNativeHooks(t *testing.T) {
 
 // TestHostApplyCodexHooksAndNotify installs lifeloop's hooks into
 // $CODEX_HOME/hooks.json, runs the real `codex exec` on a tool turn with
-// hook trust bypassed and the notify override of hooks.CodexNotifyArgs
+// hook trust bypassed and the notify override of codex.NotifyArgs
 // chaining a notify program of the user's, and checks the native_hook
 // ledger: the hook moments in Codex's order, notify's frame.ended for the
 // same turn, and the user's notify program still called with the
@@ -128,7 +128,7 @@ func TestHostApplyCodexHooksAndNotify(t *testing.T) {
 	}
 	marker := filepath.Join(t.TempDir(), "user-notify")
 	userNotify := []string{"/bin/sh", "-c", `printf '%s' "$1" > "$0.tmp" && mv "$0.tmp" "$0"`, marker}
-	args := append(hooks.CodexNotifyArgs([]string{ll}, userNotify), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "RUN_TOOL please")
+	args := append(codex.NotifyArgs([]string{ll}, userNotify), "exec", "--skip-git-repo-check", "--dangerously-bypass-hook-trust", "RUN_TOOL please")
 	res := env.Run(runTimeout, bin, args...)
 	if res.ExitCode != 0 {
 		t.Fatalf("codex exec: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)

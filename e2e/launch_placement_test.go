@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testharness"
@@ -112,7 +112,7 @@ func TestLaunchPlacementReachesModel(t *testing.T) {
 				if tc.adapter == "codex" {
 					bin = testharness.CodexBin(t)
 				}
-				a, err := adapters.Default().Lookup(tc.adapter)
+				a, err := builtin.Default().Lookup(tc.adapter)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -249,7 +249,7 @@ func TestRelaunchResumesConversation(t *testing.T) {
 			if tc.adapter == "codex" {
 				bin = testharness.CodexBin(t)
 			}
-			a, err := adapters.Default().Lookup(tc.adapter)
+			a, err := builtin.Default().Lookup(tc.adapter)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/adapters/claude"
 )
 
 // BenchmarkWatchCatchUp measures `lifeloop watch --adapter claude FILE`
@@ -250,7 +250,7 @@ func writeCatchUpTranscript(b *testing.B, size int64) *catchUpFixture {
 	dir := b.TempDir()
 	fx := &catchUpFixture{home: filepath.Join(dir, "home"), cwd: filepath.Join(dir, "project")}
 	fx.configDir = filepath.Join(fx.home, ".claude")
-	proj := filepath.Join(fx.configDir, "projects", telemetry.ClaudeProjectDirName(fx.cwd))
+	proj := filepath.Join(fx.configDir, "projects", claude.ProjectDirName(fx.cwd))
 	if err := os.MkdirAll(proj, 0o700); err != nil {
 		b.Fatal(err)
 	}

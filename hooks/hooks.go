@@ -1,24 +1,25 @@
-// Package hooks maps the native hooks of Claude Code and Codex to lifecycle
-// moments and renders what the harnesses expect back: the hook-protocol
-// response on stdout, the per-launch Claude settings and the Codex notify
-// override. It is pure: every function works on the bytes it is given and
-// performs no I/O.
+// Package hooks is the harness-neutral half of native hooks: a harness's
+// hooks described as a Spec (names, the lifecycle role each plays, how a
+// call names its frame), the mapping of one hook call to lifecycle
+// moments, the hook-protocol response carrying a {"payloads":[...]}
+// transport envelope, the settings-file shape that runs `lifeloop
+// host-hook`, and the host-hook ↔ wrapper messages. Each harness's Spec
+// lives in its folder under adapters/. The package is pure: every
+// function works on the bytes it is given and performs no I/O.
 //
 // Decisions:
 //
-//   - PreToolUse and PostToolUse map to no lifecycle moment: tool activity is
-//     not part of the contract's vocabulary. Map returns an empty Moments
-//     list for them (and lifeloop never installs them).
-//   - Frame ids: Codex hooks carry turn_id, used as the frame id. Claude Code
-//     (2.1.197) puts prompt_id on UserPromptSubmit and on every later hook of
-//     the same prompt (Stop, SessionEnd), so prompt_id is the frame id. When
-//     a Claude hook carries no prompt_id the frame id is derived as
-//     "<session_id>#<hash>" where hash is the first 12 hex digits of the
-//     SHA-256 of the prompt (UserPromptSubmit) or "<session_id>#current"
-//     (Stop), and the moment's summary says frame_id_derived=true; a caller
-//     that counts prompts (the supervisor) may override it.
-//   - Event ids: only when the harness supplies a stable id (prompt_id,
-//     turn_id): "<id>/<event>". Otherwise EventID is empty and the router
+//   - Tool hooks map to no lifecycle moment: tool activity is not part of
+//     the contract's vocabulary. A Spec lists them as Ignored; Map returns
+//     an empty Moments list for them (and lifeloop never installs them).
+//   - Frame ids: Spec.FrameID picks the harness's own id from the call.
+//     When it gives none the frame id is derived as "<session_id>#<hash>"
+//     where hash is the first 12 hex digits of the SHA-256 of the prompt
+//     (a prompt submission) or "<session_id>#current" (other hooks), and
+//     the moment's summary says frame_id_derived=true; a caller that
+//     counts prompts (the supervisor) may override it.
+//   - Event ids: only when the harness supplies a stable id:
+//     "<id>/<event>". Otherwise EventID is empty and the router
 //     synthesizes one.
 //   - Summaries never carry prompt text or assistant message bodies: only
 //     sizes, flags, source, trigger and reason.
@@ -31,31 +32,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/lifeloop/lifeloop/contract"
-)
-
-// Adapter ids served by this package.
-const (
-	AdapterClaude = "claude"
-	AdapterCodex  = "codex"
-)
-
-// Hook event names, as the harnesses spell them. Notify is lifeloop's name
-// for the Codex `notify` program call (turn completion, JSON as the last
-// argv element).
-const (
-	SessionStart     = "SessionStart"
-	UserPromptSubmit = "UserPromptSubmit"
-	PreModelRequest  = "PreModelRequest"
-	PreToolUse       = "PreToolUse"
-	PostToolUse      = "PostToolUse"
-	PreCompact       = "PreCompact"
-	PostCompact      = "PostCompact"
-	Stop             = "Stop"
-	SubagentStop     = "SubagentStop"
-	SessionEnd       = "SessionEnd"
-	Notify           = "notify"
 )
 
 // MaxStdin bounds the hook input a caller should read; larger inputs are
@@ -70,28 +49,144 @@ var ErrUnknownHook = errors.New("unknown hook event")
 // hook's JSON object (an invalid_request).
 var ErrInvalidInput = errors.New("hook input is not a JSON object")
 
+// Role is the lifecycle moment a harness hook reports.
+type Role int
+
+// Roles.
+const (
+	// RoleSessionStart: the session started (or resumed, or was compacted
+	// when Input.Source is "compact"); a payload can be placed pre_session.
+	RoleSessionStart Role = iota + 1
+	// RolePromptSubmit: a prompt was submitted (frame.opening); a payload
+	// can be placed pre_frame_leading.
+	RolePromptSubmit
+	// RoleModelRequest: the model is asked (frame.opened; repeated with
+	// the same id for each request of a tool turn).
+	RoleModelRequest
+	// RolePreCompact: the context is about to be compacted.
+	RolePreCompact
+	// RolePostCompact: the context was compacted.
+	RolePostCompact
+	// RoleTurnStop: the turn ended (frame.ending and frame.ended).
+	RoleTurnStop
+	// RoleSubagentStop: a subagent ended (a subcall frame's end).
+	RoleSubagentStop
+	// RoleSessionEnd: the session is ending.
+	RoleSessionEnd
+)
+
+// Hook is one hook lifeloop installs: the harness's name for it and its
+// role.
+type Hook struct {
+	Name string
+	Role Role
+}
+
+// Custom is a hook the harness maps itself (a program called with its
+// JSON as the last argument, say).
+type Custom struct {
+	// FromArgv: the call's input is its last argument, not stdin.
+	FromArgv bool
+	// Map turns the (trimmed, non-empty, '{'-led) input into moments on m.
+	Map func(m Mapped, input []byte) (Mapped, error)
+	// ChainsUser: the call may carry the user's own program for the same
+	// hook (ChainFlag), which host-hook runs with the same arguments.
+	ChainsUser bool
+}
+
+// Spec describes one harness's native hooks.
+type Spec struct {
+	// Adapter is the harness's adapter id.
+	Adapter string
+	// Hooks are the hooks lifeloop installs, in order.
+	Hooks []Hook
+	// Ignored are hooks the harness has that map to no moment.
+	Ignored []string
+	// Custom are hooks the harness maps itself (not installed in a
+	// settings file).
+	Custom map[string]Custom
+	// FrameID returns the harness's frame id of a call, "" for none.
+	FrameID func(in Input) string
+	// Matcher is the "matcher" of each settings-file group, "" for none.
+	Matcher string
+}
+
+// Names returns the names of the hooks lifeloop installs, in order.
+func (s *Spec) Names() []string {
+	if s == nil {
+		return nil
+	}
+	out := make([]string, len(s.Hooks))
+	for i, h := range s.Hooks {
+		out[i] = h.Name
+	}
+	return out
+}
+
+func (s *Spec) role(hook string) (Role, bool) {
+	if s == nil {
+		return 0, false
+	}
+	for _, h := range s.Hooks {
+		if h.Name == hook {
+			return h.Role, true
+		}
+	}
+	return 0, false
+}
+
+// known reports whether hook is a hook of the spec (installed, ignored or
+// custom).
+func (s *Spec) known(hook string) bool {
+	if s == nil {
+		return false
+	}
+	if _, ok := s.role(hook); ok {
+		return true
+	}
+	_, custom := s.Custom[hook]
+	return custom || slices.Contains(s.Ignored, hook)
+}
+
+// FromArgv reports whether hook's input is the call's last argument.
+func (s *Spec) FromArgv(hook string) bool {
+	return s != nil && s.Custom[hook].FromArgv
+}
+
+// ChainsUser reports whether a call of hook may carry the user's own
+// program to run as well (ChainFlag).
+func (s *Spec) ChainsUser(hook string) bool {
+	return s != nil && s.Custom[hook].ChainsUser
+}
+
+// CanInject reports whether hook's response can carry additional context
+// into the model request (session start and prompt submission).
+func (s *Spec) CanInject(hook string) bool {
+	r, _ := s.role(hook)
+	return r == RoleSessionStart || r == RolePromptSubmit
+}
+
 // Mapped is what one hook call says about the lifecycle.
 type Mapped struct {
 	// Adapter and Hook echo Map's arguments.
 	Adapter string
 	Hook    string
-	// HarnessSessionID is the harness's session (Claude session_id, Codex
-	// session_id or notify thread-id).
+	// HarnessSessionID is the harness's session (or thread) id.
 	HarnessSessionID string
 	TranscriptPath   string
 	Cwd              string
 	// Moments are the lifecycle moments, in order; empty for hooks that
-	// are recorded as nothing (PreToolUse, PostToolUse).
+	// are recorded as nothing (tool hooks).
 	Moments []MappedMoment
 	// Accepts is the manifest placement this hook can deliver a payload to
-	// now (pre_session at SessionStart, pre_frame_leading at
-	// UserPromptSubmit), else "".
+	// now (pre_session at session start, pre_frame_leading at a prompt
+	// submission), else "".
 	Accepts contract.ManifestPlacementClass
-	// IsNotify is true for a Codex notify call; the Codex TUI also fires
-	// notify for a hidden title-generation thread, which a caller that
-	// knows the real thread id filters by HarnessSessionID.
-	IsNotify bool
-	// TurnID is the harness's turn id (Codex turn_id / turn-id), if any.
+	// OtherThreads is true for a call the harness also makes for threads
+	// other than the session's own (a hidden helper thread, say); a
+	// caller that knows the session's id filters by HarnessSessionID.
+	OtherThreads bool
+	// TurnID is the harness's turn id, if any.
 	TurnID string
 }
 
@@ -108,10 +203,10 @@ type MappedMoment struct {
 	EventID string
 }
 
-// hookInput is the union of the fields lifeloop reads from Claude and
-// Codex hook stdin. Unknown fields are tolerated: it is the harness's
-// format, not ours.
-type hookInput struct {
+// Input is the union of the fields lifeloop reads from a command hook's
+// stdin JSON (the shape several harnesses share).
+// Unknown fields are tolerated: it is the harness's format, not ours.
+type Input struct {
 	SessionID            string  `json:"session_id"`
 	TranscriptPath       string  `json:"transcript_path"`
 	Cwd                  string  `json:"cwd"`
@@ -129,63 +224,27 @@ type hookInput struct {
 	Model                string  `json:"model"`
 }
 
-// notifyInput is the Codex notify argv JSON.
-type notifyInput struct {
-	Type                 string   `json:"type"`
-	ThreadID             string   `json:"thread-id"`
-	TurnID               string   `json:"turn-id"`
-	Cwd                  string   `json:"cwd"`
-	Client               string   `json:"client"`
-	InputMessages        []string `json:"input-messages"`
-	LastAssistantMessage *string  `json:"last-assistant-message"`
-}
-
-// Hooks returns the hook events Map understands for adapterID, in the
-// order lifeloop installs them; nil for an adapter without hooks.
-func Hooks(adapterID string) []string {
-	switch adapterID {
-	case AdapterClaude:
-		return []string{SessionStart, UserPromptSubmit, PreCompact, Stop, SubagentStop, SessionEnd}
-	case AdapterCodex:
-		return []string{SessionStart, UserPromptSubmit, PreModelRequest, PreCompact, PostCompact, Stop, SubagentStop, SessionEnd}
-	}
-	return nil
-}
-
-// known reports whether hook is a hook event of adapterID (including the
-// ignored tool hooks and, for Codex, notify).
-func known(adapterID, hook string) bool {
-	for _, h := range Hooks(adapterID) {
-		if h == hook {
-			return true
-		}
-	}
-	switch hook {
-	case PreToolUse, PostToolUse:
-		return adapterID == AdapterClaude || adapterID == AdapterCodex
-	case Notify:
-		return adapterID == AdapterCodex
-	}
-	return false
-}
-
-// Map parses one hook call's input (stdin JSON, or for Codex notify the
-// argv JSON) and maps it to lifecycle moments. An unknown adapter or hook
-// wraps ErrUnknownHook; input that is not a JSON object wraps
-// ErrInvalidInput.
-func Map(adapterID, hookEvent string, input []byte) (Mapped, error) {
+// Map parses one hook call's input (stdin JSON, or a custom hook's last
+// argument) and maps it to lifecycle moments. A hook the spec does not
+// know (or a nil spec) wraps ErrUnknownHook; input that is not a JSON
+// object wraps ErrInvalidInput.
+func Map(s *Spec, adapterID, hookEvent string, input []byte) (Mapped, error) {
 	m := Mapped{Adapter: adapterID, Hook: hookEvent}
-	if !known(adapterID, hookEvent) {
-		return m, fmt.Errorf("%w %q for adapter %q; known: %v", ErrUnknownHook, hookEvent, adapterID, append(Hooks(adapterID), PreToolUse, PostToolUse))
+	if !s.known(hookEvent) {
+		var known []string
+		if s != nil {
+			known = append(s.Names(), s.Ignored...)
+		}
+		return m, fmt.Errorf("%w %q for adapter %q; known: %v", ErrUnknownHook, hookEvent, adapterID, known)
 	}
 	trimmed := bytes.TrimSpace(input)
 	if len(trimmed) == 0 || trimmed[0] != '{' {
 		return m, fmt.Errorf("%w (%d bytes)", ErrInvalidInput, len(input))
 	}
-	if hookEvent == Notify {
-		return mapNotify(m, trimmed)
+	if c, ok := s.Custom[hookEvent]; ok {
+		return c.Map(m, trimmed)
 	}
-	var in hookInput
+	var in Input
 	if err := json.Unmarshal(trimmed, &in); err != nil {
 		return m, fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
@@ -193,117 +252,82 @@ func Map(adapterID, hookEvent string, input []byte) (Mapped, error) {
 		return m, fmt.Errorf("%w: hook_event_name %q does not match --hook %q", ErrInvalidInput, in.HookEventName, hookEvent)
 	}
 	m.HarnessSessionID, m.TranscriptPath, m.Cwd, m.TurnID = in.SessionID, in.TranscriptPath, in.Cwd, in.TurnID
-	base := map[string]any{"hook": hookEvent}
+	role, _ := s.role(hookEvent)
 	sum := func(kv ...any) map[string]any {
-		s := make(map[string]any, len(base)+len(kv)/2)
-		for k, v := range base {
-			s[k] = v
-		}
+		out := make(map[string]any, 1+len(kv)/2)
+		out["hook"] = hookEvent
 		for i := 0; i+1 < len(kv); i += 2 {
-			s[kv[i].(string)] = kv[i+1]
+			out[kv[i].(string)] = kv[i+1]
 		}
-		return s
+		return out
 	}
-	switch hookEvent {
-	case SessionStart:
+	frame := func(opening bool) (*contract.FrameContext, map[string]any, string) {
+		fc, derived, id := frameFor(s, in, opening)
+		out := sum()
+		if derived {
+			out["frame_id_derived"] = true
+		}
+		return fc, out, id
+	}
+	switch role {
+	case RoleSessionStart:
 		m.Accepts = contract.ManifestPreSession
 		m.Moments = append(m.Moments, MappedMoment{Event: contract.EventSessionStarted, Summary: sum("source", in.Source)})
 		if in.Source == "compact" {
 			m.Moments = append(m.Moments, MappedMoment{Event: contract.EventContextCompacted, Summary: sum("source", in.Source)})
 		}
-	case UserPromptSubmit:
+	case RolePromptSubmit:
 		m.Accepts = contract.ManifestPreFrameLeading
-		fc, derived, id := frameFor(adapterID, in, true)
-		s := sum()
+		fc, s, id := frame(true)
 		if in.Prompt != nil {
 			s["prompt_bytes"] = len(*in.Prompt)
 		}
-		if derived {
-			s["frame_id_derived"] = true
-		}
-		m.Moments = append(m.Moments, MappedMoment{Event: contract.EventFrameOpening, Frame: fc, Summary: s, EventID: eventID(id, contract.EventFrameOpening)})
-	case PreModelRequest:
-		fc, derived, id := frameFor(adapterID, in, false)
-		s := sum()
-		if derived {
-			s["frame_id_derived"] = true
-		}
+		m.Moments = append(m.Moments, MappedMoment{Event: contract.EventFrameOpening, Frame: fc, Summary: s, EventID: EventID(id, contract.EventFrameOpening)})
+	case RoleModelRequest:
 		// A tool turn asks the model more than once; the first request
 		// opens the frame, later ones repeat the event with the same id.
-		m.Moments = append(m.Moments, MappedMoment{Event: contract.EventFrameOpened, Frame: fc, Summary: s, EventID: eventID(id, contract.EventFrameOpened)})
-	case PreCompact:
+		fc, s, id := frame(false)
+		m.Moments = append(m.Moments, MappedMoment{Event: contract.EventFrameOpened, Frame: fc, Summary: s, EventID: EventID(id, contract.EventFrameOpened)})
+	case RolePreCompact:
 		m.Moments = append(m.Moments, MappedMoment{Event: contract.EventContextPressureObserved, Summary: sum("trigger", in.Trigger)})
-	case PostCompact:
+	case RolePostCompact:
 		m.Moments = append(m.Moments, MappedMoment{Event: contract.EventContextCompacted, Summary: sum("trigger", in.Trigger)})
-	case Stop:
-		fc, derived, id := frameFor(adapterID, in, false)
-		s := sum()
+	case RoleTurnStop:
+		fc, s, id := frame(false)
 		if in.LastAssistantMessage != nil {
 			s["last_message_bytes"] = len(*in.LastAssistantMessage)
 		}
 		if in.StopHookActive != nil {
 			s["stop_hook_active"] = *in.StopHookActive
 		}
-		if derived {
-			s["frame_id_derived"] = true
-		}
 		m.Moments = append(m.Moments,
-			MappedMoment{Event: contract.EventFrameEnding, Frame: fc, Summary: s, EventID: eventID(id, contract.EventFrameEnding)},
-			MappedMoment{Event: contract.EventFrameEnded, Frame: fc, Summary: s, EventID: eventID(id, contract.EventFrameEnded)})
-	case SubagentStop:
+			MappedMoment{Event: contract.EventFrameEnding, Frame: fc, Summary: s, EventID: EventID(id, contract.EventFrameEnding)},
+			MappedMoment{Event: contract.EventFrameEnded, Frame: fc, Summary: s, EventID: EventID(id, contract.EventFrameEnded)})
+	case RoleSubagentStop:
 		// A subagent's end is a subcall frame's end when both the parent
 		// frame and the subagent are identifiable; otherwise nothing.
-		parent, _, id := frameFor(adapterID, in, false)
+		parent, _, id := frameFor(s, in, false)
 		if in.AgentID != "" && id != "" {
 			p := parent.FrameID
 			fc := &contract.FrameContext{FrameID: id + "/" + in.AgentID, ParentFrameID: &p, FrameClass: contract.FrameSubcall}
-			s := sum()
+			out := sum()
 			if in.AgentType != "" {
-				s["agent_type"] = in.AgentType
+				out["agent_type"] = in.AgentType
 			}
-			m.Moments = append(m.Moments, MappedMoment{Event: contract.EventFrameEnded, Frame: fc, Summary: s, EventID: eventID(fc.FrameID, contract.EventFrameEnded)})
+			m.Moments = append(m.Moments, MappedMoment{Event: contract.EventFrameEnded, Frame: fc, Summary: out, EventID: EventID(fc.FrameID, contract.EventFrameEnded)})
 		}
-	case SessionEnd:
+	case RoleSessionEnd:
 		m.Moments = append(m.Moments, MappedMoment{Event: contract.EventSessionEnding, Summary: sum("reason", in.Reason)})
-	case PreToolUse, PostToolUse:
-		// Not lifecycle moments (see the package doc).
 	}
-	return m, nil
-}
-
-// mapNotify maps the Codex notify JSON: agent-turn-complete → frame.ended.
-func mapNotify(m Mapped, data []byte) (Mapped, error) {
-	m.IsNotify = true
-	var n notifyInput
-	if err := json.Unmarshal(data, &n); err != nil {
-		return m, fmt.Errorf("%w: %w", ErrInvalidInput, err)
-	}
-	m.HarnessSessionID, m.Cwd, m.TurnID = n.ThreadID, n.Cwd, n.TurnID
-	if n.Type != "agent-turn-complete" {
-		// Other notification types carry no lifecycle moment.
-		return m, nil
-	}
-	if n.TurnID == "" {
-		return m, fmt.Errorf("%w: agent-turn-complete without turn-id", ErrInvalidInput)
-	}
-	s := map[string]any{"hook": Notify, "input_messages": len(n.InputMessages)}
-	if n.LastAssistantMessage != nil {
-		s["last_message_bytes"] = len(*n.LastAssistantMessage)
-	}
-	if n.Client != "" {
-		s["client"] = n.Client
-	}
-	fc := &contract.FrameContext{FrameID: n.TurnID, FrameClass: contract.FrameTopLevel}
-	m.Moments = append(m.Moments, MappedMoment{Event: contract.EventFrameEnded, Frame: fc, Summary: s, EventID: eventID(n.TurnID, contract.EventFrameEnded)})
 	return m, nil
 }
 
 // frameFor returns the top-level frame of a hook call, whether its id was
 // derived (no harness id), and the harness id ("" when derived).
-func frameFor(adapterID string, in hookInput, opening bool) (*contract.FrameContext, bool, string) {
+func frameFor(s *Spec, in Input, opening bool) (*contract.FrameContext, bool, string) {
 	id := in.TurnID
-	if adapterID == AdapterClaude && in.PromptID != "" {
-		id = in.PromptID
+	if s.FrameID != nil {
+		id = s.FrameID(in)
 	}
 	if id != "" {
 		return &contract.FrameContext{FrameID: id, FrameClass: contract.FrameTopLevel}, false, id
@@ -316,7 +340,8 @@ func frameFor(adapterID string, in hookInput, opening bool) (*contract.FrameCont
 	return &contract.FrameContext{FrameID: derived, FrameClass: contract.FrameTopLevel}, true, ""
 }
 
-func eventID(id string, ev contract.Event) string {
+// EventID returns "<id>/<event>", or "" when the harness gave no id.
+func EventID(id string, ev contract.Event) string {
 	if id == "" {
 		return ""
 	}

@@ -4,93 +4,35 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
-	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // The hook bridge: for one launch, `lifeloop run` points the harness's
 // native hooks at `lifeloop host-hook`, which forwards each hook call over
 // the control socket (OpHook) to the supervisor. Nothing in the user's
-// files changes.
-//
-//   - Claude Code: a settings file in the session folder, passed with
-//     --settings; Claude merges it with the user's own settings, whose hooks
-//     keep firing.
-//   - Codex: -c notify=[...] (turn completion), still calling the user's
-//     own notify program when config.toml has one. Codex hooks.json hooks
-//     run only when trusted, so they are not installed here.
+// files changes: the harness (adapters.HookBridge) says which launch
+// arguments do it, e.g. a settings file in the session folder that the
+// harness merges with the user's own.
 
 // hookBridgeArgs returns the arguments that install the hook bridge for
 // one launch of adapter ad, writing what they need into the session dir.
 // It returns nil when the adapter has no hooks lifeloop can add, or when
-// the user already chose the mechanism (e.g. passed --settings).
+// the user already chose the mechanism.
 func hookBridgeArgs(ad *adapters.Adapter, argv []string, sessionDir string, env []string, exe string) ([]string, error) {
-	switch ad.ID {
-	case hooks.AdapterClaude:
-		if slices.ContainsFunc(argv, func(a string) bool { return a == "--settings" || strings.HasPrefix(a, "--settings=") }) {
-			return nil, nil
-		}
-		path := filepath.Join(sessionDir, "claude-hooks.json")
-		if err := statedir.WriteFileAtomic(path, hooks.ClaudeLaunchSettings([]string{exe})); err != nil {
-			return nil, fmt.Errorf("hook bridge settings: %w", err)
-		}
-		return hooks.ClaudeLaunchArgs(path), nil
-	case hooks.AdapterCodex:
-		for _, a := range argv {
-			if strings.HasPrefix(a, "notify=") || strings.Contains(a, "notify=") && strings.HasPrefix(a, "-c") {
-				return nil, nil
-			}
-		}
-		user, _ := hooks.ParseCodexNotify(readCodexConfig(env))
-		return hooks.CodexNotifyArgs([]string{exe}, user), nil
+	b := ad.HookBridge()
+	if b == nil {
+		return nil, nil
 	}
-	return nil, nil
-}
-
-// readCodexConfig reads $CODEX_HOME/config.toml (or ~/.codex) of the
-// harness's environment; nil when absent.
-func readCodexConfig(env []string) []byte {
-	home := envValue(env, "CODEX_HOME")
-	if home == "" {
-		if h := envValue(env, "HOME"); h != "" {
-			home = filepath.Join(h, ".codex")
-		}
-	}
-	if home == "" {
-		return nil
-	}
-	b, err := os.ReadFile(filepath.Join(home, "config.toml"))
-	if err != nil {
-		return nil
-	}
-	return b
-}
-
-// insertArgs puts extra at the harness's first own argument.
-func insertArgs(argv, extra []string) []string {
-	if len(extra) == 0 {
-		return argv
-	}
-	at := adapters.ArgStart(argv)
-	if at > len(argv) {
-		at = len(argv)
-	}
-	out := make([]string, 0, len(argv)+len(extra))
-	out = append(out, argv[:at]...)
-	out = append(out, extra...)
-	return append(out, argv[at:]...)
+	return b.BridgeArgs(adapters.BridgeTarget{Argv: argv, SessionDir: sessionDir, Env: env, HookCommand: []string{exe}})
 }
 
 // hookInput extracts what hooks.Map reads from a forwarded hook call.
-func hookInput(a hooks.HookArgs) ([]byte, error) {
-	if a.Hook == hooks.Notify && len(a.Argv) > 0 {
+func hookInput(spec *hooks.Spec, a hooks.HookArgs) ([]byte, error) {
+	if spec.FromArgv(a.Hook) && len(a.Argv) > 0 {
 		return []byte(a.Argv[len(a.Argv)-1]), nil
 	}
 	if len(a.Stdin) > 0 {
@@ -110,19 +52,20 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return hooks.HookReply{}, fmt.Errorf("hook: bad arguments: %w", err)
 	}
-	input, err := hookInput(a)
+	spec := s.hookSpec(a.Adapter)
+	input, err := hookInput(spec, a)
 	var mapped hooks.Mapped
 	if err == nil {
-		mapped, err = hooks.Map(a.Adapter, a.Hook, input)
+		mapped, err = hooks.Map(spec, a.Adapter, a.Hook, input)
 	}
 	if err != nil {
 		s.hookFailed(a, err)
 		return hooks.HookReply{}, nil
 	}
-	// The Codex TUI also reports turns of a hidden title-generation
-	// thread; only the session's own thread counts once it is known.
-	if mapped.IsNotify && s.harnessSessionID != "" && mapped.HarnessSessionID != s.harnessSessionID {
-		s.log.Info("hook: notify for another thread ignored")
+	// Some hooks also report turns of other threads (a hidden helper
+	// thread); only the session's own thread counts once it is known.
+	if mapped.OtherThreads && s.harnessSessionID != "" && mapped.HarnessSessionID != s.harnessSessionID {
+		s.log.Info("hook: call for another thread ignored", "hook", a.Hook)
 		return hooks.HookReply{}, nil
 	}
 	var reply hooks.HookReply
@@ -141,7 +84,7 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		if s.isDuplicate(m) {
 			continue
 		}
-		canPlace := i == 0 && mapped.Accepts != "" && hooks.CanInject(a.Adapter, a.Hook)
+		canPlace := i == 0 && mapped.Accepts != "" && spec.CanInject(a.Hook)
 		if canPlace {
 			m.Payloads = s.pendingFor(mm.Event)
 		}
@@ -162,6 +105,20 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		s.dropPending(deliver)
 	}
 	return reply, nil
+}
+
+// hookSpec returns the hooks of the adapter a hook call names: the
+// session's own, or another the registry knows; nil when it has none.
+func (s *supervisor) hookSpec(adapterID string) *hooks.Spec {
+	if ad := s.cfg.Adapter; ad != nil && (ad.ID == adapterID || slices.Contains(ad.Aliases, adapterID)) {
+		return ad.Hooks()
+	}
+	if s.cfg.Registry != nil {
+		if ad, err := s.cfg.Registry.Lookup(adapterID); err == nil {
+			return ad.Hooks()
+		}
+	}
+	return nil
 }
 
 // hookFailed records a hook call lifeloop could not understand: the

@@ -3,8 +3,8 @@ package launcher
 import (
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/hooks"
 )
 
 // Native wins: when the hook bridge and the transcript report the same
@@ -21,16 +21,17 @@ import (
 const nativeWindow = 2 * time.Second
 
 // bridgedFrameEvents are the frame events the hook bridge of `run`
-// reports natively for an adapter: Claude's UserPromptSubmit and Stop
-// hooks, Codex's notify program (turn end only).
-func bridgedFrameEvents(adapterID string) map[contract.Event]bool {
-	switch adapterID {
-	case hooks.AdapterClaude:
-		return map[contract.Event]bool{contract.EventFrameOpening: true, contract.EventFrameEnding: true, contract.EventFrameEnded: true}
-	case hooks.AdapterCodex:
-		return map[contract.Event]bool{contract.EventFrameEnded: true}
+// reports natively for an adapter (adapters.HookBridge).
+func bridgedFrameEvents(ad *adapters.Adapter) map[contract.Event]bool {
+	b := ad.HookBridge()
+	if b == nil {
+		return nil
 	}
-	return nil
+	out := map[contract.Event]bool{}
+	for _, e := range b.BridgedFrameEvents() {
+		out[e] = true
+	}
+	return out
 }
 
 // queuedMoment is a telemetry moment waiting to be recorded; until is

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
 )
@@ -18,11 +19,7 @@ import (
 // the window; telemetry moments keep their order.
 func TestNativeWins(t *testing.T) {
 	f := newFixture(t, "echo ready; sleep 1")
-	codex, err := adapters.Default().Lookup("codex")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.cfg.Adapter = codex
+	f.cfg.Adapter = adapters.AdapterOf(codex.Harness{})
 	f.cfg.BridgeArgs = []string{"-c", "notify=[]"}
 	frame := func(id string) *contract.FrameContext {
 		return &contract.FrameContext{FrameID: id, FrameClass: contract.FrameTopLevel}
@@ -45,7 +42,7 @@ func TestNativeWins(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var reply hooks.HookReply
-	if err := Call(ctx, f.cfg.ControlSocket, OpHook, hooks.HookArgs{Adapter: "codex", Hook: hooks.Notify, Argv: []string{string(notify)}}, &reply); err != nil {
+	if err := Call(ctx, f.cfg.ControlSocket, OpHook, hooks.HookArgs{Adapter: "codex", Hook: "notify", Argv: []string{string(notify)}}, &reply); err != nil {
 		t.Fatal(err)
 	}
 	<-done

@@ -9,7 +9,7 @@ import (
 )
 
 // placementFiles keeps the payload text a harness reads from a file at
-// launch (Claude's --append-system-prompt-file, see
+// launch (a harness's file form of launch placement, see
 // adapters.ExternalizePlacement) in the session folder, 0600, until the
 // wrapper exits — so payload bodies stay out of the process table.
 type placementFiles struct {

@@ -74,7 +74,7 @@ func (p harnessProcess) Start(_ context.Context, argv []string) error {
 		return fmt.Errorf("renewal: empty command line")
 	}
 	if len(s.cfg.BridgeArgs) > 0 && !slices.Contains(argv, s.cfg.BridgeArgs[len(s.cfg.BridgeArgs)-1]) {
-		argv = insertArgs(argv, s.cfg.BridgeArgs)
+		argv = adapters.InsertArgs(argv, s.cfg.BridgeArgs)
 	}
 	if t := s.cfg.Telemetry; t != nil {
 		var pinned string

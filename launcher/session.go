@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
@@ -38,7 +39,7 @@ type Options struct {
 	Argv []string
 	// Adapter forces an adapter id; empty resolves from Argv.
 	Adapter string
-	// Registry of adapters (default adapters.Default()).
+	// Registry of adapters (default builtin.Default()).
 	Registry *adapters.Registry
 	// Env is the environment the harness and clients inherit.
 	Env []string
@@ -72,7 +73,7 @@ type Options struct {
 	PayloadsAt contract.Event
 
 	// NoTelemetry turns the telemetry watcher off; otherwise it runs when
-	// the adapter names a TelemetryKind (see TelemetryOptions).
+	// the adapter has telemetry (see TelemetryOptions).
 	NoTelemetry bool
 	// Levels are the context pressure thresholds (default
 	// telemetry.DefaultLevels).
@@ -110,7 +111,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		o.IDs = ids.Default()
 	}
 	if o.Registry == nil {
-		o.Registry = adapters.Default()
+		o.Registry = builtin.Default()
 	}
 	if o.Dir == "" {
 		wd, err := os.Getwd()
@@ -155,7 +156,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	var sinks []router.Sink
 	var openSinks []*sink.Sink
 	for _, dest := range o.Events {
-		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: id, Logger: log})
+		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: id, OrgLoopHarness: ad.OrgLoopHarness, Logger: log})
 		if err != nil {
 			return Result{}, fmt.Errorf("--events %s: %w", dest, err)
 		}
@@ -225,7 +226,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		}
 		bridgeArgs = extra
 		if extra != nil {
-			argv = insertArgs(argv, extra)
+			argv = adapters.InsertArgs(argv, extra)
 			hookRT, err = router.New(router.Config{
 				Manifest:     ad.Manifest(),
 				Mode:         contract.ModeLauncherWrapper,
@@ -264,13 +265,11 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 
 	var observations <-chan Moment
 	var tel *telemetryRunner
-	if ad.TelemetryKind != "" && !o.NoTelemetry {
+	if t := ad.Telemetry(); t != nil && !o.NoTelemetry {
 		var pinned string
-		if ad.TelemetryKind == TelemetryClaude {
-			argv, pinned = pinClaudeSession(argv)
-		}
-		tel = &telemetryRunner{ctx: ctx, log: log, opts: TelemetryOptions{
-			Kind: ad.TelemetryKind, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
+		argv, pinned = ad.PinSession(argv)
+		tel = &telemetryRunner{ctx: ctx, log: log, ad: ad, opts: TelemetryOptions{
+			Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
 			Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: id},
 			Now:    o.Now, Log: log,
 		}}
@@ -308,6 +307,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Files:         files,
 		StartPayloads: startPayloads,
 		Adapter:       ad,
+		Registry:      o.Registry,
 		Recover:       o.ContinueSession != "",
 		UserArgv:      o.Argv,
 		BridgeArgs:    bridgeArgs,

@@ -70,6 +70,9 @@ type Config struct {
 	Adapter    *adapters.Adapter
 	UserArgv   []string
 	BridgeArgs []string
+	// Registry answers hook calls that name another adapter than the
+	// session's; nil serves the session's adapter only.
+	Registry *adapters.Registry
 	// HookPayloads wait for the first hook that reports HookPayloadsAt
 	// (session.started, the default, or frame.opening) and can place them.
 	HookPayloads   []contract.PayloadEnvelope
@@ -187,7 +190,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		hookPayloads:    cfg.HookPayloads,
 	}
 	if len(cfg.BridgeArgs) > 0 && cfg.Adapter != nil {
-		s.nativeFrames = bridgedFrameEvents(cfg.Adapter.ID)
+		s.nativeFrames = bridgedFrameEvents(cfg.Adapter)
 	}
 	s.armQueue()
 	defer s.queueTimer.Stop()

@@ -2,22 +2,13 @@ package launcher
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/telemetry"
-)
-
-// Telemetry kinds an adapter can name (adapters.Adapter.TelemetryKind).
-const (
-	TelemetryClaude = "claude"
-	TelemetryCodex  = "codex"
 )
 
 // DefaultNotFoundAfter bounds how long the watcher looks for the harness's
@@ -31,23 +22,21 @@ const ClaimsFolder = "telemetry-claims"
 // TelemetryOptions configure the telemetry watcher of one session.
 //
 // Which file belongs to which session: a file named by Path is followed as
-// is. Otherwise discovery lists the transcripts (Claude:
-// <config>/projects/<cwd>/*.jsonl) or rollouts (Codex:
-// <home>/sessions/YYYY/MM/DD/rollout-*.jsonl recording Cwd) born at or
-// after LaunchedAt (minus two seconds of slack). When SessionID is known
-// only that session's file matches — exact. Otherwise concurrent sessions
-// in one folder are kept apart by Claims: every lifeloop process claims the
-// file it follows in <state>/telemetry-claims/ (a claim of a dead process
-// is stale), and each watcher takes the oldest file nobody holds. That is
-// exact when launches are further apart than the time the harness takes to
-// create its file, which is why `lifeloop run` pins Claude's session id
-// with --session-id when the command line does not choose one.
+// is. Otherwise the harness's discoverer lists the session files of Cwd
+// born at or after LaunchedAt (minus two seconds of slack). When SessionID
+// is known only that session's file matches — exact. Otherwise concurrent
+// sessions in one folder are kept apart by Claims: every lifeloop process
+// claims the file it follows in <state>/telemetry-claims/ (a claim of a
+// dead process is stale), and each watcher takes the oldest file nobody
+// holds. That is exact when launches are further apart than the time the
+// harness takes to create its file, which is why `lifeloop run` pins the
+// session id (adapters.SessionPinner) when the harness lets a launch
+// choose it and the command line does not.
 type TelemetryOptions struct {
-	// Kind is TelemetryClaude or TelemetryCodex.
-	Kind string
-	// Env is the HARNESS's environment: CLAUDE_CONFIG_DIR, CODEX_HOME,
-	// HOME, CLAUDE_CODE_AUTO_COMPACT_WINDOW and
-	// CLAUDE_CODE_MAX_CONTEXT_TOKENS are read from it.
+	// Harness reads the harness's session files.
+	Harness adapters.Telemetry
+	// Env is the HARNESS's environment: the harness reads where its files
+	// live and its own settings from it.
 	Env []string
 	// Cwd is the harness's working folder.
 	Cwd string
@@ -64,7 +53,7 @@ type TelemetryOptions struct {
 	// harness writes a new one).
 	Follow bool
 	// HistoryBefore, when set, marks lines whose own timestamp is older as
-	// history: a continued conversation (claude --continue, a watched
+	// history: a continued conversation (a resumed session, a watched
 	// file) is read from its start to learn the session id and the
 	// pressure level, but its old turns are not reported again.
 	HistoryBefore time.Time
@@ -74,9 +63,6 @@ type TelemetryOptions struct {
 	HistoryOffset int64
 	// Levels are the pressure thresholds (default telemetry.DefaultLevels).
 	Levels telemetry.Levels
-	// ClaudeWindow overrides, normally read from Env; non-zero values here
-	// win.
-	ClaudeWindow telemetry.ClaudeConfig
 	// NotFoundAfter bounds discovery before capability.degraded (default
 	// DefaultNotFoundAfter).
 	NotFoundAfter time.Duration
@@ -110,13 +96,13 @@ func (w *telemetryWatcher) Wait() { <-w.done }
 // capability.degraded). One goroutine: it runs telemetry.Watch and exits
 // with ctx; a send blocks until the receiver takes the moment or ctx ends.
 func startTelemetry(ctx context.Context, o TelemetryOptions) (*telemetryWatcher, error) {
-	cfg, err := watchConfig(o)
+	cfg, kind, err := watchConfig(o)
 	if err != nil {
 		return nil, err
 	}
 	ch := make(chan Moment, 64)
 	w := &telemetryWatcher{moments: ch, done: make(chan struct{})}
-	conv := newConverter(o)
+	conv := newConverter(o, kind)
 	go func() {
 		defer close(w.done)
 		defer close(ch)
@@ -146,11 +132,12 @@ func startTelemetry(ctx context.Context, o TelemetryOptions) (*telemetryWatcher,
 }
 
 // telemetryRunner runs a wrapped session's telemetry watcher, and starts
-// it again when a renewal relaunches Claude Code into a new session: the
-// first watcher is pinned to the first session's transcript.
+// it again when a renewal relaunches a pinned harness into a new session:
+// the first watcher is pinned to the first session's file.
 type telemetryRunner struct {
 	ctx    context.Context
 	log    *slog.Logger
+	ad     *adapters.Adapter
 	opts   TelemetryOptions
 	cancel context.CancelFunc
 	w      *telemetryWatcher
@@ -185,16 +172,14 @@ func (r *telemetryRunner) stop() {
 	}
 }
 
-// pinRelaunch prepares a renewal's relaunch: Claude Code started into a
-// new session gets a pinned session id, returned, and then needs a new
-// watcher for its transcript (start). A resumed Claude writes on to the
-// transcript already followed, and Codex's rollout discovery follows a
-// new rollout itself: pinned is "" and the watcher goes on.
+// pinRelaunch prepares a renewal's relaunch: a harness that lets a launch
+// choose its session, started into a new session, gets a pinned session
+// id, returned, and then needs a new watcher for its file (start). A
+// resumed harness chooses its session itself and writes on to the file
+// already followed, and a harness without pinning is followed to its new
+// file by discovery: pinned is "" and the watcher goes on.
 func (r *telemetryRunner) pinRelaunch(argv []string) (out []string, pinned string) {
-	if r.opts.Kind != TelemetryClaude {
-		return argv, ""
-	}
-	return pinClaudeSession(argv)
+	return r.ad.PinSession(argv)
 }
 
 // unavailableTelemetry returns a closed channel holding one moment: the
@@ -202,17 +187,18 @@ func (r *telemetryRunner) pinRelaunch(argv []string) (out []string, pinned strin
 // launch goes on without it and the ledger says so).
 func unavailableTelemetry(o TelemetryOptions, err error) <-chan Moment {
 	ch := make(chan Moment, 1)
-	ch <- newConverter(o).failed(err)
+	_, kind, _ := watchConfig(o)
+	ch <- newConverter(o, kind).failed(err)
 	close(ch)
 	return ch
 }
 
-// watchConfig builds the telemetry.WatchConfig of o.
-func watchConfig(o TelemetryOptions) (telemetry.WatchConfig, error) {
+// watchConfig builds the telemetry.WatchConfig of o from the harness's
+// telemetry source, and names the kind of file it reads.
+func watchConfig(o TelemetryOptions) (telemetry.WatchConfig, telemetry.SourceKind, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	home := harnessEnv(o.Env, "HOME")
 	cfg := telemetry.WatchConfig{
 		Path:   o.Path,
 		Claims: o.Claims,
@@ -228,66 +214,21 @@ func watchConfig(o TelemetryOptions) (telemetry.WatchConfig, error) {
 		cfg.Levels = telemetry.DefaultLevels
 	}
 	if err := cfg.Levels.Validate(); err != nil {
-		return cfg, fmt.Errorf("pressure levels: %w", err)
+		return cfg, telemetry.SourceTranscript, fmt.Errorf("pressure levels: %w", err)
 	}
 	cfg.Tail.FromStart = o.FromStart
-	switch o.Kind {
-	case TelemetryClaude:
-		dir := harnessEnv(o.Env, "CLAUDE_CONFIG_DIR")
-		if dir == "" {
-			if home == "" {
-				return cfg, fmt.Errorf("telemetry: neither CLAUDE_CONFIG_DIR nor HOME is set in the harness environment; cannot find Claude's transcripts")
-			}
-			dir = filepath.Join(home, ".claude")
-		}
-		cc := claudeConfigOf(o.Env)
-		if o.ClaudeWindow.AutoCompactWindow > 0 {
-			cc.AutoCompactWindow = o.ClaudeWindow.AutoCompactWindow
-		}
-		if o.ClaudeWindow.MaxContextTokens > 0 {
-			cc.MaxContextTokens = o.ClaudeWindow.MaxContextTokens
-		}
-		cfg.Discoverer = &telemetry.ClaudeDiscoverer{ConfigDir: dir, Cwd: o.Cwd, Launch: o.LaunchedAt, SessionID: o.SessionID}
-		cfg.NewParser = func() telemetry.Parser { return telemetry.NewClaudeParser(cc) }
-	case TelemetryCodex:
-		dir := harnessEnv(o.Env, "CODEX_HOME")
-		if dir == "" {
-			if home == "" {
-				return cfg, fmt.Errorf("telemetry: neither CODEX_HOME nor HOME is set in the harness environment; cannot find Codex's rollouts")
-			}
-			dir = filepath.Join(home, ".codex")
-		}
-		cfg.Discoverer = &telemetry.CodexDiscoverer{Home: dir, Cwd: o.Cwd, Launch: o.LaunchedAt, SessionID: o.SessionID, Now: o.Now}
-		cfg.NewParser = func() telemetry.Parser { return telemetry.NewCodexParser() }
-	default:
-		return cfg, fmt.Errorf("telemetry: unknown kind %q; known: %s, %s", o.Kind, TelemetryClaude, TelemetryCodex)
+	src, err := o.Harness.TelemetrySource(adapters.TelemetryTarget{
+		Env: o.Env, Cwd: o.Cwd, LaunchedAt: o.LaunchedAt, SessionID: o.SessionID, Now: o.Now,
+	})
+	kind := src.Kind
+	if kind == "" {
+		kind = telemetry.SourceTranscript
 	}
-	return cfg, nil
-}
-
-// claudeConfigOf reads Claude's window overrides from the harness env.
-func claudeConfigOf(env []string) telemetry.ClaudeConfig {
-	num := func(k string) int64 {
-		n, err := strconv.ParseInt(strings.TrimSpace(harnessEnv(env, k)), 10, 64)
-		if err != nil || n < 0 {
-			return 0
-		}
-		return n
+	if err != nil {
+		return cfg, kind, err
 	}
-	return telemetry.ClaudeConfig{
-		AutoCompactWindow: num("CLAUDE_CODE_AUTO_COMPACT_WINDOW"),
-		MaxContextTokens:  num("CLAUDE_CODE_MAX_CONTEXT_TOKENS"),
-	}
-}
-
-// harnessEnv returns the last value of key in env ("" when unset).
-func harnessEnv(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
-			return v
-		}
-	}
-	return ""
+	cfg.Discoverer, cfg.NewParser = src.Discoverer, src.NewParser
+	return cfg, kind, nil
 }
 
 // Capabilities the watcher reports on in capability.degraded.
@@ -299,8 +240,8 @@ const (
 // converter turns observations into moments; only the watcher goroutine
 // uses it.
 //
-// Receipts (every telemetry_summary carries provenance: source =
-// transcript|rollout, path, line, offset — never prompt text or model
+// Receipts (every telemetry_summary carries provenance: source = the
+// harness's kind of file, path, line, offset — never prompt text or model
 // output):
 //
 //   - The first time a harness session id is seen, and whenever it
@@ -310,8 +251,8 @@ const (
 //   - A user prompt: frame.opening; the harness starts answering:
 //     frame.opened; the turn completes: frame.ending then frame.ended
 //     (telemetry_summary.stop_reason). frame_context.frame_id is the
-//     harness's turn id (Claude promptId, Codex turn_id); Claude sidechains
-//     are subcall frames whose parent is the open turn.
+//     harness's turn id; side conversations are subcall frames whose
+//     parent is the open turn.
 //   - A pressure level change or a compaction reset:
 //     context.pressure_observed (tokens, window, percent, level,
 //     previous_level, frame_id of the turn). A compaction: context.compacted (trigger,
@@ -327,7 +268,7 @@ const (
 //   - Unparsable and over-long lines, truncation and replacement become
 //     warnings on the next receipt.
 type converter struct {
-	kind     string
+	kind     telemetry.SourceKind
 	before   time.Time
 	upTo     int64
 	upToPath string
@@ -340,7 +281,7 @@ type converter struct {
 	warnings []contract.Warning
 }
 
-func newConverter(o TelemetryOptions) *converter {
+func newConverter(o TelemetryOptions, kind telemetry.SourceKind) *converter {
 	now := o.Now
 	if now == nil {
 		now = time.Now
@@ -349,7 +290,7 @@ func newConverter(o TelemetryOptions) *converter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &converter{kind: o.Kind, now: now, log: log, before: o.HistoryBefore, upTo: o.HistoryOffset, upToPath: o.Path}
+	return &converter{kind: kind, now: now, log: log, before: o.HistoryBefore, upTo: o.HistoryOffset, upToPath: o.Path}
 }
 
 func provenance(ob telemetry.Observation) map[string]any {
@@ -487,12 +428,7 @@ func (c *converter) convert(ob telemetry.Observation) []Moment {
 	return out
 }
 
-func (c *converter) sourceKind() telemetry.SourceKind {
-	if c.kind == TelemetryCodex {
-		return telemetry.SourceRollout
-	}
-	return telemetry.SourceTranscript
-}
+func (c *converter) sourceKind() telemetry.SourceKind { return c.kind }
 
 // frame returns a frame moment: frame_context from the turn, the event id
 // "<frame id>/<event>" (the hook bridge uses the same, so a moment both
@@ -600,39 +536,6 @@ func clone(m map[string]any) map[string]any {
 
 func roundPercent(p float64) float64 {
 	return float64(int64(p*100+0.5)) / 100
-}
-
-// claudeSessionFlags are the Claude Code options that choose the session a
-// launch writes to; when one is present lifeloop does not pin the id.
-var claudeSessionFlags = []string{"--session-id", "-c", "--continue", "-r", "--resume", "--fork-session", "--from-pr"}
-
-// pinClaudeSession adds --session-id <new uuid> to a Claude Code command
-// line that does not choose its session, so the watcher can find exactly
-// this launch's transcript (<uuid>.jsonl) even when other launches run in
-// the same folder. It returns argv unchanged and "" otherwise.
-func pinClaudeSession(argv []string) ([]string, string) {
-	for _, a := range argv[1:] {
-		if a == "--" {
-			break
-		}
-		name, _, _ := strings.Cut(a, "=")
-		for _, f := range claudeSessionFlags {
-			if name == f {
-				return argv, ""
-			}
-		}
-	}
-	id := newUUID()
-	return insertArgs(argv, []string{"--session-id", id}), id
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // drainQuiet is how long the supervisor keeps taking telemetry moments

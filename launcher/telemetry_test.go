@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
@@ -127,7 +129,7 @@ func TestTelemetryMoments(t *testing.T) {
 		tCompact(95000, 5000),          // reset to low
 	)
 	c := startTestWatcher(t, TelemetryOptions{
-		Kind: TelemetryClaude, Path: path, FromStart: true,
+		Harness: claude.Harness{}, Path: path, FromStart: true,
 		Env: []string{"HOME=" + dir, "CLAUDE_CODE_MAX_CONTEXT_TOKENS=100000"},
 	})
 	pressure := countOf(contract.EventContextPressureObserved)
@@ -223,14 +225,14 @@ func TestTelemetryDegradation(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := startTestWatcher(t, TelemetryOptions{
-		Kind: TelemetryClaude, Env: []string{"HOME=" + home}, Cwd: cwd,
+		Harness: claude.Harness{}, Env: []string{"HOME=" + home}, Cwd: cwd,
 		LaunchedAt: time.Now(), NotFoundAfter: 50 * time.Millisecond,
 	})
 	degraded := countOf(contract.EventCapabilityDegraded)
 	c.until("degradation", func(ms []Moment) bool { return degraded(ms) >= 1 })
 	checkDegradation(t, c.got[len(c.got)-1], contract.StatusDegraded, contract.SupportSynthesized, contract.SupportUnavailable, "source_not_found")
 
-	projects := filepath.Join(home, ".claude", "projects", telemetry.ClaudeProjectDirName(cwd))
+	projects := filepath.Join(home, ".claude", "projects", claude.ProjectDirName(cwd))
 	if err := os.MkdirAll(projects, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -278,90 +280,22 @@ func checkDegradation(t *testing.T, m Moment, status contract.ReceiptStatus, pre
 	}
 }
 
-func TestWatchConfigFromHarnessEnv(t *testing.T) {
-	tests := []struct {
-		name    string
-		kind    string
-		env     []string
-		root    string // the discoverer's folder
-		window  telemetry.ClaudeConfig
-		wantErr string
-	}{
-		{"claude home", TelemetryClaude, []string{"HOME=/h"}, "/h/.claude", telemetry.ClaudeConfig{}, ""},
-		{"claude config dir wins", TelemetryClaude, []string{"HOME=/h", "CLAUDE_CONFIG_DIR=/c"}, "/c", telemetry.ClaudeConfig{}, ""},
-		{"claude window overrides", TelemetryClaude, []string{"HOME=/h", "CLAUDE_CODE_AUTO_COMPACT_WINDOW=5000", "CLAUDE_CODE_MAX_CONTEXT_TOKENS=9000", "CLAUDE_CODE_MAX_CONTEXT_TOKENS=8000"}, "/h/.claude", telemetry.ClaudeConfig{AutoCompactWindow: 5000, MaxContextTokens: 8000}, ""},
-		{"claude bad window ignored", TelemetryClaude, []string{"HOME=/h", "CLAUDE_CODE_MAX_CONTEXT_TOKENS=lots"}, "/h/.claude", telemetry.ClaudeConfig{}, ""},
-		{"codex home", TelemetryCodex, []string{"HOME=/h"}, "/h/.codex", telemetry.ClaudeConfig{}, ""},
-		{"codex CODEX_HOME wins", TelemetryCodex, []string{"HOME=/h", "CODEX_HOME=/x"}, "/x", telemetry.ClaudeConfig{}, ""},
-		{"no home", TelemetryClaude, nil, "", telemetry.ClaudeConfig{}, "HOME"},
-		{"unknown kind", "gemini", []string{"HOME=/h"}, "", telemetry.ClaudeConfig{}, `unknown kind "gemini"`},
+// TestWatchConfigDefaults: the harness's source is used as it says, with
+// the default bounds and levels; inverted levels are refused. Where each
+// harness's files live is tested in its folder (TestTelemetrySource).
+func TestWatchConfigDefaults(t *testing.T) {
+	cfg, kind, err := watchConfig(TelemetryOptions{Harness: codex.Harness{}, Env: []string{"HOME=/h"}, Cwd: "/p"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := watchConfig(TelemetryOptions{Kind: tc.kind, Env: tc.env, Cwd: "/p"})
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err %v, want %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch d := cfg.Discoverer.(type) {
-			case *telemetry.ClaudeDiscoverer:
-				if d.ConfigDir != tc.root {
-					t.Errorf("config dir %s, want %s", d.ConfigDir, tc.root)
-				}
-				if got := claudeConfigOf(tc.env); got != tc.window {
-					t.Errorf("window %+v, want %+v", got, tc.window)
-				}
-			case *telemetry.CodexDiscoverer:
-				if d.Home != tc.root {
-					t.Errorf("codex home %s, want %s", d.Home, tc.root)
-				}
-			}
-			if cfg.Within != DefaultNotFoundAfter || cfg.Levels != telemetry.DefaultLevels {
-				t.Errorf("defaults: within %v levels %+v", cfg.Within, cfg.Levels)
-			}
-		})
+	if kind != codex.SourceRollout || cfg.Discoverer == nil || cfg.NewParser == nil {
+		t.Errorf("kind %q discoverer %v", kind, cfg.Discoverer)
 	}
-	if _, err := watchConfig(TelemetryOptions{Kind: TelemetryClaude, Env: []string{"HOME=/h"}, Levels: telemetry.Levels{Moderate: 0.9, High: 0.5, Critical: 0.95}}); err == nil {
+	if cfg.Within != DefaultNotFoundAfter || cfg.Levels != telemetry.DefaultLevels {
+		t.Errorf("defaults: within %v levels %+v", cfg.Within, cfg.Levels)
+	}
+	if _, _, err := watchConfig(TelemetryOptions{Harness: claude.Harness{}, Env: []string{"HOME=/h"}, Levels: telemetry.Levels{Moderate: 0.9, High: 0.5, Critical: 0.95}}); err == nil {
 		t.Error("inverted levels accepted")
-	}
-}
-
-func TestPinClaudeSession(t *testing.T) {
-	tests := []struct {
-		name string
-		argv []string
-		pin  bool
-	}{
-		{"print mode", []string{"claude", "-p", "hi"}, true},
-		{"tui", []string{"/x/claude"}, true},
-		{"explicit id", []string{"claude", "--session-id", "abc"}, false},
-		{"explicit id =", []string{"claude", "--session-id=abc"}, false},
-		{"continue", []string{"claude", "-p", "--continue", "more"}, false},
-		{"resume", []string{"claude", "-r", "abc"}, false},
-		{"prompt that looks like a flag after --", []string{"claude", "-p", "--", "--continue"}, true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			out, id := pinClaudeSession(slices.Clone(tc.argv))
-			if !tc.pin {
-				if id != "" || !slices.Equal(out, tc.argv) {
-					t.Fatalf("pinned %q: %v", id, out)
-				}
-				return
-			}
-			if len(id) != 36 || id[14] != '4' {
-				t.Fatalf("id %q is not a v4 UUID", id)
-			}
-			i := slices.Index(out, "--session-id")
-			if i < 1 || out[i+1] != id || len(out) != len(tc.argv)+2 || out[0] != tc.argv[0] {
-				t.Fatalf("argv %v", out)
-			}
-		})
 	}
 }
 
@@ -369,7 +303,7 @@ func TestPinClaudeSession(t *testing.T) {
 // the harness's environment) does not stop the launch; the ledger gets
 // one capability.degraded saying why.
 func TestTelemetryUnavailable(t *testing.T) {
-	o := TelemetryOptions{Kind: TelemetryCodex}
+	o := TelemetryOptions{Harness: codex.Harness{}}
 	_, err := startTelemetry(context.Background(), o)
 	if err == nil {
 		t.Fatal("watcher started without HOME or CODEX_HOME")

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
@@ -28,22 +30,22 @@ const LatestWithin = 7 * 24 * time.Hour
 // lifeloop did not launch (integration mode telemetry_only).
 //
 // Which file: Path when set; else, with Latest, the newest transcript or
-// rollout of Cwd written in the last LatestWithin; else the first file a
+// session file of Cwd written in the last LatestWithin; else the first file a
 // harness creates for Cwd from now on (and newer ones after it: a resumed
 // or renewed harness writes a new file). A file that already exists is
 // read from its start to learn the harness session id and the pressure
 // level; its earlier turns are not reported again.
 type WatchOptions struct {
 	StateDir string
-	// Adapter is the adapter id (required; it must name a TelemetryKind).
+	// Adapter is the adapter id (required; it must have telemetry).
 	Adapter  string
 	Registry *adapters.Registry
 	Path     string
 	Latest   bool
 	// Cwd is the harness's working folder (default: the current one).
 	Cwd string
-	// Env locates the harness's files (HOME, CLAUDE_CONFIG_DIR,
-	// CODEX_HOME, Claude's window overrides).
+	// Env locates the harness's files (HOME and the harness's own
+	// variables).
 	Env []string
 
 	Clients       []ClientSpec
@@ -85,14 +87,16 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		o.IDs = ids.Default()
 	}
 	if o.Registry == nil {
-		o.Registry = adapters.Default()
+		o.Registry = builtin.Default()
 	}
 	ad, err := o.Registry.Lookup(o.Adapter)
 	if err != nil {
 		return WatchResult{}, err
 	}
-	if ad.TelemetryKind == "" {
-		return WatchResult{}, fmt.Errorf("adapter %s has no telemetry lifeloop can read; watch supports adapters with transcripts (claude, codex)", ad.ID)
+	tel := ad.Telemetry()
+	if tel == nil {
+		withTelemetry := o.Registry.IDsWith(func(a *adapters.Adapter) bool { return a.Telemetry() != nil })
+		return WatchResult{}, fmt.Errorf("adapter %s has no telemetry lifeloop can read; watch supports adapters with transcripts (%s)", ad.ID, strings.Join(withTelemetry, ", "))
 	}
 	if o.Cwd == "" {
 		if o.Cwd, err = os.Getwd(); err != nil {
@@ -104,7 +108,7 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 	}
 	start := o.Now()
 	topts := TelemetryOptions{
-		Kind: ad.TelemetryKind, Env: o.Env, Cwd: o.Cwd, LaunchedAt: start,
+		Harness: tel, Env: o.Env, Cwd: o.Cwd, LaunchedAt: start,
 		Levels: o.Levels, NotFoundAfter: o.NotFoundAfter, Tail: o.Tail, Now: o.Now,
 	}
 	switch {
@@ -130,7 +134,7 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		topts.FromStart = true
 		topts.HistoryOffset = fi.Size()
 	}
-	if _, err := watchConfig(topts); err != nil {
+	if _, _, err := watchConfig(topts); err != nil {
 		return WatchResult{}, err
 	}
 
@@ -212,7 +216,7 @@ loop:
 // Cwd within LatestWithin.
 func latestFile(o TelemetryOptions, now time.Time) (string, error) {
 	o.LaunchedAt = now.Add(-LatestWithin)
-	cfg, err := watchConfig(o)
+	cfg, _, err := watchConfig(o)
 	if err != nil {
 		return "", err
 	}
@@ -367,7 +371,7 @@ func openPipeline(o pipelineOptions) (_ *pipeline, err error) {
 	p.closers = append(p.closers, func() { _ = led.Close() })
 	var sinks []router.Sink
 	for _, dest := range o.Events {
-		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: p.ID, Logger: p.Log})
+		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: p.ID, OrgLoopHarness: o.Adapter.OrgLoopHarness, Logger: p.Log})
 		if err != nil {
 			return nil, fmt.Errorf("--events %s: %w", dest, err)
 		}

@@ -156,7 +156,7 @@ func (o *Orchestrator) relaunchArgv(hid string, resume bool) ([]string, error) {
 	if r := o.Adapter.Manifest().Renewal; r != nil && r.Reset.Manual == contract.SupportManual {
 		return nil, failf(contract.FailureOperatorRequired, "adapter %s can only be reset by hand: restart the harness yourself", o.Adapter.ID)
 	}
-	return nil, failf(contract.FailureCapabilityUnsupported, "adapter %s has no safe relaunch path for this command line; renewal is supported for claude and codex sessions", o.Adapter.ID)
+	return nil, failf(contract.FailureCapabilityUnsupported, "adapter %s has no safe relaunch path for this command line; renewal needs an adapter whose manifest claims renewal.reset.wrapper_mediated (see `lifeloop adapters`)", o.Adapter.ID)
 }
 
 // launchManifest is the adapter's manifest with exactly the placement a
@@ -349,7 +349,7 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 					return outcomeOf(*st, started), err
 				}
 			}
-			facts, err := o.Process.Stop(ctx, o.Adapter.ExitCommand, o.grace())
+			facts, err := o.Process.Stop(ctx, o.Adapter.ExitCommand(), o.grace())
 			if err != nil {
 				class := contract.FailureTransportError
 				if errors.Is(err, context.DeadlineExceeded) {

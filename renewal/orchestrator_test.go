@@ -11,7 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/builtin"
+	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/contract"
 )
 
@@ -85,7 +86,7 @@ func newWorld(t *testing.T) *world {
 // new wrapper would.
 func (w *world) orchestrator(t *testing.T, adapterID string, argv ...string) *Orchestrator {
 	t.Helper()
-	a, err := adapters.Default().Lookup(adapterID)
+	a, err := builtin.Default().Lookup(adapterID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +210,7 @@ func TestRenewDelivers(t *testing.T) {
 						t.Errorf("argv[%d] = %q, want the transport envelope of pay_1 only", i, argv[i])
 					}
 				case want == "":
-					if argv[i] != "developer_instructions="+adapters.TOMLString(string(text)) {
+					if argv[i] != "developer_instructions="+codex.TOMLString(string(text)) {
 						t.Errorf("argv[%d] = %q", i, argv[i])
 					}
 				case argv[i] != want:

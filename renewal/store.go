@@ -9,8 +9,8 @@
 //
 // Payload bodies are never logged, printed or written anywhere but the
 // continuation store and where the adapter's launch placement puts them
-// for the relaunched harness (see adapters.PlaceAtLaunch: Claude reads
-// them from a private file in the session folder, Codex from its command
+// for the relaunched harness (see adapters.PlaceAtLaunch: a private file in
+// the session folder where the harness has a file form, else its command
 // line); errors name payload ids, never bodies.
 package renewal
 

@@ -12,7 +12,7 @@ import (
 )
 
 // DirWatcher watches folder trees for new or changed files. Subfolders
-// are added as they appear (Codex writes sessions/YYYY/MM/DD/), and a root
+// are added as they appear (a harness may write dated subfolders), and a root
 // that does not exist yet is picked up when it is created. When fsnotify
 // is unavailable it falls back to polling.
 //

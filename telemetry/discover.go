@@ -1,20 +1,15 @@
 package telemetry
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,215 +41,9 @@ type Discoverer interface {
 	SourceKind() SourceKind
 }
 
-// ClaudeProjectDirName returns the folder name Claude Code (checked against
-// 2.1.197) uses under <config>/projects for the working folder cwd: every
-// UTF-16 code unit outside [A-Za-z0-9] becomes '-' (so '/', '.', '_', ' ',
-// and each non-ASCII character all become '-'), and a name longer than 200
-// characters is cut to 200 and suffixed with '-' and the base-36 absolute
-// value of the 32-bit Java string hash of cwd.
-func ClaudeProjectDirName(cwd string) string {
-	units := utf16.Encode([]rune(cwd))
-	out := make([]byte, len(units))
-	for i, u := range units {
-		switch {
-		case u >= 'a' && u <= 'z', u >= 'A' && u <= 'Z', u >= '0' && u <= '9':
-			out[i] = byte(u)
-		default:
-			out[i] = '-'
-		}
-	}
-	const maxName = 200
-	if len(out) <= maxName {
-		return string(out)
-	}
-	var h int32
-	for _, u := range units {
-		h = h*31 + int32(u)
-	}
-	v := int64(h)
-	if v < 0 {
-		v = -v
-	}
-	return string(out[:maxName]) + "-" + strconv.FormatInt(v, 36)
-}
-
-// ClaudeDiscoverer finds the transcript of a Claude Code launch:
-// <ConfigDir>/projects/<ClaudeProjectDirName(cwd)>/*.jsonl.
-//
-// Disambiguation: when SessionID is known (from a hook, or because the
-// launch passed --session-id) only <SessionID>.jsonl, or a file whose
-// first lines carry that sessionId, matches. Otherwise every transcript
-// born at or after Launch-Slack matches, oldest first; concurrent launches
-// in the same folder are kept apart by [Claims] (each takes the oldest
-// file nobody else holds), which is exact when launches do not overlap
-// by less than the time the harness takes to create its file, and can
-// swap two simultaneous launches otherwise — pass SessionID to be exact.
-type ClaudeDiscoverer struct {
-	ConfigDir string // CLAUDE_CONFIG_DIR, else ~/.claude (resolved by the caller)
-	Cwd       string
-	Launch    time.Time
-	Slack     time.Duration // default DefaultSlack
-	SessionID string
-}
-
-// Dirs returns the project folders for Cwd: its own spelling and, if
-// different, its symlink-resolved spelling (the harness uses the latter).
-func (c *ClaudeDiscoverer) Dirs() []string {
-	var dirs []string
-	seen := map[string]bool{}
-	for _, cwd := range cwdSpellings(c.Cwd) {
-		d := filepath.Join(c.ConfigDir, "projects", ClaudeProjectDirName(cwd))
-		if !seen[d] {
-			seen[d] = true
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs
-}
-
-// Roots implements [Discoverer].
-func (c *ClaudeDiscoverer) Roots() []string { return c.Dirs() }
-
-// SourceKind implements [Discoverer].
-func (c *ClaudeDiscoverer) SourceKind() SourceKind { return SourceTranscript }
-
-// Candidates implements [Discoverer].
-func (c *ClaudeDiscoverer) Candidates() ([]Candidate, error) {
-	var out []Candidate
-	for _, dir := range c.Dirs() {
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			return nil, err
-		}
-		for _, e := range ents {
-			name := e.Name()
-			if e.IsDir() || !strings.HasSuffix(name, ".jsonl") {
-				continue
-			}
-			p := filepath.Join(dir, name)
-			born, ok := bornAt(p)
-			if !ok {
-				continue
-			}
-			cand := Candidate{Path: p, Born: born, SessionID: strings.TrimSuffix(name, ".jsonl")}
-			if c.SessionID != "" {
-				if cand.SessionID != c.SessionID && !headContains(p, []byte(`"sessionId":"`+c.SessionID+`"`)) {
-					continue
-				}
-				cand.SessionID = c.SessionID
-			} else if born.Before(c.Launch.Add(-slack(c.Slack))) {
-				continue
-			}
-			out = append(out, cand)
-		}
-	}
-	sortCandidates(out)
-	return out, nil
-}
-
-// CodexDiscoverer finds the rollout of a Codex launch:
-// <Home>/sessions/YYYY/MM/DD/rollout-*.jsonl born at or after Launch-Slack
-// whose first line (session_meta) records Cwd. When SessionID (the thread
-// id) is known, payload.id must equal it. Concurrent launches in one
-// folder are kept apart as for [ClaudeDiscoverer].
-type CodexDiscoverer struct {
-	Home      string // CODEX_HOME, else ~/.codex (resolved by the caller)
-	Cwd       string
-	Launch    time.Time
-	Slack     time.Duration
-	SessionID string
-	// Now returns the current time (default time.Now); it bounds which
-	// date folders are scanned.
-	Now func() time.Time
-}
-
-// Roots implements [Discoverer].
-func (c *CodexDiscoverer) Roots() []string { return []string{filepath.Join(c.Home, "sessions")} }
-
-// SourceKind implements [Discoverer].
-func (c *CodexDiscoverer) SourceKind() SourceKind { return SourceRollout }
-
-// Candidates implements [Discoverer]. Only the date folders from the day
-// before Launch to the day after now (local and UTC) are scanned.
-func (c *CodexDiscoverer) Candidates() ([]Candidate, error) {
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	start := c.Launch
-	if start.IsZero() {
-		start = now()
-	}
-	days := map[string]bool{}
-	for d := start.Add(-24 * time.Hour); !d.After(now().Add(24 * time.Hour)); d = d.Add(12 * time.Hour) {
-		days[d.Local().Format("2006/01/02")] = true
-		days[d.UTC().Format("2006/01/02")] = true
-	}
-	cwds := cwdSpellings(c.Cwd)
-	var out []Candidate
-	for day := range days {
-		dir := filepath.Join(c.Home, "sessions", filepath.FromSlash(day))
-		ents, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, e := range ents {
-			name := e.Name()
-			if e.IsDir() || !strings.HasPrefix(name, "rollout-") || !strings.HasSuffix(name, ".jsonl") {
-				continue
-			}
-			p := filepath.Join(dir, name)
-			born, ok := bornAt(p)
-			if !ok || (!c.Launch.IsZero() && born.Before(c.Launch.Add(-slack(c.Slack)))) {
-				continue
-			}
-			id, cwd, ok := codexMeta(p)
-			if !ok || !contains(cwds, cwd) || (c.SessionID != "" && id != c.SessionID) {
-				continue
-			}
-			out = append(out, Candidate{Path: p, Born: born, SessionID: id})
-		}
-	}
-	sortCandidates(out)
-	return out, nil
-}
-
-// codexMeta reads the session_meta of a rollout's first line.
-func codexMeta(path string) (id, cwd string, ok bool) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", "", false
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	var line []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		line = append(line, chunk...)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, bufio.ErrBufferFull) || len(line) > DefaultMaxLine {
-			return "", "", false // no complete first line yet: try again later
-		}
-	}
-	var l struct {
-		Type    string `json:"type"`
-		Payload struct {
-			ID  string `json:"id"`
-			Cwd string `json:"cwd"`
-		} `json:"payload"`
-	}
-	if json.Unmarshal(line, &l) != nil || l.Type != "session_meta" {
-		return "", "", false
-	}
-	return l.Payload.ID, l.Payload.Cwd, true
-}
-
-func cwdSpellings(cwd string) []string {
+// CwdSpellings returns the ways a harness may spell the working folder
+// cwd: cleaned as given and, if different, with symlinks resolved.
+func CwdSpellings(cwd string) []string {
 	out := []string{filepath.Clean(cwd)}
 	if r, err := filepath.EvalSymlinks(cwd); err == nil && r != out[0] {
 		out = append(out, r)
@@ -262,23 +51,16 @@ func cwdSpellings(cwd string) []string {
 	return out
 }
 
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}
-
-func slack(d time.Duration) time.Duration {
+// Slack returns d, or DefaultSlack when d is not positive.
+func Slack(d time.Duration) time.Duration {
 	if d <= 0 {
 		return DefaultSlack
 	}
 	return d
 }
 
-func sortCandidates(c []Candidate) {
+// SortCandidates orders candidates oldest first (then by path).
+func SortCandidates(c []Candidate) {
 	sort.SliceStable(c, func(i, j int) bool {
 		if !c[i].Born.Equal(c[j].Born) {
 			return c[i].Born.Before(c[j].Born)
@@ -287,9 +69,9 @@ func sortCandidates(c []Candidate) {
 	})
 }
 
-// bornAt returns the file's birth time (statx) or, where the file system
+// BornAt returns the file's birth time (statx) or, where the file system
 // does not record it, its modification time.
-func bornAt(path string) (time.Time, bool) {
+func BornAt(path string) (time.Time, bool) {
 	var st unix.Statx_t
 	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_BTIME|unix.STATX_MTIME, &st); err == nil {
 		if st.Mask&unix.STATX_BTIME != 0 && st.Btime.Sec != 0 {
@@ -304,8 +86,8 @@ func bornAt(path string) (time.Time, bool) {
 	return fi.ModTime(), true
 }
 
-// headContains reports whether the first 256 KiB of path contain needle.
-func headContains(path string, needle []byte) bool {
+// HeadContains reports whether the first 256 KiB of path contain needle.
+func HeadContains(path string, needle []byte) bool {
 	f, err := os.Open(path)
 	if err != nil {
 		return false

@@ -12,13 +12,15 @@
 //     and deletion is reported.
 //   - [DirWatcher] watches a folder tree recursively (new subfolders are
 //     added as they appear), with a polling fallback.
-//   - [ClaudeParser] and [CodexParser] turn transcript / rollout lines into
-//     [Observation]s: harness session ids, frame boundaries, token usage,
-//     compaction and API errors.
+//   - A [Parser] (each harness's own, in its folder under adapters/) turns
+//     the lines of its session file into [Observation]s: harness session
+//     ids, frame boundaries, token usage, compaction and API errors.
 //   - [PressureTracker] turns usage into pressure levels and reports a
 //     change only when the level changes or a compaction resets it.
-//   - [ClaudeDiscoverer], [CodexDiscoverer] and [Discover] find the file a
-//     freshly launched harness writes, without configuration.
+//   - A [Discoverer] (each harness's own) lists the files a launch may be
+//     writing; [Discover] picks the one a freshly launched harness writes,
+//     without configuration, keeping concurrent sessions apart with
+//     [Claims].
 //   - [Watch] combines discovery, tailing, parsing and pressure into one
 //     stream of observations.
 //

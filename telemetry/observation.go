@@ -1,6 +1,9 @@
 package telemetry
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
 // ObsKind says what an [Observation] reports.
 type ObsKind string
@@ -9,8 +12,8 @@ type ObsKind string
 // source kinds come from the tailer and discovery; ObsPressure comes from
 // the [PressureTracker].
 const (
-	// ObsHarnessSession: the harness's own session id (Claude sessionId,
-	// Codex thread id) was seen for the first time or changed.
+	// ObsHarnessSession: the harness's own session (or thread) id was
+	// seen for the first time or changed.
 	ObsHarnessSession ObsKind = "harness_session"
 	// ObsFrameOpening: a turn was requested (a real user prompt).
 	ObsFrameOpening ObsKind = "frame_opening"
@@ -18,7 +21,7 @@ const (
 	ObsFrameOpened ObsKind = "frame_opened"
 	// ObsFrameEnded: the turn finished; Trigger holds the stop reason.
 	ObsFrameEnded ObsKind = "frame_ended"
-	// ObsUserMessage: a user message inside an open turn (Codex).
+	// ObsUserMessage: a user message inside an open turn.
 	ObsUserMessage ObsKind = "user_message"
 	// ObsUsage: context tokens in use (Tokens) of Window.
 	ObsUsage ObsKind = "usage"
@@ -53,11 +56,9 @@ const (
 // SourceKind names the kind of file an observation came from.
 type SourceKind string
 
-// Source kinds.
-const (
-	SourceTranscript SourceKind = "transcript" // Claude Code transcript
-	SourceRollout    SourceKind = "rollout"    // Codex rollout
-)
+// SourceTranscript is the kind of a session file whose harness names no
+// other; a harness names its own kind (TelemetrySource.Kind).
+const SourceTranscript SourceKind = "transcript"
 
 // Provenance says where an observation came from.
 type Provenance struct {
@@ -81,7 +82,7 @@ type Observation struct {
 	Kind             ObsKind
 	HarnessSessionID string
 	FrameID          string
-	// ParentFrameID is set on subcall frames (Claude sidechains).
+	// ParentFrameID is set on subcall frames (a side conversation).
 	ParentFrameID string
 	// Tokens is the context in use (ObsUsage, ObsPressure).
 	Tokens int64
@@ -94,7 +95,7 @@ type Observation struct {
 	PreTokens  int64
 	PostTokens int64
 	Model      string
-	// Cwd is the working folder the harness recorded (Codex session_meta).
+	// Cwd is the working folder the harness recorded.
 	Cwd string
 	// Level, Previous and Percent are set on ObsPressure.
 	Level    Level
@@ -120,7 +121,13 @@ type Parser interface {
 	SourceKind() SourceKind
 }
 
-func parseTime(s string) time.Time {
+// ErrNotObject is what a parser returns for a line that is not a JSON
+// object.
+var ErrNotObject = errors.New("telemetry: line is not a JSON object")
+
+// ParseTime parses an RFC 3339 timestamp; the zero time when s is empty
+// or not one.
+func ParseTime(s string) time.Time {
 	if s == "" {
 		return time.Time{}
 	}

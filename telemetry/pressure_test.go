@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -114,3 +115,36 @@ func TestPressureTracker(t *testing.T) {
 }
 
 func fmtPct(p float64) string { return strconv.FormatFloat(p, 'f', 2, 64) }
+
+// summary renders an observation on one line for comparisons.
+func summary(o Observation) string {
+	s := string(o.Kind)
+	if o.FrameID != "" {
+		s += " frame=" + o.FrameID
+	}
+	if o.ParentFrameID != "" {
+		s += " parent=" + o.ParentFrameID
+	}
+	if o.Tokens != 0 || o.Kind == ObsUsage {
+		s += fmt.Sprintf(" tokens=%d", o.Tokens)
+	}
+	if o.Window != 0 {
+		s += fmt.Sprintf(" window=%d", o.Window)
+	}
+	if o.Trigger != "" {
+		s += " trigger=" + o.Trigger
+	}
+	if o.PreTokens != 0 || o.PostTokens != 0 {
+		s += fmt.Sprintf(" pre=%d post=%d", o.PreTokens, o.PostTokens)
+	}
+	if o.Kind == ObsHarnessSession {
+		s += " id=" + o.HarnessSessionID
+		if o.Cwd != "" {
+			s += " cwd=" + o.Cwd
+		}
+	}
+	if o.Level != "" {
+		s += fmt.Sprintf(" level=%s->%s", o.Previous, o.Level)
+	}
+	return s
+}

@@ -108,7 +108,7 @@ func (w *watcher) run(ctx context.Context) error {
 		} else if k := w.cfg.NewParser().SourceKind(); k != "" {
 			w.kind = k
 		}
-		born, _ := bornAt(w.cfg.Path)
+		born, _ := BornAt(w.cfg.Path)
 		w.cur = Candidate{Path: w.cfg.Path, Born: born}
 		w.curPath.Store(w.cfg.Path)
 		if w.cfg.Claims != nil {

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 )
 
 // Version is lifeloop's own version; set at build time with -ldflags.
@@ -37,7 +40,16 @@ func OSStreams() Streams {
 // env is what every command's Run function receives besides its options.
 type env struct {
 	Streams
-	ctx context.Context
+	ctx      context.Context
+	registry *adapters.Registry
+}
+
+// Registry returns the harness registry (built on first use).
+func (e *env) Registry() *adapters.Registry {
+	if e.registry == nil {
+		e.registry = builtin.Default()
+	}
+	return e.registry
 }
 
 // Main runs lifeloop with args (args[0] is the program name) and returns the

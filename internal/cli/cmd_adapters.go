@@ -80,7 +80,7 @@ func adaptersCommand(e *env) *ucli.Command {
 				return usageErrorf("adapters takes no arguments, got %q (see --help)", c.Args().First())
 			}
 			opts.Out = e.Out
-			opts.Registry = adapters.Default()
+			opts.Registry = e.Registry()
 			return adaptersRun(e.ctx, opts)
 		},
 	}
@@ -98,7 +98,7 @@ func adaptersRun(_ context.Context, opts adaptersOptions) error {
 		rows = append(rows, adapterListing{
 			ID: a.ID, Aliases: aliases, DisplayName: a.DisplayName, Conformance: a.Conformance,
 			AdapterVersion: m.AdapterVersion, ContractVersion: m.ContractVersion, Role: m.Role,
-			IntegrationModes: m.IntegrationModes, ExitCommand: a.ExitCommand, TelemetryKind: a.TelemetryKind,
+			IntegrationModes: m.IntegrationModes, ExitCommand: a.ExitCommand(), TelemetryKind: telemetryKind(a),
 		})
 	}
 	if opts.JSON {
@@ -140,9 +140,9 @@ func manifestCommand(e *env) *ucli.Command {
 		OnUsageError: commandUsageError,
 		Action: func(c *ucli.Context) error {
 			if c.NArg() != 1 {
-				return usageErrorf("manifest takes exactly one adapter id, e.g. `lifeloop manifest codex` (see --help)")
+				return usageErrorf("manifest takes exactly one adapter id, e.g. `lifeloop manifest generic` (see --help)")
 			}
-			return manifestRun(e.ctx, manifestOptions{AdapterID: c.Args().First(), Out: e.Out, Registry: adapters.Default()})
+			return manifestRun(e.ctx, manifestOptions{AdapterID: c.Args().First(), Out: e.Out, Registry: e.Registry()})
 		},
 	}
 }
@@ -183,4 +183,13 @@ func eventsCommand(e *env) *ucli.Command {
 // eventsRun prints the event vocabulary.
 func eventsRun(_ context.Context, opts eventsOptions) error {
 	return writeIndentedJSON(opts.Out, contract.Events)
+}
+
+// telemetryKind names the session-file format lifeloop reads for a: its
+// own id when it has telemetry, else "".
+func telemetryKind(a *adapters.Adapter) string {
+	if a.Telemetry() == nil {
+		return ""
+	}
+	return a.ID
 }

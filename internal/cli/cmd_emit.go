@@ -93,7 +93,7 @@ func emitCommand(e *env) *ucli.Command {
 			opts.Payloads = payloads.items
 			opts.In, opts.Out, opts.Getenv, opts.Now = e.In, e.Out, e.Getenv, e.Now
 			opts.Cwd, _ = os.Getwd()
-			opts.Registry = adapters.Default()
+			opts.Registry = e.Registry()
 			return emitRun(c.Context, opts)
 		},
 	}

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,9 +53,10 @@ func hostHookCommand(e *env) *ucli.Command {
 	return &ucli.Command{
 		Name:      "host-hook",
 		Usage:     "serve one native hook call of a harness (installed by `lifeloop run` or `lifeloop host apply`)",
-		ArgsUsage: "[NOTIFY-JSON]",
-		Description: "Reads the hook's JSON on standard input (Codex notify: the JSON is the last\n" +
-			"argument), maps it to lifecycle moments and prints the harness's hook response.\n" +
+		ArgsUsage: "[HOOK-JSON]",
+		Description: "Reads the hook's JSON on standard input (or, for a hook called as a program\n" +
+			"with its JSON as the last argument, from there), maps it to lifecycle moments and\n" +
+			"prints the harness's hook response.\n" +
 			"Inside `lifeloop run` (LIFELOOP_SESSION_DIR names a live wrapper) the call is\n" +
 			"forwarded to the wrapper, whose answer may carry context for the model. Otherwise\n" +
 			"(native_hook mode) the moments are recorded in the ledger of a lifeloop session\n" +
@@ -66,16 +68,16 @@ func hostHookCommand(e *env) *ucli.Command {
 			"Exit status: always 0.",
 		OnUsageError: commandUsageError,
 		Flags: []ucli.Flag{
-			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` (claude, codex)", Destination: &opts.Adapter},
-			&ucli.StringFlag{Name: "hook", Usage: "hook `EVENT` as the harness names it (SessionStart, Stop, ...; notify for Codex notify)", Destination: &opts.Hook},
+			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` (" + strings.Join(withHooks(e.Registry()), ", ") + ")", Destination: &opts.Adapter},
+			&ucli.StringFlag{Name: "hook", Usage: "hook `EVENT` as the harness names it (SessionStart, Stop, ...)", Destination: &opts.Hook},
 			&ucli.DurationFlag{Name: "timeout", Usage: "bound on the whole call", Value: DefaultHookTimeout, Destination: &opts.Timeout},
-			&ucli.StringFlag{Name: "chain", Usage: "the user's own notify program as a JSON `ARRAY` of argv words; run with the notification appended", Destination: &opts.Chain},
+			&ucli.StringFlag{Name: "chain", Usage: "the user's own program for this hook as a JSON `ARRAY` of argv words; run with the call's JSON appended", Destination: &opts.Chain},
 			stateDirFlag(&opts.StateDir),
 		},
 		Action: func(c *ucli.Context) error {
 			opts.Args = c.Args().Slice()
 			opts.In, opts.Out, opts.Getenv, opts.Now = e.In, e.Out, e.Getenv, e.Now
-			opts.Registry = adapters.Default()
+			opts.Registry = e.Registry()
 			hostHookRun(c.Context, opts)
 			return nil
 		},
@@ -95,17 +97,18 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	response := hooks.EmptyResponse(opts.Adapter, opts.Hook)
+	response := hooks.EmptyResponse()
 	defer func() { _, _ = opts.Out.Write(response) }()
 
-	input, fail := hookInput(ctx, opts)
-	if opts.Hook == hooks.Notify && opts.Chain != "" {
-		chainNotify(context.WithoutCancel(ctx), opts.Chain, input)
+	spec := hookSpec(opts.Registry, opts.Adapter)
+	input, fail := hookInput(ctx, spec, opts)
+	if spec.ChainsUser(opts.Hook) && opts.Chain != "" {
+		chainUser(context.WithoutCancel(ctx), opts.Chain, input)
 	}
 	var mapped hooks.Mapped
 	if fail == nil {
 		var err error
-		mapped, err = hooks.Map(opts.Adapter, opts.Hook, input)
+		mapped, err = hooks.Map(spec, opts.Adapter, opts.Hook, input)
 		if err != nil {
 			fail = &hookFailure{contract.FailureInvalidRequest, err.Error()}
 		}
@@ -118,7 +121,7 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 		if fail == nil {
 			reply, err := forwardHook(ctx, dir, opts, input)
 			if err == nil {
-				response = hooks.Response(opts.Adapter, opts.Hook, reply.AdditionalContext)
+				response = hooks.Response(spec, opts.Hook, reply.AdditionalContext)
 				return
 			}
 			fail = &hookFailure{contract.FailureTransportError, "forwarding the hook to the lifeloop run wrapper: " + err.Error()}
@@ -152,12 +155,13 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 	recordNative(ctx, opts, root, mapped)
 }
 
-// hookInput returns the hook's input: the last argument for Codex notify,
-// else standard input (bounded in size and time).
-func hookInput(ctx context.Context, opts hookOptions) ([]byte, *hookFailure) {
-	if opts.Hook == hooks.Notify {
+// hookInput returns the hook's input: the last argument for a hook called
+// as a program with its JSON there, else standard input (bounded in size
+// and time).
+func hookInput(ctx context.Context, spec *hooks.Spec, opts hookOptions) ([]byte, *hookFailure) {
+	if spec.FromArgv(opts.Hook) {
 		if len(opts.Args) == 0 {
-			return nil, &hookFailure{contract.FailureInvalidRequest, "notify needs the notification JSON as its last argument"}
+			return nil, &hookFailure{contract.FailureInvalidRequest, opts.Hook + " needs the notification JSON as its last argument"}
 		}
 		return []byte(opts.Args[len(opts.Args)-1]), nil
 	}
@@ -184,10 +188,10 @@ func hookInput(ctx context.Context, opts hookOptions) ([]byte, *hookFailure) {
 	}
 }
 
-// chainNotify starts the user's own notify program with the notification
-// appended, detached (in its own session), as Codex would have; lifeloop
-// does not wait for it.
-func chainNotify(ctx context.Context, chain string, input []byte) {
+// chainUser starts the user's own program for the hook with the call's
+// JSON appended, detached (in its own session), as the harness would
+// have; lifeloop does not wait for it.
+func chainUser(ctx context.Context, chain string, input []byte) {
 	var argv []string
 	if err := json.Unmarshal([]byte(chain), &argv); err != nil || len(argv) == 0 {
 		return
@@ -203,7 +207,7 @@ func chainNotify(ctx context.Context, chain string, input []byte) {
 // dir.
 func forwardHook(ctx context.Context, dir string, opts hookOptions, input []byte) (hooks.HookReply, error) {
 	args := hooks.HookArgs{Adapter: opts.Adapter, Hook: opts.Hook, Argv: opts.Args}
-	if opts.Hook != hooks.Notify {
+	if !hookSpec(opts.Registry, opts.Adapter).FromArgv(opts.Hook) {
 		if json.Valid(input) {
 			args.Stdin = json.RawMessage(bytes.TrimSpace(input))
 		} else {
@@ -220,11 +224,29 @@ func forwardHook(ctx context.Context, dir string, opts hookOptions, input []byte
 
 // hookAdapter returns the registry's adapter for id, or generic.
 func hookAdapter(reg *adapters.Registry, id string) *adapters.Adapter {
-	if a, err := reg.Lookup(id); err == nil && len(hooks.Hooks(a.ID)) > 0 {
+	if a, err := reg.Lookup(id); err == nil && a.Hooks() != nil {
 		return a
 	}
 	a, _ := reg.Lookup(adapters.GenericID)
 	return a
+}
+
+// hookSpec returns the hooks of adapter id, or nil when the registry does
+// not know it or it has none.
+func hookSpec(reg *adapters.Registry, id string) *hooks.Spec {
+	if reg == nil {
+		return nil
+	}
+	a, err := reg.Lookup(id)
+	if err != nil {
+		return nil
+	}
+	return a.Hooks()
+}
+
+// withHooks lists the adapters with native hooks, for help and messages.
+func withHooks(reg *adapters.Registry) []string {
+	return reg.IDsWith(func(a *adapters.Adapter) bool { return a.Hooks() != nil })
 }
 
 // recordFailure records a failed receipt for the call in session id under
@@ -368,7 +390,7 @@ func truncate(s string, n int) string {
 }
 
 // nativeLockFile serialises find-or-create of native_hook sessions between
-// concurrent host-hook processes (Codex notify runs detached and may race
+// concurrent host-hook processes (a hook program may run detached and race
 // the next hook).
 const nativeLockFile = ".native-hook.lock"
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
@@ -60,9 +60,9 @@ func hookOpts(root, dir string, stdin string, timeout time.Duration) (hookOption
 	var out bytes.Buffer
 	env := map[string]string{"LIFELOOP_STATE_DIR": root, "LIFELOOP_SESSION_DIR": dir}
 	return hookOptions{
-		Adapter: "claude", Hook: hooks.UserPromptSubmit, Timeout: timeout,
+		Adapter: "claude", Hook: "UserPromptSubmit", Timeout: timeout,
 		In: strings.NewReader(stdin), Out: &out, Getenv: func(k string) string { return env[k] },
-		Now: time.Now, Registry: adapters.Default(),
+		Now: time.Now, Registry: builtin.Default(),
 	}, &out
 }
 

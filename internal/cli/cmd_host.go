@@ -1,35 +1,38 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/internal/hostassets"
 )
 
 // hostOptions are the inputs of `lifeloop host apply|inspect|remove`.
 type hostOptions struct {
-	Adapter string
-	Project string
-	User    bool
-	Command string
-	JSON    bool
+	Registry *adapters.Registry
+	Adapter  string
+	Project  string
+	User     bool
+	Command  string
+	JSON     bool
 
 	Out    io.Writer
 	Getenv func(string) string
 }
 
-func hostFlags(o *hostOptions, withJSON bool) []ucli.Flag {
+func hostFlags(o *hostOptions, reg *adapters.Registry, withJSON bool) []ucli.Flag {
 	fl := []ucli.Flag{
-		&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` (claude, codex)", Destination: &o.Adapter},
-		&ucli.StringFlag{Name: "project", Usage: "project `DIR` whose .claude/settings.json to use (claude; default the current folder)", Destination: &o.Project},
-		&ucli.BoolFlag{Name: "user", Usage: "use the user's settings ($CLAUDE_CONFIG_DIR or ~/.claude/settings.json); codex always uses $CODEX_HOME/hooks.json", Destination: &o.User},
+		&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` (" + strings.Join(installable(reg), ", ") + ")", Destination: &o.Adapter},
+		&ucli.StringFlag{Name: "project", Usage: "project `DIR` whose settings to use, for harnesses with project settings (default the current folder)", Destination: &o.Project},
+		&ucli.BoolFlag{Name: "user", Usage: "use the user's settings instead of the project's (harnesses with one settings file always use it)", Destination: &o.User},
 		&ucli.StringFlag{Name: "command", Usage: "lifeloop `PROGRAM` the hooks run (default this lifeloop's absolute path)", Destination: &o.Command},
 	}
 	if withJSON {
@@ -43,12 +46,12 @@ func hostCommand(e *env) *ucli.Command {
 	sub := func(name, usage, desc string, withJSON bool, run func(hostOptions) error) *ucli.Command {
 		return &ucli.Command{
 			Name: name, Usage: usage, Description: desc, OnUsageError: commandUsageError,
-			Flags: hostFlags(&o, withJSON),
+			Flags: hostFlags(&o, e.Registry(), withJSON),
 			Action: func(c *ucli.Context) error {
 				if c.NArg() > 0 {
 					return usageErrorf("host %s takes no arguments, got %q", name, c.Args().First())
 				}
-				o.Out, o.Getenv = e.Out, e.Getenv
+				o.Out, o.Getenv, o.Registry = e.Out, e.Getenv, e.Registry()
 				return run(o)
 			},
 		}
@@ -59,10 +62,11 @@ func hostCommand(e *env) *ucli.Command {
 		Subcommands: []*ucli.Command{
 			sub("apply", "add lifeloop's hooks to the settings file, keeping every entry of yours",
 				"Adds one `lifeloop host-hook` command hook per lifecycle hook event to the\n"+
-					"adapter's settings file (claude: .claude/settings.json of --project, or the user's\n"+
-					"with --user; codex: $CODEX_HOME/hooks.json). Your own entries, keys and their\n"+
-					"order are kept; applying twice changes nothing. The previous content is kept as\n"+
-					"<file>.lifeloop-backup. Codex runs hooks only when they are trusted.\n\n"+
+					"adapter's settings file (`host inspect` names it: the project's settings of\n"+
+					"--project, or the user's with --user, where the harness has both). Your own\n"+
+					"entries, keys and their order are kept; applying twice changes nothing. The\n"+
+					"previous content is kept as <file>.lifeloop-backup. What the harness itself\n"+
+					"needs before it runs them (trust, say) is printed as a note.\n\n"+
 					"Exit status: 0 done; 1 the file cannot be read, parsed or written; 2 usage.",
 				false, hostApplyRun),
 			sub("inspect", "report whether lifeloop's hooks are present, missing or drifted",
@@ -81,44 +85,35 @@ func hostCommand(e *env) *ucli.Command {
 	}
 }
 
-// settingsPath resolves the settings file for o.
-func (o hostOptions) settingsPath() (string, error) {
-	home := o.Getenv("HOME")
-	switch o.Adapter {
-	case "":
-		return "", usageErrorf("host needs --adapter ID (claude or codex)")
-	case hooks.AdapterClaude:
-		if o.User && o.Project != "" {
-			return "", usageErrorf("give --project DIR or --user, not both")
-		}
-		if o.User {
-			if home == "" && o.Getenv("CLAUDE_CONFIG_DIR") == "" {
-				return "", exitf(ExitFailed, "HOME is not set; cannot find the user's Claude settings")
-			}
-			return hostassets.ClaudeUserSettings(home, o.Getenv("CLAUDE_CONFIG_DIR")), nil
-		}
-		dir := o.Project
-		if dir == "" {
-			var err error
-			if dir, err = os.Getwd(); err != nil {
-				return "", exitf(ExitFailed, "%v", err)
-			}
-		}
-		abs, err := filepath.Abs(dir)
-		if err != nil {
-			return "", exitf(ExitFailed, "%v", err)
-		}
-		return hostassets.ClaudeProjectSettings(abs), nil
-	case hooks.AdapterCodex:
-		if o.Project != "" {
-			return "", usageErrorf("codex reads hooks from $CODEX_HOME/hooks.json only; drop --project")
-		}
-		if home == "" && o.Getenv("CODEX_HOME") == "" {
-			return "", exitf(ExitFailed, "HOME is not set; cannot find CODEX_HOME")
-		}
-		return hostassets.CodexHooksFile(home, o.Getenv("CODEX_HOME")), nil
+// installable lists the adapters whose hooks host apply can install.
+func installable(reg *adapters.Registry) []string {
+	return reg.IDsWith(func(a *adapters.Adapter) bool { return a.HostInstaller() != nil })
+}
+
+// installer returns the adapter's host installer and settings file for o.
+func (o hostOptions) installer() (adapters.HostInstaller, string, error) {
+	known := strings.Join(installable(o.Registry), ", ")
+	if o.Adapter == "" {
+		return nil, "", usageErrorf("host needs --adapter ID (%s)", strings.Join(installable(o.Registry), " or "))
 	}
-	return "", usageErrorf("adapter %q has no hooks lifeloop can install; known: claude, codex", o.Adapter)
+	a, err := o.Registry.Lookup(o.Adapter)
+	if err != nil || a.HostInstaller() == nil {
+		return nil, "", usageErrorf("adapter %q has no hooks lifeloop can install; known: %s", o.Adapter, known)
+	}
+	hi := a.HostInstaller()
+	cwd, err := os.Getwd()
+	if err != nil && o.Project == "" {
+		return nil, "", exitf(ExitFailed, "%v", err)
+	}
+	path, err := hi.HostSettingsPath(adapters.HostTarget{Getenv: o.Getenv, Project: o.Project, Cwd: cwd, User: o.User})
+	var usage *adapters.HostTargetError
+	switch {
+	case errors.As(err, &usage):
+		return nil, "", usageErrorf("%s", usage.Msg)
+	case err != nil:
+		return nil, "", exitf(ExitFailed, "%v", err)
+	}
+	return hi, path, nil
 }
 
 // hookCommand is the program the installed hooks run.
@@ -138,7 +133,7 @@ func (o hostOptions) hookCommand() ([]string, error) {
 }
 
 func hostApplyRun(o hostOptions) error {
-	path, err := o.settingsPath()
+	hi, path, err := o.installer()
 	if err != nil {
 		return err
 	}
@@ -146,7 +141,7 @@ func hostApplyRun(o hostOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := hostassets.Apply(path, o.Adapter, cmd)
+	res, err := hostassets.Apply(path, hi.Hooks(), cmd)
 	if err != nil {
 		return exitf(ExitFailed, "%v", err)
 	}
@@ -158,14 +153,14 @@ func hostApplyRun(o hostOptions) error {
 	default:
 		fmt.Fprintf(o.Out, "%s: created with lifeloop's %s hooks\n", path, o.Adapter)
 	}
-	for _, n := range hostassets.Notes(o.Adapter) {
+	for _, n := range hi.HostNotes() {
 		fmt.Fprintf(o.Out, "note: %s\n", n)
 	}
 	return nil
 }
 
 func hostInspectRun(o hostOptions) error {
-	path, err := o.settingsPath()
+	hi, path, err := o.installer()
 	if err != nil {
 		return err
 	}
@@ -173,7 +168,7 @@ func hostInspectRun(o hostOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := hostassets.Inspect(path, o.Adapter, cmd)
+	rep, err := hostassets.Inspect(path, hi.Hooks(), cmd, hi.HostNotes())
 	if err != nil {
 		return exitf(ExitFailed, "%v", err)
 	}
@@ -204,11 +199,11 @@ func hostInspectRun(o hostOptions) error {
 }
 
 func hostRemoveRun(o hostOptions) error {
-	path, err := o.settingsPath()
+	hi, path, err := o.installer()
 	if err != nil {
 		return err
 	}
-	res, err := hostassets.Remove(path, o.Adapter)
+	res, err := hostassets.Remove(path, hi.Hooks())
 	if err != nil {
 		return exitf(ExitFailed, "%v", err)
 	}

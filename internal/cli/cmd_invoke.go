@@ -88,7 +88,7 @@ func invokeCommand(e *env) *ucli.Command {
 			opts.ClientArgs = clientArgs.items
 			opts.In, opts.Out, opts.Err, opts.Getenv, opts.Now = e.In, e.Out, e.Err, e.Getenv, e.Now
 			opts.Environ = os.Environ()
-			opts.Registry = adapters.Default()
+			opts.Registry = e.Registry()
 			return invokeRun(c.Context, opts)
 		},
 	}

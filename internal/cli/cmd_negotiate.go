@@ -57,7 +57,7 @@ func negotiateCommand(e *env) *ucli.Command {
 			if opts.Require == "" {
 				return usageErrorf("negotiate needs --require FILE (or - for standard input)")
 			}
-			opts.In, opts.Out, opts.Registry = e.In, e.Out, adapters.Default()
+			opts.In, opts.Out, opts.Registry = e.In, e.Out, e.Registry()
 			return negotiateRun(e.ctx, opts)
 		},
 	}

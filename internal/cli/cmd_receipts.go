@@ -9,6 +9,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -79,7 +80,7 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 		return err
 	}
 	path := statedir.ReceiptsPath(root, rec.ID)
-	write := receiptWriter(e.Out, o.Format, rec.ID)
+	write := receiptWriter(e.Out, o.Format, rec.ID, e.Registry())
 	if o.Follow {
 		err := ledger.Follow(ctx, path, o.Since, write)
 		return quietOnClosedOutput(err)
@@ -101,10 +102,14 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 }
 
 // receiptWriter returns the function that prints one ledger entry.
-func receiptWriter(w io.Writer, format, sessionID string) func(ledger.Entry) error {
+func receiptWriter(w io.Writer, format, sessionID string, reg *adapters.Registry) func(ledger.Entry) error {
 	if format == formatOrgLoop {
 		return func(en ledger.Entry) error {
-			ev, err := contract.ProjectOrgLoop(en.Receipt, contract.OrgLoopOptions{SessionID: sessionID})
+			opts := contract.OrgLoopOptions{SessionID: sessionID}
+			if a, err := reg.Lookup(en.Receipt.AdapterID); err == nil {
+				opts.Harness = a.OrgLoopHarness
+			}
+			ev, err := contract.ProjectOrgLoop(en.Receipt, opts)
 			if errors.Is(err, contract.ErrNoOrgLoopPhase) {
 				return nil
 			}

@@ -41,8 +41,8 @@ func renewCommand(e *env) *ucli.Command {
 		ArgsUsage: "[--payload FILE]... [--fresh|--resume] [--reason TEXT] SESSION|--latest",
 		Description: "Asks the session's live `lifeloop run` to renew the harness: session.ending (reason\n" +
 			"renewal), a graceful stop (the adapter's exit command, then signals), session.ended, and\n" +
-			"a relaunch with the payloads placed at launch (Claude: --append-system-prompt; Codex:\n" +
-			"developer instructions, or the first prompt of a resumed thread), recorded by\n" +
+			"a relaunch with the payloads placed at launch (as the adapter places them: an appended\n" +
+			"system prompt, developer instructions, or the first prompt of a resumed thread), recorded by\n" +
 			"session.starting/started with payload receipts. --fresh (the default) starts a new\n" +
 			"harness conversation; --resume continues the same one. The payload files are checked\n" +
 			"first; payloads are kept private in the session's continuation store until delivered.\n\n" +

@@ -13,6 +13,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -44,7 +45,7 @@ func watchCommand(e *env) *ucli.Command {
 		Name:      "watch",
 		Usage:     "record the lifecycle of a harness lifeloop did not launch, from its transcript (telemetry_only)",
 		ArgsUsage: "[FILE]",
-		Description: `Follows the transcript (Claude Code) or rollout (Codex) of a harness
+		Description: `Follows the session file (its transcript) of a harness
 started without lifeloop and records the same receipts 'lifeloop run' does
 from telemetry — the harness session binding, frame.opening/opened/ending/
 ended per turn, context.pressure_observed on every pressure level change,
@@ -61,7 +62,7 @@ telemetry; it then records session.ended, marks the session completed,
 prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
-			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` of the harness (claude or codex)", Required: true, Destination: &o.Adapter},
+			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` of the harness (" + strings.Join(e.Registry().IDsWith(func(a *adapters.Adapter) bool { return a.Telemetry() != nil }), " or ") + ")", Required: true, Destination: &o.Adapter},
 			&ucli.BoolFlag{Name: "latest", Usage: "watch the newest file written for --cwd", Destination: &o.Latest},
 			&ucli.StringFlag{Name: "cwd", Usage: "the harness's working `DIR` (default: the current folder)", Destination: &o.Cwd},
 			&ucli.GenericFlag{Name: "client", Usage: "client `CMD` (a shell command line) receiving every receipt's dispatch envelope on stdin (repeatable)", Value: &clients},

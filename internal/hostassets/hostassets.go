@@ -1,15 +1,15 @@
 // Package hostassets installs lifeloop's native hooks persistently into a
 // harness's settings file, for sessions not launched through `lifeloop
-// run`: Claude Code's settings.json (project .claude/settings.json or the
-// user's) and Codex's $CODEX_HOME/hooks.json. Both use the same schema,
+// run`. The harness says which file (adapters.HostInstaller) and which
+// hooks (hooks.Spec); the file has the command-hook schema
 //
 //	{"hooks":{"Event":[{"matcher":"*","hooks":[{"type":"command","command":"..."}]}]}}
 //
 // The merge is additive and reversible:
 //
-//   - Apply adds one matcher group per hook event (Claude groups carry
-//     "matcher":"*", Codex groups none) running `<lifeloop> host-hook
-//     --adapter ID --hook EVENT`, after the user's own groups. Every other
+//   - Apply adds one group per hook event (with the spec's "matcher" when
+//     it has one) running `<lifeloop> host-hook --adapter ID --hook
+//     EVENT`, after the user's own groups. Every other
 //     key, entry and their order are kept. A lifeloop entry whose command
 //     differs (a moved binary) is updated in place. Applying twice changes
 //     nothing: the file is not rewritten when the result is byte-identical.
@@ -17,7 +17,7 @@
 //     and hooks.CommandMarker(ID) followed by the event.
 //   - Remove takes out exactly those entries, then the groups, event
 //     arrays and the "hooks" object they leave empty. For a file in the
-//     usual indented style (2 spaces as Claude writes it, or any indent
+//     usual indented style (2 spaces, or any indent
 //     unit: the first indented line's is kept) without empty hook
 //     containers of its own, apply followed by remove gives back the
 //     original bytes. A file in another style (minified, aligned) is
@@ -54,39 +54,6 @@ const (
 	StateDrifted = "drifted"
 )
 
-// ClaudeProjectSettings returns the project settings file of Claude Code
-// in dir.
-func ClaudeProjectSettings(dir string) string {
-	return filepath.Join(dir, ".claude", "settings.json")
-}
-
-// ClaudeUserSettings returns the user's Claude Code settings file:
-// $CLAUDE_CONFIG_DIR/settings.json when configDir is set, else
-// ~/.claude/settings.json.
-func ClaudeUserSettings(home, configDir string) string {
-	if configDir != "" {
-		return filepath.Join(configDir, "settings.json")
-	}
-	return filepath.Join(home, ".claude", "settings.json")
-}
-
-// CodexHooksFile returns Codex's hooks file: $CODEX_HOME/hooks.json, else
-// ~/.codex/hooks.json.
-func CodexHooksFile(home, codexHome string) string {
-	if codexHome == "" {
-		codexHome = filepath.Join(home, ".codex")
-	}
-	return filepath.Join(codexHome, "hooks.json")
-}
-
-// Notes returns what a person installing hooks for adapterID must know.
-func Notes(adapterID string) []string {
-	if adapterID == hooks.AdapterCodex {
-		return []string{"Codex runs hooks only when they are trusted: run codex with --dangerously-bypass-hook-trust or accept the hooks when codex asks, else they are silently skipped"}
-	}
-	return nil
-}
-
 // Result is what Apply or Remove did.
 type Result struct {
 	Path    string `json:"path"`
@@ -116,9 +83,9 @@ type Report struct {
 	Notes      []string    `json:"notes,omitempty"`
 }
 
-func checkAdapter(adapterID string) error {
-	if len(hooks.Hooks(adapterID)) == 0 {
-		return fmt.Errorf("adapter %q has no native hooks lifeloop can install; known: claude, codex", adapterID)
+func checkSpec(spec *hooks.Spec) error {
+	if spec == nil || len(spec.Hooks) == 0 {
+		return errors.New("this adapter has no native hooks lifeloop can install")
 	}
 	return nil
 }
@@ -196,13 +163,14 @@ func commandOf(entry *object) string {
 	return s
 }
 
-// Apply installs the hooks of adapterID into path, running hookCommand
-// (the lifeloop program, absolute) for each.
-func Apply(path, adapterID string, hookCommand []string) (Result, error) {
+// Apply installs the hooks of spec into path, running hookCommand (the
+// lifeloop program, absolute) for each.
+func Apply(path string, spec *hooks.Spec, hookCommand []string) (Result, error) {
 	res := Result{Path: path}
-	if err := checkAdapter(adapterID); err != nil {
+	if err := checkSpec(spec); err != nil {
 		return res, err
 	}
+	adapterID := spec.Adapter
 	doc, orig, exists, err := load(path)
 	if err != nil {
 		return res, err
@@ -215,7 +183,7 @@ func Apply(path, adapterID string, hookCommand []string) (Result, error) {
 		h = newObject()
 		doc.set("hooks", h)
 	}
-	for _, ev := range hooks.Hooks(adapterID) {
+	for _, ev := range spec.Names() {
 		want := hooks.Command(hookCommand, adapterID, ev)
 		v, ok := h.get(ev)
 		arr, isArr := v.([]any)
@@ -233,8 +201,8 @@ func Apply(path, adapterID string, hookCommand []string) (Result, error) {
 		})
 		if !found {
 			group := newObject()
-			if adapterID == hooks.AdapterClaude {
-				group.set("matcher", "*")
+			if spec.Matcher != "" {
+				group.set("matcher", spec.Matcher)
 			}
 			entry := newObject()
 			entry.set("type", "command")
@@ -246,13 +214,14 @@ func Apply(path, adapterID string, hookCommand []string) (Result, error) {
 	return write(path, doc, orig, exists, res)
 }
 
-// Remove takes lifeloop's hooks for adapterID out of path. A missing file
-// is left missing.
-func Remove(path, adapterID string) (Result, error) {
+// Remove takes lifeloop's hooks of spec's adapter out of path. A missing
+// file is left missing.
+func Remove(path string, spec *hooks.Spec) (Result, error) {
 	res := Result{Path: path}
-	if err := checkAdapter(adapterID); err != nil {
+	if err := checkSpec(spec); err != nil {
 		return res, err
 	}
+	adapterID := spec.Adapter
 	doc, orig, exists, err := load(path)
 	if err != nil || !exists {
 		return res, err
@@ -317,14 +286,17 @@ func Remove(path, adapterID string) (Result, error) {
 	return write(path, doc, orig, exists, res)
 }
 
-// Inspect reports, per hook event of adapterID, whether lifeloop's hook is
+// Inspect reports, per hook event of spec, whether lifeloop's hook is
 // present with the command Apply would install, drifted (a lifeloop entry
-// with another command) or missing.
-func Inspect(path, adapterID string, hookCommand []string) (Report, error) {
-	rep := Report{Adapter: adapterID, Path: path, Notes: Notes(adapterID)}
-	if err := checkAdapter(adapterID); err != nil {
+// with another command) or missing. notes are what a person installing
+// the hooks must know (adapters.HostInstaller.HostNotes).
+func Inspect(path string, spec *hooks.Spec, hookCommand []string, notes []string) (Report, error) {
+	rep := Report{Path: path, Notes: notes}
+	if err := checkSpec(spec); err != nil {
 		return rep, err
 	}
+	adapterID := spec.Adapter
+	rep.Adapter = adapterID
 	doc, _, exists, err := load(path)
 	if err != nil {
 		return rep, err
@@ -335,7 +307,7 @@ func Inspect(path, adapterID string, hookCommand []string) (Report, error) {
 		return rep, err
 	}
 	rep.AllPresent = true
-	for _, ev := range hooks.Hooks(adapterID) {
+	for _, ev := range spec.Names() {
 		st := HookState{Hook: ev, State: StateMissing, Want: hooks.Command(hookCommand, adapterID, ev)}
 		if h != nil {
 			arr, _ := h.vals[ev].([]any)

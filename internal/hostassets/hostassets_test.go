@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/hooks"
 )
 
@@ -70,11 +71,11 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			rep, err := Inspect(path, tt.adapter, bin)
+			rep, err := Inspect(path, specOf(tt.adapter), bin, nil)
 			if err != nil || rep.AllPresent || rep.Exists == tt.missing {
 				t.Fatalf("before apply: %+v %v", rep, err)
 			}
-			res, err := Apply(path, tt.adapter, bin)
+			res, err := Apply(path, specOf(tt.adapter), bin)
 			if err != nil || !res.Changed {
 				t.Fatalf("apply: %+v %v", res, err)
 			}
@@ -90,7 +91,7 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 			applied, _ := os.ReadFile(path)
-			for _, h := range hooks.Hooks(tt.adapter) {
+			for _, h := range specOf(tt.adapter).Names() {
 				if !strings.Contains(string(applied), hooks.Command(bin, tt.adapter, h)) {
 					t.Errorf("applied file lacks the %s hook:\n%s", h, applied)
 				}
@@ -99,18 +100,18 @@ func TestRoundTrip(t *testing.T) {
 				t.Errorf("user hook lost or escaped:\n%s", applied)
 			}
 			// Apply twice: byte-identical, not rewritten.
-			res2, err := Apply(path, tt.adapter, bin)
+			res2, err := Apply(path, specOf(tt.adapter), bin)
 			if err != nil || res2.Changed {
 				t.Fatalf("second apply: %+v %v", res2, err)
 			}
 			if again, _ := os.ReadFile(path); string(again) != string(applied) {
 				t.Fatalf("second apply changed the file")
 			}
-			rep, err = Inspect(path, tt.adapter, bin)
-			if err != nil || !rep.AllPresent || len(rep.Hooks) != len(hooks.Hooks(tt.adapter)) {
+			rep, err = Inspect(path, specOf(tt.adapter), bin, nil)
+			if err != nil || !rep.AllPresent || len(rep.Hooks) != len(specOf(tt.adapter).Names()) {
 				t.Fatalf("after apply: %+v %v", rep, err)
 			}
-			res3, err := Remove(path, tt.adapter)
+			res3, err := Remove(path, specOf(tt.adapter))
 			if err != nil || !res3.Changed {
 				t.Fatalf("remove: %+v %v", res3, err)
 			}
@@ -122,7 +123,7 @@ func TestRoundTrip(t *testing.T) {
 			if string(back) != want {
 				t.Fatalf("after remove:\n%s\nwant:\n%s", back, want)
 			}
-			if res4, _ := Remove(path, tt.adapter); res4.Changed {
+			if res4, _ := Remove(path, specOf(tt.adapter)); res4.Changed {
 				t.Fatalf("second remove changed the file")
 			}
 		})
@@ -131,10 +132,10 @@ func TestRoundTrip(t *testing.T) {
 
 func TestInspectDrift(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.json")
-	if _, err := Apply(path, "claude", []string{"/old/place/lifeloop"}); err != nil {
+	if _, err := Apply(path, specOf("claude"), []string{"/old/place/lifeloop"}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := Inspect(path, "claude", bin)
+	rep, err := Inspect(path, specOf("claude"), bin, nil)
 	if err != nil || rep.AllPresent {
 		t.Fatalf("%+v %v", rep, err)
 	}
@@ -144,21 +145,21 @@ func TestInspectDrift(t *testing.T) {
 		}
 	}
 	// Apply repairs the drift in place, without adding a second entry.
-	if _, err := Apply(path, "claude", bin); err != nil {
+	if _, err := Apply(path, specOf("claude"), bin); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
-	if strings.Contains(string(data), "/old/place") || strings.Count(string(data), "host-hook") != len(hooks.Hooks("claude")) {
+	if strings.Contains(string(data), "/old/place") || strings.Count(string(data), "host-hook") != len(specOf("claude").Hooks) {
 		t.Fatalf("drift not repaired:\n%s", data)
 	}
 	// Another adapter's entries are not ours to remove.
-	if _, err := Apply(path, "codex", bin); err != nil {
+	if _, err := Apply(path, specOf("codex"), bin); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Remove(path, "claude"); err != nil {
+	if _, err := Remove(path, specOf("claude")); err != nil {
 		t.Fatal(err)
 	}
-	rep, _ = Inspect(path, "codex", bin)
+	rep, _ = Inspect(path, specOf("codex"), bin, nil)
 	if !rep.AllPresent {
 		t.Fatalf("removing claude's hooks removed codex's: %+v", rep)
 	}
@@ -170,7 +171,7 @@ func TestMixedGroupKeepsUserEntry(t *testing.T) {
 	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Remove(path, "claude"); err != nil {
+	if _, err := Remove(path, specOf("claude")); err != nil {
 		t.Fatal(err)
 	}
 	data, _ := os.ReadFile(path)
@@ -192,7 +193,7 @@ func TestErrors(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tt.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			_, err := Apply(path, tt.adapter, bin)
+			_, err := Apply(path, specOf(tt.adapter), bin)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err %v, want %q", err, tt.want)
 			}
@@ -201,4 +202,13 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// specOf returns the hooks of a registered adapter (nil when it has none).
+func specOf(id string) *hooks.Spec {
+	a, err := builtin.Default().Lookup(id)
+	if err != nil {
+		return nil
+	}
+	return a.Hooks()
 }

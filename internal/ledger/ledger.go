@@ -133,7 +133,7 @@ type AppendOptions struct {
 	// ExternalSequence is a sequence number the receipt had in an external
 	// scope (e.g. a harness event counter); nil when there is none.
 	ExternalSequence *uint64
-	// ExternalScope names that scope (e.g. "codex:<harness session id>").
+	// ExternalScope names that scope (e.g. "<adapter>:<harness session id>").
 	ExternalScope string
 }
 

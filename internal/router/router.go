@@ -86,7 +86,7 @@ type warningSource interface {
 // Config configures a Router. Manifest and Mode are required.
 type Config struct {
 	// Manifest is the resolved adapter's manifest (e.g.
-	// adapters.Default().Lookup(id)).Manifest()).
+	// builtin.Default().Lookup(id)).Manifest()).
 	Manifest contract.AdapterManifest
 	// Mode is the integration mode of this entry point.
 	Mode contract.IntegrationMode
@@ -190,7 +190,7 @@ type Router struct {
 // client workers. Close stops them.
 func New(cfg Config) (*Router, error) {
 	if cfg.Manifest.AdapterID == "" {
-		return nil, errors.New("router: no adapter manifest; resolve the adapter first (adapters.Default().Lookup)")
+		return nil, errors.New("router: no adapter manifest; resolve the adapter first (Registry.Lookup)")
 	}
 	if !cfg.Mode.Valid() {
 		return nil, fmt.Errorf("router: unknown integration mode %q", cfg.Mode)

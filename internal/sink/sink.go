@@ -66,6 +66,8 @@ type Options struct {
 	// contract.OrgLoopOptions).
 	SessionID string
 	Source    string
+	// OrgLoopHarness is the session's harness in OrgLoop's vocabulary.
+	OrgLoopHarness string
 	// QueueSize bounds the receipts waiting to be written (default
 	// DefaultQueueSize).
 	QueueSize int
@@ -220,7 +222,7 @@ func errText(err error) string {
 func (s *Sink) encode(r contract.LifecycleReceipt) (line []byte, skip bool, err error) {
 	var v any = r
 	if s.format == FormatOrgLoop {
-		ev, err := contract.ProjectOrgLoop(r, contract.OrgLoopOptions{SessionID: s.opts.SessionID, Source: s.opts.Source})
+		ev, err := contract.ProjectOrgLoop(r, contract.OrgLoopOptions{SessionID: s.opts.SessionID, Source: s.opts.Source, Harness: s.opts.OrgLoopHarness})
 		if errors.Is(err, contract.ErrNoOrgLoopPhase) {
 			return nil, true, nil
 		}

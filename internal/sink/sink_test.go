@@ -68,7 +68,7 @@ func TestFileSink(t *testing.T) {
 			if err := os.WriteFile(path, []byte("{\"earlier\":true}\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			s, err := Open(path, tt.format, Options{SessionID: "ses_X"})
+			s, err := Open(path, tt.format, Options{SessionID: "ses_X", OrgLoopHarness: contract.HarnessCodex})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,20 +1,23 @@
-package adapters
+package claude_test
 
 import (
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/contract"
 )
 
-func mustLookup(t *testing.T, id string) *Adapter {
+// mustLookup returns the registry entry of the harness with id; only
+// claude lives here.
+func mustLookup(t *testing.T, id string) *adapters.Adapter {
 	t.Helper()
-	a, err := Default().Lookup(id)
-	if err != nil {
-		t.Fatal(err)
+	if id != "claude" {
+		t.Fatalf("no adapter %q in adapters/claude", id)
 	}
-	return a
+	return adapters.AdapterOf(claude.Harness{})
 }
 
 func TestPlaceAtLaunch(t *testing.T) {
@@ -38,24 +41,6 @@ func TestPlaceAtLaunch(t *testing.T) {
 			[]string{"claude", "--append-system-prompt", text, "--model", "--append-system-prompt"}, true},
 		{"claude subcommand", "claude", []string{"claude", "mcp", "list"}, []string{"claude", "mcp", "list"}, false},
 		{"claude help", "claude", []string{"claude", "--help"}, []string{"claude", "--help"}, false},
-		{"codex tui", "codex", []string{"codex"}, []string{"codex", "-c", "developer_instructions=" + TOMLString(text)}, true},
-		{"codex exec", "codex", []string{"codex", "exec", "--skip-git-repo-check", "hi"},
-			[]string{"codex", "-c", "developer_instructions=" + TOMLString(text), "exec", "--skip-git-repo-check", "hi"}, true},
-		{"codex resume", "codex", []string{"codex", "--no-daemon", "resume", "abc"},
-			[]string{"codex", "--no-daemon", "resume", "abc", text}, true},
-		{"codex resume with prompt", "codex", []string{"codex", "resume", "-m", "x", "abc", "go on"},
-			[]string{"codex", "resume", "-m", "x", "abc", text + "\n\ngo on"}, true},
-		{"codex resume last", "codex", []string{"codex", "resume", "--last"},
-			[]string{"codex", "resume", "--last", text}, true},
-		{"codex exec resume", "codex", []string{"codex", "exec", "--skip-git-repo-check", "resume", "abc", "go on"},
-			[]string{"codex", "exec", "--skip-git-repo-check", "resume", "abc", text + "\n\ngo on"}, true},
-		{"codex exec resume stdin prompt", "codex", []string{"codex", "exec", "resume", "abc", "-"},
-			[]string{"codex", "exec", "resume", "abc", "-"}, false},
-		{"codex own developer_instructions", "codex", []string{"codex", "-c", "developer_instructions=\"x\""},
-			[]string{"codex", "-c", "developer_instructions=\"x\""}, false},
-		{"codex login", "codex", []string{"codex", "login"}, []string{"codex", "login"}, false},
-		{"generic", "generic", []string{"bash"}, []string{"bash"}, false},
-		{"gemini", "gemini", []string{"gemini"}, []string{"gemini"}, false},
 		{"empty argv", "claude", nil, nil, false},
 	}
 	for _, tt := range tests {
@@ -78,25 +63,6 @@ func TestPlaceAtLaunch(t *testing.T) {
 			}
 			if !slices.Equal(tt.argv, orig) {
 				t.Errorf("argv modified: %q", tt.argv)
-			}
-		})
-	}
-}
-
-func TestTOMLString(t *testing.T) {
-	tests := []struct{ in, want string }{
-		{``, `""`},
-		{`plain`, `"plain"`},
-		{`a"b\c`, `"a\"b\\c"`},
-		{"l1\nl2\r\t", `"l1\nl2\r\t"`},
-		{"\x00\x1f\x7f", `"\u0000\u001F\u007F"`},
-		{"é€😀", `"é€😀"`},
-		{"bad\xffbyte", "\"bad\uFFFDbyte\""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := TOMLString(tt.in); got != tt.want {
-				t.Errorf("TOMLString(%q) = %s, want %s", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -126,21 +92,6 @@ func TestRelaunchArgv(t *testing.T) {
 			[]string{"claude", "fix it"}, true},
 		{"claude resume without id", "claude", []string{"claude"}, true, "", []string{"claude"}, false},
 		{"claude subcommand", "claude", []string{"claude", "doctor"}, false, "", []string{"claude", "doctor"}, false},
-		{"codex tui resume", "codex", []string{"codex", "-m", "x", "fix it"}, true, id, []string{"codex", "-m", "x", "resume", id}, true},
-		{"codex tui fresh", "codex", []string{"codex", "-m", "x", "fix it"}, false, "", []string{"codex", "-m", "x", "fix it"}, true},
-		{"codex resume last", "codex", []string{"codex", "resume", "--last"}, true, id, []string{"codex", "resume", id}, true},
-		{"codex fork fresh", "codex", []string{"codex", "fork", "abc"}, false, "", []string{"codex"}, true},
-		{"codex exec resume", "codex", []string{"codex", "exec", "--skip-git-repo-check", "hi"}, true, id,
-			[]string{"codex", "exec", "--skip-git-repo-check", "resume", id, "hi"}, true},
-		{"codex exec fresh", "codex", []string{"codex", "exec", "-o", "f", "hi"}, false, "", []string{"codex", "exec", "-o", "f", "hi"}, true},
-		{"codex exec resume again", "codex", []string{"codex", "exec", "resume", "old", "more"}, true, id,
-			[]string{"codex", "exec", "resume", id, "more"}, true},
-		{"codex exec resume last", "codex", []string{"codex", "exec", "resume", "--last", "more"}, true, id,
-			[]string{"codex", "exec", "resume", id, "more"}, true},
-		{"codex exec resume to fresh", "codex", []string{"codex", "exec", "resume", "old", "more"}, false, "",
-			[]string{"codex", "exec", "more"}, true},
-		{"codex mcp", "codex", []string{"codex", "mcp", "list"}, false, "", []string{"codex", "mcp", "list"}, false},
-		{"generic", "generic", []string{"bash", "-l"}, false, "", []string{"bash", "-l"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,7 +110,7 @@ func TestRelaunchArgv(t *testing.T) {
 
 func TestRedactPlacement(t *testing.T) {
 	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"SECRET"}]}`
-	for _, id := range []string{"claude", "codex"} {
+	for _, id := range []string{"claude"} {
 		for _, argv := range [][]string{
 			{id},
 			{id, "--append-system-prompt", "mine"},
@@ -171,7 +122,7 @@ func TestRedactPlacement(t *testing.T) {
 				if !ok {
 					t.Skip("no placement for this command line")
 				}
-				got := RedactPlacement(placed)
+				got := adapters.RedactPlacement(placed)
 				if strings.Contains(strings.Join(got, " "), "SECRET") {
 					t.Fatalf("RedactPlacement(%q) = %q still carries the body", placed, got)
 				}
@@ -187,7 +138,7 @@ func TestRedactPlacement(t *testing.T) {
 			})
 		}
 	}
-	if got := RedactPlacement([]string{"claude", "-p", "hi"}); !slices.Equal(got, []string{"claude", "-p", "hi"}) {
+	if got := adapters.RedactPlacement([]string{"claude", "-p", "hi"}); !slices.Equal(got, []string{"claude", "-p", "hi"}) {
 		t.Errorf("a command line without placement changed: %q", got)
 	}
 }
@@ -205,7 +156,6 @@ func TestExternalizePlacement(t *testing.T) {
 		{"merged with the user's own text", "claude", []string{"claude", "--append-system-prompt", "mine", "-p", "hi"},
 			[]string{"claude", "--append-system-prompt-file", "F", "-p", "hi"}, "mine\n\n" + text},
 		{"the user's own file is kept", "claude", []string{"claude", "--append-system-prompt-file", "u.txt"}, nil, ""},
-		{"codex stays in argv", "codex", []string{"codex", "exec", "hi"}, nil, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -239,17 +189,15 @@ func TestExternalizePlacement(t *testing.T) {
 // FuzzLaunchArgv: for any command line, PlaceAtLaunch, RelaunchArgv and
 // RedactPlacement never panic nor modify their input; a placement keeps
 // the program, puts the text in exactly one element, and RedactPlacement
-// withholds it.
+// withholds it. Every command line is read as Claude's.
 func FuzzLaunchArgv(f *testing.F) {
 	for _, s := range []string{
 		"claude", "claude\x00-p\x00hi", "claude\x00--append-system-prompt", "claude\x00--add-dir\x00a\x00b",
-		"codex", "codex\x00exec\x00resume\x00--last", "codex\x00resume", "codex\x00exec\x00resume\x00id\x00-",
-		"codex\x00-c\x00developer_instructions=1", "npx\x00@openai/codex\x00fork", "node\x00/x/@anthropic-ai/claude-code/cli.js\x00-r",
-		"codex\x00--config=developer_instructions=x", "", "bash\x00-c\x00x",
+		"node\x00/x/@anthropic-ai/claude-code/cli.js\x00-r", "", "bash\x00-c\x00x",
 	} {
 		f.Add(s, "3f2a", true)
 	}
-	reg := Default()
+	a := adapters.AdapterOf(claude.Harness{})
 	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"FUZZ-SECRET"}]}`
 	f.Fuzz(func(t *testing.T, line, id string, resume bool) {
 		var argv []string
@@ -257,7 +205,6 @@ func FuzzLaunchArgv(f *testing.F) {
 			argv = strings.Split(line, "\x00")
 		}
 		orig := slices.Clone(argv)
-		a := reg.Resolve(argv)
 		placed, target, ok := a.PlaceAtLaunch(argv, text)
 		if !slices.Equal(argv, orig) {
 			t.Fatalf("PlaceAtLaunch modified %q", orig)
@@ -275,7 +222,7 @@ func FuzzLaunchArgv(f *testing.F) {
 			if n != 1 {
 				t.Fatalf("PlaceAtLaunch(%q) = %q: text in %d elements", argv, placed, n)
 			}
-			if strings.Contains(strings.Join(RedactPlacement(placed), "\x00"), "FUZZ-SECRET") {
+			if strings.Contains(strings.Join(adapters.RedactPlacement(placed), "\x00"), "FUZZ-SECRET") {
 				t.Fatalf("RedactPlacement(%q) kept the body", placed)
 			}
 		} else if !slices.Equal(placed, argv) {
@@ -289,4 +236,38 @@ func FuzzLaunchArgv(f *testing.F) {
 			t.Fatalf("RelaunchArgv(%q) = %q", argv, out)
 		}
 	})
+}
+
+func TestPinClaudeSession(t *testing.T) {
+	tests := []struct {
+		name string
+		argv []string
+		pin  bool
+	}{
+		{"print mode", []string{"claude", "-p", "hi"}, true},
+		{"tui", []string{"/x/claude"}, true},
+		{"explicit id", []string{"claude", "--session-id", "abc"}, false},
+		{"explicit id =", []string{"claude", "--session-id=abc"}, false},
+		{"continue", []string{"claude", "-p", "--continue", "more"}, false},
+		{"resume", []string{"claude", "-r", "abc"}, false},
+		{"prompt that looks like a flag after --", []string{"claude", "-p", "--", "--continue"}, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, id := adapters.AdapterOf(claude.Harness{}).PinSession(slices.Clone(tc.argv))
+			if !tc.pin {
+				if id != "" || !slices.Equal(out, tc.argv) {
+					t.Fatalf("pinned %q: %v", id, out)
+				}
+				return
+			}
+			if len(id) != 36 || id[14] != '4' {
+				t.Fatalf("id %q is not a v4 UUID", id)
+			}
+			i := slices.Index(out, "--session-id")
+			if i < 1 || out[i+1] != id || len(out) != len(tc.argv)+2 || out[0] != tc.argv[0] {
+				t.Fatalf("argv %v", out)
+			}
+		})
+	}
 }

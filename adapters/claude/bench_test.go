@@ -1,4 +1,4 @@
-package telemetry
+package claude_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/telemetry"
 )
 
 // BenchmarkCatchUp measures reading a finished multi-MiB Claude transcript
@@ -30,12 +33,12 @@ func BenchmarkCatchUp(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				ctx, cancel := context.WithCancel(context.Background())
-				p := NewClaudeParser(ClaudeConfig{})
-				var obs []Observation
+				p := claude.NewParser(claude.WindowConfig{})
+				var obs []telemetry.Observation
 				var n int
-				err := Tail(ctx, TailConfig{Path: path, FromStart: true, ForcePoll: true, SkipValidate: true}, func(ev TailEvent) {
-					if ev.Kind == EventLine {
-						obs, _ = p.Parse(obs[:0], ev.Line, Provenance{Path: path, Line: ev.LineNo, Offset: ev.Offset})
+				err := telemetry.Tail(ctx, telemetry.TailConfig{Path: path, FromStart: true, ForcePoll: true, SkipValidate: true}, func(ev telemetry.TailEvent) {
+					if ev.Kind == telemetry.EventLine {
+						obs, _ = p.Parse(obs[:0], ev.Line, telemetry.Provenance{Path: path, Line: ev.LineNo, Offset: ev.Offset})
 						n += len(obs)
 					}
 					if ev.Offset+ev.Size+1 == size {
@@ -57,12 +60,12 @@ func BenchmarkCatchUp(b *testing.B) {
 func appendLatency(b *testing.B, path string, forcePoll bool) []time.Duration {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	got := make(chan Observation, 16)
+	got := make(chan telemetry.Observation, 16)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = Watch(ctx, WatchConfig{Path: path, NewParser: func() Parser { return NewClaudeParser(ClaudeConfig{}) }, Tail: TailConfig{ForcePoll: forcePoll, Poll: time.Millisecond}}, func(o Observation) {
-			if o.Kind == ObsUsage || o.Kind == ObsSourceMode {
+		_ = telemetry.Watch(ctx, telemetry.WatchConfig{Path: path, NewParser: func() telemetry.Parser { return claude.NewParser(claude.WindowConfig{}) }, Tail: telemetry.TailConfig{ForcePoll: forcePoll, Poll: time.Millisecond}}, func(o telemetry.Observation) {
+			if o.Kind == telemetry.ObsUsage || o.Kind == telemetry.ObsSourceMode {
 				got <- o
 			}
 		})

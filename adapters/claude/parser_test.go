@@ -1,9 +1,12 @@
-package telemetry
+package claude_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/telemetry"
 )
 
 const sid = "50b5cee6-b206-49d4-b2a9-c196226154be"
@@ -26,7 +29,7 @@ func cAsst(msgID, reqID, model, stop string, in, cc, cr, out int, extra string) 
 const toolResult = `[{"tool_use_id":"toolu_1","type":"tool_result","content":"ok","is_error":false}]`
 
 // summary renders the fields a test cares about.
-func summary(o Observation) string {
+func summary(o telemetry.Observation) string {
 	s := string(o.Kind)
 	if o.FrameID != "" {
 		s += " frame=" + o.FrameID
@@ -34,7 +37,7 @@ func summary(o Observation) string {
 	if o.ParentFrameID != "" {
 		s += " parent=" + o.ParentFrameID
 	}
-	if o.Tokens != 0 || o.Kind == ObsUsage {
+	if o.Tokens != 0 || o.Kind == telemetry.ObsUsage {
 		s += fmt.Sprintf(" tokens=%d", o.Tokens)
 	}
 	if o.Window != 0 {
@@ -46,7 +49,7 @@ func summary(o Observation) string {
 	if o.PreTokens != 0 || o.PostTokens != 0 {
 		s += fmt.Sprintf(" pre=%d post=%d", o.PreTokens, o.PostTokens)
 	}
-	if o.Kind == ObsHarnessSession {
+	if o.Kind == telemetry.ObsHarnessSession {
 		s += " id=" + o.HarnessSessionID
 		if o.Cwd != "" {
 			s += " cwd=" + o.Cwd
@@ -58,20 +61,20 @@ func summary(o Observation) string {
 	return s
 }
 
-func parseAll(t *testing.T, p Parser, lines []string) (got []string, errs int) {
+func parseAll(t *testing.T, p telemetry.Parser, lines []string) (got []string, errs int) {
 	t.Helper()
-	var obs []Observation
+	var obs []telemetry.Observation
 	for i, l := range lines {
 		var err error
 		n := len(obs)
-		obs, err = p.Parse(obs, []byte(l), Provenance{Path: "f.jsonl", Line: int64(i + 1), Kind: p.SourceKind()})
+		obs, err = p.Parse(obs, []byte(l), telemetry.Provenance{Path: "f.jsonl", Line: int64(i + 1), Kind: p.SourceKind()})
 		if err != nil {
 			errs++
 		}
 		for _, o := range obs[n:] {
-			// A held-back observation (Codex compaction) keeps the line
-			// it came from, which is never a later one.
-			if o.Source.Line > int64(i+1) || (o.Kind != ObsCompacted && o.Source.Line != int64(i+1)) {
+			// A held-back observation (a compaction) keeps the line it
+			// came from, which is never a later one.
+			if o.Source.Line > int64(i+1) || (o.Kind != telemetry.ObsCompacted && o.Source.Line != int64(i+1)) {
 				t.Errorf("observation %s has line %d, delivered at line %d", o.Kind, o.Source.Line, i+1)
 			}
 		}
@@ -86,7 +89,7 @@ func TestClaudeParser(t *testing.T) {
 	const opus = "claude-opus-4-8"
 	tests := []struct {
 		name  string
-		cfg   ClaudeConfig
+		cfg   claude.WindowConfig
 		lines []string
 		want  []string
 		errs  int
@@ -202,7 +205,7 @@ func TestClaudeParser(t *testing.T) {
 		},
 		{
 			name: "windows by model and overrides",
-			cfg:  ClaudeConfig{},
+			cfg:  claude.WindowConfig{},
 			lines: []string{
 				cAsst("m1", "", "claude-sonnet-4-5", "", 1, 0, 0, 0, ""),
 				cAsst("m2", "", "claude-sonnet-4-5[1m]", "", 1, 0, 0, 0, ""),
@@ -217,7 +220,7 @@ func TestClaudeParser(t *testing.T) {
 		},
 		{
 			name: "auto-compact window override",
-			cfg:  ClaudeConfig{AutoCompactWindow: 150000, MaxContextTokens: 500000},
+			cfg:  claude.WindowConfig{AutoCompactWindow: 150000, MaxContextTokens: 500000},
 			lines: []string{
 				cAsst("m1", "", opus, "", 1, 0, 0, 0, ""),
 			},
@@ -225,7 +228,7 @@ func TestClaudeParser(t *testing.T) {
 		},
 		{
 			name: "max context override",
-			cfg:  ClaudeConfig{MaxContextTokens: 500000},
+			cfg:  claude.WindowConfig{MaxContextTokens: 500000},
 			lines: []string{
 				cAsst("m1", "", "claude-haiku-4-5", "", 1, 0, 0, 0, ""),
 			},
@@ -283,110 +286,7 @@ func TestClaudeParser(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, errs := parseAll(t, NewClaudeParser(tc.cfg), tc.lines)
-			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
-				t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
-			}
-			if errs != tc.errs {
-				t.Errorf("errors = %d, want %d", errs, tc.errs)
-			}
-		})
-	}
-}
-
-func xEvent(typ, body string) string {
-	return `{"timestamp":"2026-11-21T22:12:19.254Z","ordinal":1,"type":"event_msg","payload":{"type":"` + typ + `"` + body + `}}`
-}
-
-func xTokens(last, cum, window int) string {
-	return xEvent("token_count", fmt.Sprintf(`,"info":{"total_token_usage":{"input_tokens":1,"total_tokens":%d},"last_token_usage":{"input_tokens":1,"total_tokens":%d},"model_context_window":%d},"rate_limits":null`, cum, last, window))
-}
-
-func xRecord(resp string) string {
-	return `{"timestamp":"2026-11-21T22:12:20.000Z","ordinal":2,"type":"token_usage_record","payload":{"thread_id":"th","turn_id":"t1","response_id":"` + resp + `","usage":{"total_tokens":1}}}`
-}
-
-const xMeta = `{"timestamp":"2026-11-21T22:12:19.204Z","ordinal":0,"type":"session_meta","payload":{"session_id":"th-1","id":"th-1","cwd":"/home/dev/project","originator":"codex_exec","cli_version":"0.169.0","base_instructions":{"text":"You are"}}}`
-
-func TestCodexParser(t *testing.T) {
-	tests := []struct {
-		name  string
-		lines []string
-		want  []string
-		errs  int
-	}{
-		{
-			name: "tool turn",
-			lines: []string{
-				xMeta,
-				xEvent("task_started", `,"turn_id":"t1","model_context_window":258400`),
-				`{"timestamp":"2026-11-21T22:12:19.300Z","ordinal":5,"type":"turn_context","payload":{"turn_id":"t1","cwd":"/home/dev/project","model":"mock-model"}}`,
-				xEvent("user_message", `,"message":"RUN_TOOL please"`),
-				xEvent("token_count", `,"info":null`),
-				xRecord("r1"),
-				xTokens(17, 17, 258400),
-				xTokens(17, 17, 258400),
-				xRecord("r2"),
-				xTokens(20, 37, 258400),
-				xEvent("task_complete", `,"turn_id":"t1","duration_ms":2381`),
-			},
-			want: []string{
-				"harness_session id=th-1 cwd=/home/dev/project",
-				"frame_opening frame=t1 window=258400",
-				"frame_opened frame=t1 window=258400",
-				"user_message frame=t1",
-				"usage frame=t1 tokens=17 window=258400",
-				"usage frame=t1 tokens=20 window=258400",
-				"frame_ended frame=t1 trigger=task_complete",
-			},
-		},
-		{
-			name: "compaction: pre skips the summary request, post is the next count",
-			lines: []string{
-				xMeta,
-				xEvent("task_started", `,"turn_id":"t1","model_context_window":9500`),
-				xRecord("r1"),
-				xTokens(9300, 9300, 9500),
-				xRecord("rsum"),
-				xTokens(17, 9317, 9500),
-				`{"timestamp":"2026-11-21T22:03:01.100Z","ordinal":20,"type":"compacted","payload":{"message":"summary","compaction_response_id":"rsum","window_number":1}}`,
-				xTokens(5838, 9317, 9500),
-				xEvent("task_complete", `,"turn_id":"t1"`),
-			},
-			want: []string{
-				"harness_session id=th-1 cwd=/home/dev/project",
-				"frame_opening frame=t1 window=9500",
-				"frame_opened frame=t1 window=9500",
-				"usage frame=t1 tokens=9300 window=9500",
-				"usage frame=t1 tokens=17 window=9500",
-				"compacted frame=t1 window=9500 trigger=auto pre=9300 post=5838",
-				"usage frame=t1 tokens=5838 window=9500",
-				"frame_ended frame=t1 trigger=task_complete",
-			},
-		},
-		{
-			name: "compaction without a following count keeps post unknown",
-			lines: []string{
-				xRecord("r1"),
-				xTokens(800, 800, 1000),
-				`{"timestamp":"2026-11-21T22:03:01.100Z","type":"compacted","payload":{"message":"s"}}`,
-				xEvent("turn_aborted", `,"turn_id":"t9"`),
-			},
-			want: []string{
-				"usage tokens=800 window=1000",
-				"compacted window=1000 trigger=auto pre=800 post=0",
-				"frame_ended frame=t9 trigger=aborted",
-			},
-		},
-		{
-			name:  "unusable lines are errors",
-			lines: []string{`garbage`, `{"payload":{}}`, `{"type":"event_msg","payload":{"type":1}}`},
-			errs:  3,
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, errs := parseAll(t, NewCodexParser(), tc.lines)
+			got, errs := parseAll(t, claude.NewParser(tc.cfg), tc.lines)
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}
@@ -402,31 +302,17 @@ func FuzzClaudeParser(f *testing.F) {
 	f.Add([]byte(cAsst("m1", "r", "claude-opus-4-8", "end_turn", 1, 2, 3, 4, "")))
 	f.Add([]byte(`{"type":"system","subtype":"compact_boundary","compactMetadata":{"trigger":"auto","preTokens":1,"postTokens":2}}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
-		p := NewClaudeParser(ClaudeConfig{})
-		obs, err := p.Parse(nil, line, Provenance{})
+		p := claude.NewParser(claude.WindowConfig{})
+		obs, err := p.Parse(nil, line, telemetry.Provenance{})
 		if err != nil && len(obs) != 0 {
 			t.Fatalf("error %v with %d observations", err, len(obs))
 		}
 		for _, o := range obs {
-			if o.Kind == ObsUsage && o.Window <= 0 {
+			if o.Kind == telemetry.ObsUsage && o.Window <= 0 {
 				t.Fatalf("usage without window: %+v", o)
 			}
 		}
 		// A second pass over the same line must not panic either.
-		_, _ = p.Parse(nil, line, Provenance{})
-	})
-}
-
-func FuzzCodexParser(f *testing.F) {
-	f.Add([]byte(xMeta))
-	f.Add([]byte(xTokens(1, 2, 3)))
-	f.Add([]byte(`{"type":"compacted","payload":{"compaction_response_id":"r"}}`))
-	f.Fuzz(func(t *testing.T, line []byte) {
-		p := NewCodexParser()
-		obs, err := p.Parse(nil, line, Provenance{})
-		if err != nil && len(obs) != 0 {
-			t.Fatalf("error %v with %d observations", err, len(obs))
-		}
-		_, _ = p.Parse(nil, line, Provenance{})
+		_, _ = p.Parse(nil, line, telemetry.Provenance{})
 	})
 }

@@ -1,46 +1,47 @@
-package telemetry
+package claude
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 	"time"
+
+	"github.com/lifeloop/lifeloop/telemetry"
 )
 
 // Claude context windows.
 const (
-	ClaudeWindowDefault = 200_000
-	ClaudeWindowMillion = 1_000_000
+	windowDefault = 200_000
+	windowMillion = 1_000_000
 )
 
-// claudeMillionModels are model name prefixes whose default window is 1M
+// millionModels are model name prefixes whose default window is 1M
 // tokens (the harness's default model family). Models suffixed "[1m]" are
 // 1M as well; every other model is 200k.
-var claudeMillionModels = []string{"claude-opus-4-8"}
+var millionModels = []string{"claude-opus-4-8"}
 
-// ClaudeConfig configures [ClaudeParser]. The caller reads the environment
-// (the package never does) and passes the values in.
-type ClaudeConfig struct {
+// windowConfig is the window overrides the parser measures usage
+// against, read from the harness's environment (windowConfigOf).
+type windowConfig struct {
 	// AutoCompactWindow is CLAUDE_CODE_AUTO_COMPACT_WINDOW (0 = unset).
 	AutoCompactWindow int64
 	// MaxContextTokens is CLAUDE_CODE_MAX_CONTEXT_TOKENS (0 = unset).
 	MaxContextTokens int64
 }
 
-// ClaudeWindow returns the effective context window for model:
+// window returns the effective context window for model:
 // MaxContextTokens replaces the model's window when set, and
 // AutoCompactWindow lowers it when set and smaller (the harness compacts
 // at that size, so pressure is measured against it). The model's window is
 // 1M for "[1m]" models and the claude-opus-4-8 family, 200k otherwise.
-func (c ClaudeConfig) ClaudeWindow(model string) int64 {
-	w := int64(ClaudeWindowDefault)
+func (c windowConfig) window(model string) int64 {
+	w := int64(windowDefault)
 	if strings.HasSuffix(strings.ToLower(model), "[1m]") {
-		w = ClaudeWindowMillion
+		w = windowMillion
 	} else {
-		for _, p := range claudeMillionModels {
+		for _, p := range millionModels {
 			if strings.HasPrefix(model, p) {
-				w = ClaudeWindowMillion
+				w = windowMillion
 			}
 		}
 	}
@@ -53,7 +54,8 @@ func (c ClaudeConfig) ClaudeWindow(model string) int64 {
 	return w
 }
 
-// ClaudeParser reads Claude Code transcript lines.
+// parser reads Claude Code transcript lines
+// (<config>/projects/<cwd>/<session>.jsonl).
 //
 // Rules:
 //   - sessionId: ObsHarnessSession when first seen or changed.
@@ -62,8 +64,9 @@ func (c ClaudeConfig) ClaudeWindow(model string) int64 {
 //     isVisibleInTranscriptOnly, not a local slash command (/exit: its
 //     caveat, command and output lines) and whose content is not only
 //     tool_result blocks. Assistant lines of the "<synthetic>" model (the
-//     TUI's own, no model call) are ignored unless they are API errors. The frame id is the line's promptId (shared by every line of
-//     the turn), else its uuid.
+//     TUI's own, no model call) are ignored unless they are API errors.
+//     The frame id is the line's promptId (shared by every line of the
+//     turn), else its uuid.
 //   - The first assistant line of the turn gives ObsFrameOpened.
 //   - An assistant line whose stop_reason ends the turn (anything but
 //     tool_use / pause_turn / empty) gives ObsFrameEnded with the stop
@@ -71,16 +74,16 @@ func (c ClaudeConfig) ClaudeWindow(model string) int64 {
 //   - isSidechain lines belong to a subcall frame whose ParentFrameID is
 //     the open main turn; sidechain usage is not the main context and is
 //     not reported.
-//   - Usage per assistant line = input_tokens + cache_creation_input_tokens
-//   - cache_read_input_tokens + output_tokens, reported once per
-//     (message.id, requestId): the harness writes one line per content
-//     block with the same usage.
+//   - Usage per assistant line = input_tokens +
+//     cache_creation_input_tokens + cache_read_input_tokens +
+//     output_tokens, reported once per (message.id, requestId): the
+//     harness writes one line per content block with the same usage.
 //   - system/compact_boundary gives ObsCompacted with compactMetadata's
 //     trigger, preTokens and postTokens.
 //   - isApiErrorMessage lines give ObsAPIError (Trigger = the error code),
 //     and end an open turn with Trigger "api_error".
-type ClaudeParser struct {
-	cfg       ClaudeConfig
+type parser struct {
+	cfg       windowConfig
 	sessionID string
 	frame     string // open main frame, "" when none
 	opened    bool   // ObsFrameOpened emitted for frame
@@ -105,15 +108,16 @@ type earlyAnswer struct {
 
 const maxSeenUsage = 4096
 
-// NewClaudeParser returns a parser for Claude Code transcripts.
-func NewClaudeParser(cfg ClaudeConfig) *ClaudeParser {
-	return &ClaudeParser{cfg: cfg, seen: make(map[usageKey]struct{})}
+// newParser returns a parser for Claude Code transcripts.
+func newParser(cfg windowConfig) *parser {
+	return &parser{cfg: cfg, seen: make(map[usageKey]struct{})}
 }
 
-// SourceKind implements [Parser].
-func (p *ClaudeParser) SourceKind() SourceKind { return SourceTranscript }
+// SourceKind implements telemetry.Parser.
+func (p *parser) SourceKind() telemetry.SourceKind { return telemetry.SourceTranscript }
 
-type claudeLine struct {
+// transcriptLine is the part of a transcript line the parser reads.
+type transcriptLine struct {
 	Type                      string          `json:"type"`
 	Subtype                   string          `json:"subtype"`
 	SessionID                 string          `json:"sessionId"`
@@ -128,7 +132,7 @@ type claudeLine struct {
 	IsVisibleInTranscriptOnly bool            `json:"isVisibleInTranscriptOnly"`
 	IsAPIErrorMessage         bool            `json:"isApiErrorMessage"`
 	Error                     json.RawMessage `json:"error"`
-	Message                   *claudeMessage  `json:"message"`
+	Message                   *message        `json:"message"`
 	CompactMetadata           *struct {
 		Trigger    string `json:"trigger"`
 		PreTokens  int64  `json:"preTokens"`
@@ -136,7 +140,7 @@ type claudeLine struct {
 	} `json:"compactMetadata"`
 }
 
-type claudeMessage struct {
+type message struct {
 	ID         string          `json:"id"`
 	Role       string          `json:"role"`
 	Model      string          `json:"model"`
@@ -150,23 +154,21 @@ type claudeMessage struct {
 	} `json:"usage"`
 }
 
-var errNotObject = errors.New("telemetry: line is not a JSON object")
-
-// Parse implements [Parser].
-func (p *ClaudeParser) Parse(dst []Observation, line []byte, src Provenance) ([]Observation, error) {
-	var l claudeLine
-	if err := json.Unmarshal(line, &l); err != nil {
+// Parse implements telemetry.Parser.
+func (p *parser) Parse(dst []telemetry.Observation, data []byte, src telemetry.Provenance) ([]telemetry.Observation, error) {
+	var l transcriptLine
+	if err := json.Unmarshal(data, &l); err != nil {
 		return dst, err
 	}
 	if l.Type == "" {
-		return dst, errNotObject
+		return dst, telemetry.ErrNotObject
 	}
-	at := parseTime(l.Timestamp)
-	base := Observation{Source: src, At: at}
+	at := telemetry.ParseTime(l.Timestamp)
+	base := telemetry.Observation{Source: src, At: at}
 	if l.SessionID != "" && l.SessionID != p.sessionID {
 		p.sessionID = l.SessionID
 		o := base
-		o.Kind = ObsHarnessSession
+		o.Kind = telemetry.ObsHarnessSession
 		dst = append(dst, p.stamp(o))
 	}
 	switch l.Type {
@@ -177,7 +179,7 @@ func (p *ClaudeParser) Parse(dst []Observation, line []byte, src Provenance) ([]
 	case "system":
 		if l.Subtype == "compact_boundary" && l.CompactMetadata != nil {
 			o := base
-			o.Kind = ObsCompacted
+			o.Kind = telemetry.ObsCompacted
 			o.Trigger = l.CompactMetadata.Trigger
 			o.PreTokens = l.CompactMetadata.PreTokens
 			o.PostTokens = l.CompactMetadata.PostTokens
@@ -188,12 +190,12 @@ func (p *ClaudeParser) Parse(dst []Observation, line []byte, src Provenance) ([]
 	return dst, nil
 }
 
-func (p *ClaudeParser) stamp(o Observation) Observation {
+func (p *parser) stamp(o telemetry.Observation) telemetry.Observation {
 	o.HarnessSessionID = p.sessionID
 	return o
 }
 
-func (p *ClaudeParser) user(dst []Observation, l *claudeLine, base Observation) []Observation {
+func (p *parser) user(dst []telemetry.Observation, l *transcriptLine, base telemetry.Observation) []telemetry.Observation {
 	if l.IsMeta || l.IsCompactSummary || l.IsVisibleInTranscriptOnly || l.Message == nil || !isPrompt(l.Message.Content) || isLocalCommand(l.Message.Content) {
 		return dst
 	}
@@ -202,7 +204,7 @@ func (p *ClaudeParser) user(dst []Observation, l *claudeLine, base Observation) 
 		id = l.UUID
 	}
 	o := base
-	o.Kind = ObsFrameOpening
+	o.Kind = telemetry.ObsFrameOpening
 	if l.IsSidechain {
 		if l.AgentID != "" {
 			id = l.AgentID
@@ -227,7 +229,7 @@ func (p *ClaudeParser) user(dst []Observation, l *claudeLine, base Observation) 
 			// The answer written before this prompt line belongs to it.
 			p.opened = true
 			op := base
-			op.Kind, op.FrameID, op.Model = ObsFrameOpened, id, e.model
+			op.Kind, op.FrameID, op.Model = telemetry.ObsFrameOpened, id, e.model
 			dst = append(dst, p.stamp(op))
 			if e.ended {
 				base.Model = e.model
@@ -278,9 +280,9 @@ func isLocalCommand(content json.RawMessage) bool {
 	return false
 }
 
-// claudeSyntheticModel is the model of assistant lines the TUI writes
+// syntheticModel is the model of assistant lines the TUI writes
 // itself (e.g. after a local command): no model call, no usage.
-const claudeSyntheticModel = "<synthetic>"
+const syntheticModel = "<synthetic>"
 
 func turnEnds(stop string) bool {
 	switch stop {
@@ -290,19 +292,19 @@ func turnEnds(stop string) bool {
 	return true
 }
 
-func (p *ClaudeParser) assistant(dst []Observation, l *claudeLine, base Observation) []Observation {
+func (p *parser) assistant(dst []telemetry.Observation, l *transcriptLine, base telemetry.Observation) []telemetry.Observation {
 	m := l.Message
 	if m == nil {
 		return dst
 	}
-	if m.Model == claudeSyntheticModel && !l.IsAPIErrorMessage {
+	if m.Model == syntheticModel && !l.IsAPIErrorMessage {
 		return dst
 	}
 	base.Model = m.Model
 	if l.IsSidechain {
 		if p.side != "" && turnEnds(m.StopReason) {
 			o := base
-			o.Kind = ObsFrameEnded
+			o.Kind = telemetry.ObsFrameEnded
 			o.FrameID, o.ParentFrameID, o.Trigger = p.side, p.frame, m.StopReason
 			p.side = ""
 			dst = append(dst, p.stamp(o))
@@ -320,13 +322,13 @@ func (p *ClaudeParser) assistant(dst []Observation, l *claudeLine, base Observat
 	if p.frame != "" && !p.opened {
 		p.opened = true
 		o := base
-		o.Kind = ObsFrameOpened
+		o.Kind = telemetry.ObsFrameOpened
 		o.FrameID = p.frame
 		dst = append(dst, p.stamp(o))
 	}
 	if l.IsAPIErrorMessage {
 		o := base
-		o.Kind = ObsAPIError
+		o.Kind = telemetry.ObsAPIError
 		o.FrameID = p.frame
 		o.Trigger = errorCode(l.Error)
 		dst = append(dst, p.stamp(o))
@@ -335,10 +337,10 @@ func (p *ClaudeParser) assistant(dst []Observation, l *claudeLine, base Observat
 	if m.Usage != nil && p.firstUsage(usageKey{m.ID, l.RequestID}) {
 		u := m.Usage
 		o := base
-		o.Kind = ObsUsage
+		o.Kind = telemetry.ObsUsage
 		o.FrameID = p.frame
 		o.Tokens = u.Input + u.CacheCreation + u.CacheRead + u.Output
-		o.Window = p.cfg.ClaudeWindow(m.Model)
+		o.Window = p.cfg.window(m.Model)
 		dst = append(dst, p.stamp(o))
 	}
 	if turnEnds(m.StopReason) {
@@ -347,12 +349,12 @@ func (p *ClaudeParser) assistant(dst []Observation, l *claudeLine, base Observat
 	return dst
 }
 
-func (p *ClaudeParser) endFrame(dst []Observation, base Observation, reason string) []Observation {
+func (p *parser) endFrame(dst []telemetry.Observation, base telemetry.Observation, reason string) []telemetry.Observation {
 	if p.frame == "" {
 		return dst
 	}
 	o := base
-	o.Kind = ObsFrameEnded
+	o.Kind = telemetry.ObsFrameEnded
 	o.FrameID = p.frame
 	o.Trigger = reason
 	p.frame, p.opened = "", false
@@ -362,7 +364,7 @@ func (p *ClaudeParser) endFrame(dst []Observation, base Observation, reason stri
 // firstUsage records k and reports whether it was new. Lines without a
 // message id are always new. Memory is bounded: the oldest keys are
 // forgotten after maxSeenUsage (repeats are adjacent in practice).
-func (p *ClaudeParser) firstUsage(k usageKey) bool {
+func (p *parser) firstUsage(k usageKey) bool {
 	if k.msg == "" {
 		return true
 	}

@@ -1,8 +1,4 @@
-package adapters
-
-import "github.com/lifeloop/lifeloop/contract"
-
-// pi is the Pi coding agent (npm @mariozechner/pi-coding-agent, binary
+// Package pi is the Pi coding agent (npm @mariozechner/pi-coding-agent, binary
 // `pi`). lifeloop wraps it like any process; no transcript parser or hook
 // bridge exists for it.
 //
@@ -28,17 +24,31 @@ import "github.com/lifeloop/lifeloop/contract"
 // {type:"compaction", summary, firstKeptEntryId, tokensBefore, details,
 // fromHook:false}. Tool calls, the interactive TUI and a real provider's
 // usage were not exercised, and nothing is claimed from this file.
-func pi() *Adapter {
-	return &Adapter{
-		ID:          "pi",
-		DisplayName: "Pi",
-		Conformance: ConformancePre,
-		Evidence:    wrapperEvidence(),
-		names:       []string{"pi", "pi-coding-agent", "@mariozechner/pi-coding-agent"},
-		manifest: func() contract.AdapterManifest {
-			m := wrapperManifest("pi", "Pi", contract.RolePrimaryWorker)
-			m.ContextPressure.Evidence = contract.Ptr(notImplemented + "; Pi 0.73.1's session file ($HOME/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl) records per-assistant usage and compaction entries (tokensBefore), seen offline against the loopback mock only; lifeloop has no parser for it and a real provider's records were not verified")
-			return m
-		},
+package pi
+
+import (
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// Harness is Pi to the registry.
+type Harness struct{}
+
+// Describe implements adapters.Harness.
+func (Harness) Describe() adapters.Description {
+	return adapters.Description{
+		ID: "pi", DisplayName: "Pi", Conformance: adapters.ConformancePre,
+		Names:          []string{"pi", "pi-coding-agent", "@mariozechner/pi-coding-agent"},
+		OrgLoopHarness: contract.HarnessPi,
 	}
+}
+
+// Evidence implements adapters.Harness: process supervision only.
+func (Harness) Evidence() map[string]string { return adapters.WrapperEvidence() }
+
+// Manifest implements adapters.Harness.
+func (Harness) Manifest() contract.AdapterManifest {
+	m := adapters.WrapperManifest("pi", "Pi", contract.RolePrimaryWorker)
+	m.ContextPressure.Evidence = contract.Ptr(adapters.NotImplemented + "; Pi 0.73.1's session file ($HOME/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl) records per-assistant usage and compaction entries (tokensBefore), seen offline against the loopback mock only; lifeloop has no parser for it and a real provider's records were not verified")
+	return m
 }

@@ -1,9 +1,14 @@
-package adapters
+package builtin
 
 import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/adapters/codex"
+	"github.com/lifeloop/lifeloop/adapters/generic"
 )
 
 func TestResolve(t *testing.T) {
@@ -97,22 +102,6 @@ func TestPrepareLaunch(t *testing.T) {
 		argv []string
 		want []string
 	}{
-		{"codex tui", []string{"codex"}, []string{"codex", "--no-daemon"}},
-		{"codex tui with prompt", []string{"codex", "fix the bug"}, []string{"codex", "--no-daemon", "fix the bug"}},
-		{"codex tui with options", []string{"codex", "-m", "exec", "-c", "x=1"}, []string{"codex", "--no-daemon", "-m", "exec", "-c", "x=1"}},
-		{"codex resume", []string{"codex", "resume", "--last"}, []string{"codex", "--no-daemon", "resume", "--last"}},
-		{"codex fork", []string{"codex", "fork"}, []string{"codex", "--no-daemon", "fork"}},
-		{"codex exec", []string{"codex", "exec", "hi"}, []string{"codex", "exec", "hi"}},
-		{"codex exec alias", []string{"codex", "-m", "o3", "e", "hi"}, []string{"codex", "-m", "o3", "e", "hi"}},
-		{"codex login", []string{"codex", "login"}, []string{"codex", "login"}},
-		{"codex user chose", []string{"codex", "--no-daemon"}, []string{"codex", "--no-daemon"}},
-		{"codex remote", []string{"codex", "--remote", "ws://127.0.0.1:1"}, []string{"codex", "--remote", "ws://127.0.0.1:1"}},
-		{"codex remote after prompt", []string{"codex", "hi", "--remote=unix://"}, []string{"codex", "hi", "--remote=unix://"}},
-		{"codex image swallows words", []string{"codex", "-i", "a.png", "exec"}, []string{"codex", "--no-daemon", "-i", "a.png", "exec"}},
-		{"codex after --", []string{"codex", "--", "exec"}, []string{"codex", "--no-daemon", "--", "exec"}},
-		{"node codex", []string{"node", "/p/@openai/codex/bin/codex.js"}, []string{"node", "/p/@openai/codex/bin/codex.js", "--no-daemon"}},
-		{"npx codex exec", []string{"npx", "-y", "@openai/codex", "exec", "x"}, []string{"npx", "-y", "@openai/codex", "exec", "x"}},
-		{"env codex", []string{"A=1", "codex", "hi"}, []string{"A=1", "codex", "--no-daemon", "hi"}},
 		{"claude unchanged", []string{"claude", "--model", "opus"}, []string{"claude", "--model", "opus"}},
 		{"generic unchanged", []string{"sh", "-c", "exit 3"}, []string{"sh", "-c", "exit 3"}},
 	}
@@ -133,18 +122,18 @@ func TestPrepareLaunch(t *testing.T) {
 func TestNewRejectsDuplicates(t *testing.T) {
 	tests := []struct {
 		name     string
-		adapters []*Adapter
+		adapters []adapters.Harness
 		wantErr  string
 	}{
-		{"duplicate id", []*Adapter{codex(), codex(), generic()}, `"codex" is used by both`},
-		{"alias clashes with id", []*Adapter{{ID: "x", Aliases: []string{"codex"}}, codex(), generic()}, `"codex" is used by both "x" and "codex"`},
-		{"command name clash", []*Adapter{{ID: "x", names: []string{"claude"}}, claude(), generic()}, `command name "claude" is claimed by both`},
-		{"empty alias", []*Adapter{{ID: "x", Aliases: []string{""}}, generic()}, "empty id or alias"},
-		{"no generic", []*Adapter{codex()}, `no "generic" adapter`},
+		{"duplicate id", []adapters.Harness{codex.Harness{}, codex.Harness{}, generic.Harness{}}, `"codex" is used by both`},
+		{"alias clashes with id", []adapters.Harness{fakeHarness{id: "x", aliases: []string{"codex"}}, codex.Harness{}, generic.Harness{}}, `"codex" is used by both "x" and "codex"`},
+		{"command name clash", []adapters.Harness{fakeHarness{id: "x", names: []string{"claude"}}, claude.Harness{}, generic.Harness{}}, `command name "claude" is claimed by both`},
+		{"empty alias", []adapters.Harness{fakeHarness{id: "x", aliases: []string{""}}, generic.Harness{}}, "empty id or alias"},
+		{"no generic", []adapters.Harness{codex.Harness{}}, `no "generic" adapter`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := New(tt.adapters...)
+			_, err := adapters.New(tt.adapters...)
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("New() error = %v, want it to contain %q", err, tt.wantErr)
 			}

@@ -1,4 +1,4 @@
-package adapters
+package builtin
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/schema"
 )
@@ -33,9 +34,9 @@ func TestDefaultRegistry(t *testing.T) {
 	wantV1 := map[string]bool{"claude": true, "codex": true}
 	for _, a := range r.All() {
 		t.Run(a.ID, func(t *testing.T) {
-			want := ConformancePre
+			want := adapters.ConformancePre
 			if wantV1[a.ID] {
-				want = ConformanceV1
+				want = adapters.ConformanceV1
 			}
 			if a.Conformance != want {
 				t.Errorf("Conformance = %q, want %q", a.Conformance, want)
@@ -145,7 +146,7 @@ func TestManifestClaimsHaveEvidence(t *testing.T) {
 // should.
 func TestEvidenceProblemsDetects(t *testing.T) {
 	raised := func() contract.AdapterManifest {
-		m := wrapperManifest("x", "X", contract.RoleWorker)
+		m := adapters.WrapperManifest("x", "X", contract.RoleWorker)
 		m.LifecycleEvents[contract.EventFrameOpening] = contract.EventSupport{
 			Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper},
 		}
@@ -155,7 +156,7 @@ func TestEvidenceProblemsDetects(t *testing.T) {
 	// The shared wrapper claims are backed by wrapperEvidence; the cases
 	// below add to it.
 	tests := map[string]bool{"TestExists": true}
-	for _, name := range wrapperEvidence() {
+	for _, name := range adapters.WrapperEvidence() {
 		tests[name] = true
 	}
 	cases := []struct {
@@ -164,7 +165,7 @@ func TestEvidenceProblemsDetects(t *testing.T) {
 		evidence map[string]string
 		want     []string
 	}{
-		{"honest default", func() contract.AdapterManifest { return wrapperManifest("x", "X", contract.RoleWorker) }, nil, nil},
+		{"honest default", func() contract.AdapterManifest { return adapters.WrapperManifest("x", "X", contract.RoleWorker) }, nil, nil},
 		{"raised without evidence", raised, nil, []string{
 			`claim lifecycle_events.frame.opening/launcher_wrapper is native but Evidence names no test`,
 			`claim placement.pre_session is synthesized but Evidence names no test`,
@@ -173,13 +174,13 @@ func TestEvidenceProblemsDetects(t *testing.T) {
 			"lifecycle_events.frame.opening/launcher_wrapper": "TestExists",
 			"placement.pre_session":                           "TestMissing",
 		}, []string{`claim placement.pre_session cites TestMissing, which no _test.go file defines`}},
-		{"stale evidence", func() contract.AdapterManifest { return wrapperManifest("x", "X", contract.RoleWorker) },
+		{"stale evidence", func() contract.AdapterManifest { return adapters.WrapperManifest("x", "X", contract.RoleWorker) },
 			map[string]string{"context_pressure": "TestExists"},
 			[]string{`Evidence for context_pressure, but the claim is unavailable or absent`}},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			a := &Adapter{ID: "x", manifest: tt.manifest, Evidence: withEvidence(tt.evidence)}
+			a := adapters.AdapterOf(fakeHarness{id: "x", manifest: tt.manifest, evidence: adapters.WithEvidence(tt.evidence)})
 			if got := evidenceProblems(a, tests); !slices.Equal(got, tt.want) {
 				t.Errorf("evidenceProblems() =\n%q\nwant\n%q", got, tt.want)
 			}
@@ -189,9 +190,9 @@ func TestEvidenceProblemsDetects(t *testing.T) {
 
 // evidenceProblems lists, sorted, what is wrong with a's claim evidence
 // given the set of test function names in the repository.
-func evidenceProblems(a *Adapter, tests map[string]bool) []string {
+func evidenceProblems(a *adapters.Adapter, tests map[string]bool) []string {
 	var out []string
-	claims := Claims(a.Manifest())
+	claims := adapters.Claims(a.Manifest())
 	for key, s := range claims {
 		if s == contract.SupportUnavailable {
 			continue
@@ -217,12 +218,12 @@ func evidenceProblems(a *Adapter, tests map[string]bool) []string {
 // function defined in a _test.go file of this module.
 func repoTestNames(t *testing.T) map[string]bool {
 	t.Helper()
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("module root not found above the adapters package: %v", err)
+		t.Fatalf("module root not found above the adapters/builtin package: %v", err)
 	}
 	re := regexp.MustCompile(`(?m)^func ((?:Test|Benchmark|Fuzz|Example)\w*)\(`)
 	names := map[string]bool{}
@@ -253,3 +254,50 @@ func repoTestNames(t *testing.T) map[string]bool {
 	}
 	return names
 }
+
+// TestOrgLoopHarness: each harness names itself in OrgLoop's vocabulary;
+// the others are "other" (contract.ProjectOrgLoop's default).
+func TestOrgLoopHarness(t *testing.T) {
+	r := Default()
+	for in, want := range map[string]string{
+		"claude": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
+		"gemini": "other", "generic": "other", "claude-code": "claude-code",
+	} {
+		a, err := r.Lookup(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := a.OrgLoopHarness
+		if got == "" {
+			got = contract.HarnessOther
+		}
+		if got != want {
+			t.Errorf("OrgLoopHarness(%q) = %q, want %q", in, got, want)
+		}
+		if !slices.Contains(contract.OrgLoopHarnesses, got) {
+			t.Errorf("OrgLoopHarness(%q) = %q is not in OrgLoop's vocabulary", in, got)
+		}
+	}
+}
+
+// fakeHarness is a harness made of its parts, for registry tests.
+type fakeHarness struct {
+	id       string
+	aliases  []string
+	names    []string
+	manifest func() contract.AdapterManifest
+	evidence map[string]string
+}
+
+func (h fakeHarness) Describe() adapters.Description {
+	return adapters.Description{ID: h.id, Aliases: h.aliases, DisplayName: h.id, Conformance: adapters.ConformancePre, Names: h.names}
+}
+
+func (h fakeHarness) Manifest() contract.AdapterManifest {
+	if h.manifest == nil {
+		return adapters.WrapperManifest(h.id, h.id, contract.RoleWorker)
+	}
+	return h.manifest()
+}
+
+func (h fakeHarness) Evidence() map[string]string { return h.evidence }

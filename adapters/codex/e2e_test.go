@@ -1,4 +1,4 @@
-package adapters
+package codex
 
 import (
 	"context"
@@ -11,23 +11,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 )
 
 // TestCodexAcceptsPreparedLaunch runs the pinned real Codex binary with
 // each interactive command line PrepareLaunch produces (plus --help, so
 // nothing starts) and requires Codex to accept it: --no-daemon is a valid
-// option where codexPrepare puts it. A control line with an unknown
+// option where PrepareLaunch puts it. A control line with an unknown
 // option must be rejected, proving the check can fail.
 func TestCodexAcceptsPreparedLaunch(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real codex binary")
 	}
 	bin := testharness.CodexBin(t)
-	a, err := Default().Lookup("codex")
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := adapters.AdapterOf(Harness{})
 	tests := []struct {
 		name   string
 		argv   []string

@@ -1,0 +1,124 @@
+package claude
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// ProjectDirName returns the folder name Claude Code (checked against
+// 2.1.197) uses under <config>/projects for the working folder cwd: every
+// UTF-16 code unit outside [A-Za-z0-9] becomes '-' (so '/', '.', '_', ' ',
+// and each non-ASCII character all become '-'), and a name longer than 200
+// characters is cut to 200 and suffixed with '-' and the base-36 absolute
+// value of the 32-bit Java string hash of cwd.
+func ProjectDirName(cwd string) string {
+	units := utf16.Encode([]rune(cwd))
+	out := make([]byte, len(units))
+	for i, u := range units {
+		switch {
+		case u >= 'a' && u <= 'z', u >= 'A' && u <= 'Z', u >= '0' && u <= '9':
+			out[i] = byte(u)
+		default:
+			out[i] = '-'
+		}
+	}
+	const maxName = 200
+	if len(out) <= maxName {
+		return string(out)
+	}
+	var h int32
+	for _, u := range units {
+		h = h*31 + int32(u)
+	}
+	v := int64(h)
+	if v < 0 {
+		v = -v
+	}
+	return string(out[:maxName]) + "-" + strconv.FormatInt(v, 36)
+}
+
+// discoverer finds the transcript of a Claude Code launch:
+// <ConfigDir>/projects/<ProjectDirName(cwd)>/*.jsonl.
+//
+// Disambiguation: when SessionID is known (from a hook, or because the
+// launch passed --session-id) only <SessionID>.jsonl, or a file whose
+// first lines carry that sessionId, matches. Otherwise every transcript
+// born at or after Launch-Slack matches, oldest first; concurrent launches
+// in the same folder are kept apart by telemetry.Claims (each takes the
+// oldest file nobody else holds), which is exact when launches do not
+// overlap by less than the time the harness takes to create its file, and
+// can swap two simultaneous launches otherwise — pass SessionID to be
+// exact.
+type discoverer struct {
+	ConfigDir string // CLAUDE_CONFIG_DIR, else ~/.claude (resolved by the caller)
+	Cwd       string
+	Launch    time.Time
+	Slack     time.Duration // default telemetry.DefaultSlack
+	SessionID string
+}
+
+// Dirs returns the project folders for Cwd: its own spelling and, if
+// different, its symlink-resolved spelling (the harness uses the latter).
+func (c *discoverer) Dirs() []string {
+	var dirs []string
+	seen := map[string]bool{}
+	for _, cwd := range telemetry.CwdSpellings(c.Cwd) {
+		d := filepath.Join(c.ConfigDir, "projects", ProjectDirName(cwd))
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// Roots implements telemetry.Discoverer.
+func (c *discoverer) Roots() []string { return c.Dirs() }
+
+// SourceKind implements telemetry.Discoverer.
+func (c *discoverer) SourceKind() telemetry.SourceKind { return telemetry.SourceTranscript }
+
+// Candidates implements telemetry.Discoverer.
+func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
+	var out []telemetry.Candidate
+	for _, dir := range c.Dirs() {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return nil, err
+		}
+		for _, e := range ents {
+			name := e.Name()
+			if e.IsDir() || !strings.HasSuffix(name, ".jsonl") {
+				continue
+			}
+			p := filepath.Join(dir, name)
+			born, ok := telemetry.BornAt(p)
+			if !ok {
+				continue
+			}
+			cand := telemetry.Candidate{Path: p, Born: born, SessionID: strings.TrimSuffix(name, ".jsonl")}
+			if c.SessionID != "" {
+				if cand.SessionID != c.SessionID && !telemetry.HeadContains(p, []byte(`"sessionId":"`+c.SessionID+`"`)) {
+					continue
+				}
+				cand.SessionID = c.SessionID
+			} else if born.Before(c.Launch.Add(-telemetry.Slack(c.Slack))) {
+				continue
+			}
+			out = append(out, cand)
+		}
+	}
+	telemetry.SortCandidates(out)
+	return out, nil
+}

@@ -1,0 +1,135 @@
+package claude_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+func TestClaudeProjectDirName(t *testing.T) {
+	// Expected names were measured with Claude Code 2.1.197 (`claude -p hi`
+	// run in each folder).
+	tests := []struct{ cwd, want string }{
+		{"/home/dev/project", "-home-dev-project"},
+		{"/tmp/x.y_z w+a@b~c", "-tmp-x-y-z-w-a-b-c"},
+		{"/tmp/h4é-Ü", "-tmp-h4---"},
+		{"/tmp/h4" + strings.Repeat("a", 230), "-tmp-h4" + strings.Repeat("a", 193) + "-u1drkj"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.cwd[:min(len(tc.cwd), 24)], func(t *testing.T) {
+			if got := claude.ProjectDirName(tc.cwd); got != tc.want {
+				t.Errorf("ProjectDirName(%q) = %q, want %q", tc.cwd, got, tc.want)
+			}
+		})
+	}
+}
+
+// launchAfter creates the given files, returns a launch time after them,
+// and makes sure files created afterwards are born later (file system
+// clocks are coarse; the pause orders events, it asserts nothing).
+func launchAfter(t *testing.T, paths ...string) time.Time {
+	t.Helper()
+	for _, p := range paths {
+		writeFile(t, p, "{}\n")
+	}
+	launch := time.Now()
+	time.Sleep(30 * time.Millisecond)
+	return launch
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func candPaths(cs []telemetry.Candidate) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, filepath.Base(c.Path))
+	}
+	return out
+}
+
+func TestClaudeDiscoverer(t *testing.T) {
+	cfgDir := t.TempDir()
+	cwd := filepath.Join(t.TempDir(), "my.proj_1")
+	if err := os.MkdirAll(cwd, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(cfgDir, "projects", claude.ProjectDirName(cwd))
+	launch := launchAfter(t, filepath.Join(dir, "old.jsonl"))
+	writeFile(t, filepath.Join(dir, "aaa.jsonl"), `{"type":"mode","sessionId":"aaa"}`+"\n")
+	time.Sleep(10 * time.Millisecond)
+	writeFile(t, filepath.Join(dir, "renamed.jsonl"), `{"type":"mode","sessionId":"bbb"}`+"\n")
+	writeFile(t, filepath.Join(dir, "notes.txt"), "x")
+
+	tests := []struct {
+		name      string
+		sessionID string
+		want      string
+	}{
+		{"after launch, oldest first", "", "aaa.jsonl renamed.jsonl"},
+		{"known id by file name", "aaa", "aaa.jsonl"},
+		{"known id by content", "bbb", "renamed.jsonl"},
+		{"known id even before launch", "old", "old.jsonl"},
+		{"unknown id", "zzz", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &claude.Discoverer{ConfigDir: cfgDir, Cwd: cwd, Launch: launch, Slack: time.Nanosecond, SessionID: tc.sessionID}
+			got, err := d.Candidates()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := strings.Join(candPaths(got), " "); s != tc.want {
+				t.Errorf("candidates %q, want %q", s, tc.want)
+			}
+		})
+	}
+}
+
+func TestDiscoverConcurrentSessionsWithClaims(t *testing.T) {
+	cfgDir, cwd := t.TempDir(), t.TempDir()
+	dir := filepath.Join(cfgDir, "projects", claude.ProjectDirName(cwd))
+	launch := launchAfter(t)
+	writeFile(t, filepath.Join(dir, "one.jsonl"), "{}\n")
+	time.Sleep(10 * time.Millisecond)
+	writeFile(t, filepath.Join(dir, "two.jsonl"), "{}\n")
+
+	var set telemetry.ClaimSet
+	tests := []struct{ owner, want string }{
+		{"ses_A", "one.jsonl"},
+		{"ses_B", "two.jsonl"},
+		{"ses_A", "one.jsonl"}, // re-discovery by the holder finds its own file
+	}
+	for _, tc := range tests {
+		t.Run(tc.owner, func(t *testing.T) {
+			d := &claude.Discoverer{ConfigDir: cfgDir, Cwd: cwd, Launch: launch, Slack: time.Nanosecond}
+			c, err := telemetry.Discover(context.Background(), telemetry.DiscoverConfig{Discoverer: d, Claims: set.For(tc.owner), Within: time.Second, Poll: 10 * time.Millisecond})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if filepath.Base(c.Path) != tc.want {
+				t.Errorf("%s got %s, want %s", tc.owner, c.Path, tc.want)
+			}
+		})
+	}
+	// A third session finds nothing left.
+	d := &claude.Discoverer{ConfigDir: cfgDir, Cwd: cwd, Launch: launch, Slack: time.Nanosecond}
+	_, err := telemetry.Discover(context.Background(), telemetry.DiscoverConfig{Discoverer: d, Claims: set.For("ses_C"), Within: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
+	if !errors.Is(err, telemetry.ErrNotFound) {
+		t.Errorf("third session: err %v, want ErrNotFound", err)
+	}
+}

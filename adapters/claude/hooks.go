@@ -1,0 +1,110 @@
+package claude
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// Claude Code's command hooks (2.1.197) read their input as JSON on stdin.
+// prompt_id is on UserPromptSubmit and on every later hook of the same
+// prompt (Stop, SessionEnd), so it is the frame id. Settings files merge:
+// a --settings file adds its hooks to the user's own, which keep firing.
+
+// Hooks implements adapters.NativeHooks. Each call returns a new Spec.
+func (Harness) Hooks() *hooks.Spec {
+	return &hooks.Spec{
+		Adapter: "claude",
+		Hooks: []hooks.Hook{
+			{Name: "SessionStart", Role: hooks.RoleSessionStart},
+			{Name: "UserPromptSubmit", Role: hooks.RolePromptSubmit},
+			{Name: "PreCompact", Role: hooks.RolePreCompact},
+			{Name: "Stop", Role: hooks.RoleTurnStop},
+			{Name: "SubagentStop", Role: hooks.RoleSubagentStop},
+			{Name: "SessionEnd", Role: hooks.RoleSessionEnd},
+		},
+		Ignored: []string{"PreToolUse", "PostToolUse"},
+		FrameID: frameID,
+		Matcher: "*",
+	}
+}
+
+// frameID is the hook call's prompt_id, else its turn_id.
+func frameID(in hooks.Input) string {
+	if in.PromptID != "" {
+		return in.PromptID
+	}
+	return in.TurnID
+}
+
+// bridgedFrameEvents are the frame events the hook bridge reports
+// natively: UserPromptSubmit → frame.opening, Stop → frame.ending and
+// frame.ended.
+var bridgedFrameEvents = []contract.Event{contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded}
+
+// BridgedFrameEvents implements adapters.HookBridge.
+func (Harness) BridgedFrameEvents() []contract.Event { return slices.Clone(bridgedFrameEvents) }
+
+// bridgeFile is the per-launch settings file in the session folder.
+const bridgeFile = "claude-hooks.json"
+
+// BridgeArgs implements adapters.HookBridge: a settings file with
+// lifeloop's hooks in the session folder, loaded with --settings FILE.
+// Nothing when the command line already passes --settings (Claude reads
+// one such file).
+func (h Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
+	if slices.ContainsFunc(b.Argv, func(a string) bool { return a == settingsFlag || strings.HasPrefix(a, settingsFlag+"=") }) {
+		return nil, nil
+	}
+	path := filepath.Join(b.SessionDir, bridgeFile)
+	if err := statedir.WriteFileAtomic(path, hooks.SettingsFile(h.Hooks(), b.HookCommand)); err != nil {
+		return nil, fmt.Errorf("hook bridge settings: %w", err)
+	}
+	return []string{settingsFlag, path}, nil
+}
+
+// HostSettingsPath implements adapters.HostInstaller: .claude/settings.json
+// of the project folder (--project, default the current folder), or with
+// --user the user's settings.json in $CLAUDE_CONFIG_DIR, else
+// ~/.claude.
+func (Harness) HostSettingsPath(t adapters.HostTarget) (string, error) {
+	if t.User && t.Project != "" {
+		return "", &adapters.HostTargetError{Msg: "give --project DIR or --user, not both"}
+	}
+	if t.User {
+		home, configDir := t.Getenv("HOME"), t.Getenv(configDirVar)
+		switch {
+		case configDir != "":
+			return filepath.Join(configDir, "settings.json"), nil
+		case home == "":
+			return "", errors.New("HOME is not set; cannot find the user's Claude settings")
+		}
+		return filepath.Join(home, ".claude", "settings.json"), nil
+	}
+	dir := t.Project
+	if dir == "" {
+		dir = t.Cwd
+	}
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return "", err
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(abs, ".claude", "settings.json"), nil
+}
+
+// HostNotes implements adapters.HostInstaller: nothing to add.
+func (Harness) HostNotes() []string { return nil }

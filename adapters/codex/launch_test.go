@@ -1,0 +1,291 @@
+package codex
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+func TestPrepareLaunch(t *testing.T) {
+	a := adapters.AdapterOf(Harness{})
+	tests := []struct {
+		name string
+		argv []string
+		want []string
+	}{
+		{"codex tui", []string{"codex"}, []string{"codex", "--no-daemon"}},
+		{"codex tui with prompt", []string{"codex", "fix the bug"}, []string{"codex", "--no-daemon", "fix the bug"}},
+		{"codex tui with options", []string{"codex", "-m", "exec", "-c", "x=1"}, []string{"codex", "--no-daemon", "-m", "exec", "-c", "x=1"}},
+		{"codex resume", []string{"codex", "resume", "--last"}, []string{"codex", "--no-daemon", "resume", "--last"}},
+		{"codex fork", []string{"codex", "fork"}, []string{"codex", "--no-daemon", "fork"}},
+		{"codex exec", []string{"codex", "exec", "hi"}, []string{"codex", "exec", "hi"}},
+		{"codex exec alias", []string{"codex", "-m", "o3", "e", "hi"}, []string{"codex", "-m", "o3", "e", "hi"}},
+		{"codex login", []string{"codex", "login"}, []string{"codex", "login"}},
+		{"codex user chose", []string{"codex", "--no-daemon"}, []string{"codex", "--no-daemon"}},
+		{"codex remote", []string{"codex", "--remote", "ws://127.0.0.1:1"}, []string{"codex", "--remote", "ws://127.0.0.1:1"}},
+		{"codex remote after prompt", []string{"codex", "hi", "--remote=unix://"}, []string{"codex", "hi", "--remote=unix://"}},
+		{"codex image swallows words", []string{"codex", "-i", "a.png", "exec"}, []string{"codex", "--no-daemon", "-i", "a.png", "exec"}},
+		{"codex after --", []string{"codex", "--", "exec"}, []string{"codex", "--no-daemon", "--", "exec"}},
+		{"node codex", []string{"node", "/p/@openai/codex/bin/codex.js"}, []string{"node", "/p/@openai/codex/bin/codex.js", "--no-daemon"}},
+		{"npx codex exec", []string{"npx", "-y", "@openai/codex", "exec", "x"}, []string{"npx", "-y", "@openai/codex", "exec", "x"}},
+		{"env codex", []string{"A=1", "codex", "hi"}, []string{"A=1", "codex", "--no-daemon", "hi"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := slices.Clone(tt.argv)
+			got := a.PrepareLaunch(tt.argv)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("PrepareLaunch(%q) = %q, want %q", tt.argv, got, tt.want)
+			}
+			if !slices.Equal(tt.argv, in) {
+				t.Errorf("PrepareLaunch modified its argument: %q", tt.argv)
+			}
+		})
+	}
+}
+
+func TestPlaceAtLaunch(t *testing.T) {
+	const text = `{"payloads":[{"payload_id":"pay_1","payload_kind":"k","body":"a \"b\"\n"}]}`
+	tests := []struct {
+		name    string
+		adapter string
+		argv    []string
+		want    []string
+		wantOK  bool
+	}{
+		{"codex tui", "codex", []string{"codex"}, []string{"codex", "-c", "developer_instructions=" + TOMLString(text)}, true},
+		{"codex exec", "codex", []string{"codex", "exec", "--skip-git-repo-check", "hi"},
+			[]string{"codex", "-c", "developer_instructions=" + TOMLString(text), "exec", "--skip-git-repo-check", "hi"}, true},
+		{"codex resume", "codex", []string{"codex", "--no-daemon", "resume", "abc"},
+			[]string{"codex", "--no-daemon", "resume", "abc", text}, true},
+		{"codex resume with prompt", "codex", []string{"codex", "resume", "-m", "x", "abc", "go on"},
+			[]string{"codex", "resume", "-m", "x", "abc", text + "\n\ngo on"}, true},
+		{"codex resume last", "codex", []string{"codex", "resume", "--last"},
+			[]string{"codex", "resume", "--last", text}, true},
+		{"codex exec resume", "codex", []string{"codex", "exec", "--skip-git-repo-check", "resume", "abc", "go on"},
+			[]string{"codex", "exec", "--skip-git-repo-check", "resume", "abc", text + "\n\ngo on"}, true},
+		{"codex exec resume stdin prompt", "codex", []string{"codex", "exec", "resume", "abc", "-"},
+			[]string{"codex", "exec", "resume", "abc", "-"}, false},
+		{"codex own developer_instructions", "codex", []string{"codex", "-c", "developer_instructions=\"x\""},
+			[]string{"codex", "-c", "developer_instructions=\"x\""}, false},
+		{"codex login", "codex", []string{"codex", "login"}, []string{"codex", "login"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := adapters.AdapterOf(Harness{})
+			orig := slices.Clone(tt.argv)
+			got, target, ok := a.PlaceAtLaunch(tt.argv, text)
+			if ok != tt.wantOK || !slices.Equal(got, tt.want) {
+				t.Fatalf("PlaceAtLaunch(%q) = %q, %v; want %q, %v", tt.argv, got, ok, tt.want, tt.wantOK)
+			}
+			wantTarget := contract.ManifestPreSession
+			if strings.Contains(tt.name, "codex") && strings.Contains(tt.name, "resume") {
+				wantTarget = contract.ManifestPreFrameLeading
+			}
+			if ok && target != wantTarget {
+				t.Errorf("target %q, want %q", target, wantTarget)
+			}
+			if !ok && target != "" {
+				t.Errorf("target %q when not placed", target)
+			}
+			if !slices.Equal(tt.argv, orig) {
+				t.Errorf("argv modified: %q", tt.argv)
+			}
+		})
+	}
+}
+
+func TestRelaunchArgv(t *testing.T) {
+	const id = "3f2a"
+	tests := []struct {
+		name    string
+		adapter string
+		argv    []string
+		resume  bool
+		id      string
+		want    []string
+		wantOK  bool
+	}{
+		{"codex tui resume", "codex", []string{"codex", "-m", "x", "fix it"}, true, id, []string{"codex", "-m", "x", "resume", id}, true},
+		{"codex tui fresh", "codex", []string{"codex", "-m", "x", "fix it"}, false, "", []string{"codex", "-m", "x", "fix it"}, true},
+		{"codex resume last", "codex", []string{"codex", "resume", "--last"}, true, id, []string{"codex", "resume", id}, true},
+		{"codex fork fresh", "codex", []string{"codex", "fork", "abc"}, false, "", []string{"codex"}, true},
+		{"codex exec resume", "codex", []string{"codex", "exec", "--skip-git-repo-check", "hi"}, true, id,
+			[]string{"codex", "exec", "--skip-git-repo-check", "resume", id, "hi"}, true},
+		{"codex exec fresh", "codex", []string{"codex", "exec", "-o", "f", "hi"}, false, "", []string{"codex", "exec", "-o", "f", "hi"}, true},
+		{"codex exec resume again", "codex", []string{"codex", "exec", "resume", "old", "more"}, true, id,
+			[]string{"codex", "exec", "resume", id, "more"}, true},
+		{"codex exec resume last", "codex", []string{"codex", "exec", "resume", "--last", "more"}, true, id,
+			[]string{"codex", "exec", "resume", id, "more"}, true},
+		{"codex exec resume to fresh", "codex", []string{"codex", "exec", "resume", "old", "more"}, false, "",
+			[]string{"codex", "exec", "more"}, true},
+		{"codex mcp", "codex", []string{"codex", "mcp", "list"}, false, "", []string{"codex", "mcp", "list"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := adapters.AdapterOf(Harness{})
+			orig := slices.Clone(tt.argv)
+			got, ok := a.RelaunchArgv(tt.argv, tt.id, tt.resume)
+			if ok != tt.wantOK || !slices.Equal(got, tt.want) {
+				t.Fatalf("RelaunchArgv(%q, %q, %v) = %q, %v; want %q, %v", tt.argv, tt.id, tt.resume, got, ok, tt.want, tt.wantOK)
+			}
+			if !slices.Equal(tt.argv, orig) {
+				t.Errorf("argv modified: %q", tt.argv)
+			}
+		})
+	}
+}
+
+func TestRedactPlacement(t *testing.T) {
+	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"SECRET"}]}`
+	for _, id := range []string{"codex"} {
+		for _, argv := range [][]string{
+			{id},
+			{id, "--append-system-prompt", "mine"},
+			{id, "resume", "abc", "go on"},
+			{id, "exec", "resume", "abc", "go on"},
+		} {
+			t.Run(strings.Join(argv, " "), func(t *testing.T) {
+				placed, _, ok := adapters.AdapterOf(Harness{}).PlaceAtLaunch(argv, text)
+				if !ok {
+					t.Skip("no placement for this command line")
+				}
+				got := adapters.RedactPlacement(placed)
+				if strings.Contains(strings.Join(got, " "), "SECRET") {
+					t.Fatalf("RedactPlacement(%q) = %q still carries the body", placed, got)
+				}
+				if !strings.Contains(strings.Join(got, " "), "<continuation payloads withheld: ") {
+					t.Errorf("no placeholder in %q", got)
+				}
+				if len(got) != len(placed) || got[0] != placed[0] {
+					t.Errorf("shape changed: %q → %q", placed, got)
+				}
+				if strings.Contains(strings.Join(placed, " "), "mine") && !strings.Contains(strings.Join(got, " "), "mine") {
+					t.Errorf("the user's own text before the envelope was withheld: %q", got)
+				}
+			})
+		}
+	}
+}
+
+func TestExternalizePlacement(t *testing.T) {
+	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"SECRET"}]}`
+	tests := []struct {
+		name, id string
+		argv     []string
+		want     []string // nil: unchanged
+		stored   string
+	}{
+		{"codex stays in argv", "codex", []string{"codex", "exec", "hi"}, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a := adapters.AdapterOf(Harness{})
+			placed, _, ok := a.PlaceAtLaunch(tc.argv, text)
+			if !ok {
+				t.Fatalf("no placement for %q", tc.argv)
+			}
+			var stored string
+			got, err := a.ExternalizePlacement(placed, func(s string) (string, error) { stored = s; return "F", nil })
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if want == nil {
+				want = placed
+			}
+			if !slices.Equal(got, want) || stored != tc.stored {
+				t.Errorf("ExternalizePlacement(%q) = %q, stored %q; want %q, %q", placed, got, stored, want, tc.stored)
+			}
+		})
+	}
+}
+
+// FuzzLaunchArgv: for any command line, PlaceAtLaunch, RelaunchArgv and
+// RedactPlacement never panic nor modify their input; a placement keeps
+// the program, puts the text in exactly one element, and RedactPlacement
+// withholds it.
+func FuzzLaunchArgv(f *testing.F) {
+	for _, s := range []string{
+		"codex", "codex\x00exec\x00resume\x00--last", "codex\x00resume", "codex\x00exec\x00resume\x00id\x00-",
+		"codex\x00-c\x00developer_instructions=1", "npx\x00@openai/codex\x00fork",
+		"codex\x00--config=developer_instructions=x", "",
+	} {
+		f.Add(s, "3f2a", true)
+	}
+	a := adapters.AdapterOf(Harness{})
+	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"FUZZ-SECRET"}]}`
+	f.Fuzz(func(t *testing.T, line, id string, resume bool) {
+		var argv []string
+		if line != "" {
+			argv = strings.Split(line, "\x00")
+		}
+		orig := slices.Clone(argv)
+		placed, target, ok := a.PlaceAtLaunch(argv, text)
+		if !slices.Equal(argv, orig) {
+			t.Fatalf("PlaceAtLaunch modified %q", orig)
+		}
+		if ok {
+			if target == "" || placed[0] != argv[0] {
+				t.Fatalf("PlaceAtLaunch(%q) = %q, %q", argv, placed, target)
+			}
+			n := 0
+			for _, s := range placed {
+				if strings.Contains(s, "FUZZ-SECRET") {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Fatalf("PlaceAtLaunch(%q) = %q: text in %d elements", argv, placed, n)
+			}
+			if strings.Contains(strings.Join(adapters.RedactPlacement(placed), "\x00"), "FUZZ-SECRET") {
+				t.Fatalf("RedactPlacement(%q) kept the body", placed)
+			}
+		} else if !slices.Equal(placed, argv) {
+			t.Fatalf("PlaceAtLaunch(%q) not ok but changed argv to %q", argv, placed)
+		}
+		out, rok := a.RelaunchArgv(argv, id, resume)
+		if !slices.Equal(argv, orig) {
+			t.Fatalf("RelaunchArgv modified %q", orig)
+		}
+		if rok && (len(out) == 0 || out[0] != argv[0]) {
+			t.Fatalf("RelaunchArgv(%q) = %q", argv, out)
+		}
+	})
+}
+
+// FuzzPrepareLaunch is the Codex half of adapters' FuzzResolve: whatever
+// the command line, PrepareLaunch only ever inserts --no-daemon: the
+// prepared line is the original with at most that one word added.
+func FuzzPrepareLaunch(f *testing.F) {
+	f.Add("codex\x00resume\x00--last")
+	f.Add("env\x00-u\x00X\x00A=1\x00node\x00--\x00/p/@openai/codex/bin/codex.js\x00-i\x00a.png")
+	f.Add("")
+	f.Add("npx\x00--no-daemon\x00@openai/codex")
+	a := adapters.AdapterOf(Harness{})
+	f.Fuzz(func(t *testing.T, joined string) {
+		argv := strings.Split(joined, "\x00")
+		got := a.PrepareLaunch(argv)
+		switch len(got) - len(argv) {
+		case 0:
+			if !slices.Equal(got, argv) {
+				t.Fatalf("PrepareLaunch(%q) = %q: changed words", argv, got)
+			}
+		case 1:
+			ok := false
+			for i, w := range got {
+				if w == "--no-daemon" && slices.Equal(slices.Delete(slices.Clone(got), i, i+1), argv) {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Fatalf("PrepareLaunch(%q) = %q: added something other than --no-daemon", argv, got)
+			}
+		default:
+			t.Fatalf("PrepareLaunch(%q) = %q", argv, got)
+		}
+	})
+}

@@ -1,0 +1,460 @@
+package codex
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// waitLimit bounds how long a test waits for an event before failing; it
+// is a hang guard, not a timing assertion.
+const waitLimit = 15 * time.Second
+
+var tailModes = []struct {
+	name string
+	cfg  telemetry.TailConfig
+	mode telemetry.TailMode
+}{
+	{"fsnotify", telemetry.TailConfig{Poll: 10 * time.Millisecond}, telemetry.ModeNotify},
+	{"poll", telemetry.TailConfig{Poll: 10 * time.Millisecond, ForcePoll: true}, telemetry.ModePoll},
+}
+
+// summary renders the fields a test cares about.
+func summary(o telemetry.Observation) string {
+	s := string(o.Kind)
+	if o.FrameID != "" {
+		s += " frame=" + o.FrameID
+	}
+	if o.ParentFrameID != "" {
+		s += " parent=" + o.ParentFrameID
+	}
+	if o.Tokens != 0 || o.Kind == telemetry.ObsUsage {
+		s += fmt.Sprintf(" tokens=%d", o.Tokens)
+	}
+	if o.Window != 0 {
+		s += fmt.Sprintf(" window=%d", o.Window)
+	}
+	if o.Trigger != "" {
+		s += " trigger=" + o.Trigger
+	}
+	if o.PreTokens != 0 || o.PostTokens != 0 {
+		s += fmt.Sprintf(" pre=%d post=%d", o.PreTokens, o.PostTokens)
+	}
+	if o.Kind == telemetry.ObsHarnessSession {
+		s += " id=" + o.HarnessSessionID
+		if o.Cwd != "" {
+			s += " cwd=" + o.Cwd
+		}
+	}
+	if o.Level != "" {
+		s += fmt.Sprintf(" level=%s->%s", o.Previous, o.Level)
+	}
+	return s
+}
+
+func parseAll(t *testing.T, p telemetry.Parser, lines []string) (got []string, errs int) {
+	t.Helper()
+	var obs []telemetry.Observation
+	for i, l := range lines {
+		var err error
+		n := len(obs)
+		obs, err = p.Parse(obs, []byte(l), telemetry.Provenance{Path: "f.jsonl", Line: int64(i + 1), Kind: p.SourceKind()})
+		if err != nil {
+			errs++
+		}
+		for _, o := range obs[n:] {
+			// A held-back observation (Codex compaction) keeps the line
+			// it came from, which is never a later one.
+			if o.Source.Line > int64(i+1) || (o.Kind != telemetry.ObsCompacted && o.Source.Line != int64(i+1)) {
+				t.Errorf("observation %s has line %d, delivered at line %d", o.Kind, o.Source.Line, i+1)
+			}
+		}
+	}
+	for _, o := range obs {
+		got = append(got, summary(o))
+	}
+	return got, errs
+}
+
+func xEvent(typ, body string) string {
+	return `{"timestamp":"2026-11-21T22:12:19.254Z","ordinal":1,"type":"event_msg","payload":{"type":"` + typ + `"` + body + `}}`
+}
+
+func xTokens(last, cum, window int) string {
+	return xEvent("token_count", fmt.Sprintf(`,"info":{"total_token_usage":{"input_tokens":1,"total_tokens":%d},"last_token_usage":{"input_tokens":1,"total_tokens":%d},"model_context_window":%d},"rate_limits":null`, cum, last, window))
+}
+
+func xRecord(resp string) string {
+	return `{"timestamp":"2026-11-21T22:12:20.000Z","ordinal":2,"type":"token_usage_record","payload":{"thread_id":"th","turn_id":"t1","response_id":"` + resp + `","usage":{"total_tokens":1}}}`
+}
+
+const xMeta = `{"timestamp":"2026-11-21T22:12:19.204Z","ordinal":0,"type":"session_meta","payload":{"session_id":"th-1","id":"th-1","cwd":"/home/dev/project","originator":"codex_exec","cli_version":"0.169.0","base_instructions":{"text":"You are"}}}`
+
+func TestCodexParser(t *testing.T) {
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string
+		errs  int
+	}{
+		{
+			name: "tool turn",
+			lines: []string{
+				xMeta,
+				xEvent("task_started", `,"turn_id":"t1","model_context_window":258400`),
+				`{"timestamp":"2026-11-21T22:12:19.300Z","ordinal":5,"type":"turn_context","payload":{"turn_id":"t1","cwd":"/home/dev/project","model":"mock-model"}}`,
+				xEvent("user_message", `,"message":"RUN_TOOL please"`),
+				xEvent("token_count", `,"info":null`),
+				xRecord("r1"),
+				xTokens(17, 17, 258400),
+				xTokens(17, 17, 258400),
+				xRecord("r2"),
+				xTokens(20, 37, 258400),
+				xEvent("task_complete", `,"turn_id":"t1","duration_ms":2381`),
+			},
+			want: []string{
+				"harness_session id=th-1 cwd=/home/dev/project",
+				"frame_opening frame=t1 window=258400",
+				"frame_opened frame=t1 window=258400",
+				"user_message frame=t1",
+				"usage frame=t1 tokens=17 window=258400",
+				"usage frame=t1 tokens=20 window=258400",
+				"frame_ended frame=t1 trigger=task_complete",
+			},
+		},
+		{
+			name: "compaction: pre skips the summary request, post is the next count",
+			lines: []string{
+				xMeta,
+				xEvent("task_started", `,"turn_id":"t1","model_context_window":9500`),
+				xRecord("r1"),
+				xTokens(9300, 9300, 9500),
+				xRecord("rsum"),
+				xTokens(17, 9317, 9500),
+				`{"timestamp":"2026-11-21T22:03:01.100Z","ordinal":20,"type":"compacted","payload":{"message":"summary","compaction_response_id":"rsum","window_number":1}}`,
+				xTokens(5838, 9317, 9500),
+				xEvent("task_complete", `,"turn_id":"t1"`),
+			},
+			want: []string{
+				"harness_session id=th-1 cwd=/home/dev/project",
+				"frame_opening frame=t1 window=9500",
+				"frame_opened frame=t1 window=9500",
+				"usage frame=t1 tokens=9300 window=9500",
+				"usage frame=t1 tokens=17 window=9500",
+				"compacted frame=t1 window=9500 trigger=auto pre=9300 post=5838",
+				"usage frame=t1 tokens=5838 window=9500",
+				"frame_ended frame=t1 trigger=task_complete",
+			},
+		},
+		{
+			name: "compaction without a following count keeps post unknown",
+			lines: []string{
+				xRecord("r1"),
+				xTokens(800, 800, 1000),
+				`{"timestamp":"2026-11-21T22:03:01.100Z","type":"compacted","payload":{"message":"s"}}`,
+				xEvent("turn_aborted", `,"turn_id":"t9"`),
+			},
+			want: []string{
+				"usage tokens=800 window=1000",
+				"compacted window=1000 trigger=auto pre=800 post=0",
+				"frame_ended frame=t9 trigger=aborted",
+			},
+		},
+		{
+			name:  "unusable lines are errors",
+			lines: []string{`garbage`, `{"payload":{}}`, `{"type":"event_msg","payload":{"type":1}}`},
+			errs:  3,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, errs := parseAll(t, NewParser(), tc.lines)
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
+			}
+			if errs != tc.errs {
+				t.Errorf("errors = %d, want %d", errs, tc.errs)
+			}
+		})
+	}
+}
+
+func FuzzCodexParser(f *testing.F) {
+	f.Add([]byte(xMeta))
+	f.Add([]byte(xTokens(1, 2, 3)))
+	f.Add([]byte(`{"type":"compacted","payload":{"compaction_response_id":"r"}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		p := NewParser()
+		obs, err := p.Parse(nil, line, telemetry.Provenance{})
+		if err != nil && len(obs) != 0 {
+			t.Fatalf("error %v with %d observations", err, len(obs))
+		}
+		_, _ = p.Parse(nil, line, telemetry.Provenance{})
+	})
+}
+
+// launchAfter creates the given files, returns a launch time after them,
+// and makes sure files created afterwards are born later (file system
+// clocks are coarse; the pause orders events, it asserts nothing).
+func launchAfter(t *testing.T, paths ...string) time.Time {
+	t.Helper()
+	for _, p := range paths {
+		writeFile(t, p, "{}\n")
+	}
+	launch := time.Now()
+	time.Sleep(30 * time.Millisecond)
+	return launch
+}
+
+func writeFile(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func appendFile(t *testing.T, path, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func candPaths(cs []telemetry.Candidate) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, filepath.Base(c.Path))
+	}
+	return out
+}
+
+func codexMetaLine(id, cwd string) string {
+	return `{"timestamp":"2026-11-21T22:12:19.204Z","ordinal":0,"type":"session_meta","payload":{"id":"` + id + `","cwd":"` + cwd + `","originator":"codex_exec"}}` + "\n"
+}
+
+func TestCodexDiscoverer(t *testing.T) {
+	home := t.TempDir()
+	cwd := t.TempDir()
+	now := time.Now()
+	day := filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
+	launch := launchAfter(t, filepath.Join(day, "rollout-old.jsonl"))
+	writeFile(t, filepath.Join(day, "rollout-a.jsonl"), codexMetaLine("th-a", cwd))
+	writeFile(t, filepath.Join(day, "rollout-other.jsonl"), codexMetaLine("th-o", "/elsewhere"))
+	writeFile(t, filepath.Join(day, "rollout-partial.jsonl"), strings.TrimSuffix(codexMetaLine("th-p", cwd), "\n"))
+	writeFile(t, filepath.Join(day, "unrelated.jsonl"), codexMetaLine("th-u", cwd))
+	time.Sleep(10 * time.Millisecond)
+	writeFile(t, filepath.Join(day, "rollout-b.jsonl"), codexMetaLine("th-b", cwd))
+
+	tests := []struct {
+		name      string
+		sessionID string
+		want      string
+	}{
+		{"cwd matches, complete first line, after launch", "", "rollout-a.jsonl rollout-b.jsonl"},
+		{"known thread id", "th-b", "rollout-b.jsonl"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &Discoverer{Home: home, Cwd: cwd, Launch: launch, Slack: time.Nanosecond, SessionID: tc.sessionID}
+			got, err := d.Candidates()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s := strings.Join(candPaths(got), " "); s != tc.want {
+				t.Errorf("candidates %q, want %q", s, tc.want)
+			}
+			for _, c := range got {
+				if c.SessionID == "" {
+					t.Errorf("%s: no session id", c.Path)
+				}
+			}
+		})
+	}
+}
+
+func TestDiscoverWaitsForNewFolders(t *testing.T) {
+	for _, m := range tailModes {
+		t.Run(m.name, func(t *testing.T) {
+			home, cwd := t.TempDir(), t.TempDir()
+			launch := launchAfter(t)
+			d := &Discoverer{Home: home, Cwd: cwd, Launch: launch, Slack: time.Nanosecond}
+			poll := time.Hour // fsnotify mode must find it through the recursive watch alone
+			if m.cfg.ForcePoll {
+				poll = 10 * time.Millisecond
+			}
+			type res struct {
+				c   telemetry.Candidate
+				err error
+			}
+			ch := make(chan res, 1)
+			go func() {
+				c, err := telemetry.Discover(context.Background(), telemetry.DiscoverConfig{Discoverer: d, Within: waitLimit, Poll: poll, ForcePoll: m.cfg.ForcePoll})
+				ch <- res{c, err}
+			}()
+			time.Sleep(50 * time.Millisecond) // let the watcher start on the missing root
+			now := time.Now()
+			day := filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
+			if err := os.MkdirAll(day, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(day, "rollout-x.jsonl"), codexMetaLine("th-x", cwd))
+			r := <-ch
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if r.c.SessionID != "th-x" {
+				t.Errorf("found %+v", r.c)
+			}
+		})
+	}
+}
+
+func TestDiscoverCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	d := &Discoverer{Home: t.TempDir(), Cwd: "/x"}
+	_, err := telemetry.Discover(ctx, telemetry.DiscoverConfig{Discoverer: d, Within: time.Minute})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+}
+
+type watchRun struct {
+	t   *testing.T
+	ch  chan telemetry.Observation
+	got []telemetry.Observation
+}
+
+func startWatch(t *testing.T, cfg telemetry.WatchConfig) *watchRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &watchRun{t: t, ch: make(chan telemetry.Observation, 4096)}
+	done := make(chan error, 1)
+	go func() {
+		done <- telemetry.Watch(ctx, cfg, func(o telemetry.Observation) {
+			select {
+			case r.ch <- o:
+			case <-ctx.Done():
+			}
+		})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Watch returned %v", err)
+		}
+	})
+	return r
+}
+
+func (r *watchRun) until(desc string, ok func(telemetry.Observation) bool) telemetry.Observation {
+	r.t.Helper()
+	deadline := time.After(waitLimit)
+	for {
+		select {
+		case o := <-r.ch:
+			r.got = append(r.got, o)
+			if ok(o) {
+				return o
+			}
+		case <-deadline:
+			var s []string
+			for _, o := range r.got {
+				s = append(s, summary(o))
+			}
+			r.t.Fatalf("no %s observation; saw:\n  %s", desc, strings.Join(s, "\n  "))
+		}
+	}
+}
+
+func (r *watchRun) kind(k telemetry.ObsKind) telemetry.Observation {
+	r.t.Helper()
+	return r.until(string(k), func(o telemetry.Observation) bool { return o.Kind == k })
+}
+
+func TestWatchNotFoundThenFound(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	d := &Discoverer{Home: home, Cwd: cwd, Launch: launchAfter(t), Slack: time.Nanosecond}
+	r := startWatch(t, telemetry.WatchConfig{
+		Discoverer: d,
+		Within:     20 * time.Millisecond,
+		NewParser:  func() telemetry.Parser { return NewParser() },
+		Tail:       telemetry.TailConfig{Poll: 10 * time.Millisecond, ForcePoll: true},
+	})
+	if o := r.kind(telemetry.ObsSourceNotFound); !strings.Contains(o.Detail, "sessions") || o.Source.Kind != SourceRollout {
+		t.Errorf("not-found observation %+v", o)
+	}
+	now := time.Now()
+	path := filepath.Join(home, "sessions", now.Format("2006/01/02"), "rollout-z.jsonl")
+	appendFile(t, path, codexMetaLine("th-z", cwd)+xEvent("task_started", `,"turn_id":"t1","model_context_window":100`)+"\n"+xTokens(95, 95, 100)+"\n")
+	r.kind(telemetry.ObsSourceFound)
+	if o := r.kind(telemetry.ObsHarnessSession); o.HarnessSessionID != "th-z" || o.Cwd != cwd {
+		t.Errorf("session %+v", o)
+	}
+	if p := r.kind(telemetry.ObsPressure); p.Level != telemetry.LevelCritical || p.FrameID != "t1" {
+		t.Errorf("pressure %s", summary(p))
+	}
+}
+
+// TestWatchConfigFromHarnessEnv: the rollouts are found under CODEX_HOME
+// of the harness's environment, else $HOME/.codex.
+func TestWatchConfigFromHarnessEnv(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     []string
+		root    string // the discoverer's folder
+		wantErr string
+	}{
+		{"codex home", []string{"HOME=/h"}, "/h/.codex", ""},
+		{"codex CODEX_HOME wins", []string{"HOME=/h", "CODEX_HOME=/x"}, "/x", ""},
+		{"no home", nil, "", "telemetry: neither CODEX_HOME nor HOME is set in the harness environment; cannot find Codex's rollouts"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src, err := Harness{}.TelemetrySource(adapters.TelemetryTarget{Env: tc.env, Cwd: "/p"})
+			if src.Kind != SourceRollout {
+				t.Errorf("kind %q, want %q", src.Kind, SourceRollout)
+			}
+			if tc.wantErr != "" {
+				if err == nil || err.Error() != tc.wantErr {
+					t.Fatalf("err %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, ok := src.Discoverer.(*Discoverer)
+			if !ok {
+				t.Fatalf("discoverer %T", src.Discoverer)
+			}
+			if d.Home != tc.root || d.Cwd != "/p" {
+				t.Errorf("codex home %s (cwd %s), want %s", d.Home, d.Cwd, tc.root)
+			}
+			if k := src.NewParser().SourceKind(); k != SourceRollout {
+				t.Errorf("parser kind %q", k)
+			}
+		})
+	}
+}

@@ -1,0 +1,198 @@
+package adapters
+
+import (
+	"strings"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// A harness is one folder under adapters/ (adapters/<harness>) holding everything lifeloop knows about it, and one line in the
+// registry (adapters/builtin). Every harness implements Harness; what a
+// harness can do beyond process supervision it says by implementing the
+// optional interfaces below. lifeloop's generic packages ask the harness
+// through these interfaces and never name one.
+
+// Harness is what every harness provides: who it is, how it is recognised
+// on a command line, and its manifest with the tests that prove it.
+type Harness interface {
+	// Describe says who the harness is.
+	Describe() Description
+	// Manifest builds a fresh manifest: an honest statement of what
+	// lifeloop provides for the harness.
+	Manifest() contract.AdapterManifest
+	// Evidence maps each manifest claim that is not `unavailable` to the
+	// Go test that proves it (keys as Claims prints them).
+	Evidence() map[string]string
+}
+
+// Description is a harness's identity.
+type Description struct {
+	// ID is the stable wire adapter_id.
+	ID string
+	// Aliases are other names Lookup accepts.
+	Aliases []string
+	// DisplayName is the human-facing label.
+	DisplayName string
+	// Conformance is the registry posture (v1 or pre-conformance).
+	Conformance Conformance
+	// Names are the executable basenames and npm package names that
+	// identify the harness on a command line.
+	Names []string
+	// OrgLoopHarness is the harness's name in OrgLoop's vocabulary
+	// (contract.OrgLoopHarnesses); "" projects as "other".
+	OrgLoopHarness string
+}
+
+// LaunchPreparer adjusts the command line of a launch.
+type LaunchPreparer interface {
+	// PrepareLaunch returns the command line to start for argv, whose
+	// harness arguments begin at start. It must not modify argv.
+	PrepareLaunch(argv []string, start int) []string
+}
+
+// LaunchPlacer carries a rendered transport envelope into a new harness
+// session through its command line.
+type LaunchPlacer interface {
+	// PlaceAtLaunch returns argv with text delivered into the session the
+	// command starts, the placement class used and true; false (and argv
+	// unchanged) when argv starts no session or the slot cannot take it.
+	// argv must not be modified.
+	PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool)
+}
+
+// PlacementExternalizer moves an envelope PlaceAtLaunch put on the
+// command line into a private file, out of the process table.
+type PlacementExternalizer interface {
+	// ExternalizePlacement returns argv reading the envelope from the
+	// file write stores it in; argv unchanged when nothing was placed.
+	ExternalizePlacement(argv []string, start int, write func(text string) (string, error)) ([]string, error)
+}
+
+// Relauncher starts the harness again after a renewal stopped it.
+type Relauncher interface {
+	// ExitCommand is what typed at the harness's prompt ends the session
+	// cleanly, or "".
+	ExitCommand() string
+	// RelaunchArgv returns the command line that continues the harness
+	// session harnessSessionID (resume) or starts a fresh one, and true;
+	// false when argv has no relaunch path. argv is the command line the
+	// session was first launched with (before PrepareLaunch); it must
+	// not be modified.
+	RelaunchArgv(argv []string, start int, harnessSessionID string, resume bool) ([]string, bool)
+}
+
+// SessionPinner is a harness whose launch can choose its own session id,
+// so telemetry finds exactly this launch's file.
+type SessionPinner interface {
+	// PinSession returns argv choosing a new session id and the id; argv
+	// unchanged and "" when the command line already chooses a session.
+	PinSession(argv []string, start int) ([]string, string)
+}
+
+// Telemetry is a harness whose own session files lifeloop reads.
+type Telemetry interface {
+	// TelemetrySource says where the file of a launch lives and how to
+	// read it; an error says why it cannot be found (e.g. no HOME).
+	TelemetrySource(t TelemetryTarget) (TelemetrySource, error)
+}
+
+// TelemetryTarget is the launch whose telemetry is wanted.
+type TelemetryTarget struct {
+	// Env is the harness's environment (where its files live, its
+	// configuration).
+	Env []string
+	// Cwd is the harness's working folder.
+	Cwd string
+	// LaunchedAt is when the harness started; files born before it
+	// (minus slack) belong to other launches.
+	LaunchedAt time.Time
+	// SessionID is the harness session id when the launch fixed it.
+	SessionID string
+	// Now is the clock.
+	Now func() time.Time
+}
+
+// TelemetrySource finds and reads a harness's session file.
+type TelemetrySource struct {
+	// Kind names the file in receipts' provenance ("transcript", …).
+	Kind telemetry.SourceKind
+	// Discoverer lists the files the launch may be writing.
+	Discoverer telemetry.Discoverer
+	// NewParser returns a parser for one file.
+	NewParser func() telemetry.Parser
+}
+
+// NativeHooks is a harness with hooks of its own that can call `lifeloop
+// host-hook`.
+type NativeHooks interface {
+	// Hooks describes them: names, lifecycle roles, frame ids, the
+	// settings-file shape.
+	Hooks() *hooks.Spec
+}
+
+// HookBridge is a harness whose hooks `lifeloop run` can point at itself
+// for one launch, without touching the user's files.
+type HookBridge interface {
+	NativeHooks
+	// BridgeArgs returns the arguments that install the bridge for one
+	// launch, writing what they need into b.SessionDir; nil when the
+	// user already chose the mechanism.
+	BridgeArgs(b BridgeTarget) ([]string, error)
+	// BridgedFrameEvents are the frame events the bridge reports
+	// natively (a transcript's version of them waits for the hook).
+	BridgedFrameEvents() []contract.Event
+}
+
+// BridgeTarget is the launch a hook bridge is installed for.
+type BridgeTarget struct {
+	// Argv is the command line so far (after PrepareLaunch).
+	Argv []string
+	// SessionDir is the lifeloop session folder (0700).
+	SessionDir string
+	// Env is the harness's environment.
+	Env []string
+	// HookCommand is the lifeloop program the hooks run.
+	HookCommand []string
+}
+
+// HostInstaller is a harness whose settings `lifeloop host apply` can add
+// lifeloop's hooks to, for launches without `lifeloop run`.
+type HostInstaller interface {
+	NativeHooks
+	// HostSettingsPath returns the settings file to change.
+	HostSettingsPath(t HostTarget) (string, error)
+	// HostNotes are what a person installing the hooks must know.
+	HostNotes() []string
+}
+
+// HostTarget says which settings `host apply|inspect|remove` asked for.
+type HostTarget struct {
+	// Getenv reads lifeloop's environment (HOME and the harness's own
+	// variables).
+	Getenv func(string) string
+	// Project is --project DIR ("" when not given); Cwd the current folder.
+	Project string
+	Cwd     string
+	// User is --user.
+	User bool
+}
+
+// HostTargetError is a HostSettingsPath failure caused by the flags
+// given (a usage error), as opposed to the environment.
+type HostTargetError struct{ Msg string }
+
+func (e *HostTargetError) Error() string { return e.Msg }
+
+// EnvValue returns the last value of key in env ("" when unset): how a
+// harness reads its own variables from the environment it runs in.
+func EnvValue(env []string, key string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
+}
