@@ -11,6 +11,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
 
 func TestClaudeProjectDirName(t *testing.T) {
@@ -31,37 +32,6 @@ func TestClaudeProjectDirName(t *testing.T) {
 	}
 }
 
-// launchAfter creates the given files, returns a launch time after them,
-// and makes sure files created afterwards are born later (file system
-// clocks are coarse; the pause orders events, it asserts nothing).
-func launchAfter(t *testing.T, paths ...string) time.Time {
-	t.Helper()
-	for _, p := range paths {
-		writeFile(t, p, "{}\n")
-	}
-	launch := time.Now()
-	time.Sleep(30 * time.Millisecond)
-	return launch
-}
-
-func writeFile(t *testing.T, path, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func candPaths(cs []telemetry.Candidate) []string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, filepath.Base(c.Path))
-	}
-	return out
-}
-
 func TestClaudeDiscoverer(t *testing.T) {
 	cfgDir := t.TempDir()
 	cwd := filepath.Join(t.TempDir(), "my.proj_1")
@@ -69,11 +39,11 @@ func TestClaudeDiscoverer(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(cfgDir, "projects", claude.ProjectDirName(cwd))
-	launch := launchAfter(t, filepath.Join(dir, "old.jsonl"))
-	writeFile(t, filepath.Join(dir, "aaa.jsonl"), `{"type":"mode","sessionId":"aaa"}`+"\n")
+	launch := telemetrytest.LaunchAfter(t, filepath.Join(dir, "old.jsonl"))
+	telemetrytest.WriteFile(t, filepath.Join(dir, "aaa.jsonl"), `{"type":"mode","sessionId":"aaa"}`+"\n")
 	time.Sleep(10 * time.Millisecond)
-	writeFile(t, filepath.Join(dir, "renamed.jsonl"), `{"type":"mode","sessionId":"bbb"}`+"\n")
-	writeFile(t, filepath.Join(dir, "notes.txt"), "x")
+	telemetrytest.WriteFile(t, filepath.Join(dir, "renamed.jsonl"), `{"type":"mode","sessionId":"bbb"}`+"\n")
+	telemetrytest.WriteFile(t, filepath.Join(dir, "notes.txt"), "x")
 
 	tests := []struct {
 		name      string
@@ -93,7 +63,7 @@ func TestClaudeDiscoverer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s := strings.Join(candPaths(got), " "); s != tc.want {
+			if s := strings.Join(telemetrytest.CandPaths(got), " "); s != tc.want {
 				t.Errorf("candidates %q, want %q", s, tc.want)
 			}
 		})
@@ -103,10 +73,10 @@ func TestClaudeDiscoverer(t *testing.T) {
 func TestDiscoverConcurrentSessionsWithClaims(t *testing.T) {
 	cfgDir, cwd := t.TempDir(), t.TempDir()
 	dir := filepath.Join(cfgDir, "projects", claude.ProjectDirName(cwd))
-	launch := launchAfter(t)
-	writeFile(t, filepath.Join(dir, "one.jsonl"), "{}\n")
+	launch := telemetrytest.LaunchAfter(t)
+	telemetrytest.WriteFile(t, filepath.Join(dir, "one.jsonl"), "{}\n")
 	time.Sleep(10 * time.Millisecond)
-	writeFile(t, filepath.Join(dir, "two.jsonl"), "{}\n")
+	telemetrytest.WriteFile(t, filepath.Join(dir, "two.jsonl"), "{}\n")
 
 	var set telemetry.ClaimSet
 	tests := []struct{ owner, want string }{

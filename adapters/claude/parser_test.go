@@ -7,6 +7,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
 
 const sid = "50b5cee6-b206-49d4-b2a9-c196226154be"
@@ -27,63 +28,6 @@ func cAsst(msgID, reqID, model, stop string, in, cc, cr, out int, extra string) 
 }
 
 const toolResult = `[{"tool_use_id":"toolu_1","type":"tool_result","content":"ok","is_error":false}]`
-
-// summary renders the fields a test cares about.
-func summary(o telemetry.Observation) string {
-	s := string(o.Kind)
-	if o.FrameID != "" {
-		s += " frame=" + o.FrameID
-	}
-	if o.ParentFrameID != "" {
-		s += " parent=" + o.ParentFrameID
-	}
-	if o.Tokens != 0 || o.Kind == telemetry.ObsUsage {
-		s += fmt.Sprintf(" tokens=%d", o.Tokens)
-	}
-	if o.Window != 0 {
-		s += fmt.Sprintf(" window=%d", o.Window)
-	}
-	if o.Trigger != "" {
-		s += " trigger=" + o.Trigger
-	}
-	if o.PreTokens != 0 || o.PostTokens != 0 {
-		s += fmt.Sprintf(" pre=%d post=%d", o.PreTokens, o.PostTokens)
-	}
-	if o.Kind == telemetry.ObsHarnessSession {
-		s += " id=" + o.HarnessSessionID
-		if o.Cwd != "" {
-			s += " cwd=" + o.Cwd
-		}
-	}
-	if o.Level != "" {
-		s += fmt.Sprintf(" level=%s->%s", o.Previous, o.Level)
-	}
-	return s
-}
-
-func parseAll(t *testing.T, p telemetry.Parser, lines []string) (got []string, errs int) {
-	t.Helper()
-	var obs []telemetry.Observation
-	for i, l := range lines {
-		var err error
-		n := len(obs)
-		obs, err = p.Parse(obs, []byte(l), telemetry.Provenance{Path: "f.jsonl", Line: int64(i + 1), Kind: p.SourceKind()})
-		if err != nil {
-			errs++
-		}
-		for _, o := range obs[n:] {
-			// A held-back observation (a compaction) keeps the line it
-			// came from, which is never a later one.
-			if o.Source.Line > int64(i+1) || (o.Kind != telemetry.ObsCompacted && o.Source.Line != int64(i+1)) {
-				t.Errorf("observation %s has line %d, delivered at line %d", o.Kind, o.Source.Line, i+1)
-			}
-		}
-	}
-	for _, o := range obs {
-		got = append(got, summary(o))
-	}
-	return got, errs
-}
 
 func TestClaudeParser(t *testing.T) {
 	const opus = "claude-opus-4-8"
@@ -286,7 +230,7 @@ func TestClaudeParser(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, errs := parseAll(t, claude.NewParser(tc.cfg), tc.lines)
+			got, errs := telemetrytest.ParseAll(t, claude.NewParser(tc.cfg), tc.lines)
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
 
 // TestRealHarnesses runs the real Claude Code binary (offline, against the
@@ -57,33 +58,12 @@ func TestRealHarnesses(t *testing.T) {
 			t.Cleanup(func() { _ = mock.Close() })
 			env := testharness.NewHarnessEnv(t, mock)
 			launch := time.Now()
-			r := startWatch(t, telemetry.WatchConfig{Discoverer: tc.discoverer(env, launch), Within: 2 * time.Minute, NewParser: tc.parser})
+			r := telemetrytest.StartWatch(t, telemetry.WatchConfig{Discoverer: tc.discoverer(env, launch), Within: 2 * time.Minute, NewParser: tc.parser})
 			res := env.Run(0, bin, tc.args...)
 			if res.ExitCode != 0 {
 				t.Fatalf("%s exited %d: %s", tc.name, res.ExitCode, res.Stderr)
 			}
-			found := r.kind(telemetry.ObsSourceFound)
-			sess := r.kind(telemetry.ObsHarnessSession)
-			if sess.HarnessSessionID == "" {
-				t.Error("no harness session id")
-			}
-			opening := r.kind(telemetry.ObsFrameOpening)
-			r.kind(telemetry.ObsFrameOpened)
-			u := r.kind(telemetry.ObsUsage)
-			if u.Tokens != tc.wantTokens || u.Window != tc.wantWindow || u.FrameID != opening.FrameID {
-				t.Errorf("usage %s, want %d of %d in frame %s", summary(u), tc.wantTokens, tc.wantWindow, opening.FrameID)
-			}
-			if p := r.kind(telemetry.ObsPressure); p.Level != tc.wantLevel {
-				t.Errorf("pressure %s, want %s", summary(p), tc.wantLevel)
-			}
-			end := r.kind(telemetry.ObsFrameEnded)
-			if end.FrameID != opening.FrameID {
-				t.Errorf("frame ended %s, opened %s", end.FrameID, opening.FrameID)
-			}
-			if end.Source.Path != found.Source.Path || end.Source.Line == 0 {
-				t.Errorf("provenance %+v (file %s)", end.Source, found.Source.Path)
-			}
-			t.Logf("%s: %s session %s, turn %s ended (%s) at line %d", tc.name, filepath.Base(found.Source.Path), sess.HarnessSessionID, end.FrameID, end.Trigger, end.Source.Line)
+			telemetrytest.CheckRealTurn(t, r, telemetrytest.RealTurn{Name: tc.name, WantTokens: tc.wantTokens, WantWindow: tc.wantWindow, WantLevel: tc.wantLevel})
 		})
 	}
 }
@@ -105,23 +85,23 @@ func TestRealClaudeCompaction(t *testing.T) {
 	env := testharness.NewHarnessEnv(t, mock)
 	env.Setenv("CLAUDE_CODE_AUTO_COMPACT_WINDOW", "200000")
 	d := &claude.Discoverer{ConfigDir: filepath.Join(env.Home, ".claude"), Cwd: env.Dir, Launch: time.Now()}
-	r := startWatch(t, telemetry.WatchConfig{Discoverer: d, Within: 2 * time.Minute, NewParser: func() telemetry.Parser {
+	r := telemetrytest.StartWatch(t, telemetry.WatchConfig{Discoverer: d, Within: 2 * time.Minute, NewParser: func() telemetry.Parser {
 		return claude.NewParser(claude.WindowConfig{AutoCompactWindow: 200000})
 	}})
 	if res := env.Run(0, bin, "-p", "RUN_TOOL please"); res.ExitCode != 0 {
 		t.Fatalf("first turn exited %d: %s", res.ExitCode, res.Stderr)
 	}
-	if p := r.kind(telemetry.ObsPressure); p.Level != telemetry.LevelCritical {
-		t.Errorf("pressure before compaction %s, want critical", summary(p))
+	if p := r.Kind(telemetry.ObsPressure); p.Level != telemetry.LevelCritical {
+		t.Errorf("pressure before compaction %s, want critical", telemetrytest.Summary(p))
 	}
 	if res := env.Run(0, bin, "-p", "--continue", "second prompt"); res.ExitCode != 0 {
 		t.Fatalf("second turn exited %d: %s", res.ExitCode, res.Stderr)
 	}
-	c := r.kind(telemetry.ObsCompacted)
+	c := r.Kind(telemetry.ObsCompacted)
 	if c.Trigger != "auto" || c.PreTokens < 150000 || c.PostTokens <= 0 || c.PostTokens >= c.PreTokens {
-		t.Errorf("compaction %s", summary(c))
+		t.Errorf("compaction %s", telemetrytest.Summary(c))
 	}
-	if p := r.kind(telemetry.ObsPressure); p.Detail != "compacted" || p.Level != telemetry.LevelLow || p.Previous != telemetry.LevelCritical {
-		t.Errorf("pressure after compaction %s (%s)", summary(p), p.Detail)
+	if p := r.Kind(telemetry.ObsPressure); p.Detail != "compacted" || p.Level != telemetry.LevelLow || p.Previous != telemetry.LevelCritical {
+		t.Errorf("pressure after compaction %s (%s)", telemetrytest.Summary(p), p.Detail)
 	}
 }

@@ -1,7 +1,6 @@
 package claude_test
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -12,155 +11,68 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
 
-// waitLimit bounds how long a test waits for an event before failing; it
-// is a hang guard, not a timing assertion.
-const waitLimit = 15 * time.Second
-
-func appendFile(t *testing.T, path, s string) {
-	t.Helper()
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// tailModes are the tailer's two ways of noticing appends.
-var tailModes = []struct {
-	name string
-	cfg  telemetry.TailConfig
-}{
-	{"fsnotify", telemetry.TailConfig{Poll: 10 * time.Millisecond}},
-	{"poll", telemetry.TailConfig{Poll: 10 * time.Millisecond, ForcePoll: true}},
-}
-
-type watchRun struct {
-	t   *testing.T
-	ch  chan telemetry.Observation
-	got []telemetry.Observation
-}
-
-func startWatch(t *testing.T, cfg telemetry.WatchConfig) *watchRun {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &watchRun{t: t, ch: make(chan telemetry.Observation, 4096)}
-	done := make(chan error, 1)
-	go func() {
-		done <- telemetry.Watch(ctx, cfg, func(o telemetry.Observation) {
-			select {
-			case r.ch <- o:
-			case <-ctx.Done():
-			}
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Watch returned %v", err)
-		}
-	})
-	return r
-}
-
-func (r *watchRun) until(desc string, ok func(telemetry.Observation) bool) telemetry.Observation {
-	r.t.Helper()
-	deadline := time.After(waitLimit)
-	for {
-		select {
-		case o := <-r.ch:
-			r.got = append(r.got, o)
-			if ok(o) {
-				return o
-			}
-		case <-deadline:
-			var s []string
-			for _, o := range r.got {
-				s = append(s, summary(o))
-			}
-			r.t.Fatalf("no %s observation; saw:\n  %s", desc, strings.Join(s, "\n  "))
-		}
-	}
-}
-
-func (r *watchRun) kind(k telemetry.ObsKind) telemetry.Observation {
-	r.t.Helper()
-	return r.until(string(k), func(o telemetry.Observation) bool { return o.Kind == k })
-}
-
 func TestWatchClaudeSession(t *testing.T) {
-	for _, m := range tailModes {
-		t.Run(m.name, func(t *testing.T) {
+	for _, m := range telemetrytest.TailModes {
+		t.Run(m.Name, func(t *testing.T) {
 			cfgDir, cwd := t.TempDir(), t.TempDir()
-			launch := launchAfter(t)
+			launch := telemetrytest.LaunchAfter(t)
 			d := &claude.Discoverer{ConfigDir: cfgDir, Cwd: cwd, Launch: launch, Slack: time.Nanosecond}
-			tc := m.cfg
+			tc := m.Cfg
 			tc.MaxLine = 4096
-			r := startWatch(t, telemetry.WatchConfig{
+			r := telemetrytest.StartWatch(t, telemetry.WatchConfig{
 				Discoverer: d,
-				Within:     waitLimit,
+				Within:     telemetrytest.WaitLimit,
 				Follow:     true,
 				NewParser:  func() telemetry.Parser { return claude.NewParser(claude.WindowConfig{AutoCompactWindow: 1000}) },
 				Tail:       tc,
 			})
 			dir := filepath.Join(cfgDir, "projects", claude.ProjectDirName(cwd))
 			first := filepath.Join(dir, sid+".jsonl")
-			appendFile2(t, first, cUser("u1", "go", "", "")+"\n")
-			if o := r.kind(telemetry.ObsSourceFound); o.Source.Path != first || o.HarnessSessionID != sid {
+			telemetrytest.AppendFile(t, first, cUser("u1", "go", "", "")+"\n")
+			if o := r.Kind(telemetry.ObsSourceFound); o.Source.Path != first || o.HarnessSessionID != sid {
 				t.Errorf("found %+v", o)
 			}
-			r.kind(telemetry.ObsFrameOpening)
+			r.Kind(telemetry.ObsFrameOpening)
 
 			// Garbage and an over-long line become evidence on the next
 			// observation; usage at 60 % of the 1000-token window is
 			// moderate pressure.
-			appendFile2(t, first, "\x00garbage\n"+`{"big":"`+strings.Repeat("x", 5000)+`"}`+"\n"+cAsst("m1", "r1", "claude-opus-4-8", "tool_use", 500, 0, 100, 0, "")+"\n")
-			o := r.kind(telemetry.ObsFrameOpened)
+			telemetrytest.AppendFile(t, first, "\x00garbage\n"+`{"big":"`+strings.Repeat("x", 5000)+`"}`+"\n"+cAsst("m1", "r1", "claude-opus-4-8", "tool_use", 500, 0, 100, 0, "")+"\n")
+			o := r.Kind(telemetry.ObsFrameOpened)
 			if o.Evidence.InvalidLines != 1 || o.Evidence.OverlongLines != 1 {
 				t.Errorf("evidence on next observation = %+v, want 1 invalid, 1 over-long", o.Evidence)
 			}
 			if o.Source.Line != 4 || o.Source.Path != first || o.Source.Kind != telemetry.SourceTranscript {
 				t.Errorf("provenance %+v", o.Source)
 			}
-			p := r.kind(telemetry.ObsPressure)
+			p := r.Kind(telemetry.ObsPressure)
 			if p.Level != telemetry.LevelModerate || p.Tokens != 600 || p.Window != 1000 || p.Percent != 60 {
-				t.Errorf("pressure %s", summary(p))
+				t.Errorf("pressure %s", telemetrytest.Summary(p))
 			}
-			if u := r.got[len(r.got)-2]; u.Kind != telemetry.ObsUsage || u.Evidence != (telemetry.Evidence{}) {
-				t.Errorf("before the pressure change: %s with evidence %+v, want usage with none", summary(u), u.Evidence)
+			if u := r.Got[len(r.Got)-2]; u.Kind != telemetry.ObsUsage || u.Evidence != (telemetry.Evidence{}) {
+				t.Errorf("before the pressure change: %s with evidence %+v, want usage with none", telemetrytest.Summary(u), u.Evidence)
 			}
 
 			// A renewed harness writes a new file: the watcher follows it.
 			time.Sleep(10 * time.Millisecond) // born strictly later than the first file
 			second := filepath.Join(dir, "11111111-2222-3333-4444-555555555555.jsonl")
-			appendFile2(t, second, strings.ReplaceAll(cUser("v1", "again", "", ""), sid, "11111111-2222-3333-4444-555555555555")+"\n")
-			if o := r.kind(telemetry.ObsSourceFound); o.Source.Path != second {
+			telemetrytest.AppendFile(t, second, strings.ReplaceAll(cUser("v1", "again", "", ""), sid, "11111111-2222-3333-4444-555555555555")+"\n")
+			if o := r.Kind(telemetry.ObsSourceFound); o.Source.Path != second {
 				t.Errorf("switched to %s, want %s", o.Source.Path, second)
 			}
-			if o := r.kind(telemetry.ObsHarnessSession); o.HarnessSessionID != "11111111-2222-3333-4444-555555555555" {
+			if o := r.Kind(telemetry.ObsHarnessSession); o.HarnessSessionID != "11111111-2222-3333-4444-555555555555" {
 				t.Errorf("new harness session %s", o.HarnessSessionID)
 			}
 
 			if err := os.Remove(second); err != nil {
 				t.Fatal(err)
 			}
-			r.kind(telemetry.ObsSourceDeleted)
+			r.Kind(telemetry.ObsSourceDeleted)
 		})
 	}
-}
-
-func appendFile2(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	appendFile(t, path, s)
 }
 
 // genClaude writes a transcript of n turns in the real format, with a
@@ -184,7 +96,7 @@ func genClaude(n int) string {
 }
 
 func obsKey(o telemetry.Observation) string {
-	return fmt.Sprintf("%s @%d:%d ev=%+v", summary(o), o.Source.Line, o.Source.Offset, o.Evidence)
+	return fmt.Sprintf("%s @%d:%d ev=%+v", telemetrytest.Summary(o), o.Source.Line, o.Source.Offset, o.Evidence)
 }
 
 // TestWatchChunkedAppendsMatchWholeFile is the property test: appending a
@@ -196,7 +108,7 @@ func TestWatchChunkedAppendsMatchWholeFile(t *testing.T) {
 
 	// Reference: the finished file read from the start.
 	whole := filepath.Join(t.TempDir(), "whole.jsonl")
-	writeFile(t, whole, content)
+	telemetrytest.WriteFile(t, whole, content)
 	ref := collectWatch(t, whole, parserOf, func(string) {})
 	if len(ref) < 100 {
 		t.Fatalf("reference has only %d observations", len(ref))
@@ -210,7 +122,7 @@ func TestWatchChunkedAppendsMatchWholeFile(t *testing.T) {
 				rest := content
 				for len(rest) > 0 {
 					n := min(len(rest), 1+rng.IntN(300))
-					appendFile(t, path, rest[:n])
+					telemetrytest.AppendFile(t, path, rest[:n])
 					rest = rest[n:]
 					if rng.IntN(4) == 0 {
 						time.Sleep(time.Millisecond) // let some reads land mid-line
@@ -233,8 +145,8 @@ func TestWatchChunkedAppendsMatchWholeFile(t *testing.T) {
 // parser and pressure observations up to the last line's.
 func collectWatch(t *testing.T, path string, parser func() telemetry.Parser, write func(string)) []string {
 	t.Helper()
-	r := startWatch(t, telemetry.WatchConfig{Path: path, NewParser: parser, Tail: telemetry.TailConfig{FromStart: true, Poll: 5 * time.Millisecond, ForcePoll: true}})
-	r.kind(telemetry.ObsSourceMode)
+	r := telemetrytest.StartWatch(t, telemetry.WatchConfig{Path: path, NewParser: parser, Tail: telemetry.TailConfig{FromStart: true, Poll: 5 * time.Millisecond, ForcePoll: true}})
+	r.Kind(telemetry.ObsSourceMode)
 	write(path)
 	// The last line of genClaude's output is an assistant end_turn line.
 	b, err := os.ReadFile(path)
@@ -242,11 +154,11 @@ func collectWatch(t *testing.T, path string, parser func() telemetry.Parser, wri
 		t.Fatal(err)
 	}
 	lastStart := int64(strings.LastIndex(strings.TrimSuffix(string(b), "\n"), "\n") + 1)
-	r.until("last line", func(o telemetry.Observation) bool {
+	r.Until("last line", func(o telemetry.Observation) bool {
 		return o.Kind == telemetry.ObsFrameEnded && o.Source.Offset == lastStart
 	})
 	var out []string
-	for _, o := range r.got {
+	for _, o := range r.Got {
 		switch o.Kind {
 		case telemetry.ObsSourceMode, telemetry.ObsSourceFound, telemetry.ObsSourceAppeared:
 			continue

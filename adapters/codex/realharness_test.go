@@ -1,13 +1,13 @@
 package codex
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
 
 // TestRealHarnesses runs the real Codex binary (offline, against the
@@ -56,33 +56,12 @@ func TestRealHarnesses(t *testing.T) {
 			t.Cleanup(func() { _ = mock.Close() })
 			env := testharness.NewHarnessEnv(t, mock)
 			launch := time.Now()
-			r := startWatch(t, telemetry.WatchConfig{Discoverer: tc.discoverer(env, launch), Within: 2 * time.Minute, NewParser: tc.parser})
+			r := telemetrytest.StartWatch(t, telemetry.WatchConfig{Discoverer: tc.discoverer(env, launch), Within: 2 * time.Minute, NewParser: tc.parser})
 			res := env.Run(0, bin, tc.args...)
 			if res.ExitCode != 0 {
 				t.Fatalf("%s exited %d: %s", tc.name, res.ExitCode, res.Stderr)
 			}
-			found := r.kind(telemetry.ObsSourceFound)
-			sess := r.kind(telemetry.ObsHarnessSession)
-			if sess.HarnessSessionID == "" {
-				t.Error("no harness session id")
-			}
-			opening := r.kind(telemetry.ObsFrameOpening)
-			r.kind(telemetry.ObsFrameOpened)
-			u := r.kind(telemetry.ObsUsage)
-			if u.Tokens != tc.wantTokens || u.Window != tc.wantWindow || u.FrameID != opening.FrameID {
-				t.Errorf("usage %s, want %d of %d in frame %s", summary(u), tc.wantTokens, tc.wantWindow, opening.FrameID)
-			}
-			if p := r.kind(telemetry.ObsPressure); p.Level != tc.wantLevel {
-				t.Errorf("pressure %s, want %s", summary(p), tc.wantLevel)
-			}
-			end := r.kind(telemetry.ObsFrameEnded)
-			if end.FrameID != opening.FrameID {
-				t.Errorf("frame ended %s, opened %s", end.FrameID, opening.FrameID)
-			}
-			if end.Source.Path != found.Source.Path || end.Source.Line == 0 {
-				t.Errorf("provenance %+v (file %s)", end.Source, found.Source.Path)
-			}
-			t.Logf("%s: %s session %s, turn %s ended (%s) at line %d", tc.name, filepath.Base(found.Source.Path), sess.HarnessSessionID, end.FrameID, end.Trigger, end.Source.Line)
+			telemetrytest.CheckRealTurn(t, r, telemetrytest.RealTurn{Name: tc.name, WantTokens: tc.wantTokens, WantWindow: tc.wantWindow, WantLevel: tc.wantLevel})
 		})
 	}
 }
@@ -103,21 +82,21 @@ func TestRealCodexCompaction(t *testing.T) {
 	t.Cleanup(func() { _ = mock.Close() })
 	env := testharness.NewHarnessEnv(t, mock)
 	d := &Discoverer{Home: env.CodexHome, Cwd: env.Dir, Launch: time.Now()}
-	r := startWatch(t, telemetry.WatchConfig{Discoverer: d, Within: 2 * time.Minute, NewParser: func() telemetry.Parser { return NewParser() }})
+	r := telemetrytest.StartWatch(t, telemetry.WatchConfig{Discoverer: d, Within: 2 * time.Minute, NewParser: func() telemetry.Parser { return NewParser() }})
 	res := env.Run(0, bin, "exec", "--skip-git-repo-check", "-c", "model_context_window=10000", "-c", "model_auto_compact_token_limit=8000", "RUN_TOOL please")
 	if res.ExitCode != 0 {
 		t.Fatalf("codex exited %d: %s", res.ExitCode, res.Stderr)
 	}
-	if p := r.kind(telemetry.ObsPressure); p.Level != telemetry.LevelCritical || p.Tokens != 9300 {
-		t.Errorf("pressure before compaction %s, want critical at 9300", summary(p))
+	if p := r.Kind(telemetry.ObsPressure); p.Level != telemetry.LevelCritical || p.Tokens != 9300 {
+		t.Errorf("pressure before compaction %s, want critical at 9300", telemetrytest.Summary(p))
 	}
-	c := r.kind(telemetry.ObsCompacted)
+	c := r.Kind(telemetry.ObsCompacted)
 	if c.PreTokens != 9300 || c.PostTokens <= 0 || c.PostTokens >= c.PreTokens || c.Window <= 0 {
-		t.Errorf("compaction %s, want pre 9300 and a smaller post", summary(c))
+		t.Errorf("compaction %s, want pre 9300 and a smaller post", telemetrytest.Summary(c))
 	}
-	if p := r.kind(telemetry.ObsPressure); p.Detail != "compacted" || p.Tokens != c.PostTokens {
-		t.Errorf("pressure after compaction %s (%s)", summary(p), p.Detail)
+	if p := r.Kind(telemetry.ObsPressure); p.Detail != "compacted" || p.Tokens != c.PostTokens {
+		t.Errorf("pressure after compaction %s (%s)", telemetrytest.Summary(p), p.Detail)
 	}
-	r.kind(telemetry.ObsFrameEnded)
-	t.Logf("codex compaction: %s", summary(c))
+	r.Kind(telemetry.ObsFrameEnded)
+	t.Logf("codex compaction: %s", telemetrytest.Summary(c))
 }

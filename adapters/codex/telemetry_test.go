@@ -12,77 +12,8 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
-
-// waitLimit bounds how long a test waits for an event before failing; it
-// is a hang guard, not a timing assertion.
-const waitLimit = 15 * time.Second
-
-var tailModes = []struct {
-	name string
-	cfg  telemetry.TailConfig
-	mode telemetry.TailMode
-}{
-	{"fsnotify", telemetry.TailConfig{Poll: 10 * time.Millisecond}, telemetry.ModeNotify},
-	{"poll", telemetry.TailConfig{Poll: 10 * time.Millisecond, ForcePoll: true}, telemetry.ModePoll},
-}
-
-// summary renders the fields a test cares about.
-func summary(o telemetry.Observation) string {
-	s := string(o.Kind)
-	if o.FrameID != "" {
-		s += " frame=" + o.FrameID
-	}
-	if o.ParentFrameID != "" {
-		s += " parent=" + o.ParentFrameID
-	}
-	if o.Tokens != 0 || o.Kind == telemetry.ObsUsage {
-		s += fmt.Sprintf(" tokens=%d", o.Tokens)
-	}
-	if o.Window != 0 {
-		s += fmt.Sprintf(" window=%d", o.Window)
-	}
-	if o.Trigger != "" {
-		s += " trigger=" + o.Trigger
-	}
-	if o.PreTokens != 0 || o.PostTokens != 0 {
-		s += fmt.Sprintf(" pre=%d post=%d", o.PreTokens, o.PostTokens)
-	}
-	if o.Kind == telemetry.ObsHarnessSession {
-		s += " id=" + o.HarnessSessionID
-		if o.Cwd != "" {
-			s += " cwd=" + o.Cwd
-		}
-	}
-	if o.Level != "" {
-		s += fmt.Sprintf(" level=%s->%s", o.Previous, o.Level)
-	}
-	return s
-}
-
-func parseAll(t *testing.T, p telemetry.Parser, lines []string) (got []string, errs int) {
-	t.Helper()
-	var obs []telemetry.Observation
-	for i, l := range lines {
-		var err error
-		n := len(obs)
-		obs, err = p.Parse(obs, []byte(l), telemetry.Provenance{Path: "f.jsonl", Line: int64(i + 1), Kind: p.SourceKind()})
-		if err != nil {
-			errs++
-		}
-		for _, o := range obs[n:] {
-			// A held-back observation (Codex compaction) keeps the line
-			// it came from, which is never a later one.
-			if o.Source.Line > int64(i+1) || (o.Kind != telemetry.ObsCompacted && o.Source.Line != int64(i+1)) {
-				t.Errorf("observation %s has line %d, delivered at line %d", o.Kind, o.Source.Line, i+1)
-			}
-		}
-	}
-	for _, o := range obs {
-		got = append(got, summary(o))
-	}
-	return got, errs
-}
 
 func xEvent(typ, body string) string {
 	return `{"timestamp":"2026-11-21T22:12:19.254Z","ordinal":1,"type":"event_msg","payload":{"type":"` + typ + `"` + body + `}}`
@@ -176,7 +107,7 @@ func TestCodexParser(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, errs := parseAll(t, NewParser(), tc.lines)
+			got, errs := telemetrytest.ParseAll(t, NewParser(), tc.lines)
 			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
 				t.Errorf("got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}
@@ -201,54 +132,6 @@ func FuzzCodexParser(f *testing.F) {
 	})
 }
 
-// launchAfter creates the given files, returns a launch time after them,
-// and makes sure files created afterwards are born later (file system
-// clocks are coarse; the pause orders events, it asserts nothing).
-func launchAfter(t *testing.T, paths ...string) time.Time {
-	t.Helper()
-	for _, p := range paths {
-		writeFile(t, p, "{}\n")
-	}
-	launch := time.Now()
-	time.Sleep(30 * time.Millisecond)
-	return launch
-}
-
-func writeFile(t *testing.T, path, body string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func appendFile(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString(s); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func candPaths(cs []telemetry.Candidate) []string {
-	var out []string
-	for _, c := range cs {
-		out = append(out, filepath.Base(c.Path))
-	}
-	return out
-}
-
 func codexMetaLine(id, cwd string) string {
 	return `{"timestamp":"2026-11-21T22:12:19.204Z","ordinal":0,"type":"session_meta","payload":{"id":"` + id + `","cwd":"` + cwd + `","originator":"codex_exec"}}` + "\n"
 }
@@ -258,13 +141,13 @@ func TestCodexDiscoverer(t *testing.T) {
 	cwd := t.TempDir()
 	now := time.Now()
 	day := filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
-	launch := launchAfter(t, filepath.Join(day, "rollout-old.jsonl"))
-	writeFile(t, filepath.Join(day, "rollout-a.jsonl"), codexMetaLine("th-a", cwd))
-	writeFile(t, filepath.Join(day, "rollout-other.jsonl"), codexMetaLine("th-o", "/elsewhere"))
-	writeFile(t, filepath.Join(day, "rollout-partial.jsonl"), strings.TrimSuffix(codexMetaLine("th-p", cwd), "\n"))
-	writeFile(t, filepath.Join(day, "unrelated.jsonl"), codexMetaLine("th-u", cwd))
+	launch := telemetrytest.LaunchAfter(t, filepath.Join(day, "rollout-old.jsonl"))
+	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-a.jsonl"), codexMetaLine("th-a", cwd))
+	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-other.jsonl"), codexMetaLine("th-o", "/elsewhere"))
+	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-partial.jsonl"), strings.TrimSuffix(codexMetaLine("th-p", cwd), "\n"))
+	telemetrytest.WriteFile(t, filepath.Join(day, "unrelated.jsonl"), codexMetaLine("th-u", cwd))
 	time.Sleep(10 * time.Millisecond)
-	writeFile(t, filepath.Join(day, "rollout-b.jsonl"), codexMetaLine("th-b", cwd))
+	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-b.jsonl"), codexMetaLine("th-b", cwd))
 
 	tests := []struct {
 		name      string
@@ -281,7 +164,7 @@ func TestCodexDiscoverer(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if s := strings.Join(candPaths(got), " "); s != tc.want {
+			if s := strings.Join(telemetrytest.CandPaths(got), " "); s != tc.want {
 				t.Errorf("candidates %q, want %q", s, tc.want)
 			}
 			for _, c := range got {
@@ -294,13 +177,13 @@ func TestCodexDiscoverer(t *testing.T) {
 }
 
 func TestDiscoverWaitsForNewFolders(t *testing.T) {
-	for _, m := range tailModes {
-		t.Run(m.name, func(t *testing.T) {
+	for _, m := range telemetrytest.TailModes {
+		t.Run(m.Name, func(t *testing.T) {
 			home, cwd := t.TempDir(), t.TempDir()
-			launch := launchAfter(t)
+			launch := telemetrytest.LaunchAfter(t)
 			d := &Discoverer{Home: home, Cwd: cwd, Launch: launch, Slack: time.Nanosecond}
 			poll := time.Hour // fsnotify mode must find it through the recursive watch alone
-			if m.cfg.ForcePoll {
+			if m.Cfg.ForcePoll {
 				poll = 10 * time.Millisecond
 			}
 			type res struct {
@@ -309,7 +192,7 @@ func TestDiscoverWaitsForNewFolders(t *testing.T) {
 			}
 			ch := make(chan res, 1)
 			go func() {
-				c, err := telemetry.Discover(context.Background(), telemetry.DiscoverConfig{Discoverer: d, Within: waitLimit, Poll: poll, ForcePoll: m.cfg.ForcePoll})
+				c, err := telemetry.Discover(context.Background(), telemetry.DiscoverConfig{Discoverer: d, Within: telemetrytest.WaitLimit, Poll: poll, ForcePoll: m.Cfg.ForcePoll})
 				ch <- res{c, err}
 			}()
 			time.Sleep(50 * time.Millisecond) // let the watcher start on the missing root
@@ -318,7 +201,7 @@ func TestDiscoverWaitsForNewFolders(t *testing.T) {
 			if err := os.MkdirAll(day, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			writeFile(t, filepath.Join(day, "rollout-x.jsonl"), codexMetaLine("th-x", cwd))
+			telemetrytest.WriteFile(t, filepath.Join(day, "rollout-x.jsonl"), codexMetaLine("th-x", cwd))
 			r := <-ch
 			if r.err != nil {
 				t.Fatal(r.err)
@@ -340,80 +223,27 @@ func TestDiscoverCancelled(t *testing.T) {
 	}
 }
 
-type watchRun struct {
-	t   *testing.T
-	ch  chan telemetry.Observation
-	got []telemetry.Observation
-}
-
-func startWatch(t *testing.T, cfg telemetry.WatchConfig) *watchRun {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	r := &watchRun{t: t, ch: make(chan telemetry.Observation, 4096)}
-	done := make(chan error, 1)
-	go func() {
-		done <- telemetry.Watch(ctx, cfg, func(o telemetry.Observation) {
-			select {
-			case r.ch <- o:
-			case <-ctx.Done():
-			}
-		})
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Watch returned %v", err)
-		}
-	})
-	return r
-}
-
-func (r *watchRun) until(desc string, ok func(telemetry.Observation) bool) telemetry.Observation {
-	r.t.Helper()
-	deadline := time.After(waitLimit)
-	for {
-		select {
-		case o := <-r.ch:
-			r.got = append(r.got, o)
-			if ok(o) {
-				return o
-			}
-		case <-deadline:
-			var s []string
-			for _, o := range r.got {
-				s = append(s, summary(o))
-			}
-			r.t.Fatalf("no %s observation; saw:\n  %s", desc, strings.Join(s, "\n  "))
-		}
-	}
-}
-
-func (r *watchRun) kind(k telemetry.ObsKind) telemetry.Observation {
-	r.t.Helper()
-	return r.until(string(k), func(o telemetry.Observation) bool { return o.Kind == k })
-}
-
 func TestWatchNotFoundThenFound(t *testing.T) {
 	home, cwd := t.TempDir(), t.TempDir()
-	d := &Discoverer{Home: home, Cwd: cwd, Launch: launchAfter(t), Slack: time.Nanosecond}
-	r := startWatch(t, telemetry.WatchConfig{
+	d := &Discoverer{Home: home, Cwd: cwd, Launch: telemetrytest.LaunchAfter(t), Slack: time.Nanosecond}
+	r := telemetrytest.StartWatch(t, telemetry.WatchConfig{
 		Discoverer: d,
 		Within:     20 * time.Millisecond,
 		NewParser:  func() telemetry.Parser { return NewParser() },
 		Tail:       telemetry.TailConfig{Poll: 10 * time.Millisecond, ForcePoll: true},
 	})
-	if o := r.kind(telemetry.ObsSourceNotFound); !strings.Contains(o.Detail, "sessions") || o.Source.Kind != SourceRollout {
+	if o := r.Kind(telemetry.ObsSourceNotFound); !strings.Contains(o.Detail, "sessions") || o.Source.Kind != SourceRollout {
 		t.Errorf("not-found observation %+v", o)
 	}
 	now := time.Now()
 	path := filepath.Join(home, "sessions", now.Format("2006/01/02"), "rollout-z.jsonl")
-	appendFile(t, path, codexMetaLine("th-z", cwd)+xEvent("task_started", `,"turn_id":"t1","model_context_window":100`)+"\n"+xTokens(95, 95, 100)+"\n")
-	r.kind(telemetry.ObsSourceFound)
-	if o := r.kind(telemetry.ObsHarnessSession); o.HarnessSessionID != "th-z" || o.Cwd != cwd {
+	telemetrytest.AppendFile(t, path, codexMetaLine("th-z", cwd)+xEvent("task_started", `,"turn_id":"t1","model_context_window":100`)+"\n"+xTokens(95, 95, 100)+"\n")
+	r.Kind(telemetry.ObsSourceFound)
+	if o := r.Kind(telemetry.ObsHarnessSession); o.HarnessSessionID != "th-z" || o.Cwd != cwd {
 		t.Errorf("session %+v", o)
 	}
-	if p := r.kind(telemetry.ObsPressure); p.Level != telemetry.LevelCritical || p.FrameID != "t1" {
-		t.Errorf("pressure %s", summary(p))
+	if p := r.Kind(telemetry.ObsPressure); p.Level != telemetry.LevelCritical || p.FrameID != "t1" {
+		t.Errorf("pressure %s", telemetrytest.Summary(p))
 	}
 }
 
