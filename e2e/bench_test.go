@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -36,33 +35,6 @@ func startMock(t *testing.T, cfg mockmodel.Config) *mockmodel.Server {
 	}
 	t.Cleanup(func() { _ = mock.Close() })
 	return mock
-}
-
-// readJSONL parses every line of a JSONL file.
-func readJSONL(t *testing.T, path string) []map[string]any {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var out []map[string]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s: bad line %.200q: %v", path, sc.Text(), err)
-		}
-		out = append(out, m)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // dig walks nested maps by keys.

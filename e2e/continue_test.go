@@ -77,7 +77,7 @@ func TestContinueSessionFinishesInterruptedRenewal(t *testing.T) {
 	if _, ok := anyRequestCarries(t, mock.RequestsOfKind("claude")[n:], marker); ok {
 		t.Errorf("the payload was delivered a second time")
 	}
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	delivered := 0
 	for _, r := range receipts {
 		prs, _ := r["payload_receipts"].([]any)

@@ -87,7 +87,7 @@ func TestRunClaudeHookBridge(t *testing.T) {
 		t.Errorf("the user's own UserPromptSubmit hook did not fire: %v", err)
 	}
 
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	if os.Getenv("LIFELOOP_E2E_DEBUG") != "" {
 		for _, r := range receipts {
 			t.Logf("%v %v %v", r["event"], r["telemetry_summary"], r["warnings"])
@@ -178,7 +178,8 @@ func TestRunPayloadAtLaunch(t *testing.T) {
 			if _, ok := anyRequestCarries(t, mock.RequestsOfKind(c.kind), marker); !ok {
 				t.Errorf("no model request carries the payload")
 			}
-			starting := lastOf(ledgerOf(t, state), "session.starting")
+			_, receipts := onlySession(t, state)
+			starting := lastOf(receipts, "session.starting")
 			prs, _ := starting["payload_receipts"].([]any)
 			if len(prs) != 1 || dig(prs[0], "status") != "delivered" || dig(prs[0], "payload_id") != "pay_launch" {
 				t.Errorf("session.starting payload receipts: %v", starting["payload_receipts"])
@@ -208,7 +209,7 @@ func TestRunCodexNotify(t *testing.T) {
 		t.Fatalf("rollouts: %v", rollouts)
 	}
 	thread := dig(readJSONL(t, rollouts[0])[0], "payload", "id")
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	var ended map[string]any
 	for _, r := range receipts {
 		if r["event"] == "frame.ended" && dig(r, "telemetry_summary", "source") == "hook" {

@@ -64,7 +64,7 @@ func TestHostApplyClaudeNativeHooks(t *testing.T) {
 	}
 	sid := strings.TrimSuffix(filepath.Base(transcripts[0]), ".jsonl")
 
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	want := []string{"session.started", "frame.opening", "frame.ending", "frame.ended", "session.ending"}
 	if got := eventsOf(receipts); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("events %v, want %v (Claude's hook order SessionStart, UserPromptSubmit, Stop, SessionEnd)", got, want)
@@ -140,9 +140,10 @@ func TestHostApplyCodexHooksAndNotify(t *testing.T) {
 	deadline := time.Now().Add(runTimeout)
 	for {
 		_, err := os.Stat(marker)
-		paths, _ := filepath.Glob(filepath.Join(state, "sessions", "*", "receipts.jsonl"))
-		if err == nil && len(paths) == 1 {
-			receipts = readJSONL(t, paths[0])
+		if ls := sessionLedgers(t, state); err == nil && len(ls) == 1 {
+			for _, rs := range ls {
+				receipts = rs
+			}
 			if hasNotify(receipts) {
 				break
 			}

@@ -362,7 +362,7 @@ func writePayloadFile(t *testing.T, id, body string, placement contract.Placemen
 // output, an empty continuation store and a delivered status.
 func checkRenewalRecords(t *testing.T, env *testharness.HarnessEnv, ll, state, ses, payloadID string, placement contract.PlacementClass, secret string) {
 	t.Helper()
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	// The renewal's own receipts carry renewal_step (the hook bridge adds
 	// Claude's native SessionStart/SessionEnd moments besides them).
 	var steps []string
@@ -517,7 +517,7 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 	// transcript): the two prompts are two frames, each opened by its
 	// hook, and the resumed session's turn is answered per the transcript;
 	// the typed /exit is no frame.
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	assertFramesOnce(t, receipts)
 	var openings []string
 	opened := map[string]bool{}
@@ -737,7 +737,7 @@ func TestRenewClaudeTUIFresh(t *testing.T) {
 	if err != nil || len(rec.HarnessSessionIDs) != 2 {
 		t.Fatalf("session.json harness session ids %v (%v), want two", rec.HarnessSessionIDs, err)
 	}
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	assertFramesOnce(t, receipts)
 	opened := map[string]string{} // frame → harness session id
 	for _, r := range receipts {

@@ -6,20 +6,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
-
-// ledgerOf returns the receipts of the only session under stateDir.
-func ledgerOf(t *testing.T, stateDir string) []map[string]any {
-	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(stateDir, "sessions", "*", "receipts.jsonl"))
-	if len(paths) != 1 {
-		t.Fatalf("want one session ledger under %s, found %v", stateDir, paths)
-	}
-	return readJSONL(t, paths[0])
-}
 
 func eventsOf(receipts []map[string]any) []string {
 	var out []string
@@ -82,7 +73,8 @@ func TestRunClaudePrint(t *testing.T) {
 	if res.Stderr != "" {
 		t.Errorf("lifeloop wrote to stderr while the harness ran: %q", res.Stderr)
 	}
-	assertSessionLifecycle(t, ledgerOf(t, state), "claude", "completed", "exit_code_0")
+	_, receipts := onlySession(t, state)
+	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
 }
 
 func TestRunCodexExec(t *testing.T) {
@@ -97,7 +89,8 @@ func TestRunCodexExec(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
 		t.Fatalf("lifeloop run -- codex exec: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
 	}
-	assertSessionLifecycle(t, ledgerOf(t, state), "codex", "completed", "exit_code_0")
+	_, receipts := onlySession(t, state)
+	assertSessionLifecycle(t, receipts, "codex", "completed", "exit_code_0")
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}
@@ -134,6 +127,13 @@ func TestRunClaudeTUI(t *testing.T) {
 	if err := term.WaitFor(regexp.MustCompile(`(?s)`+regexp.QuoteMeta("Interactive")+`.*for\s*shortcuts`), screenTimeout); err != nil {
 		t.Fatal(err)
 	}
+	// A turn against the mock can end within the first --tick; wait for
+	// the first tick in the ledger before ending the session.
+	for deadline := time.Now().Add(screenTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if _, rs := onlySession(t, state); lastOf(rs, "supervisor.tick") != nil {
+			break
+		}
+	}
 	term.Type("/exit")
 	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)
 	term.Type("\r")
@@ -144,7 +144,7 @@ func TestRunClaudeTUI(t *testing.T) {
 	if code != 0 || sig != 0 {
 		t.Fatalf("lifeloop exited with code %d signal %v after /exit; output:\n%s", code, sig, term.Output())
 	}
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
 	if lastOf(receipts, "supervisor.tick") == nil {
 		t.Errorf("no supervisor.tick with --tick 1s: %v", eventsOf(receipts))
@@ -168,7 +168,7 @@ func TestRunClaudeTUISigint(t *testing.T) {
 		t.Fatalf("lifeloop died of %v", sig)
 	}
 	t.Logf("lifeloop exited %d after SIGINT (the harness's own code)", code)
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "stopped", "sigint")
 	if got := dig(lastOf(receipts, "session.ended"), "telemetry_summary", "outcome"); got != "cancelled" {
 		t.Errorf("outcome %v, want cancelled", got)
@@ -222,7 +222,7 @@ func TestRunCodexTUI(t *testing.T) {
 	if code != 0 || sig != 0 {
 		t.Fatalf("lifeloop exited with code %d signal %v after /quit; output:\n%s", code, sig, term.Output())
 	}
-	receipts := ledgerOf(t, state)
+	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "codex", "completed", "exit_code_0")
 	// The codex adapter adds --no-daemon, so no detached app-server
 	// outlives the session.

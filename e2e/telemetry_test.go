@@ -16,18 +16,6 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
 
-// sessionLedgers returns every session's receipts under stateDir, keyed
-// by session id, with its session.json.
-func sessionLedgers(t *testing.T, stateDir string) map[string][]map[string]any {
-	t.Helper()
-	paths, _ := filepath.Glob(filepath.Join(stateDir, "sessions", "*", "receipts.jsonl"))
-	out := map[string][]map[string]any{}
-	for _, p := range paths {
-		out[filepath.Base(filepath.Dir(p))] = readJSONL(t, p)
-	}
-	return out
-}
-
 func sessionRecord(t *testing.T, stateDir, id string) map[string]any {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(stateDir, "sessions", id, "session.json"))
@@ -217,18 +205,6 @@ func onlyOne(t *testing.T, what string, paths []string) string {
 		t.Fatalf("want one %s, found %v", what, paths)
 	}
 	return paths[0]
-}
-
-func onlySession(t *testing.T, state string) (string, []map[string]any) {
-	t.Helper()
-	ls := sessionLedgers(t, state)
-	if len(ls) != 1 {
-		t.Fatalf("want one session under %s, found %d", state, len(ls))
-	}
-	for id, rs := range ls {
-		return id, rs
-	}
-	return "", nil
 }
 
 // TestRunClaudeTelemetry wraps `claude -p` around a tool turn whose two

@@ -11,6 +11,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
 // TestNativeWins: a turn end reported by the rollout and by Codex's notify
@@ -37,7 +38,7 @@ func TestNativeWins(t *testing.T) {
 
 	done := make(chan Result, 1)
 	go func() { done <- f.run(t) }()
-	waitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
+	testutil.WaitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
 	notify, _ := json.Marshal(map[string]any{"type": "agent-turn-complete", "thread-id": "th-1", "turn-id": "turn-1"})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

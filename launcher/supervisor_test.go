@@ -1,7 +1,6 @@
 package launcher
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 	"github.com/lifeloop/lifeloop/ptyio"
 )
 
@@ -58,25 +58,8 @@ func (r *memRecorder) last(ev contract.Event) (Moment, bool) {
 type fixture struct {
 	cfg  Config
 	rec  *memRecorder
-	out  *syncBuffer
+	out  *testutil.SyncBuffer
 	root string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 func newFixture(t *testing.T, script string) *fixture {
@@ -87,7 +70,7 @@ func newFixture(t *testing.T, script string) *fixture {
 		t.Fatal(err)
 	}
 	rec := &memRecorder{}
-	out := &syncBuffer{}
+	out := &testutil.SyncBuffer{}
 	stdin, err := os.Open(os.DevNull)
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +183,7 @@ func TestAbortOverControlSocket(t *testing.T) {
 	f.cfg.Grace = 300 * time.Millisecond
 	done := make(chan Result, 1)
 	go func() { done <- f.run(t) }()
-	waitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
+	testutil.WaitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
 	var st Status
 	if err := Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, &st); err != nil {
 		t.Fatal(err)
@@ -228,7 +211,7 @@ func TestPauseResume(t *testing.T) {
 	f := newFixture(t, "echo ready; while :; do sleep 0.05; done")
 	done := make(chan Result, 1)
 	go func() { done <- f.run(t) }()
-	waitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
+	testutil.WaitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
 	if err := Call(context.Background(), f.cfg.ControlSocket, OpPause, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +265,7 @@ func TestGrandchildIgnoringTermIsKilled(t *testing.T) {
 	}
 	var pid int
 	fmt.Sscan(string(b), &pid)
-	waitFor(t, func() bool { return !alive(pid) })
+	testutil.WaitFor(t, func() bool { return !alive(pid) })
 }
 
 func TestTicksReportActivity(t *testing.T) {
@@ -315,17 +298,6 @@ func TestTicksReportActivity(t *testing.T) {
 			t.Logf("%s %v", m.Event, m.Summary)
 		}
 		t.Fatalf("idle=%v active-again=%v", sawIdle, sawActive)
-	}
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 20s")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lifeloop/lifeloop/internal/procfs"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
 func TestMain(m *testing.M) {
@@ -35,51 +35,6 @@ func testEnv(t *testing.T) []string {
 	t.Helper()
 	home := t.TempDir()
 	return []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TERM=xterm", "LC_ALL=C"}
-}
-
-// syncBuffer is an io.Writer whose contents can be awaited.
-type syncBuffer struct {
-	mu     sync.Mutex
-	buf    bytes.Buffer
-	notify chan struct{}
-}
-
-func newSyncBuffer() *syncBuffer { return &syncBuffer{notify: make(chan struct{})} }
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.buf.Write(p)
-	close(b.notify)
-	b.notify = make(chan struct{})
-	return len(p), nil
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
-// waitFor blocks until the buffer contains s.
-func (b *syncBuffer) waitFor(t *testing.T, s string) {
-	t.Helper()
-	timer := time.NewTimer(safety)
-	defer timer.Stop()
-	for {
-		b.mu.Lock()
-		ok := strings.Contains(b.buf.String(), s)
-		ch := b.notify
-		b.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-timer.C:
-			t.Fatalf("output never contained %q; got %q", s, b.String())
-		}
-	}
 }
 
 // openTerm opens a Terminal and closes it at cleanup.
@@ -174,11 +129,11 @@ func TestDeathBySignal(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in, _ := stdinPipe(t)
-			out := newSyncBuffer()
+			out := &testutil.SyncBuffer{}
 			term := openTerm(t, TerminalConfig{In: in, Out: out})
 			c := start(t, term, sh(t, tt.script))
 			if tt.send != 0 {
-				out.waitFor(t, "up")
+				out.WaitContains(t, "up", safety)
 				if err := c.SignalGroup(tt.send); err != nil {
 					t.Fatal(err)
 				}
@@ -247,13 +202,13 @@ func TestStdinRelayWithoutTTY(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in, w := stdinPipe(t)
-			out := newSyncBuffer()
+			out := &testutil.SyncBuffer{}
 			term := openTerm(t, TerminalConfig{In: in, Out: out})
 			if term.IsTTY() {
 				t.Fatal("a pipe is reported as a TTY")
 			}
 			c := start(t, term, sh(t, "stty -echo; echo ready; exec cat"))
-			out.waitFor(t, "ready\r\n")
+			out.WaitContains(t, "ready\r\n", safety)
 			if _, err := io.WriteString(w, tt.input); err != nil {
 				t.Fatal(err)
 			}
@@ -272,7 +227,7 @@ func TestStdinRelayWithoutTTY(t *testing.T) {
 func TestEOFReachesLaterChild(t *testing.T) {
 	in, w := stdinPipe(t)
 	_ = w.Close()
-	out := newSyncBuffer()
+	out := &testutil.SyncBuffer{}
 	term := openTerm(t, TerminalConfig{In: in, Out: out})
 	for i := range 2 {
 		c := start(t, term, sh(t, "exec cat"))
@@ -294,7 +249,7 @@ func TestWindowSizeWithoutTTY(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in, _ := stdinPipe(t)
-			out := newSyncBuffer()
+			out := &testutil.SyncBuffer{}
 			term := openTerm(t, TerminalConfig{In: in, Out: out, Cols: tt.cols, Rows: tt.rows})
 			c := start(t, term, sh(t, "stty size"))
 			wait(t, c)
@@ -320,7 +275,7 @@ func TestRealTTY(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	screen := newSyncBuffer()
+	screen := &testutil.SyncBuffer{}
 	copied := make(chan struct{})
 	go func() { defer close(copied); _, _ = io.Copy(screen, pm) }()
 
@@ -339,7 +294,7 @@ func TestRealTTY(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.SignalGroup(syscall.SIGKILL); <-c.Done() })
-	screen.waitFor(t, "24 80")
+	screen.WaitContains(t, "24 80", safety)
 
 	during, err := term.GetState(int(ps.Fd()))
 	if err != nil {
@@ -370,13 +325,13 @@ func TestRealTTY(t *testing.T) {
 	if _, err := pm.Write([]byte("key\r")); err != nil {
 		t.Fatal(err)
 	}
-	screen.waitFor(t, "50 132")
+	screen.WaitContains(t, "50 132", safety)
 	if st := wait(t, c); st.ExitCode() != 0 {
 		t.Fatalf("status %v", st)
 	}
 	// Out is the slave; what was written to it is read from pm by the
 	// copier, possibly after Done.
-	screen.waitFor(t, "got:key\r\n")
+	screen.WaitContains(t, "got:key\r\n", safety)
 
 	// A second child on the same terminal (a renewal): raw mode and the
 	// window size carry over.
@@ -387,7 +342,7 @@ func TestRealTTY(t *testing.T) {
 	if st := wait(t, second); st.ExitCode() != 0 {
 		t.Fatalf("second child: %v", st)
 	}
-	screen.waitFor(t, "second:50 132\r\n")
+	screen.WaitContains(t, "second:50 132\r\n", safety)
 
 	// An explicit Restore goes back to cooked mode; the next Start makes
 	// the terminal raw again.
@@ -422,11 +377,11 @@ func TestRealTTY(t *testing.T) {
 
 func TestSignalGroupReachesGrandchild(t *testing.T) {
 	in, _ := stdinPipe(t)
-	out := newSyncBuffer()
+	out := &testutil.SyncBuffer{}
 	tm := openTerm(t, TerminalConfig{In: in, Out: out})
 	// The grandchild ignores nothing; the shell waits for it.
 	c := start(t, tm, sh(t, "sleep 1000 & echo pid:$!; wait"))
-	out.waitFor(t, "\r\n")
+	out.WaitContains(t, "\r\n", safety)
 	line := strings.TrimSpace(out.String())
 	gpid, err := strconv.Atoi(strings.TrimPrefix(line, "pid:"))
 	if err != nil {
@@ -475,7 +430,7 @@ func containsInt(s []int, v int) bool {
 // child's output is all there.
 func TestDoneBoundedWhenGrandchildHoldsPTY(t *testing.T) {
 	in, _ := stdinPipe(t)
-	out := newSyncBuffer()
+	out := &testutil.SyncBuffer{}
 	tm := openTerm(t, TerminalConfig{In: in, Out: out})
 	c := start(t, tm, sh(t, "trap '' HUP; sleep 1000 & echo bye"))
 	st := wait(t, c)
@@ -566,11 +521,11 @@ func TestStartErrors(t *testing.T) {
 // Terminal, as a renewal does; input typed between them reaches the second.
 func TestRenewalOnSameTerminal(t *testing.T) {
 	in, w := stdinPipe(t)
-	out := newSyncBuffer()
+	out := &testutil.SyncBuffer{}
 	tm := openTerm(t, TerminalConfig{In: in, Out: out})
 
 	first := start(t, tm, sh(t, "stty -echo; echo ready1; read x; echo one:$x"))
-	out.waitFor(t, "ready1")
+	out.WaitContains(t, "ready1", safety)
 	if _, err := tm.Start(sh(t, "true")); !errors.Is(err, ErrBusy) {
 		t.Fatalf("second Start while attached: %v, want ErrBusy", err)
 	}
@@ -596,11 +551,11 @@ func TestRenewalOnSameTerminal(t *testing.T) {
 
 func TestChildWriteAndActivity(t *testing.T) {
 	in, _ := stdinPipe(t)
-	out := newSyncBuffer()
+	out := &testutil.SyncBuffer{}
 	fixed := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	tm := openTerm(t, TerminalConfig{In: in, Out: out, Now: func() time.Time { return fixed }})
 	c := start(t, tm, sh(t, "stty -echo; echo ready; read x; echo got:$x"))
-	out.waitFor(t, "ready\r\n")
+	out.WaitContains(t, "ready\r\n", safety)
 	if _, err := c.Write([]byte("/exit\r")); err != nil {
 		t.Fatal(err)
 	}
@@ -668,7 +623,7 @@ func TestInputWithoutFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out := newSyncBuffer()
+			out := &testutil.SyncBuffer{}
 			tm := openTerm(t, TerminalConfig{In: tt.in, Out: out})
 			// The input arrives in one write that the PTY echoes at once,
 			// before cat can copy it: the echo, then cat's copy.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
 // fakeClock is a settable clock.
@@ -29,11 +30,9 @@ func payload(id, body string, placements ...contract.PlacementClass) contract.Pa
 	for _, p := range placements {
 		aps = append(aps, contract.AcceptablePlacement{Placement: p, Requirement: contract.RequirementRequired})
 	}
-	return contract.PayloadEnvelope{
-		SchemaVersion: 1, PayloadID: id, ClientID: "test", PayloadKind: "continuation", Format: "text/plain",
-		ContentEncoding: contract.EncodingUTF8, Body: &body, ByteSize: uint64(len(body)),
-		ContentDigest: contract.Ptr(contract.Digest([]byte(body))), AcceptablePlacements: aps,
-	}
+	p := testutil.Payload(id, body, aps...)
+	p.PayloadKind = "continuation"
+	return p
 }
 
 func newStore(t *testing.T, clock *fakeClock) *Store {

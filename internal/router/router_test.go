@@ -16,6 +16,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -136,13 +137,9 @@ func route(t *testing.T, r *Router, in Input) Result {
 }
 
 func payload(id string, placements ...contract.AcceptablePlacement) contract.PayloadEnvelope {
-	body := "hello"
-	return contract.PayloadEnvelope{
-		SchemaVersion: contract.PayloadSchemaVersion, PayloadID: id, ClientID: "c", PayloadKind: "note",
-		Format: "text", ContentEncoding: contract.EncodingUTF8, Body: &body, ByteSize: 5,
-		ContentDigest:        contract.Ptr(contract.Digest([]byte(body))),
-		AcceptablePlacements: placements,
-	}
+	p := testutil.Payload(id, "hello", placements...)
+	p.ClientID, p.Format = "c", "text"
+	return p
 }
 
 func TestReceiptSynthesis(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 	"go.uber.org/goleak"
 )
 
@@ -189,19 +190,6 @@ func (f *flakyWriter) set(failing bool) {
 	f.mu.Unlock()
 }
 
-// waitFor polls an observable counter until the sink's goroutine has
-// caught up; the bound only guards against a hung test.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 func TestFailureStreakReportedOnce(t *testing.T) {
 	var logBuf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&syncWriter{w: &logBuf}, nil))
@@ -210,7 +198,7 @@ func TestFailureStreakReportedOnce(t *testing.T) {
 	for i := 0; i < 5; i++ {
 		s.Write(rcpt(contract.EventSupervisorTick, uint64(i), nil))
 	}
-	waitFor(t, func() bool { return s.Failures() == 5 })
+	testutil.WaitFor(t, func() bool { return s.Failures() == 5 })
 	w := s.TakeWarnings()
 	if len(w) != 1 || w[0].Code != CodeWriteFailed || strings.Contains(w[0].Message, "supervisor.tick") {
 		t.Fatalf("warnings = %+v, want one %s without receipt content", w, CodeWriteFailed)
@@ -220,10 +208,10 @@ func TestFailureStreakReportedOnce(t *testing.T) {
 	}
 	fw.set(false)
 	s.Write(rcpt(contract.EventSupervisorTick, 6, nil))
-	waitFor(t, func() bool { return strings.Contains(fw.written(), `"sequence":6`) })
+	testutil.WaitFor(t, func() bool { return strings.Contains(fw.written(), `"sequence":6`) })
 	fw.set(true)
 	s.Write(rcpt(contract.EventSupervisorTick, 7, nil))
-	waitFor(t, func() bool { return s.Failures() == 6 })
+	testutil.WaitFor(t, func() bool { return s.Failures() == 6 })
 	closeNow(t, s)
 	if w := s.TakeWarnings(); len(w) != 1 || w[0].Code != CodeWriteFailed {
 		t.Fatalf("second streak warnings = %+v", w)
