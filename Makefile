@@ -34,7 +34,7 @@ fuzz: ## run each fuzz target briefly
 clean:
 	rm -rf bin
 
-harnesses: ## install the pinned real harnesses (claude, codex) into harnesses/node_modules
+harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi) into harnesses/node_modules
 	npm ci --prefix harnesses --no-audit --no-fund
 
 e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
