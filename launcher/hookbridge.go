@@ -78,18 +78,24 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 			EventID:          mm.EventID,
 			Summary:          withSource(mm.Summary, "hook", a.Hook),
 		}
-		if ev, ok := s.takeQueued(m); ok {
-			m.Summary["transcript"] = ev // native wins; the transcript corroborates
-		}
-		if s.isDuplicate(m) {
-			continue
+		q, held := s.takeQueued(m)
+		switch {
+		case held && q.key == keyStarted:
+			m = mergeStarted(q.m, m) // the hook names the session the held receipt waited for
+		case held:
+			m.Summary["transcript"] = q.m.Summary // native wins; the transcript corroborates
+		case m.Event != contract.EventSessionStarted:
+			s.releaseStarted() // the session has started: this hook reports a later moment
 		}
 		canPlace := i == 0 && mapped.Accepts != "" && spec.CanInject(a.Hook)
 		if canPlace {
-			m.Payloads = s.pendingFor(mm.Event)
+			m.Payloads = append(m.Payloads, s.pendingFor(mm.Event)...)
 		}
-		rec, err := s.recordHook(m, canPlace)
-		if err != nil {
+		rec, ok, err := s.recordHook(m, canPlace)
+		if held && q.reply != nil {
+			q.reply(rec.receiptID)
+		}
+		if err != nil || !ok {
 			continue
 		}
 		reply.Receipts++
@@ -128,10 +134,9 @@ func (s *supervisor) hookFailed(a hooks.HookArgs, err error) {
 	evidence := fmt.Sprintf("hook %s/%s: %v", a.Adapter, a.Hook, err)
 	now := s.cfg.Now().Unix()
 	rc := fc.DefaultRetry()
-	_, _ = s.record(Moment{
+	s.emit(Moment{
 		Event:   contract.EventCapabilityDegraded,
 		Failure: &fc,
-		Parent:  &s.startedReceipt,
 		Summary: map[string]any{"source": "hook", "hook": a.Hook},
 		Degradations: []contract.CapabilityDegradation{{
 			Capability: "hooks", PreviousSupport: contract.SupportNative, CurrentSupport: contract.SupportPartial,
@@ -148,21 +153,6 @@ func withSource(sum map[string]any, source, hook string) map[string]any {
 	out["source"] = source
 	out["hook"] = hook
 	return out
-}
-
-// isDuplicate reports whether a frame moment was already recorded for the
-// same frame (from the transcript or an earlier hook), and remembers it.
-// One moment, one receipt: whichever source reports it first.
-func (s *supervisor) isDuplicate(m Moment) bool {
-	if m.Frame == nil {
-		return false
-	}
-	key := string(m.Event) + "\x00" + m.Frame.FrameID
-	if s.seenFrames[key] {
-		return true
-	}
-	s.seenFrames[key] = true
-	return false
 }
 
 // pendingFor returns the payloads waiting for a hook that can place them
@@ -186,36 +176,23 @@ func (s *supervisor) dropPending(delivered []contract.PayloadEnvelope) {
 
 // recordHook records a hook moment; when it can place payloads it goes
 // through the synchronous-client path so client payloads come back now.
-func (s *supervisor) recordHook(m Moment, canPlace bool) (hookRecord, error) {
-	if m.HarnessSessionID != "" {
-		s.noteHarnessSession(m.HarnessSessionID)
+// ok is false when the stream already had the moment.
+func (s *supervisor) recordHook(m Moment, canPlace bool) (hookRecord, bool, error) {
+	r, ok, err := s.commit(m, canPlace && s.cfg.HookRecorder != nil)
+	if err != nil || !ok {
+		return hookRecord{}, ok, err
 	}
-	if m.Parent == nil {
-		m.Parent = s.parentFor(m)
-	}
-	if m.HarnessSessionID == "" {
-		m.HarnessSessionID = s.harnessSessionID
-	}
+	h := hookRecord{receiptID: r.Receipt.ReceiptID}
 	if canPlace && s.cfg.HookRecorder != nil {
-		r, err := s.cfg.HookRecorder.RecordSync(s.ctx, m)
-		if err != nil {
-			s.log.Error("recording hook receipt failed", "event", m.Event, "err", err)
-			return hookRecord{}, err
-		}
-		s.lastReceipt = r.Receipt.ReceiptID
-		s.rememberFrame(m, r.Receipt.ReceiptID)
-		return hookRecord{payloads: append(slices.Clone(m.Payloads), r.ClientPayloads...), decisions: r.Placements}, nil
+		h.payloads = append(slices.Clone(m.Payloads), r.ClientPayloads...)
+		h.decisions = r.Placements
 	}
-	r, err := s.record(m)
-	if err != nil {
-		return hookRecord{}, err
-	}
-	s.rememberFrame(m, r.ReceiptID)
-	return hookRecord{}, nil
+	return h, true, nil
 }
 
 // hookRecord is what recording a hook moment decided about payloads.
 type hookRecord struct {
+	receiptID string
 	payloads  []contract.PayloadEnvelope // input payloads, then client payloads
 	decisions []contract.PlacementDecision
 }

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"slices"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -34,15 +35,27 @@ func bridgedFrameEvents(ad *adapters.Adapter) map[contract.Event]bool {
 	return out
 }
 
-// queuedMoment is a telemetry moment waiting to be recorded; until is
-// zero for a moment that only waits for those ahead of it.
+// queuedMoment is a moment waiting to be recorded; until is zero for a
+// moment that only waits for those ahead of it. A held session.started
+// (key keyStarted) answers reply with its receipt id once recorded;
+// waitHook keeps it for the SessionStart hook even when the transcript
+// names the session first.
 type queuedMoment struct {
-	key   string
-	m     Moment
-	until time.Time
+	key      string
+	m        Moment
+	until    time.Time
+	reply    func(string)
+	waitHook bool
 }
 
-func frameKey(m Moment) string {
+// keyStarted is the queue key of a held session.started.
+const keyStarted = "session.started"
+
+// queueKey is the key a later report of the same moment finds m by.
+func queueKey(m Moment) string {
+	if m.Event == contract.EventSessionStarted && m.Frame == nil {
+		return keyStarted
+	}
 	if m.Frame == nil {
 		return ""
 	}
@@ -50,18 +63,30 @@ func frameKey(m Moment) string {
 }
 
 // enqueueTelemetry records m now, or queues it when it may still be
-// reported by a hook or when moments ahead of it wait.
+// reported by a hook or when moments ahead of it wait. A transcript
+// binding completes a held session.started.
 func (s *supervisor) enqueueTelemetry(m Moment) {
 	if m.HarnessSessionID != "" {
 		s.noteHarnessSession(m.HarnessSessionID) // known at once, even while m waits
 	}
-	key := frameKey(m)
-	if key != "" && s.seenFrames[key] {
-		return // a hook reported it first
+	key := queueKey(m)
+	if key == keyStarted {
+		if i := s.queued(keyStarted); i >= 0 {
+			q := &s.queue[i]
+			q.m = mergeStarted(q.m, m)
+			if !q.waitHook {
+				q.until = time.Time{}
+			}
+			s.armQueue()
+			return
+		}
 	}
-	hold := key != "" && s.nativeFrames[m.Event]
+	if s.coh.has(m) {
+		return // another source reported it first
+	}
+	hold := key != "" && key != keyStarted && s.nativeFrames[m.Event]
 	if !hold && len(s.queue) == 0 {
-		s.observe(m)
+		_, _, _ = s.commit(m, false)
 		return
 	}
 	q := queuedMoment{key: key, m: m}
@@ -72,12 +97,30 @@ func (s *supervisor) enqueueTelemetry(m Moment) {
 	s.armQueue()
 }
 
+// queued returns the index of the queued moment with key, or -1.
+func (s *supervisor) queued(key string) int {
+	for i, q := range s.queue {
+		if q.key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// commitQueued records a moment that waited.
+func (s *supervisor) commitQueued(q queuedMoment) {
+	res, _, _ := s.commit(q.m, false)
+	if q.reply != nil {
+		q.reply(res.Receipt.ReceiptID)
+	}
+}
+
 // releaseQueue records the queued moments whose wait is over, in order.
 func (s *supervisor) releaseQueue(now time.Time) {
 	for len(s.queue) > 0 && !s.queue[0].until.After(now) {
 		q := s.queue[0]
 		s.queue = s.queue[1:]
-		s.observe(q.m)
+		s.commitQueued(q)
 	}
 	s.armQueue()
 }
@@ -87,32 +130,46 @@ func (s *supervisor) flushQueue() {
 	for len(s.queue) > 0 {
 		q := s.queue[0]
 		s.queue = s.queue[1:]
-		s.observe(q.m)
+		s.commitQueued(q)
 	}
 	s.armQueue()
 }
 
-// takeQueued is called for a hook moment: when the transcript's version
-// of it waits in the queue, the moments ahead of it are recorded, it is
-// removed, and its provenance is returned to attach to the hook's receipt.
-func (s *supervisor) takeQueued(m Moment) (map[string]any, bool) {
-	key := frameKey(m)
+// takeQueued is called for a hook moment: when another source's report
+// of it waits in the queue, the moments ahead of it are recorded and it
+// is removed and returned, for the hook's receipt to absorb.
+func (s *supervisor) takeQueued(m Moment) (queuedMoment, bool) {
+	key := queueKey(m)
 	if key == "" {
-		return nil, false
+		return queuedMoment{}, false
 	}
-	for i, q := range s.queue {
-		if q.key != key {
-			continue
-		}
-		ahead := s.queue[:i]
-		s.queue = s.queue[i+1:]
-		for _, a := range ahead {
-			s.observe(a.m)
-		}
-		s.armQueue()
-		return q.m.Summary, true
+	i := s.queued(key)
+	if i < 0 {
+		return queuedMoment{}, false
 	}
-	return nil, false
+	q := s.queue[i]
+	ahead := slices.Clone(s.queue[:i])
+	s.queue = slices.Delete(s.queue, 0, i+1)
+	for _, a := range ahead {
+		s.commitQueued(a)
+	}
+	s.armQueue()
+	return q, true
+}
+
+// releaseStarted records a held session.started and what waits ahead of
+// it: a hook reports a later moment, so the session has started.
+func (s *supervisor) releaseStarted() {
+	i := s.queued(keyStarted)
+	if i < 0 {
+		return
+	}
+	ahead := slices.Clone(s.queue[:i+1])
+	s.queue = slices.Delete(s.queue, 0, i+1)
+	for _, a := range ahead {
+		s.commitQueued(a)
+	}
+	s.armQueue()
 }
 
 // armQueue points the queue timer at the head's deadline.

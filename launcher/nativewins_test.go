@@ -17,7 +17,8 @@ import (
 // TestNativeWins: a turn end reported by the rollout and by Codex's notify
 // hook is recorded once, from the hook, with the rollout's provenance
 // attached; a turn end no hook reports is recorded from the rollout after
-// the window; telemetry moments keep their order.
+// the window; telemetry moments keep their order; the stages a source
+// skipped are inferred before the moment that implies them.
 func TestNativeWins(t *testing.T) {
 	f := newFixture(t, "echo ready; sleep 1")
 	f.cfg.Adapter = adapters.AdapterOf(codex.Harness{})
@@ -60,7 +61,12 @@ func TestNativeWins(t *testing.T) {
 	}
 	want := []string{
 		"frame.opening turn-1 rollout",
+		"frame.opened turn-1 inferred",
+		"frame.ending turn-1 inferred",
 		"frame.ended turn-1 hook",
+		"frame.opening turn-2 inferred",
+		"frame.opened turn-2 inferred",
+		"frame.ending turn-2 inferred",
 		"frame.ended turn-2 rollout",
 		"context.pressure_observed  rollout",
 	}

@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"syscall"
@@ -15,32 +16,113 @@ import (
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
-// harnessProcess is the supervisor's running harness as renewal sees it:
-// stop it gracefully, start it again on the same terminal. Both run on the
-// supervisor loop's goroutine (inside a control request), so the loop does
-// not see the old harness's exit as the end of the session.
+// A renewal runs on a goroutine of its own, beside the supervisor loop,
+// so signals, ticks, telemetry, status and hook calls are served while
+// the harness is stopped and started again. It touches session state
+// only through onLoop, which runs a function on the loop goroutine; the
+// loop does not treat the stopped harness's exit as the session's end
+// while a renewal runs. A stop (SIGINT, abort, --max-duration) during a
+// renewal cancels it: the renewal ends as failed in renewal.json, its
+// payloads stay in the continuation store, and the loop ends the session
+// as for any stop.
+
+// renewRun is a renewal in progress.
+type renewRun struct{ cancel context.CancelFunc }
+
+// renewResult is how a renewal ended; reply is the control caller
+// waiting for it (nil for a recovery).
+type renewResult struct {
+	out   renewal.Outcome
+	err   error
+	reply chan controlReply
+}
+
+// errLoopEnded: the supervisor loop has ended.
+var errLoopEnded = errors.New("the session has ended")
+
+// onLoop runs f on the loop goroutine and waits for it. It returns false
+// when the loop has ended.
+func (s *supervisor) onLoop(f func()) bool {
+	done := make(chan struct{})
+	select {
+	case s.calls <- func() { f(); close(done) }:
+	case <-s.loopDone:
+		return false
+	}
+	<-done
+	return true
+}
+
+// startRenewal runs do (Renew or Recover) beside the loop.
+func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, error), reply chan controlReply) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.renewing = &renewRun{cancel: cancel}
+	go func() { // ends with the renewal, which is bounded (4×grace to stop, one start)
+		out, err := do(ctx)
+		cancel()
+		s.renewed <- renewResult{out: out, err: err, reply: reply}
+	}()
+}
+
+// renewDone runs on the loop when a renewal has ended.
+func (s *supervisor) renewDone(r renewResult) {
+	s.renewing = nil
+	if r.err != nil {
+		s.log.Warn("renewal failed", "err", r.err)
+	} else {
+		s.log.Info("renewal done", "state", r.out.State, "attempt", r.out.Attempt)
+	}
+	if r.reply != nil {
+		if r.err != nil {
+			r.reply <- controlReply{nil, r.err}
+		} else {
+			r.reply <- controlReply{r.out, nil}
+		}
+	}
+	if s.child != nil || s.done {
+		return
+	}
+	// A recovery that did not start the harness: start it now, unless the
+	// session was stopped meanwhile.
+	_, _ = s.recordStarting()
+	if s.stopping {
+		s.done = true
+		return
+	}
+	if res, failed := s.launch(); failed {
+		s.failedResult = &res
+		s.done = true
+	}
+}
+
+// harnessProcess is the running harness as a renewal sees it (the
+// renewal.Process of the Orchestrator). Its methods run on the renewal's
+// goroutine.
 type harnessProcess struct{ s *supervisor }
 
 // Stop ends the current harness: it types exitCommand (if any) into the
 // harness's terminal and waits up to grace, then sends SIGINT, SIGTERM and
 // SIGKILL to its process group, waiting up to grace after each. It is
-// bounded by 4×grace and returns how the harness ended.
+// bounded by 4×grace and returns how the harness ended. When ctx ends
+// (the session is being stopped) it returns at once: the loop owns the
+// harness then.
 func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time.Duration) (contract.ExitFacts, error) {
-	c := p.s.child
+	var c Process
+	if !p.s.onLoop(func() { c = p.s.child }) {
+		return contract.ExitFacts{}, errLoopEnded
+	}
 	if c == nil { // nothing runs (a wrapper continuing a crashed session)
 		return contract.ExitFacts{Code: -1, StoppedBy: contract.StoppedByRenewal}, nil
 	}
-	if exitCommand != "" {
-		// Typed like a person would: the command, then Enter.
-		go func() {
-			_, _ = c.Write([]byte(exitCommand))
-			time.Sleep(50 * time.Millisecond)
-			_, _ = c.Write([]byte("\r"))
-		}()
+	exited := func() contract.ExitFacts {
+		st := c.Wait()
+		return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}
 	}
 	steps := []syscall.Signal{0, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL}
 	if exitCommand == "" {
 		steps = steps[1:]
+	} else {
+		typeCommand(ctx, c, exitCommand)
 	}
 	for _, sig := range steps {
 		if sig != 0 {
@@ -51,48 +133,90 @@ func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time
 		select {
 		case <-c.Done():
 			t.Stop()
-			st := c.Wait()
-			return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}, nil
+			return exited(), nil
 		case <-ctx.Done():
 			t.Stop()
-			_ = c.SignalGroup(syscall.SIGKILL)
-			<-c.Done()
 			return contract.ExitFacts{}, ctx.Err()
 		case <-t.C:
 		}
 	}
-	<-c.Done()
-	st := c.Wait()
-	return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}, nil
+	select {
+	case <-c.Done():
+		return exited(), nil
+	case <-ctx.Done():
+		return contract.ExitFacts{}, ctx.Err()
+	}
+}
+
+// typeCommand types cmd into the harness's terminal like a person would:
+// the command, then Enter.
+func typeCommand(ctx context.Context, c Process, cmd string) {
+	_, _ = c.Write([]byte(cmd))
+	t := time.NewTimer(50 * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+		return
+	}
+	_, _ = c.Write([]byte("\r"))
 }
 
 // Start launches argv on the same terminal: raw mode, size and the
-// person's typing carry over to the new harness.
+// person's typing carry over to the new harness. The loop does it.
 func (p harnessProcess) Start(_ context.Context, argv []string) error {
-	s := p.s
 	if len(argv) == 0 {
 		return fmt.Errorf("renewal: empty command line")
+	}
+	errc := make(chan error, 1)
+	if !p.s.onLoop(func() { p.s.relaunch(argv, func(err error) { errc <- err }) }) {
+		return errLoopEnded
+	}
+	return <-errc // the loop always answers: the drain before a relaunch is bounded
+}
+
+// relaunch starts argv as the session's new harness and calls done with
+// the result. A harness pinned to a new session gets a new telemetry
+// watcher, after what the old transcript still holds is recorded.
+func (s *supervisor) relaunch(argv []string, done func(error)) {
+	if s.stopping {
+		done(fmt.Errorf("the session is stopping (%s); the harness is not started again", s.stoppedBy))
+		return
 	}
 	if len(s.cfg.BridgeArgs) > 0 && !slices.Contains(argv, s.cfg.BridgeArgs[len(s.cfg.BridgeArgs)-1]) {
 		argv = adapters.InsertArgs(argv, s.cfg.BridgeArgs)
 	}
+	var pinned string
 	if t := s.cfg.Telemetry; t != nil {
-		var pinned string
-		if argv, pinned = t.pinRelaunch(argv); pinned != "" {
-			// Record what the previous transcript still holds, then
-			// follow the new one.
+		argv, pinned = t.pinRelaunch(argv)
+	}
+	start := func() {
+		if s.stopping {
+			done(fmt.Errorf("the session is stopping (%s); the harness is not started again", s.stoppedBy))
+			return
+		}
+		if pinned != "" {
 			previous := s.obs
-			s.drainObservations(previous, nil)
-			s.obs = t.start(pinned, s.cfg.Now())
+			s.obs = s.cfg.Telemetry.start(pinned, s.cfg.Now())
 			if previous != nil {
 				for m := range previous { // closed: its watcher stopped
 					s.enqueueTelemetry(m)
 				}
 			}
 		}
+		done(s.startAgain(argv, pinned))
 	}
+	if pinned == "" {
+		start()
+		return
+	}
+	s.beginDrain(start)
+}
+
+// startAgain starts the relaunched harness.
+func (s *supervisor) startAgain(argv []string, pinned string) error {
+	var err error
 	if s.cfg.Adapter != nil && s.cfg.Files != nil {
-		var err error
 		if argv, err = s.cfg.Adapter.ExternalizePlacement(argv, s.cfg.Files.write); err != nil {
 			return err
 		}
@@ -102,11 +226,14 @@ func (p harnessProcess) Start(_ context.Context, argv []string) error {
 	if err != nil {
 		return err
 	}
-	s.child = child
-	s.lastTickBytes = 0
-	s.rec.Pid = child.Pid()
+	if pinned != "" {
+		s.noteHarnessSession(pinned)
+	}
 	s.rec.Argv = adapters.RedactPlacement(argv)
-	s.saveRecord()
+	if s.rec.State == statedir.StatePending {
+		s.rec.State = statedir.StateRunning
+	}
+	s.attach(child, argv[0])
 	s.log.Info("renewal: harness started again", "pid", child.Pid())
 	return nil
 }
@@ -118,7 +245,7 @@ func (s *supervisor) renewer() *renewal.Orchestrator {
 		s.orch = &renewal.Orchestrator{
 			Adapter:          s.cfg.Adapter,
 			Argv:             s.cfg.UserArgv,
-			HarnessSessionID: func() string { return s.harnessSessionID },
+			HarnessSessionID: s.currentHarnessSession,
 			Process:          harnessProcess{s},
 			Store:            &renewal.Store{Dir: statedir.ContinuationPath(s.cfg.StateDir, s.rec.ID), Now: s.cfg.Now},
 			StatusPath:       renewal.StatusPath(dir),
@@ -130,37 +257,68 @@ func (s *supervisor) renewer() *renewal.Orchestrator {
 	return s.orch
 }
 
-// recordRenewal records one step of a renewal; the new session.started
-// becomes the parent of the new harness's receipts.
-func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
-	parent := s.startedReceipt
-	r, err := s.record(Moment{Event: ev, Summary: summary, PayloadReceipts: prs, Parent: &parent})
-	if err != nil {
-		return ""
-	}
-	if ev == contract.EventSessionStarted {
-		s.startedReceipt = r.ReceiptID
-	}
-	return r.ReceiptID
+// currentHarnessSession reads the harness session id from the renewal's
+// goroutine.
+func (s *supervisor) currentHarnessSession() string {
+	var id string
+	s.onLoop(func() { id = s.harnessSessionID })
+	return id
 }
 
-// onRenew handles the renew control operation.
-func (s *supervisor) onRenew(raw json.RawMessage) (any, error) {
-	if s.cfg.Adapter == nil {
-		return nil, fmt.Errorf("renew: this session has no adapter to relaunch with")
+// recordRenewal records one step of a renewal (from its goroutine) and
+// returns the receipt id. The relaunch's session.starting opens a new
+// harness session; its session.started waits, like the first one, for
+// the harness to name its session unless a resumed harness keeps the one
+// it had.
+func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
+	idc := make(chan string, 1)
+	reply := func(id string) { idc <- id }
+	m := Moment{Event: ev, Summary: summary, PayloadReceipts: prs}
+	if !s.onLoop(func() {
+		switch ev {
+		case contract.EventSessionStarting:
+			if resume, _ := summary["resume"].(bool); !resume {
+				s.harnessSessionID, s.bound = "", false // a fresh harness session names itself
+			}
+			res, _, _ := s.commit(m, false)
+			reply(res.Receipt.ReceiptID)
+		case contract.EventSessionStarted:
+			s.emitStarted(m, reply)
+		default:
+			res, _, _ := s.commit(m, false)
+			reply(res.Receipt.ReceiptID)
+		}
+	}) {
+		return ""
 	}
-	if s.stopping {
-		return nil, fmt.Errorf("renew: the session is stopping")
+	return <-idc
+}
+
+// onRenew handles the renew control operation: the renewal starts beside
+// the loop and answers the caller when it ends.
+func (s *supervisor) onRenew(raw json.RawMessage, reply chan controlReply) {
+	fail := func(err error) { reply <- controlReply{nil, err} }
+	switch {
+	case s.cfg.Adapter == nil:
+		fail(fmt.Errorf("renew: this session has no adapter to relaunch with"))
+		return
+	case s.stopping:
+		fail(fmt.Errorf("renew: the session is stopping"))
+		return
+	case s.renewing != nil:
+		fail(fmt.Errorf("renew: a renewal is already in progress; see `lifeloop renewal status`"))
+		return
+	case s.drain != nil:
+		fail(fmt.Errorf("renew: the harness has exited"))
+		return
 	}
 	var req renewal.Request
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &req); err != nil {
-			return nil, fmt.Errorf("renew: bad arguments: %w", err)
+			fail(fmt.Errorf("renew: bad arguments: %w", err))
+			return
 		}
 	}
-	out, err := s.renewer().Renew(s.ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	orch := s.renewer()
+	s.startRenewal(func(ctx context.Context) (renewal.Outcome, error) { return orch.Renew(ctx, req) }, reply)
 }

@@ -265,8 +265,8 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 
 	var observations <-chan Moment
 	var tel *telemetryRunner
+	var pinned string
 	if t := ad.Telemetry(); t != nil && !o.NoTelemetry {
-		var pinned string
 		argv, pinned = ad.PinSession(argv)
 		tel = &telemetryRunner{ctx: ctx, log: log, ad: ad, opts: TelemetryOptions{
 			Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
@@ -293,28 +293,29 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 
 	cfg := Config{
-		StateDir:      o.StateDir,
-		Record:        rec,
-		Spec:          ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: o.Dir},
-		Terminal:      ptyio.TerminalConfig{In: o.In, Out: o.Out, Cols: o.Cols, Rows: o.Rows, Logger: log},
-		Tick:          o.Tick,
-		IdleAfter:     o.IdleAfter,
-		Grace:         o.Grace,
-		MaxDuration:   o.MaxDuration,
-		Recorder:      recorder,
-		Observations:  observations,
-		Telemetry:     tel,
-		Files:         files,
-		StartPayloads: startPayloads,
-		Adapter:       ad,
-		Registry:      o.Registry,
-		Recover:       o.ContinueSession != "",
-		UserArgv:      o.Argv,
-		BridgeArgs:    bridgeArgs,
-		HandleSignals: o.HandleSignals,
-		ControlSocket: controlSocketPath(o.StateDir, id),
-		Log:           log,
-		Now:           o.Now,
+		StateDir:        o.StateDir,
+		Record:          rec,
+		Spec:            ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: o.Dir},
+		Terminal:        ptyio.TerminalConfig{In: o.In, Out: o.Out, Cols: o.Cols, Rows: o.Rows, Logger: log},
+		Tick:            o.Tick,
+		IdleAfter:       o.IdleAfter,
+		Grace:           o.Grace,
+		MaxDuration:     o.MaxDuration,
+		PinnedSessionID: pinned,
+		Recorder:        recorder,
+		Observations:    observations,
+		Telemetry:       tel,
+		Files:           files,
+		StartPayloads:   startPayloads,
+		Adapter:         ad,
+		Registry:        o.Registry,
+		Recover:         o.ContinueSession != "",
+		UserArgv:        o.Argv,
+		BridgeArgs:      bridgeArgs,
+		HandleSignals:   o.HandleSignals,
+		ControlSocket:   controlSocketPath(o.StateDir, id),
+		Log:             log,
+		Now:             o.Now,
 	}
 	if hookRT != nil {
 		cfg.HookRecorder = &routerRecorder{rt: hookRT}

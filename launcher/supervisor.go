@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -37,14 +36,22 @@ type Config struct {
 	// Spec is the harness to start (argv already prepared by the adapter,
 	// Env complete).
 	Spec ptyio.ChildSpec
-	// Terminal is the user's side.
-	Terminal ptyio.TerminalConfig
+	// Terminal is the user's side; OpenTerminal opens it (default OpenPTY;
+	// tests use a fake harness without a PTY).
+	Terminal     ptyio.TerminalConfig
+	OpenTerminal func(ptyio.TerminalConfig) (Terminal, error)
 	// Tick is the supervisor.tick interval; 0 turns ticks off.
 	Tick time.Duration
 	// IdleAfter is how long without output makes the harness idle.
 	IdleAfter time.Duration
 	// Grace is how long a stopped harness gets before SIGKILL.
 	Grace time.Duration
+	// BindWait bounds how long session.started waits for the harness to
+	// name its session (default DefaultBindWait).
+	BindWait time.Duration
+	// PinnedSessionID is the harness session id the launch chose
+	// (adapters.SessionPinner), or "".
+	PinnedSessionID string
 	// MaxDuration, when positive, stops the harness after that long
 	// (state failed, reason timeout).
 	MaxDuration time.Duration
@@ -109,7 +116,10 @@ const (
 	ExitNotFound      = 127
 )
 
+// controlCall is one control request handed to the loop. ctx is the
+// caller's connection: a call whose caller gave up is not executed.
 type controlCall struct {
+	ctx   context.Context
 	req   ControlRequest
 	reply chan controlReply
 }
@@ -120,17 +130,21 @@ type controlReply struct {
 }
 
 // supervisor is the state of one Run; only the loop goroutine touches it.
+// A renewal runs beside the loop and reaches this state only through
+// onLoop (renew.go).
 type supervisor struct {
 	cfg   Config
 	ctx   context.Context
 	log   *slog.Logger
 	rec   statedir.SessionRecord
-	term  *ptyio.Terminal
-	child *ptyio.Child
+	term  Terminal
+	child Process // nil until the first harness starts
 
-	startedAt       time.Time
+	startedAt time.Time
+	// The current harness session's receipts, for parent links.
+	startingReceipt string
 	startedReceipt  string
-	lastReceipt     string
+	endingReceipt   string
 	stopping        bool
 	stoppedBy       string
 	aborting        bool
@@ -140,14 +154,15 @@ type supervisor struct {
 	descendants     map[int]bool
 	harnessSessions map[string]bool
 	// harnessSessionID is the latest harness session id observed; it is
-	// set on every receipt once known.
+	// set on every receipt once known. bound says the current harness
+	// session (since the last session.starting) has named it.
 	harnessSessionID string
+	bound            bool
+	// coh keeps the stream coherent (coherence.go).
+	coh *coherence
 	// frameReceipts maps a frame id to the receipt that opened it, so the
 	// frame's later receipts chain to it.
 	frameReceipts map[string]string
-	// seenFrames remembers recorded frame moments (event + frame id) so a
-	// moment reported by both a hook and the transcript is recorded once.
-	seenFrames map[string]bool
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
 	// nativeFrames are the frame events the hook bridge reports; the
@@ -159,8 +174,21 @@ type supervisor struct {
 	obs        <-chan Moment
 	queue      []queuedMoment
 	queueTimer *time.Timer
-	// orch renews the session (built on the first renew request).
-	orch *renewal.Orchestrator
+	// drain is set while telemetry still in flight is taken after a
+	// harness exited (drain.go).
+	drain *drainState
+	// orch renews the session (built on first use); renewing is set while
+	// a renewal runs beside the loop, whose requests arrive on calls and
+	// whose end arrives on renewed.
+	orch     *renewal.Orchestrator
+	renewing *renewRun
+	calls    chan func()
+	renewed  chan renewResult
+	loopDone chan struct{}
+	// done ends the loop; failedResult, when set, is the session's result
+	// (a harness that could not be started after a recovery).
+	done         bool
+	failedResult *Result
 }
 
 // Run starts the harness under a PTY and supervises it until it exits.
@@ -178,6 +206,16 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Grace <= 0 {
 		cfg.Grace = DefaultGrace
 	}
+	if cfg.BindWait <= 0 {
+		cfg.BindWait = DefaultBindWait
+	}
+	if cfg.OpenTerminal == nil {
+		cfg.OpenTerminal = OpenPTY
+	}
+	var manifest contract.AdapterManifest
+	if cfg.Adapter != nil {
+		manifest = cfg.Adapter.Manifest()
+	}
 	s := &supervisor{
 		cfg:             cfg,
 		ctx:             ctx,
@@ -186,8 +224,14 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		descendants:     map[int]bool{},
 		harnessSessions: map[string]bool{},
 		frameReceipts:   map[string]string{},
-		seenFrames:      map[string]bool{},
+		coh:             newCoherence(manifest),
 		hookPayloads:    cfg.HookPayloads,
+		calls:           make(chan func()),
+		renewed:         make(chan renewResult, 1),
+		loopDone:        make(chan struct{}),
+	}
+	for _, id := range cfg.Record.HarnessSessionIDs {
+		s.harnessSessions[id] = true
 	}
 	if len(cfg.BridgeArgs) > 0 && cfg.Adapter != nil {
 		s.nativeFrames = bridgedFrameEvents(cfg.Adapter)
@@ -203,13 +247,13 @@ func (s *supervisor) run() (Result, error) {
 	// only cost a synchronous write on the start-up path.
 	s.rec.State = statedir.StatePending
 
-	starting, err := s.record(Moment{
-		Event:    contract.EventSessionStarting,
-		Payloads: s.cfg.StartPayloads,
-		Summary:  map[string]any{"argv0": s.cfg.Spec.Path, "cwd": s.rec.Cwd},
-	})
-	if err != nil {
-		return Result{ExitCode: ExitLaunchFailed, State: statedir.StateFailed, LaunchErr: err}, nil
+	// A session continued after a wrapper crash records its
+	// session.starting only if no interrupted renewal starts the harness
+	// (the renewal records its own).
+	if !s.cfg.Recover {
+		if _, err := s.recordStarting(); err != nil {
+			return Result{ExitCode: ExitLaunchFailed, State: statedir.StateFailed, LaunchErr: err}, nil
+		}
 	}
 
 	var sigCh chan os.Signal
@@ -219,9 +263,13 @@ func (s *supervisor) run() (Result, error) {
 		defer signal.Stop(sigCh)
 	}
 
-	term, err := ptyio.OpenTerminal(s.cfg.Terminal)
+	term, err := s.cfg.OpenTerminal(s.cfg.Terminal)
 	if err != nil {
-		return s.launchFailed(starting, ExitLaunchFailed, "terminal_unavailable", fmt.Errorf("cannot open the terminal: %w", err))
+		if s.cfg.Recover {
+			_, _ = s.recordStarting()
+		}
+		res, _ := s.launchFailed(ExitLaunchFailed, "terminal_unavailable", fmt.Errorf("cannot open the terminal: %w", err))
+		return res, nil
 	}
 	s.term = term
 	defer func() { _ = term.Close() }() // restores the terminal on every path
@@ -229,14 +277,18 @@ func (s *supervisor) run() (Result, error) {
 	ctrlCh := make(chan controlCall)
 	if s.cfg.ControlSocket != "" {
 		srv, err := listenControl(s.cfg.ControlSocket, func(ctx context.Context, req ControlRequest) (any, error) {
-			call := controlCall{req: req, reply: make(chan controlReply, 1)}
+			call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
 			select {
 			case ctrlCh <- call:
 			case <-ctx.Done():
-				return nil, ErrNotLive
+				return nil, errCallerGone(ctx)
 			}
-			r := <-call.reply
-			return r.res, r.err
+			select {
+			case r := <-call.reply:
+				return r.res, r.err
+			case <-ctx.Done():
+				return nil, errCallerGone(ctx)
+			}
 		}, s.log)
 		if err != nil {
 			s.log.Warn("control socket unavailable", "err", err)
@@ -245,56 +297,77 @@ func (s *supervisor) run() (Result, error) {
 			defer srv.Close()
 		}
 	}
+	defer close(s.loopDone)
 
-	// A session continued after a wrapper crash first finishes a renewal
-	// it left in progress: the relaunch carries the pending payloads.
-	recovered := false
+	s.obs = s.cfg.Observations
 	if s.cfg.Recover && s.cfg.Adapter != nil {
-		s.startedReceipt = starting.ReceiptID
-		out, rerr := s.renewer().Recover(s.ctx)
-		switch {
-		case rerr != nil:
-			s.log.Warn("recovering the interrupted renewal failed", "err", rerr)
-		case out.Started:
-			recovered = true
-			s.log.Info("interrupted renewal finished", "attempt", out.Attempt)
+		// Finish a renewal the crashed wrapper left in progress: its
+		// relaunch carries the pending payloads. The loop serves
+		// meanwhile; the harness starts when it is done (renewDone).
+		s.startRenewal(s.renewer().Recover, nil)
+	} else {
+		if s.cfg.Recover {
+			_, _ = s.recordStarting()
+		}
+		if res, failed := s.launch(); failed {
+			return res, nil
 		}
 	}
-	child := s.child
-	var err2 error
-	if !recovered {
-		child, err2 = term.Start(s.cfg.Spec)
-	}
-	if err := err2; err != nil {
+	return s.loop(sigCh, ctrlCh), nil
+}
+
+// recordStarting records the wrapper's session.starting.
+func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
+	res, _, err := s.commit(Moment{
+		Event:    contract.EventSessionStarting,
+		Payloads: s.cfg.StartPayloads,
+		Summary:  map[string]any{"argv0": s.cfg.Spec.Path, "cwd": s.rec.Cwd},
+	}, false)
+	return res.Receipt, err
+}
+
+// launch starts the first harness. failed is true when it could not
+// start; res is then the session's result.
+func (s *supervisor) launch() (res Result, failed bool) {
+	child, err := s.term.Start(s.cfg.Spec)
+	if err != nil {
 		switch {
 		case errors.Is(err, ptyio.ErrNotFound):
-			return s.launchFailed(starting, ExitNotFound, "command_not_found",
+			return s.launchFailed(ExitNotFound, "command_not_found",
 				fmt.Errorf("%s: command not found; check the name or PATH", s.cfg.Spec.Path))
 		case errors.Is(err, ptyio.ErrNotExecutable):
-			return s.launchFailed(starting, ExitNotExecutable, "command_not_executable",
+			return s.launchFailed(ExitNotExecutable, "command_not_executable",
 				fmt.Errorf("%s: not executable; check its permissions", s.cfg.Spec.Path))
 		default:
-			return s.launchFailed(starting, ExitLaunchFailed, "start_failed", fmt.Errorf("cannot start %s: %w", s.cfg.Spec.Path, err))
+			return s.launchFailed(ExitLaunchFailed, "start_failed", fmt.Errorf("cannot start %s: %w", s.cfg.Spec.Path, err))
 		}
 	}
+	if s.cfg.PinnedSessionID != "" {
+		s.noteHarnessSession(s.cfg.PinnedSessionID)
+	}
+	s.attach(child, s.cfg.Spec.Path)
+	s.emitStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"pid": child.Pid()}}, nil)
+	return Result{}, false
+}
+
+// attach makes child the running harness.
+func (s *supervisor) attach(child Process, argv0 string) {
 	s.child = child
 	s.startedAt = s.cfg.Now()
+	s.lastTickBytes = 0
 	s.rec.Pid = child.Pid()
 	t := s.startedAt
 	s.rec.StartedAt = &t
-	s.rec.State = statedir.StateRunning
-	s.saveRecord()
-	s.log.Info("harness started", "pid", child.Pid(), "argv0", s.cfg.Spec.Path)
-
-	if !recovered { // a recovered renewal recorded its own session.started
-		started, _ := s.record(Moment{
-			Event:   contract.EventSessionStarted,
-			Parent:  &starting.ReceiptID,
-			Summary: map[string]any{"pid": child.Pid()},
-		})
-		s.startedReceipt = started.ReceiptID
+	if s.rec.State == statedir.StatePending {
+		s.rec.State = statedir.StateRunning
 	}
+	s.saveRecord()
+	s.log.Info("harness started", "pid", child.Pid(), "argv0", argv0)
+}
 
+// loop is the supervisor: the only goroutine that changes session state.
+// Nothing it does waits on the harness, a client or a renewal.
+func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Result {
 	var tickC <-chan time.Time
 	var activityC <-chan time.Time
 	if s.cfg.Tick > 0 {
@@ -316,10 +389,13 @@ func (s *supervisor) run() (Result, error) {
 		defer mt.Stop()
 		maxC = mt.C
 	}
-	s.obs = s.cfg.Observations
 	ctxDone := s.ctx.Done()
 
-	for {
+	for !s.done {
+		var childDone <-chan struct{}
+		if s.child != nil && s.renewing == nil && s.drain == nil {
+			childDone = s.child.Done() // a renewal may have replaced the child
+		}
 		var graceC <-chan time.Time
 		if s.graceTimer != nil {
 			graceC = s.graceTimer.C
@@ -328,157 +404,102 @@ func (s *supervisor) run() (Result, error) {
 		if len(s.queue) > 0 {
 			queueC = s.queueTimer.C
 		}
+		quietC, deadlineC := s.drain.channels()
 		select {
-		case <-s.child.Done(): // a renewal may have replaced the child
-			s.drainObservations(s.obs, ctrlCh)
-			return s.finish(), nil
+		case <-childDone:
+			s.beginDrain(nil)
+		case <-quietC:
+			s.drain.quietOver = true
+			s.drainStep()
+		case <-deadlineC:
+			s.endDrain()
+		case f := <-s.calls:
+			f()
+		case r := <-s.renewed:
+			s.renewDone(r)
 		case sig := <-sigCh:
 			s.onSignal(sig.(syscall.Signal))
 		case call := <-ctrlCh:
-			res, err := s.onControl(call.req)
-			call.reply <- controlReply{res, err}
+			if call.ctx.Err() != nil {
+				continue // the caller gave up before the loop took it
+			}
+			s.onControl(call)
 		case <-tickC:
 			s.tick(tickInterval)
 		case <-activityC:
-			if a, _ := s.currentActivity(); a != s.activity {
+			if a, _ := s.currentActivity(); s.child != nil && s.drain == nil && a != s.activity {
 				s.tick(tickActivityChange)
 			}
 		case <-graceC:
 			s.log.Warn("grace period over; killing the process group")
 			s.graceTimer = nil
-			_ = s.child.SignalGroup(syscall.SIGKILL)
+			s.signalChild(syscall.SIGKILL)
 		case <-maxC:
 			s.stop(contract.StoppedByTimeout, syscall.SIGTERM)
 		case m, ok := <-s.obs:
 			if !ok {
 				s.obs = nil
+				if s.drain != nil {
+					s.drain.quietOver = true
+					s.drainStep()
+				}
 				continue
 			}
 			s.enqueueTelemetry(m)
+			s.drain.moment()
 		case <-queueC:
 			s.releaseQueue(s.cfg.Now())
+			s.drainStep()
 		case <-ctxDone:
 			ctxDone = nil
 			s.stop(contract.StoppedByAbort, syscall.SIGTERM)
 		}
 	}
+	if s.failedResult != nil {
+		return *s.failedResult
+	}
+	return s.finish()
+}
+
+// signalChild signals the running harness's group, if one runs.
+func (s *supervisor) signalChild(sig syscall.Signal) {
+	if s.child != nil {
+		_ = s.child.SignalGroup(sig)
+	}
 }
 
 // launchFailed records that the harness never started and returns the
 // wrapper's exit code.
-func (s *supervisor) launchFailed(starting contract.LifecycleReceipt, code int, reason string, err error) (Result, error) {
+func (s *supervisor) launchFailed(code int, reason string, err error) (Result, bool) {
 	s.log.Error("launch failed", "err", err)
 	fc := contract.FailureAdapterUnavailable
 	if code == ExitLaunchFailed {
 		fc = contract.FailureInternalError
 	}
-	_, _ = s.record(Moment{
+	_, _, _ = s.commit(Moment{
 		Event:   contract.EventSessionEnded,
 		Status:  contract.StatusFailed,
 		Failure: &fc,
-		Parent:  &starting.ReceiptID,
 		Summary: map[string]any{"reason": reason, "exit_status": code},
-	})
+	}, false)
 	now := s.cfg.Now()
 	s.rec.EndedAt = &now
 	s.rec.State = statedir.StateFailed
 	s.rec.Exit = &statedir.ExitInfo{Code: code, Outcome: string(contract.LifecycleFailure), Phase: string(contract.PhaseFailed), Reason: reason}
 	s.saveRecord()
-	return Result{ExitCode: code, State: statedir.StateFailed, LaunchErr: err}, nil
-}
-
-// stop delivers a stop lifeloop decided on: session.ending, the signal to
-// the group, and the grace timer. A second stop escalates to SIGKILL.
-func (s *supervisor) stop(reason string, sig syscall.Signal) {
-	if s.stopping {
-		s.log.Warn("second stop; killing the process group", "reason", reason)
-		_ = s.child.SignalGroup(syscall.SIGKILL)
-		return
-	}
-	s.stopping = true
-	s.stoppedBy = reason
-	if reason == contract.StoppedByAbort {
-		s.aborting = true
-		s.rec.State = statedir.StateAborting
-		s.saveRecord()
-	}
-	_, _ = s.record(Moment{
-		Event:   contract.EventSessionEnding,
-		Parent:  &s.startedReceipt,
-		Summary: map[string]any{"reason": reason, "signal": sigName(sig)},
-	})
-	if s.rec.State == statedir.StatePaused {
-		_ = s.child.SignalGroup(syscall.SIGCONT)
-	}
-	_ = s.child.SignalGroup(sig)
-	s.graceTimer = time.NewTimer(s.cfg.Grace)
-}
-
-func (s *supervisor) onSignal(sig syscall.Signal) {
-	s.log.Info("signal received", "signal", sigName(sig))
-	switch sig {
-	case syscall.SIGINT, syscall.SIGTERM:
-		if s.stopping {
-			s.stop(sigReason(sig), sig) // escalates
-			return
-		}
-		s.stop(sigReason(sig), sig)
-	case syscall.SIGHUP, syscall.SIGQUIT:
-		if !s.stopping {
-			s.stop(sigReason(sig), sig)
-			return
-		}
-		_ = s.child.SignalGroup(sig)
-	default:
-		_ = s.child.SignalGroup(sig)
-	}
-}
-
-func sigReason(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT:
-		return contract.StoppedBySIGINT
-	case syscall.SIGTERM:
-		return contract.StoppedBySIGTERM
-	case syscall.SIGHUP:
-		return "sighup"
-	case syscall.SIGQUIT:
-		return "sigquit"
-	}
-	return fmt.Sprintf("signal_%d", int(sig))
-}
-
-func sigName(sig syscall.Signal) string {
-	switch sig {
-	case syscall.SIGINT:
-		return "SIGINT"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGQUIT:
-		return "SIGQUIT"
-	case syscall.SIGKILL:
-		return "SIGKILL"
-	case syscall.SIGUSR1:
-		return "SIGUSR1"
-	case syscall.SIGUSR2:
-		return "SIGUSR2"
-	case syscall.SIGSTOP:
-		return "SIGSTOP"
-	case syscall.SIGCONT:
-		return "SIGCONT"
-	}
-	return fmt.Sprintf("SIG%d", int(sig))
+	return Result{ExitCode: code, State: statedir.StateFailed, LaunchErr: err}, true
 }
 
 // finish classifies the exit, cleans the process group, records
 // session.ended and the final state.
 func (s *supervisor) finish() Result {
-	st := s.child.Wait()
 	if s.graceTimer != nil {
 		s.graceTimer.Stop()
 	}
+	if s.child == nil { // a recovery that could not start the harness
+		return s.endWithoutHarness()
+	}
+	st := s.child.Wait()
 	pid := s.child.Pid()
 	// Anything still in the harness's group is killed; anything that left
 	// the group (a detached daemon) is reported.
@@ -501,18 +522,7 @@ func (s *supervisor) finish() Result {
 	if len(leftover) > 0 {
 		sum["leftover_pids"] = leftover
 	}
-	var warnings []contract.Warning
-	for _, p := range s.hookPayloads {
-		warnings = append(warnings, contract.Warning{
-			Code:    "payload_not_delivered",
-			Message: fmt.Sprintf("payload %s was never placed: no hook that can take it fired", p.PayloadID),
-		})
-	}
-	parent := s.startedReceipt
-	if s.lastReceipt != "" && s.stopping {
-		parent = s.lastReceipt
-	}
-	_, _ = s.record(Moment{Event: contract.EventSessionEnded, Parent: &parent, Summary: sum, Warnings: warnings})
+	_, _, _ = s.commit(Moment{Event: contract.EventSessionEnded, Summary: sum, Warnings: s.undelivered()}, false)
 
 	code := st.Code
 	if st.Signaled {
@@ -529,6 +539,25 @@ func (s *supervisor) finish() Result {
 	s.saveRecord()
 	s.log.Info("harness ended", "code", code, "phase", class.Phase, "reason", class.Reason)
 	return Result{ExitCode: code, State: state, Class: class}
+}
+
+// endWithoutHarness ends a session whose harness never ran in this
+// wrapper (a continued session whose recovery failed).
+func (s *supervisor) endWithoutHarness() Result {
+	res, _ := s.launchFailed(ExitLaunchFailed, "recovery_failed", errors.New("the interrupted renewal could not start the harness again; see `lifeloop renewal status` and the session log"))
+	return res
+}
+
+// undelivered warns of hook payloads no hook could take.
+func (s *supervisor) undelivered() []contract.Warning {
+	var warnings []contract.Warning
+	for _, p := range s.hookPayloads {
+		warnings = append(warnings, contract.Warning{
+			Code:    "payload_not_delivered",
+			Message: fmt.Sprintf("payload %s was never placed: no hook that can take it fired", p.PayloadID),
+		})
+	}
+	return warnings
 }
 
 func finalState(c contract.ExitClass, aborting bool) statedir.SessionState {
@@ -550,12 +579,18 @@ func alive(pid int) bool {
 }
 
 func (s *supervisor) currentActivity() (string, float64) {
+	if s.child == nil {
+		return s.activity, 0
+	}
 	a := s.child.Activity()
 	return activityOf(a.LastOutput, s.startedAt, s.cfg.Now(), s.cfg.IdleAfter)
 }
 
-// tick records a supervisor.tick receipt.
+// tick records a supervisor.tick receipt (none while no harness runs).
 func (s *supervisor) tick(trigger string) {
+	if s.child == nil || s.drain != nil {
+		return
+	}
 	pid := s.child.Pid()
 	aliveNow, procs, rss, cpu := sampleGroup(pid)
 	if ds, err := procfs.Descendants(pid); err == nil {
@@ -571,73 +606,15 @@ func (s *supervisor) tick(trigger string) {
 	}
 	s.lastTickBytes = act.BytesOut
 	s.activity = activity
-	_, _ = s.record(Moment{
-		Event:   contract.EventSupervisorTick,
-		Parent:  &s.startedReceipt,
-		Summary: sample.summary(trigger, string(s.rec.State)),
-	})
-}
-
-// observe records a moment observed outside the process (telemetry). A
-// new harness session id is remembered in session.json and set on every
-// later receipt; frame receipts chain to the receipt that opened their
-// frame, session-level ones to session.started; a frame moment a hook
-// already reported is not recorded again.
-func (s *supervisor) observe(m Moment) {
-	if m.HarnessSessionID != "" {
-		s.noteHarnessSession(m.HarnessSessionID)
-	}
-	if s.isDuplicate(m) {
-		return
-	}
-	if m.Parent == nil {
-		m.Parent = s.parentFor(m)
-	}
-	r, err := s.record(m)
-	if err == nil {
-		s.rememberFrame(m, r.ReceiptID)
-	}
-}
-
-func (s *supervisor) noteHarnessSession(id string) {
-	s.harnessSessionID = id
-	if !s.harnessSessions[id] {
-		s.harnessSessions[id] = true
-		s.rec.HarnessSessionIDs = append(s.rec.HarnessSessionIDs, id)
-		s.saveRecord()
-	}
-}
-
-// parentFor is the receipt a moment chains to: its frame's opening, its
-// parent frame's opening, else session.started.
-func (s *supervisor) parentFor(m Moment) *string {
-	if m.Frame != nil {
-		if id, ok := s.frameReceipts[m.Frame.FrameID]; ok {
-			return &id
-		}
-		if m.Frame.ParentFrameID != nil {
-			if id, ok := s.frameReceipts[*m.Frame.ParentFrameID]; ok {
-				return &id
-			}
-		}
-	}
-	p := s.startedReceipt
-	return &p
-}
-
-func (s *supervisor) rememberFrame(m Moment, receiptID string) {
-	if m.Frame != nil && m.Event == contract.EventFrameOpening {
-		s.frameReceipts[m.Frame.FrameID] = receiptID
-	}
+	s.emit(Moment{Event: contract.EventSupervisorTick, Summary: sample.summary(trigger, string(s.rec.State))})
 }
 
 func (s *supervisor) warnDegraded(capability, evidence string) {
 	now := s.cfg.Now().Unix()
 	rc := contract.RetryAfterReconfigure
-	_, _ = s.record(Moment{
+	s.emit(Moment{
 		Event:  contract.EventCapabilityDegraded,
 		Status: contract.StatusDegraded,
-		Parent: &s.startedReceipt,
 		Degradations: []contract.CapabilityDegradation{{
 			Capability: capability, PreviousSupport: contract.SupportNative, CurrentSupport: contract.SupportUnavailable,
 			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
@@ -645,112 +622,9 @@ func (s *supervisor) warnDegraded(capability, evidence string) {
 	})
 }
 
-func (s *supervisor) record(m Moment) (contract.LifecycleReceipt, error) {
-	if m.HarnessSessionID == "" {
-		m.HarnessSessionID = s.harnessSessionID
-	}
-	r, err := s.cfg.Recorder.Record(s.ctx, m)
-	if err != nil {
-		s.log.Error("recording receipt failed", "event", m.Event, "err", err)
-		return r, err
-	}
-	s.lastReceipt = r.ReceiptID
-	return r, nil
-}
-
 func (s *supervisor) saveRecord() {
 	s.rec.UpdatedAt = s.cfg.Now()
 	if err := statedir.WriteSession(s.cfg.StateDir, s.rec); err != nil {
 		s.log.Error("writing session.json failed", "err", err)
-	}
-}
-
-// Status is what `lifeloop status` reports about a live session.
-type Status struct {
-	Session     statedir.SessionRecord `json:"session"`
-	Alive       bool                   `json:"alive"`
-	Processes   int                    `json:"processes"`
-	RSSBytes    uint64                 `json:"rss_bytes"`
-	CPUSeconds  float64                `json:"cpu_seconds"`
-	OutputBytes uint64                 `json:"output_bytes"`
-	IdleSeconds float64                `json:"idle_seconds"`
-	Activity    string                 `json:"activity"`
-	Stopping    bool                   `json:"stopping"`
-}
-
-// EmitArgs are the arguments of the emit control operation.
-type EmitArgs struct {
-	Event           contract.Event             `json:"event"`
-	FrameID         string                     `json:"frame_id,omitempty"`
-	ParentFrameID   string                     `json:"parent_frame_id,omitempty"`
-	Payloads        []contract.PayloadEnvelope `json:"payloads,omitempty"`
-	IdempotencyKey  string                     `json:"idempotency_key,omitempty"`
-	TelemetryDetail map[string]any             `json:"telemetry_summary,omitempty"`
-}
-
-func (s *supervisor) onControl(req ControlRequest) (any, error) {
-	switch req.Op {
-	case OpStatus:
-		pid := s.child.Pid()
-		aliveNow, procs, rss, cpu := sampleGroup(pid)
-		activity, idle := s.currentActivity()
-		return Status{
-			Session: s.rec, Alive: aliveNow, Processes: procs, RSSBytes: rss, CPUSeconds: roundMillis(cpu),
-			OutputBytes: s.child.Activity().BytesOut, IdleSeconds: roundMillis(idle), Activity: activity, Stopping: s.stopping,
-		}, nil
-	case OpAbort:
-		if s.stopping && s.aborting {
-			return map[string]any{"state": s.rec.State, "note": "abort already in progress"}, nil
-		}
-		s.stop(contract.StoppedByAbort, syscall.SIGTERM)
-		return map[string]any{"state": s.rec.State}, nil
-	case OpPause:
-		if s.rec.State != statedir.StateRunning {
-			return nil, fmt.Errorf("cannot pause a session that is %s", s.rec.State)
-		}
-		if err := s.child.SignalGroup(syscall.SIGSTOP); err != nil {
-			return nil, err
-		}
-		s.rec.State = statedir.StatePaused
-		s.saveRecord()
-		s.tick(tickStateChange)
-		return map[string]any{"state": s.rec.State}, nil
-	case OpResume:
-		if s.rec.State != statedir.StatePaused {
-			return nil, fmt.Errorf("cannot resume a session that is %s", s.rec.State)
-		}
-		if err := s.child.SignalGroup(syscall.SIGCONT); err != nil {
-			return nil, err
-		}
-		s.rec.State = statedir.StateRunning
-		s.saveRecord()
-		s.tick(tickStateChange)
-		return map[string]any{"state": s.rec.State}, nil
-	case OpHook:
-		return s.onHook(req.Args)
-	case OpRenew:
-		return s.onRenew(req.Args)
-	case OpEmit:
-		var a EmitArgs
-		if err := json.Unmarshal(req.Args, &a); err != nil {
-			return nil, fmt.Errorf("emit: bad arguments: %w", err)
-		}
-		m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail, Parent: &s.startedReceipt}
-		if a.IdempotencyKey != "" {
-			k := a.IdempotencyKey
-			m.IdempotencyKey = &k
-		}
-		if a.FrameID != "" {
-			fc := contract.FrameContext{FrameID: a.FrameID, FrameClass: contract.FrameTopLevel}
-			if a.ParentFrameID != "" {
-				p := a.ParentFrameID
-				fc.ParentFrameID = &p
-				fc.FrameClass = contract.FrameSubcall
-			}
-			m.Frame = &fc
-		}
-		return s.cfg.Recorder.Record(s.ctx, m)
-	default:
-		return nil, fmt.Errorf("unknown control operation %q", req.Op)
 	}
 }

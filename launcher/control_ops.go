@@ -1,0 +1,160 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"syscall"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// Status is what `lifeloop status` reports about a live session.
+type Status struct {
+	Session     statedir.SessionRecord `json:"session"`
+	Alive       bool                   `json:"alive"`
+	Processes   int                    `json:"processes"`
+	RSSBytes    uint64                 `json:"rss_bytes"`
+	CPUSeconds  float64                `json:"cpu_seconds"`
+	OutputBytes uint64                 `json:"output_bytes"`
+	IdleSeconds float64                `json:"idle_seconds"`
+	Activity    string                 `json:"activity"`
+	Stopping    bool                   `json:"stopping"`
+	// Renewing is true while a renewal stops and starts the harness.
+	Renewing bool `json:"renewing"`
+}
+
+// EmitArgs are the arguments of the emit control operation.
+type EmitArgs struct {
+	Event           contract.Event             `json:"event"`
+	FrameID         string                     `json:"frame_id,omitempty"`
+	ParentFrameID   string                     `json:"parent_frame_id,omitempty"`
+	Payloads        []contract.PayloadEnvelope `json:"payloads,omitempty"`
+	IdempotencyKey  string                     `json:"idempotency_key,omitempty"`
+	TelemetryDetail map[string]any             `json:"telemetry_summary,omitempty"`
+}
+
+// errCallerGone is the answer to a control caller whose connection ended
+// (timeout, hang-up) before the loop answered; nothing was executed
+// unless the loop had already taken the call.
+func errCallerGone(ctx context.Context) error {
+	return fmt.Errorf("control: the caller gave up: %w", context.Cause(ctx))
+}
+
+// errHarnessGone answers operations that need a running harness after
+// it exited.
+var errHarnessGone = errors.New("the harness has exited; the session is ending")
+
+// onControl serves one control call on the loop. Every operation answers
+// at once except renew, which answers when the renewal ends.
+func (s *supervisor) onControl(call controlCall) {
+	if call.req.Op == OpRenew {
+		s.onRenew(call.req.Args, call.reply)
+		return
+	}
+	res, err := s.control(call.req)
+	call.reply <- controlReply{res, err}
+}
+
+func (s *supervisor) control(req ControlRequest) (any, error) {
+	switch req.Op {
+	case OpStatus:
+		return s.status(), nil
+	case OpHook:
+		return s.onHook(req.Args)
+	}
+	if s.drain != nil && s.renewing == nil {
+		return nil, errHarnessGone
+	}
+	switch req.Op {
+	case OpAbort:
+		if s.stopping && s.aborting {
+			return map[string]any{"state": s.rec.State, "note": "abort already in progress"}, nil
+		}
+		s.stop(contract.StoppedByAbort, syscall.SIGTERM)
+		return map[string]any{"state": s.rec.State}, nil
+	case OpPause, OpResume:
+		return s.pauseResume(req.Op)
+	case OpEmit:
+		return s.onEmit(req.Args)
+	default:
+		return nil, fmt.Errorf("unknown control operation %q", req.Op)
+	}
+}
+
+func (s *supervisor) status() Status {
+	st := Status{Session: s.rec, Stopping: s.stopping, Renewing: s.renewing != nil, Activity: s.activity}
+	if s.child != nil {
+		pid := s.child.Pid()
+		aliveNow, procs, rss, cpu := sampleGroup(pid)
+		activity, idle := s.currentActivity()
+		st.Alive, st.Processes, st.RSSBytes, st.CPUSeconds = aliveNow, procs, rss, roundMillis(cpu)
+		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
+	}
+	return st
+}
+
+func (s *supervisor) pauseResume(op string) (any, error) {
+	if s.renewing != nil {
+		return nil, fmt.Errorf("cannot %s while a renewal stops and starts the harness", op)
+	}
+	from, to, sig := statedir.StateRunning, statedir.StatePaused, syscall.SIGSTOP
+	if op == OpResume {
+		from, to, sig = statedir.StatePaused, statedir.StateRunning, syscall.SIGCONT
+	}
+	if s.rec.State != from || s.child == nil {
+		return nil, fmt.Errorf("cannot %s a session that is %s", op, s.rec.State)
+	}
+	if err := s.child.SignalGroup(sig); err != nil {
+		return nil, err
+	}
+	s.rec.State = to
+	s.saveRecord()
+	s.tick(tickStateChange)
+	return map[string]any{"state": s.rec.State}, nil
+}
+
+// onEmit records a moment a skill or an operator reported (`lifeloop
+// emit` on a live session): in order with the wrapper's own receipts, and
+// under the same coherence rules.
+func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
+	var a EmitArgs
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, fmt.Errorf("emit: bad arguments: %w", err)
+	}
+	m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail}
+	if a.IdempotencyKey != "" {
+		k := a.IdempotencyKey
+		m.IdempotencyKey = &k
+	}
+	if a.FrameID != "" {
+		fc := contract.FrameContext{FrameID: a.FrameID, FrameClass: contract.FrameTopLevel}
+		if a.ParentFrameID != "" {
+			p := a.ParentFrameID
+			fc.ParentFrameID = &p
+			fc.FrameClass = contract.FrameSubcall
+		}
+		m.Frame = &fc
+	}
+	if m.Event != contract.EventSessionStarted {
+		s.releaseStarted()
+	}
+	if len(s.queue) > 0 {
+		s.flushQueue() // the emitted moment comes after everything observed before it
+	}
+	res, ok, err := s.commit(m, false)
+	if err != nil {
+		return nil, err
+	}
+	if !ok && m.IdempotencyKey != nil {
+		// A replay: the ledger answers with the original receipt.
+		r, err := s.recordOne(m, false)
+		return r.Receipt, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("emit: the ledger already has %s for this harness session (or a later stage of frame %q); each is recorded once", a.Event, a.FrameID)
+	}
+	return res.Receipt, nil
+}

@@ -1,0 +1,53 @@
+package launcher
+
+import (
+	"syscall"
+
+	"github.com/lifeloop/lifeloop/ptyio"
+)
+
+// Process is a running harness as the supervisor sees it: *ptyio.Child is
+// one. Every method is safe to call from any goroutine, so a renewal
+// running beside the supervisor loop can stop it.
+type Process interface {
+	Pid() int
+	// Done is closed when the process has exited and its output is
+	// drained; Wait then returns at once.
+	Done() <-chan struct{}
+	Wait() ptyio.ExitStatus
+	// SignalGroup signals the harness's whole process group.
+	SignalGroup(sig syscall.Signal) error
+	// Write types into the harness's terminal.
+	Write(p []byte) (int, error)
+	Activity() ptyio.Activity
+}
+
+// Terminal starts harnesses on the person's terminal, one at a time.
+// ptyio's Terminal is the real one; launcher tests use a fake without a
+// PTY.
+type Terminal interface {
+	Start(spec ptyio.ChildSpec) (Process, error)
+	// Close restores the person's terminal.
+	Close() error
+}
+
+// OpenPTY opens the person's terminal through ptyio.
+func OpenPTY(cfg ptyio.TerminalConfig) (Terminal, error) {
+	t, err := ptyio.OpenTerminal(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return ptyTerminal{t}, nil
+}
+
+type ptyTerminal struct{ t *ptyio.Terminal }
+
+func (p ptyTerminal) Start(spec ptyio.ChildSpec) (Process, error) {
+	c, err := p.t.Start(spec)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (p ptyTerminal) Close() error { return p.t.Close() }

@@ -1,0 +1,95 @@
+package launcher
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// stop delivers a stop lifeloop decided on: session.ending, the signal to
+// the group, and the grace timer. A renewal in progress ends first (its
+// payloads stay stored). A second stop escalates to SIGKILL.
+func (s *supervisor) stop(reason string, sig syscall.Signal) {
+	if s.stopping {
+		s.log.Warn("second stop; killing the process group", "reason", reason)
+		s.signalChild(syscall.SIGKILL)
+		return
+	}
+	s.stopping = true
+	s.stoppedBy = reason
+	if s.renewing != nil {
+		s.log.Info("stop during a renewal: the renewal ends", "reason", reason)
+		s.renewing.cancel()
+	}
+	if reason == contract.StoppedByAbort {
+		s.aborting = true
+		s.rec.State = statedir.StateAborting
+		s.saveRecord()
+	}
+	s.emit(Moment{
+		Event:   contract.EventSessionEnding,
+		Summary: map[string]any{"reason": reason, "signal": sigName(sig)},
+	})
+	if s.rec.State == statedir.StatePaused {
+		s.signalChild(syscall.SIGCONT)
+	}
+	s.signalChild(sig)
+	s.graceTimer = time.NewTimer(s.cfg.Grace)
+}
+
+func (s *supervisor) onSignal(sig syscall.Signal) {
+	s.log.Info("signal received", "signal", sigName(sig))
+	switch sig {
+	case syscall.SIGINT, syscall.SIGTERM:
+		s.stop(sigReason(sig), sig) // a second one escalates
+	case syscall.SIGHUP, syscall.SIGQUIT:
+		if !s.stopping {
+			s.stop(sigReason(sig), sig)
+			return
+		}
+		s.signalChild(sig)
+	default:
+		s.signalChild(sig)
+	}
+}
+
+func sigReason(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return contract.StoppedBySIGINT
+	case syscall.SIGTERM:
+		return contract.StoppedBySIGTERM
+	case syscall.SIGHUP:
+		return "sighup"
+	case syscall.SIGQUIT:
+		return "sigquit"
+	}
+	return fmt.Sprintf("signal_%d", int(sig))
+}
+
+func sigName(sig syscall.Signal) string {
+	switch sig {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	case syscall.SIGKILL:
+		return "SIGKILL"
+	case syscall.SIGUSR1:
+		return "SIGUSR1"
+	case syscall.SIGUSR2:
+		return "SIGUSR2"
+	case syscall.SIGSTOP:
+		return "SIGSTOP"
+	case syscall.SIGCONT:
+		return "SIGCONT"
+	}
+	return fmt.Sprintf("SIG%d", int(sig))
+}
