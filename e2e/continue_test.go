@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,7 +22,7 @@ func TestContinueSessionFinishesInterruptedRenewal(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--", bin, "-p", "first")
 	if res.ExitCode != 0 {

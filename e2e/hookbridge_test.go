@@ -54,7 +54,7 @@ func TestRunClaudeHookBridge(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer.", ToolReply: "Tool answer."})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 
 	// The user's own hook, in their own settings file.
 	marker := filepath.Join(t.TempDir(), "user-hook-fired")
@@ -167,7 +167,7 @@ func TestRunPayloadAtLaunch(t *testing.T) {
 			bin := c.bin(t)
 			mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 			env := testharness.NewHarnessEnv(t, mock)
-			state := filepath.Join(t.TempDir(), "state")
+			state := stateDir(t)
 			const marker = "LIFELOOP-LAUNCH-MARKER-3"
 			pf := payloadFile(t, env.Dir, "pay_launch", marker)
 			args := append([]string{"run", "--state-dir", state, "--tick", "0", "--no-hooks", "--payload", pf, "--", bin}, c.args...)
@@ -199,7 +199,7 @@ func TestRunCodexNotify(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--", bin, "exec", "--skip-git-repo-check", "say hello")
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)

@@ -25,7 +25,7 @@ func TestHostApplyClaudeNativeHooks(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	env.Setenv("LIFELOOP_STATE_DIR", state)
 
 	marker := filepath.Join(t.TempDir(), "user-hook-fired")
@@ -120,7 +120,7 @@ func TestHostApplyCodexHooksAndNotify(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	env.Setenv("LIFELOOP_STATE_DIR", state)
 
 	if res := env.Run(runTimeout, ll, "host", "apply", "--adapter", "codex"); res.ExitCode != 0 || !strings.Contains(res.Stdout, "trusted") {

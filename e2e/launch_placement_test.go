@@ -566,7 +566,7 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 			const reply = "Interactive reply through lifeloop."
 			mock := startMock(t, mockmodel.Config{Reply: reply})
 			env := testharness.NewHarnessEnv(t, mock)
-			state := filepath.Join(t.TempDir(), "state")
+			state := stateDir(t)
 			term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
 			if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
 				t.Fatal(err)

@@ -212,7 +212,7 @@ func testRenewCrash(t *testing.T, killStage int, every time.Duration) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "0", "--", bin), 120, 40)
 	if err := term.WaitFor("? for shortcuts", screenTimeout); err != nil {
 		t.Fatal(err)

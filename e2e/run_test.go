@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -65,7 +64,7 @@ func TestRunClaudePrint(t *testing.T) {
 	const reply = "Wrapped answer from the mock."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "say hello")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
 		t.Fatalf("lifeloop run -- claude -p: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
@@ -84,7 +83,7 @@ func TestRunCodexExec(t *testing.T) {
 	const reply = "Wrapped answer from the mock."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "exec", "--skip-git-repo-check", "say hello")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
 		t.Fatalf("lifeloop run -- codex exec: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
@@ -104,7 +103,7 @@ func startClaudeTUIUnderLifeloop(t *testing.T, reply string) (*testharness.Termi
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", bin), 120, 40)
 	if err := term.WaitFor("? for shortcuts", screenTimeout); err != nil {
 		t.Fatal(err)
@@ -194,7 +193,7 @@ func TestRunCodexTUI(t *testing.T) {
 	const reply = "Interactive reply through lifeloop."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
 	if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
 		t.Fatal(err)

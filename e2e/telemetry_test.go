@@ -39,8 +39,10 @@ func receiptsFor(rs []map[string]any, event string) []map[string]any {
 	return out
 }
 
-// bindingOf returns the telemetry binding receipt (session.started with
-// telemetry_summary.binding).
+// bindingOf returns the receipt that binds the harness session: the one
+// session.started, with telemetry_summary.binding (its provenance is the
+// first source that named the session: the SessionStart hook or the
+// transcript).
 func bindingOf(t *testing.T, rs []map[string]any) map[string]any {
 	t.Helper()
 	var found []map[string]any
@@ -53,6 +55,27 @@ func bindingOf(t *testing.T, rs []map[string]any) map[string]any {
 		t.Fatalf("want one binding receipt, got %d: %v", len(found), eventsOf(rs))
 	}
 	return found[0]
+}
+
+// followedFile is the telemetry file the receipts' provenance names (the
+// same on every receipt that names one).
+func followedFile(t *testing.T, rs []map[string]any) string {
+	t.Helper()
+	path := ""
+	for _, r := range rs {
+		p, _ := dig(r, "telemetry_summary", "path").(string)
+		switch {
+		case p == "":
+		case path == "":
+			path = p
+		case p != path:
+			t.Errorf("receipts name two telemetry files: %s and %s", path, p)
+		}
+	}
+	if path == "" {
+		t.Fatalf("no receipt names the telemetry file: %v", eventsOf(rs))
+	}
+	return path
 }
 
 // wantPressure is one expected context.pressure_observed receipt.
@@ -222,7 +245,7 @@ func TestRunClaudeTelemetry(t *testing.T) {
 	}})
 	env := testharness.NewHarnessEnv(t, mock)
 	env.Setenv("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "100000")
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "RUN_TOOL please")
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
@@ -234,8 +257,11 @@ func TestRunClaudeTelemetry(t *testing.T) {
 	if filepath.Base(transcript) != sid+".jsonl" {
 		t.Errorf("transcript %s for session %s", transcript, sid)
 	}
-	if b := bindingOf(t, rs); dig(b, "telemetry_summary", "path") != transcript || dig(b, "telemetry_summary", "source") != "transcript" {
-		t.Errorf("binding %s, want path %s", toJSON(b["telemetry_summary"]), transcript)
+	if b := bindingOf(t, rs); b["harness_session_id"] != sid {
+		t.Errorf("binding %s names %v, want %s", toJSON(b["telemetry_summary"]), b["harness_session_id"], sid)
+	}
+	if p := followedFile(t, rs); p != transcript {
+		t.Errorf("followed %s, want %s", p, transcript)
 	}
 	assertHarnessSession(t, state, session, rs, sid)
 	assertPressure(t, rs, []wantPressure{
@@ -264,7 +290,7 @@ func TestRunCodexTelemetry(t *testing.T) {
 		{InputTokens: 80000, CacheReadInputTokens: 60000, OutputTokens: 200},
 	}})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "exec", "--skip-git-repo-check", "-c", "model_context_window=100000", "RUN_TOOL please")
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
@@ -348,7 +374,7 @@ func TestRunCodexCompactionTelemetry(t *testing.T) {
 	big := mockmodel.Usage{InputTokens: 9000, CacheReadInputTokens: 8000, OutputTokens: 300}
 	mock := startMock(t, mockmodel.Config{Usage: mockmodel.DefaultUsage, UsageSequence: []mockmodel.Usage{big}})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "exec", "--skip-git-repo-check",
 		"-c", "model_context_window=10000", "-c", "model_auto_compact_token_limit=8000", "RUN_TOOL please")
 	if res.ExitCode != 0 {
@@ -410,7 +436,7 @@ func TestRunClaudeConcurrentSameFolder(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	prompts := []string{"first concurrent prompt", "second concurrent prompt"}
 	var wg sync.WaitGroup
 	results := make([]testharness.Result, len(prompts))
@@ -435,8 +461,8 @@ func TestRunClaudeConcurrentSameFolder(t *testing.T) {
 	for session, rs := range ledgers {
 		argv, _ := sessionRecord(t, state, session)["argv"].([]any)
 		prompt := argv[len(argv)-1].(string)
-		b := bindingOf(t, rs)
-		path, _ := dig(b, "telemetry_summary", "path").(string)
+		bindingOf(t, rs)
+		path := followedFile(t, rs)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -464,7 +490,7 @@ func toJSON(v any) string {
 func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string, args ...string) (string, string, []map[string]any) {
 	t.Helper()
 	ll := lifeloopBin(t)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", adapter, "--cwd", env.Dir, "--until-idle", "5s")
 	var out strings.Builder
 	cmd.Stdout = &out
@@ -566,7 +592,7 @@ func TestRunClaudeNoTelemetry(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Usage: mockmodel.Usage{InputTokens: 190000}})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--no-telemetry", "--", bin, "-p", "hello")
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %s", res.ExitCode, res.Stderr)

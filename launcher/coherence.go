@@ -1,6 +1,8 @@
 package launcher
 
 import (
+	"slices"
+
 	"github.com/lifeloop/lifeloop/contract"
 )
 
@@ -46,10 +48,12 @@ type coherence struct {
 	starting, started, ending, ended bool
 }
 
-func newCoherence(m contract.AdapterManifest) *coherence {
+// newCoherence returns the filter for a session of an adapter with
+// manifest m recorded in integration mode mode.
+func newCoherence(m contract.AdapterManifest, mode contract.IntegrationMode) *coherence {
 	c := &coherence{declared: map[contract.Event]bool{}, frames: map[string]int{}}
 	for _, ev := range frameStages {
-		if s, ok := m.LifecycleEvents[ev]; ok && s.Support != contract.SupportUnavailable && s.Support != "" {
+		if s, ok := m.LifecycleEvents[ev]; ok && s.Support != contract.SupportUnavailable && s.Support != "" && slices.Contains(s.Modes, mode) {
 			c.declared[ev] = true
 		}
 	}
@@ -133,3 +137,28 @@ func inferred(ev contract.Event, m Moment) Moment {
 		EventID: fc.FrameID + "/" + string(ev), Summary: s,
 	}
 }
+
+// Coherent keeps the stream of a session recorded without a wrapper
+// (native hooks, one process per call) coherent: seeded with the
+// session's receipts so far, it admits new moments like the supervisor's.
+type Coherent struct{ c *coherence }
+
+// NewCoherent returns the filter for a session of an adapter with
+// manifest m, recorded in integration mode mode, whose ledger holds prior.
+func NewCoherent(m contract.AdapterManifest, mode contract.IntegrationMode, prior []contract.LifecycleReceipt) *Coherent {
+	c := newCoherence(m, mode)
+	for _, r := range prior {
+		if hookCallFailed(r) {
+			continue
+		}
+		mm := Moment{Event: r.Event}
+		if id := priorFrameID(r); id != "" {
+			mm.Frame = &contract.FrameContext{FrameID: id}
+		}
+		c.admit(mm)
+	}
+	return &Coherent{c}
+}
+
+// Admit returns the moments to record for m, in order (see coherence).
+func (c *Coherent) Admit(m Moment) []Moment { return c.c.admit(m) }

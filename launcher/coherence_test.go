@@ -76,7 +76,7 @@ func TestCoherenceFrameInterleavings(t *testing.T) {
 			n := 0
 			interleavings(tc.sources, func(in []Moment) {
 				n++
-				c := newCoherence(allDeclared())
+				c := newCoherence(allDeclared(), contract.ModeLauncherWrapper)
 				var out []Moment
 				for _, m := range in {
 					out = append(out, c.admit(m)...)
@@ -128,7 +128,7 @@ func checkFrameStream(t *testing.T, in, out []Moment) {
 func TestCoherenceInfersOnlyDeclared(t *testing.T) {
 	m := allDeclared()
 	m.LifecycleEvents[contract.EventFrameOpened] = contract.EventSupport{Support: contract.SupportUnavailable}
-	c := newCoherence(m)
+	c := newCoherence(m, contract.ModeLauncherWrapper)
 	out := c.admit(frameMoment(contract.EventFrameEnded, "f", "hook"))
 	var evs []contract.Event
 	for _, o := range out {
@@ -150,7 +150,7 @@ func TestCoherenceInfersOnlyDeclared(t *testing.T) {
 // started, at most one ending, one ended, whoever reports them; a new
 // session.starting (a renewal) opens the next harness session.
 func TestCoherenceSessionMoments(t *testing.T) {
-	c := newCoherence(allDeclared())
+	c := newCoherence(allDeclared(), contract.ModeLauncherWrapper)
 	in := []contract.Event{
 		contract.EventSessionStarting, contract.EventSessionStarted, contract.EventSessionStarted, // process, hook
 		contract.EventSessionEnding, contract.EventSessionEnding, // renewal, SessionEnd hook

@@ -44,6 +44,10 @@ const (
 // long operations (abort) start and answer at once.
 type ControlHandler func(ctx context.Context, req ControlRequest) (any, error)
 
+// controlDeadline bounds one control call (a renewal answers when it
+// ends, within 4×grace plus a start).
+const controlDeadline = 60 * time.Second
+
 // maxControlLine bounds one request line.
 const maxControlLine = 4 << 20
 
@@ -97,7 +101,7 @@ func (s *controlServer) accept() {
 
 func (s *controlServer) serve(conn *net.UnixConn) {
 	defer func() { _ = conn.Close() }()
-	_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+	_ = conn.SetDeadline(time.Now().Add(controlDeadline))
 	if err := checkPeer(conn); err != nil {
 		s.log.Warn("control: peer refused", "err", err)
 		writeResponse(conn, ControlResponse{Error: err.Error()})
@@ -114,7 +118,17 @@ func (s *controlServer) serve(conn *net.UnixConn) {
 		writeResponse(conn, ControlResponse{Error: "request is not JSON: " + err.Error()})
 		return
 	}
-	res, err := s.handler(s.ctx, req)
+	// The call lives as long as its caller's connection: the deadline,
+	// the caller hanging up or the server closing ends it, so an operation
+	// the caller gave up on is never executed later.
+	ctx, cancel := context.WithDeadline(s.ctx, time.Now().Add(controlDeadline))
+	defer cancel()
+	go func() { // ends when the connection is closed (at the latest when serve returns)
+		var b [1]byte
+		_, _ = conn.Read(b[:])
+		cancel()
+	}()
+	res, err := s.handler(ctx, req)
 	if err != nil {
 		writeResponse(conn, ControlResponse{Error: err.Error()})
 		return

@@ -139,7 +139,7 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 		m.Frame = &fc
 	}
 	if m.Event != contract.EventSessionStarted {
-		s.releaseStarted()
+		s.releaseStarted(m)
 	}
 	if len(s.queue) > 0 {
 		s.flushQueue() // the emitted moment comes after everything observed before it

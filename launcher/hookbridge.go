@@ -78,6 +78,15 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 			EventID:          mm.EventID,
 			Summary:          withSource(mm.Summary, "hook", a.Hook),
 		}
+		canPlace := i == 0 && mapped.Accepts != "" && spec.CanInject(a.Hook)
+		if !canPlace && m.Event != contract.EventSessionStarted {
+			// Nothing to place: the moment is ordered with those that
+			// wait, and the harness is answered at once.
+			s.releaseStarted(m)
+			s.enqueueHook(m)
+			reply.Receipts++
+			continue
+		}
 		q, held := s.takeQueued(m)
 		switch {
 		case held && q.key == keyStarted:
@@ -85,9 +94,8 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		case held:
 			m.Summary["transcript"] = q.m.Summary // native wins; the transcript corroborates
 		case m.Event != contract.EventSessionStarted:
-			s.releaseStarted() // the session has started: this hook reports a later moment
+			s.releaseStarted(m) // the session has started: this hook reports a later moment
 		}
-		canPlace := i == 0 && mapped.Accepts != "" && spec.CanInject(a.Hook)
 		if canPlace {
 			m.Payloads = append(m.Payloads, s.pendingFor(mm.Event)...)
 		}

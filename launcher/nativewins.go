@@ -46,6 +46,9 @@ type queuedMoment struct {
 	until    time.Time
 	reply    func(string)
 	waitHook bool
+	// fromHook marks a hook's moment (which a transcript moment never
+	// replaces).
+	fromHook bool
 }
 
 // keyStarted is the queue key of a held session.started.
@@ -64,7 +67,8 @@ func queueKey(m Moment) string {
 
 // enqueueTelemetry records m now, or queues it when it may still be
 // reported by a hook or when moments ahead of it wait. A transcript
-// binding completes a held session.started.
+// binding completes a held session.started; a transcript moment a hook
+// already reported corroborates the hook's receipt.
 func (s *supervisor) enqueueTelemetry(m Moment) {
 	if m.HarnessSessionID != "" {
 		s.noteHarnessSession(m.HarnessSessionID) // known at once, even while m waits
@@ -77,24 +81,108 @@ func (s *supervisor) enqueueTelemetry(m Moment) {
 			if !q.waitHook {
 				q.until = time.Time{}
 			}
-			s.armQueue()
+			s.releaseQueue(s.cfg.Now())
 			return
 		}
 	}
 	if s.coh.has(m) {
 		return // another source reported it first
 	}
-	hold := key != "" && key != keyStarted && s.nativeFrames[m.Event]
-	if !hold && len(s.queue) == 0 {
-		_, _, _ = s.commit(m, false)
+	if i := s.queued(key); key != "" && key != keyStarted && i >= 0 && s.queue[i].fromHook {
+		s.queue[i].m.Summary["transcript"] = m.Summary // the hook's receipt, waiting, absorbs it
 		return
 	}
 	q := queuedMoment{key: key, m: m}
-	if hold {
-		q.until = s.cfg.Now().Add(nativeWindow)
+	if key != "" && key != keyStarted && s.nativeFrames[m.Event] {
+		q.until = s.cfg.Now().Add(nativeWindow) // native wins: wait for the hook's report
+	} else if len(s.queue) == 0 {
+		_, _, _ = s.commit(m, false)
+		return
 	}
-	s.queue = append(s.queue, q)
+	s.insert(q)
+	s.settle(m)
+	s.releaseQueue(s.cfg.Now())
+}
+
+// enqueueHook orders a hook moment that places nothing with the moments
+// that wait: it takes the place of the transcript's report of the same
+// moment, and a frame stage whose earlier stages only the transcript
+// reports waits (up to nativeWindow) for them, so the frame's receipts
+// keep their causal order.
+func (s *supervisor) enqueueHook(m Moment) {
+	key := queueKey(m)
+	if i := s.queued(key); key != "" && key != keyStarted && i >= 0 {
+		q := &s.queue[i]
+		m.Summary["transcript"] = q.m.Summary // native wins; the transcript corroborates
+		q.m, q.until, q.fromHook = m, time.Time{}, true
+		s.releaseQueue(s.cfg.Now())
+		return
+	}
+	if s.coh.has(m) {
+		return
+	}
+	q := queuedMoment{key: key, m: m, fromHook: true}
+	if s.missingEarlier(m, len(s.queue)) {
+		q.until = s.cfg.Now().Add(nativeWindow)
+	} else if len(s.queue) == 0 {
+		_, _, _ = s.commit(m, false)
+		return
+	}
+	s.insert(q)
+	s.releaseQueue(s.cfg.Now())
+}
+
+// insert queues q before the first waiting moment of the same frame at a
+// later stage (so a late earlier stage still comes first), else last.
+func (s *supervisor) insert(q queuedMoment) {
+	pos := len(s.queue)
+	if k := frameStage(q.m.Event); k > 0 && q.m.Frame != nil {
+		for i, e := range s.queue {
+			if e.m.Frame != nil && e.m.Frame.FrameID == q.m.Frame.FrameID && frameStage(e.m.Event) > k {
+				pos = i
+				break
+			}
+		}
+	}
+	s.queue = slices.Insert(s.queue, pos, q)
 	s.armQueue()
+}
+
+// missingEarlier reports whether frame moment m still lacks an earlier
+// stage the transcript will report: declared by the manifest, neither
+// recorded nor among the first upTo queued moments, with a transcript
+// being read.
+func (s *supervisor) missingEarlier(m Moment, upTo int) bool {
+	k := frameStage(m.Event)
+	if k <= 1 || m.Frame == nil || s.obs == nil {
+		return false
+	}
+	id := m.Frame.FrameID
+	for j := s.coh.frames[id] + 1; j < k; j++ {
+		if !s.coh.declared[frameStages[j-1]] {
+			continue
+		}
+		if !slices.ContainsFunc(s.queue[:upTo], func(e queuedMoment) bool {
+			return e.m.Frame != nil && e.m.Frame.FrameID == id && frameStage(e.m.Event) == j
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// settle releases the hook moments of m's frame that waited for the
+// earlier stages now queued ahead of them.
+func (s *supervisor) settle(m Moment) {
+	if m.Frame == nil {
+		return
+	}
+	for i := range s.queue {
+		e := &s.queue[i]
+		if e.fromHook && !e.until.IsZero() && e.m.Frame != nil && e.m.Frame.FrameID == m.Frame.FrameID && !s.missingEarlier(e.m, i) {
+			e.until = time.Time{}
+		}
+	}
 }
 
 // queued returns the index of the queued moment with key, or -1.
@@ -158,11 +246,15 @@ func (s *supervisor) takeQueued(m Moment) (queuedMoment, bool) {
 }
 
 // releaseStarted records a held session.started and what waits ahead of
-// it: a hook reports a later moment, so the session has started.
-func (s *supervisor) releaseStarted() {
+// it: moment by reports something later, so the session has started (and
+// by's harness session id, if any, names it).
+func (s *supervisor) releaseStarted(by Moment) {
 	i := s.queued(keyStarted)
 	if i < 0 {
 		return
+	}
+	if by.HarnessSessionID != "" && s.queue[i].m.HarnessSessionID == "" {
+		s.queue[i].m = mergeStarted(s.queue[i].m, Moment{HarnessSessionID: by.HarnessSessionID})
 	}
 	ahead := slices.Clone(s.queue[:i+1])
 	s.queue = slices.Delete(s.queue, 0, i+1)

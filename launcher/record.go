@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
 )
 
 // DefaultBindWait bounds how long session.started waits for the harness
@@ -60,6 +61,10 @@ func (s *supervisor) recordOne(m Moment, sync bool) (SyncResult, error) {
 	}
 	if m.Parent == nil {
 		m.Parent = s.parentFor(m)
+	}
+	if m.Frame != nil && m.Summary["frame_id"] == nil {
+		m.Summary = clone(m.Summary)
+		m.Summary["frame_id"] = m.Frame.FrameID
 	}
 	var res SyncResult
 	var err error
@@ -139,9 +144,30 @@ func (s *supervisor) noteHarnessSession(id string) {
 }
 
 // expectsBinding reports whether the harness will name its session: the
-// transcript or the hook bridge can tell.
+// transcript of a new harness session, or the hook bridge's SessionStart
+// hook. A pinned launch knows the id but still waits for the evidence
+// that the harness took it; a resumed one is named by its hook only (its
+// transcript goes on).
 func (s *supervisor) expectsBinding() bool {
-	return s.cfg.Telemetry != nil || len(s.cfg.BridgeArgs) > 0
+	if s.cfg.Telemetry != nil && !s.resumed {
+		return true
+	}
+	return len(s.cfg.BridgeArgs) > 0 && s.bridgeStartsSessions()
+}
+
+// bridgeStartsSessions reports whether the hook bridge has a hook that
+// reports session.started.
+func (s *supervisor) bridgeStartsSessions() bool {
+	spec := s.cfg.Adapter.Hooks()
+	if spec == nil {
+		return false
+	}
+	for _, h := range spec.Hooks {
+		if h.Role == hooks.RoleSessionStart {
+			return true
+		}
+	}
+	return false
 }
 
 // emitStarted records a harness session's session.started: at once when
@@ -150,7 +176,7 @@ func (s *supervisor) expectsBinding() bool {
 // session, or the bind wait passes. reply, when set, gets the receipt id.
 func (s *supervisor) emitStarted(m Moment, reply func(string)) {
 	waitHook := len(s.pendingFor(contract.EventSessionStarted)) > 0 && len(s.cfg.BridgeArgs) > 0
-	if (s.bound || !s.expectsBinding()) && !waitHook {
+	if !s.expectsBinding() && !waitHook {
 		if len(s.queue) > 0 {
 			s.queue = append(s.queue, queuedMoment{key: keyStarted, m: m, reply: reply})
 			s.armQueue()
@@ -175,6 +201,9 @@ func (s *supervisor) emitStarted(m Moment, reply func(string)) {
 // moment's own facts (pid, renewal step, payload receipts).
 func mergeStarted(held, evidence Moment) Moment {
 	out := held
+	if evidence.HarnessSessionID == "" {
+		evidence.HarnessSessionID = held.HarnessSessionID
+	}
 	out.HarnessSessionID = evidence.HarnessSessionID
 	if evidence.EventID != "" {
 		out.EventID = evidence.EventID
@@ -182,6 +211,9 @@ func mergeStarted(held, evidence Moment) Moment {
 	sum := clone(evidence.Summary)
 	for k, v := range held.Summary {
 		sum[k] = v
+	}
+	if out.HarnessSessionID != "" {
+		sum["binding"] = "harness_session_id"
 	}
 	out.Summary = sum
 	out.Payloads = append(out.Payloads, evidence.Payloads...)

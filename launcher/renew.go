@@ -275,9 +275,14 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 	reply := func(id string) { idc <- id }
 	m := Moment{Event: ev, Summary: summary, PayloadReceipts: prs}
 	if !s.onLoop(func() {
+		// The step comes after everything observed before it.
+		s.releaseStarted(Moment{})
+		s.flushQueue()
 		switch ev {
 		case contract.EventSessionStarting:
-			if resume, _ := summary["resume"].(bool); !resume {
+			resume, _ := summary["resume"].(bool)
+			s.resumed = resume
+			if !resume {
 				s.harnessSessionID, s.bound = "", false // a fresh harness session names itself
 			}
 			res, _, _ := s.commit(m, false)

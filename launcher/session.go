@@ -281,9 +281,15 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
 		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir,
 	}
+	var prior []contract.LifecycleReceipt
 	if o.ContinueSession != "" {
 		if prev, err := statedir.ReadSession(o.StateDir, id); err == nil {
 			rec.HarnessSessionIDs = prev.HarnessSessionIDs
+		}
+		for e, err := range ledger.ReadSince(statedir.ReceiptsPath(o.StateDir, id), 0) {
+			if err == nil {
+				prior = append(prior, e.Receipt)
+			}
 		}
 	}
 	recorder := &routerRecorder{rt: rt}
@@ -310,6 +316,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Adapter:         ad,
 		Registry:        o.Registry,
 		Recover:         o.ContinueSession != "",
+		Prior:           prior,
 		UserArgv:        o.Argv,
 		BridgeArgs:      bridgeArgs,
 		HandleSignals:   o.HandleSignals,
@@ -423,17 +430,18 @@ func ControlSocketIn(dir string) string {
 type routerRecorder struct{ rt *router.Router }
 
 func (r *routerRecorder) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
-	res, err := r.rt.Route(ctx, inputOf(m))
+	res, err := r.rt.Route(ctx, InputOf(m))
 	return res.Receipt, err
 }
 
 // RecordSync records m with the router's synchronous clients.
 func (r *routerRecorder) RecordSync(ctx context.Context, m Moment) (SyncResult, error) {
-	res, err := r.rt.Route(ctx, inputOf(m))
+	res, err := r.rt.Route(ctx, InputOf(m))
 	return SyncResult{Receipt: res.Receipt, Placements: res.Placements, ClientPayloads: res.ClientPayloads}, err
 }
 
-func inputOf(m Moment) router.Input {
+// InputOf is the router input that records m.
+func InputOf(m Moment) router.Input {
 	in := router.Input{
 		Event:            m.Event,
 		EventID:          m.EventID,

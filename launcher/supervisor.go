@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -69,8 +71,11 @@ type Config struct {
 	// synchronous clients; nil records them like any other moment.
 	HookRecorder SyncRecorder
 	// Recover finishes a renewal a crashed wrapper left in progress before
-	// starting the harness (run --continue-session).
+	// starting the harness (run --continue-session); Prior are the
+	// session's receipts so far, so the stream stays coherent across
+	// wrappers.
 	Recover bool
+	Prior   []contract.LifecycleReceipt
 	// Adapter is the session's adapter and UserArgv the command line as
 	// the user gave it; renewal relaunches with them. BridgeArgs are the
 	// hook bridge's launch arguments, added again at a relaunch.
@@ -158,6 +163,9 @@ type supervisor struct {
 	// session (since the last session.starting) has named it.
 	harnessSessionID string
 	bound            bool
+	// resumed says the current harness session continues the one before
+	// it (a resumed renewal).
+	resumed bool
 	// coh keeps the stream coherent (coherence.go).
 	coh *coherence
 	// frameReceipts maps a frame id to the receipt that opened it, so the
@@ -224,7 +232,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		descendants:     map[int]bool{},
 		harnessSessions: map[string]bool{},
 		frameReceipts:   map[string]string{},
-		coh:             newCoherence(manifest),
+		coh:             newCoherence(manifest, contract.ModeLauncherWrapper),
 		hookPayloads:    cfg.HookPayloads,
 		calls:           make(chan func()),
 		renewed:         make(chan renewResult, 1),
@@ -233,6 +241,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	for _, id := range cfg.Record.HarnessSessionIDs {
 		s.harnessSessions[id] = true
 	}
+	s.resume(cfg.Prior)
 	if len(cfg.BridgeArgs) > 0 && cfg.Adapter != nil {
 		s.nativeFrames = bridgedFrameEvents(cfg.Adapter)
 	}
@@ -314,6 +323,46 @@ func (s *supervisor) run() (Result, error) {
 		}
 	}
 	return s.loop(sigCh, ctrlCh), nil
+}
+
+// resume takes up the stream of a continued session where the receipts
+// of its earlier wrappers left it.
+func (s *supervisor) resume(prior []contract.LifecycleReceipt) {
+	for _, r := range prior {
+		if hookCallFailed(r) {
+			continue
+		}
+		m := Moment{Event: r.Event}
+		if id := priorFrameID(r); id != "" {
+			m.Frame = &contract.FrameContext{FrameID: id}
+		}
+		s.coh.admit(m)
+		s.noteReceipt(m, r.ReceiptID)
+	}
+}
+
+// hookCallFailed reports the receipt host-hook records for a hook call
+// that never reached a wrapper (not a lifecycle moment of the stream).
+func hookCallFailed(r contract.LifecycleReceipt) bool {
+	return r.Status == contract.StatusFailed && slices.ContainsFunc(r.Warnings, func(w contract.Warning) bool { return w.Code == HookFailedWarning })
+}
+
+// HookFailedWarning marks the receipt `lifeloop host-hook` records when a
+// hook call could not reach its wrapper.
+const HookFailedWarning = "host_hook_failed"
+
+// priorFrameID is the frame a recorded receipt belongs to: its
+// telemetry_summary.frame_id, else its "<frame>/<event>" event id.
+func priorFrameID(r contract.LifecycleReceipt) string {
+	if id, ok := r.TelemetrySummary["frame_id"].(string); ok {
+		return id
+	}
+	if frameStage(r.Event) > 0 {
+		if id, ok := strings.CutSuffix(r.EventID, "/"+string(r.Event)); ok {
+			return id
+		}
+	}
+	return ""
 }
 
 // recordStarting records the wrapper's session.starting.

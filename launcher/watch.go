@@ -417,7 +417,7 @@ func (p *pipeline) Record(ctx context.Context, m Moment) (contract.LifecycleRece
 	if p.rt == nil {
 		return contract.LifecycleReceipt{}, errors.New("pipeline closed")
 	}
-	res, err := p.rt.Route(ctx, inputOf(m))
+	res, err := p.rt.Route(ctx, InputOf(m))
 	return res.Receipt, err
 }
 

@@ -300,7 +300,7 @@ func recordFailure(opts hookOptions, root, id string, mapped hooks.Mapped, fail 
 		Event: ev, FrameContext: frame, HarnessSessionID: mapped.HarnessSessionID,
 		Failure:          &fail.class,
 		TelemetrySummary: map[string]any{"hook": opts.Hook, "adapter": opts.Adapter},
-		Warnings:         []contract.Warning{{Code: "host_hook_failed", Message: truncate(fail.msg, 300)}},
+		Warnings:         []contract.Warning{{Code: launcher.HookFailedWarning, Message: truncate(fail.msg, 300)}},
 	}
 	if ev == contract.EventCapabilityDegraded {
 		in.Degradations = []contract.CapabilityDegradation{{Capability: "native_hook", PreviousSupport: contract.SupportNative,
@@ -340,10 +340,15 @@ func recordNative(_ context.Context, opts hookOptions, root string, mapped hooks
 	if err := statedir.WriteSession(root, rec); err != nil {
 		return
 	}
+	// One coherent stream, as a wrapper keeps it: a moment the ledger
+	// already tells (another hook reported it) is dropped.
+	coh := launcher.NewCoherent(a.Manifest(), contract.ModeNativeHook, ledgerReceipts(root, rec.ID))
 	var ins []router.Input
 	for _, m := range mapped.Moments {
-		ins = append(ins, router.Input{Event: m.Event, EventID: m.EventID, FrameContext: m.Frame,
-			HarnessSessionID: mapped.HarnessSessionID, TelemetrySummary: m.Summary})
+		for _, mm := range coh.Admit(launcher.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
+			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary}) {
+			ins = append(ins, launcher.InputOf(mm))
+		}
 	}
 	route(opts, root, rec, a, ins)
 }
@@ -365,6 +370,18 @@ func route(opts hookOptions, root string, rec statedir.SessionRecord, a *adapter
 		// the moment happened.
 		_, _ = rt.Route(context.Background(), in)
 	}
+}
+
+// ledgerReceipts reads session id's receipts (none when it has no ledger
+// yet).
+func ledgerReceipts(root, id string) []contract.LifecycleReceipt {
+	var out []contract.LifecycleReceipt
+	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(root, id), 0) {
+		if err == nil {
+			out = append(out, e.Receipt)
+		}
+	}
+	return out
 }
 
 // findHarnessSession returns the newest session of adapterID whose harness
