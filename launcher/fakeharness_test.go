@@ -1,0 +1,134 @@
+package launcher
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lifeloop/lifeloop/ptyio"
+)
+
+// fakeTerminal starts fakeProcs: the supervisor's harness without a PTY
+// or a process. pids are above the kernel's pid range, so nothing real is
+// ever signalled.
+type fakeTerminal struct {
+	mu    sync.Mutex
+	procs []*fakeProc
+	// behave configures each new harness (nil: the defaults).
+	behave func(n int, p *fakeProc)
+}
+
+func (t *fakeTerminal) Start(spec ptyio.ChildSpec) (Process, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := &fakeProc{pid: 1<<30 + len(t.procs), argv: append([]string{spec.Path}, spec.Args...), done: make(chan struct{}),
+		exitOn: map[syscall.Signal]bool{syscall.SIGINT: true, syscall.SIGTERM: true, syscall.SIGKILL: true}}
+	if t.behave != nil {
+		t.behave(len(t.procs), p)
+	}
+	t.procs = append(t.procs, p)
+	return p, nil
+}
+
+func (t *fakeTerminal) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, p := range t.procs {
+		p.exit(ptyio.ExitStatus{Signaled: true, Signal: syscall.SIGHUP})
+	}
+	return nil
+}
+
+func (t *fakeTerminal) proc(i int) *fakeProc {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if i >= len(t.procs) {
+		return nil
+	}
+	return t.procs[i]
+}
+
+func (t *fakeTerminal) count() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.procs)
+}
+
+// fakeProc is one fake harness: it exits on the signals in exitOn and,
+// when exitCommand is set, once that command and Enter are typed.
+type fakeProc struct {
+	pid         int
+	argv        []string
+	exitOn      map[syscall.Signal]bool
+	exitCommand string
+
+	mu      sync.Mutex
+	typed   bytes.Buffer
+	signals []syscall.Signal
+	status  ptyio.ExitStatus
+	done    chan struct{}
+	exited  bool
+}
+
+func (p *fakeProc) Pid() int              { return p.pid }
+func (p *fakeProc) Done() <-chan struct{} { return p.done }
+func (p *fakeProc) Activity() ptyio.Activity {
+	return ptyio.Activity{}
+}
+
+func (p *fakeProc) Wait() ptyio.ExitStatus {
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status
+}
+
+func (p *fakeProc) SignalGroup(sig syscall.Signal) error {
+	p.mu.Lock()
+	p.signals = append(p.signals, sig)
+	exits := p.exitOn[sig]
+	p.mu.Unlock()
+	if exits {
+		p.exit(ptyio.ExitStatus{Code: -1, Signaled: true, Signal: sig})
+	}
+	return nil
+}
+
+func (p *fakeProc) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	p.typed.Write(b)
+	typed := p.typed.String()
+	p.mu.Unlock()
+	if p.exitCommand != "" && strings.Contains(typed, p.exitCommand+"\r") {
+		p.exit(ptyio.ExitStatus{Code: 0})
+	}
+	return len(b), nil
+}
+
+func (p *fakeProc) exit(st ptyio.ExitStatus) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exited {
+		return
+	}
+	p.exited, p.status = true, st
+	close(p.done)
+}
+
+func (p *fakeProc) gotSignals() []syscall.Signal {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]syscall.Signal(nil), p.signals...)
+}
+
+// waitDone waits (bounded) for the fake harness to exit.
+func (p *fakeProc) waitDone(d time.Duration) bool {
+	select {
+	case <-p.done:
+		return true
+	case <-time.After(d):
+		return false
+	}
+}

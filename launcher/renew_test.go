@@ -1,0 +1,199 @@
+package launcher
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/testutil"
+	"github.com/lifeloop/lifeloop/ptyio"
+	"github.com/lifeloop/lifeloop/renewal"
+)
+
+// renewFixture is a Claude session on a fake terminal whose first harness
+// ignores the exit command, SIGINT and SIGTERM: a renewal's stop takes
+// 4×grace, the window in which the loop must go on serving.
+func renewFixture(t *testing.T) (*fixture, *fakeTerminal) {
+	t.Helper()
+	f := newFixture(t, "unused")
+	ft := &fakeTerminal{behave: func(n int, p *fakeProc) {
+		if n == 0 {
+			p.exitOn = map[syscall.Signal]bool{syscall.SIGKILL: true}
+		}
+	}}
+	f.cfg.OpenTerminal = func(ptyio.TerminalConfig) (Terminal, error) { return ft, nil }
+	f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
+	f.cfg.UserArgv = []string{"claude"}
+	f.cfg.Spec = ptyio.ChildSpec{Path: "claude"}
+	f.cfg.Record.AdapterID = "claude"
+	f.cfg.Grace = 300 * time.Millisecond
+	f.cfg.Tick = 50 * time.Millisecond
+	return f, ft
+}
+
+func callCtl(t *testing.T, f *fixture, op string, args, out any) error {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return Call(ctx, f.cfg.ControlSocket, op, args, out)
+}
+
+// renewAsync sends a renew request and returns where its answer arrives.
+func renewAsync(t *testing.T, f *fixture, req renewal.Request) <-chan error {
+	errc := make(chan error, 1)
+	go func() {
+		var out renewal.Outcome
+		errc <- callCtl(t, f, OpRenew, req, &out)
+	}()
+	return errc
+}
+
+// TestRenewalBesideTheLoop: while a renewal waits for a harness that is
+// slow to stop, status answers (renewing), a hook call is answered and
+// ticks go on; the renewal then starts the next harness with its payload
+// placed, and the stream stays coherent.
+func TestRenewalBesideTheLoop(t *testing.T) {
+	f, ft := renewFixture(t)
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
+
+	errc := renewAsync(t, f, renewal.Request{Reason: "test", Payloads: []contract.PayloadEnvelope{testutil.Payload("pay_1", "continue here", devFrame)}})
+	testutil.WaitFor(t, func() bool {
+		select {
+		case err := <-errc:
+			t.Fatalf("renew ended before the harness stopped: %v", err)
+		default:
+		}
+		var st Status
+		return callCtl(t, f, OpStatus, nil, &st) == nil && st.Renewing
+	})
+	ticksBefore := countEvents(f.rec.events(), contract.EventSupervisorTick)
+
+	start := time.Now()
+	in, _ := json.Marshal(map[string]any{"session_id": "s-1", "hook_event_name": "SessionEnd", "reason": "other"})
+	var reply hooks.HookReply
+	if err := callCtl(t, f, OpHook, hooks.HookArgs{Adapter: "claude", Hook: "SessionEnd", Stdin: in}, &reply); err != nil {
+		t.Fatalf("hook during a renewal: %v", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("the hook call during a renewal took %v", d)
+	}
+	testutil.WaitFor(t, func() bool { return countEvents(f.rec.events(), contract.EventSupervisorTick) > ticksBefore })
+
+	if err := <-errc; err != nil {
+		t.Fatalf("renew: %v", err)
+	}
+	if ft.count() != 2 {
+		t.Fatalf("%d harnesses started, want 2", ft.count())
+	}
+	if got := ft.proc(0).gotSignals(); len(got) == 0 || got[len(got)-1] != syscall.SIGKILL {
+		t.Errorf("the first harness got %v, want the stop sequence ending in SIGKILL", got)
+	}
+	second := ft.proc(1)
+	if !containsArg(second.argv, "continue here") && !containsSubstring(second.argv, "pay_1") {
+		t.Errorf("the relaunch does not carry the payload: %q", second.argv)
+	}
+	second.exit(ptyio.ExitStatus{Code: 0})
+	res := <-done
+	if res.State != statedir.StateCompleted {
+		t.Errorf("state %s, want completed", res.State)
+	}
+	var sessionEvents []contract.Event
+	for _, ev := range f.rec.events() {
+		if ev != contract.EventSupervisorTick {
+			sessionEvents = append(sessionEvents, ev)
+		}
+	}
+	want := []contract.Event{
+		contract.EventSessionStarting, contract.EventSessionStarted, contract.EventSessionEnding, contract.EventSessionEnded,
+		contract.EventSessionStarting, contract.EventSessionStarted, contract.EventSessionEnded,
+	}
+	if !equalEvents(sessionEvents, want) {
+		t.Errorf("events %v, want %v (the SessionEnd hook repeats the renewal's session.ending)", sessionEvents, want)
+	}
+}
+
+// TestStopDuringRenewal: an abort while a renewal waits for the harness
+// to stop ends the renewal (failed, its payload still stored) and the
+// session, promptly.
+func TestStopDuringRenewal(t *testing.T) {
+	f, ft := renewFixture(t)
+	f.cfg.Grace = 2 * time.Second // the renewal alone would take 8 s
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
+
+	errc := renewAsync(t, f, renewal.Request{Payloads: []contract.PayloadEnvelope{testutil.Payload("pay_kept", "keep me", devFrame)}})
+	testutil.WaitFor(t, func() bool {
+		var st Status
+		return callCtl(t, f, OpStatus, nil, &st) == nil && st.Renewing
+	})
+	start := time.Now()
+	if err := callCtl(t, f, OpAbort, nil, nil); err != nil {
+		t.Fatalf("abort during a renewal: %v", err)
+	}
+	if err := <-errc; err == nil {
+		t.Error("the renewal succeeded after an abort")
+	}
+	res := <-done
+	if d := time.Since(start); d > f.cfg.Grace+1500*time.Millisecond {
+		t.Errorf("the session took %v to end after the abort (grace %v)", d, f.cfg.Grace)
+	}
+	if res.State != statedir.StateAborted {
+		t.Errorf("state %s, want aborted", res.State)
+	}
+	if ft.count() != 1 {
+		t.Errorf("%d harnesses started; the renewal must not start one after the abort", ft.count())
+	}
+	store := &renewal.Store{Dir: statedir.ContinuationPath(f.root, f.cfg.Record.ID)}
+	pending, err := store.Pending()
+	if err != nil || len(pending) != 1 || pending[0].PayloadID != "pay_kept" {
+		t.Errorf("continuation store after the abort: %v %v, want pay_kept still pending", pending, err)
+	}
+	st, _ := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(f.root, f.cfg.Record.ID)))
+	if st.State != renewal.StateFailed {
+		t.Errorf("renewal status %s, want failed", st.State)
+	}
+	if n := countEvents(f.rec.events(), contract.EventSessionEnded); n != 1 {
+		t.Errorf("%d session.ended, want 1: %v", n, f.rec.events())
+	}
+}
+
+var devFrame = contract.AcceptablePlacement{Placement: contract.PlacementDeveloperEquivalentFrame, Requirement: contract.RequirementRequired}
+
+func countEvents(evs []contract.Event, ev contract.Event) int {
+	n := 0
+	for _, e := range evs {
+		if e == ev {
+			n++
+		}
+	}
+	return n
+}
+
+func containsArg(argv []string, s string) bool {
+	for _, a := range argv {
+		if a == s {
+			return true
+		}
+	}
+	return false
+}
+
+func containsSubstring(argv []string, s string) bool {
+	for _, a := range argv {
+		if strings.Contains(a, s) {
+			return true
+		}
+	}
+	return false
+}
