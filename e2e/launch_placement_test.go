@@ -374,6 +374,13 @@ func checkRenewalRecords(t *testing.T, env *testharness.HarnessEnv, ll, state, s
 	if want := "session.ending/ending session.ended/ended session.starting/starting session.started/started"; strings.Join(steps, " ") != want {
 		t.Errorf("renewal receipts %v, want %s", steps, want)
 	}
+	// The loop serves hooks during a renewal: the SessionEnd hook the exit
+	// command fires reaches the wrapper (no failed host-hook receipt).
+	for _, r := range receipts {
+		if hookCallFailed(r) {
+			t.Errorf("a hook call failed to reach the wrapper: %v", r["warnings"])
+		}
+	}
 	if last := lastOf(receipts, "session.ended"); dig(last, "telemetry_summary", "renewal_step") != nil {
 		t.Errorf("the session's last session.ended is the renewal's, not the final exit: %v", eventsOf(receipts))
 	}

@@ -27,7 +27,7 @@ import (
 // as for any stop.
 
 // renewRun is a renewal in progress.
-type renewRun struct{ cancel context.CancelFunc }
+type renewRun struct{ cancel context.CancelCauseFunc }
 
 // renewResult is how a renewal ended; reply is the control caller
 // waiting for it (nil for a recovery).
@@ -39,6 +39,11 @@ type renewResult struct {
 
 // errLoopEnded: the supervisor loop has ended.
 var errLoopEnded = errors.New("the session has ended")
+
+// errStopping ends a renewal the session's stop cut short.
+func errStopping(reason string) error {
+	return fmt.Errorf("the session is stopping (%s): the renewal is abandoned and its payloads stay stored", reason)
+}
 
 // onLoop runs f on the loop goroutine and waits for it. It returns false
 // when the loop has ended.
@@ -55,11 +60,11 @@ func (s *supervisor) onLoop(f func()) bool {
 
 // startRenewal runs do (Renew or Recover) beside the loop.
 func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, error), reply chan controlReply) {
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.renewing = &renewRun{cancel: cancel}
 	go func() { // ends with the renewal, which is bounded (4×grace to stop, one start)
 		out, err := do(ctx)
-		cancel()
+		cancel(nil)
 		s.renewed <- renewResult{out: out, err: err, reply: reply}
 	}()
 }
@@ -136,7 +141,7 @@ func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time
 			return exited(), nil
 		case <-ctx.Done():
 			t.Stop()
-			return contract.ExitFacts{}, ctx.Err()
+			return contract.ExitFacts{}, context.Cause(ctx)
 		case <-t.C:
 		}
 	}
@@ -144,7 +149,7 @@ func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time
 	case <-c.Done():
 		return exited(), nil
 	case <-ctx.Done():
-		return contract.ExitFacts{}, ctx.Err()
+		return contract.ExitFacts{}, context.Cause(ctx)
 	}
 }
 
@@ -180,7 +185,7 @@ func (p harnessProcess) Start(_ context.Context, argv []string) error {
 // watcher, after what the old transcript still holds is recorded.
 func (s *supervisor) relaunch(argv []string, done func(error)) {
 	if s.stopping {
-		done(fmt.Errorf("the session is stopping (%s); the harness is not started again", s.stoppedBy))
+		done(errStopping(s.stoppedBy))
 		return
 	}
 	if len(s.cfg.BridgeArgs) > 0 && !slices.Contains(argv, s.cfg.BridgeArgs[len(s.cfg.BridgeArgs)-1]) {
@@ -192,7 +197,7 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 	}
 	start := func() {
 		if s.stopping {
-			done(fmt.Errorf("the session is stopping (%s); the harness is not started again", s.stoppedBy))
+			done(errStopping(s.stoppedBy))
 			return
 		}
 		if pinned != "" {

@@ -22,7 +22,7 @@ func (s *supervisor) stop(reason string, sig syscall.Signal) {
 	s.stoppedBy = reason
 	if s.renewing != nil {
 		s.log.Info("stop during a renewal: the renewal ends", "reason", reason)
-		s.renewing.cancel()
+		s.renewing.cancel(errStopping(reason))
 	}
 	if reason == contract.StoppedByAbort {
 		s.aborting = true
