@@ -8,9 +8,16 @@
 //	pending → rejected (a required capability is unsupported)
 //
 // One goroutine, the supervisor loop in Run, owns all session state; the
-// child's exit, signals, control requests and timers reach it over
-// channels. Nothing here writes to the terminal the harness owns: messages
-// go to the session log (lifeloop.log), and the CLI prints to stderr only
+// child's exit, signals, control requests, telemetry and timers reach it
+// over channels, and nothing it does waits on the harness, a client or a
+// renewal. A renewal runs beside it (renew.go) and asks it for what it
+// needs by message; a harness that exited is drained (drain.go) before
+// the session ends. Every moment reaches the ledger through one path
+// (record.go) that keeps the stream coherent (coherence.go, nativewins.go;
+// docs/contract.md "One coherent stream per session"). The harness sits
+// behind Process and Terminal (harness.go), so tests run it without a
+// PTY. Nothing here writes to the terminal the harness owns: messages go
+// to the session log (lifeloop.log), and the CLI prints to stderr only
 // after the terminal is restored.
 //
 // # Signal policy
