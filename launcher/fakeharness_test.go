@@ -18,6 +18,8 @@ type fakeTerminal struct {
 	procs []*fakeProc
 	// behave configures each new harness (nil: the defaults).
 	behave func(n int, p *fakeProc)
+	// held and released count HoldInput and ReleaseInput calls.
+	held, released int
 }
 
 func (t *fakeTerminal) Start(spec ptyio.ChildSpec) (Process, error) {
@@ -30,6 +32,18 @@ func (t *fakeTerminal) Start(spec ptyio.ChildSpec) (Process, error) {
 	}
 	t.procs = append(t.procs, p)
 	return p, nil
+}
+
+func (t *fakeTerminal) HoldInput() {
+	t.mu.Lock()
+	t.held++
+	t.mu.Unlock()
+}
+
+func (t *fakeTerminal) ReleaseInput() {
+	t.mu.Lock()
+	t.released++
+	t.mu.Unlock()
 }
 
 func (t *fakeTerminal) Close() error {

@@ -27,6 +27,9 @@ type Process interface {
 // PTY.
 type Terminal interface {
 	Start(spec ptyio.ChildSpec) (Process, error)
+	// HoldInput keeps typed keys from the harness until ReleaseInput.
+	HoldInput()
+	ReleaseInput()
 	// Close restores the person's terminal.
 	Close() error
 }
@@ -50,4 +53,6 @@ func (p ptyTerminal) Start(spec ptyio.ChildSpec) (Process, error) {
 	return c, nil
 }
 
-func (p ptyTerminal) Close() error { return p.t.Close() }
+func (p ptyTerminal) HoldInput()    { p.t.HoldInput() }
+func (p ptyTerminal) ReleaseInput() { p.t.ReleaseInput() }
+func (p ptyTerminal) Close() error  { return p.t.Close() }

@@ -62,6 +62,10 @@ func (s *supervisor) onLoop(f func()) bool {
 func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, error), reply chan controlReply) {
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.renewing = &renewRun{cancel: cancel}
+	// Keys typed while the harness is stopped and started again wait for
+	// the new one (released when the renewal ends: its session.started
+	// waited for the harness to name its session).
+	s.term.HoldInput()
 	go func() { // ends with the renewal, which is bounded (4×grace to stop, one start)
 		out, err := do(ctx)
 		cancel(nil)
@@ -72,6 +76,7 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 // renewDone runs on the loop when a renewal has ended.
 func (s *supervisor) renewDone(r renewResult) {
 	s.renewing = nil
+	s.term.ReleaseInput()
 	if r.err != nil {
 		s.log.Warn("renewal failed", "err", r.err)
 	} else {

@@ -95,6 +95,12 @@ func TestRenewalBesideTheLoop(t *testing.T) {
 	if ft.count() != 2 {
 		t.Fatalf("%d harnesses started, want 2", ft.count())
 	}
+	ft.mu.Lock()
+	held, released := ft.held, ft.released
+	ft.mu.Unlock()
+	if held != 1 || released != 1 {
+		t.Errorf("input held %d and released %d times during one renewal, want 1 and 1", held, released)
+	}
 	if got := ft.proc(0).gotSignals(); len(got) == 0 || got[len(got)-1] != syscall.SIGKILL {
 		t.Errorf("the first harness got %v, want the stop sequence ending in SIGKILL", got)
 	}

@@ -67,6 +67,7 @@ type Terminal struct {
 	closed   bool
 	reserved bool // a Start is between reserve and attach
 	inEOF    bool // stdin reached EOF (only acted on without a TTY)
+	held     bool // HoldInput: typed bytes wait for ReleaseInput
 
 	wakeR, wakeW *os.File // self-pipe that interrupts the stdin poll
 	inFd, wakeFd int      // descriptors polled by the stdin reader
@@ -347,12 +348,12 @@ func (t *Terminal) waitReadable() bool {
 func (t *Terminal) deliver(p []byte) bool {
 	for len(p) > 0 {
 		t.mu.Lock()
-		c, closed, changed := t.cur, t.closed, t.changed
+		c, closed, changed, held := t.cur, t.closed, t.changed, t.held
 		t.mu.Unlock()
 		if closed {
 			return false
 		}
-		if c == nil || c.exited.Load() {
+		if c == nil || c.exited.Load() || held {
 			select {
 			case <-changed:
 			case <-t.stop:
@@ -375,6 +376,26 @@ func (t *Terminal) deliver(p []byte) bool {
 		}
 	}
 	return true
+}
+
+// HoldInput keeps what the person types from the harness until
+// ReleaseInput: while one harness is stopped and the next one starts,
+// keys wait for the harness that will read them (up to what the
+// terminal's input queue holds) instead of reaching one that exits or
+// one that drops typeahead while it starts.
+func (t *Terminal) HoldInput() {
+	t.mu.Lock()
+	t.held = true
+	t.mu.Unlock()
+}
+
+// ReleaseInput hands the held keys, and all that follow, to the attached
+// harness.
+func (t *Terminal) ReleaseInput() {
+	t.mu.Lock()
+	t.held = false
+	t.notifyLocked()
+	t.mu.Unlock()
 }
 
 // stdinEOF records EOF and hands it to the attached child.
