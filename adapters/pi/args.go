@@ -41,7 +41,7 @@ var options = map[string]option{
 	"--continue": {picksSession: true}, "-c": {picksSession: true},
 	"--resume": {picksSession: true}, "-r": {picksSession: true},
 	"--no-session": {picksSession: true},
-	"--session": {arity: required, picksSession: true}, "--fork": {arity: required, picksSession: true},
+	"--session":    {arity: required, picksSession: true}, "--fork": {arity: required, picksSession: true},
 	"--session-dir": {arity: required, picksSession: true},
 }
 
