@@ -80,9 +80,13 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunPiTelemetry",
 		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunPiCompactionTelemetry",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
-		"context_pressure":                    "TestRunPiTelemetry",
-		"session_identity.harness_session_id": "TestRunPiTelemetry",
-		"telemetry_sources.transcript":        "TestRunPiTelemetry",
+		"context_pressure":                      "TestRunPiTelemetry",
+		"session_identity.harness_session_id":   "TestRunPiTelemetry",
+		"telemetry_sources.transcript":          "TestRunPiTelemetry",
+		"placement.pre_session":                 "TestRunPiPayloadAtLaunch",
+		"renewal.reset.wrapper_mediated":        "TestRenewPiTUIUnderLifeloop",
+		"renewal.continuation.observation":      "TestRenewPiTUIUnderLifeloop",
+		"renewal.continuation.payload_delivery": "TestRenewPiTUIUnderLifeloop",
 		// lifeloop watch.
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchPi",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchPi",
@@ -104,5 +108,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
 	adapters.RaiseTelemetry(&m, string(telemetrySource), "lifeloop run follows Pi's session file (~/.pi/agent/sessions/--<cwd>--/<start>_<id>.jsonl): context in use = usage.totalTokens of each assistant message, against the model's contextWindow from ~/.pi/agent/models.json (Pi's built-in models: window unknown, no levels); receipts on level changes and compactions (tokensBefore; the size after is known only with the next reply)")
+	// pre_session: --append-system-prompt FILE at launch, also when a
+	// renewal relaunches Pi (resumed or fresh).
+	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
+	adapters.RaiseWrapperRenewal(&m)
 	return m
 }

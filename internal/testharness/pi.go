@@ -43,7 +43,7 @@ func (e *HarnessEnv) writePiConfig() error {
 			"cost": map[string]any{"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
 		}},
 	}}}
-	settings := map[string]any{"defaultProvider": "mock", "defaultModel": "mock-model", "enableInstallTelemetry": false, "quietStartup": true}
+	settings := map[string]any{"defaultProvider": "mock", "defaultModel": "mock-model", "enableInstallTelemetry": false, "quietStartup": false}
 	for name, v := range map[string]any{"models.json": models, "settings.json": settings} {
 		b, err := json.MarshalIndent(v, "", "  ")
 		if err != nil {
