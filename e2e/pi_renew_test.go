@@ -117,7 +117,7 @@ func TestRenewPiTUIUnderLifeloop(t *testing.T) {
 			if strings.Contains(res.Stdout+res.Stderr, secret) {
 				t.Error("renew printed the payload body")
 			}
-			waitRelaunched(t, term, before, piBanner, "%/200k")
+			waitRelaunched(t, term, before, piBanner, piReadyText)
 			if procs := piProcesses(env); len(procs) != 1 {
 				t.Errorf("Pi processes after the renewal: %v (all: %v)", procs, env.StrayProcesses())
 			}

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,12 +16,19 @@ import (
 // through the anthropic-messages provider HarnessEnv writes into
 // ~/.pi/agent/models.json (window testharness.PiContextWindow).
 
-// piReady waits for Pi's TUI to show its footer: the context gauge
-// ("0.0%/200k (auto)") appears once the editor takes input. It is the one
-// place a Pi test waits for screen text before typing.
+// piReadyText is the end of Pi's footer once its start-up is over: the
+// provider's name appears when init() has counted the available providers,
+// its last step (HarnessEnv's environment has two: the mock and, through
+// ANTHROPIC_API_KEY, Pi's built-in anthropic). The editor shows and takes
+// keys earlier, while extensions still load, and a prompt submitted then
+// can be lost.
+const piReadyText = "(mock) mock-model"
+
+// piReady waits for Pi's TUI to finish starting. It is the one place a Pi
+// test waits for screen text before typing.
 func piReady(t *testing.T, term *testharness.Terminal) {
 	t.Helper()
-	if err := term.WaitFor(regexp.MustCompile(`%/200k`), screenTimeout); err != nil {
+	if err := term.WaitFor(piReadyText, screenTimeout); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -176,7 +182,8 @@ var piToolUsage = []mockmodel.Usage{
 
 // TestRunPiTelemetry wraps `pi -p` around a tool turn: two pressure
 // receipts with the mock's numbers, one frame with its four events, the
-// session file's id on every receipt from the binding on.
+// session file's id on every receipt from the binding on. --no-hooks
+// leaves the frames to the session file alone.
 func TestRunPiTelemetry(t *testing.T) {
 	skipShort(t)
 	bin := testharness.PiBin(t)
@@ -184,7 +191,7 @@ func TestRunPiTelemetry(t *testing.T) {
 	mock := startMock(t, mockmodel.Config{UsageSequence: piToolUsage})
 	env := testharness.NewHarnessEnv(t, mock)
 	state := filepath.Join(t.TempDir(), "state")
-	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "RUN_TOOL please")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--no-hooks", "--", bin, "-p", "RUN_TOOL please")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, mockmodel.DefaultToolReply) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
 	}

@@ -53,6 +53,7 @@ var (
 	_ adapters.PlacementExternalizer = Harness{}
 	_ adapters.Relauncher            = Harness{}
 	_ adapters.Telemetry             = Harness{}
+	_ adapters.HookBridge            = Harness{}
 )
 
 // Describe implements adapters.Harness.
@@ -72,11 +73,13 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunPiTUISigint",
 		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunPiTUISigint",
 		"lifecycle_events.supervisor.tick/launcher_wrapper":  "TestRunPiTUI",
+		// The hook bridge (hooks.go, bridge.ts).
+		"lifecycle_events.frame.opening/launcher_wrapper": "TestRunPiHookBridge",
+		"lifecycle_events.frame.opened/launcher_wrapper":  "TestRunPiHookBridge",
+		"lifecycle_events.frame.ending/launcher_wrapper":  "TestRunPiHookBridge",
+		"lifecycle_events.frame.ended/launcher_wrapper":   "TestRunPiHookBridge",
+		"placement.pre_frame_leading":                     "TestRunPiHookBridge",
 		// From the session file (telemetry.go).
-		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunPiTelemetry",
-		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunPiTelemetry",
-		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunPiTelemetry",
-		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunPiTelemetry",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunPiTelemetry",
 		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunPiCompactionTelemetry",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
@@ -88,10 +91,6 @@ func (Harness) Evidence() map[string]string {
 		"renewal.continuation.observation":      "TestRenewPiTUIUnderLifeloop",
 		"renewal.continuation.payload_delivery": "TestRenewPiTUIUnderLifeloop",
 		// lifeloop watch.
-		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchPi",
-		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchPi",
-		"lifecycle_events.frame.ending/telemetry_only":              "TestWatchPi",
-		"lifecycle_events.frame.ended/telemetry_only":               "TestWatchPi",
 		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchPi",
 	})
 }
@@ -99,18 +98,23 @@ func (Harness) Evidence() map[string]string {
 // Manifest implements adapters.Harness.
 func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("pi", "Pi", contract.RolePrimaryWorker)
-	// From the session file: user message → frame.opening, first reply →
-	// frame.opened, the reply that ends the turn → frame.ending/ended;
-	// pressure, compaction, the session id, degradation of the source.
-	frames := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
-	for _, e := range frames {
-		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	// Under `lifeloop run` the bridge extension (--extension FILE in the
+	// session folder) reports turns natively: before_agent_start →
+	// frame.opening, agent_start → frame.opened, agent_end →
+	// frame.ending/ended. The session file reports the same frames with the
+	// same ids (they wait for the hook) and is what `lifeloop watch` reads;
+	// the watch claims stay at pressure so the frame claims stay native.
+	for _, e := range bridgedFrameEvents {
+		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
 	}
-	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
+	adapters.RaiseWatch(&m, contract.EventContextPressureObserved)
 	adapters.RaiseTelemetry(&m, string(telemetrySource), "lifeloop run follows Pi's session file (~/.pi/agent/sessions/--<cwd>--/<start>_<id>.jsonl): context in use = usage.totalTokens of each assistant message, against the model's contextWindow from ~/.pi/agent/models.json (Pi's built-in models: window unknown, no levels); receipts on level changes and compactions (tokensBefore; the size after is known only with the next reply)")
 	// pre_session: --append-system-prompt FILE at launch, also when a
 	// renewal relaunches Pi (resumed or fresh).
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseWrapperRenewal(&m)
+	// pre_frame_leading: context the bridge extension's before_agent_start
+	// returns, sent after the prompt as a message Pi keeps in the session.
+	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	return m
 }
