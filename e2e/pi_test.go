@@ -62,6 +62,8 @@ func piSession(t *testing.T, path string) ([]string, string) {
 	return frames, sid
 }
 
+// TestRunPiPrint: `lifeloop run -- pi -p` completes, with its events
+// projected for OrgLoop (harness pi), and leaves no process.
 func TestRunPiPrint(t *testing.T) {
 	skipShort(t)
 	bin := testharness.PiBin(t)
@@ -70,9 +72,20 @@ func TestRunPiPrint(t *testing.T) {
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
 	state := filepath.Join(t.TempDir(), "state")
-	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "say hello")
+	events := filepath.Join(t.TempDir(), "orgloop.jsonl")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--format", "orgloop", "--events", events, "--", bin, "-p", "say hello")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
 		t.Fatalf("lifeloop run -- pi -p: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	// OrgLoop's projection names the harness pi.
+	projected := readJSONL(t, events)
+	for _, e := range projected {
+		if dig(e, "payload", "session", "harness") != "pi" || dig(e, "payload", "session", "adapter") != "pi" {
+			t.Errorf("OrgLoop event %s", toJSON(e))
+		}
+	}
+	if len(projected) == 0 || projected[len(projected)-1]["type"] != "actor.stopped" || dig(projected[len(projected)-1], "payload", "lifecycle", "phase") != "completed" {
+		t.Errorf("OrgLoop events end with %v", projected[len(projected)-1:])
 	}
 	if res.Stderr != "" {
 		t.Errorf("lifeloop wrote to stderr while the harness ran: %q", res.Stderr)
