@@ -126,9 +126,11 @@ func TestRenewPiTUIUnderLifeloop(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The relaunch's command line: the payload through a private
-			// file in the session folder, --session ID when resumed.
+			// file in the session folder, the bridge extension again,
+			// --session ID when resumed.
 			argv := strings.Join(live.Argv, " ")
 			if strings.Contains(argv, secret) || !strings.Contains(argv, "--append-system-prompt "+filepath.Join(state, "sessions", ses)) ||
+				!strings.Contains(argv, "--extension "+filepath.Join(state, "sessions", ses)) ||
 				strings.Contains(argv, "--session ") != resume {
 				t.Errorf("the relaunch's recorded command line: %q", live.Argv)
 			}
@@ -185,6 +187,11 @@ func TestRenewPiTUIUnderLifeloop(t *testing.T) {
 				want = orderByReceipts(receipts, want)
 			}
 			assertFrames(t, receipts, want)
+			assertFramesOnce(t, receipts)
+			// The relaunched Pi's turn is reported by its bridge extension.
+			if r := lastOf(receipts, "frame.ending"); frameOfReceipt(r) != want[1] || dig(r, "telemetry_summary", "source") != "hook" {
+				t.Errorf("the renewed turn's frame.ending %s", toJSON(r))
+			}
 		})
 	}
 }
