@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -304,4 +306,59 @@ func TestWatchPi(t *testing.T) {
 		{161300, testharness.PiContextWindow, "high", "moderate"},
 	})
 	assertFrames(t, rs, frames)
+}
+
+// TestRunPiConcurrentSameFolder starts two `lifeloop run -- pi -p` in the
+// same folder at once: each session must be bound to its own session file
+// (the one holding its own prompt) and carry its own Pi session id. Pi's
+// command line cannot choose a new session's file; the bridge extension
+// tells lifeloop which file its Pi writes. (Without the bridge,
+// --no-hooks, discovery goes by order and overlapping launches were seen
+// swapped.)
+func TestRunPiConcurrentSameFolder(t *testing.T) {
+	skipShort(t)
+	bin := testharness.PiBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	prompts := []string{"first concurrent prompt", "second concurrent prompt"}
+	var wg sync.WaitGroup
+	results := make([]testharness.Result, len(prompts))
+	for i, p := range prompts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", p)
+		}()
+	}
+	wg.Wait()
+	for i, r := range results {
+		if r.ExitCode != 0 {
+			t.Fatalf("run %d exit %d: %s", i, r.ExitCode, r.Stderr)
+		}
+	}
+	ledgers := sessionLedgers(t, state)
+	if len(ledgers) != 2 {
+		t.Fatalf("%d sessions", len(ledgers))
+	}
+	seen := map[string]bool{}
+	for session, rs := range ledgers {
+		argv, _ := sessionRecord(t, state, session)["argv"].([]any)
+		prompt := argv[len(argv)-1].(string)
+		path, _ := dig(bindingOf(t, rs), "telemetry_summary", "path").(string)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), prompt) {
+			t.Errorf("session %s (prompt %q) is bound to %s, which does not hold its prompt", session, prompt, path)
+		}
+		_, sid := piSession(t, path)
+		assertHarnessSession(t, state, session, rs, sid)
+		if seen[path] {
+			t.Errorf("both sessions bound to %s", path)
+		}
+		seen[path] = true
+	}
 }

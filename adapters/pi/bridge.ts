@@ -7,8 +7,12 @@
 // it. Context lifeloop answers at a prompt (or at session start, kept for
 // the first prompt) is added to that prompt as a custom message, which Pi
 // sends to the model after the user's message and keeps in the session.
-// Every failure is silent: the bridge never stops Pi.
+// At each session start it also writes the session file's path into the
+// lifeloop session folder (SESSION_POINTER), so lifeloop follows exactly
+// this launch's file. Every failure is silent: the bridge never stops Pi.
 import { spawn } from "node:child_process";
+import { renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 const TIMEOUT_MS = 30000;
 
@@ -60,6 +64,18 @@ function run(hook: string, input: Record<string, unknown>): Promise<string> {
 	});
 }
 
+// pointSession records the path of the session file Pi writes (it
+// exists only once the first reply has ended) for lifeloop's discovery.
+function pointSession(file: string | undefined) {
+	const dir = process.env.LIFELOOP_SESSION_DIR;
+	if (!dir || !file) return;
+	try {
+		const tmp = join(dir, SESSION_POINTER + ".tmp");
+		writeFileSync(tmp, file, { mode: 0o600 });
+		renameSync(tmp, join(dir, SESSION_POINTER));
+	} catch {}
+}
+
 function additionalContext(out: string): string {
 	try {
 		const text = JSON.parse(out)?.hookSpecificOutput?.additionalContext;
@@ -78,6 +94,7 @@ export default function (pi: any) {
 		cwd: ctx.cwd,
 	});
 	pi.on("session_start", async (event: any, ctx: any) => {
+		pointSession(ctx.sessionManager.getSessionFile());
 		const text = additionalContext(await call("session_start", { ...base(ctx), source: event.reason }));
 		if (text) pending.push(text);
 	});

@@ -26,6 +26,12 @@ import (
 //	agent_end           frame.ending, frame.ended
 //	session_shutdown    session.ending (Pi sends none when a signal ends it)
 //
+// At each session start the extension also writes the session file's path
+// into the lifeloop session folder (sessionPointer), which discovery then
+// follows: a launch cannot choose its session file on the command line,
+// and concurrent launches in one folder are otherwise told apart by order
+// only.
+//
 // The frame id is "<session id>#<n>" for the n-th user message of the
 // session, the id the session-file parser gives the same turn.
 
@@ -71,9 +77,13 @@ func (Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 	return []string{extensionFlag, path}, nil
 }
 
+// sessionPointer is the file in the lifeloop session folder holding the
+// path of the session file the bridge extension's Pi writes.
+const sessionPointer = "pi-session-file"
+
 // BridgeSource returns the bridge extension running hookCommand (the
 // lifeloop program and any leading arguments).
 func BridgeSource(hookCommand []string) []byte {
 	cmd, _ := json.Marshal(hookCommand)
-	return []byte("const HOOK: string[] = " + string(cmd) + ";\n" + bridgeSource)
+	return []byte("const HOOK: string[] = " + string(cmd) + ";\nconst SESSION_POINTER = " + hooks.JSONString(sessionPointer) + ";\n" + bridgeSource)
 }

@@ -1,8 +1,9 @@
 // Package pi is the Pi coding agent (npm @mariozechner/pi-coding-agent,
 // binary `pi`) and everything lifeloop knows about it: its manifest and
 // evidence (pi.go), its command line (args.go), launch placement and
-// relaunch (launch.go), and its session files and their parser
-// (telemetry.go).
+// relaunch (launch.go), its session files and their parser (telemetry.go),
+// and the hook bridge, an extension loaded for one launch (hooks.go,
+// bridge.ts).
 //
 // Measured against the pinned Pi 0.73.1 (harnesses/, offline against the
 // loopback mock model through a custom anthropic-messages provider in
@@ -30,10 +31,16 @@
 //   - --append-system-prompt TEXT|FILE reaches the model's system prompt in
 //     -p and the TUI, new or resumed (--session ID); /quit ends the TUI
 //     (exit 0); /exit is not a command.
-//   - A launch cannot pin its session id: only `--session PATH` creates a
-//     new session, and a launch's command line does not know Pi's session
-//     folder, so discovery takes the first unclaimed file born after the
-//     launch whose header records its cwd.
+//   - A launch cannot choose a new session's file or id (only `--session
+//     PATH` creates one, and the command line does not know Pi's folders),
+//     so the bridge extension (hooks.go) writes the path Pi will use into
+//     the lifeloop session folder at session start and discovery follows
+//     it. Without the extension (--no-hooks, lifeloop watch) discovery
+//     takes the first unclaimed file born after the launch whose header
+//     records its cwd, which can swap launches that overlap in one folder.
+//   - Pi's extensions (--extension FILE, TypeScript run in Pi's process)
+//     get its lifecycle events; a before_agent_start handler's message
+//     reaches the model after the prompt and is kept in the session.
 //
 // Not verified: a real provider's usage records, Pi's built-in model
 // windows, sessions under --session-dir, branch summaries (/tree).

@@ -37,11 +37,19 @@ func (Harness) TelemetrySource(t adapters.TelemetryTarget) (adapters.TelemetrySo
 		return adapters.TelemetrySource{}, errors.New("telemetry: neither PI_CODING_AGENT_DIR nor HOME is set in the harness environment; cannot find Pi's session files")
 	}
 	windows := readWindows(filepath.Join(agent, "models.json"))
+	// Under `lifeloop run` with the hook bridge the extension names the
+	// session file (see hooks.go); without it, discovery goes by order.
+	var pointer string
+	if dir := adapters.EnvValue(t.Env, "LIFELOOP_SESSION_DIR"); dir != "" {
+		if _, err := os.Stat(filepath.Join(dir, bridgeFile)); err == nil {
+			pointer = filepath.Join(dir, sessionPointer)
+		}
+	}
 	return adapters.TelemetrySource{
 		Kind: telemetry.SourceTranscript,
 		Discoverer: &discoverer{
 			AgentDir: agent, SessionDir: adapters.EnvValue(t.Env, sessionDirVar),
-			Cwd: t.Cwd, Launch: t.LaunchedAt, SessionID: t.SessionID,
+			Cwd: t.Cwd, Launch: t.LaunchedAt, SessionID: t.SessionID, Pointer: pointer,
 		},
 		NewParser: func() telemetry.Parser { return newParser(windows) },
 	}, nil
@@ -72,12 +80,16 @@ func SessionDirName(cwd string) string {
 
 // discoverer finds the session file of a Pi launch.
 //
-// SessionID is what the launch fixed: the absolute path PinSession chose
-// (`--session PATH`: only that file), or Pi's session id (the header's id,
-// also the file name's suffix). Otherwise every *.jsonl of the cwd's
-// session folder born at or after Launch-Slack whose header records the
-// cwd matches, oldest first; concurrent launches in one folder are kept
-// apart by telemetry.Claims.
+// Under `lifeloop run` with the hook bridge, Pointer (a file in the
+// lifeloop session folder) holds the path of the session file the bridge
+// extension saw at session start: that file only, once it exists (nothing
+// before the extension has written the pointer). A known
+// SessionID (the header's id, also the file name's suffix) picks its file.
+// Otherwise every *.jsonl of the cwd's session folder born at or after
+// Launch-Slack whose header records the cwd matches, oldest first;
+// concurrent launches in one folder are then told apart by order only
+// (telemetry.Claims: each takes the oldest file nobody else holds), which
+// can swap launches that overlap.
 type discoverer struct {
 	AgentDir   string // PI_CODING_AGENT_DIR, else ~/.pi/agent
 	SessionDir string // PI_CODING_AGENT_SESSION_DIR: files directly in it
@@ -85,12 +97,27 @@ type discoverer struct {
 	Launch     time.Time
 	Slack      time.Duration // default telemetry.DefaultSlack
 	SessionID  string
+	Pointer    string // LIFELOOP_SESSION_DIR/pi-session-file, "" outside `lifeloop run`
+}
+
+// pointed returns the session file Pointer names, "" when none (yet).
+func (d *discoverer) pointed() string {
+	data, err := os.ReadFile(d.Pointer)
+	if err != nil || len(data) > 4096 {
+		return ""
+	}
+	if p := strings.TrimSpace(string(data)); filepath.IsAbs(p) && strings.HasSuffix(p, ".jsonl") {
+		return p
+	}
+	return ""
 }
 
 // Dirs returns the folders the launch's file can be in.
 func (d *discoverer) Dirs() []string {
-	if filepath.IsAbs(d.SessionID) {
-		return []string{filepath.Dir(d.SessionID)}
+	if d.Pointer != "" {
+		if p := d.pointed(); p != "" {
+			return []string{filepath.Dir(p)}
+		}
 	}
 	if d.SessionDir != "" {
 		return []string{d.SessionDir}
@@ -114,10 +141,17 @@ func (d *discoverer) SourceKind() telemetry.SourceKind { return telemetry.Source
 // Candidates implements telemetry.Discoverer.
 func (d *discoverer) Candidates() ([]telemetry.Candidate, error) {
 	var out []telemetry.Candidate
-	if filepath.IsAbs(d.SessionID) {
-		if born, ok := telemetry.BornAt(d.SessionID); ok {
-			id, _, _ := header(d.SessionID)
-			out = append(out, telemetry.Candidate{Path: d.SessionID, Born: born, SessionID: id})
+	if d.Pointer != "" {
+		// The bridge extension names the file at session start, before
+		// Pi writes it: until then there is no candidate.
+		p := d.pointed()
+		if p == "" {
+			return nil, nil
+		}
+		if born, ok := telemetry.BornAt(p); ok {
+			if id, _, ok := header(p); ok && (d.SessionID == "" || id == d.SessionID) {
+				out = append(out, telemetry.Candidate{Path: p, Born: born, SessionID: id})
+			}
 		}
 		return out, nil
 	}

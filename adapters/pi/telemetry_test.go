@@ -232,6 +232,31 @@ func TestDiscoverer(t *testing.T) {
 	if cands, _ := src.Discoverer.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), []string{"x_e.jsonl"}) {
 		t.Errorf("session dir: %v", telemetrytest.CandPaths(cands))
 	}
+	// Under `lifeloop run` with the bridge extension, the file it names
+	// and nothing before it has named one.
+	ses := t.TempDir()
+	telemetrytest.WriteFile(t, filepath.Join(ses, bridgeFile), "x")
+	src, _ = Harness{}.TelemetrySource(adapters.TelemetryTarget{Env: []string{"HOME=" + home, "LIFELOOP_SESSION_DIR=" + ses}, Cwd: cwd, LaunchedAt: launch})
+	if cands, _ := src.Discoverer.Candidates(); len(cands) != 0 {
+		t.Errorf("before the pointer: %v", telemetrytest.CandPaths(cands))
+	}
+	telemetrytest.WriteFile(t, filepath.Join(ses, sessionPointer), other)
+	if cands, _ := src.Discoverer.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), []string{"new_c.jsonl"}) || cands[0].SessionID != "c" {
+		t.Errorf("pointed: %v", telemetrytest.CandPaths(cands))
+	}
+	if roots := src.Discoverer.Roots(); !slices.Equal(roots, []string{dir}) {
+		t.Errorf("pointed roots %v", roots)
+	}
+	telemetrytest.WriteFile(t, filepath.Join(ses, sessionPointer), filepath.Join(dir, "not-yet.jsonl"))
+	if cands, _ := src.Discoverer.Candidates(); len(cands) != 0 {
+		t.Errorf("pointed at a file not written yet: %v", telemetrytest.CandPaths(cands))
+	}
+	// Without the extension (--no-hooks) the pointer is not consulted.
+	src, _ = Harness{}.TelemetrySource(adapters.TelemetryTarget{Env: []string{"HOME=" + home, "LIFELOOP_SESSION_DIR=" + t.TempDir()}, Cwd: cwd, LaunchedAt: launch})
+	src.Discoverer.(*discoverer).Slack = time.Millisecond
+	if cands, _ := src.Discoverer.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), []string{"new_b.jsonl"}) {
+		t.Errorf("no bridge: %v", telemetrytest.CandPaths(cands))
+	}
 	if _, err := (Harness{}).TelemetrySource(adapters.TelemetryTarget{Cwd: cwd}); err == nil {
 		t.Error("no HOME: want an error")
 	}
