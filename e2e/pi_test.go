@@ -1,8 +1,10 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -361,4 +363,90 @@ func TestRunPiConcurrentSameFolder(t *testing.T) {
 		}
 		seen[path] = true
 	}
+}
+
+// TestRunPiTUINewSession: /new in Pi's TUI starts a second session (a new
+// file) in the same process; lifeloop follows it: both Pi session ids
+// bound, each turn's frames under its own session.
+func TestRunPiTUINewSession(t *testing.T) {
+	skipShort(t)
+	const reply = "Interactive reply through lifeloop."
+	term, env, state, _ := startPiTUIUnderLifeloop(t, reply)
+	turn := func(prompt string, n int) {
+		t.Helper()
+		term.Type(prompt)
+		if err := term.WaitFor(prompt, screenTimeout); err != nil {
+			t.Fatal(err)
+		}
+		term.Type("\r")
+		for deadline := time.Now().Add(screenTimeout); ; time.Sleep(100 * time.Millisecond) {
+			if _, rs := onlySession(t, state); len(receiptsFor(rs, "frame.ended")) >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("turn %d never ended; terminal:\n%s", n, term.Output())
+			}
+		}
+	}
+	turn("first session prompt", 1)
+	term.Type("/new")
+	if err := term.WaitFor("Start a new session", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+	// The new session's start is reported by the bridge extension.
+	for deadline := time.Now().Add(screenTimeout); ; time.Sleep(100 * time.Millisecond) {
+		_, rs := onlySession(t, state)
+		n := 0
+		for _, r := range receiptsFor(rs, "session.started") {
+			if dig(r, "telemetry_summary", "hook") == "session_start" {
+				n++
+			}
+		}
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no session_start for /new: %v\n%s", eventsOf(rs), term.Output())
+		}
+	}
+	turn("second session prompt", 2)
+	piQuit(t, term)
+	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v (%v)", code, sig, err)
+	}
+	files := env.PiSessions()
+	if len(files) != 2 {
+		t.Fatalf("session files %v", files)
+	}
+	session, rs := onlySession(t, state)
+	var want, sids []string
+	for _, f := range files {
+		frames, sid := piSession(t, f)
+		want, sids = append(want, frames...), append(sids, sid)
+	}
+	assertFrames(t, rs, orderByReceipts(rs, want))
+	assertFramesOnce(t, rs)
+	for _, r := range receiptsFor(rs, "frame.ended") {
+		if id := frameOfReceipt(r); !strings.HasPrefix(id, fmt.Sprint(r["harness_session_id"])+"#") {
+			t.Errorf("frame %s ended under harness session %v", id, r["harness_session_id"])
+		}
+	}
+	ids, _ := sessionRecord(t, state, session)["harness_session_ids"].([]any)
+	for _, sid := range sids {
+		if !slices.Contains(ids, any(sid)) {
+			t.Errorf("session.json harness_session_ids %v, want %v", ids, sids)
+		}
+	}
+	// The second file is followed too: its binding.
+	bound := 0
+	for _, r := range receiptsFor(rs, "session.started") {
+		if dig(r, "telemetry_summary", "binding") == "harness_session_id" {
+			bound++
+		}
+	}
+	if bound != 2 {
+		t.Errorf("%d session-file bindings, want 2: %v", bound, eventsOf(rs))
+	}
+	assertNoProcessLeft(t, env, term.Pid())
 }
