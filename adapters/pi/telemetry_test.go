@@ -273,3 +273,29 @@ func TestReadWindows(t *testing.T) {
 		t.Errorf("missing file: %v", w)
 	}
 }
+
+// FuzzParser feeds arbitrary lines after a real session's: the parser
+// never panics and observations stay in the frames it opened.
+func FuzzParser(f *testing.F) {
+	for _, name := range []string{"pi-tool-turn.jsonl", "pi-compact-session.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			f.Add(l)
+		}
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		p := newParser(mockWindows)
+		var obs []telemetry.Observation
+		for _, l := range append(readLines(t, "pi-plain-turn.jsonl"), line, line) {
+			obs, _ = p.Parse(obs, []byte(l), telemetry.Provenance{Path: "f.jsonl"})
+		}
+		for _, o := range obs {
+			if o.Kind == telemetry.ObsUsage && (o.Tokens <= 0 || o.Window != 200000 && o.Window != 0) {
+				t.Errorf("usage %+v", o)
+			}
+		}
+	})
+}
