@@ -24,7 +24,7 @@ type option struct {
 	arity arity
 	// picksSession: the option chooses the session (continue, resume,
 	// pin, fork, none, or where sessions live); one-shot, so a relaunch
-	// drops it, and a launch that has one is not pinned.
+	// drops it.
 	picksSession bool
 }
 
@@ -113,16 +113,6 @@ func startsSession(args []string) bool {
 func isPrint(args []arg) bool {
 	for _, ca := range args {
 		if ca.option == "-p" || ca.option == "--print" || ca.option == "--mode" && len(ca.words) == 2 && ca.words[1] != "text" {
-			return true
-		}
-	}
-	return false
-}
-
-// picksSession reports whether parsed arguments choose the session.
-func picksSession(args []arg) bool {
-	for _, ca := range args {
-		if options[ca.option].picksSession {
 			return true
 		}
 	}
