@@ -40,10 +40,17 @@
 //     records its cwd, which can swap launches that overlap in one folder.
 //   - Pi's extensions (--extension FILE, TypeScript run in Pi's process)
 //     get its lifecycle events; a before_agent_start handler's message
-//     reaches the model after the prompt and is kept in the session.
+//     reaches the model after the prompt and is kept in the session. Pi
+//     sends no session_shutdown when a signal ends it.
+//   - Pi sets its process title to "pi", which replaces its command line
+//     in /proc once it runs; the placed payload still goes through a file.
 //
-// Not verified: a real provider's usage records, Pi's built-in model
-// windows, sessions under --session-dir, branch summaries (/tree).
+// Not provided: native_hook mode (`lifeloop host apply`): Pi's hooks are
+// extensions, installed as files in ~/.pi/agent/extensions, not entries of
+// a settings file. Not verified against the real binary: a real
+// provider's usage records, Pi's built-in model windows, failed calls and
+// steering messages in the session file (parsed as its docs give them),
+// branch summaries (/tree), --session-dir without the bridge.
 package pi
 
 import (
