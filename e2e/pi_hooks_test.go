@@ -106,3 +106,57 @@ export default function (pi: any) { pi.on("before_agent_start", () => { writeFil
 		t.Errorf("session.ended warnings: %v", w)
 	}
 }
+
+// TestRunPiHookSessionStartContext: a payload a client returns for the
+// bridge's session_start (the session.started that names Pi's session)
+// is delivered there (pre_session) and reaches the model with the first
+// prompt: the extension keeps it until then.
+func TestRunPiHookSessionStartContext(t *testing.T) {
+	skipShort(t)
+	bin := testharness.PiBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	const marker = "LIFELOOP-SESSION-START-MARKER-pi"
+	payload := fmt.Sprintf(`{"schema_version":1,"payload_id":"pay_start","client_id":"e2e","payload_kind":"instruction_frame","format":"text/plain","content_encoding":"utf8","body":%q,"byte_size":%d,"acceptable_placements":[{"placement":"developer_equivalent_frame","requirement":"required"}]}`, marker, len(marker))
+	// The hook's session.started carries the harness session id; the
+	// wrapper's own (process started) does not.
+	client := filepath.Join(env.Dir, "client.sh")
+	script := `#!/bin/sh
+env=$(cat)
+case "$env" in
+*'"event":"session.started"'*'"harness_session_id"'*'"sequence"'*) echo '{"schema_version":"lifeloop.v0.2","status":"observed","failure_class":null,"retry_class":null}' ;;
+*'"event":"session.started"'*'"harness_session_id"'*) echo '{"schema_version":"lifeloop.v0.2","status":"delivered","client_payloads":[` + payload + `],"failure_class":null,"retry_class":null}' ;;
+*) echo '{"schema_version":"lifeloop.v0.2","status":"observed","failure_class":null,"retry_class":null}' ;;
+esac
+`
+	if err := os.WriteFile(client, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--client", client, "--", bin, "-p", "say hello")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	convo := mock.RequestsOfKind("claude")
+	if len(convo) != 1 {
+		t.Fatalf("%d model requests", len(convo))
+	}
+	if path, ok := requestCarries(t, convo[0].Body, marker); !ok || !strings.HasPrefix(path, ".messages[1]") {
+		t.Errorf("the first request carries the payload: %v at %q, want in the message after the prompt", ok, path)
+	}
+	_, receipts := onlySession(t, state)
+	var delivered []string
+	for _, r := range receipts {
+		prs, _ := r["payload_receipts"].([]any)
+		for _, pr := range prs {
+			m := pr.(map[string]any)
+			if m["payload_id"] == "pay_start" {
+				delivered = append(delivered, fmt.Sprint(r["event"], "/", dig(r, "telemetry_summary", "hook"), "/", m["status"]))
+			}
+		}
+	}
+	if len(delivered) != 1 || delivered[0] != "session.started/session_start/delivered" {
+		t.Errorf("payload receipts for pay_start: %v", delivered)
+	}
+}
