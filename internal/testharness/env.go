@@ -86,6 +86,9 @@ func NewHarnessEnv(t testing.TB, mock *mockmodel.Server) *HarnessEnv {
 	if err := e.writeClaudeState(); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.writePiConfig(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		for _, p := range e.KillStrays() {
 			t.Logf("testharness: killed a process left behind by the harness: pid %d: %s", p.PID, p.Cmdline)
@@ -173,6 +176,9 @@ func (e *HarnessEnv) Env() []string {
 		"CODEX_HOME":         e.CodexHome,
 		"MOCK_API_KEY":       APIKey,
 		"NO_UPDATE_NOTIFIER": "1",
+	}
+	for k, v := range piEnv {
+		vars[k] = v
 	}
 	for k, v := range e.extra {
 		vars[k] = v

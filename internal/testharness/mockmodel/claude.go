@@ -104,7 +104,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, body []by
 	switch turn {
 	case "tool":
 		toolInput = mustJSON(map[string]any{"command": s.cfg.ToolCommand, "description": "mock tool call"})
-		block = map[string]any{"type": "tool_use", "id": "toolu_mock_" + id, "name": "Bash", "input": map[string]any{}}
+		block = map[string]any{"type": "tool_use", "id": "toolu_mock_" + id, "name": shellTool(req.Tools), "input": map[string]any{}}
 		stop = "tool_use"
 	case "after-tool":
 		text = s.cfg.ToolReply

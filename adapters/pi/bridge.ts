@@ -1,0 +1,124 @@
+// lifeloop's hook bridge for Pi. `lifeloop run` writes this extension into
+// its session folder for one launch and loads it with --extension; the
+// line above the code gives HOOK, the lifeloop program. Each lifecycle
+// event runs `lifeloop host-hook --adapter pi --hook EVENT` with a JSON
+// object on stdin (session_id, transcript_path, cwd, turn_id, prompt,
+// source, reason; never a prompt to anyone but lifeloop) and waits for
+// it. Context lifeloop answers at a prompt (or at session start, kept for
+// the first prompt) is added to that prompt as a custom message, which Pi
+// sends to the model after the user's message and keeps in the session.
+// At each session start it also writes the session file's path into the
+// lifeloop session folder (SESSION_POINTER), so lifeloop follows exactly
+// this launch's file. Every failure is silent: the bridge never stops Pi.
+import { spawn } from "node:child_process";
+import { renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const TIMEOUT_MS = 30000;
+
+// Pi does not wait for every handler before it goes on (agent_end and
+// session_shutdown of a -p run overlap), so the calls are made one after
+// the other, in the order of the events.
+let queue: Promise<unknown> = Promise.resolve();
+
+function call(hook: string, input: Record<string, unknown>): Promise<string> {
+	const next = queue.then(() => run(hook, input));
+	queue = next;
+	return next;
+}
+
+function run(hook: string, input: Record<string, unknown>): Promise<string> {
+	return new Promise((resolve) => {
+		let out = "";
+		let done = false;
+		const finish = () => {
+			if (!done) {
+				done = true;
+				resolve(out);
+			}
+		};
+		let child: any;
+		try {
+			child = spawn(HOOK[0], [...HOOK.slice(1), "host-hook", "--adapter", "pi", "--hook", hook], { stdio: ["pipe", "pipe", "ignore"] });
+		} catch {
+			resolve("");
+			return;
+		}
+		const timer = setTimeout(() => {
+			child.kill("SIGKILL");
+			finish();
+		}, TIMEOUT_MS);
+		child.stdout.on("data", (d: Buffer) => {
+			out += d.toString();
+		});
+		child.on("error", () => {
+			clearTimeout(timer);
+			finish();
+		});
+		child.on("close", () => {
+			clearTimeout(timer);
+			finish();
+		});
+		child.stdin.on("error", () => {});
+		child.stdin.end(JSON.stringify({ ...input, hook_event_name: hook }));
+	});
+}
+
+// pointSession records the path of the session file Pi writes (it
+// exists only once the first reply has ended) for lifeloop's discovery.
+function pointSession(file: string | undefined) {
+	const dir = process.env.LIFELOOP_SESSION_DIR;
+	if (!dir || !file) return;
+	try {
+		const tmp = join(dir, SESSION_POINTER + ".tmp");
+		writeFileSync(tmp, file, { mode: 0o600 });
+		renameSync(tmp, join(dir, SESSION_POINTER));
+	} catch {}
+}
+
+function additionalContext(out: string): string {
+	try {
+		const text = JSON.parse(out)?.hookSpecificOutput?.additionalContext;
+		return typeof text === "string" ? text : "";
+	} catch {
+		return "";
+	}
+}
+
+export default function (pi: any) {
+	let frame = "";
+	let pending: string[] = [];
+	const base = (ctx: any) => ({
+		session_id: ctx.sessionManager.getSessionId(),
+		transcript_path: ctx.sessionManager.getSessionFile() ?? "",
+		cwd: ctx.cwd,
+	});
+	pi.on("session_start", async (event: any, ctx: any) => {
+		pointSession(ctx.sessionManager.getSessionFile());
+		const text = additionalContext(await call("session_start", { ...base(ctx), source: event.reason }));
+		if (text) pending.push(text);
+	});
+	pi.on("before_agent_start", async (event: any, ctx: any) => {
+		// The frame id is the one lifeloop reads from the session file:
+		// the session id and the number of this prompt's user message.
+		const users = ctx.sessionManager
+			.getEntries()
+			.filter((e: any) => e.type === "message" && e.message?.role === "user").length;
+		frame = `${ctx.sessionManager.getSessionId()}#${users + 1}`;
+		const text = additionalContext(await call("before_agent_start", { ...base(ctx), turn_id: frame, prompt: event.prompt }));
+		const context = [...pending, text].filter(Boolean);
+		pending = [];
+		if (context.length === 0) return;
+		return { message: { customType: "lifeloop", content: context.join("\n\n"), display: false } };
+	});
+	pi.on("agent_start", async (_event: any, ctx: any) => {
+		if (frame) await call("agent_start", { ...base(ctx), turn_id: frame });
+	});
+	pi.on("agent_end", async (_event: any, ctx: any) => {
+		if (frame) await call("agent_end", { ...base(ctx), turn_id: frame });
+		frame = "";
+	});
+	pi.on("session_shutdown", async (event: any, ctx: any) => {
+		await call("session_shutdown", { ...base(ctx), reason: event.reason });
+	});
+}

@@ -1,0 +1,89 @@
+package pi
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// Pi has no command hooks; its extensions (TypeScript modules loaded in
+// Pi's own process) get its lifecycle events. `pi --extension FILE` loads
+// one for a launch, next to the user's own, without touching their
+// files. The hook bridge is such an extension (bridge.ts), written into
+// the lifeloop session folder: it runs `lifeloop host-hook --adapter pi
+// --hook EVENT` for these events, named as Pi names them:
+//
+//	session_start       session.started (reason: startup, new, resume, fork, reload)
+//	before_agent_start  frame.opening; context lifeloop returns goes to the model with the prompt
+//	agent_start         frame.opened
+//	agent_end           frame.ending, frame.ended
+//	session_shutdown    session.ending (Pi sends none when a signal ends it)
+//
+// At each session start the extension also writes the session file's path
+// into the lifeloop session folder (sessionPointer), which discovery then
+// follows: a launch cannot choose its session file on the command line,
+// and concurrent launches in one folder are otherwise told apart by order
+// only.
+//
+// The frame id is "<session id>#<n>" for the n-th user message of the
+// session, the id the session-file parser gives the same turn.
+
+//go:embed bridge.ts
+var bridgeSource string
+
+// Hooks implements adapters.NativeHooks. Each call returns a new Spec.
+func (Harness) Hooks() *hooks.Spec {
+	return &hooks.Spec{
+		Adapter: "pi",
+		Hooks: []hooks.Hook{
+			{Name: "session_start", Role: hooks.RoleSessionStart},
+			{Name: "before_agent_start", Role: hooks.RolePromptSubmit},
+			{Name: "agent_start", Role: hooks.RoleModelRequest},
+			{Name: "agent_end", Role: hooks.RoleTurnStop},
+			{Name: "session_shutdown", Role: hooks.RoleSessionEnd},
+		},
+	}
+}
+
+// bridgedFrameEvents are the frame events the extension reports natively.
+var bridgedFrameEvents = []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
+
+// BridgedFrameEvents implements adapters.HookBridge.
+func (Harness) BridgedFrameEvents() []contract.Event { return slices.Clone(bridgedFrameEvents) }
+
+// bridgeFile is the per-launch extension in the session folder.
+const bridgeFile = "pi-lifeloop-bridge.ts"
+
+// BridgeArgs implements adapters.HookBridge: the bridge extension, written
+// into the session folder, loaded with --extension FILE (Pi loads it even
+// with --no-extensions). Nothing for a command line that starts no
+// session.
+func (Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
+	start := adapters.ArgStart(b.Argv)
+	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) {
+		return nil, nil
+	}
+	path := filepath.Join(b.SessionDir, bridgeFile)
+	if err := statedir.WriteFileAtomic(path, BridgeSource(b.HookCommand)); err != nil {
+		return nil, fmt.Errorf("pi hook bridge extension: %w", err)
+	}
+	return []string{extensionFlag, path}, nil
+}
+
+// sessionPointer is the file in the lifeloop session folder holding the
+// path of the session file the bridge extension's Pi writes.
+const sessionPointer = "pi-session-file"
+
+// BridgeSource returns the bridge extension running hookCommand (the
+// lifeloop program and any leading arguments).
+func BridgeSource(hookCommand []string) []byte {
+	cmd, _ := json.Marshal(hookCommand)
+	return []byte("const HOOK: string[] = " + string(cmd) + ";\nconst SESSION_POINTER = " + hooks.JSONString(sessionPointer) + ";\n" + bridgeSource)
+}

@@ -1,0 +1,82 @@
+package pi
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
+)
+
+func TestBridgeArgs(t *testing.T) {
+	dir := t.TempDir()
+	hookCmd := []string{"/opt/life loop/lifeloop"}
+	args, err := Harness{}.BridgeArgs(adapters.BridgeTarget{Argv: []string{"pi", "-p", "hi"}, SessionDir: dir, HookCommand: hookCmd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, bridgeFile)
+	if !slices.Equal(args, []string{"--extension", path}) {
+		t.Fatalf("args %q", args)
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("extension file %v %v", fi, err)
+	}
+	src, _ := os.ReadFile(path)
+	if !strings.HasPrefix(string(src), `const HOOK: string[] = ["/opt/life loop/lifeloop"];`+"\n") || !strings.Contains(string(src), `"host-hook", "--adapter", "pi", "--hook", hook`) {
+		t.Errorf("extension source:\n%s", src)
+	}
+	// Every hook the spec names is one the extension calls.
+	for _, h := range (Harness{}).Hooks().Names() {
+		if !strings.Contains(string(src), `call("`+h+`"`) || !strings.Contains(string(src), `pi.on("`+h+`"`) {
+			t.Errorf("the extension does not call hook %s", h)
+		}
+	}
+	for _, argv := range [][]string{{"pi", "install", "npm:x"}, {"pi", "--version"}} {
+		if args, err := (Harness{}).BridgeArgs(adapters.BridgeTarget{Argv: argv, SessionDir: dir, HookCommand: hookCmd}); args != nil || err != nil {
+			t.Errorf("BridgeArgs(%q) = %q, %v", argv, args, err)
+		}
+	}
+}
+
+// TestHooksMap maps the JSON the extension sends for one turn (the shape
+// of bridge.ts's call) to moments with the session file's frame id.
+func TestHooksMap(t *testing.T) {
+	spec := Harness{}.Hooks()
+	const frame = `"turn_id":"01a2#1"`
+	tests := []struct {
+		hook, input string
+		want        []contract.Event
+		accepts     contract.ManifestPlacementClass
+	}{
+		{"session_start", `{"session_id":"01a2","cwd":"/p","source":"startup"}`, []contract.Event{contract.EventSessionStarted}, contract.ManifestPreSession},
+		{"before_agent_start", `{"session_id":"01a2",` + frame + `,"prompt":"hi"}`, []contract.Event{contract.EventFrameOpening}, contract.ManifestPreFrameLeading},
+		{"agent_start", `{"session_id":"01a2",` + frame + `}`, []contract.Event{contract.EventFrameOpened}, ""},
+		{"agent_end", `{"session_id":"01a2",` + frame + `}`, []contract.Event{contract.EventFrameEnding, contract.EventFrameEnded}, ""},
+		{"session_shutdown", `{"session_id":"01a2","reason":"quit"}`, []contract.Event{contract.EventSessionEnding}, ""},
+	}
+	for _, tt := range tests {
+		m, err := hooks.Map(spec, "pi", tt.hook, []byte(tt.input))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.hook, err)
+		}
+		var got []contract.Event
+		for _, mm := range m.Moments {
+			got = append(got, mm.Event)
+			if mm.Frame != nil && mm.Frame.FrameID != "01a2#1" {
+				t.Errorf("%s: frame %s", tt.hook, mm.Frame.FrameID)
+			}
+		}
+		if !slices.Equal(got, tt.want) || m.Accepts != tt.accepts || m.HarnessSessionID != "01a2" {
+			t.Errorf("%s: %v accepts %q session %q, want %v %q", tt.hook, got, m.Accepts, m.HarnessSessionID, tt.want, tt.accepts)
+		}
+	}
+	if FrameID("01a2", 1) != "01a2#1" {
+		t.Error("FrameID")
+	}
+}

@@ -1,0 +1,76 @@
+package testharness
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// Pi (@mariozechner/pi-coding-agent 0.73.1) reads $HOME/.pi/agent: a
+// custom provider "mock" in models.json (api anthropic-messages, baseUrl
+// without /v1, apiKey naming the MOCK_API_KEY variable) and settings.json
+// choosing it. PiContextWindow is the window the mock model declares.
+
+// PiContextWindow is the contextWindow of the mock model in models.json.
+const PiContextWindow = 200000
+
+// PiBin returns the path of the pinned Pi binary, or skips the test when
+// it is not installed (fails instead when CI=true).
+func PiBin(t testing.TB) string {
+	t.Helper()
+	return harnessBin(t, "pi", "LIFELOOP_PI_BIN")
+}
+
+// PiAgentDir is Pi's configuration folder in this environment.
+func (e *HarnessEnv) PiAgentDir() string { return filepath.Join(e.Home, ".pi", "agent") }
+
+// writePiConfig points Pi at the mock and turns off its start-up network
+// use (version check, install telemetry) through settings.json; PiEnv
+// adds the offline variables.
+func (e *HarnessEnv) writePiConfig() error {
+	dir := e.PiAgentDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	models := map[string]any{"providers": map[string]any{"mock": map[string]any{
+		"baseUrl": e.Mock.URL(), "api": "anthropic-messages", "apiKey": "MOCK_API_KEY",
+		"models": []any{map[string]any{
+			"id": "mock-model", "name": "Mock Model", "reasoning": false, "input": []string{"text"},
+			"contextWindow": PiContextWindow, "maxTokens": 8192,
+			"cost": map[string]any{"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+		}},
+	}}}
+	settings := map[string]any{"defaultProvider": "mock", "defaultModel": "mock-model", "enableInstallTelemetry": false, "quietStartup": false}
+	for name, v := range map[string]any{"models.json": models, "settings.json": settings} {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// piEnv are Pi's variables: no update check, no telemetry, no download
+// of fd/ripgrep.
+var piEnv = map[string]string{"PI_OFFLINE": "1", "PI_TELEMETRY": "0", "PI_SKIP_VERSION_CHECK": "1"}
+
+// PiSessionsDir is the folder where Pi writes this environment's session
+// files: $HOME/.pi/agent/sessions/--<Dir without its leading / and with
+// / \ : turned into ->--.
+func (e *HarnessEnv) PiSessionsDir() string {
+	name := strings.NewReplacer("/", "-", "\\", "-", ":", "-").Replace(strings.TrimPrefix(e.Dir, "/"))
+	return filepath.Join(e.PiAgentDir(), "sessions", "--"+name+"--")
+}
+
+// PiSessions lists the *.jsonl session files in PiSessionsDir, sorted.
+func (e *HarnessEnv) PiSessions() []string {
+	m, _ := filepath.Glob(filepath.Join(e.PiSessionsDir(), "*.jsonl"))
+	sort.Strings(m)
+	return m
+}
