@@ -24,7 +24,7 @@ func TestRunPiHookBridge(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 
 	// The user's own extension, auto-discovered from ~/.pi/agent/extensions.
 	marker := filepath.Join(t.TempDir(), "user-extension-fired")
@@ -117,7 +117,7 @@ func TestRunPiHookSessionStartContext(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	const marker = "LIFELOOP-SESSION-START-MARKER-pi"
 	payload := fmt.Sprintf(`{"schema_version":1,"payload_id":"pay_start","client_id":"e2e","payload_kind":"instruction_frame","format":"text/plain","content_encoding":"utf8","body":%q,"byte_size":%d,"acceptable_placements":[{"placement":"developer_equivalent_frame","requirement":"required"}]}`, marker, len(marker))
 	// The hook's session.started carries the harness session id; the

@@ -29,7 +29,7 @@ func TestRunPiPayloadAtLaunch(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	const marker = "LIFELOOP-LAUNCH-MARKER-pi"
 	pf := payloadFile(t, env.Dir, "pay_launch", marker)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--payload", pf, "--", bin, "-p", "say hello")

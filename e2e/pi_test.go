@@ -75,7 +75,7 @@ func TestRunPiPrint(t *testing.T) {
 	const reply = "Wrapped answer from the mock."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	events := filepath.Join(t.TempDir(), "orgloop.jsonl")
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--format", "orgloop", "--events", events, "--", bin, "-p", "say hello")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
@@ -112,7 +112,7 @@ func startPiTUIUnderLifeloop(t *testing.T, reply string, extra ...string) (*test
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	args := append([]string{"run", "--state-dir", state, "--tick", "1s"}, extra...)
 	term := testharness.StartTerminal(t, env.Command(ll, append(args, "--", bin)...), 120, 40)
 	piReady(t, term)
@@ -207,7 +207,7 @@ func TestRunPiTelemetry(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: piToolUsage})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--no-hooks", "--", bin, "-p", "RUN_TOOL please")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, mockmodel.DefaultToolReply) {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
@@ -248,7 +248,7 @@ func TestRunPiCompactionTelemetry(t *testing.T) {
 	big := mockmodel.Usage{InputTokens: 150000, CacheReadInputTokens: 40000, CacheCreationInputTokens: 500, OutputTokens: 40}
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{big}})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "first prompt", "second prompt")
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
@@ -323,7 +323,7 @@ func TestRunPiConcurrentSameFolder(t *testing.T) {
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{})
 	env := testharness.NewHarnessEnv(t, mock)
-	state := filepath.Join(t.TempDir(), "state")
+	state := stateDir(t)
 	prompts := []string{"first concurrent prompt", "second concurrent prompt"}
 	var wg sync.WaitGroup
 	results := make([]testharness.Result, len(prompts))
@@ -348,7 +348,18 @@ func TestRunPiConcurrentSameFolder(t *testing.T) {
 	for session, rs := range ledgers {
 		argv, _ := sessionRecord(t, state, session)["argv"].([]any)
 		prompt := argv[len(argv)-1].(string)
-		path, _ := dig(bindingOf(t, rs), "telemetry_summary", "path").(string)
+		// The file of the Pi session the session.started binds (the
+		// bridge extension names it before the transcript is read).
+		bound := bindingOf(t, rs)["harness_session_id"]
+		path := ""
+		for _, f := range env.PiSessions() {
+			if _, sid := piSession(t, f); sid == bound {
+				path = f
+			}
+		}
+		if path == "" {
+			t.Fatalf("session %s is bound to Pi session %v, which has no file in %v", session, bound, env.PiSessions())
+		}
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -367,7 +378,8 @@ func TestRunPiConcurrentSameFolder(t *testing.T) {
 
 // TestRunPiTUINewSession: /new in Pi's TUI starts a second session (a new
 // file) in the same process; lifeloop follows it: both Pi session ids
-// bound, each turn's frames under its own session.
+// bound (in session.json and on the receipts after each), each turn's
+// frames under its own session, one session.started for the process.
 func TestRunPiTUINewSession(t *testing.T) {
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
@@ -394,20 +406,17 @@ func TestRunPiTUINewSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	term.Type("\r")
-	// The new session's start is reported by the bridge extension.
+	// The new session's start is reported by the bridge extension: the
+	// stream keeps its one session.started (the process did not restart),
+	// and the new harness session id is bound from then on.
 	for deadline := time.Now().Add(screenTimeout); ; time.Sleep(100 * time.Millisecond) {
-		_, rs := onlySession(t, state)
-		n := 0
-		for _, r := range receiptsFor(rs, "session.started") {
-			if dig(r, "telemetry_summary", "hook") == "session_start" {
-				n++
-			}
-		}
-		if n == 2 {
+		session, _ := onlySession(t, state)
+		if ids, _ := sessionRecord(t, state, session)["harness_session_ids"].([]any); len(ids) == 2 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no session_start for /new: %v\n%s", eventsOf(rs), term.Output())
+			_, rs := onlySession(t, state)
+			t.Fatalf("the session /new started was never bound: %v\n%s", eventsOf(rs), term.Output())
 		}
 	}
 	turn("second session prompt", 2)
@@ -438,15 +447,8 @@ func TestRunPiTUINewSession(t *testing.T) {
 			t.Errorf("session.json harness_session_ids %v, want %v", ids, sids)
 		}
 	}
-	// The second file is followed too: its binding.
-	bound := 0
-	for _, r := range receiptsFor(rs, "session.started") {
-		if dig(r, "telemetry_summary", "binding") == "harness_session_id" {
-			bound++
-		}
-	}
-	if bound != 2 {
-		t.Errorf("%d session-file bindings, want 2: %v", bound, eventsOf(rs))
+	if n := len(receiptsFor(rs, "session.started")); n != 1 {
+		t.Errorf("%d session.started receipts, want 1 (one process): %v", n, eventsOf(rs))
 	}
 	assertNoProcessLeft(t, env, term.Pid())
 }

@@ -58,12 +58,16 @@ func bindingOf(t *testing.T, rs []map[string]any) map[string]any {
 }
 
 // followedFile is the telemetry file the receipts' provenance names (the
-// same on every receipt that names one).
+// same on every receipt that names one, directly or as the transcript
+// corroborating a hook's receipt).
 func followedFile(t *testing.T, rs []map[string]any) string {
 	t.Helper()
 	path := ""
 	for _, r := range rs {
 		p, _ := dig(r, "telemetry_summary", "path").(string)
+		if p == "" { // a hook's receipt the transcript corroborated
+			p, _ = dig(r, "telemetry_summary", "transcript", "path").(string)
+		}
 		switch {
 		case p == "":
 		case path == "":
