@@ -86,6 +86,9 @@ func NewHarnessEnv(t testing.TB, mock *mockmodel.Server) *HarnessEnv {
 	if err := e.writeClaudeState(); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.writeGeminiSettings(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		for _, p := range e.KillStrays() {
 			t.Logf("testharness: killed a process left behind by the harness: pid %d: %s", p.PID, p.Cmdline)
@@ -174,6 +177,7 @@ func (e *HarnessEnv) Env() []string {
 		"MOCK_API_KEY":       APIKey,
 		"NO_UPDATE_NOTIFIER": "1",
 	}
+	e.geminiEnv(vars)
 	for k, v := range e.extra {
 		vars[k] = v
 	}
