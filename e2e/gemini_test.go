@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,11 +83,19 @@ func geminiTelemetryEnv(t *testing.T) *testharness.HarnessEnv {
 		{InputTokens: 110000, OutputTokens: 100},
 		{InputTokens: 100000, CacheReadInputTokens: 60000, OutputTokens: 200},
 	}})
+	return geminiSettingsEnv(t, mock, 0.2)
+}
+
+// geminiSettingsEnv is an environment whose project settings
+// (.gemini/settings.json) set Gemini's compression threshold.
+func geminiSettingsEnv(t *testing.T, mock *mockmodel.Server, threshold float64) *testharness.HarnessEnv {
+	t.Helper()
 	env := testharness.NewHarnessEnv(t, mock)
 	if err := os.MkdirAll(filepath.Join(env.Dir, ".gemini"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(env.Dir, ".gemini", "settings.json"), []byte(`{"model":{"compressionThreshold":0.2}}`), 0o600); err != nil {
+	body := fmt.Sprintf(`{"model":{"compressionThreshold":%v}}`, threshold)
+	if err := os.WriteFile(filepath.Join(env.Dir, ".gemini", "settings.json"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return env

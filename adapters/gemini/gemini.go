@@ -11,6 +11,12 @@
 //     file (GOOGLE_GEMINI_BASE_URL alone selects the "gateway" auth type:
 //     exit 41), and the folder trusted (GEMINI_CLI_TRUST_WORKSPACE=true or
 //     --skip-trust, else exit 55).
+//   - The TUI (TestRunGeminiTUI) takes typed prompts once it shows "Type
+//     your message"; an Enter within 30 ms of the previous key is a
+//     newline. /quit exits 0. Before a prompt whose previous response's
+//     prompt tokens reached the threshold it compresses the history (two
+//     generateContent calls) and writes "Context compressed from X% to
+//     Y%." to the chat file.
 //   - `gemini` re-spawns itself as a child node process; the parent
 //     ignores SIGINT, SIGTERM and SIGHUP and exits with the child's code,
 //     so signals must reach the process group (lifeloop's do).
@@ -59,18 +65,20 @@ func (Harness) Describe() adapters.Description {
 func (Harness) Evidence() map[string]string {
 	return adapters.WithEvidence(map[string]string{
 		"lifecycle_events.session.starting/launcher_wrapper": "TestRunGeminiPrompt",
-		"lifecycle_events.session.started/launcher_wrapper":  "TestRunGeminiPrompt",
-		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunGeminiPrompt",
+		"lifecycle_events.session.started/launcher_wrapper":  "TestRunGeminiTUI",
+		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunGeminiTUISigint",
+		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunGeminiTUISigint",
 		// From the chat file (telemetry.go, parser.go).
 		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunGeminiTelemetry",
 		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunGeminiTelemetry",
 		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunGeminiTelemetry",
 		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunGeminiTelemetry",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunGeminiTelemetry",
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunGeminiTUI",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
 		"context_pressure":                    "TestRunGeminiTelemetry",
 		"session_identity.harness_session_id": "TestRunGeminiTelemetry",
-		"telemetry_sources.transcript":              "TestRunGeminiTelemetry",
+		"telemetry_sources.transcript":        "TestRunGeminiTelemetry",
 		// lifeloop watch.
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchGemini",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchGemini",
@@ -85,15 +93,12 @@ func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("gemini", "Gemini CLI", contract.RolePrimaryWorker)
 	// From the chat file: a prompt record opens a frame, the first model
 	// record opens it, a model answer without tool calls ends it; usage,
-	// the session id, degradation of the source.
+	// the session id, compression notices, degradation of the source.
 	frames := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
 	for _, e := range frames {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
 	adapters.RaiseTelemetry(&m, string(SourceChat), "lifeloop run follows the chat file ($HOME/.gemini/tmp/<project>/chats/session-*.jsonl): context in use = tokens.total of the last model response (its usageMetadata.totalTokenCount), against the model's window × model.compressionThreshold (default 0.5: where the CLI compresses its history); receipts on level changes")
-	// The CLI's compression notice is parsed (parser.go) but no test
-	// against the real binary forces a compression yet.
-	m.LifecycleEvents[contract.EventContextCompacted] = contract.EventSupport{Support: contract.SupportUnavailable}
 	return m
 }
