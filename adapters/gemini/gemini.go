@@ -1,7 +1,8 @@
 // Package gemini is Google's Gemini CLI (npm @google/gemini-cli). It owns
 // everything lifeloop knows about Gemini CLI: its manifest and the tests
 // that prove it, how its command line is read and a launch pinned to its
-// own session (args.go), its chat files and their parser (telemetry.go,
+// own session (args.go), how a payload is placed at launch and the TUI is
+// relaunched (launch.go), its chat files and their parser (telemetry.go,
 // parser.go).
 //
 // Measured against the pinned 0.61.0 (harnesses/, offline against the
@@ -34,8 +35,9 @@
 //
 // Not done: the hook bridge and host hooks (the CLI has no per-launch
 // settings flag; its system settings files must be owned by root, so
-// lifeloop would have to write the user's or the project's settings),
-// launch-time placement, relaunch and renewal of the TUI.
+// lifeloop would have to write the user's or the project's settings), and
+// pre_session placement for `lifeloop run --payload` (the CLI has no flag
+// that adds to its system prompt).
 package gemini
 
 import (
@@ -49,6 +51,8 @@ type Harness struct{}
 var (
 	_ adapters.Harness       = Harness{}
 	_ adapters.SessionPinner = Harness{}
+	_ adapters.LaunchPlacer  = Harness{}
+	_ adapters.Relauncher    = Harness{}
 	_ adapters.Telemetry     = Harness{}
 )
 
@@ -68,6 +72,9 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunGeminiTUI",
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunGeminiTUISigint",
 		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunGeminiTUISigint",
+		"renewal.reset.wrapper_mediated":                     "TestRenewGeminiTUI",
+		"renewal.continuation.observation":                   "TestRenewGeminiTUI",
+		"renewal.continuation.payload_delivery":              "TestRenewGeminiTUI",
 		// From the chat file (telemetry.go, parser.go).
 		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunGeminiTelemetry",
 		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunGeminiTelemetry",
@@ -99,6 +106,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
+	// lifeloop renew: /quit, then `--resume ID` or a new pinned session
+	// with the payload as the start of the first prompt (launch.go).
+	adapters.RaiseWrapperRenewal(&m)
 	adapters.RaiseTelemetry(&m, string(SourceChat), "lifeloop run follows the chat file ($HOME/.gemini/tmp/<project>/chats/session-*.jsonl): context in use = tokens.total of the last model response (its usageMetadata.totalTokenCount), against the model's window × model.compressionThreshold (default 0.5: where the CLI compresses its history); receipts on level changes")
 	return m
 }
