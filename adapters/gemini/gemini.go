@@ -3,7 +3,7 @@
 // that prove it, how its command line is read and a launch pinned to its
 // own session (args.go), how a payload is placed at launch and the TUI is
 // relaunched (launch.go), its chat files and their parser (telemetry.go,
-// parser.go).
+// parser.go), and its native hooks for `lifeloop host apply` (hooks.go).
 //
 // Measured against the pinned 0.61.0 (harnesses/, offline against the
 // loopback mock model with GOOGLE_GEMINI_BASE_URL and GEMINI_API_KEY):
@@ -33,9 +33,10 @@
 //     256 000), and the history is compressed once a response's prompt
 //     tokens reach model.compressionThreshold (default 0.5) of it.
 //
-// Not done: the hook bridge and host hooks (the CLI has no per-launch
-// settings flag; its system settings files must be owned by root, so
-// lifeloop would have to write the user's or the project's settings), and
+// Not done: a hook bridge for `lifeloop run` (the CLI has no per-launch
+// settings flag and its system settings files must be owned by root, so
+// lifeloop would have to write the user's or the project's settings;
+// hooks.go), hence no payload placed at a hook, and
 // pre_session placement for `lifeloop run --payload` (the CLI has no flag
 // that adds to its system prompt).
 package gemini
@@ -53,6 +54,7 @@ var (
 	_ adapters.SessionPinner = Harness{}
 	_ adapters.LaunchPlacer  = Harness{}
 	_ adapters.Relauncher    = Harness{}
+	_ adapters.HostInstaller = Harness{}
 	_ adapters.Telemetry     = Harness{}
 )
 
@@ -75,6 +77,11 @@ func (Harness) Evidence() map[string]string {
 		"renewal.reset.wrapper_mediated":                     "TestRenewGeminiTUI",
 		"renewal.continuation.observation":                   "TestRenewGeminiTUI",
 		"renewal.continuation.payload_delivery":              "TestRenewGeminiTUI",
+		"lifecycle_events.session.started/native_hook":       "TestHostApplyGeminiHooks",
+		"lifecycle_events.frame.opening/native_hook":         "TestHostApplyGeminiHooks",
+		"lifecycle_events.frame.ending/native_hook":          "TestHostApplyGeminiHooks",
+		"lifecycle_events.frame.ended/native_hook":           "TestHostApplyGeminiHooks",
+		"lifecycle_events.session.ending/native_hook":        "TestHostApplyGeminiHooks",
 		// From the chat file (telemetry.go, parser.go).
 		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunGeminiTelemetry",
 		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunGeminiTelemetry",
@@ -101,6 +108,12 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// From the chat file: a prompt record opens a frame, the first model
 	// record opens it, a model answer without tool calls ends it; usage,
 	// the session id, compression notices, degradation of the source.
+	// Without `lifeloop run`, hooks installed by `lifeloop host apply`
+	// report the session and its turns (native_hook, hooks.go).
+	adapters.AddMode(&m, contract.ModeNativeHook)
+	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
+		adapters.Raise(m, e, contract.SupportNative, contract.ModeNativeHook)
+	}
 	frames := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
 	for _, e := range frames {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
