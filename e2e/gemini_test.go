@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,6 +39,19 @@ func TestRunGeminiPrompt(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "gemini", "completed", "exit_code_0")
+	// Gemini CLI is not among OrgLoop's harness ids: it projects as
+	// "other", the adapter name kept.
+	out := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--latest", "--format", "orgloop")
+	var ended map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out.Stdout), "\n") {
+		var ev map[string]any
+		if json.Unmarshal([]byte(line), &ev) == nil && dig(ev, "payload", "lifecycle", "terminal") == true {
+			ended = ev
+		}
+	}
+	if out.ExitCode != 0 || dig(ended, "payload", "session", "harness") != "other" || dig(ended, "payload", "session", "adapter") != "gemini" {
+		t.Errorf("orgloop projection (exit %d): %s", out.ExitCode, out.Stdout)
+	}
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}

@@ -62,7 +62,7 @@ var (
 // harness ids, so it projects as "other" with the adapter name kept.
 func (Harness) Describe() adapters.Description {
 	return adapters.Description{
-		ID: "gemini", DisplayName: "Gemini CLI", Conformance: adapters.ConformancePre, Aliases: []string{"gemini-cli"},
+		ID: "gemini", DisplayName: "Gemini CLI", Conformance: adapters.ConformanceV1, Aliases: []string{"gemini-cli"},
 		Names: []string{"gemini", "gemini-cli", "@google/gemini-cli"},
 	}
 }
