@@ -74,7 +74,12 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 }
 
 // ExitCommand implements adapters.Relauncher: /quit ends the TUI with
-// exit code 0 (TestRunGeminiTUI).
+// exit code 0 (TestRunGeminiTUI). Typed by a renewal (the command, then
+// Enter 50 ms later) it races the TUI's slash-command suggestions, which
+// are computed after each key: when the Enter comes first it goes to the
+// suggestion list and the TUI stays; the renewal then stops it with
+// SIGINT to its process group, which the CLI handles as a clean exit
+// (TestRenewGeminiTUI logs which of the two ended it).
 func (Harness) ExitCommand() string { return "/quit" }
 
 // RelaunchArgv implements adapters.Relauncher; argv is never modified.
