@@ -101,6 +101,8 @@ type part struct {
 	FunctionResponse json.RawMessage `json:"functionResponse"`
 }
 
+var lastUpdatedOnly = []byte(`{"$set":{"lastUpdated":"`)
+
 var compressedRe = regexp.MustCompile(`^Context compressed from (\d+)% to (\d+)%`)
 
 // Parse implements telemetry.Parser.
@@ -108,6 +110,9 @@ func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.P
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return dst, telemetry.ErrNotObject
+	}
+	if len(line) < 96 && bytes.HasPrefix(line, lastUpdatedOnly) && bytes.Count(line, []byte(`"`)) == 6 {
+		return dst, nil // {"$set":{"lastUpdated":"…"}}, after every message
 	}
 	var l chatLine
 	if err := json.Unmarshal(line, &l); err != nil {
@@ -182,6 +187,9 @@ func (p *Parser) flush(dst []telemetry.Observation) []telemetry.Observation {
 // isPrompt reports whether a user record's content is a prompt: text that
 // is not only hook context, and no function responses.
 func isPrompt(content json.RawMessage) bool {
+	if bytes.Contains(content, []byte(`"functionResponse"`)) {
+		return false // the key; inside a JSON string its quotes would be escaped
+	}
 	var text string
 	if json.Unmarshal(content, &text) == nil {
 		return strings.TrimSpace(text) != ""
@@ -203,10 +211,11 @@ func isPrompt(content json.RawMessage) bool {
 	return prompt
 }
 
-// hasCalls reports whether a gemini record lists tool calls.
+// hasCalls reports whether a gemini record lists tool calls: a non-empty
+// array (the line was valid JSON, so no second decode is needed).
 func hasCalls(calls json.RawMessage) bool {
-	var list []json.RawMessage
-	return json.Unmarshal(calls, &list) == nil && len(list) > 0
+	c := bytes.TrimSpace(calls)
+	return len(c) > 1 && c[0] == '[' && len(bytes.TrimSpace(c[1:len(c)-1])) > 0
 }
 
 // hasText reports whether a gemini record's content carries answer text.

@@ -147,3 +147,20 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+func TestHasCallsAndIsPrompt(t *testing.T) {
+	for raw, want := range map[string]bool{``: false, `null`: false, `[]`: false, `[ ]`: false, `[{"id":"c1"}]`: true} {
+		if got := hasCalls([]byte(raw)); got != want {
+			t.Errorf("hasCalls(%q) = %v", raw, got)
+		}
+	}
+	for raw, want := range map[string]bool{
+		`[{"text":"say \"functionResponse\" please"}]`:                 true,
+		`[{"functionResponse":{"id":"c1","response":{"output":"x"}}}]`: false,
+		`"plain"`: true, `"  "`: false, `[{"text":"<hook_context>x</hook_context>"}]`: false,
+	} {
+		if got := isPrompt([]byte(raw)); got != want {
+			t.Errorf("isPrompt(%s) = %v", raw, got)
+		}
+	}
+}
