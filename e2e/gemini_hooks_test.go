@@ -57,7 +57,7 @@ func TestHostApplyGeminiHooks(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Errorf("the user's own AfterAgent hook did not fire: %v", err)
 	}
-	_, sid := geminiPrompts(t, onlyOne(t, "chat file", env.GeminiChats()))
+	prompts, sid := geminiPrompts(t, onlyOne(t, "chat file", env.GeminiChats()))
 
 	_, receipts := onlySession(t, state)
 	want := []string{"session.started", "frame.opening", "frame.ending", "frame.ended", "session.ending"}
@@ -78,8 +78,8 @@ func TestHostApplyGeminiHooks(t *testing.T) {
 			if frame == "" {
 				frame = f
 			}
-			if f != frame || !strings.HasPrefix(f, sid+"#") {
-				t.Errorf("receipt %d event_id %q, want <session id>#<prompt hash>/%s of one frame", i, id, ev)
+			if f != frame || len(prompts) != 1 || f != prompts[0] {
+				t.Errorf("receipt %d event_id %q, want %v/%s: the chat file's name for the turn", i, id, prompts, ev)
 			}
 		}
 	}
@@ -95,5 +95,40 @@ func TestHostApplyGeminiHooks(t *testing.T) {
 	}
 	if back, _ := os.ReadFile(settings); string(back) != original {
 		t.Errorf("after remove:\n%s\nwant the original:\n%s", back, original)
+	}
+}
+
+// TestRunGeminiWithHostHooks runs `gemini -p` under `lifeloop run` with
+// lifeloop's hooks also installed in the user's settings (host apply):
+// the hooks (forwarded to the wrapper) and the chat file name the turn
+// alike, so each frame event is recorded once, the SessionStart hook's
+// session.started and the binding agree on the session id.
+func TestRunGeminiWithHostHooks(t *testing.T) {
+	skipShort(t)
+	bin := testharness.GeminiBin(t)
+	ll := lifeloopBin(t)
+	env := testharness.NewHarnessEnv(t, startMock(t, mockmodel.Config{}))
+	state := filepath.Join(t.TempDir(), "state")
+	env.Setenv("LIFELOOP_STATE_DIR", state)
+	if res := env.Run(runTimeout, ll, "host", "apply", "--adapter", "gemini", "--user"); res.ExitCode != 0 {
+		t.Fatalf("host apply: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	res := env.Run(runTimeout, ll, append([]string{"run", "--state-dir", state, "--", bin}, geminiArgs("RUN_TOOL please", "--approval-mode", "yolo")...)...)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	session, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "gemini", "completed", "exit_code_0")
+	prompts, sid := geminiPrompts(t, onlyOne(t, "chat file", env.GeminiChats()))
+	assertFrames(t, rs, prompts)
+	assertHarnessSession(t, state, session, rs, sid)
+	hooked := 0
+	for _, r := range rs {
+		if dig(r, "telemetry_summary", "source") == "hook" {
+			hooked++
+		}
+	}
+	if hooked == 0 {
+		t.Errorf("no receipt from the hooks: %v", eventsOf(rs))
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/adapters/gemini"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -57,18 +59,24 @@ func TestRunGeminiPrompt(t *testing.T) {
 	}
 }
 
-// geminiPrompts returns the ids of the prompt records of a Gemini chat
-// file (user records with text that is not only hook context), in order,
-// and its sessionId.
+// geminiPrompts returns the frame ids of the turns of a Gemini chat file,
+// in order, and its sessionId: a prompt record (a user record with text
+// that is not only hook context) names its turn
+// gemini.PromptFrameID(session, the text the user sent — its
+// displayContent when a hook added context), ".n" appended to the n-th
+// turn of the same id.
 func geminiPrompts(t *testing.T, path string) ([]string, string) {
 	t.Helper()
 	var ids []string
 	var sid string
+	seen := map[string]bool{}
+	count := map[string]int{}
 	for _, l := range readJSONL(t, path) {
 		if s, ok := l["sessionId"].(string); ok && sid == "" {
 			sid = s
 		}
-		if l["type"] != "user" {
+		id, _ := l["id"].(string)
+		if l["type"] != "user" || seen[id] {
 			continue
 		}
 		parts, _ := l["content"].([]any)
@@ -79,9 +87,24 @@ func geminiPrompts(t *testing.T, path string) ([]string, string) {
 				prompt = true
 			}
 		}
-		if id, _ := l["id"].(string); prompt && !slices.Contains(ids, id) {
-			ids = append(ids, id)
+		if !prompt {
+			continue
 		}
+		seen[id] = true
+		if d, ok := l["displayContent"].([]any); ok {
+			parts = d
+		}
+		var text strings.Builder
+		for _, p := range parts {
+			s, _ := dig(p, "text").(string)
+			text.WriteString(s)
+		}
+		frame := gemini.PromptFrameID(sid, text.String())
+		count[frame]++
+		if n := count[frame]; n > 1 {
+			frame += "." + strconv.Itoa(n)
+		}
+		ids = append(ids, frame)
 	}
 	return ids, sid
 }

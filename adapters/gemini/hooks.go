@@ -33,10 +33,14 @@ import (
 // every model request whether or not the history is then compressed.
 //
 // Frames: no hook input carries a turn id, but BeforeAgent and AfterAgent
-// of one turn carry the same prompt, so the frame id is
-// "<session_id>#<first 12 hex digits of SHA-256(prompt)>". Two turns with
-// the same prompt text in one session share that id (the second turn's
-// frame receipts are then taken for repeats of the first).
+// of one turn carry the same prompt, so the frame id is PromptFrameID:
+// "<session_id>#<first 12 hex digits of SHA-256(prompt)>". The chat-file
+// parser names a turn the same way, so under `lifeloop run` with these
+// hooks installed the hooks and the chat file report one frame
+// (TestRunGeminiWithHostHooks). A hook cannot count turns: a later turn
+// with the same prompt text gets the same id again, and its hook receipts
+// are taken for repeats of the first turn's (the chat file names it
+// "<id>.2", "<id>.3", …, so under `lifeloop run` it still has its frame).
 //
 // Measured: in -p mode every hook fires once; in the TUI SessionEnd fires
 // up to three times on exit (/quit, Ctrl-C twice, a signal), each a
@@ -58,14 +62,22 @@ func (Harness) Hooks() *hooks.Spec {
 	}
 }
 
-// frameID is "<session_id>#<hash of the prompt>" for the calls that carry
-// the prompt (BeforeAgent, AfterAgent), else "".
+// frameID is PromptFrameID for the calls that carry the prompt
+// (BeforeAgent, AfterAgent), else "".
 func frameID(in hooks.Input) string {
 	if in.Prompt == nil || in.SessionID == "" {
 		return ""
 	}
-	h := sha256.Sum256([]byte(*in.Prompt))
-	return in.SessionID + "#" + hex.EncodeToString(h[:6])
+	return PromptFrameID(in.SessionID, *in.Prompt)
+}
+
+// PromptFrameID is the frame id of a turn of session sessionID whose
+// prompt is prompt (as the hooks see it: the text the user sent, with a
+// SessionStart hook's context in front of it in headless mode):
+// "<sessionID>#<first 12 hex digits of SHA-256(prompt)>".
+func PromptFrameID(sessionID, prompt string) string {
+	h := sha256.Sum256([]byte(prompt))
+	return sessionID + "#" + hex.EncodeToString(h[:6])
 }
 
 // HostSettingsPath implements adapters.HostInstaller: .gemini/settings.json

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/telemetry"
@@ -28,9 +29,13 @@ import (
 //   - The header's (or a $set's) sessionId: ObsHarnessSession when first
 //     seen or changed.
 //   - A "user" record with text (not only function responses, not only a
-//     hook's <hook_context>) is a prompt: ObsFrameOpening, FrameID = the
-//     record's id. A prompt while the previous turn has not ended ends it
-//     first (Trigger "interrupted").
+//     hook's <hook_context>) is a prompt: ObsFrameOpening, FrameID =
+//     PromptFrameID(session id, prompt) — the id the BeforeAgent and
+//     AfterAgent hooks give the same turn — where the prompt is the
+//     record's displayContent text (what the user sent, before a hook's
+//     context was added), else its content text; the n-th turn with the
+//     same id in the file gets ".n" appended (n ≥ 2). A prompt while the
+//     previous turn has not ended ends it first (Trigger "interrupted").
 //   - The turn's first "gemini" record: ObsFrameOpened (Model = its
 //     model).
 //   - Every "gemini" record with tokens, once per (id, total): ObsUsage,
@@ -59,6 +64,8 @@ type Parser struct {
 	ended     bool
 	lastUsage int64
 	seen      map[string]int64 // message id → total already reported
+	prompts   map[string]int   // prompt record id → turn number
+	frames    map[string]int   // PromptFrameID → turns so named
 	pending   *telemetry.Observation
 }
 
@@ -68,7 +75,7 @@ func NewParser(threshold float64) *Parser {
 	if threshold <= 0 || threshold > 1 {
 		threshold = defaultThreshold
 	}
-	return &Parser{threshold: threshold, seen: map[string]int64{}}
+	return &Parser{threshold: threshold, seen: map[string]int64{}, prompts: map[string]int{}, frames: map[string]int{}}
 }
 
 // SourceKind implements telemetry.Parser.
@@ -85,6 +92,7 @@ type chatLine struct {
 	Content   json.RawMessage `json:"content"`
 	Model     string          `json:"model"`
 	ToolCalls json.RawMessage `json:"toolCalls"`
+	Display   json.RawMessage `json:"displayContent"`
 	Tokens    *struct {
 		Input  int64 `json:"input"`
 		Output int64 `json:"output"`
@@ -236,8 +244,49 @@ func hasText(content json.RawMessage) bool {
 	return false
 }
 
+// promptText is the text of a prompt record as the hooks see it: its
+// displayContent's text parts, else its content's, joined.
+func promptText(l *chatLine) string {
+	raw := l.Display
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		raw = l.Content
+	}
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return text
+	}
+	var parts []part
+	_ = json.Unmarshal(raw, &parts)
+	var b strings.Builder
+	for _, pt := range parts {
+		b.WriteString(pt.Text)
+	}
+	return b.String()
+}
+
+// frameOf names the turn a prompt record opens (see Parser).
+func (p *Parser) frameOf(l *chatLine) (string, bool) {
+	if _, dup := p.prompts[l.ID]; dup {
+		return "", false // the same record appended again
+	}
+	if len(p.prompts) > 4096 {
+		clear(p.prompts)
+	}
+	id := PromptFrameID(p.sessionID, promptText(l))
+	p.frames[id]++
+	p.prompts[l.ID] = p.frames[id]
+	if n := p.frames[id]; n > 1 {
+		id += "." + strconv.Itoa(n)
+	}
+	return id, true
+}
+
 func (p *Parser) user(dst []telemetry.Observation, l *chatLine, base telemetry.Observation) []telemetry.Observation {
-	if !isPrompt(l.Content) || l.ID == "" || l.ID == p.turn {
+	if l.ID == "" || !isPrompt(l.Content) {
+		return dst
+	}
+	frame, ok := p.frameOf(l)
+	if !ok {
 		return dst
 	}
 	if p.turn != "" && !p.ended {
@@ -247,7 +296,7 @@ func (p *Parser) user(dst []telemetry.Observation, l *chatLine, base telemetry.O
 		o.Trigger = "interrupted"
 		dst = append(dst, p.stamp(o))
 	}
-	p.turn, p.opened, p.ended = l.ID, false, false
+	p.turn, p.opened, p.ended = frame, false, false
 	o := base
 	o.Kind = telemetry.ObsFrameOpening
 	o.FrameID = p.turn

@@ -1,11 +1,13 @@
 package gemini
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
 
@@ -23,9 +25,9 @@ func readLines(t *testing.T, name string) []string {
 func TestParserRealFiles(t *testing.T) {
 	const (
 		w = " window=524288"
-		a = "frame=f396206c-e8e5-4535-8940-073b8831c4e0"
-		b = "frame=b2fff45c-3be6-4a2f-a810-e1bd7dc6a2e9"
-		c = "frame=f1da4b79-512a-4881-8f6a-f12eabe5d07b"
+		a = "frame=b7e0d427-9fc6-4cc3-b7ce-7169753006e7#ac6c0a186cbd"
+		b = "frame=04bad927-0c28-44ad-97cb-18a5dc697886#7e0502de8d86"
+		c = "frame=04bad927-0c28-44ad-97cb-18a5dc697886#87063ceb732c"
 	)
 	tests := []struct {
 		file string
@@ -69,7 +71,7 @@ func TestParserRealFiles(t *testing.T) {
 			file: "gemini-resume.chat.jsonl", n: 9,
 			want: []string{
 				"harness_session id=8873e905-f8a9-4c94-8046-52678b8420d3",
-				"frame_opening frame=c98d5fe4-8279-4a01-83d8-665e0b3dff54",
+				"frame_opening frame=8873e905-f8a9-4c94-8046-52678b8420d3#412922249a06",
 			},
 		},
 	}
@@ -124,6 +126,11 @@ func TestParserRules(t *testing.T) {
 		"frame_opening frame=u3 window=204800",
 		"harness_session id=s-2",
 	}
+	r := strings.NewReplacer("frame=u1", "frame="+PromptFrameID("s-1", "first"), "frame=u2", "frame="+PromptFrameID("s-1", "second"),
+		"frame=u3", "frame="+PromptFrameID("s-1", "third"))
+	for i := range want {
+		want[i] = r.Replace(want[i])
+	}
 	if errs != 1 || !slices.Equal(got, want) {
 		t.Errorf("errs %d, got:\n%s\nwant:\n%s", errs, strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -162,5 +169,48 @@ func TestHasCallsAndIsPrompt(t *testing.T) {
 		if got := isPrompt([]byte(raw)); got != want {
 			t.Errorf("isPrompt(%s) = %v", raw, got)
 		}
+	}
+}
+
+// TestParserAndHooksNameTurnsAlike: for the same real sessions, the
+// frames the chat file's parser names are exactly the frames the
+// BeforeAgent and AfterAgent hooks name, in order.
+func TestParserAndHooksNameTurnsAlike(t *testing.T) {
+	for _, name := range []string{"gemini-tool-turn", "gemini-compress-tui"} {
+		got, _ := telemetrytest.ParseAll(t, NewParser(0), readLines(t, name+".chat.jsonl"))
+		var parsed []string
+		for _, g := range got {
+			if f, ok := strings.CutPrefix(g, "frame_opening frame="); ok {
+				parsed = append(parsed, strings.Fields(f)[0])
+			}
+		}
+		var hooked []string
+		for _, line := range readLines(t, name+".hooks.jsonl") {
+			var in hooks.Input
+			if err := json.Unmarshal([]byte(line), &in); err != nil {
+				t.Fatal(err)
+			}
+			if in.HookEventName == "BeforeAgent" {
+				hooked = append(hooked, frameID(in))
+			}
+		}
+		if len(parsed) == 0 || !slices.Equal(parsed, hooked) {
+			t.Errorf("%s: chat-file frames %v, hook frames %v", name, parsed, hooked)
+		}
+	}
+}
+
+func TestRepeatedPromptsGetTheirOwnFrames(t *testing.T) {
+	head := `{"sessionId":"s","projectHash":"h","startTime":"2026-11-23T13:46:35.419Z","kind":"main"}`
+	user := func(id string) string {
+		return `{"id":"` + id + `","timestamp":"2026-11-23T13:46:36.073Z","type":"user","content":[{"text":"yes"},{"text":"<hook_context>c</hook_context>"}],"displayContent":[{"text":"yes"}]}`
+	}
+	got, _ := telemetrytest.ParseAll(t, NewParser(0), []string{head, user("u1"), user("u1"), user("u2"), user("u3")})
+	id := PromptFrameID("s", "yes")
+	want := []string{"harness_session id=s", "frame_opening frame=" + id,
+		"frame_ended frame=" + id + " trigger=interrupted", "frame_opening frame=" + id + ".2",
+		"frame_ended frame=" + id + ".2 trigger=interrupted", "frame_opening frame=" + id + ".3"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
 	}
 }
