@@ -155,5 +155,14 @@ func TestRunGeminiTUISigint(t *testing.T) {
 	if got := dig(lastOf(rs, "session.ended"), "telemetry_summary", "outcome"); got != "cancelled" {
 		t.Errorf("outcome %v, want cancelled", got)
 	}
+	sigint := false
+	for _, r := range receiptsFor(rs, "session.ending") {
+		if dig(r, "telemetry_summary", "reason") == "sigint" {
+			sigint = true
+		}
+	}
+	if !sigint {
+		t.Errorf("no session.ending with reason sigint: %v", eventsOf(rs))
+	}
 	assertNoProcessLeft(t, env, term.Pid())
 }

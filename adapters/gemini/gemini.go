@@ -105,15 +105,17 @@ func (Harness) Evidence() map[string]string {
 // Manifest implements adapters.Harness.
 func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("gemini", "Gemini CLI", contract.RolePrimaryWorker)
-	// From the chat file: a prompt record opens a frame, the first model
-	// record opens it, a model answer without tool calls ends it; usage,
-	// the session id, compression notices, degradation of the source.
 	// Without `lifeloop run`, hooks installed by `lifeloop host apply`
 	// report the session and its turns (native_hook, hooks.go).
 	adapters.AddMode(&m, contract.ModeNativeHook)
 	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 	}
+	// From the chat file: a prompt record opens a frame, the first model
+	// record opens it, a model answer without tool calls ends it; usage,
+	// the session id, compression notices, degradation of the source.
+	// Raising the frame events as synthesized here lowers their
+	// native_hook claim to synthesized too (one support state per event).
 	frames := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
 	for _, e := range frames {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
