@@ -185,7 +185,7 @@ func TestErrors(t *testing.T) {
 		{"not json", "{nope", "claude", "not a JSON object"},
 		{"hooks not an object", `{"hooks":[]}`, "claude", `"hooks" is not an object`},
 		{"event not an array", `{"hooks":{"Stop":{}}}`, "claude", "hooks.Stop is not an array"},
-		{"adapter without hooks", `{}`, "gemini", "no native hooks"},
+		{"adapter without hooks", `{}`, "generic", "no native hooks"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -53,6 +53,13 @@ func CodexBin(t testing.TB) string {
 	return harnessBin(t, "codex", "LIFELOOP_CODEX_BIN")
 }
 
+// GeminiBin returns the path of the pinned Gemini CLI binary, or skips the
+// test when it is not installed (fails instead when CI=true).
+func GeminiBin(t testing.TB) string {
+	t.Helper()
+	return harnessBin(t, "gemini", "LIFELOOP_GEMINI_BIN")
+}
+
 func harnessBin(t testing.TB, name, envVar string) string {
 	t.Helper()
 	path, err := lookupHarnessBin(name, envVar)

@@ -89,6 +89,9 @@ func NewHarnessEnv(t testing.TB, mock *mockmodel.Server) *HarnessEnv {
 	if err := e.writePiConfig(); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.writeGeminiSettings(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		for _, p := range e.KillStrays() {
 			t.Logf("testharness: killed a process left behind by the harness: pid %d: %s", p.PID, p.Cmdline)
@@ -180,6 +183,7 @@ func (e *HarnessEnv) Env() []string {
 	for k, v := range piEnv {
 		vars[k] = v
 	}
+	e.geminiEnv(vars)
 	for k, v := range e.extra {
 		vars[k] = v
 	}

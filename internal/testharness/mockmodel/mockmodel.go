@@ -10,6 +10,8 @@
 //     request asks for "stream":true, else one JSON message.
 //   - POST /v1/messages/count_tokens answers {"input_tokens":N}.
 //   - POST /v1/responses answers as Codex's model with an SSE stream.
+//   - POST /v1beta/models/{model}:{method} answers as Gemini CLI's model
+//     (gemini.go).
 //   - Anything else is recorded and answered 404 with a JSON error body.
 //
 // When the latest user prompt contains Config.ToolTrigger the reply is a
@@ -40,6 +42,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -264,6 +267,8 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) (kin
 		return s.serveMessages(w, r, body)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
 		return s.serveResponses(w, r, body)
+	case r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/v1beta/models/"):
+		return s.serveGemini(w, r, body)
 	default:
 		s.record(r, body, "unknown")
 		writeJSON(w, http.StatusNotFound, map[string]any{

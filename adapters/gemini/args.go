@@ -1,0 +1,162 @@
+package gemini
+
+import (
+	"crypto/rand"
+	"fmt"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/adapters"
+)
+
+// Gemini CLI's command line, as yargs reads it (`gemini --help`, 0.61.0).
+
+// arity is how many words follow an option.
+type arity int
+
+const (
+	flagOnly arity = iota // no value
+	required              // exactly one
+	optional              // one unless the next word is an option
+	variadic              // every word up to the next option (yargs arrays)
+)
+
+// option is what lifeloop knows about one Gemini CLI option.
+type option struct {
+	arity arity
+	// picksSession: the option chooses the session (resume one, load one
+	// from a file, or name a new one); a launch that has one is not
+	// pinned.
+	picksSession bool
+	// noSession: the option lists or deletes something and exits.
+	noSession bool
+}
+
+// options is the one table of Gemini CLI options lifeloop reads; an option
+// missing from it takes no value.
+var options = map[string]option{
+	"-m": {arity: required}, "--model": {arity: required}, "-p": {arity: required}, "--prompt": {arity: required},
+	"-i": {arity: required}, "--prompt-interactive": {arity: required}, "--approval-mode": {arity: required},
+	"-o": {arity: required}, "--output-format": {arity: required},
+	"-w": {arity: optional}, "--worktree": {arity: optional},
+
+	"--policy": {arity: variadic}, "--admin-policy": {arity: variadic}, "--allowed-mcp-server-names": {arity: variadic},
+	"--allowed-tools": {arity: variadic}, "-e": {arity: variadic}, "--extensions": {arity: variadic},
+	"--include-directories": {arity: variadic},
+
+	"-r": {arity: optional, picksSession: true}, "--resume": {arity: optional, picksSession: true},
+	"--session-file": {arity: required, picksSession: true}, "--session-id": {arity: required, picksSession: true},
+
+	"--delete-session": {arity: required, noSession: true}, "--list-sessions": {noSession: true},
+	"-l": {noSession: true}, "--list-extensions": {noSession: true},
+	"-h": {noSession: true}, "--help": {noSession: true}, "-v": {noSession: true}, "--version": {noSession: true},
+}
+
+// subcommands are Gemini CLI's commands: none of them starts a session.
+var subcommands = map[string]bool{
+	"mcp": true, "extensions": true, "extension": true, "skills": true, "skill": true,
+	"hooks": true, "hook": true, "gemma": true,
+}
+
+// Options lifeloop adds or looks for.
+const (
+	sessionIDFlag = "--session-id"
+)
+
+// arg is one parsed argument: an option with its values, or a positional
+// word.
+type arg struct {
+	words      []string
+	option     string // "" for a positional
+	positional bool
+}
+
+// parseArgs splits Gemini CLI arguments into options (with their values)
+// and positionals.
+func parseArgs(args []string) []arg {
+	var out []arg
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			for _, rest := range args[i:] {
+				out = append(out, arg{words: []string{rest}, positional: rest != "--"})
+			}
+			return out
+		case strings.HasPrefix(a, "-") && a != "-":
+			name, _, inline := strings.Cut(a, "=")
+			ca := arg{words: []string{a}, option: name}
+			if !inline {
+				switch options[name].arity {
+				case required:
+					if i+1 < len(args) {
+						i++
+						ca.words = append(ca.words, args[i])
+					}
+				case optional:
+					if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+						i++
+						ca.words = append(ca.words, args[i])
+					}
+				case variadic:
+					for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+						i++
+						ca.words = append(ca.words, args[i])
+					}
+				}
+			}
+			out = append(out, ca)
+		default:
+			out = append(out, arg{words: []string{a}, positional: true})
+		}
+	}
+	return out
+}
+
+// startsSession reports whether Gemini CLI arguments start a chat session
+// (no subcommand, nothing that lists or deletes and exits).
+func startsSession(args []string) bool {
+	first := true
+	for _, ca := range parseArgs(args) {
+		switch {
+		case options[ca.option].noSession:
+			return false
+		case ca.positional && first && subcommands[ca.words[0]]:
+			return false
+		case ca.positional:
+			first = false
+		}
+	}
+	return true
+}
+
+// picksSession reports whether the arguments already choose the session.
+func picksSession(args []string) bool {
+	for _, ca := range parseArgs(args) {
+		if options[ca.option].picksSession {
+			return true
+		}
+	}
+	return false
+}
+
+// PinSession implements adapters.SessionPinner: a command line that starts
+// a session without choosing one gets `--session-id <new uuid>` at its
+// first own argument. Gemini CLI names the chat file after the id's first
+// 8 characters and records the id on its first line, so telemetry finds
+// exactly this launch's file (TestRunGeminiTelemetry).
+func (Harness) PinSession(argv []string, start int) ([]string, string) {
+	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) || picksSession(argv[start:]) {
+		return argv, ""
+	}
+	id := newUUID()
+	return adapters.InsertArgs(argv, []string{sessionIDFlag, id}), id
+}
+
+// newUUID returns a random (version 4) UUID.
+func newUUID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}

@@ -1,0 +1,108 @@
+package gemini
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// A launch's command line (measured with 0.61.0: TestRenewGeminiTUI in
+// e2e):
+//
+//	gemini -i TEXT              the TUI sends TEXT as its first prompt, then stays interactive
+//	gemini -p TEXT              headless: TEXT is the prompt
+//	gemini --resume ID …        continues session ID (same chat file, history sent again)
+//	gemini --session-id ID …    a new session with that id
+//
+// Gemini CLI has no flag that adds to the system prompt (GEMINI_SYSTEM_MD
+// replaces all of it; GEMINI.md files live in the project or the user's
+// folder), so a payload placed at launch becomes the start of the first
+// prompt: pre_frame_leading, for pre_prompt_frame payloads only. The text
+// travels in argv, visible in the process table to the same user: an
+// @file reference would be read by a tool, not sent as the prompt.
+
+// Prompt options.
+const (
+	promptFlag      = "--prompt"
+	promptShort     = "-p"
+	interactiveFlag = "--prompt-interactive"
+	interactiveShrt = "-i"
+	resumeFlag      = "--resume"
+)
+
+func isPromptOption(name string) bool {
+	switch name {
+	case promptFlag, promptShort, interactiveFlag, interactiveShrt:
+		return true
+	}
+	return false
+}
+
+// PlaceAtLaunch implements adapters.LaunchPlacer; argv is never modified.
+// The text goes first in the session's first prompt: before the value of
+// -p/--prompt or -i/--prompt-interactive (separated by a blank line), else
+// before the first word of a positional prompt, else as `-i TEXT` at
+// start. Target pre_frame_leading. ok is false for a command line that
+// starts no session (a subcommand, --list-sessions, --help).
+func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
+	out := slices.Clone(argv)
+	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
+		return out, "", false
+	}
+	i := start
+	firstPositional := -1
+	for _, ca := range parseArgs(argv[start:]) {
+		switch {
+		case isPromptOption(ca.option) && len(ca.words) == 2:
+			out[i+1] = text + "\n\n" + ca.words[1]
+			return out, contract.ManifestPreFrameLeading, true
+		case isPromptOption(ca.option) && strings.Contains(ca.words[0], "="):
+			name, v, _ := strings.Cut(ca.words[0], "=")
+			out[i] = name + "=" + text + "\n\n" + v
+			return out, contract.ManifestPreFrameLeading, true
+		case ca.positional && firstPositional < 0 && ca.words[0] != "--":
+			firstPositional = i
+		}
+		i += len(ca.words)
+	}
+	if firstPositional >= 0 {
+		out[firstPositional] = text + "\n\n" + out[firstPositional]
+		return out, contract.ManifestPreFrameLeading, true
+	}
+	return slices.Insert(out, start, interactiveShrt, text), contract.ManifestPreFrameLeading, true
+}
+
+// ExitCommand implements adapters.Relauncher: /quit ends the TUI with
+// exit code 0 (TestRunGeminiTUI). Typed by a renewal (the command, then
+// Enter 50 ms later) it races the TUI's slash-command suggestions, which
+// are computed after each key: when the Enter comes first it goes to the
+// suggestion list and the TUI stays; the renewal then stops it with
+// SIGINT to its process group, which the CLI handles as a clean exit
+// (TestRenewGeminiTUI logs which of the two ended it).
+func (Harness) ExitCommand() string { return "/quit" }
+
+// RelaunchArgv implements adapters.Relauncher; argv is never modified.
+// Options that choose the session (-r/--resume, --session-id,
+// --session-file) are one-shot and always removed. To resume, `--resume
+// ID` goes at start and the interactive first prompt (-i, or positional
+// words) is dropped: it was already sent; -p is kept, a headless run needs
+// one. A fresh start keeps every prompt.
+func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([]string, bool) {
+	if start <= 0 || start > len(argv) || (resume && id == "") || !startsSession(argv[start:]) {
+		return slices.Clone(argv), false
+	}
+	out := slices.Clone(argv[:start])
+	if resume {
+		out = append(out, resumeFlag, id)
+	}
+	for _, ca := range parseArgs(argv[start:]) {
+		switch {
+		case options[ca.option].picksSession:
+		case resume && (ca.option == interactiveFlag || ca.option == interactiveShrt || ca.positional):
+		default:
+			out = append(out, ca.words...)
+		}
+	}
+	return out, true
+}

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// geminiProcs lists the live Gemini CLI processes of env (the CLI runs
+// as two: the launcher node process and its relaunched child).
+func geminiProcs(env *testharness.HarnessEnv) []testharness.Proc {
+	var out []testharness.Proc
+	for _, p := range env.StrayProcesses() {
+		if f := strings.Fields(p.Cmdline); len(f) > 1 && filepath.Base(f[0]) == "node" && strings.Contains(p.Cmdline, ".bin/gemini") {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// TestRenewGeminiTUI renews a real interactive Gemini CLI session wrapped
+// by `lifeloop run`, resumed and fresh: after a first turn, `lifeloop
+// renew --payload FILE` stops the TUI (/quit), starts it again on the same
+// terminal (`--resume ID` or a new pinned session) with the payload as
+// the start of its first prompt (-i), and the next model request carries
+// the payload — with the first turn when resumed, without it when fresh.
+// Exactly one Gemini CLI (its two node processes) runs afterwards, the
+// terminal takes a typed /quit, and the renewal's records are complete.
+func TestRenewGeminiTUI(t *testing.T) {
+	skipShort(t)
+	for _, tc := range []struct {
+		name   string
+		resume bool
+	}{{"resume", true}, {"fresh", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			ll := lifeloopBin(t)
+			const reply = "Interactive reply through lifeloop."
+			mock := startMock(t, mockmodel.Config{Reply: reply})
+			env := testharness.NewHarnessEnv(t, mock)
+			state := stateDir(t)
+			term := startGeminiTUIUnderLifeloop(t, env, state)
+			geminiPrompt(t, term, state, "first prompt 41c2", 1)
+			ses, rs := onlySession(t, state)
+			first := dig(lastOf(rs, "frame.ended"), "harness_session_id")
+
+			secret := "RENEWAL-PAYLOAD-gemini-" + tc.name
+			payloadFile := writePayloadFile(t, "pay_renew", secret, contract.PlacementPrePromptFrame)
+			n := len(mock.RequestsOfKind(mockmodel.KindGemini))
+			mode := "--fresh"
+			if tc.resume {
+				mode = "--resume"
+			}
+			res := env.Run(runTimeout, ll, "renew", "--state-dir", state, mode, "--payload", payloadFile, ses)
+			if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
+				t.Fatalf("lifeloop renew: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
+			}
+			var turn *mockmodel.Request
+			for deadline := time.Now().Add(screenTimeout); turn == nil; time.Sleep(100 * time.Millisecond) {
+				for _, r := range mock.RequestsOfKind(mockmodel.KindGemini)[n:] {
+					if _, ok := requestCarries(t, r.Body, secret); ok {
+						turn = &r
+						break
+					}
+				}
+				if turn == nil && (time.Now().After(deadline) || term.Exited()) {
+					t.Fatalf("no model request carries the payload after the renewal; terminal:\n%s", term.Output())
+				}
+			}
+			// The payload is the start of the last user content: the
+			// renewed session's first prompt.
+			var body struct {
+				Contents []struct {
+					Role  string `json:"role"`
+					Parts []struct {
+						Text string `json:"text"`
+					} `json:"parts"`
+				} `json:"contents"`
+			}
+			if err := json.Unmarshal(turn.Body, &body); err != nil {
+				t.Fatal(err)
+			}
+			last := body.Contents[len(body.Contents)-1]
+			var lastText strings.Builder
+			for _, p := range last.Parts {
+				lastText.WriteString(p.Text)
+			}
+			if last.Role != "user" || !strings.Contains(lastText.String(), secret) {
+				t.Errorf("payload not in the last user content: %+v", last)
+			}
+			if _, resumed := requestCarries(t, turn.Body, "first prompt 41c2"); resumed != tc.resume {
+				t.Errorf("request carries the first turn: %v, want %v", resumed, tc.resume)
+			}
+			if procs := geminiProcs(env); len(procs) != 2 {
+				t.Errorf("gemini processes after the renewal: %v", procs)
+			}
+			// The renewed turn ends in the ledger; then the terminal takes
+			// a typed /quit.
+			waitReceipt(t, term, state, "frame.ended", 2)
+			if err := term.WaitFor(geminiReady, screenTimeout); err != nil {
+				t.Fatal(err)
+			}
+			quitAt := len(term.Output())
+			term.Type("/quit")
+			waitOutputAfter(t, term, quitAt, "/quit", screenTimeout)
+			geminiEnter(term)
+			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+				t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output())
+			}
+			checkRenewalRecords(t, env, ll, state, ses, "pay_renew", contract.PlacementPrePromptFrame, secret)
+			// The exit command ends the old TUI. The CLI computes its
+			// slash-command suggestions after each key; when the renewal's
+			// Enter (50 ms after "/quit") comes before they caught up, the
+			// Enter goes to the suggestion list instead of submitting
+			// (measured: 1 run in 3 or so on this machine), and the
+			// renewal's SIGINT to the group ends the TUI instead,
+			// gracefully. Nothing harder may be needed.
+			log, _ := os.ReadFile(filepath.Join(state, "sessions", ses, "lifeloop.log"))
+			if !strings.Contains(string(log), "renewal: harness started again") || strings.Contains(string(log), `"signal":"SIGTERM"`) ||
+				strings.Contains(string(log), `"signal":"SIGKILL"`) {
+				t.Errorf("the renewal's stop needed more than /quit and SIGINT:\n%s", log)
+			}
+			if strings.Contains(string(log), `"signal":"SIGINT"`) {
+				t.Logf("/quit did not end the TUI; SIGINT did")
+			}
+			_, rs = onlySession(t, state)
+			second := dig(lastOf(rs, "frame.ended"), "harness_session_id")
+			if (first == second) != tc.resume || first == nil || second == nil {
+				t.Errorf("harness session before %v, after %v (resume %v)", first, second, tc.resume)
+			}
+			assertNoProcessLeft(t, env, term.Pid())
+		})
+	}
+}
