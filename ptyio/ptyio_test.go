@@ -677,3 +677,23 @@ func TestDeadOutputDoesNotBlockChild(t *testing.T) {
 		t.Fatalf("drained %d bytes, want %d", n, 1<<20)
 	}
 }
+
+// TestSplitReports: while input is held, the terminal's replies to a
+// harness's queries pass and keys wait.
+func TestSplitReports(t *testing.T) {
+	for _, tc := range []struct{ in, reports, rest string }{
+		{"abc", "", "abc"},
+		{"\x1b[?1;2c", "\x1b[?1;2c", ""},
+		{"x\x1b[12;40Ry", "\x1b[12;40R", "xy"},
+		{"\x1b[A\x1b[B", "", "\x1b[A\x1b[B"}, // arrow keys are keys
+		{"\x1b]11;rgb:0000/0000/0000\x07hi", "\x1b]11;rgb:0000/0000/0000\x07", "hi"},
+		{"\x1bP>|xterm(1)\x1b\\q", "\x1bP>|xterm(1)\x1b\\", "q"},
+		{"\x1b[?2004;1$yz", "\x1b[?2004;1$y", "z"},
+		{"\x1b[?1u", "\x1b[?1u", ""},
+	} {
+		r, rest := splitReports([]byte(tc.in))
+		if string(r) != tc.reports || string(rest) != tc.rest {
+			t.Errorf("splitReports(%q) = %q, %q; want %q, %q", tc.in, r, rest, tc.reports, tc.rest)
+		}
+	}
+}

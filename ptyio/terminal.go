@@ -67,7 +67,8 @@ type Terminal struct {
 	closed   bool
 	reserved bool // a Start is between reserve and attach
 	inEOF    bool // stdin reached EOF (only acted on without a TTY)
-	held     bool // HoldInput: typed bytes wait for ReleaseInput
+	held     bool   // HoldInput: typed bytes wait for ReleaseInput
+	backlog  []byte // keys held, or released and not yet written
 
 	wakeR, wakeW *os.File // self-pipe that interrupts the stdin poll
 	inFd, wakeFd int      // descriptors polled by the stdin reader
@@ -80,6 +81,11 @@ type Terminal struct {
 	readerDone chan struct{}  // closed when the stdin reader returns
 	winchDone  chan struct{}  // closed when the SIGWINCH watcher returns
 	closeOnce  sync.Once
+
+	// writeMu orders writes to the child: the backlog of held keys before
+	// anything typed after it.
+	writeMu sync.Mutex
+	flushes sync.WaitGroup
 }
 
 // OpenTerminal takes over the user's side of the relay. It starts the
@@ -230,6 +236,7 @@ func (t *Terminal) Close() error {
 			signal.Stop(t.winch)
 		}
 		<-t.winchDone
+		t.flushes.Wait() // a backlog flush ends at t.stop
 		if t.wakeW != nil {
 			_, _ = t.wakeW.Write([]byte{0})
 			if !t.uninterruptible.Load() {
@@ -342,18 +349,55 @@ func (t *Terminal) waitReadable() bool {
 	}
 }
 
-// deliver writes p to the attached child, waiting for one to be attached.
-// Bytes a dying child could not take go to the next child. It returns false
-// when the Terminal is closed.
+// deliver hands typed bytes to the attached child. While input is held
+// (HoldInput), the terminal's own replies to the harness's queries pass
+// (a starting harness waits for them) and everything else is kept for
+// ReleaseInput. It returns false when the Terminal is closed.
 func (t *Terminal) deliver(p []byte) bool {
+	t.mu.Lock()
+	if t.held {
+		pass, keep := splitReports(p)
+		if room := maxBacklog - len(t.backlog); len(keep) > room {
+			t.log.Warn("typed input held too long; the oldest keys beyond the bound are dropped", "dropped", len(keep)-max(room, 0))
+			keep = keep[len(keep)-max(room, 0):]
+		}
+		t.backlog = append(t.backlog, keep...)
+		t.mu.Unlock()
+		if len(pass) == 0 {
+			return true
+		}
+		return t.write(pass, false)
+	}
+	t.mu.Unlock()
+	return t.write(p, true)
+}
+
+// maxBacklog bounds the keys held while input is held.
+const maxBacklog = 64 << 10
+
+// write writes p to the attached child, waiting for one to be attached,
+// after the released backlog when withBacklog. Bytes a dying child could
+// not take go to the next child. It returns false when the Terminal is
+// closed.
+func (t *Terminal) write(p []byte, withBacklog bool) bool {
+	t.writeMu.Lock()
+	defer t.writeMu.Unlock()
+	if withBacklog {
+		t.mu.Lock()
+		if !t.held && len(t.backlog) > 0 {
+			p = append(t.backlog, p...)
+			t.backlog = nil
+		}
+		t.mu.Unlock()
+	}
 	for len(p) > 0 {
 		t.mu.Lock()
-		c, closed, changed, held := t.cur, t.closed, t.changed, t.held
+		c, closed, changed := t.cur, t.closed, t.changed
 		t.mu.Unlock()
 		if closed {
 			return false
 		}
-		if c == nil || c.exited.Load() || held {
+		if c == nil || c.exited.Load() {
 			select {
 			case <-changed:
 			case <-t.stop:
@@ -378,11 +422,64 @@ func (t *Terminal) deliver(p []byte) bool {
 	return true
 }
 
+// splitReports separates the terminal's replies to queries (device
+// attributes, cursor position, mode and keyboard-protocol reports: CSI
+// sequences ending in c, R, n, u, t or $y; OSC and DCS strings) from the
+// rest of p, keeping each part's order.
+func splitReports(p []byte) (reports, rest []byte) {
+	for i := 0; i < len(p); {
+		if n := reportLen(p[i:]); n > 0 {
+			reports = append(reports, p[i:i+n]...)
+			i += n
+			continue
+		}
+		rest = append(rest, p[i])
+		i++
+	}
+	return reports, rest
+}
+
+// reportLen is the length of the terminal report p starts with, or 0.
+func reportLen(p []byte) int {
+	if len(p) < 3 || p[0] != 0x1b {
+		return 0
+	}
+	switch p[1] {
+	case '[':
+		for i := 2; i < len(p); i++ {
+			b := p[i]
+			switch {
+			case b >= '0' && b <= '9', b == ';', b == '?', b == '>', b == '=', b == ':':
+				continue
+			case b == '$' && i+1 < len(p) && p[i+1] == 'y':
+				return i + 2
+			case b == 'c' || b == 'R' || b == 'n' || b == 'u' || b == 't':
+				if i == 2 && b != 'c' {
+					return 0 // no parameters: a key, not a report
+				}
+				return i + 1
+			default:
+				return 0
+			}
+		}
+	case ']', 'P':
+		for i := 2; i < len(p); i++ {
+			if p[i] == 0x07 {
+				return i + 1
+			}
+			if p[i] == 0x1b && i+1 < len(p) && p[i+1] == '\\' {
+				return i + 2
+			}
+		}
+	}
+	return 0
+}
+
 // HoldInput keeps what the person types from the harness until
 // ReleaseInput: while one harness is stopped and the next one starts,
-// keys wait for the harness that will read them (up to what the
-// terminal's input queue holds) instead of reaching one that exits or
-// one that drops typeahead while it starts.
+// keys wait (up to maxBacklog) for the harness that will read them
+// instead of reaching one that exits or one that drops typeahead while it
+// starts. The terminal's replies to the harness's queries still pass.
 func (t *Terminal) HoldInput() {
 	t.mu.Lock()
 	t.held = true
@@ -390,12 +487,19 @@ func (t *Terminal) HoldInput() {
 }
 
 // ReleaseInput hands the held keys, and all that follow, to the attached
-// harness.
+// harness. It does not wait for the harness to take them.
 func (t *Terminal) ReleaseInput() {
 	t.mu.Lock()
 	t.held = false
-	t.notifyLocked()
+	pending := len(t.backlog) > 0
 	t.mu.Unlock()
+	if pending {
+		t.flushes.Add(1)
+		go func() { // ends once the backlog is written or the Terminal closes
+			defer t.flushes.Done()
+			t.write(nil, true)
+		}()
+	}
 }
 
 // stdinEOF records EOF and hands it to the attached child.
