@@ -22,6 +22,11 @@ import (
 // Harness is OpenCode to the registry.
 type Harness struct{}
 
+var (
+	_ adapters.Harness   = Harness{}
+	_ adapters.Telemetry = Harness{}
+)
+
 // Describe implements adapters.Harness.
 func (Harness) Describe() adapters.Description {
 	return adapters.Description{
