@@ -27,7 +27,7 @@ import (
 //     (Model = its modelID).
 //   - Each step-finish part (one per model request) of an assistant
 //     message: ObsUsage, Tokens = tokens.total (input + output + reasoning
-//     + cache read + cache write: what OpenCode itself compares with the
+//   - cache read + cache write: what OpenCode itself compares with the
 //     window), Window = the model's limit.context (see config.go); an
 //     assistant message completed without a step-finish reports its own
 //     tokens. The compaction request's own usage (the summary) is not the
@@ -43,23 +43,26 @@ import (
 //     (unknown until the next request: the usage that follows moves the
 //     level again).
 //
-// Memory stays flat over any session length: the parser keeps the open
-// turn, the user messages waiting for their first part and the assistant
-// messages not yet completed; message ids grow with time, so a record
-// about a message older than the newest one settled is ignored.
+// OpenCode updates a message more than once (a user message gets its
+// diff summary after the answer; an assistant message its tokens, then
+// its completion), so a message is settled once: a record about a
+// message already settled is ignored. Memory stays flat over any session
+// length: the parser keeps the open turn, the user messages waiting for
+// their first part, the assistant messages not yet completed and the ids
+// of the last settledCap messages settled (not an order of ids: OpenCode's
+// ids sort by time only within the 48 bits of milliseconds they hold).
 type Parser struct {
 	window func(provider, model string) int64
 
 	sessionID string
 	cwd       string
 
-	newestUser string            // newest user message classified
-	pending    map[string]int64  // user messages waiting for their first part → created (ms)
-	frame      string            // the open turn ("" when none)
-	members    map[string]bool   // user messages of the open turn
-	opened     bool              // ObsFrameOpened sent for the open turn
-	asst       map[string]*asstS // assistant messages not yet completed
-	newestDone string            // newest assistant message completed
+	settled settledSet        // messages classified (user) or completed (assistant)
+	pending map[string]int64  // user messages waiting for their first part → created (ms)
+	frame   string            // the open turn ("" when none)
+	members map[string]bool   // user messages of the open turn
+	opened  bool              // ObsFrameOpened sent for the open turn
+	asst    map[string]*asstS // assistant messages not yet completed
 
 	compactReq     string // the compaction request waiting for its summary
 	compactTrigger string
@@ -84,7 +87,31 @@ func NewParser(window func(provider, model string) int64) *Parser {
 	if window == nil {
 		window = func(string, string) int64 { return 0 }
 	}
-	return &Parser{window: window, pending: map[string]int64{}, members: map[string]bool{}, asst: map[string]*asstS{}}
+	return &Parser{window: window, pending: map[string]int64{}, members: map[string]bool{}, asst: map[string]*asstS{}, settled: settledSet{m: map[string]bool{}}}
+}
+
+// settledCap is how many settled message ids the parser remembers.
+const settledCap = 1024
+
+// settledSet is a set of the last settledCap ids added.
+type settledSet struct {
+	m    map[string]bool
+	ring [settledCap]string
+	next int
+}
+
+func (s *settledSet) has(id string) bool { return s.m[id] }
+
+func (s *settledSet) add(id string) {
+	if s.m[id] {
+		return
+	}
+	if old := s.ring[s.next]; old != "" {
+		delete(s.m, old)
+	}
+	s.ring[s.next] = id
+	s.m[id] = true
+	s.next = (s.next + 1) % settledCap
 }
 
 // SourceKind implements telemetry.Parser.
@@ -204,17 +231,17 @@ func (p *Parser) obs(kind telemetry.ObsKind, src telemetry.Provenance, at time.T
 
 // user notes a new user message; its first part decides what it is.
 func (p *Parser) user(in *info) {
-	if in.ID == "" || in.ID <= p.newestUser {
+	if in.ID == "" || p.settled.has(in.ID) {
 		return
 	}
 	if _, ok := p.pending[in.ID]; ok {
 		return
 	}
-	if len(p.pending) >= 64 { // parts that never came: forget the oldest
-		oldest := ""
-		for id := range p.pending {
-			if oldest == "" || id < oldest {
-				oldest = id
+	if len(p.pending) >= 64 { // parts that never came: forget the earliest
+		oldest, at := "", int64(0)
+		for id, created := range p.pending {
+			if oldest == "" || created < at {
+				oldest, at = id, created
 			}
 		}
 		delete(p.pending, oldest)
@@ -225,9 +252,7 @@ func (p *Parser) user(in *info) {
 func (p *Parser) part(dst []telemetry.Observation, pt *part, at time.Time, src telemetry.Provenance) []telemetry.Observation {
 	if created, ok := p.pending[pt.MessageID]; ok {
 		delete(p.pending, pt.MessageID)
-		if pt.MessageID > p.newestUser {
-			p.newestUser = pt.MessageID
-		}
+		p.settled.add(pt.MessageID)
 		if pt.Type == "compaction" {
 			p.compactReq = pt.MessageID
 			p.compactTrigger = "manual"
@@ -281,7 +306,7 @@ func (p *Parser) usage(dst []telemetry.Observation, a *asstS, t *tokens, at time
 }
 
 func (p *Parser) assistant(dst []telemetry.Observation, in *info, src telemetry.Provenance) []telemetry.Observation {
-	if in.ID == "" || in.ID <= p.newestDone {
+	if in.ID == "" || p.settled.has(in.ID) {
 		return dst
 	}
 	a := p.asst[in.ID]
@@ -305,7 +330,7 @@ func (p *Parser) assistant(dst []telemetry.Observation, in *info, src telemetry.
 	}
 	// Completed: settle it.
 	delete(p.asst, in.ID)
-	p.newestDone = in.ID
+	p.settled.add(in.ID)
 	at := ms(in.Time.Completed)
 	if a.summary {
 		if a.parent == p.compactReq && p.compactReq != "" {
