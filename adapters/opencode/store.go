@@ -37,11 +37,14 @@ const sessionSep = "#"
 // however long the session is.
 const pageSize = 256
 
-// settle is how long after a change notification the store is read once
-// more: the WAL is written before its index (a shared mapping, which
-// makes no notification) says the transaction committed, so the read the
-// notification itself triggers can still miss it.
-const settle = 15 * time.Millisecond
+// settle are the delays, after the last change notification, at which
+// the store is read again: a writer's last write to the WAL comes before
+// the WAL index (a shared mapping, which makes no notification) says the
+// transaction committed — and, for a writer that syncs at each commit,
+// before that sync — so the read the notification itself triggers can
+// miss the commit. (OpenCode writes with synchronous=NORMAL: no sync at
+// commit in WAL mode.)
+var settle = []time.Duration{2 * time.Millisecond, 8 * time.Millisecond, 40 * time.Millisecond}
 
 // openDB opens the database at path read-only. The file must exist (it is
 // never created).
@@ -222,6 +225,7 @@ func follow(ctx context.Context, cfg telemetry.TailConfig, sink func(telemetry.T
 	again := time.NewTimer(time.Hour)
 	again.Stop()
 	defer again.Stop()
+	step := 0
 	base := filepath.Base(dbPath)
 	for {
 		select {
@@ -236,7 +240,8 @@ func follow(ctx context.Context, cfg telemetry.TailConfig, sink func(telemetry.T
 				continue
 			}
 			f.read(ctx)
-			again.Reset(settle)
+			step = 0
+			again.Reset(settle[0])
 		case _, ok := <-errs:
 			if !ok {
 				errs = nil
@@ -245,6 +250,9 @@ func follow(ctx context.Context, cfg telemetry.TailConfig, sink func(telemetry.T
 			f.read(ctx) // the kernel dropped events: look now
 		case <-again.C:
 			f.read(ctx)
+			if step++; step < len(settle) {
+				again.Reset(settle[step] - settle[step-1])
+			}
 		case <-ticker.C:
 			f.read(ctx)
 		}

@@ -67,7 +67,7 @@ func DatabasePath(env []string) string {
 
 // Discoverer finds the OpenCode session of a launch: a top-level session
 // row (no parent: sub-agent sessions are not followed) whose directory is
-// Cwd, created at or after Launch-Slack — or exactly SessionID when the
+// Cwd (any folder when Cwd is empty), created at or after Launch-Slack — or exactly SessionID when the
 // launch named it (then its age does not matter: a resumed session).
 // Candidate paths are "<database>#<session id>". Concurrent launches in
 // one folder are kept apart by telemetry.Claims (each takes the oldest
@@ -135,7 +135,11 @@ func (d *Discoverer) scan() ([]telemetry.Candidate, error) {
 	if d.Launch.IsZero() {
 		since = time.Time{}
 	}
-	ss, err := listSessions(ctx, db, telemetry.CwdSpellings(d.Cwd), since, d.SessionID)
+	var dirs []string
+	if d.Cwd != "" {
+		dirs = telemetry.CwdSpellings(d.Cwd)
+	}
+	ss, err := listSessions(ctx, db, dirs, since, d.SessionID)
 	if err != nil {
 		if isMissingSchema(err) {
 			return nil, nil // created but not migrated yet

@@ -184,13 +184,15 @@ func maps2Equal(a, b map[string][32]byte) bool {
 	return true
 }
 
-// writer opens db for writing as OpenCode does (WAL), with no busy
-// timeout: any lock the reader held would fail its writes at once.
+// writer opens db for writing as OpenCode does (WAL, synchronous
+// NORMAL), with no busy timeout: any lock the reader held would fail its
+// writes at once.
 func writer(t testing.TB, db string) *sql.DB {
 	t.Helper()
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(0)")
 	q.Add("_pragma", "journal_mode(wal)")
+	q.Add("_pragma", "synchronous(normal)")
 	h, err := sql.Open("sqlite", "file:"+(&url.URL{Path: db}).EscapedPath()+"?"+q.Encode())
 	if err != nil {
 		t.Fatal(err)
