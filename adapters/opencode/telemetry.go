@@ -3,6 +3,7 @@ package opencode
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -74,20 +75,18 @@ func DatabasePath(env []string) string {
 // session nobody else holds).
 //
 // Candidates opens the database read-only for each scan, and answers
-// from the previous scan when it is younger than MinRescan: the folder
-// watcher asks on every write of the harness.
+// from the previous scan while the database and its WAL are unchanged
+// (size and modification time): the folder watcher asks on every write
+// to the folder.
 type Discoverer struct {
 	Database  string
 	Cwd       string
 	Launch    time.Time
 	Slack     time.Duration // default telemetry.DefaultSlack
 	SessionID string
-	// MinRescan is the shortest time between two database scans (default
-	// 100ms).
-	MinRescan time.Duration
 
 	mu      sync.Mutex
-	last    time.Time
+	sig     [4]int64
 	cached  []telemetry.Candidate
 	scanned bool
 }
@@ -108,19 +107,27 @@ func (d *Discoverer) Follow(ctx context.Context, cfg telemetry.TailConfig, sink 
 func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	every := d.MinRescan
-	if every <= 0 {
-		every = 100 * time.Millisecond
-	}
-	if d.scanned && time.Since(d.last) < every {
+	sig := signature(d.Database)
+	if d.scanned && sig == d.sig {
 		return append([]telemetry.Candidate(nil), d.cached...), nil
 	}
 	out, err := d.scan()
 	if err != nil {
 		return nil, err
 	}
-	d.cached, d.last, d.scanned = out, time.Now(), true
+	d.cached, d.sig, d.scanned = out, sig, true
 	return append([]telemetry.Candidate(nil), out...), nil
+}
+
+// signature is the size and modification time of the database and its
+// WAL (zero for a file that does not exist).
+func signature(db string) (s [4]int64) {
+	for i, p := range []string{db, db + "-wal"} {
+		if fi, err := os.Stat(p); err == nil {
+			s[2*i], s[2*i+1] = fi.Size(), fi.ModTime().UnixNano()
+		}
+	}
+	return s
 }
 
 func (d *Discoverer) scan() ([]telemetry.Candidate, error) {
