@@ -258,3 +258,35 @@ func TestWatchOpenCode(t *testing.T) {
 	assertFrames(t, rs, turns)
 }
 
+// TestRunOpenCodePayloadAtLaunch: `lifeloop run --payload` places the
+// envelope for OpenCode at launch: the mock finds it in the system prompt
+// of the conversation request (not in the user's message), the process
+// table never shows it, and session.starting records it delivered.
+func TestRunOpenCodePayloadAtLaunch(t *testing.T) {
+	skipShort(t)
+	bin := testharness.OpenCodeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := filepath.Join(t.TempDir(), "state")
+	const marker = "LIFELOOP-LAUNCH-MARKER-opencode"
+	pf := payloadFile(t, env.Dir, "pay_launch", marker)
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--payload", pf, "--", bin, "run", "say", "hello")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	path, ok := anyRequestCarries(t, mock.RequestsOfKind("claude"), marker)
+	if !ok || !strings.HasPrefix(path, ".system") {
+		t.Errorf("payload in a conversation request: %v at %q, want in the system prompt", ok, path)
+	}
+	session, receipts := onlySession(t, state)
+	starting := lastOf(receipts, "session.starting")
+	prs, _ := starting["payload_receipts"].([]any)
+	if len(prs) != 1 || dig(prs[0], "status") != "delivered" || dig(prs[0], "payload_id") != "pay_launch" {
+		t.Errorf("session.starting payload receipts: %v", starting["payload_receipts"])
+	}
+	argv, _ := sessionRecord(t, state, session)["argv"].([]any)
+	if strings.Contains(toJSON(argv), marker) || !strings.Contains(toJSON(argv), "OPENCODE_CONFIG_CONTENT") {
+		t.Errorf("recorded argv %v", argv)
+	}
+}
