@@ -208,6 +208,12 @@ func TestRenewOpenCodeTUIUnderLifeloop(t *testing.T) {
 			}
 			exitOpenCode(t, term)
 			checkRenewalRecords(t, env, ll, state, ses, "pay_renew", placement, secret)
+			// Resumed, the relaunched TUI writes on to the session followed;
+			// fresh, telemetry follows the new session and binds its id.
+			ids, _ := sessionRecord(t, state, ses)["harness_session_ids"].([]any)
+			if want := map[bool]int{true: 1, false: 2}[resume]; len(ids) != want {
+				t.Errorf("harness session ids %v, want %d", ids, want)
+			}
 			_, rs := onlySession(t, state)
 			if got := len(receiptsFor(rs, "frame.ended")); got != 2 {
 				t.Errorf("frame.ended receipts %d, want one per prompt: %v", got, eventsOf(rs))
