@@ -146,27 +146,27 @@ func TestWatchOpenCodeAppendToReceipt(t *testing.T) {
 		{"DROP TABLE s", nil},
 		{"INSERT INTO event_sequence (aggregate_id, seq) VALUES (?, -1)", []any{id}},
 	} {
-		if _, err := h.Exec(s.q, s.args...); err != nil {
+		if _, err := h.ExecContext(ctx, s.q, s.args...); err != nil {
 			t.Fatalf("%s: %v", s.q, err)
 		}
 	}
 	appendRows := func(rows ...string) time.Time {
 		t.Helper()
-		tx, err := h.Begin()
+		tx, err := h.BeginTx(ctx, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var seq int64
-		if err := tx.QueryRow("SELECT seq FROM event_sequence WHERE aggregate_id = ?", id).Scan(&seq); err != nil {
+		if err := tx.QueryRowContext(ctx, "SELECT seq FROM event_sequence WHERE aggregate_id = ?", id).Scan(&seq); err != nil {
 			t.Fatal(err)
 		}
 		for i := 0; i < len(rows); i += 2 {
 			seq++
-			if _, err := tx.Exec("INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, ?, ?, ?)", fmt.Sprintf("evt_%s_%d", id[4:], seq), id, seq, rows[i], rows[i+1]); err != nil {
+			if _, err := tx.ExecContext(ctx, "INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, ?, ?, ?)", fmt.Sprintf("evt_%s_%d", id[4:], seq), id, seq, rows[i], rows[i+1]); err != nil {
 				t.Fatal(err)
 			}
 		}
-		if _, err := tx.Exec("UPDATE event_sequence SET seq = ? WHERE aggregate_id = ?", seq, id); err != nil {
+		if _, err := tx.ExecContext(ctx, "UPDATE event_sequence SET seq = ? WHERE aggregate_id = ?", seq, id); err != nil {
 			t.Fatal(err)
 		}
 		if err := tx.Commit(); err != nil {

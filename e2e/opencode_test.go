@@ -24,7 +24,7 @@ func openCodeTurns(t *testing.T, env *testharness.HarnessEnv) (string, []string)
 	}
 	defer db.Close()
 	var ids []string
-	rows, err := db.Query("SELECT id FROM session WHERE parent_id IS NULL")
+	rows, err := db.QueryContext(t.Context(), "SELECT id FROM session WHERE parent_id IS NULL")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +37,7 @@ func openCodeTurns(t *testing.T, env *testharness.HarnessEnv) (string, []string)
 	if len(ids) != 1 {
 		t.Fatalf("OpenCode sessions %v, want one", ids)
 	}
-	rows, err = db.Query(`SELECT m.id, (SELECT json_extract(p.data, '$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1)
+	rows, err = db.QueryContext(t.Context(), `SELECT m.id, (SELECT json_extract(p.data, '$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1)
 		FROM message m WHERE m.session_id = ? AND json_extract(m.data, '$.role') = 'user' ORDER BY m.id`, ids[0])
 	if err != nil {
 		t.Fatal(err)

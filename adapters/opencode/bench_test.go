@@ -47,7 +47,7 @@ func newSession(t testing.TB, h *sql.DB, from string, created time.Time) string 
 		{"DROP TABLE s", nil},
 		{"INSERT INTO event_sequence (aggregate_id, seq) VALUES (?, -1)", []any{id}},
 	} {
-		if _, err := h.Exec(q.sql, q.args...); err != nil {
+		if _, err := h.ExecContext(context.Background(), q.sql, q.args...); err != nil {
 			t.Fatalf("%s: %v", q.sql, err)
 		}
 	}

@@ -55,7 +55,6 @@ type Parser struct {
 	window func(provider, model string) int64
 
 	sessionID string
-	cwd       string
 
 	settled settledSet        // messages classified (user) or completed (assistant)
 	pending map[string]int64  // user messages waiting for their first part → created (ms)

@@ -111,7 +111,7 @@ func listSessions(ctx context.Context, db *sql.DB, dirs []string, since time.Tim
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	var out []session
 	for rows.Next() {
 		var s session
@@ -141,7 +141,7 @@ func readEvents(ctx context.Context, db *sql.DB, id string, after int64, limit i
 	if err != nil {
 		return dst, err
 	}
-	defer rows.Close()
+	defer func() { _ = rows.Close() }()
 	for rows.Next() {
 		var r eventRow
 		if err := rows.Scan(&r.Seq, &r.Type, &r.Data); err != nil {

@@ -135,7 +135,7 @@ func (d *Discoverer) scan() ([]telemetry.Candidate, error) {
 	if err != nil {
 		return nil, nil // no database yet: OpenCode creates it on first start
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	since := d.Launch.Add(-telemetry.Slack(d.Slack))

@@ -33,7 +33,7 @@ func userTurns(t *testing.T, db, id string) []string {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	rows, err := h.Query(`SELECT m.id, (SELECT json_extract(p.data,'$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1)
+	rows, err := h.QueryContext(context.Background(), `SELECT m.id, (SELECT json_extract(p.data,'$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1)
 		FROM message m WHERE m.session_id = ? AND json_extract(m.data,'$.role') = 'user' ORDER BY m.id`, id)
 	if err != nil {
 		t.Fatal(err)
