@@ -82,7 +82,11 @@ func followLedger(ctx context.Context, t *testing.T, state string) <-chan ledger
 					EventID string `json:"event_id"`
 				}
 				if json.Unmarshal(partial[:i], &r) == nil {
-					out <- ledgerLine{event: r.Event, frame: strings.TrimSuffix(r.EventID, "/"+r.Event), seen: now}
+					select {
+					case out <- ledgerLine{event: r.Event, frame: strings.TrimSuffix(r.EventID, "/"+r.Event), seen: now}:
+					case <-ctx.Done():
+						return
+					}
 				}
 				partial = partial[i+1:]
 			}
