@@ -256,3 +256,16 @@ func percentiles(d []time.Duration) (p50, p99, worst time.Duration) {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[len(s)/2], s[len(s)*99/100], s[len(s)-1]
 }
+
+// BenchmarkDiscoveryScan is one rescan of the database for a launch's
+// sessions: what the folder watcher costs per write to the database
+// while lifeloop run follows newer sessions (a renewal, /new).
+func BenchmarkDiscoveryScan(b *testing.B) {
+	r := realDatabase(b)
+	d := &Discoverer{Database: r.DB, Cwd: r.Cwd, Launch: r.Launch}
+	for b.Loop() {
+		if _, err := d.scan(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

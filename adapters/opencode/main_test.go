@@ -57,7 +57,7 @@ type realDB struct {
 
 // realDatabase returns the fixture, making it on first use; it skips the
 // test when OpenCode is not installed.
-func realDatabase(t *testing.T) realDB {
+func realDatabase(t testing.TB) realDB {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("runs the real OpenCode binary")
@@ -70,7 +70,7 @@ func realDatabase(t *testing.T) realDB {
 	return fixture
 }
 
-func makeFixture(t *testing.T, bin string) (r realDB) {
+func makeFixture(t testing.TB, bin string) (r realDB) {
 	mock, err := mockmodel.Start(mockmodel.Config{UsageSequence: []mockmodel.Usage{
 		{InputTokens: 100, CacheCreationInputTokens: 2000, CacheReadInputTokens: 3000, OutputTokens: 7},
 		{InputTokens: 9000, OutputTokens: 50},
