@@ -290,3 +290,41 @@ func TestRunOpenCodePayloadAtLaunch(t *testing.T) {
 		t.Errorf("recorded argv %v", argv)
 	}
 }
+
+// TestRunOpenCodeToolTurn: a turn with a tool call is two model requests
+// (OpenCode stores one assistant message per request, the first finishing
+// with tool-calls): one frame, ended once by the second answer, and the
+// usage of each request in turn — 5220 (moderate) then 7630 (high) of
+// 10 000.
+func TestRunOpenCodeToolTurn(t *testing.T) {
+	skipShort(t)
+	bin := testharness.OpenCodeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{ToolReply: "The tool ran.", UsageSequence: []mockmodel.Usage{
+		{InputTokens: 5200, OutputTokens: 20},
+		{InputTokens: 7600, OutputTokens: 30},
+	}})
+	env := testharness.NewHarnessEnv(t, mock)
+	env.SetOpenCodeLimits(testharness.OpenCodeLimits{Context: 10000, Output: 1000})
+	state := filepath.Join(t.TempDir(), "state")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "run", "please", "RUN_TOOL", "now")
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "The tool ran.") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	session, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
+	sid, turns := openCodeTurns(t, env)
+	if len(turns) != 1 {
+		t.Fatalf("turns %v, want one", turns)
+	}
+	assertOpenCodeBinding(t, env, state, session, rs, sid)
+	assertOpenCodePressure(t, rs, []wantPressure{
+		{5220, 10000, "moderate", "low"},
+		{7630, 10000, "high", "moderate"},
+	})
+	assertFrames(t, rs, turns)
+	assertCausalOrder(t, rs)
+	if n := len(mock.RequestsOfKind("claude")); n != 2 {
+		t.Errorf("%d conversation requests, want 2 (the tool call and the answer)", n)
+	}
+}

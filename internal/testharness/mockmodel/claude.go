@@ -104,7 +104,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, body []by
 	switch turn {
 	case "tool":
 		toolInput = mustJSON(map[string]any{"command": s.cfg.ToolCommand, "description": "mock tool call"})
-		block = map[string]any{"type": "tool_use", "id": "toolu_mock_" + id, "name": "Bash", "input": map[string]any{}}
+		block = map[string]any{"type": "tool_use", "id": "toolu_mock_" + id, "name": shellTool(req.Tools), "input": map[string]any{}}
 		stop = "tool_use"
 	case "after-tool":
 		text = s.cfg.ToolReply
@@ -161,6 +161,28 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, body []by
 		"delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": usageJSON})
 	e.event("message_stop", map[string]any{"type": "message_stop"})
 	return kind, http.StatusOK
+}
+
+// shellTool is the name of the shell tool the request offers: "Bash"
+// (Claude Code), or "bash" when only that is offered (OpenCode).
+func shellTool(tools []json.RawMessage) string {
+	for _, raw := range tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &t) == nil && t.Name == "Bash" {
+			return "Bash"
+		}
+	}
+	for _, raw := range tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &t) == nil && t.Name == "bash" {
+			return "bash"
+		}
+	}
+	return "Bash"
 }
 
 // splitText cuts text in two deltas so clients exercise their stream
