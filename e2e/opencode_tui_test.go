@@ -98,17 +98,26 @@ func exitOpenCode(t *testing.T, term *testharness.Terminal) {
 }
 
 // TestRunOpenCodeTUI: the interactive TUI under lifeloop run — a typed
-// prompt answered (its frames read from the database), /exit, session
-// completed, no OpenCode process left.
+// prompt answered (its frames read from the database), a manual /compact
+// (context.compacted, trigger manual, pre_tokens the turn's 12 + 5; no
+// turn of its own), /exit, session completed, no OpenCode process left.
 func TestRunOpenCodeTUI(t *testing.T) {
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	term, env, state, _ := openCodeTUI(t, mock)
 	askOpenCode(t, term, state, "hello through lifeloop")
+	// A manual compaction: /compact from the TUI.
+	term.Type("/compact")
+	time.Sleep(300 * time.Millisecond)
+	term.Type("\r")
+	waitReceipt(t, state, "context.compacted", func(rs []map[string]any) bool { return len(receiptsFor(rs, "context.compacted")) > 0 })
 	exitOpenCode(t, term)
 	session, rs := onlySession(t, state)
 	assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
+	if c := receiptsFor(rs, "context.compacted"); len(c) != 1 || dig(c[0], "telemetry_summary", "trigger") != "manual" || num(dig(c[0], "telemetry_summary", "pre_tokens")) != 17 {
+		t.Errorf("context.compacted %v", toJSON(c))
+	}
 	sid, turns := openCodeTurns(t, env)
 	assertOpenCodeBinding(t, env, state, session, rs, sid)
 	assertFrames(t, rs, turns)
