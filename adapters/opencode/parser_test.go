@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/telemetry"
 	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
 
@@ -147,4 +148,25 @@ func TestWindowsFromConfig(t *testing.T) {
 	if got := string(stripJSONC([]byte(`{"a":"// not a comment, /* nor this */","b":[1,2,],}`))); got != `{"a":"// not a comment, /* nor this */","b":[1,2]}` {
 		t.Errorf("stripJSONC: %s", got)
 	}
+}
+
+// FuzzParser: any record, alone or after a turn that is still open,
+// parses without panicking, and a rejected record yields nothing.
+func FuzzParser(f *testing.F) {
+	f.Add([]byte(userMsg("msg_u1", 1)))
+	f.Add([]byte(textPart("msg_u1", `,"synthetic":true,"metadata":{"compaction_continue":true}`)))
+	f.Add([]byte(compactionPart("msg_c1", true)))
+	f.Add([]byte(asstMsg("msg_a1", "msg_u1", `,"completed":9},"error":{"name":"X"},"x":{`)))
+	f.Add([]byte(stepFinish("msg_a1", 5)))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		p := NewParser(func(string, string) int64 { return 100 })
+		obs, err := p.Parse(nil, line, telemetry.Provenance{})
+		if err != nil && len(obs) != 0 {
+			t.Fatalf("error %v with %d observations", err, len(obs))
+		}
+		for _, l := range []string{userMsg("msg_u1", 1), textPart("msg_u1", ""), asstMsg("msg_a1", "msg_u1", "")} {
+			_, _ = p.Parse(nil, []byte(l), telemetry.Provenance{})
+		}
+		_, _ = p.Parse(nil, line, telemetry.Provenance{})
+	})
 }
