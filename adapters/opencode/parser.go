@@ -34,7 +34,8 @@ import (
 //     context in use and is not reported.
 //   - An assistant message of the turn completed (time.completed) with a
 //     finish other than tool-calls and unknown (OpenCode goes on after
-//     those): ObsFrameEnded, Trigger = the finish reason. With an error:
+//     those), answering the turn's latest prompt (else OpenCode goes on
+//     with the queued one): ObsFrameEnded, Trigger = the finish reason. With an error:
 //     Trigger "aborted" for MessageAbortedError, else ObsAPIError
 //     (Trigger = the error's name) and ObsFrameEnded with Trigger "error".
 //   - The summary answering a compaction request completed:
@@ -60,6 +61,7 @@ type Parser struct {
 	pending map[string]int64  // user messages waiting for their first part → created (ms)
 	frame   string            // the open turn ("" when none)
 	members map[string]bool   // user messages of the open turn
+	newest  string            // the open turn's latest user message
 	opened  bool              // ObsFrameOpened sent for the open turn
 	asst    map[string]*asstS // assistant messages not yet completed
 
@@ -263,11 +265,12 @@ func (p *Parser) part(dst []telemetry.Observation, pt *part, at time.Time, src t
 		}
 		if p.frame != "" {
 			p.members[pt.MessageID] = true
+			p.newest = pt.MessageID
 			o := p.obs(telemetry.ObsUserMessage, src, ms(created))
 			o.FrameID = p.frame
 			return append(dst, o)
 		}
-		p.frame, p.opened = pt.MessageID, false
+		p.frame, p.opened, p.newest = pt.MessageID, false, pt.MessageID
 		clear(p.members)
 		p.members[pt.MessageID] = true
 		o := p.obs(telemetry.ObsFrameOpening, src, ms(created))
@@ -364,7 +367,9 @@ func (p *Parser) assistant(dst []telemetry.Observation, in *info, src telemetry.
 		o.Trigger, o.FrameID = in.Error.Name, p.frame
 		dst = append(dst, o)
 		end = "error"
-	case in.Finish != "" && in.Finish != "tool-calls" && in.Finish != "unknown":
+	case in.Finish != "" && in.Finish != "tool-calls" && in.Finish != "unknown" && a.parent == p.newest:
+		// OpenCode stops when its last answer follows the latest prompt;
+		// an answer to an earlier one means a queued prompt comes next.
 		end = in.Finish
 	}
 	if end == "" {

@@ -84,6 +84,18 @@ func TestParserRules(t *testing.T) {
 			want: []string{"harness_session id=ses_a", "frame_opening frame=msg_u1", "frame_opened frame=msg_u1", "user_message frame=msg_u1", "frame_ended frame=msg_u1 trigger=stop"},
 		},
 		{
+			name: "a prompt queued while the first is answered: one turn until the queued one is answered",
+			lines: []string{
+				userMsg("msg_u1", 1), textPart("msg_u1", ""),
+				asstMsg("msg_a1", "msg_u1", ""),
+				userMsg("msg_u2", 2), textPart("msg_u2", ""),
+				asstMsg("msg_a1", "msg_u1", `,"completed":9},"finish":"stop","x":{`),
+				asstMsg("msg_a2", "msg_u2", ""),
+				asstMsg("msg_a2", "msg_u2", `,"completed":9},"finish":"stop","x":{`),
+			},
+			want: []string{"harness_session id=ses_a", "frame_opening frame=msg_u1", "frame_opened frame=msg_u1", "user_message frame=msg_u1", "frame_ended frame=msg_u1 trigger=stop"},
+		},
+		{
 			name: "manual compaction between turns, its usage not the context",
 			lines: []string{
 				userMsg("msg_u1", 1), textPart("msg_u1", ""),
