@@ -368,8 +368,9 @@ func (p *Parser) assistant(dst []telemetry.Observation, in *info, src telemetry.
 		dst = append(dst, o)
 		end = "error"
 	case in.Finish != "" && in.Finish != "tool-calls" && in.Finish != "unknown" && a.parent == p.newest:
-		// OpenCode stops when its last answer follows the latest prompt;
-		// an answer to an earlier one means a queued prompt comes next.
+		// OpenCode's loop stops when the last answer's parentID is the
+		// latest user message (read in the 1.18.33 bundle); an answer to an
+		// earlier one means a queued prompt comes next.
 		end = in.Finish
 	}
 	if end == "" {
