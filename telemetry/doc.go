@@ -21,6 +21,9 @@
 //     writing; [Discover] picks the one a freshly launched harness writes,
 //     without configuration, keeping concurrent sessions apart with
 //     [Claims].
+//   - A [RecordSource] is a discoverer whose sessions are records in a
+//     store (rows of a database) rather than lines of a file: it follows
+//     them itself and delivers each record as a line.
 //   - [Watch] combines discovery, tailing, parsing and pressure into one
 //     stream of observations.
 //

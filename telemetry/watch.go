@@ -54,6 +54,10 @@ type WatchConfig struct {
 // and over-long lines are counted and attached, as Evidence, to the next
 // observation delivered.
 //
+// A discoverer that is a [RecordSource] follows its sessions itself (they
+// are records in a store, not lines in a file); everything else is the
+// same.
+//
 // Goroutines: one per followed file (the tailer; it exits when its file
 // is switched away from or ctx ends, and Watch waits for it) and, with
 // Follow, one folder watcher (exits with ctx, awaited). Discovery runs in
@@ -207,9 +211,13 @@ func (w *watcher) startTail(ctx context.Context, path string, fromStart bool) {
 	tc.Path, tc.FromStart = path, fromStart
 	tc.SkipValidate = true // the parser rejects invalid lines; handle counts them
 	gen, msgs := w.gen, w.msgs
+	follow := Tail
+	if rs, ok := w.cfg.Discoverer.(RecordSource); ok {
+		follow = rs.Follow
+	}
 	go func() {
 		defer close(done)
-		_ = Tail(tctx, tc, func(ev TailEvent) {
+		_ = follow(tctx, tc, func(ev TailEvent) {
 			select {
 			case msgs <- tailMsg{gen, ev}:
 			case <-tctx.Done():

@@ -1,17 +1,41 @@
-// Package opencode is OpenCode (npm opencode-ai). lifeloop wraps it like any
-// process; no transcript parser or hook bridge exists for it.
+// Package opencode is OpenCode (npm opencode-ai). It owns everything
+// lifeloop knows about OpenCode: its manifest and the tests that prove it,
+// its session store and the reader that follows it (store.go,
+// telemetry.go), the parser of its records (parser.go), the context
+// windows of its configuration (config.go), and how a launch carries a
+// continuation payload and is relaunched (launch.go).
 //
-// Measured offline with 1.18.33 (a provider in
-// ~/.config/opencode/opencode.json pointing at an unreachable loopback
-// port; `opencode run` first npm-installs the provider package into
-// ~/.config/opencode, then retries without end): sessions are not files
-// but rows of the SQLite database $XDG_DATA_HOME/opencode/opencode.db
-// (~/.local/share/opencode, WAL mode) — tables session (directory,
-// tokens_input/output/cache_read/cache_write, time_compacting), message
-// (JSON data with role, parentID, tokens) and event (an ordered log:
-// session.created.1, session.updated.1, message.updated.1, ...). lifeloop's
-// JSONL tailer cannot follow it; an answered turn, usage and compaction
-// were not verified without a model, and nothing is claimed from it.
+// Measured against the pinned OpenCode 1.18.33 (harnesses/, offline, with
+// a provider using its bundled @ai-sdk/anthropic package at the loopback
+// mock model):
+//
+//   - Sessions are not files: they are rows of one SQLite database in WAL
+//     mode, $XDG_DATA_HOME/opencode/opencode.db ($OPENCODE_DB overrides),
+//     shared by every OpenCode process and project. A session row holds
+//     the working folder (directory) and a parent for sub-agent sessions;
+//     the event table is the session's own append-only log (seq ascending
+//     per session): session.created.1, message.updated.1 (messages, with
+//     tokens, finish, completion time, error), message.part.updated.1
+//     (parts: text, step-start, step-finish with the request's tokens,
+//     compaction, tool). lifeloop follows that log read-only
+//     (modernc.org/sqlite, no cgo), from the rows it has not read yet,
+//     when fsnotify reports a write to the database or its WAL.
+//   - `opencode run` and the TUI are one process each (no helpers, no
+//     port unless --port). The TUI creates its session row at the first
+//     prompt; /exit, Ctrl-C, Ctrl-D and SIGINT/SIGTERM/SIGHUP all exit 0;
+//     on exit it prints `Continue  opencode -s <session id>`.
+//   - Compaction runs after the turn whose usage reaches limit.context -
+//     limit.output, inside the same process: a user message with a
+//     compaction part, the summary (an assistant message, mode
+//     compaction), then a synthetic "continue" prompt OpenCode answers as
+//     a new turn.
+//   - Every model request also carries headers x-session-id and
+//     x-session-affinity with the session id; the TUI's own HTTP server
+//     and its /event stream exist only with --port, and plugins need files
+//     in the user's configuration folders: neither is used, so no event is
+//     claimed native. The database rows carry the same facts as the
+//     server's session and message events (the event table is what the
+//     server's /global/event stream replays as sync events).
 package opencode
 
 import (
@@ -22,21 +46,66 @@ import (
 // Harness is OpenCode to the registry.
 type Harness struct{}
 
+var (
+	_ adapters.Harness   = Harness{}
+	_ adapters.Telemetry = Harness{}
+)
+
 // Describe implements adapters.Harness.
 func (Harness) Describe() adapters.Description {
 	return adapters.Description{
-		ID: "opencode", DisplayName: "OpenCode", Conformance: adapters.ConformancePre,
+		ID: "opencode", DisplayName: "OpenCode", Conformance: adapters.ConformanceV1,
 		Names:          []string{"opencode", "opencode-ai"},
 		OrgLoopHarness: contract.HarnessOpenCode,
 	}
 }
 
-// Evidence implements adapters.Harness: process supervision only.
-func (Harness) Evidence() map[string]string { return adapters.WrapperEvidence() }
+// Evidence implements adapters.Harness.
+func (Harness) Evidence() map[string]string {
+	return adapters.WithEvidence(map[string]string{
+		"lifecycle_events.session.starting/launcher_wrapper": "TestRunOpenCodeRun",
+		"lifecycle_events.session.started/launcher_wrapper":  "TestRunOpenCodeTUI",
+		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunOpenCodeTUISigint",
+		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunOpenCodeTUISigint",
+		// From the database (telemetry.go, parser.go).
+		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunOpenCodeRun",
+		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunOpenCodeRun",
+		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunOpenCodeRun",
+		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunOpenCodeTUI",
+		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunOpenCodeRun",
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenCodeCompactionTelemetry",
+		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
+		"context_pressure":                    "TestRunOpenCodeRun",
+		"session_identity.harness_session_id": "TestRunOpenCodeRun",
+		"telemetry_sources.database":          "TestRunOpenCodeRun",
+		// lifeloop watch.
+		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchOpenCode",
+		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchOpenCode",
+		"lifecycle_events.frame.ending/telemetry_only":              "TestWatchOpenCode",
+		"lifecycle_events.frame.ended/telemetry_only":               "TestWatchOpenCode",
+		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchOpenCode",
+		// Launch placement and renewal (launch.go).
+		"placement.pre_session":                 "TestRunOpenCodePayloadAtLaunch",
+		"renewal.reset.wrapper_mediated":        "TestRenewOpenCodeTUIUnderLifeloop",
+		"renewal.continuation.observation":      "TestRenewOpenCodeTUIUnderLifeloop",
+		"renewal.continuation.payload_delivery": "TestRenewOpenCodeTUIUnderLifeloop",
+	})
+}
 
 // Manifest implements adapters.Harness.
 func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("opencode", "OpenCode", contract.RolePrimaryWorker)
-	m.ContextPressure.Evidence = contract.Ptr(adapters.NotImplemented + "; OpenCode keeps sessions in SQLite ($XDG_DATA_HOME/opencode/opencode.db: session, message, event tables), found offline; its token and compaction records could not be verified without a model")
+	// From the database: a turn's user message → frame.opening, its first
+	// answer → frame.opened, the answer completed → frame.ending and
+	// frame.ended; usage, compaction, the session id.
+	for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded} {
+		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	}
+	adapters.RaiseWatch(&m, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventContextPressureObserved)
+	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's rows in OpenCode's SQLite database ($XDG_DATA_HOME/opencode/opencode.db, read-only): context in use = tokens.total of each model request, against the model's limit.context from OpenCode's configuration (what its TUI shows as % used); receipts on level changes and compactions")
+	// pre_session: a private file in OPENCODE_CONFIG_CONTENT's
+	// instructions, read into the system prompt.
+	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
+	adapters.RaiseWrapperRenewal(&m)
 	return m
 }

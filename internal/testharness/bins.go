@@ -60,6 +60,13 @@ func GeminiBin(t testing.TB) string {
 	return harnessBin(t, "gemini", "LIFELOOP_GEMINI_BIN")
 }
 
+// OpenCodeBin returns the path of the pinned OpenCode binary, or skips the
+// test when it is not installed (fails instead when CI=true).
+func OpenCodeBin(t testing.TB) string {
+	t.Helper()
+	return harnessBin(t, "opencode", "LIFELOOP_OPENCODE_BIN")
+}
+
 func harnessBin(t testing.TB, name, envVar string) string {
 	t.Helper()
 	path, err := lookupHarnessBin(name, envVar)

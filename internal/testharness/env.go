@@ -92,6 +92,9 @@ func NewHarnessEnv(t testing.TB, mock *mockmodel.Server) *HarnessEnv {
 	if err := e.writeGeminiSettings(); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.writeOpenCodeConfig(DefaultOpenCodeLimits); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		for _, p := range e.KillStrays() {
 			t.Logf("testharness: killed a process left behind by the harness: pid %d: %s", p.PID, p.Cmdline)
@@ -179,6 +182,13 @@ func (e *HarnessEnv) Env() []string {
 		"CODEX_HOME":         e.CodexHome,
 		"MOCK_API_KEY":       APIKey,
 		"NO_UPDATE_NOTIFIER": "1",
+
+		// OpenCode: no models.dev fetch, no update check, no sharing, and
+		// no registry (its plugin package is pre-installed).
+		"OPENCODE_DISABLE_MODELS_FETCH": "1",
+		"OPENCODE_DISABLE_AUTOUPDATE":   "1",
+		"OPENCODE_DISABLE_SHARE":        "1",
+		"npm_config_registry":           "http://127.0.0.1:9/",
 	}
 	for k, v := range piEnv {
 		vars[k] = v

@@ -163,6 +163,29 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, body []by
 	return kind, http.StatusOK
 }
 
+// shellTool is the name of the shell tool the request offers: "Bash"
+// (Claude Code), or "bash" when only that is offered (OpenCode, and Pi,
+// whose anthropic-messages provider names its tools in lower case).
+func shellTool(tools []json.RawMessage) string {
+	for _, raw := range tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &t) == nil && t.Name == "Bash" {
+			return "Bash"
+		}
+	}
+	for _, raw := range tools {
+		var t struct {
+			Name string `json:"name"`
+		}
+		if json.Unmarshal(raw, &t) == nil && t.Name == "bash" {
+			return "bash"
+		}
+	}
+	return "Bash"
+}
+
 // splitText cuts text in two deltas so clients exercise their stream
 // assembly.
 func splitText(text string) []string {

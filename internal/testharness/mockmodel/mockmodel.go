@@ -15,7 +15,8 @@
 //   - Anything else is recorded and answered 404 with a JSON error body.
 //
 // When the latest user prompt contains Config.ToolTrigger the reply is a
-// tool call (Claude: tool_use "Bash" {"command":"echo hi"}; Codex:
+// tool call (Claude: tool_use "Bash" {"command":"echo hi"}, or "bash"
+// when the request offers only that, as OpenCode's does; Codex:
 // function_call "exec_command" {"cmd":"echo hi"}); when the latest input
 // is the result of a tool call the reply is Config.ToolReply. Otherwise the
 // reply is Config.Reply.

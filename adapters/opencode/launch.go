@@ -1,0 +1,179 @@
+package opencode
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// Launch placement and relaunch (measured with 1.18.33 and the loopback
+// mock model):
+//
+//	opencode -s ID           the TUI continues session ID (-c: the most recent one)
+//	opencode                 the TUI, a new session at the first prompt
+//	/exit + Enter            ends the TUI, exit code 0
+//	--prompt TEXT            submitted as the first prompt of a new session only:
+//	                         with -s or -c it is not sent
+//	OPENCODE_CONFIG_CONTENT  configuration merged over the user's; its
+//	                         "instructions" (files) are added to the user's
+//	                         and read into the system prompt of every model
+//	                         request, in a new or a continued session
+//
+// So a continuation payload goes into the system prompt (pre_session)
+// through a private file named in OPENCODE_CONFIG_CONTENT, set for the
+// harness alone by an `env` in front of it on the command line (env
+// replaces itself with OpenCode: one process). PlaceAtLaunch puts the
+// envelope in an `env` assignment of its own (payloadVar), which
+// ExternalizePlacement — run by lifeloop before every start — turns into
+// the file and the OPENCODE_CONFIG_CONTENT that names it: the body never
+// reaches the process table. Not handled: an OPENCODE_CONFIG_CONTENT the
+// user sets in the environment is shadowed for that launch.
+
+// payloadVar carries the envelope from PlaceAtLaunch to
+// ExternalizePlacement.
+const payloadVar = "LIFELOOP_OPENCODE_PAYLOAD"
+
+// configVar is OpenCode's inline configuration variable.
+const configVar = "OPENCODE_CONFIG_CONTENT"
+
+// valueOptions are the default command's options that take a value.
+var valueOptions = map[string]bool{
+	"--log-level": true, "--port": true, "--hostname": true, "--mdns-domain": true, "--cors": true,
+	"-m": true, "--model": true, "-s": true, "--session": true, "--prompt": true, "--agent": true,
+	"--replay-limit": true,
+}
+
+// subcommands are OpenCode 1.18.33's commands other than the default TUI.
+var subcommands = map[string]bool{
+	"completion": true, "acp": true, "mcp": true, "attach": true, "run": true, "debug": true,
+	"providers": true, "auth": true, "agent": true, "upgrade": true, "uninstall": true, "serve": true,
+	"web": true, "models": true, "stats": true, "export": true, "import": true, "github": true,
+	"pr": true, "session": true, "plugin": true, "plug": true, "db": true,
+}
+
+// command returns the subcommand of args ("" for the TUI) and whether
+// args ask for help or the version (no session).
+func command(args []string) (sub string, info bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return sub, info
+		case a == "-h" || a == "--help" || a == "-v" || a == "--version":
+			info = true
+		case strings.HasPrefix(a, "-"):
+			if valueOptions[a] {
+				i++
+			}
+		case sub == "" && subcommands[a]:
+			return a, info
+		default:
+			return sub, info // the project positional
+		}
+	}
+	return sub, info
+}
+
+// startsSession reports whether args start a session that reads the
+// configuration's instructions: the TUI or `run`.
+func startsSession(args []string) bool {
+	sub, info := command(args)
+	return !info && (sub == "" || sub == "run")
+}
+
+// ExitCommand implements adapters.Relauncher.
+func (Harness) ExitCommand() string { return "/exit" }
+
+// RelaunchArgv implements adapters.Relauncher for the TUI: options that
+// pick a session (-c, -s ID, --fork) are removed; to resume, `-s ID` goes
+// first and --prompt (already sent) is dropped; a fresh start keeps it.
+// Subcommands (`run` included: it ends by itself) have no relaunch path.
+func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([]string, bool) {
+	if start <= 0 || start > len(argv) || (resume && id == "") {
+		return slices.Clone(argv), false
+	}
+	args := argv[start:]
+	if sub, info := command(args); sub != "" || info {
+		return slices.Clone(argv), false
+	}
+	out := slices.Clone(argv[:start])
+	if resume {
+		out = append(out, "-s", id)
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		name, _, inline := strings.Cut(a, "=")
+		switch {
+		case a == "--":
+			out = append(out, args[i:]...)
+			return out, true
+		case name == "-c" || name == "--continue" || name == "--fork":
+		case name == "-s" || name == "--session":
+			if !inline {
+				i++
+			}
+		case name == "--prompt" && resume:
+			if !inline {
+				i++
+			}
+		case valueOptions[name] && !inline && i+1 < len(args):
+			out = append(out, a, args[i+1])
+			i++
+		default:
+			out = append(out, a)
+		}
+	}
+	return out, true
+}
+
+// PlaceAtLaunch implements adapters.LaunchPlacer: target pre_session,
+// the envelope in `env LIFELOOP_OPENCODE_PAYLOAD=TEXT` in front of the
+// program (see ExternalizePlacement). A second placement joins the first
+// with a blank line.
+func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
+	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
+		return slices.Clone(argv), "", false
+	}
+	out := slices.Clone(argv)
+	for i := 0; i < start; i++ {
+		if v, ok := strings.CutPrefix(out[i], payloadVar+"="); ok {
+			out[i] = payloadVar + "=" + v + "\n\n" + text
+			return out, contract.ManifestPreSession, true
+		}
+	}
+	return append([]string{"env", payloadVar + "=" + text}, out...), contract.ManifestPreSession, true
+}
+
+// ExternalizePlacement implements adapters.PlacementExternalizer: the
+// envelope in LIFELOOP_OPENCODE_PAYLOAD goes into the file write returns,
+// and the assignment becomes OPENCODE_CONFIG_CONTENT={"instructions":
+// [file]}, merged by OpenCode over the user's configuration.
+func (Harness) ExternalizePlacement(argv []string, start int, write func(text string) (string, error)) ([]string, error) {
+	for i := 0; i < start && i < len(argv); i++ {
+		text, ok := strings.CutPrefix(argv[i], payloadVar+"=")
+		if !ok {
+			continue
+		}
+		path, err := write(text)
+		if err != nil {
+			return argv, err
+		}
+		cfg, err := json.Marshal(map[string]any{"instructions": []string{path}})
+		if err != nil {
+			return argv, err
+		}
+		out := slices.Clone(argv)
+		out[i] = configVar + "=" + string(cfg)
+		return out, nil
+	}
+	return argv, nil
+}
+
+var (
+	_ adapters.Relauncher            = Harness{}
+	_ adapters.LaunchPlacer          = Harness{}
+	_ adapters.PlacementExternalizer = Harness{}
+)

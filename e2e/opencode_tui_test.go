@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// The screen text the OpenCode TUI tests wait for before typing (1.18.33):
+// a new session's prompt placeholder; after a renewal, the banner the
+// stopped TUI prints as it exits, then the new TUI's footer (a resumed
+// session shows no placeholder).
+const (
+	openCodeReady      = "Ask anything"
+	openCodeExitBanner = "Continue"
+	openCodeFooter     = "ctrl+p"
+)
+
+// waitOpenCodeReady waits for the TUI's prompt in the output past byte n.
+func waitOpenCodeReady(t *testing.T, term *testharness.Terminal, n int) {
+	t.Helper()
+	waitOutputAfter(t, term, n, openCodeReady, screenTimeout)
+}
+
+// waitOpenCodeRelaunched waits for the TUI relaunched by a renewal: the
+// stopped one's exit banner past byte n, then the new one's footer.
+func waitOpenCodeRelaunched(t *testing.T, term *testharness.Terminal, n int) {
+	t.Helper()
+	waitRelaunched(t, term, n, openCodeExitBanner, openCodeFooter)
+}
+
+// waitLedger waits until the only session under state has a receipt
+// for which ok holds, and returns the receipts.
+func waitLedger(t *testing.T, state, what string, ok func([]map[string]any) bool) []map[string]any {
+	t.Helper()
+	deadline := time.Now().Add(screenTimeout)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(state, "sessions", "*", "receipts.jsonl")); len(m) == 1 {
+			if _, rs := onlySession(t, state); ok(rs) {
+				return rs
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s in the ledger", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// countFrames returns how many frame.ended receipts rs holds.
+func countFrames(rs []map[string]any) int { return len(receiptsFor(rs, "frame.ended")) }
+
+// openCodeTUI starts `lifeloop run -- opencode` in a PTY and waits for
+// the prompt.
+func openCodeTUI(t *testing.T, mock *mockmodel.Server) (*testharness.Terminal, *testharness.HarnessEnv, string, string) {
+	t.Helper()
+	bin := testharness.OpenCodeBin(t)
+	ll := lifeloopBin(t)
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
+	waitOpenCodeReady(t, term, 0)
+	return term, env, state, ll
+}
+
+// askOpenCode types prompt and waits for the turn's frame.ended receipt.
+func askOpenCode(t *testing.T, term *testharness.Terminal, state, prompt string) []map[string]any {
+	t.Helper()
+	before := 0
+	if m, _ := filepath.Glob(filepath.Join(state, "sessions", "*", "receipts.jsonl")); len(m) == 1 {
+		_, rs := onlySession(t, state)
+		before = countFrames(rs)
+	}
+	term.Type(prompt)
+	time.Sleep(200 * time.Millisecond) // the TUI drops an Enter typed with the text
+	term.Type("\r")
+	return waitLedger(t, state, "frame.ended for "+prompt, func(rs []map[string]any) bool { return countFrames(rs) > before })
+}
+
+// exitOpenCode types /exit, waits for its completion entry, presses
+// Enter and waits for lifeloop to exit 0.
+func exitOpenCode(t *testing.T, term *testharness.Terminal) {
+	t.Helper()
+	at := len(term.Output())
+	term.Type("/exit")
+	waitOutputAfter(t, term, at, "Exit the app", screenTimeout)
+	term.Type("\r")
+	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v (%v) after /exit; output:\n%s", code, sig, err, term.Output())
+	}
+}
+
+// TestRunOpenCodeTUI: the interactive TUI under lifeloop run — a typed
+// prompt answered (its frames read from the database), a manual /compact
+// (context.compacted, trigger manual, pre_tokens the turn's 12 + 5; no
+// turn of its own), /exit, session completed, no OpenCode process left.
+func TestRunOpenCodeTUI(t *testing.T) {
+	skipShort(t)
+	const reply = "Interactive reply through lifeloop."
+	mock := startMock(t, mockmodel.Config{Reply: reply})
+	term, env, state, _ := openCodeTUI(t, mock)
+	askOpenCode(t, term, state, "hello through lifeloop")
+	// A manual compaction: /compact from the TUI.
+	term.Type("/compact")
+	time.Sleep(300 * time.Millisecond)
+	term.Type("\r")
+	waitLedger(t, state, "context.compacted", func(rs []map[string]any) bool { return len(receiptsFor(rs, "context.compacted")) > 0 })
+	exitOpenCode(t, term)
+	session, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
+	if c := receiptsFor(rs, "context.compacted"); len(c) != 1 || dig(c[0], "telemetry_summary", "trigger") != "manual" || num(dig(c[0], "telemetry_summary", "pre_tokens")) != 17 {
+		t.Errorf("context.compacted %v", toJSON(c))
+	}
+	sid, turns := openCodeTurns(t, env)
+	assertOpenCodeBinding(t, env, state, session, rs, sid)
+	assertFrames(t, rs, turns)
+	assertCausalOrder(t, rs)
+	if !strings.Contains(term.Output(), reply) {
+		t.Errorf("the answer never reached the terminal")
+	}
+	assertNoProcessLeft(t, env, term.Pid())
+}
+
+// TestRunOpenCodeTUISigint: OpenCode exits 0 on SIGINT; lifeloop records
+// the session as stopped by the signal (cancelled), not as a success.
+func TestRunOpenCodeTUISigint(t *testing.T) {
+	skipShort(t)
+	mock := startMock(t, mockmodel.Config{})
+	term, env, state, _ := openCodeTUI(t, mock)
+	if err := term.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	code, sig, err := term.WaitTimeout(screenTimeout)
+	if err != nil || sig != 0 {
+		t.Fatalf("lifeloop: code %d signal %v %v", code, sig, err)
+	}
+	_, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "opencode", "stopped", "sigint")
+	if got := dig(lastOf(rs, "session.ended"), "telemetry_summary", "outcome"); got != "cancelled" {
+		t.Errorf("outcome %v, want cancelled", got)
+	}
+	assertNoProcessLeft(t, env, term.Pid())
+}
+
+// openCodeProcesses counts the live OpenCode processes of env.
+func openCodeProcesses(env *testharness.HarnessEnv) int {
+	n := 0
+	for _, p := range env.StrayProcesses() {
+		if f := strings.Fields(p.Cmdline); len(f) > 0 && filepath.Base(f[0]) == "opencode" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestRenewOpenCodeTUIUnderLifeloop renews a live OpenCode TUI under
+// lifeloop run, resumed (-s <session id>) and fresh: /exit stops it,
+// one OpenCode process runs again on the same terminal, the payload is in
+// the system prompt of the next model request (from a private file named
+// by OPENCODE_CONFIG_CONTENT; the process table shows only its path),
+// resumed carries the first turn and fresh does not, the delivered
+// receipt is recorded, and the terminal takes the next prompt.
+func TestRenewOpenCodeTUIUnderLifeloop(t *testing.T) {
+	skipShort(t)
+	for _, resume := range []bool{true, false} {
+		name := map[bool]string{true: "resume", false: "fresh"}[resume]
+		t.Run(name, func(t *testing.T) {
+			mock := startMock(t, mockmodel.Config{Reply: "Interactive reply through lifeloop."})
+			term, env, state, ll := openCodeTUI(t, mock)
+			askOpenCode(t, term, state, "first prompt 41c2")
+			sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
+			ses := filepath.Base(sessions[0])
+			secret := "RENEWAL-PAYLOAD-opencode-" + name
+			placement := contract.PlacementDeveloperEquivalentFrame
+			payloadFile := writePayloadFile(t, "pay_renew", secret, placement)
+			mode := map[bool]string{true: "--resume", false: "--fresh"}[resume]
+			before := len(term.Output())
+			n := len(mock.Requests())
+			res := env.Run(runTimeout, ll, "renew", "--state-dir", state, mode, "--payload", payloadFile, ses)
+			if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
+				t.Fatalf("lifeloop renew: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
+			}
+			if strings.Contains(res.Stdout+res.Stderr, secret) {
+				t.Error("renew printed the payload body")
+			}
+			waitOpenCodeRelaunched(t, term, before)
+			if got := openCodeProcesses(env); got != 1 {
+				t.Errorf("%d OpenCode processes after the renewal, want 1", got)
+			}
+			for _, p := range env.StrayProcesses() {
+				if strings.Contains(p.Cmdline, secret) {
+					t.Errorf("the payload body is in the process table: %s", p.Cmdline)
+				}
+			}
+			askOpenCode(t, term, state, "second prompt 9d1e")
+			var turn *mockmodel.Request
+			for _, r := range mock.RequestsOfKind("claude")[0:] {
+				if strings.Contains(string(r.Body), "second prompt 9d1e") {
+					turn = &r
+				}
+			}
+			if turn == nil {
+				t.Fatalf("no model request for the second prompt (%d requests since the renewal)", len(mock.Requests())-n)
+			}
+			if path, ok := requestCarries(t, turn.Body, secret); !ok || !strings.HasPrefix(path, ".system") {
+				t.Errorf("payload in the next request: %v at %q, want in the system prompt", ok, path)
+			}
+			if _, ok := requestCarries(t, turn.Body, "first prompt 41c2"); ok != resume {
+				t.Errorf("the next request carries the first turn: %v, want %v", ok, resume)
+			}
+			exitOpenCode(t, term)
+			checkRenewalRecords(t, env, ll, state, ses, "pay_renew", placement, secret)
+			// Resumed, the relaunched TUI writes on to the session followed;
+			// fresh, telemetry follows the new session and binds its id.
+			ids, _ := sessionRecord(t, state, ses)["harness_session_ids"].([]any)
+			if want := map[bool]int{true: 1, false: 2}[resume]; len(ids) != want {
+				t.Errorf("harness session ids %v, want %d", ids, want)
+			}
+			_, rs := onlySession(t, state)
+			if got := len(receiptsFor(rs, "frame.ended")); got != 2 {
+				t.Errorf("frame.ended receipts %d, want one per prompt: %v", got, eventsOf(rs))
+			}
+			assertNoProcessLeft(t, env, term.Pid())
+			_ = os.Remove(payloadFile)
+		})
+	}
+}
