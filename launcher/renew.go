@@ -299,7 +299,7 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 			resume, _ := summary["resume"].(bool)
 			s.resumed = resume
 			if !resume {
-				s.harnessSessionID, s.bound = "", false // a fresh harness session names itself
+				s.harnessSessionID = "" // a fresh harness session names itself
 			}
 			res, _, _ := s.commit(m, false)
 			reply(res.Receipt.ReceiptID)

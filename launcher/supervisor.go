@@ -159,10 +159,8 @@ type supervisor struct {
 	descendants     map[int]bool
 	harnessSessions map[string]bool
 	// harnessSessionID is the latest harness session id observed; it is
-	// set on every receipt once known. bound says the current harness
-	// session (since the last session.starting) has named it.
+	// set on every receipt once known.
 	harnessSessionID string
-	bound            bool
 	// resumed says the current harness session continues the one before
 	// it (a resumed renewal).
 	resumed bool
