@@ -87,7 +87,7 @@ func genLines(n int, rng *rand.Rand) [][]byte {
 	for i := range n {
 		p := fmt.Sprintf("p%d", i)
 		m := models[rng.IntN(len(models))]
-		switch rng.IntN(12) {
+		switch rng.IntN(13) {
 		case 0:
 			add(`{"type":"queue-operation","operation":"enqueue","timestamp":"` + ts(i) + `","sessionId":"` + sid + `","content":"RUN"}`)
 		case 1:
@@ -178,6 +178,11 @@ func mutate(l []byte, rng *rand.Rand) []byte {
 		return []byte(`[` + s + `]`)
 	case 11:
 		return []byte(strings.Replace(s, `:`, `:[{"a":[1,2,{"b":null}]}],"q":`, 1))
+	default:
+		if i >= 0 { // the field twice, the first with another value
+			dup := []string{`"dup"`, `7`, `{}`, `{"total_tokens":3,"input_tokens":4}`, `false`, `true`, `"tool_result"`, `[{"type":"text"}]`}
+			return []byte(s[:i] + k + ":" + dup[rng.IntN(len(dup))] + "," + s[i:])
+		}
 	}
 	return l
 }
@@ -214,15 +219,19 @@ func TestParserMatchesReference(t *testing.T) {
 	}
 }
 
-// FuzzParserMatchesReference: any text, read as lines, gives the same
-// observations and errors from the parser and the reference.
+// FuzzParserMatchesReference: any line, read after an open turn and
+// again after it, gives the same observations and errors from the parser
+// and the reference.
 func FuzzParserMatchesReference(f *testing.F) {
-	for _, set := range realSamples(f) {
-		f.Add(bytes.Join(set, []byte("\n")))
-	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	f.Add(bytes.Join(genLines(6, rng), []byte("\n")))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		diffLines(t, windowConfig{}, bytes.Split(b, []byte("\n")))
+	for _, set := range append(realSamples(f), genLines(6, rng)) {
+		for _, l := range set {
+			f.Add(l)
+		}
+	}
+	ctx := genLines(3, rand.New(rand.NewPCG(5, 6)))
+	f.Fuzz(func(t *testing.T, l []byte) {
+		lines := append(append([][]byte(nil), ctx[:len(ctx)-2]...), l, ctx[len(ctx)-2], l, l)
+		diffLines(t, windowConfig{}, lines)
 	})
 }
