@@ -235,3 +235,29 @@ func FuzzParserMatchesReference(f *testing.F) {
 		diffLines(t, windowConfig{}, lines)
 	})
 }
+
+// BenchmarkParse is the parser alone over a generated transcript; ref is
+// the parser as it was before its fast path (oldparser_test.go).
+func BenchmarkParse(b *testing.B) {
+	lines := genLines(400, rand.New(rand.NewPCG(9, 9)))
+	n := 0
+	for _, l := range lines {
+		n += len(l) + 1
+	}
+	for _, c := range []struct {
+		name string
+		new  func() telemetry.Parser
+	}{{"fast", func() telemetry.Parser { return newParser(windowConfig{}) }}, {"ref", func() telemetry.Parser { return newOldParser(windowConfig{}) }}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			var dst []telemetry.Observation
+			for b.Loop() {
+				p := c.new()
+				for _, l := range lines {
+					dst, _ = p.Parse(dst[:0], l, telemetry.Provenance{})
+				}
+			}
+		})
+	}
+}
