@@ -99,9 +99,9 @@ type parser struct {
 	opened    bool   // ObsFrameOpened emitted for frame
 	side      string // open sidechain frame
 	early     *earlyAnswer
-	seen      map[usageKey]struct{}
-	seenOrder []usageKey
-	model     string // the last model name reported (reused, not reallocated)
+	seen      map[string]struct{} // usage keys: message id, NUL, request id
+	seenOrder []string
+	models    []string // model names seen (reused, not reallocated)
 
 	scan telemetry.JSONScan
 	l    line
@@ -112,8 +112,6 @@ type parser struct {
 	at     time.Time
 	atDone bool
 }
-
-type usageKey struct{ msg, req string }
 
 // earlyAnswer is the answer of a turn whose prompt line is not written
 // yet: Claude Code sometimes appends a turn's assistant line before the
@@ -130,7 +128,7 @@ const maxSeenUsage = 4096
 
 // newParser returns a parser for Claude Code transcripts.
 func newParser(cfg windowConfig) *parser {
-	return &parser{cfg: cfg, seen: make(map[usageKey]struct{})}
+	return &parser{cfg: cfg, seen: make(map[string]struct{})}
 }
 
 // SourceKind implements telemetry.Parser.
@@ -441,6 +439,29 @@ func scanCompact(s *telemetry.JSONScan, l *line) {
 // localTags begin the text of a local slash command's lines.
 var localTags = []string{"<local-command-caveat>", "<command-name>", "<local-command-stdout>", "<local-command-stderr>"}
 
+// localTag reports whether a string content, raw between its quotes,
+// begins with a local command's tag once decoded. Up to the first escape
+// the raw text is the decoded text (a byte of 0x80 and up never matches
+// an ASCII tag, decoded or not), so only a tag that matches up to an
+// escape is left unknown.
+func localTag(raw []byte) tri {
+	esc := bytes.IndexByte(raw, '\\')
+	res := no
+	for _, tag := range localTags {
+		m := 0
+		for m < len(tag) && m < len(raw) && raw[m] == tag[m] {
+			m++
+		}
+		switch {
+		case m == len(tag):
+			return yes
+		case esc >= 0 && m >= esc:
+			res = unknown
+		}
+	}
+	return res
+}
+
 // scanContent reads a message's content, deciding on the way what
 // isPrompt and isLocalCommand would say of it.
 func scanContent(s *telemetry.JSONScan, l *line) {
@@ -453,18 +474,7 @@ func scanContent(s *telemetry.JSONScan, l *line) {
 		l.content = tok
 		raw := tok[1 : len(tok)-1]
 		l.prompt = yes
-		l.local = no
-		head := raw[:min(len(raw), 32)]
-		if bytes.IndexByte(head, '\\') >= 0 {
-			// An escape where a tag would be: decode to compare.
-			l.local = unknown
-			return
-		}
-		for _, tag := range localTags {
-			if bytes.HasPrefix(raw, []byte(tag)) {
-				l.local = yes
-			}
-		}
+		l.local = localTag(raw)
 	case '[':
 		l.local = no
 		l.prompt = no
@@ -705,13 +715,19 @@ func turnEnds(stop string) bool {
 	return true
 }
 
-// modelName returns the line's model as a string, reusing the last one
-// when it is the same.
+// modelName returns the line's model as a string, reusing one seen
+// before (a transcript names few models).
 func (p *parser) modelName(b []byte) string {
-	if string(b) != p.model {
-		p.model = string(b)
+	for _, m := range p.models {
+		if m == string(b) {
+			return m
+		}
 	}
-	return p.model
+	m := string(b)
+	if len(p.models) < 8 {
+		p.models = append(p.models, m)
+	}
+	return m
 }
 
 func (p *parser) assistant(dst []telemetry.Observation, l *line) []telemetry.Observation {
@@ -796,11 +812,12 @@ func (p *parser) firstUsage(msg, req []byte) bool {
 		return true
 	}
 	if n := len(p.seenOrder); n > 0 {
-		if last := p.seenOrder[n-1]; last.msg == string(msg) && last.req == string(req) {
-			return false // the newest key is always still remembered
+		// The newest key is always still remembered.
+		if last := p.seenOrder[n-1]; len(last) == len(msg)+1+len(req) && last[:len(msg)] == string(msg) && last[len(msg)] == 0 && last[len(msg)+1:] == string(req) {
+			return false
 		}
 	}
-	k := usageKey{string(msg), string(req)}
+	k := string(msg) + "\x00" + string(req)
 	if _, ok := p.seen[k]; ok {
 		return false
 	}
