@@ -10,8 +10,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
 
 // diffLines feeds lines to the parser and to the reference (the parser as
@@ -257,6 +259,56 @@ func BenchmarkParse(b *testing.B) {
 				for _, l := range lines {
 					dst, _ = p.Parse(dst[:0], l, telemetry.Provenance{})
 				}
+			}
+		})
+	}
+}
+
+// TestWatchMatchesReference follows whole files with telemetry.Watch, once
+// with the parser and once with the reference: the observations it
+// delivers (pressure and evidence of unusable lines included) are equal.
+func TestWatchMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	sets := append(realSamples(t), genLines(80, rng))
+	m := make([][]byte, 0, len(sets[len(sets)-1]))
+	for _, l := range sets[len(sets)-1] {
+		if rng.IntN(3) == 0 {
+			l = mutate(l, rng)
+		}
+		m = append(m, l)
+	}
+	sets = append(sets, m)
+	for i, set := range sets {
+		t.Run(fmt.Sprint("set", i), func(t *testing.T) {
+			var b bytes.Buffer
+			for _, l := range set {
+				b.Write(l)
+				b.WriteByte('\n')
+			}
+			last := int64(b.Len())
+			b.WriteString(`{"type":"user","sessionId":"the-end","message":{"role":"user","content":"end"},"uuid":"end"}` + "\n")
+			path := filepath.Join(t.TempDir(), "t.jsonl")
+			telemetrytest.WriteFile(t, path, b.String())
+			run := func(np func() telemetry.Parser) []telemetry.Observation {
+				r := telemetrytest.StartWatch(t, telemetry.WatchConfig{Path: path, NewParser: np, Levels: telemetry.Levels{}, Tail: telemetry.TailConfig{FromStart: true, Poll: 5 * time.Millisecond, ForcePoll: true}})
+				r.Until("last line", func(o telemetry.Observation) bool {
+					return o.Kind == telemetry.ObsHarnessSession && o.Source.Offset == last
+				})
+				return r.Got
+			}
+			cfg := windowConfig{AutoCompactWindow: 60000}
+			got := run(func() telemetry.Parser { return newParser(cfg) })
+			want := run(func() telemetry.Parser { return newOldParser(cfg) })
+			var pressure, invalid int64
+			for _, o := range want {
+				if o.Kind == telemetry.ObsPressure {
+					pressure++
+				}
+				invalid += o.Evidence.InvalidLines
+			}
+			t.Logf("%d observations, %d pressure changes, %d unusable lines", len(want), pressure, invalid)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("got %d observations, want %d:\n got %+v\nwant %+v", len(got), len(want), got, want)
 			}
 		})
 	}

@@ -83,15 +83,16 @@ func (c windowConfig) window(model string) int64 {
 //   - isApiErrorMessage lines give ObsAPIError (Trigger = the error code),
 //     and end an open turn with Trigger "api_error".
 //
-// Reading a line: one pass over its bytes (telemetry.telemetry.JSONScan) checks it
-// and picks out the fields above, nothing else (a tool's output, the
+// Reading a line: one pass over its bytes (telemetry.JSONScan) checks
+// it and picks out the fields above, nothing else (a tool's output, the
 // text of a reply, the many fields the rules do not use are only
 // checked). A line that pass does not take as the usual shape (not valid
 // JSON, a field of an unexpected type, a key spelled in another case or
-// with an escape, a field given twice, a content block that is not an
-// object) is decoded with encoding/json as a whole instead, so both ways
-// read every line alike. Timestamps are parsed only for lines that report
-// something.
+// with an escape, a field given twice) is decoded with encoding/json as a
+// whole instead, and a content whose blocks are not all objects, or a
+// string content with an escape where a local command's tag would be, is
+// judged by encoding/json alone; so both ways read every line alike.
+// Timestamps are parsed only for lines that report something.
 type parser struct {
 	cfg       windowConfig
 	sessionID string
