@@ -65,6 +65,9 @@ func newCoherence(m contract.AdapterManifest, mode contract.IntegrationMode) *co
 func (c *coherence) admit(m Moment) []Moment {
 	switch m.Event {
 	case contract.EventSessionStarting:
+		if c.starting && !c.started && !c.ending && !c.ended {
+			return nil // the same launch again (a recovery repeating a step a killed wrapper recorded)
+		}
 		c.starting, c.started, c.ending, c.ended = true, false, false, false
 	case contract.EventSessionStarted:
 		if c.started || c.ended {

@@ -155,7 +155,8 @@ func TestCoherenceSessionMoments(t *testing.T) {
 		contract.EventSessionStarting, contract.EventSessionStarted, contract.EventSessionStarted, // process, hook
 		contract.EventSessionEnding, contract.EventSessionEnding, // renewal, SessionEnd hook
 		contract.EventSessionEnded, contract.EventSessionEnded,
-		contract.EventSessionStarting, contract.EventSessionStarted, contract.EventSessionStarted,
+		contract.EventSessionStarting, contract.EventSessionStarting, // a recovery repeats the relaunch's step
+		contract.EventSessionStarted, contract.EventSessionStarted,
 		contract.EventSessionEnding, contract.EventSessionEnded,
 	}
 	var got []contract.Event
