@@ -16,6 +16,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/callback"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/router"
@@ -349,7 +350,7 @@ func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contr
 	}
 	reason := strings.Join(n.Verdict.Reasons, "; ")
 	return Result{
-		ExitCode:  ExitLaunchFailed,
+		ExitCode:  exitcode.LaunchFailed,
 		State:     statedir.StateRejected,
 		LaunchErr: fmt.Errorf("negotiation refused (%s): %s; see `lifeloop negotiate --adapter %s`", fc, reason, rec.AdapterID),
 	}, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -68,7 +69,7 @@ func emitCommand(e *env) *ucli.Command {
 				fs.SetOutput(io.Discard)
 				for _, f := range emitFlags(&late, &latePayloads) {
 					if err := f.Apply(fs); err != nil {
-						return exitf(ExitFailed, "%v", err)
+						return exitf(exitcode.Failed, "%v", err)
 					}
 				}
 				if err := fs.Parse(c.Args().Tail()); err != nil {
@@ -140,22 +141,22 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			return err
 		}
 		if !json.Valid(data) {
-			return exitf(ExitUnreadable, "--payload %s is not JSON; give a payload envelope file", name)
+			return exitf(exitcode.Unreadable, "--payload %s is not JSON; give a payload envelope file", name)
 		}
 		p, err := contract.DecodePayloadEnvelope(data)
 		if err != nil {
-			return exitf(ExitFailed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
+			return exitf(exitcode.Failed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
 		}
 		payloads = append(payloads, p)
 	}
 	root, err := statedir.Resolve(opts.StateDir, opts.Getenv)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	rec, err := statedir.ReadSession(root, opts.Session)
 	exists := err == nil
 	if !exists && !errors.Is(err, statedir.ErrSessionNotFound) {
-		return exitf(ExitFailed, "reading session %s: %v", opts.Session, err)
+		return exitf(exitcode.Failed, "reading session %s: %v", opts.Session, err)
 	}
 
 	in := router.Input{Event: ev, Payloads: payloads}
@@ -179,11 +180,11 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		switch {
 		case err == nil:
 			if werr := writeIndentedJSON(opts.Out, r); werr != nil {
-				return exitf(ExitFailed, "writing the receipt: %v", werr)
+				return exitf(exitcode.Failed, "writing the receipt: %v", werr)
 			}
 			return receiptExit(r)
 		case !errors.Is(err, launcher.ErrNotLive):
-			return exitf(ExitFailed, "emit through the live wrapper of %s: %v", opts.Session, err)
+			return exitf(exitcode.Failed, "emit through the live wrapper of %s: %v", opts.Session, err)
 		}
 		// No live wrapper: record directly below.
 	}
@@ -209,35 +210,35 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			IntegrationMode: string(contract.ModeManualSkill), Cwd: opts.Cwd, StartedAt: &now, UpdatedAt: now,
 		}
 		if _, err := statedir.CreateSessionDir(root, opts.Session); err != nil {
-			return exitf(ExitFailed, "creating session %s: %v", opts.Session, err)
+			return exitf(exitcode.Failed, "creating session %s: %v", opts.Session, err)
 		}
 		if err := statedir.WriteSession(root, rec); err != nil {
-			return exitf(ExitFailed, "creating session %s: %v", opts.Session, err)
+			return exitf(exitcode.Failed, "creating session %s: %v", opts.Session, err)
 		}
 	}
 	l, err := ledger.Open(statedir.ReceiptsPath(root, opts.Session), ledger.Options{Now: opts.Now})
 	if err != nil {
-		return exitf(ExitFailed, "opening the ledger of session %s: %v", opts.Session, err)
+		return exitf(exitcode.Failed, "opening the ledger of session %s: %v", opts.Session, err)
 	}
 	defer func() { _ = l.Close() }()
 	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeManualSkill, Ledger: l, Now: opts.Now})
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	defer func() { _ = rt.Close(context.Background()) }()
 	res, err := rt.Route(ctx, in)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if ev == contract.EventSessionEnded && res.Receipt.Status != contract.StatusFailed && !res.Replayed {
 		now := opts.Now()
 		rec.State, rec.EndedAt, rec.UpdatedAt = statedir.StateCompleted, &now, now
 		if err := statedir.WriteSession(root, rec); err != nil {
-			return exitf(ExitFailed, "recording the end of session %s: %v", opts.Session, err)
+			return exitf(exitcode.Failed, "recording the end of session %s: %v", opts.Session, err)
 		}
 	}
 	if err := writeIndentedJSON(opts.Out, res.Receipt); err != nil {
-		return exitf(ExitFailed, "writing the receipt: %v", err)
+		return exitf(exitcode.Failed, "writing the receipt: %v", err)
 	}
 	return receiptExit(res.Receipt)
 }

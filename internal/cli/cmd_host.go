@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/hostassets"
 )
 
@@ -103,7 +104,7 @@ func (o hostOptions) installer() (adapters.HostInstaller, string, error) {
 	hi := a.HostInstaller()
 	cwd, err := os.Getwd()
 	if err != nil && o.Project == "" {
-		return nil, "", exitf(ExitFailed, "%v", err)
+		return nil, "", exitf(exitcode.Failed, "%v", err)
 	}
 	path, err := hi.HostSettingsPath(adapters.HostTarget{Getenv: o.Getenv, Project: o.Project, Cwd: cwd, User: o.User})
 	var usage *adapters.HostTargetError
@@ -111,7 +112,7 @@ func (o hostOptions) installer() (adapters.HostInstaller, string, error) {
 	case errors.As(err, &usage):
 		return nil, "", usageErrorf("%s", usage.Msg)
 	case err != nil:
-		return nil, "", exitf(ExitFailed, "%v", err)
+		return nil, "", exitf(exitcode.Failed, "%v", err)
 	}
 	return hi, path, nil
 }
@@ -121,13 +122,13 @@ func (o hostOptions) hookCommand() ([]string, error) {
 	if o.Command != "" {
 		abs, err := filepath.Abs(o.Command)
 		if err != nil {
-			return nil, exitf(ExitFailed, "%v", err)
+			return nil, exitf(exitcode.Failed, "%v", err)
 		}
 		return []string{abs}, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, exitf(ExitFailed, "cannot find lifeloop's own path (%v); give --command PROGRAM", err)
+		return nil, exitf(exitcode.Failed, "cannot find lifeloop's own path (%v); give --command PROGRAM", err)
 	}
 	return []string{exe}, nil
 }
@@ -143,7 +144,7 @@ func hostApplyRun(o hostOptions) error {
 	}
 	res, err := hostassets.Apply(path, hi.Hooks(), cmd)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	switch {
 	case !res.Changed:
@@ -170,11 +171,11 @@ func hostInspectRun(o hostOptions) error {
 	}
 	rep, err := hostassets.Inspect(path, hi.Hooks(), cmd, hi.HostNotes())
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if o.JSON {
 		if err := writeIndentedJSON(o.Out, rep); err != nil {
-			return exitf(ExitFailed, "%v", err)
+			return exitf(exitcode.Failed, "%v", err)
 		}
 	} else {
 		fmt.Fprintf(o.Out, "%s (%s)\n", path, map[bool]string{true: "exists", false: "does not exist"}[rep.Exists])
@@ -193,7 +194,7 @@ func hostInspectRun(o hostOptions) error {
 		}
 	}
 	if !rep.AllPresent {
-		return silentExit(ExitFailed)
+		return silentExit(exitcode.Failed)
 	}
 	return nil
 }
@@ -205,7 +206,7 @@ func hostRemoveRun(o hostOptions) error {
 	}
 	res, err := hostassets.Remove(path, hi.Hooks())
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if res.Changed {
 		fmt.Fprintf(o.Out, "%s: removed lifeloop's %s hooks (previous content in %s)\n", path, o.Adapter, res.Backup)

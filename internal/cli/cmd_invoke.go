@@ -13,6 +13,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/callback"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -99,14 +100,14 @@ func invokeCommand(e *env) *ucli.Command {
 func invokeRun(ctx context.Context, opts invokeOptions) error {
 	data, err := io.ReadAll(opts.In)
 	if err != nil {
-		return exitf(ExitUnreadable, "cannot read the dispatch envelope on standard input: %v", err)
+		return exitf(exitcode.Unreadable, "cannot read the dispatch envelope on standard input: %v", err)
 	}
 	if !json.Valid(data) {
-		return exitf(ExitUnreadable, "standard input is not JSON; send one dispatch envelope ({\"schema_version\": %q, \"request\": {...}})", contract.Version)
+		return exitf(exitcode.Unreadable, "standard input is not JSON; send one dispatch envelope ({\"schema_version\": %q, \"request\": {...}})", contract.Version)
 	}
 	env, err := contract.DecodeDispatchEnvelope(data)
 	if err != nil {
-		return exitf(ExitFailed, "invalid dispatch envelope (invalid_request): %v", err)
+		return exitf(exitcode.Failed, "invalid dispatch envelope (invalid_request): %v", err)
 	}
 	req := env.Request
 	var a *adapters.Adapter
@@ -117,7 +118,7 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 		}
 	} else if a, err = opts.Registry.Lookup(req.AdapterID); err != nil {
 		// ...an adapter the request names but lifeloop lacks is a refusal.
-		return exitf(ExitFailed, "adapter %q is not known (adapter_unavailable): %v; see `lifeloop adapters`", req.AdapterID, err)
+		return exitf(exitcode.Failed, "adapter %q is not known (adapter_unavailable): %v; see `lifeloop adapters`", req.AdapterID, err)
 	}
 
 	client := &callback.Invoker{Path: opts.Client, Args: opts.ClientArgs, Timeout: opts.Timeout, Env: opts.Environ, Stderr: opts.Err}
@@ -142,7 +143,7 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 	}
 	rt, err := router.New(cfg)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	defer func() { _ = rt.Close(context.Background()) }()
 
@@ -166,13 +167,13 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 	}
 	res, err := rt.Route(ctx, in)
 	if err != nil && res.Receipt.ReceiptID == "" {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if werr := writeIndentedJSON(opts.Out, res.Receipt); werr != nil {
-		return exitf(ExitFailed, "writing the receipt: %v", werr)
+		return exitf(exitcode.Failed, "writing the receipt: %v", werr)
 	}
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	return receiptExit(res.Receipt)
 }
@@ -191,7 +192,7 @@ func receiptExit(r contract.LifecycleReceipt) error {
 	if r.FailureClass != nil {
 		fc = string(*r.FailureClass)
 	}
-	return exitf(ExitFailed, "%s receipt failed (%s)%s", r.Event, fc, why)
+	return exitf(exitcode.Failed, "%s receipt failed (%s)%s", r.Event, fc, why)
 }
 
 // openSessionLedger resolves the state folder and opens the ledger of an
@@ -199,17 +200,17 @@ func receiptExit(r contract.LifecycleReceipt) error {
 func openSessionLedger(stateFlag string, getenv func(string) string, id string, now func() time.Time) (string, *ledger.Ledger, error) {
 	root, err := statedir.Resolve(stateFlag, getenv)
 	if err != nil {
-		return "", nil, exitf(ExitFailed, "%v", err)
+		return "", nil, exitf(exitcode.Failed, "%v", err)
 	}
 	if err := statedir.ValidateSessionID(id); err != nil {
 		return "", nil, usageErrorf("--session: %v", err)
 	}
 	if _, err := os.Stat(statedir.SessionDir(root, id)); err != nil {
-		return "", nil, exitf(ExitFailed, "unknown session %q in %s; see `lifeloop sessions` (or record one with `lifeloop emit`)", id, root)
+		return "", nil, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions` (or record one with `lifeloop emit`)", id, root)
 	}
 	l, err := ledger.Open(filepath.Clean(statedir.ReceiptsPath(root, id)), ledger.Options{Now: now})
 	if err != nil {
-		return "", nil, exitf(ExitFailed, "opening the ledger of session %s: %v", id, err)
+		return "", nil, exitf(exitcode.Failed, "opening the ledger of session %s: %v", id, err)
 	}
 	return root, l, nil
 }

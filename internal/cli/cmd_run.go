@@ -9,6 +9,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
@@ -98,7 +99,7 @@ kills the group.`,
 func runRun(ctx context.Context, e *env, o runOptions) error {
 	root, err := statedir.Resolve(o.StateDir, e.Getenv)
 	if err != nil {
-		return exitf(ExitLauncherFailed, "%v", err)
+		return exitf(exitcode.LaunchFailed, "%v", err)
 	}
 	format, err := sink.ParseFormat(o.Format)
 	if err != nil {
@@ -128,11 +129,11 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if o.Require != "" {
 		data, err := readInput(o.Require, e.In)
 		if err != nil {
-			return exitf(ExitLauncherFailed, "--require: %v", err)
+			return exitf(exitcode.LaunchFailed, "--require: %v", err)
 		}
 		r, err := contract.DecodeCapabilityRequest(data)
 		if err != nil {
-			return exitf(ExitLauncherFailed, "--require %s: %v", o.Require, err)
+			return exitf(exitcode.LaunchFailed, "--require %s: %v", o.Require, err)
 		}
 		req = &r
 	}
@@ -149,14 +150,14 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	for _, f := range o.Payloads {
 		data, err := readInput(f, e.In)
 		if err != nil {
-			return exitf(ExitLauncherFailed, "--payload: %v", err)
+			return exitf(exitcode.LaunchFailed, "--payload: %v", err)
 		}
 		p, err := contract.DecodePayloadEnvelope(data)
 		if err == nil {
 			err = p.Check(e.Now())
 		}
 		if err != nil {
-			return exitf(ExitLauncherFailed, "--payload %s: %v", f, err)
+			return exitf(exitcode.LaunchFailed, "--payload %s: %v", f, err)
 		}
 		pls = append(pls, p)
 	}
@@ -193,7 +194,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Now:             e.Now,
 	})
 	if err != nil {
-		return exitf(ExitLauncherFailed, "%v", err)
+		return exitf(exitcode.LaunchFailed, "%v", err)
 	}
 	if res.LaunchErr != nil {
 		return exitf(res.ExitCode, "%v", res.LaunchErr)

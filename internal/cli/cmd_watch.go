@@ -15,6 +15,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
@@ -128,7 +129,7 @@ func parseLevels(s string) (telemetry.Levels, error) {
 func watchRun(ctx context.Context, e *env, o watchOptions) error {
 	root, err := statedir.Resolve(o.StateDir, e.Getenv)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	format, err := sink.ParseFormat(o.Format)
 	if err != nil {
@@ -162,7 +163,7 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 		NotFoundAfter: o.NotFoundAfter, Now: e.Now,
 	})
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	out, _ := json.Marshal(map[string]any{"session_id": res.SessionID, "reason": res.Reason, "receipts": res.Receipts})
 	fmt.Fprintln(e.Out, string(out))
