@@ -44,7 +44,7 @@ type Options struct {
 	Registry *adapters.Registry
 	// Env is the environment the harness and clients inherit.
 	Env []string
-	// Dir is the harness's working directory (default: the current one).
+	// Dir is the harness's working directory (required).
 	Dir string
 
 	In         io.Reader
@@ -109,17 +109,13 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		o.Now = time.Now
 	}
 	if o.IDs == nil {
-		o.IDs = ids.Default()
+		o.IDs = ids.NewULIDSource(o.Now, nil)
 	}
 	if o.Registry == nil {
 		o.Registry = builtin.Default()
 	}
 	if o.Dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return Result{}, fmt.Errorf("cannot read the working directory: %w", err)
-		}
-		o.Dir = wd
+		return Result{}, errors.New("no working directory for the harness")
 	}
 
 	var ad *adapters.Adapter

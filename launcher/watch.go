@@ -40,9 +40,10 @@ type WatchOptions struct {
 	// Adapter is the adapter id (required; it must have telemetry).
 	Adapter  string
 	Registry *adapters.Registry
-	Path     string
-	Latest   bool
-	// Cwd is the harness's working folder (default: the current one).
+	// Path is the file to watch, absolute.
+	Path   string
+	Latest bool
+	// Cwd is the harness's working folder, absolute (required).
 	Cwd string
 	// Env locates the harness's files (HOME and the harness's own
 	// variables).
@@ -84,7 +85,7 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		o.Now = time.Now
 	}
 	if o.IDs == nil {
-		o.IDs = ids.Default()
+		o.IDs = ids.NewULIDSource(o.Now, nil)
 	}
 	if o.Registry == nil {
 		o.Registry = builtin.Default()
@@ -98,14 +99,10 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		withTelemetry := o.Registry.IDsWith(func(a *adapters.Adapter) bool { return a.Telemetry() != nil })
 		return WatchResult{}, fmt.Errorf("adapter %s has no telemetry lifeloop can read; watch supports adapters with transcripts (%s)", ad.ID, strings.Join(withTelemetry, ", "))
 	}
-	if o.Cwd == "" {
-		if o.Cwd, err = os.Getwd(); err != nil {
-			return WatchResult{}, fmt.Errorf("cannot read the working directory: %w", err)
-		}
+	if !filepath.IsAbs(o.Cwd) {
+		return WatchResult{}, fmt.Errorf("watch: the harness's folder %q is not absolute", o.Cwd)
 	}
-	if o.Cwd, err = filepath.Abs(o.Cwd); err != nil {
-		return WatchResult{}, err
-	}
+	o.Cwd = filepath.Clean(o.Cwd)
 	start := o.Now()
 	topts := TelemetryOptions{
 		Harness: tel, Env: o.Env, Cwd: o.Cwd, LaunchedAt: start,
@@ -124,9 +121,10 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		topts.Follow = true
 	}
 	if topts.Path != "" {
-		if topts.Path, err = filepath.Abs(topts.Path); err != nil {
-			return WatchResult{}, err
+		if !filepath.IsAbs(topts.Path) {
+			return WatchResult{}, fmt.Errorf("watch: the file %q is not absolute", topts.Path)
 		}
+		topts.Path = filepath.Clean(topts.Path)
 		fi, err := os.Stat(topts.Path)
 		if err != nil {
 			return WatchResult{}, fmt.Errorf("cannot watch %s: %w", topts.Path, err)

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"os"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -14,6 +13,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -36,6 +36,7 @@ type emitOptions struct {
 	Getenv   func(string) string
 	Now      func() time.Time
 	Cwd      string
+	IDs      ids.Source
 	Registry *adapters.Registry
 }
 
@@ -93,7 +94,7 @@ func emitCommand(e *env) *ucli.Command {
 			opts.Event = c.Args().First()
 			opts.Payloads = payloads.items
 			opts.In, opts.Out, opts.Getenv, opts.Now = e.In, e.Out, e.Getenv, e.Now
-			opts.Cwd, _ = os.Getwd()
+			opts.Cwd, opts.IDs = e.Dir, e.IDs
 			opts.Registry = e.Registry()
 			return emitRun(c.Context, opts)
 		},
@@ -216,12 +217,12 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			return exitf(exitcode.Failed, "creating session %s: %v", opts.Session, err)
 		}
 	}
-	l, err := ledger.Open(statedir.ReceiptsPath(root, opts.Session), ledger.Options{Now: opts.Now})
+	l, err := ledger.Open(statedir.ReceiptsPath(root, opts.Session), ledger.Options{Now: opts.Now, IDs: opts.IDs})
 	if err != nil {
 		return exitf(exitcode.Failed, "opening the ledger of session %s: %v", opts.Session, err)
 	}
 	defer func() { _ = l.Close() }()
-	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeManualSkill, Ledger: l, Now: opts.Now})
+	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeManualSkill, Ledger: l, Now: opts.Now, IDs: opts.IDs})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}

@@ -45,6 +45,7 @@ type hookOptions struct {
 	Out      io.Writer
 	Getenv   func(string) string
 	Now      func() time.Time
+	IDs      ids.Source
 	Registry *adapters.Registry
 }
 
@@ -76,7 +77,7 @@ func hostHookCommand(e *env) *ucli.Command {
 		},
 		Action: func(c *ucli.Context) error {
 			opts.Args = c.Args().Slice()
-			opts.In, opts.Out, opts.Getenv, opts.Now = e.In, e.Out, e.Getenv, e.Now
+			opts.In, opts.Out, opts.Getenv, opts.Now, opts.IDs = e.In, e.Out, e.Getenv, e.Now, e.IDs
 			opts.Registry = e.Registry()
 			hostHookRun(c.Context, opts)
 			return nil
@@ -272,7 +273,7 @@ func recordFailure(opts hookOptions, root, id string, mapped hooks.Mapped, fail 
 	case mapped.HarnessSessionID != "":
 		rec, exists = findHarnessSession(root, a.ID, mapped.HarnessSessionID)
 		if !exists {
-			id = ids.New(ids.PrefixSession)
+			id = opts.IDs.New(ids.PrefixSession)
 		}
 	default:
 		id = "native-unattributed-" + a.ID
@@ -322,7 +323,7 @@ func recordNative(_ context.Context, opts hookOptions, root string, mapped hooks
 	now := opts.Now()
 	rec, exists := findHarnessSession(root, a.ID, mapped.HarnessSessionID)
 	if !exists {
-		rec = statedir.SessionRecord{ID: ids.New(ids.PrefixSession), State: statedir.StateRunning, AdapterID: a.ID,
+		rec = statedir.SessionRecord{ID: opts.IDs.New(ids.PrefixSession), State: statedir.StateRunning, AdapterID: a.ID,
 			IntegrationMode: string(contract.ModeNativeHook), Cwd: mapped.Cwd,
 			HarnessSessionIDs: []string{mapped.HarnessSessionID}, StartedAt: &now}
 	}
@@ -355,12 +356,12 @@ func recordNative(_ context.Context, opts hookOptions, root string, mapped hooks
 
 // route records ins in the ledger of rec through the router.
 func route(opts hookOptions, root string, rec statedir.SessionRecord, a *adapters.Adapter, ins []router.Input) {
-	l, err := ledger.Open(statedir.ReceiptsPath(root, rec.ID), ledger.Options{Now: opts.Now})
+	l, err := ledger.Open(statedir.ReceiptsPath(root, rec.ID), ledger.Options{Now: opts.Now, IDs: opts.IDs})
 	if err != nil {
 		return
 	}
 	defer func() { _ = l.Close() }()
-	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook, Ledger: l, Now: opts.Now})
+	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook, Ledger: l, Now: opts.Now, IDs: opts.IDs})
 	if err != nil {
 		return
 	}

@@ -27,6 +27,8 @@ type hostOptions struct {
 
 	Out    io.Writer
 	Getenv func(string) string
+	// Cwd is the working directory ("" when unknown).
+	Cwd string
 }
 
 func hostFlags(o *hostOptions, reg *adapters.Registry, withJSON bool) []ucli.Flag {
@@ -52,7 +54,7 @@ func hostCommand(e *env) *ucli.Command {
 				if c.NArg() > 0 {
 					return usageErrorf("host %s takes no arguments, got %q", name, c.Args().First())
 				}
-				o.Out, o.Getenv, o.Registry = e.Out, e.Getenv, e.Registry()
+				o.Out, o.Getenv, o.Cwd, o.Registry = e.Out, e.Getenv, e.Dir, e.Registry()
 				return run(o)
 			},
 		}
@@ -102,11 +104,14 @@ func (o hostOptions) installer() (adapters.HostInstaller, string, error) {
 		return nil, "", usageErrorf("adapter %q has no hooks lifeloop can install; known: %s", o.Adapter, known)
 	}
 	hi := a.HostInstaller()
-	cwd, err := os.Getwd()
-	if err != nil && o.Project == "" {
-		return nil, "", exitf(exitcode.Failed, "%v", err)
+	if o.Cwd == "" && o.Project == "" {
+		return nil, "", exitf(exitcode.Failed, "cannot read the working directory; give --project DIR")
 	}
-	path, err := hi.HostSettingsPath(adapters.HostTarget{Getenv: o.Getenv, Project: o.Project, Cwd: cwd, User: o.User})
+	project := o.Project
+	if project != "" && !filepath.IsAbs(project) && o.Cwd != "" {
+		project = filepath.Join(o.Cwd, project)
+	}
+	path, err := hi.HostSettingsPath(adapters.HostTarget{Getenv: o.Getenv, Project: project, Cwd: o.Cwd, User: o.User})
 	var usage *adapters.HostTargetError
 	switch {
 	case errors.As(err, &usage):
@@ -120,11 +125,13 @@ func (o hostOptions) installer() (adapters.HostInstaller, string, error) {
 // hookCommand is the program the installed hooks run.
 func (o hostOptions) hookCommand() ([]string, error) {
 	if o.Command != "" {
-		abs, err := filepath.Abs(o.Command)
-		if err != nil {
-			return nil, exitf(exitcode.Failed, "%v", err)
+		if filepath.IsAbs(o.Command) {
+			return []string{filepath.Clean(o.Command)}, nil
 		}
-		return []string{abs}, nil
+		if o.Cwd == "" {
+			return nil, exitf(exitcode.Failed, "cannot read the working directory; give --command as an absolute path")
+		}
+		return []string{filepath.Join(o.Cwd, o.Command)}, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {

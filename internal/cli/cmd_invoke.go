@@ -14,6 +14,7 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -35,6 +36,7 @@ type invokeOptions struct {
 	Getenv   func(string) string
 	Environ  []string
 	Now      func() time.Time
+	IDs      ids.Source
 	Registry *adapters.Registry
 }
 
@@ -88,7 +90,7 @@ func invokeCommand(e *env) *ucli.Command {
 			}
 			opts.ClientArgs = clientArgs.items
 			opts.In, opts.Out, opts.Err, opts.Getenv, opts.Now = e.In, e.Out, e.Err, e.Getenv, e.Now
-			opts.Environ = os.Environ()
+			opts.Environ, opts.IDs = e.Environ, e.IDs
 			opts.Registry = e.Registry()
 			return invokeRun(c.Context, opts)
 		},
@@ -129,9 +131,10 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 		Clients:      []router.Client{client},
 		InvocationID: req.InvocationID,
 		Now:          opts.Now,
+		IDs:          opts.IDs,
 	}
 	if opts.Session != "" {
-		root, l, err := openSessionLedger(opts.StateDir, opts.Getenv, opts.Session, opts.Now)
+		root, l, err := openSessionLedger(opts.StateDir, opts.Getenv, opts.Session, opts.Now, opts.IDs)
 		if err != nil {
 			return err
 		}
@@ -197,7 +200,7 @@ func receiptExit(r contract.LifecycleReceipt) error {
 
 // openSessionLedger resolves the state folder and opens the ledger of an
 // existing session.
-func openSessionLedger(stateFlag string, getenv func(string) string, id string, now func() time.Time) (string, *ledger.Ledger, error) {
+func openSessionLedger(stateFlag string, getenv func(string) string, id string, now func() time.Time, idSource ids.Source) (string, *ledger.Ledger, error) {
 	root, err := statedir.Resolve(stateFlag, getenv)
 	if err != nil {
 		return "", nil, exitf(exitcode.Failed, "%v", err)
@@ -208,7 +211,7 @@ func openSessionLedger(stateFlag string, getenv func(string) string, id string, 
 	if _, err := os.Stat(statedir.SessionDir(root, id)); err != nil {
 		return "", nil, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions` (or record one with `lifeloop emit`)", id, root)
 	}
-	l, err := ledger.Open(filepath.Clean(statedir.ReceiptsPath(root, id)), ledger.Options{Now: now})
+	l, err := ledger.Open(filepath.Clean(statedir.ReceiptsPath(root, id)), ledger.Options{Now: now, IDs: idSource})
 	if err != nil {
 		return "", nil, exitf(exitcode.Failed, "opening the ledger of session %s: %v", id, err)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
 	"strings"
 	"time"
 
@@ -165,11 +164,16 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	dir, err := e.workDir()
+	if err != nil {
+		return exitf(exitcode.LaunchFailed, "%v", err)
+	}
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:        root,
 		Argv:            o.Argv,
 		Adapter:         o.Adapter,
-		Env:             os.Environ(),
+		Env:             e.Environ,
+		Dir:             dir,
 		In:              e.In,
 		Out:             e.Out,
 		Cols:            uint16(o.Cols),
@@ -192,6 +196,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		PayloadsAt:      at,
 		HandleSignals:   true,
 		Now:             e.Now,
+		IDs:             e.IDs,
 	})
 	if err != nil {
 		return exitf(exitcode.LaunchFailed, "%v", err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -154,13 +153,26 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 		}
 		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
 	}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = "."
+	}
+	if cwd, err = e.abs(cwd); err != nil {
+		return err
+	}
+	path := o.Path
+	if path != "" {
+		if path, err = e.abs(path); err != nil {
+			return err
+		}
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	res, err := launcher.Watch(ctx, launcher.WatchOptions{
-		StateDir: root, Adapter: o.Adapter, Path: o.Path, Latest: o.Latest, Cwd: o.Cwd,
-		Env: os.Environ(), Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
+		StateDir: root, Adapter: o.Adapter, Path: path, Latest: o.Latest, Cwd: cwd,
+		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, Now: e.Now,
+		NotFoundAfter: o.NotFoundAfter, Now: e.Now, IDs: e.IDs,
 	})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)

@@ -112,8 +112,8 @@ type Config struct {
 	// InvocationID is shared by every receipt this router synthesizes when
 	// the Input names none; default a fresh inv_ id.
 	InvocationID string
-	// Now is the clock (default time.Now); IDs mints ids (default
-	// ids.Default()).
+	// Now is the clock (default time.Now); IDs mints ids (default a ULID
+	// source of the router's own on Now).
 	Now func() time.Time
 	IDs ids.Source
 	// Logger receives diagnostics (never payload bodies); nil discards.
@@ -202,7 +202,7 @@ func New(cfg Config) (*Router, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.IDs == nil {
-		cfg.IDs = ids.Default()
+		cfg.IDs = ids.NewULIDSource(cfg.Now, nil)
 	}
 	if cfg.InvocationID == "" {
 		cfg.InvocationID = cfg.IDs.New(ids.PrefixInvocation)
