@@ -2,9 +2,7 @@ package launcher
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +12,8 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
-	"github.com/lifeloop/lifeloop/internal/ledger"
-	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/telemetry"
@@ -49,7 +45,7 @@ type WatchOptions struct {
 	// variables).
 	Env []string
 
-	Clients       []ClientSpec
+	Clients       []pipeline.ClientSpec
 	ClientEvents  []contract.Event
 	ClientTimeout time.Duration
 	Events        []string
@@ -62,10 +58,8 @@ type WatchOptions struct {
 	NotFoundAfter time.Duration
 	Tail          telemetry.TailConfig
 
-	// OnSession, when set, is told the session id and folder.
-	OnSession func(id, dir string)
-	Now       func() time.Time
-	IDs       ids.Source
+	Now func() time.Time
+	IDs ids.Source
 }
 
 // WatchResult is how a watch ended.
@@ -136,18 +130,15 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		return WatchResult{}, err
 	}
 
-	p, err := openPipeline(pipelineOptions{
-		StateDir: o.StateDir, Adapter: ad, Mode: contract.ModeTelemetryOnly, Env: o.Env,
-		Clients: o.Clients, ClientEvents: o.ClientEvents, ClientTimeout: o.ClientTimeout,
+	p, err := pipeline.Open(pipeline.Options{
+		StateDir: o.StateDir, NewSession: true, Log: true, Adapter: ad, Mode: contract.ModeTelemetryOnly,
+		Clients: o.Clients, ClientEvents: o.ClientEvents, ClientTimeout: o.ClientTimeout, ClientEnv: o.Env,
 		Events: o.Events, Format: o.Format, Now: o.Now, IDs: o.IDs,
 	})
 	if err != nil {
 		return WatchResult{}, err
 	}
 	defer p.Close()
-	if o.OnSession != nil {
-		o.OnSession(p.ID, p.Dir)
-	}
 	topts.Log = p.Log
 	topts.Claims = &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: p.ID}
 
@@ -239,7 +230,7 @@ func latestFile(o TelemetryOptions, now time.Time) (string, error) {
 // sets the harness session id on every receipt once known, and keeps
 // session.json up to date.
 type watchObserver struct {
-	p        *pipeline
+	p        *pipeline.Pipeline
 	rec      statedir.SessionRecord
 	stateDir string
 	now      func() time.Time
@@ -273,7 +264,8 @@ func (w *watchObserver) observe(ctx context.Context, m Moment) {
 			m.Parent = &r
 		}
 	}
-	r, err := w.p.Record(ctx, m)
+	res, err := w.p.Route(ctx, InputOf(m))
+	r := res.Receipt
 	if err != nil {
 		w.p.Log.Error("recording receipt failed", "event", m.Event, "err", err)
 		return
@@ -304,7 +296,7 @@ func (w *watchObserver) end(reason string, start time.Time) {
 		r := w.root
 		m.Parent = &r
 	}
-	if _, err := w.p.Record(context.Background(), m); err == nil {
+	if _, err := w.p.Route(context.Background(), InputOf(m)); err == nil {
 		w.count++
 	}
 	w.rec.State = statedir.StateCompleted
@@ -318,112 +310,4 @@ func (w *watchObserver) save() {
 	if err := statedir.WriteSession(w.stateDir, w.rec); err != nil {
 		w.p.Log.Error("writing session.json failed", "err", err)
 	}
-}
-
-// pipelineOptions configure openPipeline.
-type pipelineOptions struct {
-	StateDir      string
-	Adapter       *adapters.Adapter
-	Mode          contract.IntegrationMode
-	Env           []string
-	Clients       []ClientSpec
-	ClientEvents  []contract.Event
-	ClientTimeout time.Duration
-	Events        []string
-	Format        sink.Format
-	Now           func() time.Time
-	IDs           ids.Source
-}
-
-// pipeline is one session's receipt path: session folder, log, ledger,
-// sinks, asynchronous clients and the router in front of them.
-type pipeline struct {
-	ID, Dir string
-	Log     *slog.Logger
-	rt      *router.Router
-	closers []func()
-}
-
-// openPipeline creates a session folder and everything its receipts go
-// through. Close releases it all.
-func openPipeline(o pipelineOptions) (_ *pipeline, err error) {
-	p := &pipeline{ID: o.IDs.New(ids.PrefixSession)}
-	defer func() {
-		if err != nil {
-			p.Close()
-		}
-	}()
-	if p.Dir, err = statedir.CreateSessionDir(o.StateDir, p.ID); err != nil {
-		return nil, err
-	}
-	logFile, err := os.OpenFile(statedir.LogPath(o.StateDir, p.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("session log: %w", err)
-	}
-	p.closers = append(p.closers, func() { _ = logFile.Close() })
-	p.Log = slog.New(slog.NewJSONHandler(logFile, nil)).With("session", p.ID)
-	led, err := ledger.Open(statedir.ReceiptsPath(o.StateDir, p.ID), ledger.Options{Now: o.Now, IDs: o.IDs})
-	if err != nil {
-		return nil, err
-	}
-	p.closers = append(p.closers, func() { _ = led.Close() })
-	var sinks []router.Sink
-	for _, dest := range o.Events {
-		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: p.ID, OrgLoopHarness: o.Adapter.OrgLoopHarness, Logger: p.Log})
-		if err != nil {
-			return nil, fmt.Errorf("--events %s: %w", dest, err)
-		}
-		sinks = append(sinks, sk)
-		p.closers = append(p.closers, func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = sk.Close(cctx)
-		})
-	}
-	var clients []router.Client
-	for _, c := range o.Clients {
-		inv := &callback.Invoker{
-			Path: c.Path, Args: c.Args, Timeout: o.ClientTimeout, Env: o.Env,
-			SessionID: p.ID, SessionDir: p.Dir, StateDir: o.StateDir,
-		}
-		clients = append(clients, filteredClient{inv: inv, events: o.ClientEvents})
-	}
-	p.rt, err = router.New(router.Config{
-		Manifest:     o.Adapter.Manifest(),
-		Mode:         o.Mode,
-		Ledger:       led,
-		InvocationID: o.IDs.New(ids.PrefixInvocation),
-		AsyncClients: clients,
-		Sinks:        sinks,
-		Now:          o.Now,
-		IDs:          o.IDs,
-		Logger:       p.Log,
-	})
-	if err != nil {
-		return nil, err
-	}
-	p.closers = append(p.closers, func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_ = p.rt.Close(cctx)
-	})
-	return p, nil
-}
-
-// Record routes one moment.
-func (p *pipeline) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
-	if p.rt == nil {
-		return contract.LifecycleReceipt{}, errors.New("pipeline closed")
-	}
-	res, err := p.rt.Route(ctx, InputOf(m))
-	return res.Receipt, err
-}
-
-// Close flushes clients and sinks and closes the ledger and log, in the
-// reverse order of opening. It is idempotent.
-func (p *pipeline) Close() {
-	for i := len(p.closers) - 1; i >= 0; i-- {
-		p.closers[i]()
-	}
-	p.closers = nil
 }

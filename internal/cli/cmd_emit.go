@@ -14,7 +14,7 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
-	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
@@ -217,17 +217,18 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			return exitf(exitcode.Failed, "creating session %s: %v", opts.Session, err)
 		}
 	}
-	l, err := ledger.Open(statedir.ReceiptsPath(root, opts.Session), ledger.Options{Now: opts.Now, IDs: opts.IDs})
-	if err != nil {
-		return exitf(exitcode.Failed, "opening the ledger of session %s: %v", opts.Session, err)
-	}
-	defer func() { _ = l.Close() }()
-	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeManualSkill, Ledger: l, Now: opts.Now, IDs: opts.IDs})
-	if err != nil {
+	p, err := pipeline.Open(pipeline.Options{
+		StateDir: root, Session: opts.Session, Adapter: a, Mode: contract.ModeManualSkill, Now: opts.Now, IDs: opts.IDs,
+	})
+	var lerr *pipeline.LedgerError
+	switch {
+	case errors.As(err, &lerr):
+		return exitf(exitcode.Failed, "opening the ledger of session %s: %v", opts.Session, lerr.Err)
+	case err != nil:
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	defer func() { _ = rt.Close(context.Background()) }()
-	res, err := rt.Route(ctx, in)
+	defer p.Close()
+	res, err := p.Route(ctx, in)
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}

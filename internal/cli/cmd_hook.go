@@ -24,6 +24,7 @@ import (
 	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
@@ -354,22 +355,19 @@ func recordNative(_ context.Context, opts hookOptions, root string, mapped hooks
 	route(opts, root, rec, a, ins)
 }
 
-// route records ins in the ledger of rec through the router.
+// route records ins in the ledger of rec.
 func route(opts hookOptions, root string, rec statedir.SessionRecord, a *adapters.Adapter, ins []router.Input) {
-	l, err := ledger.Open(statedir.ReceiptsPath(root, rec.ID), ledger.Options{Now: opts.Now, IDs: opts.IDs})
+	p, err := pipeline.Open(pipeline.Options{
+		StateDir: root, Session: rec.ID, Adapter: a, Mode: contract.ModeNativeHook, Now: opts.Now, IDs: opts.IDs,
+	})
 	if err != nil {
 		return
 	}
-	defer func() { _ = l.Close() }()
-	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook, Ledger: l, Now: opts.Now, IDs: opts.IDs})
-	if err != nil {
-		return
-	}
-	defer func() { _ = rt.Close(context.Background()) }()
+	defer p.Close()
 	for _, in := range ins {
 		// Recording must finish even when the call's bound has passed:
 		// the moment happened.
-		_, _ = rt.Route(context.Background(), in)
+		_, _ = p.Route(context.Background(), in)
 	}
 }
 

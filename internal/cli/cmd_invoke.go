@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -15,7 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
-	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
@@ -123,32 +123,27 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 		return exitf(exitcode.Failed, "adapter %q is not known (adapter_unavailable): %v; see `lifeloop adapters`", req.AdapterID, err)
 	}
 
-	client := &callback.Invoker{Path: opts.Client, Args: opts.ClientArgs, Timeout: opts.Timeout, Env: opts.Environ, Stderr: opts.Err}
-	cfg := router.Config{
-		Manifest:     a.Manifest(),
-		Mode:         req.IntegrationMode,
-		ClientID:     opts.ClientID,
-		Clients:      []router.Client{client},
-		InvocationID: req.InvocationID,
-		Now:          opts.Now,
-		IDs:          opts.IDs,
+	po := pipeline.Options{
+		Adapter: a, Mode: req.IntegrationMode, ClientID: opts.ClientID, InvocationID: req.InvocationID,
+		Clients: []pipeline.ClientSpec{{Path: opts.Client, Args: opts.ClientArgs}}, SyncClients: true,
+		ClientTimeout: opts.Timeout, ClientEnv: opts.Environ, ClientStderr: opts.Err,
+		Now: opts.Now, IDs: opts.IDs,
 	}
 	if opts.Session != "" {
-		root, l, err := openSessionLedger(opts.StateDir, opts.Getenv, opts.Session, opts.Now, opts.IDs)
-		if err != nil {
+		if po.StateDir, err = existingSession(opts.StateDir, opts.Getenv, opts.Session); err != nil {
 			return err
 		}
-		defer func() { _ = l.Close() }()
-		cfg.Ledger = l
-		client.SessionID = opts.Session
-		client.SessionDir = statedir.SessionDir(root, opts.Session)
-		client.StateDir = root
+		po.Session = opts.Session
 	}
-	rt, err := router.New(cfg)
-	if err != nil {
+	p, err := pipeline.Open(po)
+	var lerr *pipeline.LedgerError
+	switch {
+	case errors.As(err, &lerr):
+		return exitf(exitcode.Failed, "opening the ledger of session %s: %v", opts.Session, lerr.Err)
+	case err != nil:
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	defer func() { _ = rt.Close(context.Background()) }()
+	defer p.Close()
 
 	in := router.Input{
 		Event:            req.Event,
@@ -168,7 +163,7 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 	if req.HarnessTaskID != nil {
 		in.HarnessTaskID = *req.HarnessTaskID
 	}
-	res, err := rt.Route(ctx, in)
+	res, err := p.Route(ctx, in)
 	if err != nil && res.Receipt.ReceiptID == "" {
 		return exitf(exitcode.Failed, "%v", err)
 	}
@@ -198,22 +193,18 @@ func receiptExit(r contract.LifecycleReceipt) error {
 	return exitf(exitcode.Failed, "%s receipt failed (%s)%s", r.Event, fc, why)
 }
 
-// openSessionLedger resolves the state folder and opens the ledger of an
-// existing session.
-func openSessionLedger(stateFlag string, getenv func(string) string, id string, now func() time.Time, idSource ids.Source) (string, *ledger.Ledger, error) {
+// existingSession resolves the state folder and checks that session id
+// exists there.
+func existingSession(stateFlag string, getenv func(string) string, id string) (string, error) {
 	root, err := statedir.Resolve(stateFlag, getenv)
 	if err != nil {
-		return "", nil, exitf(exitcode.Failed, "%v", err)
+		return "", exitf(exitcode.Failed, "%v", err)
 	}
 	if err := statedir.ValidateSessionID(id); err != nil {
-		return "", nil, usageErrorf("--session: %v", err)
+		return "", usageErrorf("--session: %v", err)
 	}
 	if _, err := os.Stat(statedir.SessionDir(root, id)); err != nil {
-		return "", nil, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions` (or record one with `lifeloop emit`)", id, root)
+		return "", exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions` (or record one with `lifeloop emit`)", id, root)
 	}
-	l, err := ledger.Open(filepath.Clean(statedir.ReceiptsPath(root, id)), ledger.Options{Now: now, IDs: idSource})
-	if err != nil {
-		return "", nil, exitf(exitcode.Failed, "opening the ledger of session %s: %v", id, err)
-	}
-	return root, l, nil
+	return root, nil
 }

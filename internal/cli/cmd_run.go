@@ -9,6 +9,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
@@ -115,14 +116,14 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		}
 		events = append(events, ev)
 	}
-	var clients []launcher.ClientSpec
+	var clients []pipeline.ClientSpec
 	for _, c := range o.Clients {
 		if strings.TrimSpace(c) == "" {
 			return usageErrorf("--client: empty command")
 		}
 		// A client is a shell command line, like a git hook or an ssh
 		// ProxyCommand: quoting and arguments work as in sh.
-		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
+		clients = append(clients, pipeline.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
 	}
 	var req *contract.CapabilityRequest
 	if o.Require != "" {

@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
@@ -146,12 +147,12 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 		}
 		events = append(events, ev)
 	}
-	var clients []launcher.ClientSpec
+	var clients []pipeline.ClientSpec
 	for _, c := range o.Clients {
 		if strings.TrimSpace(c) == "" {
 			return usageErrorf("--client: empty command")
 		}
-		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
+		clients = append(clients, pipeline.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
 	}
 	cwd := o.Cwd
 	if cwd == "" {
