@@ -17,6 +17,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/observe"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/sink"
@@ -67,13 +68,13 @@ type Options struct {
 	PayloadsAt contract.Event
 
 	// NoTelemetry turns the telemetry watcher off; otherwise it runs when
-	// the adapter has telemetry (see TelemetryOptions).
+	// the adapter has telemetry (see observe.Options).
 	NoTelemetry bool
 	// Levels are the context pressure thresholds (default
 	// telemetry.DefaultLevels).
 	Levels telemetry.Levels
 	// TelemetryNotFoundAfter bounds the search for the harness's telemetry
-	// file before capability.degraded (default DefaultNotFoundAfter).
+	// file before capability.degraded (default observe.DefaultNotFoundAfter).
 	TelemetryNotFoundAfter time.Duration
 
 	// HandleSignals installs the signal policy (true for the CLI).
@@ -312,9 +313,9 @@ func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pi
 		return nil, argv, ""
 	}
 	argv, pinned := ad.PinSession(argv)
-	return &telemetryRunner{ctx: ctx, log: p.Log, ad: ad, opts: TelemetryOptions{
+	return &telemetryRunner{ctx: ctx, log: p.Log, ad: ad, opts: observe.Options{
 		Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
-		Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: p.ID},
+		Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID},
 		Now:    o.Now, Log: p.Log,
 	}}, argv, pinned
 }
@@ -418,35 +419,12 @@ func ControlSocketIn(dir string) string {
 type routerRecorder struct{ rt *router.Router }
 
 func (r *routerRecorder) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
-	res, err := r.rt.Route(ctx, InputOf(m))
+	res, err := r.rt.Route(ctx, m.Input())
 	return res.Receipt, err
 }
 
 // RecordSync records m with the router's synchronous clients.
 func (r *routerRecorder) RecordSync(ctx context.Context, m Moment) (SyncResult, error) {
-	res, err := r.rt.Route(ctx, InputOf(m))
+	res, err := r.rt.Route(ctx, m.Input())
 	return SyncResult{Receipt: res.Receipt, Placements: res.Placements, ClientPayloads: res.ClientPayloads}, err
-}
-
-// InputOf is the router input that records m.
-func InputOf(m Moment) router.Input {
-	in := router.Input{
-		Event:            m.Event,
-		EventID:          m.EventID,
-		HarnessSessionID: m.HarnessSessionID,
-		FrameContext:     m.Frame,
-		Payloads:         m.Payloads,
-		PayloadReceipts:  m.PayloadReceipts,
-		ParentReceiptID:  m.Parent,
-		TelemetrySummary: m.Summary,
-		Degradations:     m.Degradations,
-		Warnings:         m.Warnings,
-		Failure:          m.Failure,
-		IdempotencyKey:   m.IdempotencyKey,
-	}
-	if m.Status != "" && m.Status != contract.StatusFailed {
-		st := m.Status
-		in.Status = &st
-	}
-	return in
 }

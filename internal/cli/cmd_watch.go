@@ -15,11 +15,12 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/observe"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/launcher"
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/watch"
 )
 
 // watchOptions are the flags of `lifeloop watch`.
@@ -72,7 +73,7 @@ prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
 			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
 			&ucli.DurationFlag{Name: "until-idle", Usage: "end after this long without new telemetry (0 = until interrupted)", Destination: &o.UntilIdle},
-			&ucli.DurationFlag{Name: "not-found-after", Usage: "report capability.degraded when no file appears within this long", Value: launcher.DefaultNotFoundAfter, Destination: &o.NotFoundAfter},
+			&ucli.DurationFlag{Name: "not-found-after", Usage: "report capability.degraded when no file appears within this long", Value: observe.DefaultNotFoundAfter, Destination: &o.NotFoundAfter},
 			levelsFlag(&o.Levels),
 		},
 		Action: func(c *ucli.Context) error {
@@ -169,7 +170,7 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	res, err := launcher.Watch(ctx, launcher.WatchOptions{
+	res, err := watch.Run(ctx, watch.Options{
 		StateDir: root, Adapter: o.Adapter, Path: path, Latest: o.Latest, Cwd: cwd,
 		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,

@@ -154,7 +154,7 @@ func (r Recorder) Record(mapped hooks.Mapped) {
 	for _, m := range mapped.Moments {
 		for _, mm := range coh.Admit(launcher.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
 			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary}) {
-			ins = append(ins, launcher.InputOf(mm))
+			ins = append(ins, mm.Input())
 		}
 	}
 	r.route(rec, ins)

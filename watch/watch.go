@@ -1,4 +1,8 @@
-package launcher
+// Package watch records a harness lifeloop did not launch from its
+// telemetry (`lifeloop watch`, integration mode telemetry_only): the same
+// telemetry receipts `lifeloop run` records, in a lifeloop session of
+// their own.
+package watch
 
 import (
 	"context"
@@ -13,6 +17,8 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/observe"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -22,7 +28,7 @@ import (
 // LatestWithin bounds how old a file `watch --latest` may pick.
 const LatestWithin = 7 * 24 * time.Hour
 
-// WatchOptions are what `lifeloop watch` decided: observe a harness that
+// Options are what `lifeloop watch` decided: observe a harness that
 // lifeloop did not launch (integration mode telemetry_only).
 //
 // Which file: Path when set; else, with Latest, the newest transcript or
@@ -31,7 +37,7 @@ const LatestWithin = 7 * 24 * time.Hour
 // or renewed harness writes a new file). A file that already exists is
 // read from its start to learn the harness session id and the pressure
 // level; its earlier turns are not reported again.
-type WatchOptions struct {
+type Options struct {
 	StateDir string
 	// Adapter is the adapter id (required; it must have telemetry).
 	Adapter  string
@@ -62,19 +68,19 @@ type WatchOptions struct {
 	IDs ids.Source
 }
 
-// WatchResult is how a watch ended.
-type WatchResult struct {
+// Result is how a watch ended.
+type Result struct {
 	SessionID string
 	// Reason is "idle" (UntilIdle passed) or "interrupted" (ctx ended).
 	Reason   string
 	Receipts int
 }
 
-// Watch records the receipts of a harness's telemetry into a lifeloop
+// Run records the receipts of a harness's telemetry into a lifeloop
 // session of its own until ctx is cancelled or UntilIdle passes without
 // telemetry. The session record says integration_mode telemetry_only and
 // goes running → completed; the last receipt is session.ended.
-func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
+func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -86,19 +92,19 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 	}
 	ad, err := o.Registry.Lookup(o.Adapter)
 	if err != nil {
-		return WatchResult{}, err
+		return Result{}, err
 	}
 	tel := ad.Telemetry()
 	if tel == nil {
 		withTelemetry := o.Registry.IDsWith(func(a *adapters.Adapter) bool { return a.Telemetry() != nil })
-		return WatchResult{}, fmt.Errorf("adapter %s has no telemetry lifeloop can read; watch supports adapters with transcripts (%s)", ad.ID, strings.Join(withTelemetry, ", "))
+		return Result{}, fmt.Errorf("adapter %s has no telemetry lifeloop can read; watch supports adapters with transcripts (%s)", ad.ID, strings.Join(withTelemetry, ", "))
 	}
 	if !filepath.IsAbs(o.Cwd) {
-		return WatchResult{}, fmt.Errorf("watch: the harness's folder %q is not absolute", o.Cwd)
+		return Result{}, fmt.Errorf("watch: the harness's folder %q is not absolute", o.Cwd)
 	}
 	o.Cwd = filepath.Clean(o.Cwd)
 	start := o.Now()
-	topts := TelemetryOptions{
+	topts := observe.Options{
 		Harness: tel, Env: o.Env, Cwd: o.Cwd, LaunchedAt: start,
 		Levels: o.Levels, NotFoundAfter: o.NotFoundAfter, Tail: o.Tail, Now: o.Now,
 	}
@@ -108,7 +114,7 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 	case o.Latest:
 		p, err := latestFile(topts, start)
 		if err != nil {
-			return WatchResult{}, err
+			return Result{}, err
 		}
 		topts.Path = p
 	default:
@@ -116,18 +122,18 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 	}
 	if topts.Path != "" {
 		if !filepath.IsAbs(topts.Path) {
-			return WatchResult{}, fmt.Errorf("watch: the file %q is not absolute", topts.Path)
+			return Result{}, fmt.Errorf("watch: the file %q is not absolute", topts.Path)
 		}
 		topts.Path = filepath.Clean(topts.Path)
 		fi, err := os.Stat(topts.Path)
 		if err != nil {
-			return WatchResult{}, fmt.Errorf("cannot watch %s: %w", topts.Path, err)
+			return Result{}, fmt.Errorf("cannot watch %s: %w", topts.Path, err)
 		}
 		topts.FromStart = true
 		topts.HistoryOffset = fi.Size()
 	}
-	if _, _, err := watchConfig(topts); err != nil {
-		return WatchResult{}, err
+	if _, _, err := observe.Config(topts); err != nil {
+		return Result{}, err
 	}
 
 	p, err := pipeline.Open(pipeline.Options{
@@ -136,11 +142,11 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		Events: o.Events, Format: o.Format, Now: o.Now, IDs: o.IDs,
 	})
 	if err != nil {
-		return WatchResult{}, err
+		return Result{}, err
 	}
 	defer p.Close()
 	topts.Log = p.Log
-	topts.Claims = &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: p.ID}
+	topts.Claims = &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID}
 
 	var last atomic.Int64
 	last.Store(o.Now().UnixNano())
@@ -153,15 +159,15 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 	if topts.Path != "" {
 		rec.Argv = []string{topts.Path}
 	}
-	ob := &watchObserver{p: p, rec: rec, stateDir: o.StateDir, now: o.Now, frames: map[string]string{}}
+	ob := &observer{p: p, rec: rec, stateDir: o.StateDir, now: o.Now, frames: map[string]string{}}
 	ob.save()
 	p.Log.Info("watch started", "adapter", ad.ID, "cwd", o.Cwd, "path", topts.Path)
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := startTelemetry(wctx, topts)
+	w, err := observe.Start(wctx, topts)
 	if err != nil {
-		return WatchResult{}, err
+		return Result{}, err
 	}
 	defer w.Wait()
 
@@ -172,7 +178,7 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		idleC = tk.C
 	}
 	reason := "interrupted"
-	moments := w.moments
+	moments := w.Moments()
 loop:
 	for {
 		select {
@@ -194,18 +200,18 @@ loop:
 	}
 	cancel()
 	// Moments already converted are still recorded.
-	for m := range w.moments {
+	for m := range w.Moments() {
 		ob.observe(context.Background(), m)
 	}
 	ob.end(reason, start)
-	return WatchResult{SessionID: p.ID, Reason: reason, Receipts: ob.count}, nil
+	return Result{SessionID: p.ID, Reason: reason, Receipts: ob.count}, nil
 }
 
 // latestFile returns the newest file the adapter's discoverer lists for
 // Cwd within LatestWithin.
-func latestFile(o TelemetryOptions, now time.Time) (string, error) {
+func latestFile(o observe.Options, now time.Time) (string, error) {
 	o.LaunchedAt = now.Add(-LatestWithin)
-	cfg, _, err := watchConfig(o)
+	cfg, _, err := observe.Config(o)
 	if err != nil {
 		return "", err
 	}
@@ -225,11 +231,11 @@ func latestFile(o TelemetryOptions, now time.Time) (string, error) {
 	return newest.Path, nil
 }
 
-// watchObserver records moments of a watch session: it chains frame
+// observer records moments of a watch session: it chains frame
 // receipts to their frame.opening and the rest to the binding receipt,
 // sets the harness session id on every receipt once known, and keeps
 // session.json up to date.
-type watchObserver struct {
+type observer struct {
 	p        *pipeline.Pipeline
 	rec      statedir.SessionRecord
 	stateDir string
@@ -240,7 +246,7 @@ type watchObserver struct {
 	count    int
 }
 
-func (w *watchObserver) observe(ctx context.Context, m Moment) {
+func (w *observer) observe(ctx context.Context, m moment.Moment) {
 	if m.HarnessSessionID != "" && m.HarnessSessionID != w.harness {
 		w.harness = m.HarnessSessionID
 		w.rec.HarnessSessionIDs = append(w.rec.HarnessSessionIDs, m.HarnessSessionID)
@@ -264,7 +270,7 @@ func (w *watchObserver) observe(ctx context.Context, m Moment) {
 			m.Parent = &r
 		}
 	}
-	res, err := w.p.Route(ctx, InputOf(m))
+	res, err := w.p.Route(ctx, m.Input())
 	r := res.Receipt
 	if err != nil {
 		w.p.Log.Error("recording receipt failed", "event", m.Event, "err", err)
@@ -279,9 +285,9 @@ func (w *watchObserver) observe(ctx context.Context, m Moment) {
 	}
 }
 
-func (w *watchObserver) end(reason string, start time.Time) {
+func (w *observer) end(reason string, start time.Time) {
 	now := w.now()
-	m := Moment{
+	m := moment.Moment{
 		Event:            contract.EventSessionEnded,
 		HarnessSessionID: w.harness,
 		Summary: map[string]any{
@@ -296,7 +302,7 @@ func (w *watchObserver) end(reason string, start time.Time) {
 		r := w.root
 		m.Parent = &r
 	}
-	if _, err := w.p.Route(context.Background(), InputOf(m)); err == nil {
+	if _, err := w.p.Route(context.Background(), m.Input()); err == nil {
 		w.count++
 	}
 	w.rec.State = statedir.StateCompleted
@@ -305,7 +311,7 @@ func (w *watchObserver) end(reason string, start time.Time) {
 	w.save()
 }
 
-func (w *watchObserver) save() {
+func (w *observer) save() {
 	w.rec.UpdatedAt = w.now()
 	if err := statedir.WriteSession(w.stateDir, w.rec); err != nil {
 		w.p.Log.Error("writing session.json failed", "err", err)
