@@ -261,95 +261,146 @@ func (s *synth) failOnce(fc contract.FailureClass, rc contract.RetryClass) {
 // receipt.emitted, which never produces a receipt) or recorded (a ledger
 // failure: the receipt is then still returned, unsequenced, and written to
 // sinks with a ledger_append_failed warning).
+//
+// The stages, in order: check (validate, manifest, negotiation) → place
+// the input's payloads → ask the synchronous clients (only when nothing
+// refused the moment) → synthesize the receipt → record it (ledger, then
+// sinks) → hand it to the asynchronous clients.
 func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
-	if in.Event == contract.EventReceiptEmitted {
-		return Result{}, errors.New("receipt.emitted is a notification event and never produces a receipt")
-	}
-	if !in.Event.Valid() {
-		return Result{}, fmt.Errorf("unknown event %q; known: %v", in.Event, contract.Events)
+	if err := routable(in.Event); err != nil {
+		return Result{}, err
 	}
 	now := r.cfg.Now()
 	s := &synth{status: contract.StatusObserved}
 	var res Result
 
-	// 1. validate
-	validErr := r.validate(in)
-	if validErr != nil {
-		s.failOnce(contract.FailureInvalidRequest, contract.FailureInvalidRequest.DefaultRetry())
-		s.warnings = append(s.warnings, contract.Warning{Code: string(contract.FailureInvalidRequest), Message: validErr.Error()})
-	}
-	// 2.–3. manifest and negotiation
-	if n := r.negotiation; n != nil {
-		if !n.Verdict.Proceed {
-			fc := contract.FailureCapabilityUnsupported
-			if n.Verdict.FailureClass != nil {
-				fc = *n.Verdict.FailureClass
-			}
-			rc := fc.DefaultRetry()
-			if n.Verdict.RetryClass != nil {
-				rc = *n.Verdict.RetryClass
-			}
-			s.failOnce(fc, rc)
-			for _, reason := range n.Verdict.Reasons {
-				s.warnings = append(s.warnings, contract.Warning{Code: string(fc), Message: reason})
-			}
-		} else if len(n.Warnings) > 0 {
-			s.degraded = true
-			s.warnings = append(s.warnings, n.Warnings...)
-		}
-	}
-	// 4. placements for the input payloads
+	valid := r.check(in, s)
 	var payloadReceipts []contract.PayloadReceipt
 	var deliver []contract.PayloadEnvelope
-	if validErr == nil {
+	if valid {
 		payloadReceipts, deliver = r.place(in.Event, in.Payloads, now, s, &res)
 	}
 	// Payloads placed elsewhere (e.g. by a renewal at relaunch) are echoed
 	// as their placer recorded them.
 	payloadReceipts = append(payloadReceipts, in.PayloadReceipts...)
-	// 5. synchronous clients, only when nothing refused the moment
-	eventID := in.EventID
-	switch {
-	case eventID != "":
-	case in.IdempotencyKey != nil && *in.IdempotencyKey != "":
-		eventID = keyedEventID(r.cfg.ClientID, r.cfg.Manifest.AdapterID, *in.IdempotencyKey)
-	default:
-		eventID = r.cfg.IDs.New(ids.PrefixEvent)
-	}
-	invocationID := in.InvocationID
-	if invocationID == "" {
-		invocationID = r.cfg.InvocationID
-	}
+
+	eventID, invocationID := r.eventID(in), r.invocationID(in)
 	env := r.envelope(in, eventID, invocationID, deliver)
 	refused := s.failure != nil // validation, negotiation or placement said no
-	if !refused && len(r.cfg.Clients) > 0 {
-		best := contract.StatusObserved
-		for i, c := range r.cfg.Clients {
-			resp, f := c.Invoke(ctx, env)
-			if f != nil {
-				s.failOnce(f.Class, f.Retry)
-				s.warnings = append(s.warnings, f.Warning())
-				continue
-			}
-			s.warnings = append(s.warnings, resp.Warnings...)
-			if resp.Status == contract.StatusFailed {
-				fc, rc := responseFailure(resp)
-				s.failOnce(fc, rc)
-				s.warnings = append(s.warnings, contract.Warning{Code: WarnClientFailed,
-					Message: fmt.Sprintf("%s answered status failed (%s)", clientLabel(c, i), fc)})
-				continue
-			}
-			best = strongest(best, resp.Status)
-			res.ClientPayloads = append(res.ClientPayloads, resp.ClientPayloads...)
-		}
-		s.status = best
-		if len(res.ClientPayloads) > 0 {
-			pr, _ := r.place(in.Event, res.ClientPayloads, now, s, &res)
-			payloadReceipts = append(payloadReceipts, pr...)
-		}
+	if !refused {
+		payloadReceipts = append(payloadReceipts, r.askClients(ctx, in.Event, env, now, s, &res)...)
 	}
 
-	// 6. synthesize
+	rc := r.synthesize(in, s, eventID, invocationID, now, payloadReceipts)
+	rec, err := r.record(rc, in)
+	res.Receipt, res.Extra, res.Replayed = rec.receipt, rec.extra, rec.replayed
+	// Asynchronous clients hear of every new moment except those lifeloop
+	// refused before dispatch and idempotency conflicts.
+	if err == nil && !rec.replayed && !rec.conflict && !refused && r.async != nil {
+		r.async.enqueue(rec.receipt, env)
+	}
+	return res, err
+}
+
+// routable says why ev can never make a receipt, or nil.
+func routable(ev contract.Event) error {
+	if ev == contract.EventReceiptEmitted {
+		return errors.New("receipt.emitted is a notification event and never produces a receipt")
+	}
+	if !ev.Valid() {
+		return fmt.Errorf("unknown event %q; known: %v", ev, contract.Events)
+	}
+	return nil
+}
+
+// check validates in and applies the negotiation verdict, recording
+// refusals and degradations in s. It reports whether in itself is valid.
+func (r *Router) check(in Input, s *synth) bool {
+	validErr := r.validate(in)
+	if validErr != nil {
+		s.failOnce(contract.FailureInvalidRequest, contract.FailureInvalidRequest.DefaultRetry())
+		s.warnings = append(s.warnings, contract.Warning{Code: string(contract.FailureInvalidRequest), Message: validErr.Error()})
+	}
+	n := r.negotiation
+	switch {
+	case n == nil:
+	case !n.Verdict.Proceed:
+		fc := contract.FailureCapabilityUnsupported
+		if n.Verdict.FailureClass != nil {
+			fc = *n.Verdict.FailureClass
+		}
+		rc := fc.DefaultRetry()
+		if n.Verdict.RetryClass != nil {
+			rc = *n.Verdict.RetryClass
+		}
+		s.failOnce(fc, rc)
+		for _, reason := range n.Verdict.Reasons {
+			s.warnings = append(s.warnings, contract.Warning{Code: string(fc), Message: reason})
+		}
+	case len(n.Warnings) > 0:
+		s.degraded = true
+		s.warnings = append(s.warnings, n.Warnings...)
+	}
+	return validErr == nil
+}
+
+// eventID is the harness's event id, else one derived from the
+// idempotency key, else a fresh one.
+func (r *Router) eventID(in Input) string {
+	switch {
+	case in.EventID != "":
+		return in.EventID
+	case in.IdempotencyKey != nil && *in.IdempotencyKey != "":
+		return keyedEventID(r.cfg.ClientID, r.cfg.Manifest.AdapterID, *in.IdempotencyKey)
+	default:
+		return r.cfg.IDs.New(ids.PrefixEvent)
+	}
+}
+
+// invocationID is the input's invocation id, else the router's.
+func (r *Router) invocationID(in Input) string {
+	if in.InvocationID != "" {
+		return in.InvocationID
+	}
+	return r.cfg.InvocationID
+}
+
+// askClients invokes the synchronous clients in order with env; their
+// statuses, failures and warnings go to s, the payloads they return to
+// res (placed here; their receipts are returned).
+func (r *Router) askClients(ctx context.Context, ev contract.Event, env contract.DispatchEnvelope, now time.Time, s *synth, res *Result) []contract.PayloadReceipt {
+	if len(r.cfg.Clients) == 0 {
+		return nil
+	}
+	best := contract.StatusObserved
+	for i, c := range r.cfg.Clients {
+		resp, f := c.Invoke(ctx, env)
+		if f != nil {
+			s.failOnce(f.Class, f.Retry)
+			s.warnings = append(s.warnings, f.Warning())
+			continue
+		}
+		s.warnings = append(s.warnings, resp.Warnings...)
+		if resp.Status == contract.StatusFailed {
+			fc, rc := responseFailure(resp)
+			s.failOnce(fc, rc)
+			s.warnings = append(s.warnings, contract.Warning{Code: WarnClientFailed,
+				Message: fmt.Sprintf("%s answered status failed (%s)", clientLabel(c, i), fc)})
+			continue
+		}
+		best = strongest(best, resp.Status)
+		res.ClientPayloads = append(res.ClientPayloads, resp.ClientPayloads...)
+	}
+	s.status = best
+	if len(res.ClientPayloads) == 0 {
+		return nil
+	}
+	pr, _ := r.place(ev, res.ClientPayloads, now, s, res)
+	return pr
+}
+
+// synthesize builds the receipt of in from what the stages before found.
+func (r *Router) synthesize(in Input, s *synth, eventID, invocationID string, now time.Time, payloadReceipts []contract.PayloadReceipt) contract.LifecycleReceipt {
 	rc := contract.LifecycleReceipt{
 		SchemaVersion:          contract.ReceiptSchemaVersion,
 		ReceiptID:              r.cfg.IDs.New(ids.PrefixReceipt),
@@ -388,17 +439,7 @@ func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
 		rc.Status = s.status
 	}
 	rc.Warnings = slices.Concat(in.Warnings, s.warnings, r.takeWarnings())
-	res.Receipt = rc
-
-	// 7.–9. record, write, hand to async clients
-	rec, err := r.record(rc, in)
-	res.Receipt, res.Extra, res.Replayed = rec.receipt, rec.extra, rec.replayed
-	// Asynchronous clients hear of every new moment except those lifeloop
-	// refused before dispatch and idempotency conflicts.
-	if err == nil && !rec.replayed && !rec.conflict && !refused && r.async != nil {
-		r.async.enqueue(rec.receipt, env)
-	}
-	return res, err
+	return rc
 }
 
 // recorded is what record did with a receipt.
