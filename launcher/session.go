@@ -419,12 +419,12 @@ func ControlSocketIn(dir string) string {
 type routerRecorder struct{ rt *router.Router }
 
 func (r *routerRecorder) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
-	res, err := r.rt.Route(ctx, m.Input())
+	res, err := r.rt.Route(ctx, m)
 	return res.Receipt, err
 }
 
 // RecordSync records m with the router's synchronous clients.
 func (r *routerRecorder) RecordSync(ctx context.Context, m Moment) (SyncResult, error) {
-	res, err := r.rt.Route(ctx, m.Input())
+	res, err := r.rt.Route(ctx, m)
 	return SyncResult{Receipt: res.Receipt, Placements: res.Placements, ClientPayloads: res.ClientPayloads}, err
 }

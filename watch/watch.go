@@ -270,7 +270,7 @@ func (w *observer) observe(ctx context.Context, m moment.Moment) {
 			m.Parent = &r
 		}
 	}
-	res, err := w.p.Route(ctx, m.Input())
+	res, err := w.p.Route(ctx, m)
 	r := res.Receipt
 	if err != nil {
 		w.p.Log.Error("recording receipt failed", "event", m.Event, "err", err)
@@ -302,7 +302,7 @@ func (w *observer) end(reason string, start time.Time) {
 		r := w.root
 		m.Parent = &r
 	}
-	if _, err := w.p.Route(context.Background(), m.Input()); err == nil {
+	if _, err := w.p.Route(context.Background(), m); err == nil {
 		w.count++
 	}
 	w.rec.State = statedir.StateCompleted

@@ -14,8 +14,8 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
-	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -160,7 +160,7 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		return exitf(exitcode.Failed, "reading session %s: %v", opts.Session, err)
 	}
 
-	in := router.Input{Event: ev, Payloads: payloads}
+	in := moment.Moment{Event: ev, Payloads: payloads}
 	if opts.IdempotencyKey != "" {
 		k := opts.IdempotencyKey
 		in.IdempotencyKey = &k
@@ -171,7 +171,7 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			p := opts.ParentFrameID
 			fc.ParentFrameID, fc.FrameClass = &p, contract.FrameSubcall
 		}
-		in.FrameContext = &fc
+		in.Frame = &fc
 	}
 
 	// A live wrapper owns the session: hand it the moment so it orders it
@@ -247,15 +247,15 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 
 // emitLive hands the moment to the session's live wrapper over its control
 // socket; launcher.ErrNotLive means nothing listens there.
-func emitLive(ctx context.Context, root, id string, in router.Input) (contract.LifecycleReceipt, error) {
+func emitLive(ctx context.Context, root, id string, in moment.Moment) (contract.LifecycleReceipt, error) {
 	args := launcher.EmitArgs{Event: in.Event, Payloads: in.Payloads}
 	if in.IdempotencyKey != nil {
 		args.IdempotencyKey = *in.IdempotencyKey
 	}
-	if in.FrameContext != nil {
-		args.FrameID = in.FrameContext.FrameID
-		if in.FrameContext.ParentFrameID != nil {
-			args.ParentFrameID = *in.FrameContext.ParentFrameID
+	if in.Frame != nil {
+		args.FrameID = in.Frame.FrameID
+		if in.Frame.ParentFrameID != nil {
+			args.ParentFrameID = *in.Frame.ParentFrameID
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)

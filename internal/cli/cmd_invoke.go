@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -145,10 +146,10 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 	}
 	defer p.Close()
 
-	in := router.Input{
+	in := moment.Moment{
 		Event:            req.Event,
 		EventID:          req.EventID,
-		FrameContext:     req.FrameContext,
+		Frame:            req.FrameContext,
 		Payloads:         env.Payloads,
 		IdempotencyKey:   req.IdempotencyKey,
 		ExternalSequence: req.Sequence,

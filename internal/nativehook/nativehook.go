@@ -22,8 +22,8 @@ import (
 	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
-	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -104,18 +104,18 @@ func (r Recorder) RecordFailure(id string, mapped hooks.Mapped, fail Failure) {
 	if len(mapped.Moments) > 0 {
 		ev, frame = mapped.Moments[0].Event, mapped.Moments[0].Frame
 	}
-	in := router.Input{
-		Event: ev, FrameContext: frame, HarnessSessionID: mapped.HarnessSessionID,
-		Failure:          &fail.Class,
-		TelemetrySummary: map[string]any{"hook": fail.Hook, "adapter": fail.Adapter},
-		Warnings:         []contract.Warning{{Code: launcher.HookFailedWarning, Message: truncate(fail.Message, 300)}},
+	m := moment.Moment{
+		Event: ev, Frame: frame, HarnessSessionID: mapped.HarnessSessionID,
+		Failure:  &fail.Class,
+		Summary:  map[string]any{"hook": fail.Hook, "adapter": fail.Adapter},
+		Warnings: []contract.Warning{{Code: launcher.HookFailedWarning, Message: truncate(fail.Message, 300)}},
 	}
 	if ev == contract.EventCapabilityDegraded {
-		in.Degradations = []contract.CapabilityDegradation{{Capability: "native_hook", PreviousSupport: contract.SupportNative,
+		m.Degradations = []contract.CapabilityDegradation{{Capability: "native_hook", PreviousSupport: contract.SupportNative,
 			CurrentSupport: contract.SupportUnavailable, ObservedAtEpochS: contract.Ptr(r.Now().Unix()),
 			Evidence: contract.Ptr(truncate(fail.Message, 300)), RetryClass: contract.Ptr(fail.Class.DefaultRetry())}}
 	}
-	r.route(rec, []router.Input{in})
+	r.route(rec, []moment.Moment{m})
 }
 
 // Record records mapped's moments in the native session of its harness
@@ -150,18 +150,16 @@ func (r Recorder) Record(mapped hooks.Mapped) {
 	// One coherent stream, as a wrapper keeps it: a moment the ledger
 	// already tells (another hook reported it) is dropped.
 	coh := launcher.NewCoherent(a.Manifest(), contract.ModeNativeHook, ledgerReceipts(r.Root, rec.ID))
-	var ins []router.Input
+	var ms []moment.Moment
 	for _, m := range mapped.Moments {
-		for _, mm := range coh.Admit(launcher.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
-			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary}) {
-			ins = append(ins, mm.Input())
-		}
+		ms = append(ms, coh.Admit(moment.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
+			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary})...)
 	}
-	r.route(rec, ins)
+	r.route(rec, ms)
 }
 
-// route records ins in the ledger of rec.
-func (r Recorder) route(rec statedir.SessionRecord, ins []router.Input) {
+// route records ms in the ledger of rec.
+func (r Recorder) route(rec statedir.SessionRecord, ms []moment.Moment) {
 	p, err := pipeline.Open(pipeline.Options{
 		StateDir: r.Root, Session: rec.ID, Adapter: r.Adapter, Mode: contract.ModeNativeHook, Now: r.Now, IDs: r.IDs,
 	})
@@ -169,10 +167,10 @@ func (r Recorder) route(rec statedir.SessionRecord, ins []router.Input) {
 		return
 	}
 	defer p.Close()
-	for _, in := range ins {
+	for _, m := range ms {
 		// Recording must finish even when the call's bound has passed:
 		// the moment happened.
-		_, _ = p.Route(context.Background(), in)
+		_, _ = p.Route(context.Background(), m)
 	}
 }
 

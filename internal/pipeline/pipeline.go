@@ -20,6 +20,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -233,12 +234,12 @@ func (p *Pipeline) SyncRouter() (*router.Router, error) {
 	return rt, nil
 }
 
-// Route records one moment through the pipeline's router.
-func (p *Pipeline) Route(ctx context.Context, in router.Input) (router.Result, error) {
+// Route records m through the pipeline's router.
+func (p *Pipeline) Route(ctx context.Context, m moment.Moment) (router.Result, error) {
 	if p.rt == nil {
 		return router.Result{}, errors.New("pipeline closed")
 	}
-	return p.rt.Route(ctx, in)
+	return p.rt.Route(ctx, m)
 }
 
 // Close flushes clients and sinks and closes the ledger and log, in the

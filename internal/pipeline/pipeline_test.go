@@ -12,7 +12,7 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
-	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
@@ -39,7 +39,7 @@ func TestNewSessionRecordsIntoItsLedger(t *testing.T) {
 	if p.ID != "ses_00000000000000000000000001" || p.Dir != statedir.SessionDir(root, p.ID) {
 		t.Fatalf("session %q in %q", p.ID, p.Dir)
 	}
-	res, err := p.Route(context.Background(), router.Input{Event: contract.EventSessionStarting})
+	res, err := p.Route(context.Background(), moment.Moment{Event: contract.EventSessionStarting})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestNewSessionRecordsIntoItsLedger(t *testing.T) {
 	}
 	p.Close()
 	p.Close() // idempotent
-	if _, err := p.Route(context.Background(), router.Input{Event: contract.EventSessionEnded}); err == nil {
+	if _, err := p.Route(context.Background(), moment.Moment{Event: contract.EventSessionEnded}); err == nil {
 		t.Fatal("Route after Close succeeded")
 	}
 	n := 0
@@ -77,7 +77,7 @@ func TestNoSessionLeavesSequenceNull(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	res, err := p.Route(context.Background(), router.Input{Event: contract.EventSessionStarted})
+	res, err := p.Route(context.Background(), moment.Moment{Event: contract.EventSessionStarted})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +105,8 @@ func TestSyncRouterSharesTheLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _ := p.Route(context.Background(), router.Input{Event: contract.EventSessionStarting})
-	b, _ := sync.Route(context.Background(), router.Input{Event: contract.EventSessionStarted})
+	a, _ := p.Route(context.Background(), moment.Moment{Event: contract.EventSessionStarting})
+	b, _ := sync.Route(context.Background(), moment.Moment{Event: contract.EventSessionStarted})
 	if *a.Receipt.Sequence != 1 || *b.Receipt.Sequence != 2 || a.Receipt.InvocationID != b.Receipt.InvocationID {
 		t.Fatalf("receipts %d %s and %d %s: want sequences 1, 2 and one invocation",
 			*a.Receipt.Sequence, a.Receipt.InvocationID, *b.Receipt.Sequence, b.Receipt.InvocationID)

@@ -17,7 +17,7 @@
 // time from an injected clock.
 //
 // Status of the receipt, from strongest to weakest: a Failure override in
-// the Input; a refused negotiation (capability_unsupported or
+// the moment; a refused negotiation (capability_unsupported or
 // operator_required); an invalid input or payload (invalid_request); a
 // required placement that cannot be met (placement_unavailable or
 // payload_too_large); a synchronous client failure (see package callback)
@@ -45,6 +45,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/moment"
 )
 
 // DefaultClientID is the receipt client_id when Config.ClientID is empty.
@@ -120,43 +121,6 @@ type Config struct {
 	Logger *slog.Logger
 }
 
-// Input is one lifecycle moment to route.
-type Input struct {
-	Event contract.Event
-	// EventID is the harness's own stable id for the moment, if any.
-	EventID          string
-	HarnessSessionID string
-	HarnessRunID     string
-	HarnessTaskID    string
-	FrameContext     *contract.FrameContext
-	// Payloads are delivered with the event; each is checked, placed and
-	// echoed in payload_receipts.
-	Payloads []contract.PayloadEnvelope
-	// PayloadReceipts are receipts for payloads the caller placed itself
-	// (a renewal's launch placement); they are echoed as they are.
-	PayloadReceipts []contract.PayloadReceipt
-	IdempotencyKey  *string
-	// ExternalSequence is the moment's number in an external scope (a
-	// harness event counter); the ledger detects gaps in it.
-	// ExternalScope defaults to "<adapter_id>:<harness_session_id>".
-	ExternalSequence *uint64
-	ExternalScope    string
-	ParentReceiptID  *string
-	// InvocationID overrides Config.InvocationID for this receipt.
-	InvocationID     string
-	TelemetrySummary map[string]any
-	Degradations     []contract.CapabilityDegradation
-	Warnings         []contract.Warning
-	// Metadata is passed to clients in the callback request.
-	Metadata map[string]any
-	// Status overrides the synthesized status (e.g. skipped); Failure
-	// marks the moment itself failed (e.g. the launcher failed before
-	// exec): status failed, with Retry or the class's default retry.
-	Status  *contract.ReceiptStatus
-	Failure *contract.FailureClass
-	Retry   *contract.RetryClass
-}
-
 // Result is the outcome of one Route.
 type Result struct {
 	// Receipt is the receipt as recorded (with its sequence when a ledger
@@ -165,7 +129,7 @@ type Result struct {
 	// Extra are receipts the ledger added before Receipt (a
 	// receipt.gap_detected).
 	Extra []contract.LifecycleReceipt
-	// Placements are the placement decisions for Input.Payloads followed
+	// Placements are the placement decisions for the moment's Payloads followed
 	// by those for ClientPayloads; the caller delivers what they allow.
 	Placements []contract.PlacementDecision
 	// ClientPayloads are the payloads synchronous clients returned.
@@ -266,7 +230,7 @@ func (s *synth) failOnce(fc contract.FailureClass, rc contract.RetryClass) {
 // the input's payloads → ask the synchronous clients (only when nothing
 // refused the moment) → synthesize the receipt → record it (ledger, then
 // sinks) → hand it to the asynchronous clients.
-func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
+func (r *Router) Route(ctx context.Context, in moment.Moment) (Result, error) {
 	if err := routable(in.Event); err != nil {
 		return Result{}, err
 	}
@@ -315,7 +279,7 @@ func routable(ev contract.Event) error {
 
 // check validates in and applies the negotiation verdict, recording
 // refusals and degradations in s. It reports whether in itself is valid.
-func (r *Router) check(in Input, s *synth) bool {
+func (r *Router) check(in moment.Moment, s *synth) bool {
 	validErr := r.validate(in)
 	if validErr != nil {
 		s.failOnce(contract.FailureInvalidRequest, contract.FailureInvalidRequest.DefaultRetry())
@@ -346,7 +310,7 @@ func (r *Router) check(in Input, s *synth) bool {
 
 // eventID is the harness's event id, else one derived from the
 // idempotency key, else a fresh one.
-func (r *Router) eventID(in Input) string {
+func (r *Router) eventID(in moment.Moment) string {
 	switch {
 	case in.EventID != "":
 		return in.EventID
@@ -358,7 +322,7 @@ func (r *Router) eventID(in Input) string {
 }
 
 // invocationID is the input's invocation id, else the router's.
-func (r *Router) invocationID(in Input) string {
+func (r *Router) invocationID(in moment.Moment) string {
 	if in.InvocationID != "" {
 		return in.InvocationID
 	}
@@ -400,7 +364,7 @@ func (r *Router) askClients(ctx context.Context, ev contract.Event, env contract
 }
 
 // synthesize builds the receipt of in from what the stages before found.
-func (r *Router) synthesize(in Input, s *synth, eventID, invocationID string, now time.Time, payloadReceipts []contract.PayloadReceipt) contract.LifecycleReceipt {
+func (r *Router) synthesize(in moment.Moment, s *synth, eventID, invocationID string, now time.Time, payloadReceipts []contract.PayloadReceipt) contract.LifecycleReceipt {
 	rc := contract.LifecycleReceipt{
 		SchemaVersion:          contract.ReceiptSchemaVersion,
 		ReceiptID:              r.cfg.IDs.New(ids.PrefixReceipt),
@@ -410,14 +374,14 @@ func (r *Router) synthesize(in Input, s *synth, eventID, invocationID string, no
 		InvocationID:           invocationID,
 		Event:                  in.Event,
 		EventID:                eventID,
-		ParentReceiptID:        in.ParentReceiptID,
+		ParentReceiptID:        in.Parent,
 		IntegrationMode:        r.cfg.Mode,
 		AtEpochS:               now.Unix(),
 		HarnessSessionID:       optional(in.HarnessSessionID),
 		HarnessRunID:           optional(in.HarnessRunID),
 		HarnessTaskID:          optional(in.HarnessTaskID),
 		PayloadReceipts:        payloadReceipts,
-		TelemetrySummary:       in.TelemetrySummary,
+		TelemetrySummary:       in.Summary,
 		CapabilityDegradations: in.Degradations,
 	}
 	switch {
@@ -431,8 +395,8 @@ func (r *Router) synthesize(in Input, s *synth, eventID, invocationID string, no
 		rc.RetryClass = &retry
 	case s.failure != nil:
 		rc.Status, rc.FailureClass, rc.RetryClass = contract.StatusFailed, s.failure, s.retry
-	case in.Status != nil:
-		rc.Status = *in.Status
+	case in.Status != "" && in.Status != contract.StatusFailed:
+		rc.Status = in.Status
 	case s.degraded && s.status != contract.StatusSkipped:
 		rc.Status = contract.StatusDegraded
 	default:
@@ -452,7 +416,7 @@ type recorded struct {
 
 // record appends rc to the ledger (when configured) and writes it, and
 // any receipts the ledger added, to the sinks.
-func (r *Router) record(rc contract.LifecycleReceipt, in Input) (recorded, error) {
+func (r *Router) record(rc contract.LifecycleReceipt, in moment.Moment) (recorded, error) {
 	var out recorded
 	var appendErr error
 	if r.cfg.Ledger != nil {
@@ -489,12 +453,12 @@ func (r *Router) record(rc contract.LifecycleReceipt, in Input) (recorded, error
 
 // validate checks the input's own shape (payloads are checked one by one
 // in place).
-func (r *Router) validate(in Input) error {
-	if in.Event.IsFrame() && in.FrameContext == nil {
+func (r *Router) validate(in moment.Moment) error {
+	if in.Event.IsFrame() && in.Frame == nil {
 		return fmt.Errorf("%s needs a frame context (frame id)", in.Event)
 	}
-	if in.FrameContext != nil {
-		if err := in.FrameContext.Validate(); err != nil {
+	if in.Frame != nil {
+		if err := in.Frame.Validate(); err != nil {
 			return fmt.Errorf("frame_context: %w", err)
 		}
 	}
@@ -562,7 +526,7 @@ func (r *Router) place(ev contract.Event, payloads []contract.PayloadEnvelope, n
 }
 
 // envelope builds the dispatch envelope clients receive.
-func (r *Router) envelope(in Input, eventID, invocationID string, payloads []contract.PayloadEnvelope) contract.DispatchEnvelope {
+func (r *Router) envelope(in moment.Moment, eventID, invocationID string, payloads []contract.PayloadEnvelope) contract.DispatchEnvelope {
 	req := contract.CallbackRequest{
 		SchemaVersion:    contract.Version,
 		Event:            in.Event,
@@ -574,7 +538,7 @@ func (r *Router) envelope(in Input, eventID, invocationID string, payloads []con
 		HarnessSessionID: optional(in.HarnessSessionID),
 		HarnessRunID:     optional(in.HarnessRunID),
 		HarnessTaskID:    optional(in.HarnessTaskID),
-		FrameContext:     in.FrameContext,
+		FrameContext:     in.Frame,
 		IdempotencyKey:   in.IdempotencyKey,
 		Metadata:         in.Metadata,
 	}
