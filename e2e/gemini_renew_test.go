@@ -114,20 +114,13 @@ func TestRenewGeminiTUI(t *testing.T) {
 				t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output())
 			}
 			checkRenewalRecords(t, env, ll, state, ses, "pay_renew", contract.PlacementPrePromptFrame, secret)
-			// The exit command ends the old TUI. The CLI computes its
-			// slash-command suggestions after each key; when the renewal's
-			// Enter (50 ms after "/quit") comes before they caught up, the
-			// Enter goes to the suggestion list instead of submitting
-			// (measured: 1 run in 3 or so on this machine), and the
-			// renewal's SIGINT to the group ends the TUI instead,
-			// gracefully. Nothing harder may be needed.
+			// The exit command ends the old TUI: the renewal types Enter
+			// 250 ms after "/quit", once the CLI's slash-command suggestions
+			// caught up (50 ms was too soon 1 run in 3: the Enter went to
+			// the suggestion list). No signal may be needed.
 			log, _ := os.ReadFile(filepath.Join(state, "sessions", ses, "lifeloop.log"))
-			if !strings.Contains(string(log), "renewal: harness started again") || strings.Contains(string(log), `"signal":"SIGTERM"`) ||
-				strings.Contains(string(log), `"signal":"SIGKILL"`) {
-				t.Errorf("the renewal's stop needed more than /quit and SIGINT:\n%s", log)
-			}
-			if strings.Contains(string(log), `"signal":"SIGINT"`) {
-				t.Logf("/quit did not end the TUI; SIGINT did")
+			if !strings.Contains(string(log), "renewal: harness started again") || strings.Contains(string(log), "renewal: stopping the harness") {
+				t.Errorf("the renewal's stop needed more than /quit:\n%s", log)
 			}
 			_, rs = onlySession(t, state)
 			second := dig(lastOf(rs, "frame.ended"), "harness_session_id")

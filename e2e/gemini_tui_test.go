@@ -83,7 +83,7 @@ func TestRunGeminiTUI(t *testing.T) {
 	state := stateDir(t)
 	term := startGeminiTUIUnderLifeloop(t, env, state)
 	geminiPrompt(t, term, state, "hello through lifeloop", 1)
-	rs := geminiPrompt(t, term, state, "second prompt", 2)
+	geminiPrompt(t, term, state, "second prompt", 2)
 	if err := term.WaitFor(geminiReady, screenTimeout); err != nil {
 		t.Fatal(err)
 	}

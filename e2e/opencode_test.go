@@ -96,9 +96,15 @@ func assertOpenCodePressure(t *testing.T, rs []map[string]any, want []wantPressu
 // OpenCode's database and every later receipt carries its id.
 func assertOpenCodeBinding(t *testing.T, env *testharness.HarnessEnv, state, session string, rs []map[string]any, sid string) {
 	t.Helper()
-	b := bindingOf(t, rs)
-	if p := dig(b, "telemetry_summary", "path"); p != env.OpenCodeDB()+"#"+sid || dig(b, "telemetry_summary", "source") != "database" {
-		t.Errorf("binding %s, want path %s#%s", toJSON(b["telemetry_summary"]), env.OpenCodeDB(), sid)
+	// The TUI creates its session at the first prompt, after
+	// session.started stopped waiting for it (docs/contract.md): the id
+	// then rides on the receipts from the first one that has it.
+	started := receiptsFor(rs, "session.started")
+	if len(started) == 1 && dig(started[0], "telemetry_summary", "binding") != nil {
+		b := started[0]
+		if p := dig(b, "telemetry_summary", "path"); p != env.OpenCodeDB()+"#"+sid || dig(b, "telemetry_summary", "source") != "database" {
+			t.Errorf("binding %s, want path %s#%s", toJSON(b["telemetry_summary"]), env.OpenCodeDB(), sid)
+		}
 	}
 	assertHarnessSession(t, state, session, rs, sid)
 }

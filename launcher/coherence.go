@@ -109,22 +109,6 @@ func (c *coherence) has(m Moment) bool {
 	return k > 0 && m.Frame != nil && c.frames[m.Frame.FrameID] >= k
 }
 
-// recorded reports whether the current harness session already has a
-// receipt for ev (a session.* event).
-func (c *coherence) recorded(ev contract.Event) bool {
-	switch ev {
-	case contract.EventSessionStarting:
-		return c.starting
-	case contract.EventSessionStarted:
-		return c.started
-	case contract.EventSessionEnding:
-		return c.ending
-	case contract.EventSessionEnded:
-		return c.ended
-	}
-	return false
-}
-
 // inferred is stage ev of m's frame, implied by m.
 func inferred(ev contract.Event, m Moment) Moment {
 	fc := *m.Frame

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 
 	"github.com/lifeloop/lifeloop/ptyio"
 )
@@ -135,14 +134,4 @@ func (p *fakeProc) gotSignals() []syscall.Signal {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]syscall.Signal(nil), p.signals...)
-}
-
-// waitDone waits (bounded) for the fake harness to exit.
-func (p *fakeProc) waitDone(d time.Duration) bool {
-	select {
-	case <-p.done:
-		return true
-	case <-time.After(d):
-		return false
-	}
 }

@@ -135,7 +135,6 @@ func (s *supervisor) parentFor(m Moment) *string {
 // on every later receipt.
 func (s *supervisor) noteHarnessSession(id string) {
 	s.harnessSessionID = id
-	s.bound = true
 	if !s.harnessSessions[id] {
 		s.harnessSessions[id] = true
 		s.rec.HarnessSessionIDs = append(s.rec.HarnessSessionIDs, id)

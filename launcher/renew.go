@@ -158,11 +158,17 @@ func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time
 	}
 }
 
+// enterAfter is the pause between typing the exit command and Enter: a
+// TUI that computes command suggestions after each key, or reads an
+// Enter right after other keys as a newline (Gemini CLI: within 30 ms),
+// must have caught up, as it has when a person types.
+const enterAfter = 250 * time.Millisecond
+
 // typeCommand types cmd into the harness's terminal like a person would:
 // the command, then Enter.
 func typeCommand(ctx context.Context, c Process, cmd string) {
 	_, _ = c.Write([]byte(cmd))
-	t := time.NewTimer(50 * time.Millisecond)
+	t := time.NewTimer(enterAfter)
 	defer t.Stop()
 	select {
 	case <-t.C:
@@ -293,7 +299,7 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 			resume, _ := summary["resume"].(bool)
 			s.resumed = resume
 			if !resume {
-				s.harnessSessionID, s.bound = "", false // a fresh harness session names itself
+				s.harnessSessionID = "" // a fresh harness session names itself
 			}
 			res, _, _ := s.commit(m, false)
 			reply(res.Receipt.ReceiptID)

@@ -153,10 +153,8 @@ type supervisor struct {
 	descendants     map[int]bool
 	harnessSessions map[string]bool
 	// harnessSessionID is the latest harness session id observed; it is
-	// set on every receipt once known. bound says the current harness
-	// session (since the last session.starting) has named it.
+	// set on every receipt once known.
 	harnessSessionID string
-	bound            bool
 	// resumed says the current harness session continues the one before
 	// it (a resumed renewal).
 	resumed bool
@@ -393,14 +391,16 @@ func (s *supervisor) launch() (res Result, failed bool) {
 	return Result{}, false
 }
 
-// attach makes child the running harness.
+// attach makes child the running harness (the first, or a renewal's).
 func (s *supervisor) attach(child Process, argv0 string) {
 	s.child = child
 	s.startedAt = s.cfg.Now()
 	s.lastTickBytes = 0
 	s.rec.Pid = child.Pid()
-	t := s.startedAt
-	s.rec.StartedAt = &t
+	if s.rec.StartedAt == nil { // the session's start, not a relaunch's
+		t := s.startedAt
+		s.rec.StartedAt = &t
+	}
 	if s.rec.State == statedir.StatePending {
 		s.rec.State = statedir.StateRunning
 	}

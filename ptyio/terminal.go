@@ -65,8 +65,8 @@ type Terminal struct {
 	cur      *Child        // attached child, or nil
 	changed  chan struct{} // closed and replaced whenever cur or closed changes
 	closed   bool
-	reserved bool // a Start is between reserve and attach
-	inEOF    bool // stdin reached EOF (only acted on without a TTY)
+	reserved bool   // a Start is between reserve and attach
+	inEOF    bool   // stdin reached EOF (only acted on without a TTY)
 	held     bool   // HoldInput: typed bytes wait for ReleaseInput
 	backlog  []byte // keys held, or released and not yet written
 

@@ -73,7 +73,7 @@ var (
 // Describe implements adapters.Harness.
 func (Harness) Describe() adapters.Description {
 	return adapters.Description{
-		ID: "pi", DisplayName: "Pi", Conformance: adapters.ConformancePre,
+		ID: "pi", DisplayName: "Pi", Conformance: adapters.ConformanceV1,
 		Names:          []string{"pi", "pi-coding-agent", "@mariozechner/pi-coding-agent"},
 		OrgLoopHarness: contract.HarnessPi,
 	}
