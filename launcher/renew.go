@@ -160,7 +160,7 @@ func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time
 
 // enterAfter is the pause between typing the exit command and Enter: a
 // TUI that computes command suggestions after each key, or reads an
-// Enter right after other keys as a newline (one does within 30 ms),
+// Enter right after other keys as a newline (one measured: within 30 ms),
 // must have caught up, as it has when a person types.
 const enterAfter = 250 * time.Millisecond
 

@@ -82,6 +82,17 @@ func (c windowConfig) window(model string) int64 {
 //     trigger, preTokens and postTokens.
 //   - isApiErrorMessage lines give ObsAPIError (Trigger = the error code),
 //     and end an open turn with Trigger "api_error".
+//
+// Reading a line: one pass over its bytes (telemetry.JSONScan) checks
+// it and picks out the fields above, nothing else (a tool's output, the
+// text of a reply, the many fields the rules do not use are only
+// checked). A line that pass does not take as the usual shape (not valid
+// JSON, a field of an unexpected type, a key spelled in another case or
+// with an escape, a field given twice) is decoded with encoding/json as a
+// whole instead, and a content whose blocks are not all objects, or a
+// string content with an escape where a local command's tag would be, is
+// judged by encoding/json alone; so both ways read every line alike.
+// Timestamps are parsed only for lines that report something.
 type parser struct {
 	cfg       windowConfig
 	sessionID string
@@ -89,11 +100,19 @@ type parser struct {
 	opened    bool   // ObsFrameOpened emitted for frame
 	side      string // open sidechain frame
 	early     *earlyAnswer
-	seen      map[usageKey]struct{}
-	seenOrder []usageKey
-}
+	seen      map[string]struct{} // usage keys: message id, NUL, request id
+	seenOrder []string
+	models    []string // model names seen (reused, not reallocated)
 
-type usageKey struct{ msg, req string }
+	scan telemetry.JSONScan
+	l    line
+	// The line being parsed: its provenance and timestamp, parsed when
+	// first needed.
+	src    telemetry.Provenance
+	ts     []byte
+	at     time.Time
+	atDone bool
+}
 
 // earlyAnswer is the answer of a turn whose prompt line is not written
 // yet: Claude Code sometimes appends a turn's assistant line before the
@@ -110,13 +129,14 @@ const maxSeenUsage = 4096
 
 // newParser returns a parser for Claude Code transcripts.
 func newParser(cfg windowConfig) *parser {
-	return &parser{cfg: cfg, seen: make(map[usageKey]struct{})}
+	return &parser{cfg: cfg, seen: make(map[string]struct{})}
 }
 
 // SourceKind implements telemetry.Parser.
 func (p *parser) SourceKind() telemetry.SourceKind { return telemetry.SourceTranscript }
 
-// transcriptLine is the part of a transcript line the parser reads.
+// transcriptLine is the part of a transcript line the parser reads, as
+// encoding/json decodes it (lines the fast pass leaves to it).
 type transcriptLine struct {
 	Type                      string          `json:"type"`
 	Subtype                   string          `json:"subtype"`
@@ -154,35 +174,411 @@ type message struct {
 	} `json:"usage"`
 }
 
+// tri is a property of a line's content: no, yes, or not known from the
+// fast pass (then the encoding/json reading decides).
+type tri uint8
+
+const (
+	no tri = iota
+	yes
+	unknown
+)
+
+// line is what the parser reads of a transcript line. Byte fields point
+// into the line (or hold a decoded copy) and live until the next line.
+type line struct {
+	typ, subtype, sessionID, uuid, promptID, agentID, timestamp, requestID []byte
+
+	isSidechain, isMeta, isCompactSummary, isVisible, isAPIError bool
+
+	errRaw []byte // the error field as json.RawMessage holds it
+
+	hasMessage bool
+	msgID      []byte
+	model      []byte
+	stop       []byte
+	content    []byte // raw, as json.RawMessage holds it
+	prompt     tri    // isPrompt(content)
+	local      tri    // isLocalCommand(content)
+
+	hasUsage              bool
+	input, cc, cr, out    int64
+	hasCompact            bool
+	trigger               []byte
+	preTokens, postTokens int64
+}
+
+// The fields of a line the parser reads, as bits for spotting a field
+// given twice.
+const (
+	fType = 1 << iota
+	fSubtype
+	fSessionID
+	fUUID
+	fPromptID
+	fAgentID
+	fTimestamp
+	fRequestID
+	fIsSidechain
+	fIsMeta
+	fIsCompactSummary
+	fIsVisible
+	fIsAPIError
+	fError
+	fMessage
+	fCompact
+)
+
+var (
+	lineKeys    = []string{"type", "subtype", "sessionId", "uuid", "promptId", "agentId", "timestamp", "requestId", "isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isApiErrorMessage", "error", "message", "compactMetadata"}
+	messageKeys = []string{"id", "role", "model", "stop_reason", "content", "usage"}
+	usageKeys   = []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"}
+	compactKeys = []string{"trigger", "preTokens", "postTokens"}
+)
+
+// keyCheck handles a key the fast pass does not read: one that only
+// encoding/json's case-insensitive matching would take for a field, or
+// one with an escape or a non-ASCII byte (which might decode or fold to
+// a field name), sends the line to encoding/json.
+func keyCheck(s *telemetry.JSONScan, key []byte, plain bool, names []string) {
+	if !plain {
+		s.Fail()
+		return
+	}
+	for _, n := range names {
+		if telemetry.FoldsTo(key, n) {
+			s.Fail()
+			return
+		}
+	}
+}
+
+// once marks field f read, failing the scan when it was read before.
+func once(s *telemetry.JSONScan, seen *uint32, f uint32) {
+	if *seen&f != 0 {
+		s.Fail()
+	}
+	*seen |= f
+}
+
+func text(s *telemetry.JSONScan, dst *[]byte) {
+	if v, null := s.Text(); !null {
+		*dst = v
+	}
+}
+
+func boolean(s *telemetry.JSONScan, dst *bool) {
+	if v, null := s.Bool(); !null {
+		*dst = v
+	}
+}
+
+func integer(s *telemetry.JSONScan, dst *int64) {
+	if v, null := s.Int(); !null {
+		*dst = v
+	}
+}
+
+// scanLine reads data into l in one pass; false leaves the line to
+// encoding/json.
+func scanLine(s *telemetry.JSONScan, l *line, data []byte) bool {
+	*l = line{}
+	s.Reset(data)
+	if !s.Object() {
+		return false
+	}
+	var seen uint32
+	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+		switch string(key) {
+		case "type":
+			once(s, &seen, fType)
+			text(s, &l.typ)
+		case "subtype":
+			once(s, &seen, fSubtype)
+			text(s, &l.subtype)
+		case "sessionId":
+			once(s, &seen, fSessionID)
+			text(s, &l.sessionID)
+		case "uuid":
+			once(s, &seen, fUUID)
+			text(s, &l.uuid)
+		case "promptId":
+			once(s, &seen, fPromptID)
+			text(s, &l.promptID)
+		case "agentId":
+			once(s, &seen, fAgentID)
+			text(s, &l.agentID)
+		case "timestamp":
+			once(s, &seen, fTimestamp)
+			text(s, &l.timestamp)
+		case "requestId":
+			once(s, &seen, fRequestID)
+			text(s, &l.requestID)
+		case "isSidechain":
+			once(s, &seen, fIsSidechain)
+			boolean(s, &l.isSidechain)
+		case "isMeta":
+			once(s, &seen, fIsMeta)
+			boolean(s, &l.isMeta)
+		case "isCompactSummary":
+			once(s, &seen, fIsCompactSummary)
+			boolean(s, &l.isCompactSummary)
+		case "isVisibleInTranscriptOnly":
+			once(s, &seen, fIsVisible)
+			boolean(s, &l.isVisible)
+		case "isApiErrorMessage":
+			once(s, &seen, fIsAPIError)
+			boolean(s, &l.isAPIError)
+		case "error":
+			once(s, &seen, fError)
+			l.errRaw = s.Skip()
+		case "message":
+			once(s, &seen, fMessage)
+			if !s.Null() {
+				scanMessage(s, l)
+			}
+		case "compactMetadata":
+			once(s, &seen, fCompact)
+			if !s.Null() {
+				scanCompact(s, l)
+			}
+		default:
+			keyCheck(s, key, plain, lineKeys)
+			s.Skip()
+		}
+	}
+	return s.End() && len(l.typ) > 0
+}
+
+func scanMessage(s *telemetry.JSONScan, l *line) {
+	if !s.Object() {
+		return
+	}
+	l.hasMessage = true
+	var seen uint32
+	var role []byte
+	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+		switch string(key) {
+		case "id":
+			once(s, &seen, 1)
+			text(s, &l.msgID)
+		case "role":
+			once(s, &seen, 2)
+			text(s, &role)
+		case "model":
+			once(s, &seen, 4)
+			text(s, &l.model)
+		case "stop_reason":
+			once(s, &seen, 8)
+			text(s, &l.stop)
+		case "content":
+			once(s, &seen, 16)
+			scanContent(s, l)
+		case "usage":
+			once(s, &seen, 32)
+			if !s.Null() {
+				scanUsage(s, l)
+			}
+		default:
+			keyCheck(s, key, plain, messageKeys)
+			s.Skip()
+		}
+	}
+}
+
+func scanUsage(s *telemetry.JSONScan, l *line) {
+	if !s.Object() {
+		return
+	}
+	l.hasUsage = true
+	var seen uint32
+	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+		switch string(key) {
+		case "input_tokens":
+			once(s, &seen, 1)
+			integer(s, &l.input)
+		case "cache_creation_input_tokens":
+			once(s, &seen, 2)
+			integer(s, &l.cc)
+		case "cache_read_input_tokens":
+			once(s, &seen, 4)
+			integer(s, &l.cr)
+		case "output_tokens":
+			once(s, &seen, 8)
+			integer(s, &l.out)
+		default:
+			keyCheck(s, key, plain, usageKeys)
+			s.Skip()
+		}
+	}
+}
+
+func scanCompact(s *telemetry.JSONScan, l *line) {
+	if !s.Object() {
+		return
+	}
+	l.hasCompact = true
+	var seen uint32
+	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+		switch string(key) {
+		case "trigger":
+			once(s, &seen, 1)
+			text(s, &l.trigger)
+		case "preTokens":
+			once(s, &seen, 2)
+			integer(s, &l.preTokens)
+		case "postTokens":
+			once(s, &seen, 4)
+			integer(s, &l.postTokens)
+		default:
+			keyCheck(s, key, plain, compactKeys)
+			s.Skip()
+		}
+	}
+}
+
+// localTags begin the text of a local slash command's lines.
+var localTags = []string{"<local-command-caveat>", "<command-name>", "<local-command-stdout>", "<local-command-stderr>"}
+
+// localTag reports whether a string content, raw between its quotes,
+// begins with a local command's tag once decoded. Up to the first escape
+// the raw text is the decoded text (a byte of 0x80 and up never matches
+// an ASCII tag, decoded or not), so only a tag that matches up to an
+// escape is left unknown.
+func localTag(raw []byte) tri {
+	esc := bytes.IndexByte(raw, '\\')
+	res := no
+	for _, tag := range localTags {
+		m := 0
+		for m < len(tag) && m < len(raw) && raw[m] == tag[m] {
+			m++
+		}
+		switch {
+		case m == len(tag):
+			return yes
+		case esc >= 0 && m >= esc:
+			res = unknown
+		}
+	}
+	return res
+}
+
+// scanContent reads a message's content, deciding on the way what
+// isPrompt and isLocalCommand would say of it.
+func scanContent(s *telemetry.JSONScan, l *line) {
+	switch s.Peek() {
+	case '"':
+		tok := s.Skip()
+		if len(tok) < 2 {
+			return // bad
+		}
+		l.content = tok
+		raw := tok[1 : len(tok)-1]
+		l.prompt = yes
+		l.local = localTag(raw)
+	case '[':
+		l.local = no
+		l.prompt = no
+		start := s.Pos()
+		if !s.Array() {
+			return
+		}
+		for s.Elem() {
+			switch s.Peek() {
+			case '{':
+				s.Object()
+				var typ []byte
+				for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+					if string(key) == "type" {
+						text(s, &typ) // a repeated "type": the last wins, as in encoding/json
+						continue
+					}
+					if !plain || telemetry.FoldsTo(key, "type") {
+						l.prompt = unknown
+					}
+					s.Skip()
+				}
+				if l.prompt == no && string(typ) != "tool_result" {
+					l.prompt = yes
+				}
+			case 'n':
+				s.Null()
+				if l.prompt == no {
+					l.prompt = yes // a null block decodes as one without a type
+				}
+			default:
+				s.Skip()
+				l.prompt = unknown // not a block: encoding/json decides
+			}
+		}
+		if !s.Bad {
+			l.content = s.Since(start)
+		}
+	default:
+		// null, a number, true, false or an object: neither a prompt nor
+		// a local command.
+		s.Skip()
+		l.prompt, l.local = no, no
+	}
+}
+
+// fromDecoded fills l from a line encoding/json decoded.
+func fromDecoded(l *line, d *transcriptLine) {
+	*l = line{
+		typ: []byte(d.Type), subtype: []byte(d.Subtype), sessionID: []byte(d.SessionID),
+		uuid: []byte(d.UUID), promptID: []byte(d.PromptID), agentID: []byte(d.AgentID),
+		timestamp: []byte(d.Timestamp), requestID: []byte(d.RequestID),
+		isSidechain: d.IsSidechain, isMeta: d.IsMeta, isCompactSummary: d.IsCompactSummary,
+		isVisible: d.IsVisibleInTranscriptOnly, isAPIError: d.IsAPIErrorMessage,
+		errRaw: d.Error,
+	}
+	if m := d.Message; m != nil {
+		l.hasMessage = true
+		l.msgID, l.model, l.stop, l.content = []byte(m.ID), []byte(m.Model), []byte(m.StopReason), m.Content
+		l.prompt, l.local = unknown, unknown
+		if u := m.Usage; u != nil {
+			l.hasUsage = true
+			l.input, l.cc, l.cr, l.out = u.Input, u.CacheCreation, u.CacheRead, u.Output
+		}
+	}
+	if c := d.CompactMetadata; c != nil {
+		l.hasCompact = true
+		l.trigger, l.preTokens, l.postTokens = []byte(c.Trigger), c.PreTokens, c.PostTokens
+	}
+}
+
 // Parse implements telemetry.Parser.
 func (p *parser) Parse(dst []telemetry.Observation, data []byte, src telemetry.Provenance) ([]telemetry.Observation, error) {
-	var l transcriptLine
-	if err := json.Unmarshal(data, &l); err != nil {
-		return dst, err
+	l := &p.l
+	if !scanLine(&p.scan, l, data) {
+		var d transcriptLine
+		if err := json.Unmarshal(data, &d); err != nil {
+			return dst, err
+		}
+		if d.Type == "" {
+			return dst, telemetry.ErrNotObject
+		}
+		fromDecoded(l, &d)
 	}
-	if l.Type == "" {
-		return dst, telemetry.ErrNotObject
-	}
-	at := telemetry.ParseTime(l.Timestamp)
-	base := telemetry.Observation{Source: src, At: at}
-	if l.SessionID != "" && l.SessionID != p.sessionID {
-		p.sessionID = l.SessionID
-		o := base
+	p.src, p.ts, p.atDone = src, l.timestamp, false
+	if len(l.sessionID) > 0 && string(l.sessionID) != p.sessionID {
+		p.sessionID = string(l.sessionID)
+		o := p.base()
 		o.Kind = telemetry.ObsHarnessSession
 		dst = append(dst, p.stamp(o))
 	}
-	switch l.Type {
+	switch string(l.typ) {
 	case "user":
-		dst = p.user(dst, &l, base)
+		dst = p.user(dst, l)
 	case "assistant":
-		dst = p.assistant(dst, &l, base)
+		dst = p.assistant(dst, l)
 	case "system":
-		if l.Subtype == "compact_boundary" && l.CompactMetadata != nil {
-			o := base
+		if string(l.subtype) == "compact_boundary" && l.hasCompact {
+			o := p.base()
 			o.Kind = telemetry.ObsCompacted
-			o.Trigger = l.CompactMetadata.Trigger
-			o.PreTokens = l.CompactMetadata.PreTokens
-			o.PostTokens = l.CompactMetadata.PostTokens
+			o.Trigger = string(l.trigger)
+			o.PreTokens = l.preTokens
+			o.PostTokens = l.postTokens
 			o.FrameID = p.frame
 			dst = append(dst, p.stamp(o))
 		}
@@ -190,37 +586,65 @@ func (p *parser) Parse(dst []telemetry.Observation, data []byte, src telemetry.P
 	return dst, nil
 }
 
+// base is the observation every one of the line's starts from.
+func (p *parser) base() telemetry.Observation {
+	if !p.atDone {
+		p.at = telemetry.ParseTime(string(p.ts))
+		p.atDone = true
+	}
+	return telemetry.Observation{Source: p.src, At: p.at}
+}
+
 func (p *parser) stamp(o telemetry.Observation) telemetry.Observation {
 	o.HarnessSessionID = p.sessionID
 	return o
 }
 
-func (p *parser) user(dst []telemetry.Observation, l *transcriptLine, base telemetry.Observation) []telemetry.Observation {
-	if l.IsMeta || l.IsCompactSummary || l.IsVisibleInTranscriptOnly || l.Message == nil || !isPrompt(l.Message.Content) || isLocalCommand(l.Message.Content) {
+// isPrompt and isLocal settle what the fast pass left unknown.
+func (l *line) isPrompt() bool {
+	if l.prompt == unknown {
+		return isPrompt(l.content)
+	}
+	return l.prompt == yes
+}
+
+func (l *line) isLocal() bool {
+	if l.local == unknown {
+		return isLocalCommand(l.content)
+	}
+	return l.local == yes
+}
+
+func (p *parser) user(dst []telemetry.Observation, l *line) []telemetry.Observation {
+	if l.isMeta || l.isCompactSummary || l.isVisible || !l.hasMessage || !l.isPrompt() || l.isLocal() {
 		return dst
 	}
-	id := l.PromptID
-	if id == "" {
-		id = l.UUID
+	idb := l.promptID
+	if len(idb) == 0 {
+		idb = l.uuid
 	}
-	o := base
-	o.Kind = telemetry.ObsFrameOpening
-	if l.IsSidechain {
-		if l.AgentID != "" {
-			id = l.AgentID
+	if l.isSidechain {
+		if len(l.agentID) > 0 {
+			idb = l.agentID
 		}
-		if p.side == id {
+		if p.side == string(idb) {
 			return dst
 		}
-		p.side = id
-		o.FrameID = id
+		p.side = string(idb)
+		o := p.base()
+		o.Kind = telemetry.ObsFrameOpening
+		o.FrameID = p.side
 		o.ParentFrameID = p.frame
 		return append(dst, p.stamp(o))
 	}
-	if p.frame == id {
+	if p.frame == string(idb) {
 		return dst // a queued second prompt line of the same turn
 	}
+	id := string(idb)
 	p.frame, p.opened = id, false
+	base := p.base()
+	o := base
+	o.Kind = telemetry.ObsFrameOpening
 	o.FrameID = id
 	dst = append(dst, p.stamp(o))
 	if e := p.early; e != nil {
@@ -272,7 +696,7 @@ func isLocalCommand(content json.RawMessage) bool {
 	if json.Unmarshal(content, &text) != nil {
 		return false
 	}
-	for _, tag := range []string{"<local-command-caveat>", "<command-name>", "<local-command-stdout>", "<local-command-stderr>"} {
+	for _, tag := range localTags {
 		if strings.HasPrefix(text, tag) {
 			return true
 		}
@@ -292,59 +716,79 @@ func turnEnds(stop string) bool {
 	return true
 }
 
-func (p *parser) assistant(dst []telemetry.Observation, l *transcriptLine, base telemetry.Observation) []telemetry.Observation {
-	m := l.Message
-	if m == nil {
+// modelName returns the line's model as a string, reusing one seen
+// before (a transcript names few models).
+func (p *parser) modelName(b []byte) string {
+	for _, m := range p.models {
+		if m == string(b) {
+			return m
+		}
+	}
+	m := string(b)
+	if len(p.models) < 8 {
+		p.models = append(p.models, m)
+	}
+	return m
+}
+
+func (p *parser) assistant(dst []telemetry.Observation, l *line) []telemetry.Observation {
+	if !l.hasMessage {
 		return dst
 	}
-	if m.Model == syntheticModel && !l.IsAPIErrorMessage {
+	if string(l.model) == syntheticModel && !l.isAPIError {
 		return dst
 	}
-	base.Model = m.Model
-	if l.IsSidechain {
-		if p.side != "" && turnEnds(m.StopReason) {
-			o := base
+	stop := l.stop
+	if l.isSidechain {
+		if p.side != "" && turnEnds(string(stop)) {
+			o := p.base()
+			o.Model = p.modelName(l.model)
 			o.Kind = telemetry.ObsFrameEnded
-			o.FrameID, o.ParentFrameID, o.Trigger = p.side, p.frame, m.StopReason
+			o.FrameID, o.ParentFrameID, o.Trigger = p.side, p.frame, string(stop)
 			p.side = ""
 			dst = append(dst, p.stamp(o))
 		}
 		return dst
 	}
-	if p.frame == "" && !l.IsAPIErrorMessage {
+	if p.frame == "" && !l.isAPIError {
 		// No turn is open: the prompt line may follow (see earlyAnswer).
 		if p.early == nil {
-			p.early = &earlyAnswer{at: base.At, model: m.Model}
+			p.early = &earlyAnswer{at: p.base().At, model: p.modelName(l.model)}
 		}
-		p.early.stop = m.StopReason
-		p.early.ended = p.early.ended || turnEnds(m.StopReason)
+		p.early.stop = string(stop)
+		p.early.ended = p.early.ended || turnEnds(p.early.stop)
 	}
 	if p.frame != "" && !p.opened {
 		p.opened = true
-		o := base
+		o := p.base()
+		o.Model = p.modelName(l.model)
 		o.Kind = telemetry.ObsFrameOpened
 		o.FrameID = p.frame
 		dst = append(dst, p.stamp(o))
 	}
-	if l.IsAPIErrorMessage {
+	if l.isAPIError {
+		base := p.base()
+		base.Model = p.modelName(l.model)
 		o := base
 		o.Kind = telemetry.ObsAPIError
 		o.FrameID = p.frame
-		o.Trigger = errorCode(l.Error)
+		o.Trigger = errorCode(l.errRaw)
 		dst = append(dst, p.stamp(o))
 		return p.endFrame(dst, base, "api_error")
 	}
-	if m.Usage != nil && p.firstUsage(usageKey{m.ID, l.RequestID}) {
-		u := m.Usage
-		o := base
+	if l.hasUsage && p.firstUsage(l.msgID, l.requestID) {
+		o := p.base()
+		o.Model = p.modelName(l.model)
 		o.Kind = telemetry.ObsUsage
 		o.FrameID = p.frame
-		o.Tokens = u.Input + u.CacheCreation + u.CacheRead + u.Output
-		o.Window = p.cfg.window(m.Model)
+		o.Tokens = l.input + l.cc + l.cr + l.out
+		o.Window = p.cfg.window(o.Model)
 		dst = append(dst, p.stamp(o))
 	}
-	if turnEnds(m.StopReason) {
-		dst = p.endFrame(dst, base, m.StopReason)
+	if turnEnds(string(stop)) {
+		base := p.base()
+		base.Model = p.modelName(l.model)
+		dst = p.endFrame(dst, base, string(stop))
 	}
 	return dst
 }
@@ -361,13 +805,20 @@ func (p *parser) endFrame(dst []telemetry.Observation, base telemetry.Observatio
 	return append(dst, p.stamp(o))
 }
 
-// firstUsage records k and reports whether it was new. Lines without a
-// message id are always new. Memory is bounded: the oldest keys are
-// forgotten after maxSeenUsage (repeats are adjacent in practice).
-func (p *parser) firstUsage(k usageKey) bool {
-	if k.msg == "" {
+// firstUsage records (msg, req) and reports whether it was new. Lines
+// without a message id are always new. Memory is bounded: the oldest keys
+// are forgotten after maxSeenUsage (repeats are adjacent in practice).
+func (p *parser) firstUsage(msg, req []byte) bool {
+	if len(msg) == 0 {
 		return true
 	}
+	if n := len(p.seenOrder); n > 0 {
+		// The newest key is always still remembered.
+		if last := p.seenOrder[n-1]; len(last) == len(msg)+1+len(req) && last[:len(msg)] == string(msg) && last[len(msg)] == 0 && last[len(msg)+1:] == string(req) {
+			return false
+		}
+	}
+	k := string(msg) + "\x00" + string(req)
 	if _, ok := p.seen[k]; ok {
 		return false
 	}

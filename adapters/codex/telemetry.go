@@ -152,6 +152,14 @@ func meta(path string) (id, cwd string, ok bool) {
 //     the first token_count after the compacted line, so the observation is
 //     held back until that token_count (or the end of the turn, or the
 //     next compaction, where PostTokens stays 0 = unknown) arrives.
+//
+// Reading a line: one pass over its bytes (telemetry.JSONScan) checks it
+// and picks out the fields above; everything else (instructions, tool
+// output, reasoning) is only checked. A line that pass does not take as
+// the usual shape (not valid JSON, a field of an unexpected type, a key
+// spelled in another case or with an escape, a field given twice) is
+// decoded with encoding/json as a whole instead, so both ways read every
+// line alike. Timestamps are parsed only for lines that report something.
 type Parser struct {
 	sessionID string
 	model     string
@@ -166,6 +174,9 @@ type Parser struct {
 	haveCount   bool
 
 	pending *telemetry.Observation // compaction waiting for its post tokens
+
+	scan telemetry.JSONScan
+	l    fastLine
 }
 
 // NewParser returns a parser for Codex rollouts.
@@ -200,54 +211,266 @@ type payload struct {
 	} `json:"info"`
 }
 
-// Parse implements telemetry.Parser.
-func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.Provenance) ([]telemetry.Observation, error) {
-	var l rolloutLine
-	if err := json.Unmarshal(line, &l); err != nil {
-		return dst, err
+// fastLine is what the parser reads of a rollout line. Byte fields point
+// into the line (or hold a decoded copy) and live until the next line.
+type fastLine struct {
+	timestamp, typ []byte
+	// payload
+	plType, id, cwd, model, turnID, responseID, compactionRespID []byte
+	window                                                       int64
+	hasInfo                                                      bool
+	infoTotal, infoLast, infoWindow                              int64
+}
+
+var (
+	lineKeys    = []string{"timestamp", "type", "payload"}
+	payloadKeys = []string{"type", "id", "cwd", "model", "turn_id", "response_id", "model_context_window", "compaction_response_id", "info"}
+	infoKeys    = []string{"total_token_usage", "last_token_usage", "model_context_window"}
+	usageKeys   = []string{"total_tokens"}
+)
+
+// keyCheck handles a key the fast pass does not read: one that only
+// encoding/json's case-insensitive matching would take for a field, or
+// one with an escape or a non-ASCII byte (which might decode or fold to
+// a field name), sends the line to encoding/json.
+func keyCheck(s *telemetry.JSONScan, key []byte, plain bool, names []string) {
+	if !plain {
+		s.Fail()
+		return
 	}
-	if l.Type == "" {
-		return dst, telemetry.ErrNotObject
+	for _, n := range names {
+		if telemetry.FoldsTo(key, n) {
+			s.Fail()
+			return
+		}
+	}
+}
+
+// once marks field f read, failing the scan when it was read before.
+func once(s *telemetry.JSONScan, seen *uint32, f uint32) {
+	if *seen&f != 0 {
+		s.Fail()
+	}
+	*seen |= f
+}
+
+func text(s *telemetry.JSONScan, dst *[]byte) {
+	if v, null := s.Text(); !null {
+		*dst = v
+	}
+}
+
+func integer(s *telemetry.JSONScan, dst *int64) {
+	if v, null := s.Int(); !null {
+		*dst = v
+	}
+}
+
+// scanLine reads data into l in one pass; false leaves the line to
+// encoding/json.
+func scanLine(s *telemetry.JSONScan, l *fastLine, data []byte) bool {
+	*l = fastLine{}
+	s.Reset(data)
+	if !s.Object() {
+		return false
+	}
+	var seen uint32
+	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+		switch string(key) {
+		case "timestamp":
+			once(s, &seen, 1)
+			text(s, &l.timestamp)
+		case "type":
+			once(s, &seen, 2)
+			text(s, &l.typ)
+		case "payload":
+			once(s, &seen, 4)
+			if s.Peek() == '{' {
+				scanPayload(s, l)
+			} else {
+				s.Skip() // kept raw and not decoded
+			}
+		default:
+			keyCheck(s, key, plain, lineKeys)
+			s.Skip()
+		}
+	}
+	return s.End() && len(l.typ) > 0
+}
+
+func scanPayload(s *telemetry.JSONScan, l *fastLine) {
+	s.Object()
+	var seen uint32
+	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+		switch string(key) {
+		case "type":
+			once(s, &seen, 1)
+			text(s, &l.plType)
+		case "id":
+			once(s, &seen, 2)
+			text(s, &l.id)
+		case "cwd":
+			once(s, &seen, 4)
+			text(s, &l.cwd)
+		case "model":
+			once(s, &seen, 8)
+			text(s, &l.model)
+		case "turn_id":
+			once(s, &seen, 16)
+			text(s, &l.turnID)
+		case "response_id":
+			once(s, &seen, 32)
+			text(s, &l.responseID)
+		case "model_context_window":
+			once(s, &seen, 64)
+			integer(s, &l.window)
+		case "compaction_response_id":
+			once(s, &seen, 128)
+			text(s, &l.compactionRespID)
+		case "info":
+			once(s, &seen, 256)
+			if !s.Null() {
+				scanInfo(s, l)
+			}
+		default:
+			keyCheck(s, key, plain, payloadKeys)
+			s.Skip()
+		}
+	}
+}
+
+func scanInfo(s *telemetry.JSONScan, l *fastLine) {
+	if !s.Object() {
+		return
+	}
+	l.hasInfo = true
+	var seen uint32
+	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+		switch string(key) {
+		case "total_token_usage":
+			once(s, &seen, 1)
+			scanUsage(s, &l.infoTotal)
+		case "last_token_usage":
+			once(s, &seen, 2)
+			scanUsage(s, &l.infoLast)
+		case "model_context_window":
+			once(s, &seen, 4)
+			integer(s, &l.infoWindow)
+		default:
+			keyCheck(s, key, plain, infoKeys)
+			s.Skip()
+		}
+	}
+}
+
+// scanUsage reads {total_tokens} into dst; null leaves it (a struct field,
+// as encoding/json does).
+func scanUsage(s *telemetry.JSONScan, dst *int64) {
+	if s.Null() || !s.Object() {
+		return
+	}
+	var seen uint32
+	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
+		if string(key) == "total_tokens" {
+			once(s, &seen, 1)
+			integer(s, dst)
+			continue
+		}
+		keyCheck(s, key, plain, usageKeys)
+		s.Skip()
+	}
+}
+
+// decodeLine reads data with encoding/json (lines the fast pass leaves to
+// it) into l.
+func decodeLine(l *fastLine, data []byte) error {
+	var r rolloutLine
+	if err := json.Unmarshal(data, &r); err != nil {
+		return err
+	}
+	if r.Type == "" {
+		return telemetry.ErrNotObject
 	}
 	var pl payload
-	if len(l.Payload) > 0 && l.Payload[0] == '{' {
-		if err := json.Unmarshal(l.Payload, &pl); err != nil {
+	if len(r.Payload) > 0 && r.Payload[0] == '{' {
+		if err := json.Unmarshal(r.Payload, &pl); err != nil {
+			return err
+		}
+	}
+	*l = fastLine{
+		timestamp: []byte(r.Timestamp), typ: []byte(r.Type),
+		plType: []byte(pl.Type), id: []byte(pl.ID), cwd: []byte(pl.Cwd), model: []byte(pl.Model),
+		turnID: []byte(pl.TurnID), responseID: []byte(pl.ResponseID), compactionRespID: []byte(pl.CompactionRespID),
+		window: pl.ModelContextWindow,
+	}
+	if pl.Info != nil {
+		l.hasInfo = true
+		l.infoTotal, l.infoLast, l.infoWindow = pl.Info.Total.TotalTokens, pl.Info.Last.TotalTokens, pl.Info.ModelContextWindow
+	}
+	return nil
+}
+
+// Parse implements telemetry.Parser.
+func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.Provenance) ([]telemetry.Observation, error) {
+	l := &p.l
+	if !scanLine(&p.scan, l, line) {
+		if err := decodeLine(l, line); err != nil {
 			return dst, err
 		}
 	}
-	base := telemetry.Observation{Source: src, At: telemetry.ParseTime(l.Timestamp), Model: p.model}
-	switch l.Type {
+	b := lazyBase{src: src, ts: l.timestamp, model: p.model}
+	switch string(l.typ) {
 	case "session_meta":
-		if pl.ID != "" && pl.ID != p.sessionID {
-			p.sessionID = pl.ID
-			o := base
+		if len(l.id) > 0 && string(l.id) != p.sessionID {
+			p.sessionID = string(l.id)
+			o := b.get()
 			o.Kind = telemetry.ObsHarnessSession
-			o.Cwd = pl.Cwd
+			o.Cwd = string(l.cwd)
 			dst = append(dst, p.stamp(o))
 		}
 	case "turn_context":
-		if pl.Model != "" {
-			p.model = pl.Model
+		if len(l.model) > 0 && string(l.model) != p.model {
+			p.model = string(l.model)
 		}
 	case "token_usage_record":
-		p.lastRespID = pl.ResponseID
+		if string(l.responseID) != p.lastRespID {
+			p.lastRespID = string(l.responseID)
+		}
 	case "compacted":
 		dst = p.flush(dst)
-		o := base
+		o := b.get()
 		o.Kind = telemetry.ObsCompacted
 		o.Trigger = "auto"
 		o.FrameID = p.turn
 		o.Window = p.window
 		o.PreTokens = p.lastTotal
-		if pl.CompactionRespID != "" && pl.CompactionRespID == p.lastRespFor {
+		if len(l.compactionRespID) > 0 && string(l.compactionRespID) == p.lastRespFor {
 			o.PreTokens = p.prevTotal
 		}
 		o = p.stamp(o)
 		p.pending = &o
 	case "event_msg":
-		dst = p.event(dst, &pl, base)
+		dst = p.event(dst, l, &b)
 	}
 	return dst, nil
+}
+
+// lazyBase is the observation every one of a line's starts from, its
+// timestamp parsed when first needed.
+type lazyBase struct {
+	src   telemetry.Provenance
+	ts    []byte
+	model string
+	o     telemetry.Observation
+	done  bool
+}
+
+func (b *lazyBase) get() telemetry.Observation {
+	if !b.done {
+		b.o = telemetry.Observation{Source: b.src, At: telemetry.ParseTime(string(b.ts)), Model: b.model}
+		b.done = true
+	}
+	return b.o
 }
 
 func (p *Parser) stamp(o telemetry.Observation) telemetry.Observation {
@@ -264,15 +487,15 @@ func (p *Parser) flush(dst []telemetry.Observation) []telemetry.Observation {
 	return dst
 }
 
-func (p *Parser) event(dst []telemetry.Observation, pl *payload, base telemetry.Observation) []telemetry.Observation {
-	switch pl.Type {
+func (p *Parser) event(dst []telemetry.Observation, l *fastLine, b *lazyBase) []telemetry.Observation {
+	switch string(l.plType) {
 	case "task_started":
 		dst = p.flush(dst)
-		p.turn = pl.TurnID
-		if pl.ModelContextWindow > 0 {
-			p.window = pl.ModelContextWindow
+		p.turn = string(l.turnID)
+		if l.window > 0 {
+			p.window = l.window
 		}
-		o := base
+		o := b.get()
 		o.FrameID = p.turn
 		o.Window = p.window
 		o.Kind = telemetry.ObsFrameOpening
@@ -280,18 +503,18 @@ func (p *Parser) event(dst []telemetry.Observation, pl *payload, base telemetry.
 		o.Kind = telemetry.ObsFrameOpened
 		dst = append(dst, p.stamp(o))
 	case "user_message":
-		o := base
+		o := b.get()
 		o.Kind = telemetry.ObsUserMessage
 		o.FrameID = p.turn
 		dst = append(dst, p.stamp(o))
 	case "token_count":
-		if pl.Info == nil {
+		if !l.hasInfo {
 			return dst
 		}
-		if pl.Info.ModelContextWindow > 0 {
-			p.window = pl.Info.ModelContextWindow
+		if l.infoWindow > 0 {
+			p.window = l.infoWindow
 		}
-		tot, cum := pl.Info.Last.TotalTokens, pl.Info.Total.TotalTokens
+		tot, cum := l.infoLast, l.infoTotal
 		if p.haveCount && tot == p.lastTotal && cum == p.lastCum && p.pending == nil {
 			return dst // the harness repeats a token_count verbatim
 		}
@@ -301,7 +524,7 @@ func (p *Parser) event(dst []telemetry.Observation, pl *payload, base telemetry.
 			p.pending.PostTokens = tot
 			dst = p.flush(dst)
 		}
-		o := base
+		o := b.get()
 		o.Kind = telemetry.ObsUsage
 		o.FrameID = p.turn
 		o.Tokens = tot
@@ -309,15 +532,15 @@ func (p *Parser) event(dst []telemetry.Observation, pl *payload, base telemetry.
 		dst = append(dst, p.stamp(o))
 	case "task_complete", "turn_aborted":
 		dst = p.flush(dst)
-		id := pl.TurnID
+		id := string(l.turnID)
 		if id == "" {
 			id = p.turn
 		}
-		o := base
+		o := b.get()
 		o.Kind = telemetry.ObsFrameEnded
 		o.FrameID = id
-		o.Trigger = pl.Type
-		if pl.Type == "turn_aborted" {
+		o.Trigger = string(l.plType)
+		if o.Trigger == "turn_aborted" {
 			o.Trigger = "aborted"
 		}
 		if id == p.turn {
