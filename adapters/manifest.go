@@ -194,7 +194,7 @@ func Raise(m contract.AdapterManifest, event contract.Event, support contract.Su
 }
 
 // RaiseTelemetry raises the claims `lifeloop run` proves from a
-// harness's own session file (launcher/telemetry.go): pressure
+// harness's own session file (internal/observe): pressure
 // level changes and compactions (synthesized from the file's usage and
 // compaction records), the harness session id (synthesized: read from the
 // file and set on every receipt), capability.degraded (native: lifeloop's

@@ -1,8 +1,9 @@
 // Package launcher supervises one wrapped harness session: `lifeloop run`.
 //
-// It wires the terminal (ptyio), the receipt pipeline (router, ledger,
-// sinks, clients) and the control socket around one harness process, and
-// owns the session's state machine (seed 001):
+// It wires the terminal (ptyio), the session's recording pipeline
+// (internal/pipeline: ledger, sinks, clients, router), the telemetry
+// follower (internal/observe) and the control socket around one harness
+// process, and owns the session's state machine (seed 001):
 //
 //	pending → running ⇄ paused → completed | failed | aborting → aborted
 //	pending → rejected (a required capability is unsupported)

@@ -4,26 +4,12 @@ import (
 	"context"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/moment"
 )
 
-// Moment is one lifecycle fact the supervisor reports. The Recorder (the
-// router) turns it into a receipt: ids, sequence, ledger, sinks, clients.
-type Moment struct {
-	Event            contract.Event
-	Status           contract.ReceiptStatus // empty: observed
-	Failure          *contract.FailureClass
-	Parent           *string // parent receipt id
-	Frame            *contract.FrameContext
-	HarnessSessionID string
-	Summary          map[string]any
-	Payloads         []contract.PayloadEnvelope
-	PayloadReceipts  []contract.PayloadReceipt
-	Degradations     []contract.CapabilityDegradation
-	Warnings         []contract.Warning
-	IdempotencyKey   *string
-	// EventID is the harness's own stable id for the moment, if any.
-	EventID string
-}
+// Moment is one lifecycle fact the supervisor reports (see package
+// moment).
+type Moment = moment.Moment
 
 // Recorder records moments as receipts. Record must not block on clients:
 // a slow client never delays the harness.

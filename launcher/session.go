@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,21 +14,17 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/callback"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/observe"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
-
-// ClientSpec is one `--client` command.
-type ClientSpec struct {
-	Path string
-	Args []string
-}
 
 // Options are everything `lifeloop run` decided from its flags.
 type Options struct {
@@ -43,7 +38,7 @@ type Options struct {
 	Registry *adapters.Registry
 	// Env is the environment the harness and clients inherit.
 	Env []string
-	// Dir is the harness's working directory (default: the current one).
+	// Dir is the harness's working directory (required).
 	Dir string
 
 	In         io.Reader
@@ -52,7 +47,7 @@ type Options struct {
 
 	Tick, IdleAfter, Grace, MaxDuration time.Duration
 
-	Clients       []ClientSpec
+	Clients       []pipeline.ClientSpec
 	ClientEvents  []contract.Event // empty: every event
 	ClientTimeout time.Duration
 	Events        []string // sink destinations
@@ -73,13 +68,13 @@ type Options struct {
 	PayloadsAt contract.Event
 
 	// NoTelemetry turns the telemetry watcher off; otherwise it runs when
-	// the adapter has telemetry (see TelemetryOptions).
+	// the adapter has telemetry (see observe.Options).
 	NoTelemetry bool
 	// Levels are the context pressure thresholds (default
 	// telemetry.DefaultLevels).
 	Levels telemetry.Levels
 	// TelemetryNotFoundAfter bounds the search for the harness's telemetry
-	// file before capability.degraded (default DefaultNotFoundAfter).
+	// file before capability.degraded (default observe.DefaultNotFoundAfter).
 	TelemetryNotFoundAfter time.Duration
 
 	// HandleSignals installs the signal policy (true for the CLI).
@@ -88,213 +83,62 @@ type Options struct {
 	// (e.g. killed during a renewal): same id and ledger; a renewal left
 	// in progress is finished first, delivering its payloads once.
 	ContinueSession string
-	// OnSession, when set, is told the session id and directory as soon as
-	// they exist (before launch).
-	OnSession func(id, dir string)
 
 	Now func() time.Time
 	IDs ids.Source
 }
 
-// Launch runs one harness under lifeloop: resolves the adapter, creates the
-// session directory, ledger, sinks and clients, negotiates, and supervises
-// the harness until it exits. The returned Result's ExitCode is what
-// `lifeloop run` exits with.
+// Launch runs one harness under lifeloop and supervises it until it
+// exits. The returned Result's ExitCode is what `lifeloop run` exits
+// with. Its stages, in order: resolve the adapter, open the session's
+// pipeline, bridge the harness's hooks, place the payloads, follow the
+// telemetry, then negotiate and Run.
 func Launch(ctx context.Context, o Options) (Result, error) {
-	if len(o.Argv) == 0 {
-		return Result{}, errors.New("no command to run; usage: lifeloop run [flags] -- CMD [ARGS...]")
+	o, err := o.withDefaults()
+	if err != nil {
+		return Result{}, err
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.IDs == nil {
-		o.IDs = ids.Default()
-	}
-	if o.Registry == nil {
-		o.Registry = builtin.Default()
-	}
-	if o.Dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return Result{}, fmt.Errorf("cannot read the working directory: %w", err)
-		}
-		o.Dir = wd
-	}
-
-	var ad *adapters.Adapter
-	if o.Adapter != "" {
-		a, err := o.Registry.Lookup(o.Adapter)
-		if err != nil {
-			return Result{}, err
-		}
-		ad = a
-	} else {
-		ad = o.Registry.Resolve(o.Argv)
+	ad, err := resolveAdapter(o)
+	if err != nil {
+		return Result{}, err
 	}
 	argv := ad.PrepareLaunch(slices.Clone(o.Argv))
 
-	id, dir, err := sessionFor(o)
+	p, err := openSession(o, ad)
 	if err != nil {
 		return Result{}, err
 	}
-	if o.OnSession != nil {
-		o.OnSession(id, dir)
-	}
-	logFile, err := os.OpenFile(statedir.LogPath(o.StateDir, id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return Result{}, fmt.Errorf("session log: %w", err)
-	}
-	defer logFile.Close()
-	log := slog.New(slog.NewJSONHandler(logFile, nil)).With("session", id)
-
-	led, err := ledger.Open(statedir.ReceiptsPath(o.StateDir, id), ledger.Options{Now: o.Now, IDs: o.IDs})
-	if err != nil {
-		return Result{}, err
-	}
-	defer func() { _ = led.Close() }()
-
-	var sinks []router.Sink
-	var openSinks []*sink.Sink
-	for _, dest := range o.Events {
-		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: id, OrgLoopHarness: ad.OrgLoopHarness, Logger: log})
-		if err != nil {
-			return Result{}, fmt.Errorf("--events %s: %w", dest, err)
-		}
-		openSinks = append(openSinks, sk)
-		sinks = append(sinks, sk)
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		for _, sk := range openSinks {
-			_ = sk.Close(cctx)
-		}
-	}()
-
-	var clients []router.Client
-	for _, c := range o.Clients {
-		inv := &callback.Invoker{
-			Path: c.Path, Args: c.Args, Timeout: o.ClientTimeout, Env: o.Env,
-			SessionID: id, SessionDir: dir, StateDir: o.StateDir,
-		}
-		clients = append(clients, filteredClient{inv: inv, events: o.ClientEvents})
-	}
-
-	// Every receipt of this run shares one invocation id.
-	invocation := o.IDs.New(ids.PrefixInvocation)
-	rt, err := router.New(router.Config{
-		Manifest:     ad.Manifest(),
-		Mode:         contract.ModeLauncherWrapper,
-		Require:      o.Require,
-		Ledger:       led,
-		InvocationID: invocation,
-		AsyncClients: clients,
-		Sinks:        sinks,
-		Now:          o.Now,
-		IDs:          o.IDs,
-		Logger:       log,
-	})
-	if err != nil {
-		return Result{}, err
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_ = rt.Close(cctx)
-	}()
-
-	// A second router for hook moments that can still place payloads: the
-	// same ledger and sinks, but clients answer synchronously so their
-	// payloads reach the harness through the hook's response.
-	var hookRT *router.Router
-	var bridgeArgs []string
+	defer p.Close()
 	env := append(slices.Clone(o.Env),
-		"LIFELOOP_SESSION_ID="+id,
-		"LIFELOOP_SESSION_DIR="+dir,
+		"LIFELOOP_SESSION_ID="+p.ID,
+		"LIFELOOP_SESSION_DIR="+p.Dir,
 		"LIFELOOP_STATE_DIR="+o.StateDir,
 	)
-	if o.Hooks {
-		exe := o.Exe
-		if exe == "" {
-			if exe, err = os.Executable(); err != nil {
-				return Result{}, fmt.Errorf("hook bridge: cannot find the lifeloop executable: %w", err)
-			}
-		}
-		extra, err := hookBridgeArgs(ad, argv, dir, env, exe)
-		if err != nil {
-			return Result{}, err
-		}
-		bridgeArgs = extra
-		if extra != nil {
-			argv = adapters.InsertArgs(argv, extra)
-			hookRT, err = router.New(router.Config{
-				Manifest:     ad.Manifest(),
-				Mode:         contract.ModeLauncherWrapper,
-				Require:      o.Require,
-				Ledger:       led,
-				Clients:      clients,
-				Sinks:        sinks,
-				InvocationID: invocation,
-				Now:          o.Now,
-				IDs:          o.IDs,
-				Logger:       log,
-			})
-			if err != nil {
-				return Result{}, err
-			}
-		}
-	}
 
-	startPayloads, hookPayloads := o.Payloads, []contract.PayloadEnvelope(nil)
-	if o.PayloadsAt == contract.EventFrameOpening {
-		startPayloads, hookPayloads = nil, o.Payloads
-	}
-	if len(startPayloads) > 0 {
-		var rest []contract.PayloadEnvelope
-		argv, startPayloads, rest = placeAtLaunch(ad, argv, startPayloads)
-		hookPayloads = append(hookPayloads, rest...)
-	}
-	files := &placementFiles{dir: dir}
-	defer files.remove()
-	if argv, err = ad.ExternalizePlacement(argv, files.write); err != nil {
+	bridge, err := bridgeHooks(o, ad, p, argv, env)
+	if err != nil {
 		return Result{}, err
 	}
-	if len(hookPayloads) > 0 && hookRT == nil {
-		return Result{}, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, hookPayloads[0].PayloadID)
-	}
+	argv = bridge.argv
 
+	files := &placementFiles{dir: p.Dir}
+	defer files.remove()
+	placed, err := placePayloads(o, ad, argv, files, bridge.recorder != nil)
+	if err != nil {
+		return Result{}, err
+	}
+	argv = placed.argv
+
+	tel, argv, pinned := followTelemetry(ctx, o, ad, p, argv, env)
 	var observations <-chan Moment
-	var tel *telemetryRunner
-	var pinned string
-	if t := ad.Telemetry(); t != nil && !o.NoTelemetry {
-		argv, pinned = ad.PinSession(argv)
-		tel = &telemetryRunner{ctx: ctx, log: log, ad: ad, opts: TelemetryOptions{
-			Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
-			Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: id},
-			Now:    o.Now, Log: log,
-		}}
+	if tel != nil {
 		defer tel.stop()
 		observations = tel.start(pinned, o.Now())
 	}
 
-	rec := statedir.SessionRecord{
-		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
-		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir,
-	}
-	var prior []contract.LifecycleReceipt
-	if o.ContinueSession != "" {
-		if prev, err := statedir.ReadSession(o.StateDir, id); err == nil {
-			rec.HarnessSessionIDs = prev.HarnessSessionIDs
-		}
-		for e, err := range ledger.ReadSince(statedir.ReceiptsPath(o.StateDir, id), 0) {
-			if err == nil {
-				prior = append(prior, e.Receipt)
-			}
-		}
-	}
-	recorder := &routerRecorder{rt: rt}
-
-	if n := rt.Negotiation(); n != nil && !n.Verdict.Proceed {
+	rec, prior := sessionRecord(o, p.ID, ad, argv)
+	recorder := &routerRecorder{rt: p.Router()}
+	if n := p.Router().Negotiation(); n != nil && !n.Verdict.Proceed {
 		return rejected(o, rec, recorder, n)
 	}
 
@@ -302,7 +146,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		StateDir:        o.StateDir,
 		Record:          rec,
 		Spec:            ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: o.Dir},
-		Terminal:        ptyio.TerminalConfig{In: o.In, Out: o.Out, Cols: o.Cols, Rows: o.Rows, Logger: log},
+		Terminal:        ptyio.TerminalConfig{In: o.In, Out: o.Out, Cols: o.Cols, Rows: o.Rows, Logger: p.Log},
 		Tick:            o.Tick,
 		IdleAfter:       o.IdleAfter,
 		Grace:           o.Grace,
@@ -312,24 +156,190 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Observations:    observations,
 		Telemetry:       tel,
 		Files:           files,
-		StartPayloads:   startPayloads,
+		StartPayloads:   placed.atLaunch,
 		Adapter:         ad,
 		Registry:        o.Registry,
 		Recover:         o.ContinueSession != "",
 		Prior:           prior,
 		UserArgv:        o.Argv,
-		BridgeArgs:      bridgeArgs,
+		BridgeArgs:      bridge.args,
 		HandleSignals:   o.HandleSignals,
-		ControlSocket:   controlSocketPath(o.StateDir, id),
-		Log:             log,
+		ControlSocket:   controlSocketPath(o.StateDir, p.ID),
+		Log:             p.Log,
 		Now:             o.Now,
 	}
-	if hookRT != nil {
-		cfg.HookRecorder = &routerRecorder{rt: hookRT}
-		cfg.HookPayloads = hookPayloads
+	if bridge.recorder != nil {
+		cfg.HookRecorder = bridge.recorder
+		cfg.HookPayloads = placed.atHook
 		cfg.HookPayloadsAt = o.PayloadsAt
 	}
 	return Run(ctx, cfg)
+}
+
+// withDefaults checks o and fills in its defaults.
+func (o Options) withDefaults() (Options, error) {
+	if len(o.Argv) == 0 {
+		return o, errors.New("no command to run; usage: lifeloop run [flags] -- CMD [ARGS...]")
+	}
+	if o.Dir == "" {
+		return o, errors.New("no working directory for the harness")
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.IDs == nil {
+		o.IDs = ids.NewULIDSource(o.Now, nil)
+	}
+	if o.Registry == nil {
+		o.Registry = builtin.Default()
+	}
+	return o, nil
+}
+
+// resolveAdapter returns the adapter o names, or the one its command line
+// resolves to.
+func resolveAdapter(o Options) (*adapters.Adapter, error) {
+	if o.Adapter != "" {
+		return o.Registry.Lookup(o.Adapter)
+	}
+	return o.Registry.Resolve(o.Argv), nil
+}
+
+// openSession opens the pipeline of the session this launch records
+// into: a new one, or the one to continue, which must exist and have no
+// live wrapper. Its clients run off the supervisor's path.
+func openSession(o Options, ad *adapters.Adapter) (*pipeline.Pipeline, error) {
+	po := pipeline.Options{
+		StateDir: o.StateDir, NewSession: o.ContinueSession == "", Log: true,
+		Adapter: ad, Mode: contract.ModeLauncherWrapper, Require: o.Require,
+		Clients: o.Clients, ClientEvents: o.ClientEvents, ClientTimeout: o.ClientTimeout, ClientEnv: o.Env,
+		Events: o.Events, Format: o.Format, Now: o.Now, IDs: o.IDs,
+	}
+	if o.ContinueSession != "" {
+		if err := continuable(o.StateDir, o.ContinueSession); err != nil {
+			return nil, err
+		}
+		po.Session = o.ContinueSession
+	}
+	return pipeline.Open(po)
+}
+
+// continuable says why session id cannot be continued, or nil.
+func continuable(root, id string) error {
+	if _, err := statedir.ReadSession(root, id); err != nil {
+		return fmt.Errorf("--continue-session: unknown session %q; see `lifeloop sessions`", id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if err := Call(ctx, ControlSocketFor(root, id), OpStatus, nil, nil); err == nil {
+		return fmt.Errorf("--continue-session: session %s still has a live wrapper; use `lifeloop renew %s`", id, id)
+	}
+	return nil
+}
+
+// hookBridge is what installing the hook bridge changed: the command line
+// (args inserted into argv) and the recorder for hook moments.
+type hookBridge struct {
+	argv, args []string
+	// recorder records hook moments whose clients answer synchronously,
+	// so their payloads reach the harness through the hook's response;
+	// nil without a bridge.
+	recorder *routerRecorder
+}
+
+// bridgeHooks points the harness's native hooks at `lifeloop host-hook`
+// for this launch, when o asks for it and the adapter can.
+func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, env []string) (hookBridge, error) {
+	b := hookBridge{argv: argv}
+	if !o.Hooks {
+		return b, nil
+	}
+	exe := o.Exe
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return b, fmt.Errorf("hook bridge: cannot find the lifeloop executable: %w", err)
+		}
+	}
+	extra, err := hookBridgeArgs(ad, argv, p.Dir, env, exe)
+	if err != nil || extra == nil {
+		return b, err
+	}
+	rt, err := p.SyncRouter()
+	if err != nil {
+		return b, err
+	}
+	b.argv, b.args, b.recorder = adapters.InsertArgs(argv, extra), extra, &routerRecorder{rt: rt}
+	return b, nil
+}
+
+// placement is where the launch's payloads go: argv carries those placed
+// at launch; the rest wait for the hook of PayloadsAt.
+type placement struct {
+	argv             []string
+	atLaunch, atHook []contract.PayloadEnvelope
+}
+
+// placePayloads puts the payloads for session.started that the adapter
+// can take at launch into the command line (moved into a private file
+// where the harness has a file form); the others go to the hook bridge,
+// which must then exist.
+func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placementFiles, bridged bool) (placement, error) {
+	pl := placement{argv: argv, atLaunch: o.Payloads}
+	if o.PayloadsAt == contract.EventFrameOpening {
+		pl.atLaunch, pl.atHook = nil, o.Payloads
+	}
+	if len(pl.atLaunch) > 0 {
+		var rest []contract.PayloadEnvelope
+		pl.argv, pl.atLaunch, rest = placeAtLaunch(ad, pl.argv, pl.atLaunch)
+		pl.atHook = append(pl.atHook, rest...)
+	}
+	var err error
+	if pl.argv, err = ad.ExternalizePlacement(pl.argv, files.write); err != nil {
+		return pl, err
+	}
+	if len(pl.atHook) > 0 && !bridged {
+		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, pl.atHook[0].PayloadID)
+	}
+	return pl, nil
+}
+
+// followTelemetry prepares the telemetry watcher when the adapter has
+// telemetry and o wants it: the session id is pinned on the command line
+// where the harness lets a launch choose it. It returns nil otherwise.
+func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, env []string) (*telemetryRunner, []string, string) {
+	t := ad.Telemetry()
+	if t == nil || o.NoTelemetry {
+		return nil, argv, ""
+	}
+	argv, pinned := ad.PinSession(argv)
+	return &telemetryRunner{ctx: ctx, log: p.Log, ad: ad, opts: observe.Options{
+		Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
+		Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID},
+		Now:    o.Now, Log: p.Log,
+	}}, argv, pinned
+}
+
+// sessionRecord is the session.json the launch starts from, and, for a
+// continued session, the receipts its ledger already holds.
+func sessionRecord(o Options, id string, ad *adapters.Adapter, argv []string) (statedir.SessionRecord, []contract.LifecycleReceipt) {
+	rec := statedir.SessionRecord{
+		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
+		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir,
+	}
+	if o.ContinueSession == "" {
+		return rec, nil
+	}
+	if prev, err := statedir.ReadSession(o.StateDir, id); err == nil {
+		rec.HarnessSessionIDs = prev.HarnessSessionIDs
+	}
+	var prior []contract.LifecycleReceipt
+	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(o.StateDir, id), 0) {
+		if err == nil {
+			prior = append(prior, e.Receipt)
+		}
+	}
+	return rec, prior
 }
 
 // rejected records a refused negotiation: a failed session.starting,
@@ -349,31 +359,10 @@ func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contr
 	}
 	reason := strings.Join(n.Verdict.Reasons, "; ")
 	return Result{
-		ExitCode:  ExitLaunchFailed,
+		ExitCode:  exitcode.LaunchFailed,
 		State:     statedir.StateRejected,
 		LaunchErr: fmt.Errorf("negotiation refused (%s): %s; see `lifeloop negotiate --adapter %s`", fc, reason, rec.AdapterID),
 	}, nil
-}
-
-// sessionFor returns the session this launch records into: a new one, or
-// the one to continue, which must exist and have no live wrapper.
-func sessionFor(o Options) (id, dir string, err error) {
-	if o.ContinueSession == "" {
-		id = o.IDs.New(ids.PrefixSession)
-		dir, err = statedir.CreateSessionDir(o.StateDir, id)
-		return id, dir, err
-	}
-	id = o.ContinueSession
-	if _, err := statedir.ReadSession(o.StateDir, id); err != nil {
-		return "", "", fmt.Errorf("--continue-session: unknown session %q; see `lifeloop sessions`", id)
-	}
-	dir = statedir.SessionDir(o.StateDir, id)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := Call(ctx, ControlSocketFor(o.StateDir, id), OpStatus, nil, nil); err == nil {
-		return "", "", fmt.Errorf("--continue-session: session %s still has a live wrapper; use `lifeloop renew %s`", id, id)
-	}
-	return id, dir, nil
 }
 
 // placeAtLaunch puts the payloads whose placement resolves to pre_session
@@ -430,48 +419,12 @@ func ControlSocketIn(dir string) string {
 type routerRecorder struct{ rt *router.Router }
 
 func (r *routerRecorder) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
-	res, err := r.rt.Route(ctx, InputOf(m))
+	res, err := r.rt.Route(ctx, m)
 	return res.Receipt, err
 }
 
 // RecordSync records m with the router's synchronous clients.
 func (r *routerRecorder) RecordSync(ctx context.Context, m Moment) (SyncResult, error) {
-	res, err := r.rt.Route(ctx, InputOf(m))
+	res, err := r.rt.Route(ctx, m)
 	return SyncResult{Receipt: res.Receipt, Placements: res.Placements, ClientPayloads: res.ClientPayloads}, err
-}
-
-// InputOf is the router input that records m.
-func InputOf(m Moment) router.Input {
-	in := router.Input{
-		Event:            m.Event,
-		EventID:          m.EventID,
-		HarnessSessionID: m.HarnessSessionID,
-		FrameContext:     m.Frame,
-		Payloads:         m.Payloads,
-		PayloadReceipts:  m.PayloadReceipts,
-		ParentReceiptID:  m.Parent,
-		TelemetrySummary: m.Summary,
-		Degradations:     m.Degradations,
-		Warnings:         m.Warnings,
-		Failure:          m.Failure,
-		IdempotencyKey:   m.IdempotencyKey,
-	}
-	if m.Status != "" && m.Status != contract.StatusFailed {
-		st := m.Status
-		in.Status = &st
-	}
-	return in
-}
-
-// filteredClient skips dispatches whose event is not in events.
-type filteredClient struct {
-	inv    *callback.Invoker
-	events []contract.Event
-}
-
-func (f filteredClient) Invoke(ctx context.Context, env contract.DispatchEnvelope) (contract.CallbackResponse, *callback.Failure) {
-	if len(f.events) > 0 && !slices.Contains(f.events, env.Request.Event) {
-		return contract.CallbackResponse{SchemaVersion: contract.Version, Status: contract.StatusSkipped}, nil
-	}
-	return f.inv.Invoke(ctx, env)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/procfs"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
@@ -113,13 +114,6 @@ type Result struct {
 	// one line to print after the terminal is restored.
 	LaunchErr error
 }
-
-// Exit codes before launch (the wrapper convention).
-const (
-	ExitLaunchFailed  = 125
-	ExitNotExecutable = 126
-	ExitNotFound      = 127
-)
 
 // controlCall is one control request handed to the loop. ctx is the
 // caller's connection: a call whose caller gave up is not executed.
@@ -259,7 +253,7 @@ func (s *supervisor) run() (Result, error) {
 	// (the renewal records its own).
 	if !s.cfg.Recover {
 		if _, err := s.recordStarting(); err != nil {
-			return Result{ExitCode: ExitLaunchFailed, State: statedir.StateFailed, LaunchErr: err}, nil
+			return Result{ExitCode: exitcode.LaunchFailed, State: statedir.StateFailed, LaunchErr: err}, nil
 		}
 	}
 
@@ -275,7 +269,7 @@ func (s *supervisor) run() (Result, error) {
 		if s.cfg.Recover {
 			_, _ = s.recordStarting()
 		}
-		res, _ := s.launchFailed(ExitLaunchFailed, "terminal_unavailable", fmt.Errorf("cannot open the terminal: %w", err))
+		res, _ := s.launchFailed(exitcode.LaunchFailed, "terminal_unavailable", fmt.Errorf("cannot open the terminal: %w", err))
 		return res, nil
 	}
 	s.term = term
@@ -380,13 +374,13 @@ func (s *supervisor) launch() (res Result, failed bool) {
 	if err != nil {
 		switch {
 		case errors.Is(err, ptyio.ErrNotFound):
-			return s.launchFailed(ExitNotFound, "command_not_found",
+			return s.launchFailed(exitcode.NotFound, "command_not_found",
 				fmt.Errorf("%s: command not found; check the name or PATH", s.cfg.Spec.Path))
 		case errors.Is(err, ptyio.ErrNotExecutable):
-			return s.launchFailed(ExitNotExecutable, "command_not_executable",
+			return s.launchFailed(exitcode.NotExecutable, "command_not_executable",
 				fmt.Errorf("%s: not executable; check its permissions", s.cfg.Spec.Path))
 		default:
-			return s.launchFailed(ExitLaunchFailed, "start_failed", fmt.Errorf("cannot start %s: %w", s.cfg.Spec.Path, err))
+			return s.launchFailed(exitcode.LaunchFailed, "start_failed", fmt.Errorf("cannot start %s: %w", s.cfg.Spec.Path, err))
 		}
 	}
 	if s.cfg.PinnedSessionID != "" {
@@ -522,7 +516,7 @@ func (s *supervisor) signalChild(sig syscall.Signal) {
 func (s *supervisor) launchFailed(code int, reason string, err error) (Result, bool) {
 	s.log.Error("launch failed", "err", err)
 	fc := contract.FailureAdapterUnavailable
-	if code == ExitLaunchFailed {
+	if code == exitcode.LaunchFailed {
 		fc = contract.FailureInternalError
 	}
 	_, _, _ = s.commit(Moment{
@@ -593,7 +587,7 @@ func (s *supervisor) finish() Result {
 // endWithoutHarness ends a session whose harness never ran in this
 // wrapper (a continued session whose recovery failed).
 func (s *supervisor) endWithoutHarness() Result {
-	res, _ := s.launchFailed(ExitLaunchFailed, "recovery_failed", errors.New("the interrupted renewal could not start the harness again; see `lifeloop renewal status` and the session log"))
+	res, _ := s.launchFailed(exitcode.LaunchFailed, "recovery_failed", errors.New("the interrupted renewal could not start the harness again; see `lifeloop renewal status` and the session log"))
 	return res
 }
 

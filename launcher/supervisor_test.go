@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testutil"
 	"github.com/lifeloop/lifeloop/ptyio"
@@ -156,7 +157,7 @@ func TestNotFoundAndNotExecutable(t *testing.T) {
 	f := newFixture(t, "")
 	f.cfg.Spec = ptyio.ChildSpec{Path: "no-such-command-lifeloop", Env: []string{"PATH=/usr/bin:/bin"}}
 	res := f.run(t)
-	if res.ExitCode != ExitNotFound || res.LaunchErr == nil {
+	if res.ExitCode != exitcode.NotFound || res.LaunchErr == nil {
 		t.Fatalf("result %+v", res)
 	}
 	ended, ok := f.rec.last(contract.EventSessionEnded)
@@ -171,7 +172,7 @@ func TestNotFoundAndNotExecutable(t *testing.T) {
 	}
 	f.cfg.Spec = ptyio.ChildSpec{Path: p, Env: []string{"PATH=/usr/bin:/bin"}}
 	res = f.run(t)
-	if res.ExitCode != ExitNotExecutable {
+	if res.ExitCode != exitcode.NotExecutable {
 		t.Fatalf("result %+v", res)
 	}
 }

@@ -69,7 +69,7 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunClaudeTelemetry",
 		"session_identity.harness_session_id": "TestRunClaudeConcurrentSameFolder",
 		"telemetry_sources.transcript":        "TestRunClaudeTelemetry",
-		// lifeloop watch (launcher/watch.go).
+		// lifeloop watch (watch/watch.go).
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchClaude",
 		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchClaude",
 	})

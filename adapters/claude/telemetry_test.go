@@ -12,7 +12,7 @@ import (
 
 // TestWatchConfigFromHarnessEnv: where TelemetrySource looks for the
 // transcripts and the window it measures against, from the harness's
-// environment (the claude rows of launcher's watchConfig test).
+// environment (the claude rows of observe's Config test).
 func TestWatchConfigFromHarnessEnv(t *testing.T) {
 	tests := []struct {
 		name    string

@@ -79,7 +79,7 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunCodexTelemetry",
 		"session_identity.harness_session_id": "TestRunCodexTelemetry",
 		"telemetry_sources.rollout":           "TestRunCodexTelemetry",
-		// lifeloop watch (launcher/watch.go).
+		// lifeloop watch (watch/watch.go).
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchCodex",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchCodex",
 		"lifecycle_events.frame.ending/telemetry_only":              "TestWatchCodex",

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -17,24 +18,72 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/ids"
 )
 
 // Version is lifeloop's own version; set at build time with -ldflags.
 var Version = "0.1.0-dev"
 
-// Streams are the process's standard streams and environment, injected so
-// commands can run in-process in tests.
+// Streams are what lifeloop takes from its process: standard streams,
+// environment, working directory, clock and id source. They are read once,
+// in main, and passed down, so commands can run in-process in tests.
 type Streams struct {
-	In     io.Reader
-	Out    io.Writer
-	Err    io.Writer
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// Environ is the environment as os.Environ returns it; the harness and
+	// client commands inherit it.
+	Environ []string
+	// Getenv reads one variable (default: a lookup in Environ).
 	Getenv func(string) string
-	Now    func() time.Time
+	// Dir is the working directory; "" when it cannot be read.
+	Dir string
+	Now func() time.Time
+	// IDs mints session, invocation, receipt and event ids (default a
+	// ULID source on Now).
+	IDs ids.Source
 }
 
-// OSStreams returns the real process streams.
+// OSStreams returns the real process streams and environment.
 func OSStreams() Streams {
-	return Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv, Now: time.Now}
+	dir, _ := os.Getwd()
+	return Streams{
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		Environ: os.Environ(), Getenv: os.Getenv, Dir: dir, Now: time.Now,
+	}
+}
+
+// getenvIn returns a Getenv that reads environ.
+func getenvIn(environ []string) func(string) string {
+	return func(key string) string {
+		for _, kv := range environ {
+			if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+				return v
+			}
+		}
+		return ""
+	}
+}
+
+// workDir returns the working directory, or an error saying it is unknown.
+func (e *env) workDir() (string, error) {
+	if e.Dir == "" {
+		return "", exitf(exitcode.Failed, "cannot read the working directory")
+	}
+	return e.Dir, nil
+}
+
+// abs returns path made absolute against the working directory.
+func (e *env) abs(path string) (string, error) {
+	if filepath.IsAbs(path) {
+		return filepath.Clean(path), nil
+	}
+	dir, err := e.workDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, path), nil
 }
 
 // env is what every command's Run function receives besides its options.
@@ -56,10 +105,13 @@ func (e *env) Registry() *adapters.Registry {
 // process exit code.
 func Main(args []string, s Streams) int {
 	if s.Getenv == nil {
-		s.Getenv = os.Getenv
+		s.Getenv = getenvIn(s.Environ)
 	}
 	if s.Now == nil {
 		s.Now = time.Now
+	}
+	if s.IDs == nil {
+		s.IDs = ids.NewULIDSource(s.Now, nil)
 	}
 	e := &env{Streams: s, ctx: context.Background()}
 	app := newApp(e)

@@ -14,6 +14,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 )
 
 // conformanceOptions are the inputs of `lifeloop conformance`.
@@ -70,9 +71,9 @@ func conformanceRun(_ context.Context, opts conformanceOptions) error {
 	}
 	switch {
 	case unreadable > 0:
-		return exitf(ExitUnreadable, "%d of %d files unreadable or not JSON (see the ERROR lines)", unreadable, len(files))
+		return exitf(exitcode.Unreadable, "%d of %d files unreadable or not JSON (see the ERROR lines)", unreadable, len(files))
 	case failed > 0:
-		return exitf(ExitFailed, "%d of %d cases did not match their expectation (see the FAIL lines)", failed, len(files))
+		return exitf(exitcode.Failed, "%d of %d cases did not match their expectation (see the FAIL lines)", failed, len(files))
 	}
 	return nil
 }
@@ -89,10 +90,10 @@ func conformanceFiles(paths []string) ([]string, error) {
 		}
 		matches, err := filepath.Glob(filepath.Join(p, "*.json"))
 		if err != nil {
-			return nil, exitf(ExitUnreadable, "cannot list %s: %v", p, err)
+			return nil, exitf(exitcode.Unreadable, "cannot list %s: %v", p, err)
 		}
 		if len(matches) == 0 {
-			return nil, exitf(ExitUnreadable, "folder %s holds no *.json case files", p)
+			return nil, exitf(exitcode.Unreadable, "folder %s holds no *.json case files", p)
 		}
 		slices.Sort(matches)
 		files = append(files, matches...)

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 )
 
 // corpusDir is the contract's conformance corpus.
@@ -43,7 +45,7 @@ func TestConformanceCorpus(t *testing.T) {
 		t.Fatalf("no conformance cases in %s", corpusDir)
 	}
 	code, stdout, stderr := conformanceMain(t, "conformance", corpusDir)
-	if code != ExitOK {
+	if code != exitcode.OK {
 		t.Errorf("exit code %d, want 0; stderr: %s", code, stderr)
 	}
 	lines := map[string]string{}
@@ -113,8 +115,8 @@ func TestConformanceCorpusFlipped(t *testing.T) {
 		}
 	}
 	code, stdout, _ := conformanceMain(t, "conformance", dir)
-	if code != ExitFailed {
-		t.Errorf("exit code %d, want %d", code, ExitFailed)
+	if code != exitcode.Failed {
+		t.Errorf("exit code %d, want %d", code, exitcode.Failed)
 	}
 	n := 0
 	for _, l := range strings.Split(strings.TrimSuffix(stdout, "\n"), "\n") {

@@ -8,6 +8,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
 )
@@ -61,7 +62,7 @@ func continuationCommand(e *env) *ucli.Command {
 				func(store *renewal.Store, session string, args []string) error {
 					p, err := store.Get(args[0])
 					if errors.Is(err, renewal.ErrNotFound) {
-						return exitf(ExitFailed, "session %s has no continuation payload %q; see `lifeloop continuation list %s`", session, args[0], session)
+						return exitf(exitcode.Failed, "session %s has no continuation payload %q; see `lifeloop continuation list %s`", session, args[0], session)
 					}
 					if err != nil {
 						return classError(err)
@@ -75,7 +76,7 @@ func continuationCommand(e *env) *ucli.Command {
 					}
 					body, err := p.DecodedBody()
 					if err != nil {
-						return exitf(ExitFailed, "%v", err)
+						return exitf(exitcode.Failed, "%v", err)
 					}
 					_, err = e.Out.Write(body)
 					return err
@@ -84,9 +85,9 @@ func continuationCommand(e *env) *ucli.Command {
 				func(store *renewal.Store, session string, args []string) error {
 					if err := store.Drop(args[0]); err != nil {
 						if errors.Is(err, renewal.ErrNotFound) {
-							return exitf(ExitFailed, "session %s has no continuation payload %q; see `lifeloop continuation list %s`", session, args[0], session)
+							return exitf(exitcode.Failed, "session %s has no continuation payload %q; see `lifeloop continuation list %s`", session, args[0], session)
 						}
-						return exitf(ExitFailed, "%v", err)
+						return exitf(exitcode.Failed, "%v", err)
 					}
 					fmt.Fprintf(e.Out, "%s: dropped %s\n", session, args[0])
 					return nil
@@ -95,7 +96,7 @@ func continuationCommand(e *env) *ucli.Command {
 				func(store *renewal.Store, session string, _ []string) error {
 					ents, err := store.List()
 					if err != nil {
-						return exitf(ExitFailed, "%v", err)
+						return exitf(exitcode.Failed, "%v", err)
 					}
 					if o.JSON {
 						if ents == nil {
@@ -126,13 +127,13 @@ func continuationCommand(e *env) *ucli.Command {
 func continuationStore(e *env, o continuationOptions, session string) (*renewal.Store, error) {
 	root, err := statedir.Resolve(o.StateDir, e.Getenv)
 	if err != nil {
-		return nil, exitf(ExitFailed, "%v", err)
+		return nil, exitf(exitcode.Failed, "%v", err)
 	}
 	if err := statedir.ValidateSessionID(session); err != nil {
 		return nil, usageErrorf("%v", err)
 	}
 	if _, err := statedir.ReadSession(root, session); err != nil {
-		return nil, exitf(ExitFailed, "unknown session %q in %s; see `lifeloop sessions`", session, root)
+		return nil, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions`", session, root)
 	}
 	return &renewal.Store{Dir: statedir.ContinuationPath(root, session), Now: e.Now}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -36,7 +37,7 @@ func controlFlags(o *controlOptions, withJSON bool) []ucli.Flag {
 func resolveSession(e *env, o controlOptions) (root string, rec statedir.SessionRecord, err error) {
 	root, err = statedir.Resolve(o.StateDir, e.Getenv)
 	if err != nil {
-		return "", rec, exitf(ExitFailed, "%v", err)
+		return "", rec, exitf(exitcode.Failed, "%v", err)
 	}
 	switch {
 	case o.Latest && o.Session != "":
@@ -44,14 +45,14 @@ func resolveSession(e *env, o controlOptions) (root string, rec statedir.Session
 	case o.Latest:
 		rec, err = statedir.Latest(root)
 		if err != nil {
-			return "", rec, exitf(ExitFailed, "no session found in %s; start one with `lifeloop run -- CMD`", root)
+			return "", rec, exitf(exitcode.Failed, "no session found in %s; start one with `lifeloop run -- CMD`", root)
 		}
 	case o.Session == "":
 		return "", rec, usageErrorf("which session? give its id (see `lifeloop sessions`) or --latest")
 	default:
 		rec, err = statedir.ReadSession(root, o.Session)
 		if err != nil {
-			return "", rec, exitf(ExitFailed, "unknown session %q in %s; see `lifeloop sessions`", o.Session, root)
+			return "", rec, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions`", o.Session, root)
 		}
 	}
 	return root, rec, nil
@@ -88,7 +89,7 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		case errors.Is(err, launcher.ErrNotLive):
 			// The wrapper is gone without recording an end (killed).
 		default:
-			return exitf(ExitFailed, "%v", err)
+			return exitf(exitcode.Failed, "%v", err)
 		}
 	}
 	if o.JSON {
@@ -135,16 +136,16 @@ func simpleControlCommand(e *env, name, op, usage string) *ucli.Command {
 				return err
 			}
 			if rec.State.IsTerminal() {
-				return exitf(ExitFailed, "session %s already ended (%s); nothing to %s", rec.ID, rec.State, name)
+				return exitf(exitcode.Failed, "session %s already ended (%s); nothing to %s", rec.ID, rec.State, name)
 			}
 			cctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
 			defer cancel()
 			var res map[string]any
 			if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), op, nil, &res); err != nil {
 				if errors.Is(err, launcher.ErrNotLive) {
-					return exitf(ExitFailed, "session %s has no live wrapper (its lifeloop run is gone)", rec.ID)
+					return exitf(exitcode.Failed, "session %s has no live wrapper (its lifeloop run is gone)", rec.ID)
 				}
-				return exitf(ExitFailed, "%s %s: %v", name, rec.ID, err)
+				return exitf(exitcode.Failed, "%s %s: %v", name, rec.ID, err)
 			}
 			fmt.Fprintf(e.Out, "%s: %v\n", rec.ID, res["state"])
 			return nil

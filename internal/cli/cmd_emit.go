@@ -6,15 +6,16 @@ import (
 	"errors"
 	"flag"
 	"io"
-	"os"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/ledger"
-	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -35,6 +36,7 @@ type emitOptions struct {
 	Getenv   func(string) string
 	Now      func() time.Time
 	Cwd      string
+	IDs      ids.Source
 	Registry *adapters.Registry
 }
 
@@ -68,7 +70,7 @@ func emitCommand(e *env) *ucli.Command {
 				fs.SetOutput(io.Discard)
 				for _, f := range emitFlags(&late, &latePayloads) {
 					if err := f.Apply(fs); err != nil {
-						return exitf(ExitFailed, "%v", err)
+						return exitf(exitcode.Failed, "%v", err)
 					}
 				}
 				if err := fs.Parse(c.Args().Tail()); err != nil {
@@ -92,7 +94,7 @@ func emitCommand(e *env) *ucli.Command {
 			opts.Event = c.Args().First()
 			opts.Payloads = payloads.items
 			opts.In, opts.Out, opts.Getenv, opts.Now = e.In, e.Out, e.Getenv, e.Now
-			opts.Cwd, _ = os.Getwd()
+			opts.Cwd, opts.IDs = e.Dir, e.IDs
 			opts.Registry = e.Registry()
 			return emitRun(c.Context, opts)
 		},
@@ -140,25 +142,25 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			return err
 		}
 		if !json.Valid(data) {
-			return exitf(ExitUnreadable, "--payload %s is not JSON; give a payload envelope file", name)
+			return exitf(exitcode.Unreadable, "--payload %s is not JSON; give a payload envelope file", name)
 		}
 		p, err := contract.DecodePayloadEnvelope(data)
 		if err != nil {
-			return exitf(ExitFailed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
+			return exitf(exitcode.Failed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
 		}
 		payloads = append(payloads, p)
 	}
 	root, err := statedir.Resolve(opts.StateDir, opts.Getenv)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	rec, err := statedir.ReadSession(root, opts.Session)
 	exists := err == nil
 	if !exists && !errors.Is(err, statedir.ErrSessionNotFound) {
-		return exitf(ExitFailed, "reading session %s: %v", opts.Session, err)
+		return exitf(exitcode.Failed, "reading session %s: %v", opts.Session, err)
 	}
 
-	in := router.Input{Event: ev, Payloads: payloads}
+	in := moment.Moment{Event: ev, Payloads: payloads}
 	if opts.IdempotencyKey != "" {
 		k := opts.IdempotencyKey
 		in.IdempotencyKey = &k
@@ -169,7 +171,7 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			p := opts.ParentFrameID
 			fc.ParentFrameID, fc.FrameClass = &p, contract.FrameSubcall
 		}
-		in.FrameContext = &fc
+		in.Frame = &fc
 	}
 
 	// A live wrapper owns the session: hand it the moment so it orders it
@@ -179,11 +181,11 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		switch {
 		case err == nil:
 			if werr := writeIndentedJSON(opts.Out, r); werr != nil {
-				return exitf(ExitFailed, "writing the receipt: %v", werr)
+				return exitf(exitcode.Failed, "writing the receipt: %v", werr)
 			}
 			return receiptExit(r)
 		case !errors.Is(err, launcher.ErrNotLive):
-			return exitf(ExitFailed, "emit through the live wrapper of %s: %v", opts.Session, err)
+			return exitf(exitcode.Failed, "emit through the live wrapper of %s: %v", opts.Session, err)
 		}
 		// No live wrapper: record directly below.
 	}
@@ -209,50 +211,51 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			IntegrationMode: string(contract.ModeManualSkill), Cwd: opts.Cwd, StartedAt: &now, UpdatedAt: now,
 		}
 		if _, err := statedir.CreateSessionDir(root, opts.Session); err != nil {
-			return exitf(ExitFailed, "creating session %s: %v", opts.Session, err)
+			return exitf(exitcode.Failed, "creating session %s: %v", opts.Session, err)
 		}
 		if err := statedir.WriteSession(root, rec); err != nil {
-			return exitf(ExitFailed, "creating session %s: %v", opts.Session, err)
+			return exitf(exitcode.Failed, "creating session %s: %v", opts.Session, err)
 		}
 	}
-	l, err := ledger.Open(statedir.ReceiptsPath(root, opts.Session), ledger.Options{Now: opts.Now})
-	if err != nil {
-		return exitf(ExitFailed, "opening the ledger of session %s: %v", opts.Session, err)
+	p, err := pipeline.Open(pipeline.Options{
+		StateDir: root, Session: opts.Session, Adapter: a, Mode: contract.ModeManualSkill, Now: opts.Now, IDs: opts.IDs,
+	})
+	var lerr *pipeline.LedgerError
+	switch {
+	case errors.As(err, &lerr):
+		return exitf(exitcode.Failed, "opening the ledger of session %s: %v", opts.Session, lerr.Err)
+	case err != nil:
+		return exitf(exitcode.Failed, "%v", err)
 	}
-	defer func() { _ = l.Close() }()
-	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeManualSkill, Ledger: l, Now: opts.Now})
+	defer p.Close()
+	res, err := p.Route(ctx, in)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
-	}
-	defer func() { _ = rt.Close(context.Background()) }()
-	res, err := rt.Route(ctx, in)
-	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if ev == contract.EventSessionEnded && res.Receipt.Status != contract.StatusFailed && !res.Replayed {
 		now := opts.Now()
 		rec.State, rec.EndedAt, rec.UpdatedAt = statedir.StateCompleted, &now, now
 		if err := statedir.WriteSession(root, rec); err != nil {
-			return exitf(ExitFailed, "recording the end of session %s: %v", opts.Session, err)
+			return exitf(exitcode.Failed, "recording the end of session %s: %v", opts.Session, err)
 		}
 	}
 	if err := writeIndentedJSON(opts.Out, res.Receipt); err != nil {
-		return exitf(ExitFailed, "writing the receipt: %v", err)
+		return exitf(exitcode.Failed, "writing the receipt: %v", err)
 	}
 	return receiptExit(res.Receipt)
 }
 
 // emitLive hands the moment to the session's live wrapper over its control
 // socket; launcher.ErrNotLive means nothing listens there.
-func emitLive(ctx context.Context, root, id string, in router.Input) (contract.LifecycleReceipt, error) {
+func emitLive(ctx context.Context, root, id string, in moment.Moment) (contract.LifecycleReceipt, error) {
 	args := launcher.EmitArgs{Event: in.Event, Payloads: in.Payloads}
 	if in.IdempotencyKey != nil {
 		args.IdempotencyKey = *in.IdempotencyKey
 	}
-	if in.FrameContext != nil {
-		args.FrameID = in.FrameContext.FrameID
-		if in.FrameContext.ParentFrameID != nil {
-			args.ParentFrameID = *in.FrameContext.ParentFrameID
+	if in.Frame != nil {
+		args.FrameID = in.Frame.FrameID
+		if in.Frame.ParentFrameID != nil {
+			args.ParentFrameID = *in.Frame.ParentFrameID
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)

@@ -11,20 +11,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/ids"
-	"github.com/lifeloop/lifeloop/internal/ledger"
-	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/nativehook"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -45,6 +42,7 @@ type hookOptions struct {
 	Out      io.Writer
 	Getenv   func(string) string
 	Now      func() time.Time
+	IDs      ids.Source
 	Registry *adapters.Registry
 }
 
@@ -76,7 +74,7 @@ func hostHookCommand(e *env) *ucli.Command {
 		},
 		Action: func(c *ucli.Context) error {
 			opts.Args = c.Args().Slice()
-			opts.In, opts.Out, opts.Getenv, opts.Now = e.In, e.Out, e.Getenv, e.Now
+			opts.In, opts.Out, opts.Getenv, opts.Now, opts.IDs = e.In, e.Out, e.Getenv, e.Now, e.IDs
 			opts.Registry = e.Registry()
 			hostHookRun(c.Context, opts)
 			return nil
@@ -88,6 +86,11 @@ func hostHookCommand(e *env) *ucli.Command {
 type hookFailure struct {
 	class contract.FailureClass
 	msg   string
+}
+
+// of is the failure as the native session records it.
+func (f *hookFailure) of(opts hookOptions) nativehook.Failure {
+	return nativehook.Failure{Class: f.class, Message: f.msg, Hook: opts.Hook, Adapter: opts.Adapter}
 }
 
 // hostHookRun serves one hook call. It always prints a valid response.
@@ -135,7 +138,7 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 		root, id := filepath.Dir(filepath.Dir(dir)), filepath.Base(dir)
 		if statedir.ValidateSessionID(id) == nil && filepath.Base(filepath.Dir(dir)) == statedir.SessionsFolder {
 			if _, err := statedir.ReadSession(root, id); err == nil {
-				recordFailure(opts, root, id, mapped, fail)
+				nativeRecorder(opts, root).RecordFailure(id, mapped, fail.of(opts))
 				return
 			}
 		}
@@ -149,10 +152,15 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 		if fail == nil {
 			fail = &hookFailure{contract.FailureIdentityUnavailable, "the hook input names no harness session"}
 		}
-		recordFailure(opts, root, "", mapped, fail)
+		nativeRecorder(opts, root).RecordFailure("", mapped, fail.of(opts))
 		return
 	}
-	recordNative(ctx, opts, root, mapped)
+	nativeRecorder(opts, root).Record(mapped)
+}
+
+// nativeRecorder records the call in the native sessions under root.
+func nativeRecorder(opts hookOptions, root string) nativehook.Recorder {
+	return nativehook.Recorder{Root: root, Adapter: nativehook.AdapterFor(opts.Registry, opts.Adapter), Now: opts.Now, IDs: opts.IDs}
 }
 
 // hookInput returns the hook's input: the last argument for a hook called
@@ -222,15 +230,6 @@ func forwardHook(ctx context.Context, dir string, opts hookOptions, input []byte
 	return reply, err
 }
 
-// hookAdapter returns the registry's adapter for id, or generic.
-func hookAdapter(reg *adapters.Registry, id string) *adapters.Adapter {
-	if a, err := reg.Lookup(id); err == nil && a.Hooks() != nil {
-		return a
-	}
-	a, _ := reg.Lookup(adapters.GenericID)
-	return a
-}
-
 // hookSpec returns the hooks of adapter id, or nil when the registry does
 // not know it or it has none.
 func hookSpec(reg *adapters.Registry, id string) *hooks.Spec {
@@ -247,185 +246,4 @@ func hookSpec(reg *adapters.Registry, id string) *hooks.Spec {
 // withHooks lists the adapters with native hooks, for help and messages.
 func withHooks(reg *adapters.Registry) []string {
 	return reg.IDsWith(func(a *adapters.Adapter) bool { return a.Hooks() != nil })
-}
-
-// recordFailure records a failed receipt for the call in session id under
-// root; id "" picks the session of mapped's harness session, else
-// native-unattributed-<adapter>. Best effort: errors are dropped, since
-// the harness must not be disturbed.
-func recordFailure(opts hookOptions, root, id string, mapped hooks.Mapped, fail *hookFailure) {
-	a := hookAdapter(opts.Registry, opts.Adapter)
-	if a == nil {
-		return
-	}
-	unlock := lockSessions(root)
-	defer unlock()
-	var rec statedir.SessionRecord
-	var exists bool
-	switch {
-	case id != "":
-		var err error
-		if rec, err = statedir.ReadSession(root, id); err != nil {
-			return // only an existing session is written to
-		}
-		exists = true
-	case mapped.HarnessSessionID != "":
-		rec, exists = findHarnessSession(root, a.ID, mapped.HarnessSessionID)
-		if !exists {
-			id = ids.New(ids.PrefixSession)
-		}
-	default:
-		id = "native-unattributed-" + a.ID
-		var err error
-		rec, err = statedir.ReadSession(root, id)
-		exists = err == nil
-	}
-	if !exists {
-		now := opts.Now()
-		rec = statedir.SessionRecord{ID: id, State: statedir.StateRunning, AdapterID: a.ID,
-			IntegrationMode: string(contract.ModeNativeHook), Cwd: mapped.Cwd, StartedAt: &now, UpdatedAt: now}
-		if mapped.HarnessSessionID != "" {
-			rec.HarnessSessionIDs = []string{mapped.HarnessSessionID}
-		}
-		if err := statedir.WriteSession(root, rec); err != nil {
-			return
-		}
-	}
-	ev := contract.EventCapabilityDegraded
-	var frame *contract.FrameContext
-	if len(mapped.Moments) > 0 {
-		ev, frame = mapped.Moments[0].Event, mapped.Moments[0].Frame
-	}
-	in := router.Input{
-		Event: ev, FrameContext: frame, HarnessSessionID: mapped.HarnessSessionID,
-		Failure:          &fail.class,
-		TelemetrySummary: map[string]any{"hook": opts.Hook, "adapter": opts.Adapter},
-		Warnings:         []contract.Warning{{Code: launcher.HookFailedWarning, Message: truncate(fail.msg, 300)}},
-	}
-	if ev == contract.EventCapabilityDegraded {
-		in.Degradations = []contract.CapabilityDegradation{{Capability: "native_hook", PreviousSupport: contract.SupportNative,
-			CurrentSupport: contract.SupportUnavailable, ObservedAtEpochS: contract.Ptr(opts.Now().Unix()),
-			Evidence: contract.Ptr(truncate(fail.msg, 300)), RetryClass: contract.Ptr(fail.class.DefaultRetry())}}
-	}
-	route(opts, root, rec, a, []router.Input{in})
-}
-
-// recordNative records mapped's moments in the native_hook session of its
-// harness session, creating it on first sight.
-func recordNative(_ context.Context, opts hookOptions, root string, mapped hooks.Mapped) {
-	a := hookAdapter(opts.Registry, opts.Adapter)
-	if a == nil {
-		return
-	}
-	unlock := lockSessions(root)
-	defer unlock()
-	now := opts.Now()
-	rec, exists := findHarnessSession(root, a.ID, mapped.HarnessSessionID)
-	if !exists {
-		rec = statedir.SessionRecord{ID: ids.New(ids.PrefixSession), State: statedir.StateRunning, AdapterID: a.ID,
-			IntegrationMode: string(contract.ModeNativeHook), Cwd: mapped.Cwd,
-			HarnessSessionIDs: []string{mapped.HarnessSessionID}, StartedAt: &now}
-	}
-	for _, m := range mapped.Moments {
-		switch m.Event {
-		case contract.EventSessionStarted:
-			rec.State, rec.EndedAt = statedir.StateRunning, nil
-		case contract.EventSessionEnding:
-			// No later hook reports the end: SessionEnd closes the
-			// native session.
-			rec.State, rec.EndedAt = statedir.StateCompleted, &now
-		}
-	}
-	rec.UpdatedAt = now
-	if err := statedir.WriteSession(root, rec); err != nil {
-		return
-	}
-	// One coherent stream, as a wrapper keeps it: a moment the ledger
-	// already tells (another hook reported it) is dropped.
-	coh := launcher.NewCoherent(a.Manifest(), contract.ModeNativeHook, ledgerReceipts(root, rec.ID))
-	var ins []router.Input
-	for _, m := range mapped.Moments {
-		for _, mm := range coh.Admit(launcher.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
-			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary}) {
-			ins = append(ins, launcher.InputOf(mm))
-		}
-	}
-	route(opts, root, rec, a, ins)
-}
-
-// route records ins in the ledger of rec through the router.
-func route(opts hookOptions, root string, rec statedir.SessionRecord, a *adapters.Adapter, ins []router.Input) {
-	l, err := ledger.Open(statedir.ReceiptsPath(root, rec.ID), ledger.Options{Now: opts.Now})
-	if err != nil {
-		return
-	}
-	defer func() { _ = l.Close() }()
-	rt, err := router.New(router.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook, Ledger: l, Now: opts.Now})
-	if err != nil {
-		return
-	}
-	defer func() { _ = rt.Close(context.Background()) }()
-	for _, in := range ins {
-		// Recording must finish even when the call's bound has passed:
-		// the moment happened.
-		_, _ = rt.Route(context.Background(), in)
-	}
-}
-
-// ledgerReceipts reads session id's receipts (none when it has no ledger
-// yet).
-func ledgerReceipts(root, id string) []contract.LifecycleReceipt {
-	var out []contract.LifecycleReceipt
-	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(root, id), 0) {
-		if err == nil {
-			out = append(out, e.Receipt)
-		}
-	}
-	return out
-}
-
-// findHarnessSession returns the newest session of adapterID whose harness
-// session ids contain hsid.
-func findHarnessSession(root, adapterID, hsid string) (statedir.SessionRecord, bool) {
-	recs, err := statedir.ListSessions(root)
-	if err != nil {
-		return statedir.SessionRecord{}, false
-	}
-	for _, r := range recs {
-		if r.AdapterID == adapterID && slices.Contains(r.HarnessSessionIDs, hsid) {
-			return r, true
-		}
-	}
-	return statedir.SessionRecord{}, false
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
-// nativeLockFile serialises find-or-create of native_hook sessions between
-// concurrent host-hook processes (a hook program may run detached and race
-// the next hook).
-const nativeLockFile = ".native-hook.lock"
-
-// lockSessions takes an exclusive flock on <root>/sessions/.native-hook.lock
-// and returns its release; on any error it returns a no-op release and the
-// caller proceeds unserialised.
-func lockSessions(root string) func() {
-	dir := statedir.SessionsDir(root)
-	if err := statedir.Ensure(dir); err != nil {
-		return func() {}
-	}
-	f, err := os.OpenFile(filepath.Join(dir, nativeLockFile), os.O_CREATE|os.O_RDWR, statedir.FilePerm)
-	if err != nil {
-		return func() {}
-	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		_ = f.Close()
-		return func() {}
-	}
-	return func() { _ = f.Close() }
 }

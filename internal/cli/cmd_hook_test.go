@@ -13,6 +13,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -62,7 +63,7 @@ func hookOpts(root, dir string, stdin string, timeout time.Duration) (hookOption
 	return hookOptions{
 		Adapter: "claude", Hook: "UserPromptSubmit", Timeout: timeout,
 		In: strings.NewReader(stdin), Out: &out, Getenv: func(k string) string { return env[k] },
-		Now: time.Now, Registry: builtin.Default(),
+		Now: time.Now, IDs: ids.NewULIDSource(nil, nil), Registry: builtin.Default(),
 	}, &out
 }
 

@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/hostassets"
 )
 
@@ -26,6 +27,8 @@ type hostOptions struct {
 
 	Out    io.Writer
 	Getenv func(string) string
+	// Cwd is the working directory ("" when unknown).
+	Cwd string
 }
 
 func hostFlags(o *hostOptions, reg *adapters.Registry, withJSON bool) []ucli.Flag {
@@ -51,7 +54,7 @@ func hostCommand(e *env) *ucli.Command {
 				if c.NArg() > 0 {
 					return usageErrorf("host %s takes no arguments, got %q", name, c.Args().First())
 				}
-				o.Out, o.Getenv, o.Registry = e.Out, e.Getenv, e.Registry()
+				o.Out, o.Getenv, o.Cwd, o.Registry = e.Out, e.Getenv, e.Dir, e.Registry()
 				return run(o)
 			},
 		}
@@ -101,17 +104,20 @@ func (o hostOptions) installer() (adapters.HostInstaller, string, error) {
 		return nil, "", usageErrorf("adapter %q has no hooks lifeloop can install; known: %s", o.Adapter, known)
 	}
 	hi := a.HostInstaller()
-	cwd, err := os.Getwd()
-	if err != nil && o.Project == "" {
-		return nil, "", exitf(ExitFailed, "%v", err)
+	if o.Cwd == "" && o.Project == "" {
+		return nil, "", exitf(exitcode.Failed, "cannot read the working directory; give --project DIR")
 	}
-	path, err := hi.HostSettingsPath(adapters.HostTarget{Getenv: o.Getenv, Project: o.Project, Cwd: cwd, User: o.User})
+	project := o.Project
+	if project != "" && !filepath.IsAbs(project) && o.Cwd != "" {
+		project = filepath.Join(o.Cwd, project)
+	}
+	path, err := hi.HostSettingsPath(adapters.HostTarget{Getenv: o.Getenv, Project: project, Cwd: o.Cwd, User: o.User})
 	var usage *adapters.HostTargetError
 	switch {
 	case errors.As(err, &usage):
 		return nil, "", usageErrorf("%s", usage.Msg)
 	case err != nil:
-		return nil, "", exitf(ExitFailed, "%v", err)
+		return nil, "", exitf(exitcode.Failed, "%v", err)
 	}
 	return hi, path, nil
 }
@@ -119,15 +125,17 @@ func (o hostOptions) installer() (adapters.HostInstaller, string, error) {
 // hookCommand is the program the installed hooks run.
 func (o hostOptions) hookCommand() ([]string, error) {
 	if o.Command != "" {
-		abs, err := filepath.Abs(o.Command)
-		if err != nil {
-			return nil, exitf(ExitFailed, "%v", err)
+		if filepath.IsAbs(o.Command) {
+			return []string{filepath.Clean(o.Command)}, nil
 		}
-		return []string{abs}, nil
+		if o.Cwd == "" {
+			return nil, exitf(exitcode.Failed, "cannot read the working directory; give --command as an absolute path")
+		}
+		return []string{filepath.Join(o.Cwd, o.Command)}, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return nil, exitf(ExitFailed, "cannot find lifeloop's own path (%v); give --command PROGRAM", err)
+		return nil, exitf(exitcode.Failed, "cannot find lifeloop's own path (%v); give --command PROGRAM", err)
 	}
 	return []string{exe}, nil
 }
@@ -143,7 +151,7 @@ func hostApplyRun(o hostOptions) error {
 	}
 	res, err := hostassets.Apply(path, hi.Hooks(), cmd)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	switch {
 	case !res.Changed:
@@ -170,11 +178,11 @@ func hostInspectRun(o hostOptions) error {
 	}
 	rep, err := hostassets.Inspect(path, hi.Hooks(), cmd, hi.HostNotes())
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if o.JSON {
 		if err := writeIndentedJSON(o.Out, rep); err != nil {
-			return exitf(ExitFailed, "%v", err)
+			return exitf(exitcode.Failed, "%v", err)
 		}
 	} else {
 		fmt.Fprintf(o.Out, "%s (%s)\n", path, map[bool]string{true: "exists", false: "does not exist"}[rep.Exists])
@@ -193,7 +201,7 @@ func hostInspectRun(o hostOptions) error {
 		}
 	}
 	if !rep.AllPresent {
-		return silentExit(ExitFailed)
+		return silentExit(exitcode.Failed)
 	}
 	return nil
 }
@@ -205,7 +213,7 @@ func hostRemoveRun(o hostOptions) error {
 	}
 	res, err := hostassets.Remove(path, hi.Hooks())
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if res.Changed {
 		fmt.Fprintf(o.Out, "%s: removed lifeloop's %s hooks (previous content in %s)\n", path, o.Adapter, res.Backup)

@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -13,7 +13,10 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/callback"
-	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
@@ -34,6 +37,7 @@ type invokeOptions struct {
 	Getenv   func(string) string
 	Environ  []string
 	Now      func() time.Time
+	IDs      ids.Source
 	Registry *adapters.Registry
 }
 
@@ -87,7 +91,7 @@ func invokeCommand(e *env) *ucli.Command {
 			}
 			opts.ClientArgs = clientArgs.items
 			opts.In, opts.Out, opts.Err, opts.Getenv, opts.Now = e.In, e.Out, e.Err, e.Getenv, e.Now
-			opts.Environ = os.Environ()
+			opts.Environ, opts.IDs = e.Environ, e.IDs
 			opts.Registry = e.Registry()
 			return invokeRun(c.Context, opts)
 		},
@@ -99,14 +103,14 @@ func invokeCommand(e *env) *ucli.Command {
 func invokeRun(ctx context.Context, opts invokeOptions) error {
 	data, err := io.ReadAll(opts.In)
 	if err != nil {
-		return exitf(ExitUnreadable, "cannot read the dispatch envelope on standard input: %v", err)
+		return exitf(exitcode.Unreadable, "cannot read the dispatch envelope on standard input: %v", err)
 	}
 	if !json.Valid(data) {
-		return exitf(ExitUnreadable, "standard input is not JSON; send one dispatch envelope ({\"schema_version\": %q, \"request\": {...}})", contract.Version)
+		return exitf(exitcode.Unreadable, "standard input is not JSON; send one dispatch envelope ({\"schema_version\": %q, \"request\": {...}})", contract.Version)
 	}
 	env, err := contract.DecodeDispatchEnvelope(data)
 	if err != nil {
-		return exitf(ExitFailed, "invalid dispatch envelope (invalid_request): %v", err)
+		return exitf(exitcode.Failed, "invalid dispatch envelope (invalid_request): %v", err)
 	}
 	req := env.Request
 	var a *adapters.Adapter
@@ -117,39 +121,35 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 		}
 	} else if a, err = opts.Registry.Lookup(req.AdapterID); err != nil {
 		// ...an adapter the request names but lifeloop lacks is a refusal.
-		return exitf(ExitFailed, "adapter %q is not known (adapter_unavailable): %v; see `lifeloop adapters`", req.AdapterID, err)
+		return exitf(exitcode.Failed, "adapter %q is not known (adapter_unavailable): %v; see `lifeloop adapters`", req.AdapterID, err)
 	}
 
-	client := &callback.Invoker{Path: opts.Client, Args: opts.ClientArgs, Timeout: opts.Timeout, Env: opts.Environ, Stderr: opts.Err}
-	cfg := router.Config{
-		Manifest:     a.Manifest(),
-		Mode:         req.IntegrationMode,
-		ClientID:     opts.ClientID,
-		Clients:      []router.Client{client},
-		InvocationID: req.InvocationID,
-		Now:          opts.Now,
+	po := pipeline.Options{
+		Adapter: a, Mode: req.IntegrationMode, ClientID: opts.ClientID, InvocationID: req.InvocationID,
+		Clients: []pipeline.ClientSpec{{Path: opts.Client, Args: opts.ClientArgs}}, SyncClients: true,
+		ClientTimeout: opts.Timeout, ClientEnv: opts.Environ, ClientStderr: opts.Err,
+		Now: opts.Now, IDs: opts.IDs,
 	}
 	if opts.Session != "" {
-		root, l, err := openSessionLedger(opts.StateDir, opts.Getenv, opts.Session, opts.Now)
-		if err != nil {
+		if po.StateDir, err = existingSession(opts.StateDir, opts.Getenv, opts.Session); err != nil {
 			return err
 		}
-		defer func() { _ = l.Close() }()
-		cfg.Ledger = l
-		client.SessionID = opts.Session
-		client.SessionDir = statedir.SessionDir(root, opts.Session)
-		client.StateDir = root
+		po.Session = opts.Session
 	}
-	rt, err := router.New(cfg)
-	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+	p, err := pipeline.Open(po)
+	var lerr *pipeline.LedgerError
+	switch {
+	case errors.As(err, &lerr):
+		return exitf(exitcode.Failed, "opening the ledger of session %s: %v", opts.Session, lerr.Err)
+	case err != nil:
+		return exitf(exitcode.Failed, "%v", err)
 	}
-	defer func() { _ = rt.Close(context.Background()) }()
+	defer p.Close()
 
-	in := router.Input{
+	in := moment.Moment{
 		Event:            req.Event,
 		EventID:          req.EventID,
-		FrameContext:     req.FrameContext,
+		Frame:            req.FrameContext,
 		Payloads:         env.Payloads,
 		IdempotencyKey:   req.IdempotencyKey,
 		ExternalSequence: req.Sequence,
@@ -164,15 +164,15 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 	if req.HarnessTaskID != nil {
 		in.HarnessTaskID = *req.HarnessTaskID
 	}
-	res, err := rt.Route(ctx, in)
+	res, err := p.Route(ctx, in)
 	if err != nil && res.Receipt.ReceiptID == "" {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if werr := writeIndentedJSON(opts.Out, res.Receipt); werr != nil {
-		return exitf(ExitFailed, "writing the receipt: %v", werr)
+		return exitf(exitcode.Failed, "writing the receipt: %v", werr)
 	}
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	return receiptExit(res.Receipt)
 }
@@ -191,25 +191,21 @@ func receiptExit(r contract.LifecycleReceipt) error {
 	if r.FailureClass != nil {
 		fc = string(*r.FailureClass)
 	}
-	return exitf(ExitFailed, "%s receipt failed (%s)%s", r.Event, fc, why)
+	return exitf(exitcode.Failed, "%s receipt failed (%s)%s", r.Event, fc, why)
 }
 
-// openSessionLedger resolves the state folder and opens the ledger of an
-// existing session.
-func openSessionLedger(stateFlag string, getenv func(string) string, id string, now func() time.Time) (string, *ledger.Ledger, error) {
+// existingSession resolves the state folder and checks that session id
+// exists there.
+func existingSession(stateFlag string, getenv func(string) string, id string) (string, error) {
 	root, err := statedir.Resolve(stateFlag, getenv)
 	if err != nil {
-		return "", nil, exitf(ExitFailed, "%v", err)
+		return "", exitf(exitcode.Failed, "%v", err)
 	}
 	if err := statedir.ValidateSessionID(id); err != nil {
-		return "", nil, usageErrorf("--session: %v", err)
+		return "", usageErrorf("--session: %v", err)
 	}
 	if _, err := os.Stat(statedir.SessionDir(root, id)); err != nil {
-		return "", nil, exitf(ExitFailed, "unknown session %q in %s; see `lifeloop sessions` (or record one with `lifeloop emit`)", id, root)
+		return "", exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions` (or record one with `lifeloop emit`)", id, root)
 	}
-	l, err := ledger.Open(filepath.Clean(statedir.ReceiptsPath(root, id)), ledger.Options{Now: now})
-	if err != nil {
-		return "", nil, exitf(ExitFailed, "opening the ledger of session %s: %v", id, err)
-	}
-	return root, l, nil
+	return root, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
@@ -57,10 +58,10 @@ func ledgerVerifyRun(_ context.Context, e *env, o ledgerVerifyOptions) error {
 	}
 	rep, err := ledger.Verify(statedir.ReceiptsPath(root, rec.ID))
 	if errors.Is(err, fs.ErrNotExist) {
-		return exitf(ExitFailed, "session %s has no ledger yet (%s is missing)", rec.ID, statedir.ReceiptsFile)
+		return exitf(exitcode.Failed, "session %s has no ledger yet (%s is missing)", rec.ID, statedir.ReceiptsFile)
 	}
 	if err != nil {
-		return exitf(ExitFailed, "verify the ledger of session %s: %v", rec.ID, err)
+		return exitf(exitcode.Failed, "verify the ledger of session %s: %v", rec.ID, err)
 	}
 	if err := writeIndentedJSON(e.Out, rep); err != nil {
 		return err
@@ -79,7 +80,7 @@ func ledgerVerifyRun(_ context.Context, e *env, o ledgerVerifyOptions) error {
 		if rep.TornTail {
 			what = append(what, "a torn last line")
 		}
-		return exitf(ExitFailed, "the ledger of session %s has %s (see the report)", rec.ID, strings.Join(what, ", "))
+		return exitf(exitcode.Failed, "the ledger of session %s has %s (see the report)", rec.ID, strings.Join(what, ", "))
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 )
 
 // negotiateOptions are the inputs of `lifeloop negotiate`.
@@ -78,11 +79,11 @@ func negotiateRun(_ context.Context, opts negotiateOptions) error {
 		return err
 	}
 	if !json.Valid(data) {
-		return exitf(ExitUnreadable, "%s is not JSON; give a capability request object (see `lifeloop negotiate --help`)", inputName(opts.Require))
+		return exitf(exitcode.Unreadable, "%s is not JSON; give a capability request object (see `lifeloop negotiate --help`)", inputName(opts.Require))
 	}
 	req, err := contract.DecodeCapabilityRequest(data)
 	if err != nil {
-		return exitf(ExitFailed, "invalid capability request in %s: %v", inputName(opts.Require), err)
+		return exitf(exitcode.Failed, "invalid capability request in %s: %v", inputName(opts.Require), err)
 	}
 	res := contract.Negotiate(a.Manifest(), mode, req)
 	if err := writeIndentedJSON(opts.Out, res); err != nil {
@@ -93,13 +94,13 @@ func negotiateRun(_ context.Context, opts negotiateOptions) error {
 		if res.Verdict.FailureClass != nil {
 			class = string(*res.Verdict.FailureClass)
 		}
-		return exitf(ExitFailed, "negotiation refused (%s): %s", class, strings.Join(res.Verdict.Reasons, "; "))
+		return exitf(exitcode.Failed, "negotiation refused (%s): %s", class, strings.Join(res.Verdict.Reasons, "; "))
 	}
 	return nil
 }
 
 // readInput reads a file, or stdin for "-". A failure is an
-// ExitUnreadable error that says what to do.
+// exitcode.Unreadable error that says what to do.
 func readInput(name string, stdin io.Reader) ([]byte, error) {
 	var (
 		data []byte
@@ -111,7 +112,7 @@ func readInput(name string, stdin io.Reader) ([]byte, error) {
 		data, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return nil, exitf(ExitUnreadable, "cannot read %s: %v; check the path and permissions", inputName(name), unwrapPathError(err))
+		return nil, exitf(exitcode.Unreadable, "cannot read %s: %v; check the path and permissions", inputName(name), unwrapPathError(err))
 	}
 	return data, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
@@ -92,7 +93,7 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 			continue
 		}
 		if err != nil {
-			return exitf(ExitFailed, "read the ledger of session %s: %v", rec.ID, err)
+			return exitf(exitcode.Failed, "read the ledger of session %s: %v", rec.ID, err)
 		}
 		if err := write(entry); err != nil {
 			return quietOnClosedOutput(err)
@@ -137,7 +138,7 @@ func quietOnClosedOutput(err error) error {
 		return nil
 	}
 	if errors.Is(err, errClosedPipe()) {
-		return silentExit(ExitFailed)
+		return silentExit(exitcode.Failed)
 	}
-	return exitf(ExitFailed, "%v", err)
+	return exitf(exitcode.Failed, "%v", err)
 }

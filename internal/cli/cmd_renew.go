@@ -13,6 +13,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 	"github.com/lifeloop/lifeloop/renewal"
@@ -81,14 +82,14 @@ func readPayloadFile(in io.Reader, name string) (contract.PayloadEnvelope, error
 		data, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return contract.PayloadEnvelope{}, exitf(ExitUnreadable, "payload file %s: %v", name, err)
+		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "payload file %s: %v", name, err)
 	}
 	if !json.Valid(data) {
-		return contract.PayloadEnvelope{}, exitf(ExitUnreadable, "payload file %s is not JSON", name)
+		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "payload file %s is not JSON", name)
 	}
 	p, err := contract.DecodePayloadEnvelope(data)
 	if err != nil {
-		return contract.PayloadEnvelope{}, exitf(ExitFailed, "%s: payload file %s: %v", contract.FailureInvalidRequest, name, err)
+		return contract.PayloadEnvelope{}, exitf(exitcode.Failed, "%s: payload file %s: %v", contract.FailureInvalidRequest, name, err)
 	}
 	return p, nil
 }
@@ -97,9 +98,9 @@ func readPayloadFile(in io.Reader, name string) (contract.PayloadEnvelope, error
 func classError(err error) error {
 	var re *renewal.Error
 	if errors.As(err, &re) {
-		return exitf(ExitFailed, "%s (retry: %s)", re.Error(), re.Retry())
+		return exitf(exitcode.Failed, "%s (retry: %s)", re.Error(), re.Retry())
 	}
-	return exitf(ExitFailed, "%v", err)
+	return exitf(exitcode.Failed, "%v", err)
 }
 
 func renewRun(ctx context.Context, e *env, o renewOptions) error {
@@ -120,16 +121,16 @@ func renewRun(ctx context.Context, e *env, o renewOptions) error {
 		req.Payloads = append(req.Payloads, p)
 	}
 	if rec.State.IsTerminal() {
-		return exitf(ExitFailed, "session %s already ended (%s); renew needs a running `lifeloop run`", rec.ID, rec.State)
+		return exitf(exitcode.Failed, "session %s already ended (%s); renew needs a running `lifeloop run`", rec.ID, rec.State)
 	}
 	cctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
 	var out renewal.Outcome
 	if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), launcher.OpRenew, req, &out); err != nil {
 		if errors.Is(err, launcher.ErrNotLive) {
-			return exitf(ExitFailed, "session %s has no live wrapper (its lifeloop run is gone); restart it with `lifeloop run`", rec.ID)
+			return exitf(exitcode.Failed, "session %s has no live wrapper (its lifeloop run is gone); restart it with `lifeloop run`", rec.ID)
 		}
-		return exitf(ExitFailed, "renew %s: %v", rec.ID, err)
+		return exitf(exitcode.Failed, "renew %s: %v", rec.ID, err)
 	}
 	if o.JSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
@@ -146,7 +147,7 @@ func renewRun(ctx context.Context, e *env, o renewOptions) error {
 	}
 	fmt.Fprintln(e.Out, ")")
 	if out.State != renewal.StateDelivered {
-		return silentExit(ExitFailed)
+		return silentExit(exitcode.Failed)
 	}
 	return nil
 }
@@ -181,7 +182,7 @@ func renewalStatusRun(e *env, o controlOptions) error {
 	}
 	st, err := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(root, rec.ID)))
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	if o.JSON {
 		b, _ := json.MarshalIndent(st, "", "  ")

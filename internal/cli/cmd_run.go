@@ -2,13 +2,14 @@ package cli
 
 import (
 	"context"
-	"os"
 	"strings"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
@@ -98,7 +99,7 @@ kills the group.`,
 func runRun(ctx context.Context, e *env, o runOptions) error {
 	root, err := statedir.Resolve(o.StateDir, e.Getenv)
 	if err != nil {
-		return exitf(ExitLauncherFailed, "%v", err)
+		return exitf(exitcode.LaunchFailed, "%v", err)
 	}
 	format, err := sink.ParseFormat(o.Format)
 	if err != nil {
@@ -115,24 +116,24 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		}
 		events = append(events, ev)
 	}
-	var clients []launcher.ClientSpec
+	var clients []pipeline.ClientSpec
 	for _, c := range o.Clients {
 		if strings.TrimSpace(c) == "" {
 			return usageErrorf("--client: empty command")
 		}
 		// A client is a shell command line, like a git hook or an ssh
 		// ProxyCommand: quoting and arguments work as in sh.
-		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
+		clients = append(clients, pipeline.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
 	}
 	var req *contract.CapabilityRequest
 	if o.Require != "" {
 		data, err := readInput(o.Require, e.In)
 		if err != nil {
-			return exitf(ExitLauncherFailed, "--require: %v", err)
+			return exitf(exitcode.LaunchFailed, "--require: %v", err)
 		}
 		r, err := contract.DecodeCapabilityRequest(data)
 		if err != nil {
-			return exitf(ExitLauncherFailed, "--require %s: %v", o.Require, err)
+			return exitf(exitcode.LaunchFailed, "--require %s: %v", o.Require, err)
 		}
 		req = &r
 	}
@@ -149,14 +150,14 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	for _, f := range o.Payloads {
 		data, err := readInput(f, e.In)
 		if err != nil {
-			return exitf(ExitLauncherFailed, "--payload: %v", err)
+			return exitf(exitcode.LaunchFailed, "--payload: %v", err)
 		}
 		p, err := contract.DecodePayloadEnvelope(data)
 		if err == nil {
 			err = p.Check(e.Now())
 		}
 		if err != nil {
-			return exitf(ExitLauncherFailed, "--payload %s: %v", f, err)
+			return exitf(exitcode.LaunchFailed, "--payload %s: %v", f, err)
 		}
 		pls = append(pls, p)
 	}
@@ -164,11 +165,16 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	dir, err := e.workDir()
+	if err != nil {
+		return exitf(exitcode.LaunchFailed, "%v", err)
+	}
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:        root,
 		Argv:            o.Argv,
 		Adapter:         o.Adapter,
-		Env:             os.Environ(),
+		Env:             e.Environ,
+		Dir:             dir,
 		In:              e.In,
 		Out:             e.Out,
 		Cols:            uint16(o.Cols),
@@ -191,9 +197,10 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		PayloadsAt:      at,
 		HandleSignals:   true,
 		Now:             e.Now,
+		IDs:             e.IDs,
 	})
 	if err != nil {
-		return exitf(ExitLauncherFailed, "%v", err)
+		return exitf(exitcode.LaunchFailed, "%v", err)
 	}
 	if res.LaunchErr != nil {
 		return exitf(res.ExitCode, "%v", res.LaunchErr)

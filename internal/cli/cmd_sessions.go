@@ -11,6 +11,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -46,7 +47,7 @@ func sessionsCommand(e *env) *ucli.Command {
 func sessionsRun(_ context.Context, e *env, o sessionsOptions) error {
 	root, err := statedir.Resolve(o.StateDir, e.Getenv)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	recs, problems := statedir.ListSessions(root)
 	if problems != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -15,10 +14,13 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/observe"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/launcher"
 	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/watch"
 )
 
 // watchOptions are the flags of `lifeloop watch`.
@@ -71,7 +73,7 @@ prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
 			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
 			&ucli.DurationFlag{Name: "until-idle", Usage: "end after this long without new telemetry (0 = until interrupted)", Destination: &o.UntilIdle},
-			&ucli.DurationFlag{Name: "not-found-after", Usage: "report capability.degraded when no file appears within this long", Value: launcher.DefaultNotFoundAfter, Destination: &o.NotFoundAfter},
+			&ucli.DurationFlag{Name: "not-found-after", Usage: "report capability.degraded when no file appears within this long", Value: observe.DefaultNotFoundAfter, Destination: &o.NotFoundAfter},
 			levelsFlag(&o.Levels),
 		},
 		Action: func(c *ucli.Context) error {
@@ -128,7 +130,7 @@ func parseLevels(s string) (telemetry.Levels, error) {
 func watchRun(ctx context.Context, e *env, o watchOptions) error {
 	root, err := statedir.Resolve(o.StateDir, e.Getenv)
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	format, err := sink.ParseFormat(o.Format)
 	if err != nil {
@@ -146,23 +148,36 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 		}
 		events = append(events, ev)
 	}
-	var clients []launcher.ClientSpec
+	var clients []pipeline.ClientSpec
 	for _, c := range o.Clients {
 		if strings.TrimSpace(c) == "" {
 			return usageErrorf("--client: empty command")
 		}
-		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
+		clients = append(clients, pipeline.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
+	}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = "."
+	}
+	if cwd, err = e.abs(cwd); err != nil {
+		return err
+	}
+	path := o.Path
+	if path != "" {
+		if path, err = e.abs(path); err != nil {
+			return err
+		}
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	res, err := launcher.Watch(ctx, launcher.WatchOptions{
-		StateDir: root, Adapter: o.Adapter, Path: o.Path, Latest: o.Latest, Cwd: o.Cwd,
-		Env: os.Environ(), Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
+	res, err := watch.Run(ctx, watch.Options{
+		StateDir: root, Adapter: o.Adapter, Path: path, Latest: o.Latest, Cwd: cwd,
+		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, Now: e.Now,
+		NotFoundAfter: o.NotFoundAfter, Now: e.Now, IDs: e.IDs,
 	})
 	if err != nil {
-		return exitf(ExitFailed, "%v", err)
+		return exitf(exitcode.Failed, "%v", err)
 	}
 	out, _ := json.Marshal(map[string]any{"session_id": res.SessionID, "reason": res.Reason, "receipts": res.Receipts})
 	fmt.Fprintln(e.Out, string(out))

@@ -14,6 +14,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/schema"
 )
 
@@ -124,7 +125,7 @@ func TestEveryCommandHasHelp(t *testing.T) {
 					In: strings.NewReader(""), Out: &out, Err: &errOut,
 					Getenv: func(string) string { return "" },
 				})
-				if code != ExitOK || errOut.Len() > 0 {
+				if code != exitcode.OK || errOut.Len() > 0 {
 					t.Fatalf("exit %d, stderr %q", code, errOut.String())
 				}
 				if !strings.Contains(out.String(), c.Usage) {

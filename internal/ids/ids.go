@@ -72,15 +72,6 @@ func (s *ULIDSource) New(prefix string) string {
 	return prefix + "_" + id.String()
 }
 
-var defaultSource = NewULIDSource(nil, nil)
-
-// New returns prefix + "_" + a ULID from the process-wide default Source.
-// It is safe for concurrent use.
-func New(prefix string) string { return defaultSource.New(prefix) }
-
-// Default returns the process-wide default Source used by New.
-func Default() Source { return defaultSource }
-
 // Sequential is a deterministic Source for tests: it returns
 // prefix_<26-char zero-padded counter>, e.g. "lfr_00000000000000000000000001".
 // It is safe for concurrent use.

@@ -12,7 +12,7 @@ import (
 func TestNewFormat(t *testing.T) {
 	for _, prefix := range []string{PrefixSession, PrefixReceipt, PrefixInvocation, PrefixEvent} {
 		t.Run(prefix, func(t *testing.T) {
-			id := New(prefix)
+			id := NewULIDSource(nil, nil).New(prefix)
 			p, s, ok := Split(id)
 			if !ok || p != prefix {
 				t.Fatalf("Split(%q) = %q, %q, %v", id, p, s, ok)
@@ -48,6 +48,7 @@ func TestConcurrentUnique(t *testing.T) {
 	const workers, each = 8, 500
 	var mu sync.Mutex
 	seen := make(map[string]bool, workers*each)
+	src := NewULIDSource(nil, nil)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
@@ -55,7 +56,7 @@ func TestConcurrentUnique(t *testing.T) {
 			defer wg.Done()
 			local := make([]string, 0, each)
 			for i := 0; i < each; i++ {
-				local = append(local, New("evt"))
+				local = append(local, src.New("evt"))
 			}
 			mu.Lock()
 			defer mu.Unlock()

@@ -124,7 +124,7 @@ type Options struct {
 	// Now stamps at_epoch_s on receipts that have none; default time.Now.
 	Now func() time.Time
 	// IDs mints receipt_id and event_id values the ledger needs;
-	// default ids.Default().
+	// default a ULID source of the ledger's own on Now.
 	IDs ids.Source
 }
 
@@ -207,7 +207,7 @@ func Open(path string, opts Options) (*Ledger, error) {
 		opts.Now = time.Now
 	}
 	if opts.IDs == nil {
-		opts.IDs = ids.Default()
+		opts.IDs = ids.NewULIDSource(opts.Now, nil)
 	}
 	_, statErr := os.Lstat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
@@ -596,25 +596,9 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 	return r, res, nil
 }
 
-// splitWrites, when above zero, makes write issue chunks of that many
-// bytes instead of one write(2), so tests can kill a writer mid-line and
-// produce real torn tails. It is only set by tests.
-var splitWrites int
-
 func (l *Ledger) write(b []byte) error {
-	if splitWrites <= 0 {
-		_, err := l.f.Write(b)
-		return err
-	}
-	for len(b) > 0 {
-		n := min(splitWrites, len(b))
-		if _, err := l.f.Write(b[:n]); err != nil {
-			return err
-		}
-		b = b[n:]
-		time.Sleep(100 * time.Microsecond)
-	}
-	return nil
+	_, err := l.f.Write(b)
+	return err
 }
 
 func encodeLine(buf *bytes.Buffer, r contract.LifecycleReceipt) error {

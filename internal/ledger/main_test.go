@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -43,12 +44,17 @@ func TestMain(m *testing.M) {
 
 // helperAppend appends LEDGER_COUNT receipts (0: forever) to LEDGER_PATH
 // and prints each acknowledged sequence on stdout, one per line, only after
-// Append has returned (so after the fsync).
+// Append has returned (so after the fsync). With LEDGER_TORN=N it stops
+// after N (at least 1) receipts, writes the first part of one more line as a writer
+// killed mid-write leaves it, closes stdout and waits to be killed.
 func helperAppend() int {
 	path := os.Getenv("LEDGER_PATH")
 	count, _ := strconv.Atoi(os.Getenv("LEDGER_COUNT"))
 	tag := os.Getenv("LEDGER_TAG")
-	splitWrites, _ = strconv.Atoi(os.Getenv("LEDGER_SPLIT_WRITES"))
+	if torn, err := strconv.Atoi(os.Getenv("LEDGER_TORN")); err == nil {
+		count = torn
+		defer tornTail(path, tag)
+	}
 	l, err := Open(path, Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -70,6 +76,22 @@ func helperAppend() int {
 		}
 	}
 	return 0
+}
+
+// tornTail appends the first part of a receipt line to path, closes
+// stdout and blocks until the process is killed.
+func tornTail(path, tag string) {
+	r := testReceipt(contract.EventSupervisorTick)
+	r.TelemetrySummary = map[string]any{"writer": tag, "torn": true}
+	line, err := json.Marshal(r)
+	if err == nil {
+		if f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+			_, _ = f.Write(line[:len(line)/2])
+			_ = f.Close()
+		}
+	}
+	_ = os.Stdout.Close()
+	select {}
 }
 
 func testReceipt(ev contract.Event) contract.LifecycleReceipt {

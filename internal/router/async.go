@@ -8,6 +8,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/moment"
 )
 
 // DefaultAsyncQueue is each asynchronous client's queue length when
@@ -209,7 +210,7 @@ func (r *Router) recordClientFailure(observed contract.LifecycleReceipt, fc cont
 		RetryClass:       &rc,
 	}
 	f.Warnings = slices.Concat(warnings, r.takeWarnings())
-	if _, err := r.record(f, Input{}); err != nil {
+	if _, err := r.record(f, moment.Moment{}); err != nil {
 		r.log.Error("recording an async client failure failed", "parent_receipt_id", parent, "err", err)
 	}
 }

@@ -17,7 +17,7 @@
 // time from an injected clock.
 //
 // Status of the receipt, from strongest to weakest: a Failure override in
-// the Input; a refused negotiation (capability_unsupported or
+// the moment; a refused negotiation (capability_unsupported or
 // operator_required); an invalid input or payload (invalid_request); a
 // required placement that cannot be met (placement_unavailable or
 // payload_too_large); a synchronous client failure (see package callback)
@@ -45,6 +45,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/moment"
 )
 
 // DefaultClientID is the receipt client_id when Config.ClientID is empty.
@@ -112,49 +113,12 @@ type Config struct {
 	// InvocationID is shared by every receipt this router synthesizes when
 	// the Input names none; default a fresh inv_ id.
 	InvocationID string
-	// Now is the clock (default time.Now); IDs mints ids (default
-	// ids.Default()).
+	// Now is the clock (default time.Now); IDs mints ids (default a ULID
+	// source of the router's own on Now).
 	Now func() time.Time
 	IDs ids.Source
 	// Logger receives diagnostics (never payload bodies); nil discards.
 	Logger *slog.Logger
-}
-
-// Input is one lifecycle moment to route.
-type Input struct {
-	Event contract.Event
-	// EventID is the harness's own stable id for the moment, if any.
-	EventID          string
-	HarnessSessionID string
-	HarnessRunID     string
-	HarnessTaskID    string
-	FrameContext     *contract.FrameContext
-	// Payloads are delivered with the event; each is checked, placed and
-	// echoed in payload_receipts.
-	Payloads []contract.PayloadEnvelope
-	// PayloadReceipts are receipts for payloads the caller placed itself
-	// (a renewal's launch placement); they are echoed as they are.
-	PayloadReceipts []contract.PayloadReceipt
-	IdempotencyKey  *string
-	// ExternalSequence is the moment's number in an external scope (a
-	// harness event counter); the ledger detects gaps in it.
-	// ExternalScope defaults to "<adapter_id>:<harness_session_id>".
-	ExternalSequence *uint64
-	ExternalScope    string
-	ParentReceiptID  *string
-	// InvocationID overrides Config.InvocationID for this receipt.
-	InvocationID     string
-	TelemetrySummary map[string]any
-	Degradations     []contract.CapabilityDegradation
-	Warnings         []contract.Warning
-	// Metadata is passed to clients in the callback request.
-	Metadata map[string]any
-	// Status overrides the synthesized status (e.g. skipped); Failure
-	// marks the moment itself failed (e.g. the launcher failed before
-	// exec): status failed, with Retry or the class's default retry.
-	Status  *contract.ReceiptStatus
-	Failure *contract.FailureClass
-	Retry   *contract.RetryClass
 }
 
 // Result is the outcome of one Route.
@@ -165,7 +129,7 @@ type Result struct {
 	// Extra are receipts the ledger added before Receipt (a
 	// receipt.gap_detected).
 	Extra []contract.LifecycleReceipt
-	// Placements are the placement decisions for Input.Payloads followed
+	// Placements are the placement decisions for the moment's Payloads followed
 	// by those for ClientPayloads; the caller delivers what they allow.
 	Placements []contract.PlacementDecision
 	// ClientPayloads are the payloads synchronous clients returned.
@@ -202,7 +166,7 @@ func New(cfg Config) (*Router, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.IDs == nil {
-		cfg.IDs = ids.Default()
+		cfg.IDs = ids.NewULIDSource(cfg.Now, nil)
 	}
 	if cfg.InvocationID == "" {
 		cfg.InvocationID = cfg.IDs.New(ids.PrefixInvocation)
@@ -261,95 +225,146 @@ func (s *synth) failOnce(fc contract.FailureClass, rc contract.RetryClass) {
 // receipt.emitted, which never produces a receipt) or recorded (a ledger
 // failure: the receipt is then still returned, unsequenced, and written to
 // sinks with a ledger_append_failed warning).
-func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
-	if in.Event == contract.EventReceiptEmitted {
-		return Result{}, errors.New("receipt.emitted is a notification event and never produces a receipt")
-	}
-	if !in.Event.Valid() {
-		return Result{}, fmt.Errorf("unknown event %q; known: %v", in.Event, contract.Events)
+//
+// The stages, in order: check (validate, manifest, negotiation) → place
+// the input's payloads → ask the synchronous clients (only when nothing
+// refused the moment) → synthesize the receipt → record it (ledger, then
+// sinks) → hand it to the asynchronous clients.
+func (r *Router) Route(ctx context.Context, in moment.Moment) (Result, error) {
+	if err := routable(in.Event); err != nil {
+		return Result{}, err
 	}
 	now := r.cfg.Now()
 	s := &synth{status: contract.StatusObserved}
 	var res Result
 
-	// 1. validate
-	validErr := r.validate(in)
-	if validErr != nil {
-		s.failOnce(contract.FailureInvalidRequest, contract.FailureInvalidRequest.DefaultRetry())
-		s.warnings = append(s.warnings, contract.Warning{Code: string(contract.FailureInvalidRequest), Message: validErr.Error()})
-	}
-	// 2.–3. manifest and negotiation
-	if n := r.negotiation; n != nil {
-		if !n.Verdict.Proceed {
-			fc := contract.FailureCapabilityUnsupported
-			if n.Verdict.FailureClass != nil {
-				fc = *n.Verdict.FailureClass
-			}
-			rc := fc.DefaultRetry()
-			if n.Verdict.RetryClass != nil {
-				rc = *n.Verdict.RetryClass
-			}
-			s.failOnce(fc, rc)
-			for _, reason := range n.Verdict.Reasons {
-				s.warnings = append(s.warnings, contract.Warning{Code: string(fc), Message: reason})
-			}
-		} else if len(n.Warnings) > 0 {
-			s.degraded = true
-			s.warnings = append(s.warnings, n.Warnings...)
-		}
-	}
-	// 4. placements for the input payloads
+	valid := r.check(in, s)
 	var payloadReceipts []contract.PayloadReceipt
 	var deliver []contract.PayloadEnvelope
-	if validErr == nil {
+	if valid {
 		payloadReceipts, deliver = r.place(in.Event, in.Payloads, now, s, &res)
 	}
 	// Payloads placed elsewhere (e.g. by a renewal at relaunch) are echoed
 	// as their placer recorded them.
 	payloadReceipts = append(payloadReceipts, in.PayloadReceipts...)
-	// 5. synchronous clients, only when nothing refused the moment
-	eventID := in.EventID
-	switch {
-	case eventID != "":
-	case in.IdempotencyKey != nil && *in.IdempotencyKey != "":
-		eventID = keyedEventID(r.cfg.ClientID, r.cfg.Manifest.AdapterID, *in.IdempotencyKey)
-	default:
-		eventID = r.cfg.IDs.New(ids.PrefixEvent)
-	}
-	invocationID := in.InvocationID
-	if invocationID == "" {
-		invocationID = r.cfg.InvocationID
-	}
+
+	eventID, invocationID := r.eventID(in), r.invocationID(in)
 	env := r.envelope(in, eventID, invocationID, deliver)
 	refused := s.failure != nil // validation, negotiation or placement said no
-	if !refused && len(r.cfg.Clients) > 0 {
-		best := contract.StatusObserved
-		for i, c := range r.cfg.Clients {
-			resp, f := c.Invoke(ctx, env)
-			if f != nil {
-				s.failOnce(f.Class, f.Retry)
-				s.warnings = append(s.warnings, f.Warning())
-				continue
-			}
-			s.warnings = append(s.warnings, resp.Warnings...)
-			if resp.Status == contract.StatusFailed {
-				fc, rc := responseFailure(resp)
-				s.failOnce(fc, rc)
-				s.warnings = append(s.warnings, contract.Warning{Code: WarnClientFailed,
-					Message: fmt.Sprintf("%s answered status failed (%s)", clientLabel(c, i), fc)})
-				continue
-			}
-			best = strongest(best, resp.Status)
-			res.ClientPayloads = append(res.ClientPayloads, resp.ClientPayloads...)
-		}
-		s.status = best
-		if len(res.ClientPayloads) > 0 {
-			pr, _ := r.place(in.Event, res.ClientPayloads, now, s, &res)
-			payloadReceipts = append(payloadReceipts, pr...)
-		}
+	if !refused {
+		payloadReceipts = append(payloadReceipts, r.askClients(ctx, in.Event, env, now, s, &res)...)
 	}
 
-	// 6. synthesize
+	rc := r.synthesize(in, s, eventID, invocationID, now, payloadReceipts)
+	rec, err := r.record(rc, in)
+	res.Receipt, res.Extra, res.Replayed = rec.receipt, rec.extra, rec.replayed
+	// Asynchronous clients hear of every new moment except those lifeloop
+	// refused before dispatch and idempotency conflicts.
+	if err == nil && !rec.replayed && !rec.conflict && !refused && r.async != nil {
+		r.async.enqueue(rec.receipt, env)
+	}
+	return res, err
+}
+
+// routable says why ev can never make a receipt, or nil.
+func routable(ev contract.Event) error {
+	if ev == contract.EventReceiptEmitted {
+		return errors.New("receipt.emitted is a notification event and never produces a receipt")
+	}
+	if !ev.Valid() {
+		return fmt.Errorf("unknown event %q; known: %v", ev, contract.Events)
+	}
+	return nil
+}
+
+// check validates in and applies the negotiation verdict, recording
+// refusals and degradations in s. It reports whether in itself is valid.
+func (r *Router) check(in moment.Moment, s *synth) bool {
+	validErr := r.validate(in)
+	if validErr != nil {
+		s.failOnce(contract.FailureInvalidRequest, contract.FailureInvalidRequest.DefaultRetry())
+		s.warnings = append(s.warnings, contract.Warning{Code: string(contract.FailureInvalidRequest), Message: validErr.Error()})
+	}
+	n := r.negotiation
+	switch {
+	case n == nil:
+	case !n.Verdict.Proceed:
+		fc := contract.FailureCapabilityUnsupported
+		if n.Verdict.FailureClass != nil {
+			fc = *n.Verdict.FailureClass
+		}
+		rc := fc.DefaultRetry()
+		if n.Verdict.RetryClass != nil {
+			rc = *n.Verdict.RetryClass
+		}
+		s.failOnce(fc, rc)
+		for _, reason := range n.Verdict.Reasons {
+			s.warnings = append(s.warnings, contract.Warning{Code: string(fc), Message: reason})
+		}
+	case len(n.Warnings) > 0:
+		s.degraded = true
+		s.warnings = append(s.warnings, n.Warnings...)
+	}
+	return validErr == nil
+}
+
+// eventID is the harness's event id, else one derived from the
+// idempotency key, else a fresh one.
+func (r *Router) eventID(in moment.Moment) string {
+	switch {
+	case in.EventID != "":
+		return in.EventID
+	case in.IdempotencyKey != nil && *in.IdempotencyKey != "":
+		return keyedEventID(r.cfg.ClientID, r.cfg.Manifest.AdapterID, *in.IdempotencyKey)
+	default:
+		return r.cfg.IDs.New(ids.PrefixEvent)
+	}
+}
+
+// invocationID is the input's invocation id, else the router's.
+func (r *Router) invocationID(in moment.Moment) string {
+	if in.InvocationID != "" {
+		return in.InvocationID
+	}
+	return r.cfg.InvocationID
+}
+
+// askClients invokes the synchronous clients in order with env; their
+// statuses, failures and warnings go to s, the payloads they return to
+// res (placed here; their receipts are returned).
+func (r *Router) askClients(ctx context.Context, ev contract.Event, env contract.DispatchEnvelope, now time.Time, s *synth, res *Result) []contract.PayloadReceipt {
+	if len(r.cfg.Clients) == 0 {
+		return nil
+	}
+	best := contract.StatusObserved
+	for i, c := range r.cfg.Clients {
+		resp, f := c.Invoke(ctx, env)
+		if f != nil {
+			s.failOnce(f.Class, f.Retry)
+			s.warnings = append(s.warnings, f.Warning())
+			continue
+		}
+		s.warnings = append(s.warnings, resp.Warnings...)
+		if resp.Status == contract.StatusFailed {
+			fc, rc := responseFailure(resp)
+			s.failOnce(fc, rc)
+			s.warnings = append(s.warnings, contract.Warning{Code: WarnClientFailed,
+				Message: fmt.Sprintf("%s answered status failed (%s)", clientLabel(c, i), fc)})
+			continue
+		}
+		best = strongest(best, resp.Status)
+		res.ClientPayloads = append(res.ClientPayloads, resp.ClientPayloads...)
+	}
+	s.status = best
+	if len(res.ClientPayloads) == 0 {
+		return nil
+	}
+	pr, _ := r.place(ev, res.ClientPayloads, now, s, res)
+	return pr
+}
+
+// synthesize builds the receipt of in from what the stages before found.
+func (r *Router) synthesize(in moment.Moment, s *synth, eventID, invocationID string, now time.Time, payloadReceipts []contract.PayloadReceipt) contract.LifecycleReceipt {
 	rc := contract.LifecycleReceipt{
 		SchemaVersion:          contract.ReceiptSchemaVersion,
 		ReceiptID:              r.cfg.IDs.New(ids.PrefixReceipt),
@@ -359,14 +374,14 @@ func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
 		InvocationID:           invocationID,
 		Event:                  in.Event,
 		EventID:                eventID,
-		ParentReceiptID:        in.ParentReceiptID,
+		ParentReceiptID:        in.Parent,
 		IntegrationMode:        r.cfg.Mode,
 		AtEpochS:               now.Unix(),
 		HarnessSessionID:       optional(in.HarnessSessionID),
 		HarnessRunID:           optional(in.HarnessRunID),
 		HarnessTaskID:          optional(in.HarnessTaskID),
 		PayloadReceipts:        payloadReceipts,
-		TelemetrySummary:       in.TelemetrySummary,
+		TelemetrySummary:       in.Summary,
 		CapabilityDegradations: in.Degradations,
 	}
 	switch {
@@ -380,25 +395,15 @@ func (r *Router) Route(ctx context.Context, in Input) (Result, error) {
 		rc.RetryClass = &retry
 	case s.failure != nil:
 		rc.Status, rc.FailureClass, rc.RetryClass = contract.StatusFailed, s.failure, s.retry
-	case in.Status != nil:
-		rc.Status = *in.Status
+	case in.Status != "" && in.Status != contract.StatusFailed:
+		rc.Status = in.Status
 	case s.degraded && s.status != contract.StatusSkipped:
 		rc.Status = contract.StatusDegraded
 	default:
 		rc.Status = s.status
 	}
 	rc.Warnings = slices.Concat(in.Warnings, s.warnings, r.takeWarnings())
-	res.Receipt = rc
-
-	// 7.–9. record, write, hand to async clients
-	rec, err := r.record(rc, in)
-	res.Receipt, res.Extra, res.Replayed = rec.receipt, rec.extra, rec.replayed
-	// Asynchronous clients hear of every new moment except those lifeloop
-	// refused before dispatch and idempotency conflicts.
-	if err == nil && !rec.replayed && !rec.conflict && !refused && r.async != nil {
-		r.async.enqueue(rec.receipt, env)
-	}
-	return res, err
+	return rc
 }
 
 // recorded is what record did with a receipt.
@@ -411,7 +416,7 @@ type recorded struct {
 
 // record appends rc to the ledger (when configured) and writes it, and
 // any receipts the ledger added, to the sinks.
-func (r *Router) record(rc contract.LifecycleReceipt, in Input) (recorded, error) {
+func (r *Router) record(rc contract.LifecycleReceipt, in moment.Moment) (recorded, error) {
 	var out recorded
 	var appendErr error
 	if r.cfg.Ledger != nil {
@@ -448,12 +453,12 @@ func (r *Router) record(rc contract.LifecycleReceipt, in Input) (recorded, error
 
 // validate checks the input's own shape (payloads are checked one by one
 // in place).
-func (r *Router) validate(in Input) error {
-	if in.Event.IsFrame() && in.FrameContext == nil {
+func (r *Router) validate(in moment.Moment) error {
+	if in.Event.IsFrame() && in.Frame == nil {
 		return fmt.Errorf("%s needs a frame context (frame id)", in.Event)
 	}
-	if in.FrameContext != nil {
-		if err := in.FrameContext.Validate(); err != nil {
+	if in.Frame != nil {
+		if err := in.Frame.Validate(); err != nil {
 			return fmt.Errorf("frame_context: %w", err)
 		}
 	}
@@ -521,7 +526,7 @@ func (r *Router) place(ev contract.Event, payloads []contract.PayloadEnvelope, n
 }
 
 // envelope builds the dispatch envelope clients receive.
-func (r *Router) envelope(in Input, eventID, invocationID string, payloads []contract.PayloadEnvelope) contract.DispatchEnvelope {
+func (r *Router) envelope(in moment.Moment, eventID, invocationID string, payloads []contract.PayloadEnvelope) contract.DispatchEnvelope {
 	req := contract.CallbackRequest{
 		SchemaVersion:    contract.Version,
 		Event:            in.Event,
@@ -533,7 +538,7 @@ func (r *Router) envelope(in Input, eventID, invocationID string, payloads []con
 		HarnessSessionID: optional(in.HarnessSessionID),
 		HarnessRunID:     optional(in.HarnessRunID),
 		HarnessTaskID:    optional(in.HarnessTaskID),
-		FrameContext:     in.FrameContext,
+		FrameContext:     in.Frame,
 		IdempotencyKey:   in.IdempotencyKey,
 		Metadata:         in.Metadata,
 	}

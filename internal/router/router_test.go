@@ -16,6 +16,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
@@ -124,7 +125,7 @@ func newRouter(t *testing.T, cfg Config) *Router {
 	return r
 }
 
-func route(t *testing.T, r *Router, in Input) Result {
+func route(t *testing.T, r *Router, in moment.Moment) Result {
 	t.Helper()
 	res, err := r.Route(context.Background(), in)
 	if err != nil {
@@ -144,8 +145,8 @@ func payload(id string, placements ...contract.AcceptablePlacement) contract.Pay
 
 func TestReceiptSynthesis(t *testing.T) {
 	r := newRouter(t, Config{})
-	a := route(t, r, Input{Event: contract.EventSessionStarted, HarnessSessionID: "hs-1"})
-	b := route(t, r, Input{Event: contract.EventSupervisorTick, EventID: "hook-42", ParentReceiptID: &a.Receipt.ReceiptID})
+	a := route(t, r, moment.Moment{Event: contract.EventSessionStarted, HarnessSessionID: "hs-1"})
+	b := route(t, r, moment.Moment{Event: contract.EventSupervisorTick, EventID: "hook-42", Parent: &a.Receipt.ReceiptID})
 
 	if a.Receipt.Status != contract.StatusObserved || a.Receipt.Sequence != nil {
 		t.Fatalf("first receipt: status %s sequence %v", a.Receipt.Status, a.Receipt.Sequence)
@@ -181,24 +182,24 @@ func TestRouteErrorsAndRefusals(t *testing.T) {
 	tests := []struct {
 		name    string
 		cfg     Config
-		in      Input
+		in      moment.Moment
 		class   contract.FailureClass
 		retry   contract.RetryClass
 		invoked bool
 	}{
-		{name: "frame event without frame context", in: Input{Event: contract.EventFrameOpening},
+		{name: "frame event without frame context", in: moment.Moment{Event: contract.EventFrameOpening},
 			class: contract.FailureInvalidRequest, retry: contract.RetryDoNot},
 		{name: "required capability unsupported",
 			cfg: Config{Require: &contract.CapabilityRequest{ClientID: "c", Events: map[contract.Event]contract.Requirement{
 				contract.EventContextCompacted: {Level: contract.RequirementRequired}}}},
-			in:    Input{Event: contract.EventSessionStarted},
+			in:    moment.Moment{Event: contract.EventSessionStarted},
 			class: contract.FailureCapabilityUnsupported, retry: contract.RetryDoNot},
 		{name: "required placement unavailable",
-			in: Input{Event: contract.EventFrameOpening, FrameContext: &contract.FrameContext{FrameID: "f1", FrameClass: contract.FrameTopLevel},
+			in: moment.Moment{Event: contract.EventFrameOpening, Frame: &contract.FrameContext{FrameID: "f1", FrameClass: contract.FrameTopLevel},
 				Payloads: []contract.PayloadEnvelope{payload("pay_1", contract.AcceptablePlacement{Placement: contract.PlacementPrePromptFrame, Requirement: contract.RequirementRequired})}},
 			class: contract.FailurePlacementUnavailable, retry: contract.RetryAfterReconfigure},
 		{name: "payload with a wrong digest",
-			in: Input{Event: contract.EventSessionStarted, Payloads: []contract.PayloadEnvelope{func() contract.PayloadEnvelope {
+			in: moment.Moment{Event: contract.EventSessionStarted, Payloads: []contract.PayloadEnvelope{func() contract.PayloadEnvelope {
 				p := payload("pay_1", contract.AcceptablePlacement{Placement: contract.PlacementReceiptOnly, Requirement: contract.RequirementRequired})
 				p.ContentDigest = contract.Ptr("sha256:" + strings.Repeat("0", 64))
 				return p
@@ -208,16 +209,16 @@ func TestRouteErrorsAndRefusals(t *testing.T) {
 			cfg: Config{Clients: []Client{&fakeClient{invoke: func(context.Context, contract.DispatchEnvelope) (contract.CallbackResponse, *callback.Failure) {
 				return contract.CallbackResponse{}, &callback.Failure{Class: contract.FailureTimeout, Retry: contract.RetrySafe, Code: callback.CodeTimeout, Message: "slow"}
 			}}}},
-			in:    Input{Event: contract.EventSessionStarted},
+			in:    moment.Moment{Event: contract.EventSessionStarted},
 			class: contract.FailureTimeout, retry: contract.RetrySafe},
 		{name: "client answers failed", invoked: true,
 			cfg: Config{Clients: []Client{&fakeClient{invoke: func(context.Context, contract.DispatchEnvelope) (contract.CallbackResponse, *callback.Failure) {
 				return contract.CallbackResponse{SchemaVersion: contract.Version, Status: contract.StatusFailed,
 					FailureClass: contract.Ptr(contract.FailurePayloadRejected), RetryClass: contract.Ptr(contract.RetryAfterReconfigure)}, nil
 			}}}},
-			in:    Input{Event: contract.EventSessionStarted},
+			in:    moment.Moment{Event: contract.EventSessionStarted},
 			class: contract.FailurePayloadRejected, retry: contract.RetryAfterReconfigure},
-		{name: "launcher failure override", in: Input{Event: contract.EventSessionStarting, Failure: contract.Ptr(contract.FailureAdapterUnavailable)},
+		{name: "launcher failure override", in: moment.Moment{Event: contract.EventSessionStarting, Failure: contract.Ptr(contract.FailureAdapterUnavailable)},
 			class: contract.FailureAdapterUnavailable, retry: contract.RetryAfterReconfigure},
 	}
 	for _, tt := range tests {
@@ -248,7 +249,7 @@ func TestRouteErrorsAndRefusals(t *testing.T) {
 	for _, ev := range []contract.Event{contract.EventReceiptEmitted, "session.exploded"} {
 		t.Run(string(ev)+" produces no receipt", func(t *testing.T) {
 			r := newRouter(t, Config{})
-			if _, err := r.Route(context.Background(), Input{Event: ev}); err == nil {
+			if _, err := r.Route(context.Background(), moment.Moment{Event: ev}); err == nil {
 				t.Fatal("no error")
 			}
 		})
@@ -264,7 +265,7 @@ func TestClientsAndPayloads(t *testing.T) {
 			Warnings:       []contract.Warning{{Code: "client_note", Message: "fyi"}}}, nil
 	}}
 	r := newRouter(t, Config{Clients: []Client{c1, c2}})
-	in := Input{
+	in := moment.Moment{
 		Event: contract.EventSessionStarted, HarnessSessionID: "hs", IdempotencyKey: contract.Ptr("idem_1"),
 		Payloads: []contract.PayloadEnvelope{
 			payload("pay_a", contract.AcceptablePlacement{Placement: contract.PlacementPrePromptFrame, Requirement: contract.RequirementPreferred}),
@@ -317,7 +318,7 @@ func TestClientsAndPayloads(t *testing.T) {
 
 func TestPreferredCapabilityDegrades(t *testing.T) {
 	r := newRouter(t, Config{Require: &contract.CapabilityRequest{ClientID: "c", ContextPressure: &contract.Requirement{Level: contract.RequirementPreferred}}})
-	rc := route(t, r, Input{Event: contract.EventSessionStarted}).Receipt
+	rc := route(t, r, moment.Moment{Event: contract.EventSessionStarted}).Receipt
 	if rc.Status != contract.StatusDegraded || len(rc.Warnings) == 0 {
 		t.Fatalf("status=%s warnings=%+v", rc.Status, rc.Warnings)
 	}
@@ -346,9 +347,9 @@ func TestLedgerAndSinks(t *testing.T) {
 	sk := &memSink{}
 	l := openLedger(t)
 	r := newRouter(t, Config{Ledger: l, Sinks: []Sink{sk}})
-	a := route(t, r, Input{Event: contract.EventSessionStarted, IdempotencyKey: contract.Ptr("idem_start")})
-	b := route(t, r, Input{Event: contract.EventSupervisorTick, ExternalSequence: contract.Ptr(uint64(1)), HarnessSessionID: "hs"})
-	c := route(t, r, Input{Event: contract.EventSupervisorTick, ExternalSequence: contract.Ptr(uint64(4)), HarnessSessionID: "hs"})
+	a := route(t, r, moment.Moment{Event: contract.EventSessionStarted, IdempotencyKey: contract.Ptr("idem_start")})
+	b := route(t, r, moment.Moment{Event: contract.EventSupervisorTick, ExternalSequence: contract.Ptr(uint64(1)), HarnessSessionID: "hs"})
+	c := route(t, r, moment.Moment{Event: contract.EventSupervisorTick, ExternalSequence: contract.Ptr(uint64(4)), HarnessSessionID: "hs"})
 	if *a.Receipt.Sequence != 1 || *b.Receipt.Sequence != 2 {
 		t.Fatalf("sequences %d %d", *a.Receipt.Sequence, *b.Receipt.Sequence)
 	}
@@ -356,7 +357,7 @@ func TestLedgerAndSinks(t *testing.T) {
 		t.Fatalf("gap not detected: extra=%+v seq=%v", c.Extra, c.Receipt.Sequence)
 	}
 	// Identical redelivery (same event id, same content) is a replay.
-	again := route(t, r, Input{Event: contract.EventSessionStarted, EventID: a.Receipt.EventID, IdempotencyKey: contract.Ptr("idem_start")})
+	again := route(t, r, moment.Moment{Event: contract.EventSessionStarted, EventID: a.Receipt.EventID, IdempotencyKey: contract.Ptr("idem_start")})
 	if !again.Replayed || again.Receipt.ReceiptID != a.Receipt.ReceiptID {
 		t.Fatalf("replay not recognised: %+v", again)
 	}
@@ -380,7 +381,7 @@ func (failingLedger) AppendWith(contract.LifecycleReceipt, ledger.AppendOptions)
 func TestLedgerFailureStillReaches(t *testing.T) {
 	sk := &memSink{}
 	r := newRouter(t, Config{Ledger: failingLedger{}, Sinks: []Sink{sk}})
-	res, err := r.Route(context.Background(), Input{Event: contract.EventSessionStarted})
+	res, err := r.Route(context.Background(), moment.Moment{Event: contract.EventSessionStarted})
 	if err == nil || !hasWarning(res.Receipt, WarnLedgerFailed) || res.Receipt.Sequence != nil {
 		t.Fatalf("err=%v receipt=%+v", err, res.Receipt)
 	}
@@ -392,8 +393,8 @@ func TestLedgerFailureStillReaches(t *testing.T) {
 func TestSinkWarningsGoOnNextReceipt(t *testing.T) {
 	sk := &memSink{w: []contract.Warning{{Code: "sink_write_failed", Message: "x"}}}
 	r := newRouter(t, Config{Sinks: []Sink{sk}})
-	a := route(t, r, Input{Event: contract.EventSupervisorTick})
-	b := route(t, r, Input{Event: contract.EventSupervisorTick})
+	a := route(t, r, moment.Moment{Event: contract.EventSupervisorTick})
+	b := route(t, r, moment.Moment{Event: contract.EventSupervisorTick})
 	if !hasWarning(a.Receipt, "sink_write_failed") || hasWarning(b.Receipt, "sink_write_failed") {
 		t.Fatalf("warnings: a=%+v b=%+v", a.Receipt.Warnings, b.Receipt.Warnings)
 	}
@@ -422,7 +423,7 @@ func TestAsyncHangingClientDoesNotDelayRoute(t *testing.T) {
 	go func() {
 		var last Result
 		for i := 0; i < 6; i++ {
-			res, err := r.Route(context.Background(), Input{Event: contract.EventSupervisorTick})
+			res, err := r.Route(context.Background(), moment.Moment{Event: contract.EventSupervisorTick})
 			if err != nil {
 				t.Error(err)
 			}
@@ -444,7 +445,7 @@ func TestAsyncHangingClientDoesNotDelayRoute(t *testing.T) {
 	if d := r.async.Dropped(); d != 3 {
 		t.Fatalf("dropped = %d, want 3", d)
 	}
-	next := route(t, r, Input{Event: contract.EventSupervisorTick})
+	next := route(t, r, moment.Moment{Event: contract.EventSupervisorTick})
 	if !hasWarning(next.Receipt, WarnAsyncDropped) {
 		t.Fatalf("drop not reported on the next receipt: %+v", next.Receipt.Warnings)
 	}
@@ -483,7 +484,7 @@ func TestAsyncCloseDeadlineCancelsInFlight(t *testing.T) {
 		return contract.CallbackResponse{}, &callback.Failure{Class: contract.FailureTimeout, Retry: contract.RetrySafe, Code: callback.CodeTimeout, Message: "cancelled"}
 	}}
 	r := newRouter(t, Config{AsyncClients: []Client{hang}})
-	route(t, r, Input{Event: contract.EventSupervisorTick})
+	route(t, r, moment.Moment{Event: contract.EventSupervisorTick})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := r.Close(ctx); err == nil {
@@ -502,7 +503,7 @@ func TestAsyncGoodClientRecordsNothingExtra(t *testing.T) {
 	ok := answer(contract.StatusDelivered)
 	sk := &memSink{}
 	r := newRouter(t, Config{AsyncClients: []Client{ok}, Sinks: []Sink{sk}})
-	route(t, r, Input{Event: contract.EventSessionStarted})
+	route(t, r, moment.Moment{Event: contract.EventSessionStarted})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := r.Close(ctx); err != nil {
@@ -518,7 +519,7 @@ func BenchmarkRoute(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := Input{Event: contract.EventSupervisorTick, HarnessSessionID: "hs", TelemetrySummary: map[string]any{"activity": "idle"}}
+	in := moment.Moment{Event: contract.EventSupervisorTick, HarnessSessionID: "hs", Summary: map[string]any{"activity": "idle"}}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -538,7 +539,7 @@ func BenchmarkRouteLedgerNoSync(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	in := Input{Event: contract.EventSupervisorTick, HarnessSessionID: "hs"}
+	in := moment.Moment{Event: contract.EventSupervisorTick, HarnessSessionID: "hs"}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -564,7 +565,7 @@ func TestIdempotentReplayAcrossInvocations(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := newRouter(t, Config{Ledger: l, IDs: ids.NewULIDSource(nil, nil)})
-		res := route(t, r, Input{Event: contract.EventContextCompacted, IdempotencyKey: contract.Ptr("idem_x")})
+		res := route(t, r, moment.Moment{Event: contract.EventContextCompacted, IdempotencyKey: contract.Ptr("idem_x")})
 		_ = l.Close()
 		if i == 0 {
 			first = res
@@ -589,11 +590,11 @@ func TestIdempotentReplayAcrossInvocations(t *testing.T) {
 func TestRefusedMomentsNeverReachAsyncClients(t *testing.T) {
 	c := answer(contract.StatusDelivered)
 	r := newRouter(t, Config{AsyncClients: []Client{c}})
-	refused := route(t, r, Input{Event: contract.EventFrameOpening}) // no frame context
+	refused := route(t, r, moment.Moment{Event: contract.EventFrameOpening}) // no frame context
 	if refused.Receipt.Status != contract.StatusFailed {
 		t.Fatalf("status = %s", refused.Receipt.Status)
 	}
-	accepted := route(t, r, Input{Event: contract.EventSessionStarted})
+	accepted := route(t, r, moment.Moment{Event: contract.EventSessionStarted})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := r.Close(ctx); err != nil {
@@ -610,8 +611,8 @@ func TestRefusedMomentsNeverReachAsyncClients(t *testing.T) {
 func TestAsyncDispatchCarriesSequence(t *testing.T) {
 	c := answer(contract.StatusDelivered)
 	r := newRouter(t, Config{AsyncClients: []Client{c}, Ledger: openLedger(t)})
-	route(t, r, Input{Event: contract.EventSessionStarted})
-	route(t, r, Input{Event: contract.EventSupervisorTick})
+	route(t, r, moment.Moment{Event: contract.EventSessionStarted})
+	route(t, r, moment.Moment{Event: contract.EventSupervisorTick})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := r.Close(ctx); err != nil {

@@ -1,10 +1,12 @@
-package launcher
+// Package watch records a harness lifeloop did not launch from its
+// telemetry (`lifeloop watch`, integration mode telemetry_only): the same
+// telemetry receipts `lifeloop run` records, in a lifeloop session of
+// their own.
+package watch
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +16,10 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/callback"
 	"github.com/lifeloop/lifeloop/internal/ids"
-	"github.com/lifeloop/lifeloop/internal/ledger"
-	"github.com/lifeloop/lifeloop/internal/router"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/observe"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/telemetry"
@@ -26,7 +28,7 @@ import (
 // LatestWithin bounds how old a file `watch --latest` may pick.
 const LatestWithin = 7 * 24 * time.Hour
 
-// WatchOptions are what `lifeloop watch` decided: observe a harness that
+// Options are what `lifeloop watch` decided: observe a harness that
 // lifeloop did not launch (integration mode telemetry_only).
 //
 // Which file: Path when set; else, with Latest, the newest transcript or
@@ -35,20 +37,21 @@ const LatestWithin = 7 * 24 * time.Hour
 // or renewed harness writes a new file). A file that already exists is
 // read from its start to learn the harness session id and the pressure
 // level; its earlier turns are not reported again.
-type WatchOptions struct {
+type Options struct {
 	StateDir string
 	// Adapter is the adapter id (required; it must have telemetry).
 	Adapter  string
 	Registry *adapters.Registry
-	Path     string
-	Latest   bool
-	// Cwd is the harness's working folder (default: the current one).
+	// Path is the file to watch, absolute.
+	Path   string
+	Latest bool
+	// Cwd is the harness's working folder, absolute (required).
 	Cwd string
 	// Env locates the harness's files (HOME and the harness's own
 	// variables).
 	Env []string
 
-	Clients       []ClientSpec
+	Clients       []pipeline.ClientSpec
 	ClientEvents  []contract.Event
 	ClientTimeout time.Duration
 	Events        []string
@@ -61,53 +64,47 @@ type WatchOptions struct {
 	NotFoundAfter time.Duration
 	Tail          telemetry.TailConfig
 
-	// OnSession, when set, is told the session id and folder.
-	OnSession func(id, dir string)
-	Now       func() time.Time
-	IDs       ids.Source
+	Now func() time.Time
+	IDs ids.Source
 }
 
-// WatchResult is how a watch ended.
-type WatchResult struct {
+// Result is how a watch ended.
+type Result struct {
 	SessionID string
 	// Reason is "idle" (UntilIdle passed) or "interrupted" (ctx ended).
 	Reason   string
 	Receipts int
 }
 
-// Watch records the receipts of a harness's telemetry into a lifeloop
+// Run records the receipts of a harness's telemetry into a lifeloop
 // session of its own until ctx is cancelled or UntilIdle passes without
 // telemetry. The session record says integration_mode telemetry_only and
 // goes running → completed; the last receipt is session.ended.
-func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
+func Run(ctx context.Context, o Options) (Result, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
 	if o.IDs == nil {
-		o.IDs = ids.Default()
+		o.IDs = ids.NewULIDSource(o.Now, nil)
 	}
 	if o.Registry == nil {
 		o.Registry = builtin.Default()
 	}
 	ad, err := o.Registry.Lookup(o.Adapter)
 	if err != nil {
-		return WatchResult{}, err
+		return Result{}, err
 	}
 	tel := ad.Telemetry()
 	if tel == nil {
 		withTelemetry := o.Registry.IDsWith(func(a *adapters.Adapter) bool { return a.Telemetry() != nil })
-		return WatchResult{}, fmt.Errorf("adapter %s has no telemetry lifeloop can read; watch supports adapters with transcripts (%s)", ad.ID, strings.Join(withTelemetry, ", "))
+		return Result{}, fmt.Errorf("adapter %s has no telemetry lifeloop can read; watch supports adapters with transcripts (%s)", ad.ID, strings.Join(withTelemetry, ", "))
 	}
-	if o.Cwd == "" {
-		if o.Cwd, err = os.Getwd(); err != nil {
-			return WatchResult{}, fmt.Errorf("cannot read the working directory: %w", err)
-		}
+	if !filepath.IsAbs(o.Cwd) {
+		return Result{}, fmt.Errorf("watch: the harness's folder %q is not absolute", o.Cwd)
 	}
-	if o.Cwd, err = filepath.Abs(o.Cwd); err != nil {
-		return WatchResult{}, err
-	}
+	o.Cwd = filepath.Clean(o.Cwd)
 	start := o.Now()
-	topts := TelemetryOptions{
+	topts := observe.Options{
 		Harness: tel, Env: o.Env, Cwd: o.Cwd, LaunchedAt: start,
 		Levels: o.Levels, NotFoundAfter: o.NotFoundAfter, Tail: o.Tail, Now: o.Now,
 	}
@@ -117,41 +114,39 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 	case o.Latest:
 		p, err := latestFile(topts, start)
 		if err != nil {
-			return WatchResult{}, err
+			return Result{}, err
 		}
 		topts.Path = p
 	default:
 		topts.Follow = true
 	}
 	if topts.Path != "" {
-		if topts.Path, err = filepath.Abs(topts.Path); err != nil {
-			return WatchResult{}, err
+		if !filepath.IsAbs(topts.Path) {
+			return Result{}, fmt.Errorf("watch: the file %q is not absolute", topts.Path)
 		}
+		topts.Path = filepath.Clean(topts.Path)
 		fi, err := os.Stat(topts.Path)
 		if err != nil {
-			return WatchResult{}, fmt.Errorf("cannot watch %s: %w", topts.Path, err)
+			return Result{}, fmt.Errorf("cannot watch %s: %w", topts.Path, err)
 		}
 		topts.FromStart = true
 		topts.HistoryOffset = fi.Size()
 	}
-	if _, _, err := watchConfig(topts); err != nil {
-		return WatchResult{}, err
+	if _, _, err := observe.Config(topts); err != nil {
+		return Result{}, err
 	}
 
-	p, err := openPipeline(pipelineOptions{
-		StateDir: o.StateDir, Adapter: ad, Mode: contract.ModeTelemetryOnly, Env: o.Env,
-		Clients: o.Clients, ClientEvents: o.ClientEvents, ClientTimeout: o.ClientTimeout,
+	p, err := pipeline.Open(pipeline.Options{
+		StateDir: o.StateDir, NewSession: true, Log: true, Adapter: ad, Mode: contract.ModeTelemetryOnly,
+		Clients: o.Clients, ClientEvents: o.ClientEvents, ClientTimeout: o.ClientTimeout, ClientEnv: o.Env,
 		Events: o.Events, Format: o.Format, Now: o.Now, IDs: o.IDs,
 	})
 	if err != nil {
-		return WatchResult{}, err
+		return Result{}, err
 	}
 	defer p.Close()
-	if o.OnSession != nil {
-		o.OnSession(p.ID, p.Dir)
-	}
 	topts.Log = p.Log
-	topts.Claims = &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, ClaimsFolder), Owner: p.ID}
+	topts.Claims = &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID}
 
 	var last atomic.Int64
 	last.Store(o.Now().UnixNano())
@@ -164,15 +159,15 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 	if topts.Path != "" {
 		rec.Argv = []string{topts.Path}
 	}
-	ob := &watchObserver{p: p, rec: rec, stateDir: o.StateDir, now: o.Now, frames: map[string]string{}}
+	ob := &observer{p: p, rec: rec, stateDir: o.StateDir, now: o.Now, frames: map[string]string{}}
 	ob.save()
 	p.Log.Info("watch started", "adapter", ad.ID, "cwd", o.Cwd, "path", topts.Path)
 
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w, err := startTelemetry(wctx, topts)
+	w, err := observe.Start(wctx, topts)
 	if err != nil {
-		return WatchResult{}, err
+		return Result{}, err
 	}
 	defer w.Wait()
 
@@ -183,7 +178,7 @@ func Watch(ctx context.Context, o WatchOptions) (WatchResult, error) {
 		idleC = tk.C
 	}
 	reason := "interrupted"
-	moments := w.moments
+	moments := w.Moments()
 loop:
 	for {
 		select {
@@ -205,18 +200,18 @@ loop:
 	}
 	cancel()
 	// Moments already converted are still recorded.
-	for m := range w.moments {
+	for m := range w.Moments() {
 		ob.observe(context.Background(), m)
 	}
 	ob.end(reason, start)
-	return WatchResult{SessionID: p.ID, Reason: reason, Receipts: ob.count}, nil
+	return Result{SessionID: p.ID, Reason: reason, Receipts: ob.count}, nil
 }
 
 // latestFile returns the newest file the adapter's discoverer lists for
 // Cwd within LatestWithin.
-func latestFile(o TelemetryOptions, now time.Time) (string, error) {
+func latestFile(o observe.Options, now time.Time) (string, error) {
 	o.LaunchedAt = now.Add(-LatestWithin)
-	cfg, _, err := watchConfig(o)
+	cfg, _, err := observe.Config(o)
 	if err != nil {
 		return "", err
 	}
@@ -236,12 +231,12 @@ func latestFile(o TelemetryOptions, now time.Time) (string, error) {
 	return newest.Path, nil
 }
 
-// watchObserver records moments of a watch session: it chains frame
+// observer records moments of a watch session: it chains frame
 // receipts to their frame.opening and the rest to the binding receipt,
 // sets the harness session id on every receipt once known, and keeps
 // session.json up to date.
-type watchObserver struct {
-	p        *pipeline
+type observer struct {
+	p        *pipeline.Pipeline
 	rec      statedir.SessionRecord
 	stateDir string
 	now      func() time.Time
@@ -251,7 +246,7 @@ type watchObserver struct {
 	count    int
 }
 
-func (w *watchObserver) observe(ctx context.Context, m Moment) {
+func (w *observer) observe(ctx context.Context, m moment.Moment) {
 	if m.HarnessSessionID != "" && m.HarnessSessionID != w.harness {
 		w.harness = m.HarnessSessionID
 		w.rec.HarnessSessionIDs = append(w.rec.HarnessSessionIDs, m.HarnessSessionID)
@@ -275,7 +270,8 @@ func (w *watchObserver) observe(ctx context.Context, m Moment) {
 			m.Parent = &r
 		}
 	}
-	r, err := w.p.Record(ctx, m)
+	res, err := w.p.Route(ctx, m)
+	r := res.Receipt
 	if err != nil {
 		w.p.Log.Error("recording receipt failed", "event", m.Event, "err", err)
 		return
@@ -289,9 +285,9 @@ func (w *watchObserver) observe(ctx context.Context, m Moment) {
 	}
 }
 
-func (w *watchObserver) end(reason string, start time.Time) {
+func (w *observer) end(reason string, start time.Time) {
 	now := w.now()
-	m := Moment{
+	m := moment.Moment{
 		Event:            contract.EventSessionEnded,
 		HarnessSessionID: w.harness,
 		Summary: map[string]any{
@@ -306,7 +302,7 @@ func (w *watchObserver) end(reason string, start time.Time) {
 		r := w.root
 		m.Parent = &r
 	}
-	if _, err := w.p.Record(context.Background(), m); err == nil {
+	if _, err := w.p.Route(context.Background(), m); err == nil {
 		w.count++
 	}
 	w.rec.State = statedir.StateCompleted
@@ -315,117 +311,9 @@ func (w *watchObserver) end(reason string, start time.Time) {
 	w.save()
 }
 
-func (w *watchObserver) save() {
+func (w *observer) save() {
 	w.rec.UpdatedAt = w.now()
 	if err := statedir.WriteSession(w.stateDir, w.rec); err != nil {
 		w.p.Log.Error("writing session.json failed", "err", err)
 	}
-}
-
-// pipelineOptions configure openPipeline.
-type pipelineOptions struct {
-	StateDir      string
-	Adapter       *adapters.Adapter
-	Mode          contract.IntegrationMode
-	Env           []string
-	Clients       []ClientSpec
-	ClientEvents  []contract.Event
-	ClientTimeout time.Duration
-	Events        []string
-	Format        sink.Format
-	Now           func() time.Time
-	IDs           ids.Source
-}
-
-// pipeline is one session's receipt path: session folder, log, ledger,
-// sinks, asynchronous clients and the router in front of them.
-type pipeline struct {
-	ID, Dir string
-	Log     *slog.Logger
-	rt      *router.Router
-	closers []func()
-}
-
-// openPipeline creates a session folder and everything its receipts go
-// through. Close releases it all.
-func openPipeline(o pipelineOptions) (_ *pipeline, err error) {
-	p := &pipeline{ID: o.IDs.New(ids.PrefixSession)}
-	defer func() {
-		if err != nil {
-			p.Close()
-		}
-	}()
-	if p.Dir, err = statedir.CreateSessionDir(o.StateDir, p.ID); err != nil {
-		return nil, err
-	}
-	logFile, err := os.OpenFile(statedir.LogPath(o.StateDir, p.ID), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("session log: %w", err)
-	}
-	p.closers = append(p.closers, func() { _ = logFile.Close() })
-	p.Log = slog.New(slog.NewJSONHandler(logFile, nil)).With("session", p.ID)
-	led, err := ledger.Open(statedir.ReceiptsPath(o.StateDir, p.ID), ledger.Options{Now: o.Now, IDs: o.IDs})
-	if err != nil {
-		return nil, err
-	}
-	p.closers = append(p.closers, func() { _ = led.Close() })
-	var sinks []router.Sink
-	for _, dest := range o.Events {
-		sk, err := sink.Open(dest, o.Format, sink.Options{SessionID: p.ID, OrgLoopHarness: o.Adapter.OrgLoopHarness, Logger: p.Log})
-		if err != nil {
-			return nil, fmt.Errorf("--events %s: %w", dest, err)
-		}
-		sinks = append(sinks, sk)
-		p.closers = append(p.closers, func() {
-			cctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			_ = sk.Close(cctx)
-		})
-	}
-	var clients []router.Client
-	for _, c := range o.Clients {
-		inv := &callback.Invoker{
-			Path: c.Path, Args: c.Args, Timeout: o.ClientTimeout, Env: o.Env,
-			SessionID: p.ID, SessionDir: p.Dir, StateDir: o.StateDir,
-		}
-		clients = append(clients, filteredClient{inv: inv, events: o.ClientEvents})
-	}
-	p.rt, err = router.New(router.Config{
-		Manifest:     o.Adapter.Manifest(),
-		Mode:         o.Mode,
-		Ledger:       led,
-		InvocationID: o.IDs.New(ids.PrefixInvocation),
-		AsyncClients: clients,
-		Sinks:        sinks,
-		Now:          o.Now,
-		IDs:          o.IDs,
-		Logger:       p.Log,
-	})
-	if err != nil {
-		return nil, err
-	}
-	p.closers = append(p.closers, func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_ = p.rt.Close(cctx)
-	})
-	return p, nil
-}
-
-// Record routes one moment.
-func (p *pipeline) Record(ctx context.Context, m Moment) (contract.LifecycleReceipt, error) {
-	if p.rt == nil {
-		return contract.LifecycleReceipt{}, errors.New("pipeline closed")
-	}
-	res, err := p.rt.Route(ctx, InputOf(m))
-	return res.Receipt, err
-}
-
-// Close flushes clients and sinks and closes the ledger and log, in the
-// reverse order of opening. It is idempotent.
-func (p *pipeline) Close() {
-	for i := len(p.closers) - 1; i >= 0; i-- {
-		p.closers[i]()
-	}
-	p.closers = nil
 }

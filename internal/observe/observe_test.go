@@ -1,4 +1,4 @@
-package launcher
+package observe
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -46,13 +47,13 @@ func writeLines(t *testing.T, path string, lines ...string) {
 // collector reads moments from a watcher until a condition holds.
 type collector struct {
 	t   *testing.T
-	ch  <-chan Moment
-	got []Moment
+	ch  <-chan moment.Moment
+	got []moment.Moment
 }
 
 // until reads moments until ok returns true for the list so far. The
 // bound only keeps a broken watcher from hanging the test.
-func (c *collector) until(what string, ok func([]Moment) bool) {
+func (c *collector) until(what string, ok func([]moment.Moment) bool) {
 	c.t.Helper()
 	bound := time.NewTimer(20 * time.Second)
 	defer bound.Stop()
@@ -69,8 +70,8 @@ func (c *collector) until(what string, ok func([]Moment) bool) {
 	}
 }
 
-func countOf(ev contract.Event) func([]Moment) int {
-	return func(ms []Moment) int {
+func countOf(ev contract.Event) func([]moment.Moment) int {
+	return func(ms []moment.Moment) int {
 		n := 0
 		for _, m := range ms {
 			if m.Event == ev {
@@ -81,7 +82,7 @@ func countOf(ev contract.Event) func([]Moment) int {
 	}
 }
 
-func momentList(ms []Moment) string {
+func momentList(ms []moment.Moment) string {
 	var b strings.Builder
 	for _, m := range ms {
 		fmt.Fprintf(&b, "\n  %s %v", m.Event, m.Summary)
@@ -98,12 +99,12 @@ func momentList(ms []Moment) string {
 	return b.String()
 }
 
-func startTestWatcher(t *testing.T, o TelemetryOptions) *collector {
+func startTestWatcher(t *testing.T, o Options) *collector {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	o.Tail.ForcePoll = true
 	o.Tail.Poll = 20 * time.Millisecond
-	w, err := startTelemetry(ctx, o)
+	w, err := Start(ctx, o)
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -128,12 +129,12 @@ func TestTelemetryMoments(t *testing.T) {
 		tAsst("m3", "end_turn", 81000), // still high: no receipt
 		tCompact(95000, 5000),          // reset to low
 	)
-	c := startTestWatcher(t, TelemetryOptions{
+	c := startTestWatcher(t, Options{
 		Harness: claude.Harness{}, Path: path, FromStart: true,
 		Env: []string{"HOME=" + dir, "CLAUDE_CODE_MAX_CONTEXT_TOKENS=100000"},
 	})
 	pressure := countOf(contract.EventContextPressureObserved)
-	c.until("the compaction reset", func(ms []Moment) bool { return pressure(ms) >= 3 })
+	c.until("the compaction reset", func(ms []moment.Moment) bool { return pressure(ms) >= 3 })
 
 	type want struct {
 		event contract.Event
@@ -224,12 +225,12 @@ func TestTelemetryDegradation(t *testing.T) {
 	if err := os.MkdirAll(cwd, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	c := startTestWatcher(t, TelemetryOptions{
+	c := startTestWatcher(t, Options{
 		Harness: claude.Harness{}, Env: []string{"HOME=" + home}, Cwd: cwd,
 		LaunchedAt: time.Now(), NotFoundAfter: 50 * time.Millisecond,
 	})
 	degraded := countOf(contract.EventCapabilityDegraded)
-	c.until("degradation", func(ms []Moment) bool { return degraded(ms) >= 1 })
+	c.until("degradation", func(ms []moment.Moment) bool { return degraded(ms) >= 1 })
 	checkDegradation(t, c.got[len(c.got)-1], contract.StatusDegraded, contract.SupportSynthesized, contract.SupportUnavailable, "source_not_found")
 
 	projects := filepath.Join(home, ".claude", "projects", claude.ProjectDirName(cwd))
@@ -238,25 +239,25 @@ func TestTelemetryDegradation(t *testing.T) {
 	}
 	path := filepath.Join(projects, testSID+".jsonl")
 	writeLines(t, path, tUser("u1", "p1"))
-	c.until("recovery", func(ms []Moment) bool { return degraded(ms) >= 2 })
+	c.until("recovery", func(ms []moment.Moment) bool { return degraded(ms) >= 2 })
 	rec := c.got[len(c.got)-1]
 	checkDegradation(t, rec, "", contract.SupportUnavailable, contract.SupportSynthesized, "source_found")
 	if rec.Summary["recovered"] != true || rec.Summary["path"] != path {
 		t.Errorf("recovery summary %v", rec.Summary)
 	}
-	c.until("the frame", func(ms []Moment) bool { return countOf(contract.EventFrameOpening)(ms) == 1 })
+	c.until("the frame", func(ms []moment.Moment) bool { return countOf(contract.EventFrameOpening)(ms) == 1 })
 
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	c.until("loss", func(ms []Moment) bool { return degraded(ms) >= 3 })
+	c.until("loss", func(ms []moment.Moment) bool { return degraded(ms) >= 3 })
 	checkDegradation(t, c.got[len(c.got)-1], contract.StatusDegraded, contract.SupportSynthesized, contract.SupportUnavailable, "source_deleted")
 	writeLines(t, path, tUser("u2", "p2"))
-	c.until("second recovery", func(ms []Moment) bool { return degraded(ms) >= 4 })
+	c.until("second recovery", func(ms []moment.Moment) bool { return degraded(ms) >= 4 })
 	checkDegradation(t, c.got[len(c.got)-1], "", contract.SupportUnavailable, contract.SupportSynthesized, "source_appeared")
 }
 
-func checkDegradation(t *testing.T, m Moment, status contract.ReceiptStatus, prev, cur contract.SupportState, reason string) {
+func checkDegradation(t *testing.T, m moment.Moment, status contract.ReceiptStatus, prev, cur contract.SupportState, reason string) {
 	t.Helper()
 	if m.Event != contract.EventCapabilityDegraded || m.Status != status || m.Summary["reason"] != reason {
 		t.Fatalf("got %s status %q reason %v, want capability.degraded %q %s", m.Event, m.Status, m.Summary["reason"], status, reason)
@@ -284,7 +285,7 @@ func checkDegradation(t *testing.T, m Moment, status contract.ReceiptStatus, pre
 // the default bounds and levels; inverted levels are refused. Where each
 // harness's files live is tested in its folder (TestTelemetrySource).
 func TestWatchConfigDefaults(t *testing.T) {
-	cfg, kind, err := watchConfig(TelemetryOptions{Harness: codex.Harness{}, Env: []string{"HOME=/h"}, Cwd: "/p"})
+	cfg, kind, err := Config(Options{Harness: codex.Harness{}, Env: []string{"HOME=/h"}, Cwd: "/p"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +295,7 @@ func TestWatchConfigDefaults(t *testing.T) {
 	if cfg.Within != DefaultNotFoundAfter || cfg.Levels != telemetry.DefaultLevels {
 		t.Errorf("defaults: within %v levels %+v", cfg.Within, cfg.Levels)
 	}
-	if _, _, err := watchConfig(TelemetryOptions{Harness: claude.Harness{}, Env: []string{"HOME=/h"}, Levels: telemetry.Levels{Moderate: 0.9, High: 0.5, Critical: 0.95}}); err == nil {
+	if _, _, err := Config(Options{Harness: claude.Harness{}, Env: []string{"HOME=/h"}, Levels: telemetry.Levels{Moderate: 0.9, High: 0.5, Critical: 0.95}}); err == nil {
 		t.Error("inverted levels accepted")
 	}
 }
@@ -303,13 +304,13 @@ func TestWatchConfigDefaults(t *testing.T) {
 // the harness's environment) does not stop the launch; the ledger gets
 // one capability.degraded saying why.
 func TestTelemetryUnavailable(t *testing.T) {
-	o := TelemetryOptions{Harness: codex.Harness{}}
-	_, err := startTelemetry(context.Background(), o)
+	o := Options{Harness: codex.Harness{}}
+	_, err := Start(context.Background(), o)
 	if err == nil {
 		t.Fatal("watcher started without HOME or CODEX_HOME")
 	}
-	var got []Moment
-	for m := range unavailableTelemetry(o, err) {
+	var got []moment.Moment
+	for m := range Unavailable(o, err) {
 		got = append(got, m)
 	}
 	if len(got) != 1 || got[0].Event != contract.EventCapabilityDegraded || got[0].Status != contract.StatusDegraded {
