@@ -23,6 +23,8 @@ type receiptsOptions struct {
 	Follow   bool
 	Since    uint64
 	Format   string
+	// Source is the OrgLoop source id of --format orgloop events.
+	Source string
 }
 
 // Output formats of `lifeloop receipts`.
@@ -44,13 +46,15 @@ func receiptsCommand(e *env) *ucli.Command {
 			"appended until interrupted (Ctrl-C or SIGTERM); it waits on file-change\n" +
 			"notifications, not a busy loop.\n\n" +
 			"--format lifeloop (default) prints each receipt exactly as stored; --format orgloop\n" +
-			"prints the OrgLoop lifecycle event of each receipt that has one (others are left out).",
+			"prints the OrgLoop lifecycle event of each receipt that has one (others are left out),\n" +
+			"with source --orgloop-source (default: the harness, e.g. claude-code); see docs/orgloop.md.",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "latest", Usage: "use the most recent session", Destination: &o.Latest},
 			&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing receipts as they are appended", Destination: &o.Follow},
 			&ucli.Uint64Flag{Name: "since", Usage: "print only receipts with a sequence above `N`", Destination: &o.Since},
 			&ucli.StringFlag{Name: "format", Value: formatLifeloop, Usage: "output `FORMAT`: lifeloop or orgloop", Destination: &o.Format},
+			&ucli.StringFlag{Name: "orgloop-source", Usage: "OrgLoop source `ID` of --format orgloop events (default: the harness)", Destination: &o.Source},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *ucli.Context) error {
@@ -80,7 +84,7 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 		return err
 	}
 	path := statedir.ReceiptsPath(root, rec.ID)
-	write := receiptWriter(e.Out, o.Format, rec.ID, e.Registry())
+	write := receiptWriter(e.Out, o.Format, contract.OrgLoopOptions{SessionID: rec.ID, Source: o.Source, Cwd: rec.Cwd}, e.Registry())
 	if o.Follow {
 		err := ledger.Follow(ctx, path, o.Since, write)
 		return quietOnClosedOutput(err)
@@ -102,10 +106,10 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 }
 
 // receiptWriter returns the function that prints one ledger entry.
-func receiptWriter(w io.Writer, format, sessionID string, reg *adapters.Registry) func(ledger.Entry) error {
+func receiptWriter(w io.Writer, format string, base contract.OrgLoopOptions, reg *adapters.Registry) func(ledger.Entry) error {
 	if format == formatOrgLoop {
 		return func(en ledger.Entry) error {
-			opts := contract.OrgLoopOptions{SessionID: sessionID}
+			opts := base
 			if a, err := reg.Lookup(en.Receipt.AdapterID); err == nil {
 				opts.Harness = a.OrgLoopHarness
 			}
