@@ -33,6 +33,8 @@ type watchOptions struct {
 	ClientTimeout time.Duration
 	Events        []string
 	Format        string
+	OrgLoopHook   string
+	OrgLoopWait   time.Duration
 	UntilIdle     time.Duration
 	NotFoundAfter time.Duration
 	Levels        string
@@ -70,6 +72,8 @@ prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
 			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
 			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
+			orgLoopWebhookFlag(&o.OrgLoopHook),
+			orgLoopWaitFlag(&o.OrgLoopWait),
 			&ucli.DurationFlag{Name: "until-idle", Usage: "end after this long without new telemetry (0 = until interrupted)", Destination: &o.UntilIdle},
 			&ucli.DurationFlag{Name: "not-found-after", Usage: "report capability.degraded when no file appears within this long", Value: launcher.DefaultNotFoundAfter, Destination: &o.NotFoundAfter},
 			levelsFlag(&o.Levels),
@@ -153,13 +157,27 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 		}
 		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
 	}
+	var onSession func(id, dir string)
+	if o.OrgLoopHook != "" {
+		t, err := newOrgLoopTarget(e, o.OrgLoopHook)
+		if err != nil {
+			return err
+		}
+		cwd := o.Cwd
+		if cwd == "" {
+			cwd, _ = os.Getwd()
+		}
+		live := &liveOrgLoop{e: e, t: t, root: root, cwd: cwd}
+		onSession = live.onSession
+		defer live.finish(o.OrgLoopWait)
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	res, err := launcher.Watch(ctx, launcher.WatchOptions{
 		StateDir: root, Adapter: o.Adapter, Path: o.Path, Latest: o.Latest, Cwd: o.Cwd,
 		Env: os.Environ(), Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, Now: e.Now,
+		NotFoundAfter: o.NotFoundAfter, OnSession: onSession, Now: e.Now,
 	})
 	if err != nil {
 		return exitf(ExitFailed, "%v", err)

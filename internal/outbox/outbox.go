@@ -171,6 +171,9 @@ func (o *Outbox) State() State {
 	return s
 }
 
+// StatePath is the cursor file.
+func (o *Outbox) StatePath() string { return o.cfg.StatePath }
+
 // Retries returns how many posts failed and were tried again.
 func (o *Outbox) Retries() int {
 	o.mu.Lock()
