@@ -30,9 +30,10 @@ type OrgLoopHookPost struct {
 //
 // exit_status is the shell-style status of ProjectOrgLoop. When lifeloop
 // saw none it is 1 for a failed phase (a launch that failed), so the
-// connector records a failure; for a stop whose cause is unknown (e.g.
-// the end of `lifeloop watch`) it is left out, which OrgLoop's connector
-// reads as 0: meta.phase and meta.outcome then say what lifeloop knows.
+// connector records a failure; for any other stop it is left out, which
+// OrgLoop's connector reads as 0 (right for a watch that ended idle, not
+// for a stop of unknown cause): meta.phase and meta.outcome say what
+// lifeloop knows.
 func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, error) {
 	ev, err := ProjectOrgLoop(r, o)
 	if err != nil {
