@@ -280,7 +280,10 @@ func TestRestartResumesFromCursor(t *testing.T) {
 	ctx, kill := context.WithCancel(context.Background())
 	wait := run(ctx, o)
 	s.start()
-	waitFor(t, "the start post", func() bool { a, _, _, _ := rcv.snapshot(); return len(a) == 1 })
+	// Wait for the outbox to have its answer (not only for the receiver to
+	// have the post): a receiver going down between taking a post and
+	// answering it gets that post again, which is the documented window.
+	waitFor(t, "the start delivered", func() bool { return o.State().Delivered == 1 })
 	rcv.down()
 	s.end(143)
 	waitFor(t, "retries of the stop", func() bool { return o.Retries() >= 2 })
