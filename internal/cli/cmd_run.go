@@ -168,17 +168,11 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
-	var onSession func(id, dir string)
-	if o.OrgLoopHook != "" {
-		t, err := newOrgLoopTarget(e, o.OrgLoopHook)
-		if err != nil {
-			return err
-		}
-		cwd, _ := os.Getwd()
-		live := &liveOrgLoop{e: e, t: t, root: root, cwd: cwd}
-		onSession = live.onSession
-		defer live.finish(o.OrgLoopWait)
+	live, err := newLiveOrgLoop(e, o.OrgLoopHook, root, "")
+	if err != nil {
+		return err
 	}
+	defer live.finish(o.OrgLoopWait)
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:        root,
 		Argv:            o.Argv,
@@ -205,7 +199,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Payloads:        pls,
 		PayloadsAt:      at,
 		HandleSignals:   true,
-		OnSession:       onSession,
+		OnSession:       live.hook(),
 		Now:             e.Now,
 	})
 	if err != nil {

@@ -157,27 +157,18 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 		}
 		clients = append(clients, launcher.ClientSpec{Path: "/bin/sh", Args: []string{"-c", c}})
 	}
-	var onSession func(id, dir string)
-	if o.OrgLoopHook != "" {
-		t, err := newOrgLoopTarget(e, o.OrgLoopHook)
-		if err != nil {
-			return err
-		}
-		cwd := o.Cwd
-		if cwd == "" {
-			cwd, _ = os.Getwd()
-		}
-		live := &liveOrgLoop{e: e, t: t, root: root, cwd: cwd}
-		onSession = live.onSession
-		defer live.finish(o.OrgLoopWait)
+	live, err := newLiveOrgLoop(e, o.OrgLoopHook, root, o.Cwd)
+	if err != nil {
+		return err
 	}
+	defer live.finish(o.OrgLoopWait)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	res, err := launcher.Watch(ctx, launcher.WatchOptions{
 		StateDir: root, Adapter: o.Adapter, Path: o.Path, Latest: o.Latest, Cwd: o.Cwd,
 		Env: os.Environ(), Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, OnSession: onSession, Now: e.Now,
+		NotFoundAfter: o.NotFoundAfter, OnSession: live.hook(), Now: e.Now,
 	})
 	if err != nil {
 		return exitf(ExitFailed, "%v", err)

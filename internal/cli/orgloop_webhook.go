@@ -96,6 +96,31 @@ type liveOrgLoop struct {
 	refused int
 }
 
+// newLiveOrgLoop is the delivery of a run or watch with --orgloop-webhook
+// url (nil when url is empty: its methods then do nothing). cwd is the
+// session's working folder ("" is the current one).
+func newLiveOrgLoop(e *env, url, root, cwd string) (*liveOrgLoop, error) {
+	if url == "" {
+		return nil, nil
+	}
+	t, err := newOrgLoopTarget(e, url)
+	if err != nil {
+		return nil, err
+	}
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	return &liveOrgLoop{e: e, t: t, root: root, cwd: cwd}, nil
+}
+
+// hook is the launcher's OnSession for this delivery (nil without one).
+func (l *liveOrgLoop) hook() func(id, dir string) {
+	if l == nil {
+		return nil
+	}
+	return l.onSession
+}
+
 // onSession opens the session's outbox and starts delivering. A failure
 // to open is reported by finish; it never stops the harness.
 func (l *liveOrgLoop) onSession(id, dir string) {
@@ -121,6 +146,9 @@ func (l *liveOrgLoop) onSession(id, dir string) {
 // finish lets the outbox deliver what the ledger holds for up to drain,
 // then stops it, and says on stderr what is still owed.
 func (l *liveOrgLoop) finish(drain time.Duration) {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.logF != nil {
