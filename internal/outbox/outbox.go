@@ -7,9 +7,9 @@
 // Each post is retried with exponential backoff until the receiver takes
 // it (delivered) or refuses it for good (recorded as undeliverable, not
 // retried); posts go out one at a time, in ledger order. The cursor is
-// written after the answer, so a crash between the two repeats that one
-// post on the next run (its event id repeats too, for the receiver to
-// drop).
+// written after the answer, so a post whose answer was lost (a crash
+// before the cursor write, a connection broken after the receiver took
+// it) is sent again, with the same event id for the receiver to drop.
 package outbox
 
 import (
