@@ -2,10 +2,13 @@ package contract
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -220,22 +223,41 @@ const (
 // OrgLoopHarnesses lists OrgLoop's known harness identifiers.
 var OrgLoopHarnesses = []string{HarnessClaudeCode, HarnessCodex, HarnessOpenCode, HarnessPi, HarnessPiRust, HarnessOther}
 
-// OrgLoopPlatform is the provenance.platform of every projected event.
+// OrgLoopPlatform is the provenance.platform and provenance.author of
+// every projected event: lifeloop is the connector, as agent-ctl is for
+// the harnesses it polls.
 const OrgLoopPlatform = "lifeloop"
 
-// OrgLoopEvent is one OrgLoop lifecycle event.
+// OrgLoopEvent is one OrgLoop event carrying the lifecycle contract: the
+// shape OrgLoop's SDK validates (validateEvent) and its connectors emit.
 type OrgLoopEvent struct {
+	// ID is "evt_" and 16 lowercase hex digits, derived from the receipt
+	// id, so printing the same receipt again yields the same id.
+	ID string `json:"id"`
+	// Timestamp is the receipt's time, ISO 8601 UTC with milliseconds.
+	Timestamp string `json:"timestamp"`
+	// Source is the OrgLoop source id (OrgLoopOptions.Source, default the
+	// harness).
+	Source     string            `json:"source"`
 	Type       string            `json:"type"`
-	Source     string            `json:"source,omitempty"`
-	Payload    OrgLoopPayload    `json:"payload"`
 	Provenance OrgLoopProvenance `json:"provenance"`
+	Payload    OrgLoopPayload    `json:"payload"`
+	// TraceID is "trc_" and 16 lowercase hex digits, one per session.
+	TraceID string `json:"trace_id,omitempty"`
 }
 
-// OrgLoopPayload is the event payload: the normalized lifecycle block and
-// the session block.
+// OrgLoopPayload is the event payload: the normalized lifecycle and
+// session blocks, and the flat fields OrgLoop's coding-agent connector
+// puts beside them (duration_seconds and exit_status on terminal events
+// only, and only when known: OrgLoop's connectors write 0 for an unknown
+// value, which would read as a clean exit).
 type OrgLoopPayload struct {
-	Lifecycle OrgLoopLifecycle `json:"lifecycle"`
-	Session   OrgLoopSession   `json:"session"`
+	Lifecycle        OrgLoopLifecycle `json:"lifecycle"`
+	Session          OrgLoopSession   `json:"session"`
+	SessionID        string           `json:"session_id"`
+	WorkingDirectory string           `json:"working_directory"`
+	DurationSeconds  *float64         `json:"duration_seconds,omitempty"`
+	ExitStatus       *int             `json:"exit_status,omitempty"`
 }
 
 // OrgLoopLifecycle is payload.lifecycle. Outcome is set on terminal
@@ -260,27 +282,38 @@ type OrgLoopSession struct {
 	ExitStatus *int   `json:"exit_status,omitempty"`
 }
 
-// OrgLoopProvenance says which connector produced the event and which
-// session.<phase> it reports.
+// OrgLoopProvenance says which connector produced the event, which
+// session.<phase> it reports, and for which session and folder.
 type OrgLoopProvenance struct {
-	Platform      string `json:"platform"`
-	PlatformEvent string `json:"platform_event"`
+	Platform         string `json:"platform"`
+	PlatformEvent    string `json:"platform_event"`
+	Author           string `json:"author"`
+	AuthorType       string `json:"author_type"`
+	SessionID        string `json:"session_id"`
+	WorkingDirectory string `json:"working_directory"`
 }
 
-// OrgLoopOptions carries what a receipt does not: the session id to
-// report (lifeloop's own session id; when empty the receipt's
-// harness_session_id is used) and the optional event source label.
+// OrgLoopOptions carries what a receipt does not.
 type OrgLoopOptions struct {
+	// SessionID is the session to report: lifeloop's own session id; when
+	// empty the receipt's harness_session_id is used.
 	SessionID string
-	Source    string
+	// Source is the OrgLoop source id; "" is the harness.
+	Source string
 	// Harness is the receipt's harness in OrgLoop's vocabulary (one of
 	// OrgLoopHarnesses, from the adapter registry); "" is HarnessOther.
 	Harness string
+	// Cwd is the session's working directory, used when the receipt
+	// carries none (session.started does not).
+	Cwd string
 }
 
 // ErrNoOrgLoopPhase is returned by ProjectOrgLoop for receipts that have no
 // OrgLoop counterpart (ticks, context events, client delivery failures...).
 var ErrNoOrgLoopPhase = errors.New("receipt has no OrgLoop lifecycle phase")
+
+// orgLoopTime is ISO 8601 UTC with milliseconds, as OrgLoop writes it.
+const orgLoopTime = "2006-01-02T15:04:05.000Z"
 
 // ProjectOrgLoop projects a receipt into an OrgLoop lifecycle event:
 //
@@ -294,11 +327,15 @@ var ErrNoOrgLoopPhase = errors.New("receipt has no OrgLoop lifecycle phase")
 //
 // Every other receipt, and any failed receipt with a parent (a client
 // delivery failure, not a session transition), returns ErrNoOrgLoopPhase.
-// The dedupe key is <harness>:<session>:<phase>:<sequence> — OrgLoop's
-// <harness>:<session>:<phase> would collapse repeated active transitions
-// and the started/ended pairs of a renewed session, so the ledger sequence
-// keeps each transition distinct; without a sequence (no ledger) the
-// receipt_id stands in for it.
+//
+// The dedupe key of started and terminal phases is exactly OrgLoop's
+// <harness>:<session>:<phase>. An active phase happens many times per
+// session, so its key is <harness>:<session>:active:<ledger sequence>
+// (the receipt id without a ledger): stable for one transition, distinct
+// between transitions.
+//
+// Exit statuses are reported as a shell reports them: the exit code, or
+// 128+N for a process that died of signal N.
 func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) {
 	if r.Status == StatusFailed && r.ParentReceiptID != nil {
 		return OrgLoopEvent{}, ErrNoOrgLoopPhase
@@ -335,37 +372,87 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	if harness == "" {
 		harness = HarnessOther
 	}
-	seq := r.ReceiptID
-	if r.Sequence != nil {
-		seq = strconv.FormatUint(*r.Sequence, 10)
+	lc.DedupeKey = OrgLoopDedupeKey(harness, id, lc.Phase)
+	if lc.Phase == PhaseActive {
+		step := r.ReceiptID
+		if r.Sequence != nil {
+			step = strconv.FormatUint(*r.Sequence, 10)
+		}
+		lc.DedupeKey += ":" + step
 	}
-	lc.DedupeKey = harness + ":" + id + ":" + string(lc.Phase) + ":" + seq
 
+	at := time.Unix(r.AtEpochS, 0).UTC()
 	s := OrgLoopSession{ID: id, Adapter: r.AdapterID, Harness: harness}
 	sum := r.TelemetrySummary
 	s.Cwd, _ = sum[SummaryCwd].(string)
+	if s.Cwd == "" {
+		s.Cwd = o.Cwd
+	}
 	s.StartedAt, _ = sum[SummaryStartedAt].(string)
 	if lc.Phase == PhaseStarted && s.StartedAt == "" {
-		s.StartedAt = time.Unix(r.AtEpochS, 0).UTC().Format(time.RFC3339)
+		s.StartedAt = at.Format(time.RFC3339)
 	}
+	p := OrgLoopPayload{SessionID: id, WorkingDirectory: s.Cwd}
 	if lc.Terminal {
 		s.EndedAt, _ = sum[SummaryEndedAt].(string)
 		if s.EndedAt == "" {
-			s.EndedAt = time.Unix(r.AtEpochS, 0).UTC().Format(time.RFC3339)
+			s.EndedAt = at.Format(time.RFC3339)
 		}
-		if n, ok := summaryInt(sum, SummaryExitStatus); ok {
+		if n, ok := shellExitStatus(sum); ok {
 			s.ExitStatus = &n
+			p.ExitStatus = &n
+		}
+		if d, ok := sum[SummaryDurationS].(float64); ok && d >= 0 {
+			p.DurationSeconds = &d
 		}
 	}
+	p.Lifecycle, p.Session = lc, s
+	source := o.Source
+	if source == "" {
+		source = harness
+	}
 	return OrgLoopEvent{
-		Type:    orgLoopType(lc.Phase),
-		Source:  o.Source,
-		Payload: OrgLoopPayload{Lifecycle: lc, Session: s},
+		ID:        orgLoopID("evt_", "event", r.ReceiptID),
+		Timestamp: at.Format(orgLoopTime),
+		Source:    source,
+		Type:      orgLoopType(lc.Phase),
 		Provenance: OrgLoopProvenance{
-			Platform:      OrgLoopPlatform,
-			PlatformEvent: "session." + string(lc.Phase),
+			Platform:         OrgLoopPlatform,
+			PlatformEvent:    "session." + string(lc.Phase),
+			Author:           OrgLoopPlatform,
+			AuthorType:       "bot",
+			SessionID:        id,
+			WorkingDirectory: s.Cwd,
 		},
+		Payload: p,
+		TraceID: orgLoopID("trc_", "trace", id),
 	}, nil
+}
+
+// OrgLoopDedupeKey is OrgLoop's dedupe key of a lifecycle transition,
+// <harness>:<session_id>:<phase> (buildDedupeKey in OrgLoop's SDK).
+func OrgLoopDedupeKey(harness, sessionID string, phase LifecyclePhase) string {
+	return harness + ":" + sessionID + ":" + string(phase)
+}
+
+// orgLoopID is prefix and the first 16 hex digits of a SHA-256 over kind
+// and value: the same value always yields the same id.
+func orgLoopID(prefix, kind, value string) string {
+	h := sha256.Sum256([]byte("lifeloop.orgloop." + kind + "\x00" + value))
+	return prefix + hex.EncodeToString(h[:8])
+}
+
+// shellExitStatus is the exit status of a session.ended summary as a
+// shell reports it: the exit code, or 128+N when the process died of
+// signal N.
+func shellExitStatus(sum map[string]any) (int, bool) {
+	if n, ok := summaryInt(sum, SummaryExitStatus); ok {
+		return n, true
+	}
+	if n, ok := summaryInt(sum, SummarySignal); ok && n > 0 {
+		return 128 + n, true
+	}
+	return 0, false
 }
 
 func orgLoopType(p LifecyclePhase) string {
@@ -436,8 +523,12 @@ func AssertLifecycleConformance(ev OrgLoopEvent) error {
 // e.g. one line of `lifeloop events --format orgloop`.
 func CheckOrgLoopJSON(data []byte) error {
 	var ev struct {
-		Type    *string `json:"type"`
-		Payload *struct {
+		ID        *string `json:"id"`
+		Timestamp *string `json:"timestamp"`
+		Source    *string `json:"source"`
+		TraceID   *string `json:"trace_id"`
+		Type      *string `json:"type"`
+		Payload   *struct {
 			Lifecycle *struct {
 				Phase     *string `json:"phase"`
 				Terminal  *bool   `json:"terminal"`
@@ -464,6 +555,21 @@ func CheckOrgLoopJSON(data []byte) error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	empty := func(s *string) bool { return s == nil || *s == "" }
 
+	// OrgLoop's validateEvent: id, timestamp, source, type, provenance.
+	if ev.ID == nil || !orgLoopIDPattern.MatchString(*ev.ID) {
+		bad("id must be \"evt_\" and 16 lowercase hex digits")
+	}
+	if ev.Timestamp == nil {
+		bad("timestamp is missing")
+	} else if _, err := time.Parse(orgLoopTime, *ev.Timestamp); err != nil {
+		bad("timestamp %q is not ISO 8601 UTC with milliseconds", *ev.Timestamp)
+	}
+	if empty(ev.Source) {
+		bad("source is missing")
+	}
+	if ev.TraceID != nil && !orgLoopTracePattern.MatchString(*ev.TraceID) {
+		bad("trace_id must be \"trc_\" and 16 lowercase hex digits")
+	}
 	if ev.Payload == nil || ev.Payload.Lifecycle == nil {
 		bad("payload.lifecycle is missing")
 	}
@@ -511,6 +617,13 @@ func CheckOrgLoopJSON(data []byte) error {
 		if *lc.Terminal && empty(lc.Outcome) {
 			bad("terminal events must carry payload.lifecycle.outcome")
 		}
+		// Started and terminal transitions happen once per session: the
+		// key is exactly <harness>:<session_id>:<phase>.
+		if phase != PhaseActive && !empty(lc.DedupeKey) && !empty(s.ID) && !empty(s.Harness) {
+			if want := OrgLoopDedupeKey(*s.Harness, *s.ID, phase); *lc.DedupeKey != want {
+				bad("payload.lifecycle.dedupe_key is %q, want %q", *lc.DedupeKey, want)
+			}
+		}
 		// Rule 5: event type consistency.
 		want := OrgLoopResourceChanged
 		if *lc.Terminal {
@@ -537,6 +650,11 @@ func CheckOrgLoopJSON(data []byte) error {
 	}
 	return nil
 }
+
+var (
+	orgLoopIDPattern    = regexp.MustCompile(`^evt_[0-9a-f]{16}$`)
+	orgLoopTracePattern = regexp.MustCompile(`^trc_[0-9a-f]{16}$`)
+)
 
 func terminalWord(t bool) string {
 	if t {

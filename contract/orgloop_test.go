@@ -3,6 +3,8 @@ package contract
 import (
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -54,19 +56,81 @@ func receipt(ev Event, status ReceiptStatus, seq uint64, summary map[string]any)
 	}
 }
 
-func TestProjectOrgLoop(t *testing.T) {
+// ledgerJSON makes a summary look like one read back from a ledger.
+func ledgerJSON(m map[string]any) map[string]any {
+	b, _ := json.Marshal(m)
+	var out map[string]any
+	_ = json.Unmarshal(b, &out)
+	return out
+}
+
+// TestProjectOrgLoopExitStatusTable runs every row of OrgLoop's
+// exit-status table (seed 003) through a session.ended receipt, both as
+// the launcher builds its summary and as it reads back from a ledger.
+func TestProjectOrgLoopExitStatusTable(t *testing.T) {
 	start := time.Date(2026, 5, 6, 20, 0, 0, 0, time.UTC)
-	end := start.Add(90 * time.Second)
-	endedSummary := func(e ExitFacts) map[string]any {
-		return SessionEndedSummary(ClassifyExit(e), e, start, end, "/work/repo")
+	end := start.Add(90*time.Second + 250*time.Millisecond)
+	tests := []struct {
+		name    string
+		facts   ExitFacts
+		phase   LifecyclePhase
+		outcome LifecycleOutcome
+		reason  string
+		status  int
+	}{
+		{"exit 0", ExitFacts{Code: 0}, PhaseCompleted, LifecycleSuccess, "exit_code_0", 0},
+		{"exit 1", ExitFacts{Code: 1}, PhaseFailed, LifecycleFailure, "exit_code_1", 1},
+		{"exit 3", ExitFacts{Code: 3}, PhaseFailed, LifecycleFailure, "exit_code_3", 3},
+		{"exit 127", ExitFacts{Code: 127}, PhaseFailed, LifecycleFailure, "exit_code_127", 127},
+		{"exit 130", ExitFacts{Code: 130}, PhaseStopped, LifecycleCancelled, "sigint", 130},
+		{"exit 137", ExitFacts{Code: 137}, PhaseStopped, LifecycleCancelled, "sigkill", 137},
+		{"exit 143", ExitFacts{Code: 143}, PhaseStopped, LifecycleCancelled, "sigterm", 143},
+		{"exit 129 (128+1)", ExitFacts{Code: 129}, PhaseStopped, LifecycleCancelled, "signal_1", 129},
+		{"died of SIGINT", ExitFacts{Code: -1, Signaled: true, Signal: 2}, PhaseStopped, LifecycleCancelled, "sigint", 130},
+		{"died of SIGKILL", ExitFacts{Code: -1, Signaled: true, Signal: 9}, PhaseStopped, LifecycleCancelled, "sigkill", 137},
+		{"died of SIGTERM", ExitFacts{Code: -1, Signaled: true, Signal: 15}, PhaseStopped, LifecycleCancelled, "sigterm", 143},
+		{"died of SIGHUP", ExitFacts{Code: -1, Signaled: true, Signal: 1}, PhaseStopped, LifecycleCancelled, "signal_1", 129},
 	}
-	// roundTrip makes summaries look like ones read back from a ledger.
-	roundTrip := func(m map[string]any) map[string]any {
-		b, _ := json.Marshal(m)
-		var out map[string]any
-		_ = json.Unmarshal(b, &out)
-		return out
+	for _, tt := range tests {
+		for _, fromLedger := range []bool{false, true} {
+			name := tt.name
+			if fromLedger {
+				name += " (from ledger JSON)"
+			}
+			t.Run(name, func(t *testing.T) {
+				sum := SessionEndedSummary(ClassifyExit(tt.facts), tt.facts, start, end, "/work/repo")
+				if fromLedger {
+					sum = ledgerJSON(sum)
+				}
+				ev, err := ProjectOrgLoop(receipt(EventSessionEnded, StatusObserved, 9, sum), OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := AssertLifecycleConformance(ev); err != nil {
+					t.Fatalf("not conformant: %v", err)
+				}
+				lc, p := ev.Payload.Lifecycle, ev.Payload
+				if ev.Type != "actor.stopped" || !lc.Terminal || lc.Phase != tt.phase || lc.Outcome != tt.outcome || lc.Reason != tt.reason {
+					t.Fatalf("type=%s lifecycle=%+v", ev.Type, lc)
+				}
+				if want := "claude-code:ses_A:" + string(tt.phase); lc.DedupeKey != want {
+					t.Fatalf("dedupe_key = %q, want %q", lc.DedupeKey, want)
+				}
+				if p.ExitStatus == nil || *p.ExitStatus != tt.status || p.Session.ExitStatus == nil || *p.Session.ExitStatus != tt.status {
+					t.Fatalf("exit_status payload=%v session=%v, want %d", p.ExitStatus, p.Session.ExitStatus, tt.status)
+				}
+				if p.DurationSeconds == nil || *p.DurationSeconds != 90.25 {
+					t.Fatalf("duration_seconds = %v, want 90.25", p.DurationSeconds)
+				}
+				if ev.Provenance.PlatformEvent != "session."+string(tt.phase) {
+					t.Fatalf("platform_event = %q", ev.Provenance.PlatformEvent)
+				}
+			})
+		}
 	}
+}
+
+func TestProjectOrgLoop(t *testing.T) {
 	tests := []struct {
 		name      string
 		r         LifecycleReceipt
@@ -74,25 +138,18 @@ func TestProjectOrgLoop(t *testing.T) {
 		phase     LifecyclePhase
 		outcome   LifecycleOutcome
 		reason    string
-		exit      *int
 		dedupeKey string
 	}{
-		{"started", receipt(EventSessionStarted, StatusObserved, 2, map[string]any{SummaryCwd: "/work/repo"}),
-			OrgLoopResourceChanged, PhaseStarted, "", "", nil, "claude-code:ses_A:started:2"},
+		{"started", receipt(EventSessionStarted, StatusObserved, 2, nil),
+			OrgLoopResourceChanged, PhaseStarted, "", "", "claude-code:ses_A:started"},
 		{"frame opened is active/running", receipt(EventFrameOpened, StatusObserved, 3, nil),
-			OrgLoopResourceChanged, PhaseActive, "", "running", nil, "claude-code:ses_A:active:3"},
+			OrgLoopResourceChanged, PhaseActive, "", "running", "claude-code:ses_A:active:3"},
 		{"frame ended is active/idle, distinct key", receipt(EventFrameEnded, StatusObserved, 4, nil),
-			OrgLoopResourceChanged, PhaseActive, "", "idle", nil, "claude-code:ses_A:active:4"},
-		{"ended exit 0", receipt(EventSessionEnded, StatusObserved, 9, endedSummary(ExitFacts{Code: 0})),
-			OrgLoopActorStopped, PhaseCompleted, LifecycleSuccess, "exit_code_0", Ptr(0), "claude-code:ses_A:completed:9"},
-		{"ended exit 3 (from ledger JSON)", receipt(EventSessionEnded, StatusObserved, 9, roundTrip(endedSummary(ExitFacts{Code: 3}))),
-			OrgLoopActorStopped, PhaseFailed, LifecycleFailure, "exit_code_3", Ptr(3), "claude-code:ses_A:failed:9"},
-		{"ended by sigterm", receipt(EventSessionEnded, StatusObserved, 9, endedSummary(ExitFacts{Code: -1, Signaled: true, Signal: 15})),
-			OrgLoopActorStopped, PhaseStopped, LifecycleCancelled, "sigterm", nil, "claude-code:ses_A:stopped:9"},
+			OrgLoopResourceChanged, PhaseActive, "", "idle", "claude-code:ses_A:active:4"},
 		{"ended with only an exit status", receipt(EventSessionEnded, StatusObserved, 9, map[string]any{SummaryExitStatus: 137.0}),
-			OrgLoopActorStopped, PhaseStopped, LifecycleCancelled, "sigkill", Ptr(137), "claude-code:ses_A:stopped:9"},
+			OrgLoopActorStopped, PhaseStopped, LifecycleCancelled, "sigkill", "claude-code:ses_A:stopped"},
 		{"ended with nothing known", receipt(EventSessionEnded, StatusObserved, 9, nil),
-			OrgLoopActorStopped, PhaseStopped, LifecycleUnknown, "session_stopped", nil, "claude-code:ses_A:stopped:9"},
+			OrgLoopActorStopped, PhaseStopped, LifecycleUnknown, "session_stopped", "claude-code:ses_A:stopped"},
 	}
 	failedStart := receipt(EventSessionStarting, StatusFailed, 1, nil)
 	failedStart.FailureClass = Ptr(FailureCapabilityUnsupported)
@@ -103,13 +160,12 @@ func TestProjectOrgLoop(t *testing.T) {
 		phase     LifecyclePhase
 		outcome   LifecycleOutcome
 		reason    string
-		exit      *int
 		dedupeKey string
-	}{"launch refused", failedStart, OrgLoopActorStopped, PhaseFailed, LifecycleFailure, "capability_unsupported", nil, "claude-code:ses_A:failed:1"})
+	}{"launch refused", failedStart, OrgLoopActorStopped, PhaseFailed, LifecycleFailure, "capability_unsupported", "claude-code:ses_A:failed"})
 
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := ProjectOrgLoop(tt.r, OrgLoopOptions{SessionID: "ses_A", Source: "my-agents", Harness: HarnessClaudeCode})
+			ev, err := ProjectOrgLoop(tt.r, OrgLoopOptions{SessionID: "ses_A", Source: "my-agents", Harness: HarnessClaudeCode, Cwd: "/work/repo"})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,47 +176,110 @@ func TestProjectOrgLoop(t *testing.T) {
 			if ev.Type != tt.wantType || lc.Phase != tt.phase || lc.Outcome != tt.outcome || lc.Reason != tt.reason || lc.DedupeKey != tt.dedupeKey {
 				t.Fatalf("got type=%s lifecycle=%+v", ev.Type, lc)
 			}
-			if ev.Provenance.PlatformEvent != "session."+string(tt.phase) || ev.Provenance.Platform != "lifeloop" || ev.Source != "my-agents" {
+			want := OrgLoopProvenance{Platform: "lifeloop", PlatformEvent: "session." + string(tt.phase), Author: "lifeloop", AuthorType: "bot", SessionID: "ses_A", WorkingDirectory: "/work/repo"}
+			if ev.Provenance != want || ev.Source != "my-agents" {
 				t.Fatalf("provenance = %+v source=%q", ev.Provenance, ev.Source)
 			}
-			s := ev.Payload.Session
-			if s.ID != "ses_A" || s.Adapter != "claude" || s.Harness != "claude-code" {
+			// sha256("lifeloop.orgloop.event\x00lfr_1") and ("…trace\x00ses_A"), first 8 bytes.
+			if ev.ID != "evt_40bc01b96f2b4b85" || ev.Timestamp != "2026-05-06T20:40:00.000Z" || ev.TraceID != "trc_a791dbce60b923d3" {
+				t.Fatalf("id=%s timestamp=%s trace_id=%s", ev.ID, ev.Timestamp, ev.TraceID)
+			}
+			s, p := ev.Payload.Session, ev.Payload
+			if s.ID != "ses_A" || s.Adapter != "claude" || s.Harness != "claude-code" || s.Cwd != "/work/repo" {
 				t.Fatalf("session = %+v", s)
 			}
-			if (tt.exit == nil) != (s.ExitStatus == nil) || (tt.exit != nil && *tt.exit != *s.ExitStatus) {
-				t.Fatalf("exit_status = %v, want %v", s.ExitStatus, tt.exit)
+			if p.SessionID != "ses_A" || p.WorkingDirectory != "/work/repo" {
+				t.Fatalf("payload session_id=%q working_directory=%q", p.SessionID, p.WorkingDirectory)
 			}
-			if lc.Terminal && s.EndedAt == "" {
-				t.Fatal("terminal event without ended_at")
+			if lc.Terminal != (s.EndedAt != "") || (!lc.Terminal && p.DurationSeconds != nil) {
+				t.Fatalf("terminal=%v ended_at=%q duration=%v", lc.Terminal, s.EndedAt, p.DurationSeconds)
 			}
-			if !lc.Terminal && s.EndedAt != "" {
-				t.Fatal("non-terminal event with ended_at")
+			if !lc.Terminal && (p.ExitStatus != nil || s.ExitStatus != nil) {
+				t.Fatal("non-terminal event with an exit status")
 			}
 		})
 	}
 
+	t.Run("encoded fields", func(t *testing.T) {
+		start := time.Date(2026, 5, 6, 20, 0, 0, 0, time.UTC)
+		sum := SessionEndedSummary(ClassifyExit(ExitFacts{Code: 0}), ExitFacts{Code: 0}, start, start.Add(90*time.Second), "/work/repo")
+		for _, tc := range []struct {
+			r                                  LifecycleReceipt
+			top, prov, payload, session, cycle []string
+		}{
+			{receipt(EventSessionStarted, StatusObserved, 2, nil),
+				[]string{"id", "timestamp", "source", "type", "provenance", "payload", "trace_id"},
+				[]string{"platform", "platform_event", "author", "author_type", "session_id", "working_directory"},
+				[]string{"lifecycle", "session", "session_id", "working_directory"},
+				[]string{"id", "adapter", "harness", "started_at"},
+				[]string{"phase", "terminal", "dedupe_key"}},
+			{receipt(EventSessionEnded, StatusObserved, 9, sum),
+				[]string{"id", "timestamp", "source", "type", "provenance", "payload", "trace_id"},
+				[]string{"platform", "platform_event", "author", "author_type", "session_id", "working_directory"},
+				[]string{"lifecycle", "session", "session_id", "working_directory", "duration_seconds", "exit_status"},
+				[]string{"id", "adapter", "harness", "cwd", "started_at", "ended_at", "exit_status"},
+				[]string{"phase", "terminal", "outcome", "reason", "dedupe_key"}},
+		} {
+			ev, err := ProjectOrgLoop(tc.r, OrgLoopOptions{SessionID: "ses_A", Harness: HarnessCodex})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(ev)
+			var m map[string]any
+			_ = json.Unmarshal(b, &m)
+			pl := m["payload"].(map[string]any)
+			for _, c := range []struct {
+				what string
+				obj  any
+				want []string
+			}{{"event", m, tc.top}, {"provenance", m["provenance"], tc.prov}, {"payload", pl, tc.payload}, {"session", pl["session"], tc.session}, {"lifecycle", pl["lifecycle"], tc.cycle}} {
+				got := slices.Sorted(maps.Keys(c.obj.(map[string]any)))
+				if want := slices.Sorted(slices.Values(c.want)); !slices.Equal(got, want) {
+					t.Errorf("%s %s keys = %v, want %v", tc.r.Event, c.what, got, want)
+				}
+			}
+			if m["source"] != "codex" {
+				t.Errorf("default source = %v, want the harness", m["source"])
+			}
+		}
+	})
 	t.Run("session.ended carries the summary times and cwd", func(t *testing.T) {
-		ev, err := ProjectOrgLoop(receipt(EventSessionEnded, StatusObserved, 9, endedSummary(ExitFacts{Code: 0})), OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode})
+		start := time.Date(2026, 5, 6, 20, 0, 0, 0, time.UTC)
+		sum := SessionEndedSummary(ClassifyExit(ExitFacts{Code: 0}), ExitFacts{Code: 0}, start, start.Add(90*time.Second), "/work/repo")
+		ev, err := ProjectOrgLoop(receipt(EventSessionEnded, StatusObserved, 9, sum), OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode, Cwd: "/elsewhere"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		s := ev.Payload.Session
-		if s.StartedAt != "2026-05-06T20:00:00Z" || s.EndedAt != "2026-05-06T20:01:30Z" || s.Cwd != "/work/repo" {
+		if s.StartedAt != "2026-05-06T20:00:00Z" || s.EndedAt != "2026-05-06T20:01:30Z" || s.Cwd != "/work/repo" || ev.Payload.WorkingDirectory != "/work/repo" {
 			t.Fatalf("session = %+v", s)
 		}
 	})
-	t.Run("no sequence falls back to the receipt id", func(t *testing.T) {
-		r := receipt(EventSessionStarted, StatusObserved, 0, nil)
+	t.Run("ids are derived: same receipt same id, other receipt other id, one trace per session", func(t *testing.T) {
+		o := OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode}
+		a, _ := ProjectOrgLoop(receipt(EventSessionStarted, StatusObserved, 2, nil), o)
+		b, _ := ProjectOrgLoop(receipt(EventSessionStarted, StatusObserved, 2, nil), o)
+		r := receipt(EventSessionEnded, StatusObserved, 9, nil)
+		r.ReceiptID = "lfr_2"
+		c, _ := ProjectOrgLoop(r, o)
+		o.SessionID = "ses_B"
+		d, _ := ProjectOrgLoop(r, o)
+		if a.ID != b.ID || a.ID == c.ID || a.TraceID != c.TraceID || c.TraceID == d.TraceID {
+			t.Fatalf("ids %s %s %s, traces %s %s %s", a.ID, b.ID, c.ID, a.TraceID, c.TraceID, d.TraceID)
+		}
+	})
+	t.Run("active without a sequence uses the receipt id", func(t *testing.T) {
+		r := receipt(EventFrameOpened, StatusObserved, 0, nil)
 		r.Sequence = nil
 		ev, err := ProjectOrgLoop(r, OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode})
-		if err != nil || ev.Payload.Lifecycle.DedupeKey != "claude-code:ses_A:started:lfr_1" {
+		if err != nil || ev.Payload.Lifecycle.DedupeKey != "claude-code:ses_A:active:lfr_1" {
 			t.Fatalf("ev=%+v err=%v", ev.Payload.Lifecycle, err)
 		}
 	})
 	t.Run("harness session id when no lifeloop session id", func(t *testing.T) {
 		ev, err := ProjectOrgLoop(receipt(EventSessionStarted, StatusObserved, 1, nil), OrgLoopOptions{})
-		if err != nil || ev.Payload.Session.ID != "hs-1" {
-			t.Fatalf("ev=%+v err=%v", ev.Payload.Session, err)
+		if err != nil || ev.Payload.Session.ID != "hs-1" || ev.Payload.Lifecycle.DedupeKey != "other:hs-1:started" || ev.Source != "other" {
+			t.Fatalf("ev=%+v err=%v", ev.Payload, err)
 		}
 	})
 	t.Run("no session id at all", func(t *testing.T) {
@@ -191,7 +310,7 @@ func TestProjectOrgLoop(t *testing.T) {
 }
 
 func TestCheckOrgLoopJSON(t *testing.T) {
-	good := `{"type":"actor.stopped","payload":{"lifecycle":{"phase":"completed","terminal":true,"outcome":"success","dedupe_key":"codex:s:completed:1"},"session":{"id":"s","adapter":"codex","harness":"codex"}},"provenance":{"platform":"lifeloop","platform_event":"session.completed"}}`
+	good := `{"id":"evt_0123456789abcdef","timestamp":"2026-05-06T20:00:00.000Z","source":"my-agents","trace_id":"trc_0123456789abcdef","type":"actor.stopped","payload":{"lifecycle":{"phase":"completed","terminal":true,"outcome":"success","dedupe_key":"codex:s:completed"},"session":{"id":"s","adapter":"codex","harness":"codex"}},"provenance":{"platform":"lifeloop","platform_event":"session.completed"}}`
 	if err := CheckOrgLoopJSON([]byte(good)); err != nil {
 		t.Fatalf("good event rejected: %v", err)
 	}
@@ -199,7 +318,16 @@ func TestCheckOrgLoopJSON(t *testing.T) {
 		name, from, to, wantErr string
 	}{
 		{"rule 1: unknown phase", `"phase":"completed"`, `"phase":"done"`, "phase"},
-		{"rule 1: missing dedupe key", `,"dedupe_key":"codex:s:completed:1"`, ``, "dedupe_key"},
+		{"rule 1: missing dedupe key", `,"dedupe_key":"codex:s:completed"`, ``, "dedupe_key"},
+		{"dedupe key with a suffix", `"codex:s:completed"`, `"codex:s:completed:9"`, "dedupe_key"},
+		{"dedupe key of another harness", `"codex:s:completed"`, `"claude-code:s:completed"`, "dedupe_key"},
+		{"no id", `"id":"evt_0123456789abcdef",`, ``, "id must"},
+		{"id not evt_", `"evt_0123456789abcdef"`, `"ev_0123456789abcdef"`, "id must"},
+		{"id uppercase hex", `"evt_0123456789abcdef"`, `"evt_0123456789ABCDEF"`, "id must"},
+		{"no timestamp", `"timestamp":"2026-05-06T20:00:00.000Z",`, ``, "timestamp"},
+		{"timestamp not UTC", `"2026-05-06T20:00:00.000Z"`, `"2026-05-06T22:00:00.000+02:00"`, "timestamp"},
+		{"empty source", `"source":"my-agents"`, `"source":""`, "source"},
+		{"bad trace id", `"trc_0123456789abcdef"`, `"trc_xyz"`, "trace_id"},
 		{"rule 1: terminal not boolean", `"terminal":true`, `"terminal":"yes"`, "terminal"},
 		{"rule 2: missing session id", `"id":"s",`, ``, "session.id"},
 		{"rule 2: unknown harness", `"harness":"codex"`, `"harness":"vim"`, "harness"},
@@ -222,7 +350,7 @@ func TestCheckOrgLoopJSON(t *testing.T) {
 		})
 	}
 	t.Run("non-terminal phase marked terminal", func(t *testing.T) {
-		in := `{"type":"actor.stopped","payload":{"lifecycle":{"phase":"active","terminal":true,"outcome":"success","dedupe_key":"k"},"session":{"id":"s","adapter":"codex","harness":"codex"}},"provenance":{"platform":"lifeloop","platform_event":"session.active"}}`
+		in := `{"id":"evt_0123456789abcdef","timestamp":"2026-05-06T20:00:00.000Z","source":"s","type":"actor.stopped","payload":{"lifecycle":{"phase":"active","terminal":true,"outcome":"success","dedupe_key":"k"},"session":{"id":"s","adapter":"codex","harness":"codex"}},"provenance":{"platform":"lifeloop","platform_event":"session.active"}}`
 		if err := CheckOrgLoopJSON([]byte(in)); err == nil {
 			t.Fatal("accepted")
 		}

@@ -84,6 +84,10 @@ type Options struct {
 	// in progress is finished first, delivering its payloads once.
 	ContinueSession string
 
+	// OnSession, when set, is told the session id and folder as soon as
+	// they exist (before launch).
+	OnSession func(id, dir string)
+
 	Now func() time.Time
 	IDs ids.Source
 }
@@ -109,6 +113,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer p.Close()
+	if o.OnSession != nil {
+		o.OnSession(p.ID, p.Dir)
+	}
 	env := append(slices.Clone(o.Env),
 		"LIFELOOP_SESSION_ID="+p.ID,
 		"LIFELOOP_SESSION_DIR="+p.Dir,

@@ -64,6 +64,9 @@ type Options struct {
 	NotFoundAfter time.Duration
 	Tail          telemetry.TailConfig
 
+	// OnSession, when set, is told the session id and folder.
+	OnSession func(id, dir string)
+
 	Now func() time.Time
 	IDs ids.Source
 }
@@ -145,6 +148,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer p.Close()
+	if o.OnSession != nil {
+		o.OnSession(p.ID, p.Dir)
+	}
 	topts.Log = p.Log
 	topts.Claims = &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID}
 

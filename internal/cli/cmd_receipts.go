@@ -24,6 +24,11 @@ type receiptsOptions struct {
 	Follow   bool
 	Since    uint64
 	Format   string
+	// Source is the OrgLoop source id of --format orgloop events.
+	Source string
+	// Webhook, when set, delivers the session's OrgLoop webhook posts
+	// still owed instead of printing.
+	Webhook string
 }
 
 // Output formats of `lifeloop receipts`.
@@ -45,13 +50,21 @@ func receiptsCommand(e *env) *ucli.Command {
 			"appended until interrupted (Ctrl-C or SIGTERM); it waits on file-change\n" +
 			"notifications, not a busy loop.\n\n" +
 			"--format lifeloop (default) prints each receipt exactly as stored; --format orgloop\n" +
-			"prints the OrgLoop lifecycle event of each receipt that has one (others are left out).",
+			"prints the OrgLoop lifecycle event of each receipt that has one (others are left out),\n" +
+			"with source --orgloop-source (default: the harness, e.g. claude-code); see docs/orgloop.md.\n\n" +
+			"--orgloop-webhook URL prints nothing of the sort: it posts the session's start and stop\n" +
+			"to OrgLoop's coding-agent webhook, those not yet delivered there (by `run` or an\n" +
+			"earlier call), retrying until the receiver takes them, then prints one JSON line\n" +
+			"{session_id, delivered, undeliverable, through}; with --follow it goes on until\n" +
+			"interrupted. The secret comes from $" + orgLoopSecretEnv + ".",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "latest", Usage: "use the most recent session", Destination: &o.Latest},
 			&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing receipts as they are appended", Destination: &o.Follow},
 			&ucli.Uint64Flag{Name: "since", Usage: "print only receipts with a sequence above `N`", Destination: &o.Since},
 			&ucli.StringFlag{Name: "format", Value: formatLifeloop, Usage: "output `FORMAT`: lifeloop or orgloop", Destination: &o.Format},
+			&ucli.StringFlag{Name: "orgloop-source", Usage: "OrgLoop source `ID` of --format orgloop events (default: the harness)", Destination: &o.Source},
+			orgLoopWebhookFlag(&o.Webhook),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *ucli.Context) error {
@@ -60,7 +73,7 @@ func receiptsCommand(e *env) *ucli.Command {
 			}
 			o.Session = c.Args().First()
 			ctx := c.Context
-			if o.Follow {
+			if o.Follow || o.Webhook != "" {
 				var stop context.CancelFunc
 				ctx, stop = signalContext(ctx)
 				defer stop()
@@ -80,8 +93,11 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.Webhook != "" {
+		return deliverOrgLoop(ctx, e, root, rec, o)
+	}
 	path := statedir.ReceiptsPath(root, rec.ID)
-	write := receiptWriter(e.Out, o.Format, rec.ID, e.Registry())
+	write := receiptWriter(e.Out, o.Format, contract.OrgLoopOptions{SessionID: rec.ID, Source: o.Source, Cwd: rec.Cwd}, e.Registry())
 	if o.Follow {
 		err := ledger.Follow(ctx, path, o.Since, write)
 		return quietOnClosedOutput(err)
@@ -103,10 +119,10 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 }
 
 // receiptWriter returns the function that prints one ledger entry.
-func receiptWriter(w io.Writer, format, sessionID string, reg *adapters.Registry) func(ledger.Entry) error {
+func receiptWriter(w io.Writer, format string, base contract.OrgLoopOptions, reg *adapters.Registry) func(ledger.Entry) error {
 	if format == formatOrgLoop {
 		return func(en ledger.Entry) error {
-			opts := contract.OrgLoopOptions{SessionID: sessionID}
+			opts := base
 			if a, err := reg.Lookup(en.Receipt.AdapterID); err == nil {
 				opts.Harness = a.OrgLoopHarness
 			}
@@ -141,4 +157,29 @@ func quietOnClosedOutput(err error) error {
 		return silentExit(exitcode.Failed)
 	}
 	return exitf(exitcode.Failed, "%v", err)
+}
+
+// deliverOrgLoop posts the session's OrgLoop webhook posts still owed and
+// prints the cursor's counts.
+func deliverOrgLoop(ctx context.Context, e *env, root string, rec statedir.SessionRecord, o receiptsOptions) error {
+	t, err := newOrgLoopTarget(e, o.Webhook)
+	if err != nil {
+		return err
+	}
+	ob, err := t.open(e, root, rec.ID, rec.Cwd, nil)
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	defer ob.Close()
+	if !o.Follow {
+		ob.Finish()
+	}
+	runErr := ob.Run(ctx)
+	st := ob.State()
+	out, _ := json.Marshal(map[string]any{"session_id": rec.ID, "delivered": st.Delivered, "undeliverable": len(st.Undeliverable), "through": st.Through})
+	fmt.Fprintln(e.Out, string(out))
+	if runErr != nil && (!o.Follow || !errors.Is(runErr, context.Canceled)) {
+		return exitf(exitcode.Failed, "OrgLoop webhook delivery of session %s stopped before the end of its ledger: %v; run the command again to go on", rec.ID, runErr)
+	}
+	return nil
 }

@@ -24,6 +24,8 @@ type runOptions struct {
 	ClientTimeout time.Duration
 	Events        []string
 	Format        string
+	OrgLoopHook   string
+	OrgLoopWait   time.Duration
 	Require       string
 	Tick          time.Duration
 	IdleAfter     time.Duration
@@ -68,6 +70,8 @@ kills the group.`,
 			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
 			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
 			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
+			orgLoopWebhookFlag(&o.OrgLoopHook),
+			orgLoopWaitFlag(&o.OrgLoopWait),
 			&ucli.StringFlag{Name: "require", Usage: "negotiate this capability request `FILE` before launch (- for stdin); refused → exit 125", Destination: &o.Require},
 			&ucli.DurationFlag{Name: "tick", Usage: "supervisor.tick interval (0 = off)", Value: launcher.DefaultTick, Destination: &o.Tick},
 			&ucli.DurationFlag{Name: "idle-after", Usage: "no output for this long makes the harness idle", Value: launcher.DefaultIdleAfter, Destination: &o.IdleAfter},
@@ -169,6 +173,11 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if err != nil {
 		return exitf(exitcode.LaunchFailed, "%v", err)
 	}
+	live, err := newLiveOrgLoop(e, o.OrgLoopHook, root, "")
+	if err != nil {
+		return err
+	}
+	defer live.finish(o.OrgLoopWait)
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:        root,
 		Argv:            o.Argv,
@@ -196,6 +205,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Payloads:        pls,
 		PayloadsAt:      at,
 		HandleSignals:   true,
+		OnSession:       live.hook(),
 		Now:             e.Now,
 		IDs:             e.IDs,
 	})

@@ -35,6 +35,8 @@ type watchOptions struct {
 	ClientTimeout time.Duration
 	Events        []string
 	Format        string
+	OrgLoopHook   string
+	OrgLoopWait   time.Duration
 	UntilIdle     time.Duration
 	NotFoundAfter time.Duration
 	Levels        string
@@ -72,6 +74,8 @@ prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
 			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
 			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
+			orgLoopWebhookFlag(&o.OrgLoopHook),
+			orgLoopWaitFlag(&o.OrgLoopWait),
 			&ucli.DurationFlag{Name: "until-idle", Usage: "end after this long without new telemetry (0 = until interrupted)", Destination: &o.UntilIdle},
 			&ucli.DurationFlag{Name: "not-found-after", Usage: "report capability.degraded when no file appears within this long", Value: observe.DefaultNotFoundAfter, Destination: &o.NotFoundAfter},
 			levelsFlag(&o.Levels),
@@ -168,13 +172,18 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 			return err
 		}
 	}
+	live, err := newLiveOrgLoop(e, o.OrgLoopHook, root, o.Cwd)
+	if err != nil {
+		return err
+	}
+	defer live.finish(o.OrgLoopWait)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	res, err := watch.Run(ctx, watch.Options{
 		StateDir: root, Adapter: o.Adapter, Path: path, Latest: o.Latest, Cwd: cwd,
 		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, Now: e.Now, IDs: e.IDs,
+		NotFoundAfter: o.NotFoundAfter, OnSession: live.hook(), Now: e.Now, IDs: e.IDs,
 	})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)

@@ -22,7 +22,8 @@ import (
 // run `lifeloop ...` in-process through Main, with real exit codes.
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"lifeloop": func() { os.Exit(Main(os.Args, OSStreams())) },
+		"lifeloop":         func() { os.Exit(Main(os.Args, OSStreams())) },
+		"orgloop-receiver": orgLoopReceiverMain,
 	})
 }
 

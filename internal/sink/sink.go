@@ -9,6 +9,10 @@
 // per failure streak — one log line when the streak starts, one when it
 // ends, and one warning handed out by TakeWarnings — never once per
 // receipt.
+//
+// Webhook (webhook.go) is the HTTP poster of OrgLoop webhook deliveries;
+// those are driven from the ledger by internal/outbox, not by a queue
+// here, so that they survive the receiver and lifeloop restarting.
 package sink
 
 import (

@@ -61,7 +61,7 @@ func TestFileSink(t *testing.T) {
 		want   []string // substrings, one per expected line
 	}{
 		{FormatLifeloop, []string{`"event":"session.started"`, `"event":"supervisor.tick"`, `"event":"session.ended"`}},
-		{FormatOrgLoop, []string{`"dedupe_key":"codex:ses_X:started:1"`, `"dedupe_key":"codex:ses_X:completed:3"`}},
+		{FormatOrgLoop, []string{`"dedupe_key":"codex:ses_X:started"`, `"dedupe_key":"codex:ses_X:completed"`}},
 	}
 	for _, tt := range tests {
 		t.Run(string(tt.format), func(t *testing.T) {

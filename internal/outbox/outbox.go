@@ -1,0 +1,291 @@
+// Package outbox delivers posts built from a session's receipts, reading
+// them from the session's ledger: the ledger is the outbox, and a cursor
+// file beside it records how far delivery got. Delivery therefore
+// survives the receiver being down and lifeloop itself restarting, and it
+// never sits in the path of the harness: it only reads the ledger.
+//
+// Each post is retried with exponential backoff until the receiver takes
+// it (delivered) or refuses it for good (recorded as undeliverable, not
+// retried); posts go out one at a time, in ledger order. The cursor is
+// written after the answer, so a post whose answer was lost (a crash
+// before the cursor write, a connection broken after the receiver took
+// it) is sent again, with the same event id for the receiver to drop.
+package outbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// StateSchema is the schema of the cursor file.
+const StateSchema = "lifeloop.outbox.v1"
+
+// Default backoff bounds, used when Config leaves them zero.
+const (
+	DefaultMinBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff = 30 * time.Second
+)
+
+// ErrSkip, returned by Config.Build (or wrapped), says a receipt has no
+// post; contract.ErrNoOrgLoopPhase counts as ErrSkip too.
+var ErrSkip = errors.New("no post for this receipt")
+
+// Config says what to deliver, from where, and how.
+type Config struct {
+	// LedgerPath is the session's receipts.jsonl.
+	LedgerPath string
+	// StatePath is the cursor file (written atomically, 0600); a lock
+	// file StatePath+".lock" keeps a second deliverer out.
+	StatePath string
+	// Target names the destination in the cursor file (no secrets).
+	Target string
+	// Build turns one receipt into a post body and the event id the
+	// receiver may dedupe on.
+	Build func(contract.LifecycleReceipt) (body []byte, eventID string, err error)
+	// Post sends one body: nil is delivered, an error for which Permanent
+	// says true is undeliverable, any other error is retried.
+	Post      func(ctx context.Context, body []byte, eventID string) error
+	Permanent func(error) bool
+	// MinBackoff and MaxBackoff bound the wait between retries (defaults
+	// DefaultMinBackoff, DefaultMaxBackoff).
+	MinBackoff, MaxBackoff time.Duration
+	// Logger gets one line when a delivery outage starts, one when it
+	// ends, one per undeliverable post; nil discards them.
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// State is the cursor file.
+type State struct {
+	Schema string `json:"schema"`
+	Target string `json:"target"`
+	// Through is the last ledger sequence handled: delivered,
+	// undeliverable, or without a post.
+	Through       uint64          `json:"through"`
+	Delivered     int             `json:"delivered"`
+	Undeliverable []Undeliverable `json:"undeliverable"`
+	UpdatedAt     time.Time       `json:"updated_at"`
+}
+
+// Undeliverable is one post the receiver refused for good.
+type Undeliverable struct {
+	Sequence uint64    `json:"sequence"`
+	EventID  string    `json:"event_id"`
+	Error    string    `json:"error"`
+	At       time.Time `json:"at"`
+}
+
+// Outbox is one session's delivery to one destination.
+type Outbox struct {
+	cfg    Config
+	log    *slog.Logger
+	lock   *os.File
+	finish chan struct{}
+	once   sync.Once
+
+	mu      sync.Mutex
+	state   State
+	retries int
+}
+
+// Open takes the destination's lock and reads its cursor (a missing file
+// starts at the beginning of the ledger). Close releases the lock.
+func Open(cfg Config) (*Outbox, error) {
+	if cfg.Build == nil || cfg.Post == nil {
+		return nil, errors.New("outbox: Build and Post are required")
+	}
+	if cfg.MinBackoff <= 0 {
+		cfg.MinBackoff = DefaultMinBackoff
+	}
+	if cfg.MaxBackoff < cfg.MinBackoff {
+		cfg.MaxBackoff = max(DefaultMaxBackoff, cfg.MinBackoff)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Permanent == nil {
+		cfg.Permanent = func(error) bool { return false }
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	lock, err := os.OpenFile(cfg.StatePath+".lock", os.O_CREATE|os.O_RDWR, statedir.FilePerm)
+	if err != nil {
+		return nil, fmt.Errorf("outbox: %w", err)
+	}
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		_ = lock.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("outbox %s: another lifeloop process is delivering it; let it finish or stop it first", cfg.StatePath)
+		}
+		return nil, fmt.Errorf("outbox %s: lock: %w", cfg.StatePath, err)
+	}
+	o := &Outbox{cfg: cfg, log: log, lock: lock, finish: make(chan struct{})}
+	o.state = State{Schema: StateSchema, Target: cfg.Target, Undeliverable: []Undeliverable{}}
+	b, err := os.ReadFile(cfg.StatePath)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		_ = o.Close()
+		return nil, fmt.Errorf("outbox: %w", err)
+	default:
+		if err := json.Unmarshal(b, &o.state); err != nil || o.state.Schema != StateSchema {
+			_ = o.Close()
+			return nil, fmt.Errorf("outbox %s: not a %s cursor file; move it away to deliver from the start", cfg.StatePath, StateSchema)
+		}
+	}
+	return o, nil
+}
+
+// Close releases the lock. It is idempotent.
+func (o *Outbox) Close() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.lock == nil {
+		return nil
+	}
+	err := o.lock.Close()
+	o.lock = nil
+	return err
+}
+
+// State returns a copy of the cursor as it stands.
+func (o *Outbox) State() State {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	s := o.state
+	s.Undeliverable = append([]Undeliverable(nil), s.Undeliverable...)
+	return s
+}
+
+// StatePath is the cursor file.
+func (o *Outbox) StatePath() string { return o.cfg.StatePath }
+
+// Retries returns how many posts failed and were tried again.
+func (o *Outbox) Retries() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.retries
+}
+
+// Finish tells Run to stop following the ledger: it then handles what
+// the ledger holds and returns. Finish is idempotent.
+func (o *Outbox) Finish() { o.once.Do(func() { close(o.finish) }) }
+
+// Run delivers from the cursor on, following the ledger as it grows,
+// until Finish (it then handles every receipt the ledger holds and
+// returns nil) or until ctx is done (it returns ctx's error at once, even
+// in the middle of retrying a post, whose cursor then stays put).
+func (o *Outbox) Run(ctx context.Context) error {
+	followCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-o.finish:
+			stop()
+		case <-followCtx.Done():
+		}
+	}()
+	handle := func(e ledger.Entry) error { return o.handle(ctx, e) }
+	if err := ledger.Follow(followCtx, o.cfg.LedgerPath, o.State().Through, handle); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for e, err := range ledger.ReadSince(o.cfg.LedgerPath, o.State().Through) {
+		var le *ledger.LineError
+		if errors.As(err, &le) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := handle(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handle delivers the post of one ledger entry, retrying until it is
+// delivered, refused for good, or ctx is done.
+func (o *Outbox) handle(ctx context.Context, e ledger.Entry) error {
+	if e.Sequence <= o.State().Through {
+		return nil
+	}
+	body, id, err := o.cfg.Build(e.Receipt)
+	if errors.Is(err, ErrSkip) || errors.Is(err, contract.ErrNoOrgLoopPhase) {
+		o.mu.Lock()
+		o.state.Through = e.Sequence
+		o.mu.Unlock()
+		return nil
+	}
+	if err != nil {
+		return o.record(e.Sequence, id, err, false)
+	}
+	wait := o.cfg.MinBackoff
+	var outage time.Time
+	for attempt := 0; ; attempt++ {
+		err := o.cfg.Post(ctx, body, id)
+		if err == nil || o.cfg.Permanent(err) {
+			if !outage.IsZero() {
+				o.log.Info("outbox: receiver back", "target", o.cfg.Target, "attempts", attempt+1, "down_for", o.cfg.Now().Sub(outage).Round(time.Millisecond).String())
+			}
+			return o.record(e.Sequence, id, err, err == nil)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if outage.IsZero() {
+			outage = o.cfg.Now()
+			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", e.Sequence, "err", err.Error())
+		}
+		o.mu.Lock()
+		o.retries++
+		o.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, o.cfg.MaxBackoff)
+	}
+}
+
+// record moves the cursor past seq, counting a delivery or recording an
+// undeliverable post, and writes the cursor file.
+func (o *Outbox) record(seq uint64, id string, postErr error, delivered bool) error {
+	o.mu.Lock()
+	o.state.Through = seq
+	o.state.UpdatedAt = o.cfg.Now().UTC()
+	if delivered {
+		o.state.Delivered++
+	} else {
+		o.state.Undeliverable = append(o.state.Undeliverable, Undeliverable{Sequence: seq, EventID: id, Error: postErr.Error(), At: o.state.UpdatedAt})
+	}
+	b, err := json.MarshalIndent(o.state, "", "  ")
+	o.mu.Unlock()
+	if !delivered {
+		o.log.Warn("outbox: post undeliverable; recorded, not retried", "target", o.cfg.Target, "sequence", seq, "event_id", id, "err", postErr.Error())
+	}
+	if err != nil {
+		return err
+	}
+	return statedir.WriteFileAtomic(o.cfg.StatePath, append(b, '\n'))
+}
