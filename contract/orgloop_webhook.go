@@ -8,7 +8,7 @@ const (
 )
 
 // OrgLoopHookPost is the body OrgLoop's coding-agent webhook source (and
-// its claude-code alias) accepts for one session start or stop. The
+// its harness-named alias) accepts for one session start or stop. The
 // connector derives phase, outcome and reason from HookType and
 // ExitStatus; Meta, which it passes through to its event, carries
 // lifeloop's own classification and the event id beside them.

@@ -51,7 +51,7 @@ func receiptsCommand(e *env) *ucli.Command {
 			"notifications, not a busy loop.\n\n" +
 			"--format lifeloop (default) prints each receipt exactly as stored; --format orgloop\n" +
 			"prints the OrgLoop lifecycle event of each receipt that has one (others are left out),\n" +
-			"with source --orgloop-source (default: the harness, e.g. claude-code); see docs/orgloop.md.\n\n" +
+			"with source --orgloop-source (default: the harness's name in OrgLoop's vocabulary); see docs/orgloop.md.\n\n" +
 			"--orgloop-webhook URL prints nothing of the sort: it posts the session's start and stop\n" +
 			"to OrgLoop's coding-agent webhook, those not yet delivered there (by `run` or an\n" +
 			"earlier call), retrying until the receiver takes them, then prints one JSON line\n" +
