@@ -34,8 +34,14 @@ fuzz: ## run each fuzz target briefly
 clean:
 	rm -rf bin
 
+# The pinned versions come from harnesses/package-lock.json. `npm install
+# --no-save` rather than `npm ci`: the lock cannot list the other
+# platforms' optional binaries that the registry here does not serve
+# (e.g. opencode-darwin-arm64), and `npm ci` refuses such a lock.
+NPM_INSTALL := npm install --prefix harnesses --no-audit --no-fund --no-save
+
 harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi) into harnesses/node_modules
-	npm ci --prefix harnesses --no-audit --no-fund
+	$(NPM_INSTALL)
 
 e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
 	$(GO) test -race -count=1 ./e2e/...
@@ -44,4 +50,4 @@ demo: harnesses/node_modules/.bin/claude ## build lifeloop, run a real `claude -
 	./scripts/demo.sh
 
 harnesses/node_modules/.bin/claude harnesses/node_modules/.bin/codex: harnesses/package-lock.json
-	npm ci --prefix harnesses --no-audit --no-fund
+	$(NPM_INSTALL)
