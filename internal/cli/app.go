@@ -165,7 +165,37 @@ func newApp(e *env) *ucli.App {
 			continuationCommand(e),
 		},
 	}
+	for _, c := range app.Commands {
+		if c.Name != "host-hook" { // it always answers its harness and exits 0
+			refuseNegativeDurations(c)
+		}
+	}
 	return app
+}
+
+// refuseNegativeDurations makes a negative value of any duration flag of c
+// (and of its subcommands) a usage error, before the command runs: no
+// duration lifeloop takes means anything below zero.
+func refuseNegativeDurations(c *ucli.Command) {
+	before := c.Before
+	c.Before = func(ctx *ucli.Context) error {
+		for _, f := range c.Flags {
+			df, ok := f.(*ucli.DurationFlag)
+			if !ok {
+				continue
+			}
+			if v := ctx.Duration(df.Name); v < 0 {
+				return usageErrorf("--%s %v: a duration must not be negative (0 turns it off where the help says so)", df.Name, v)
+			}
+		}
+		if before != nil {
+			return before(ctx)
+		}
+		return nil
+	}
+	for _, sub := range c.Subcommands {
+		refuseNegativeDurations(sub)
+	}
 }
 
 // signalContext returns a context cancelled on SIGINT or SIGTERM; the stop
