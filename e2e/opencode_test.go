@@ -154,7 +154,7 @@ func TestRunOpenCodeRun(t *testing.T) {
 }
 
 // assertCausalOrder checks one session.started from the wrapper before
-// any telemetry, the binding before the frames, each frame's receipts in
+// any telemetry and before the frames, each frame's receipts in
 // order, and session.ended last.
 func assertCausalOrder(t *testing.T, rs []map[string]any) {
 	t.Helper()
