@@ -1,18 +1,18 @@
 package claude
 
-import "strings"
+import "github.com/lifeloop/lifeloop/adapters"
 
 // Claude Code's command line, as Commander reads it (`claude --help`,
 // 2.1.197).
 
-// arity is how many words follow an option.
-type arity int
+// arity is how many words follow an option (adapters.ScanArgs).
+type arity = adapters.Arity
 
 const (
-	flagOnly arity = iota // no value
-	required              // exactly one
-	optional              // one unless the next word is an option
-	variadic              // every word up to the next option
+	flagOnly = adapters.FlagOnly
+	required = adapters.Required
+	optional = adapters.Optional
+	variadic = adapters.Variadic
 )
 
 // option is what lifeloop knows about one Claude Code option.
@@ -66,54 +66,10 @@ const (
 	settingsFlag         = "--settings"
 )
 
-// arg is one parsed Claude argument: an option with its values, or a
-// positional word.
-type arg struct {
-	words      []string
-	option     string // "" for a positional
-	positional bool
-}
-
-// parseArgs splits Claude arguments into options (with their values) and
-// positionals, the way Commander reads them.
-func parseArgs(args []string) []arg {
-	var out []arg
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			for _, rest := range args[i:] {
-				out = append(out, arg{words: []string{rest}, positional: rest != "--"})
-			}
-			return out
-		case strings.HasPrefix(a, "-") && a != "-":
-			name, _, inline := strings.Cut(a, "=")
-			ca := arg{words: []string{a}, option: name}
-			if !inline {
-				switch options[name].arity {
-				case required:
-					if i+1 < len(args) {
-						i++
-						ca.words = append(ca.words, args[i])
-					}
-				case optional:
-					if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-						i++
-						ca.words = append(ca.words, args[i])
-					}
-				case variadic:
-					for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-						i++
-						ca.words = append(ca.words, args[i])
-					}
-				}
-			}
-			out = append(out, ca)
-		default:
-			out = append(out, arg{words: []string{a}, positional: true})
-		}
-	}
-	return out
+// parseArgs splits Claude arguments into options (with their values)
+// and positionals.
+func parseArgs(args []string) []adapters.Arg {
+	return adapters.ScanArgs(args, func(name string) arity { return options[name].arity })
 }
 
 // startsSession reports whether Claude arguments start a conversation (no
@@ -121,19 +77,19 @@ func parseArgs(args []string) []arg {
 func startsSession(args []string) bool {
 	for _, ca := range parseArgs(args) {
 		switch {
-		case ca.option == "-h" || ca.option == "--help" || ca.option == "-v" || ca.option == "--version":
+		case ca.Option == "-h" || ca.Option == "--help" || ca.Option == "-v" || ca.Option == "--version":
 			return false
-		case ca.positional:
-			return !subcommands[ca.words[0]]
+		case ca.Positional:
+			return !subcommands[ca.Words[0]]
 		}
 	}
 	return true
 }
 
 // isPrint reports whether parsed arguments run in print mode (-p).
-func isPrint(args []arg) bool {
+func isPrint(args []adapters.Arg) bool {
 	for _, ca := range args {
-		if ca.option == "-p" || ca.option == "--print" {
+		if ca.Option == "-p" || ca.Option == "--print" {
 			return true
 		}
 	}

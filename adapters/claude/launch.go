@@ -120,10 +120,10 @@ func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([
 	}
 	for _, ca := range args {
 		switch {
-		case options[ca.option].picksSession:
-		case ca.positional && resume && !print:
+		case options[ca.Option].picksSession:
+		case ca.Positional && resume && !print:
 		default:
-			out = append(out, ca.words...)
+			out = append(out, ca.Words...)
 		}
 	}
 	return out, true

@@ -3,21 +3,20 @@ package gemini
 import (
 	"crypto/rand"
 	"fmt"
-	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
 )
 
 // Gemini CLI's command line, as yargs reads it (`gemini --help`, 0.61.0).
 
-// arity is how many words follow an option.
-type arity int
+// arity is how many words follow an option (adapters.ScanArgs).
+type arity = adapters.Arity
 
 const (
-	flagOnly arity = iota // no value
-	required              // exactly one
-	optional              // one unless the next word is an option
-	variadic              // every word up to the next option (yargs arrays)
+	flagOnly = adapters.FlagOnly
+	required = adapters.Required
+	optional = adapters.Optional
+	variadic = adapters.Variadic
 )
 
 // option is what lifeloop knows about one Gemini CLI option.
@@ -62,54 +61,10 @@ const (
 	sessionIDFlag = "--session-id"
 )
 
-// arg is one parsed argument: an option with its values, or a positional
-// word.
-type arg struct {
-	words      []string
-	option     string // "" for a positional
-	positional bool
-}
-
 // parseArgs splits Gemini CLI arguments into options (with their values)
 // and positionals.
-func parseArgs(args []string) []arg {
-	var out []arg
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		switch {
-		case a == "--":
-			for _, rest := range args[i:] {
-				out = append(out, arg{words: []string{rest}, positional: rest != "--"})
-			}
-			return out
-		case strings.HasPrefix(a, "-") && a != "-":
-			name, _, inline := strings.Cut(a, "=")
-			ca := arg{words: []string{a}, option: name}
-			if !inline {
-				switch options[name].arity {
-				case required:
-					if i+1 < len(args) {
-						i++
-						ca.words = append(ca.words, args[i])
-					}
-				case optional:
-					if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-						i++
-						ca.words = append(ca.words, args[i])
-					}
-				case variadic:
-					for i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
-						i++
-						ca.words = append(ca.words, args[i])
-					}
-				}
-			}
-			out = append(out, ca)
-		default:
-			out = append(out, arg{words: []string{a}, positional: true})
-		}
-	}
-	return out
+func parseArgs(args []string) []adapters.Arg {
+	return adapters.ScanArgs(args, func(name string) arity { return options[name].arity })
 }
 
 // startsSession reports whether Gemini CLI arguments start a chat session
@@ -118,11 +73,11 @@ func startsSession(args []string) bool {
 	first := true
 	for _, ca := range parseArgs(args) {
 		switch {
-		case options[ca.option].noSession:
+		case options[ca.Option].noSession:
 			return false
-		case ca.positional && first && subcommands[ca.words[0]]:
+		case ca.Positional && first && subcommands[ca.Words[0]]:
 			return false
-		case ca.positional:
+		case ca.Positional:
 			first = false
 		}
 	}
@@ -132,7 +87,7 @@ func startsSession(args []string) bool {
 // picksSession reports whether the arguments already choose the session.
 func picksSession(args []string) bool {
 	for _, ca := range parseArgs(args) {
-		if options[ca.option].picksSession {
+		if options[ca.Option].picksSession {
 			return true
 		}
 	}

@@ -54,17 +54,17 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 	firstPositional := -1
 	for _, ca := range parseArgs(argv[start:]) {
 		switch {
-		case isPromptOption(ca.option) && len(ca.words) == 2:
-			out[i+1] = text + "\n\n" + ca.words[1]
+		case isPromptOption(ca.Option) && len(ca.Words) == 2:
+			out[i+1] = text + "\n\n" + ca.Words[1]
 			return out, contract.ManifestPreFrameLeading, true
-		case isPromptOption(ca.option) && strings.Contains(ca.words[0], "="):
-			name, v, _ := strings.Cut(ca.words[0], "=")
+		case isPromptOption(ca.Option) && strings.Contains(ca.Words[0], "="):
+			name, v, _ := strings.Cut(ca.Words[0], "=")
 			out[i] = name + "=" + text + "\n\n" + v
 			return out, contract.ManifestPreFrameLeading, true
-		case ca.positional && firstPositional < 0 && ca.words[0] != "--":
+		case ca.Positional && firstPositional < 0 && ca.Words[0] != "--":
 			firstPositional = i
 		}
-		i += len(ca.words)
+		i += len(ca.Words)
 	}
 	if firstPositional >= 0 {
 		out[firstPositional] = text + "\n\n" + out[firstPositional]
@@ -98,10 +98,10 @@ func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([
 	}
 	for _, ca := range parseArgs(argv[start:]) {
 		switch {
-		case options[ca.option].picksSession:
-		case resume && (ca.option == interactiveFlag || ca.option == interactiveShrt || ca.positional):
+		case options[ca.Option].picksSession:
+		case resume && (ca.Option == interactiveFlag || ca.Option == interactiveShrt || ca.Positional):
 		default:
-			out = append(out, ca.words...)
+			out = append(out, ca.Words...)
 		}
 	}
 	return out, true
