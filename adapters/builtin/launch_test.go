@@ -8,15 +8,6 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 )
 
-func mustLookup(t *testing.T, id string) *adapters.Adapter {
-	t.Helper()
-	a, err := Default().Lookup(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return a
-}
-
 // FuzzLaunchArgv: for any command line, PlaceAtLaunch, RelaunchArgv and
 // RedactPlacement never panic nor modify their input; a placement keeps
 // the program, puts the text in exactly one element, and RedactPlacement
