@@ -88,6 +88,10 @@ type Options struct {
 	// they exist (before launch).
 	OnSession func(id, dir string)
 
+	// Durability is the ledger's SyncMode; the harness's hook processes
+	// inherit it through $LIFELOOP_DURABILITY.
+	Durability ledger.SyncMode
+
 	Now func() time.Time
 	IDs ids.Source
 }
@@ -120,6 +124,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		"LIFELOOP_SESSION_ID="+p.ID,
 		"LIFELOOP_SESSION_DIR="+p.Dir,
 		"LIFELOOP_STATE_DIR="+o.StateDir,
+		ledger.DurabilityEnv+"="+o.Durability.String(),
 	)
 
 	bridge, err := bridgeHooks(o, ad, p, argv, env)
@@ -180,7 +185,13 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		cfg.HookPayloads = placed.atHook
 		cfg.HookPayloadsAt = o.PayloadsAt
 	}
-	return Run(ctx, cfg)
+	res, err := Run(ctx, cfg)
+	// Closing the pipeline is the ledger's last attempt at receipts held
+	// from a storage outage; what still failed is told to the user.
+	p.Close()
+	res.SessionID = p.ID
+	res.Unrecorded, res.UnrecordedCause = p.Unrecorded()
+	return res, err
 }
 
 // withDefaults checks o and fills in its defaults.
@@ -220,7 +231,7 @@ func openSession(o Options, ad *adapters.Adapter) (*pipeline.Pipeline, error) {
 		StateDir: o.StateDir, NewSession: o.ContinueSession == "", Log: true,
 		Adapter: ad, Mode: contract.ModeLauncherWrapper, Require: o.Require,
 		Clients: o.Clients, ClientEvents: o.ClientEvents, ClientTimeout: o.ClientTimeout, ClientEnv: o.Env,
-		Events: o.Events, Format: o.Format, Now: o.Now, IDs: o.IDs,
+		Events: o.Events, Format: o.Format, Durability: o.Durability, Now: o.Now, IDs: o.IDs,
 	}
 	if o.ContinueSession != "" {
 		if err := continuable(o.StateDir, o.ContinueSession); err != nil {

@@ -113,6 +113,12 @@ type Result struct {
 	// LaunchErr is set when the harness never started; its message is the
 	// one line to print after the terminal is restored.
 	LaunchErr error
+	// SessionID is the lifeloop session (set by Launch).
+	SessionID string
+	// Unrecorded counts receipts the ledger could not record (a full
+	// disk), and UnrecordedCause says why.
+	Unrecorded      int
+	UnrecordedCause error
 }
 
 // controlCall is one control request handed to the loop. ctx is the

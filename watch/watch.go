@@ -17,6 +17,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/observe"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
@@ -56,6 +57,8 @@ type Options struct {
 	ClientTimeout time.Duration
 	Events        []string
 	Format        sink.Format
+	// Durability is the ledger's SyncMode (default group commit).
+	Durability ledger.SyncMode
 
 	// UntilIdle ends the watch after this long without new telemetry;
 	// 0 watches until ctx is cancelled.
@@ -142,7 +145,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	p, err := pipeline.Open(pipeline.Options{
 		StateDir: o.StateDir, NewSession: true, Log: true, Adapter: ad, Mode: contract.ModeTelemetryOnly,
 		Clients: o.Clients, ClientEvents: o.ClientEvents, ClientTimeout: o.ClientTimeout, ClientEnv: o.Env,
-		Events: o.Events, Format: o.Format, Now: o.Now, IDs: o.IDs,
+		Events: o.Events, Format: o.Format, Durability: o.Durability, Now: o.Now, IDs: o.IDs,
 	})
 	if err != nil {
 		return Result{}, err

@@ -14,6 +14,7 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -219,6 +220,7 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	}
 	p, err := pipeline.Open(pipeline.Options{
 		StateDir: root, Session: opts.Session, Adapter: a, Mode: contract.ModeManualSkill, Now: opts.Now, IDs: opts.IDs,
+		Durability: envDurability(opts.Getenv),
 	})
 	var lerr *pipeline.LedgerError
 	switch {
@@ -231,6 +233,11 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	res, err := p.Route(ctx, in)
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
+	}
+	p.Close() // the ledger's last attempt, when its storage refused the write
+	if n, cause := p.Unrecorded(); n > 0 {
+		return exitf(exitcode.Failed, "session %s: the receipt could not be recorded in its ledger (%s); free space and emit it again",
+			opts.Session, ledger.CauseText(cause))
 	}
 	if ev == contract.EventSessionEnded && res.Receipt.Status != contract.StatusFailed && !res.Replayed {
 		now := opts.Now()

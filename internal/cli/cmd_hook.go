@@ -160,7 +160,8 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 
 // nativeRecorder records the call in the native sessions under root.
 func nativeRecorder(opts hookOptions, root string) nativehook.Recorder {
-	return nativehook.Recorder{Root: root, Adapter: nativehook.AdapterFor(opts.Registry, opts.Adapter), Now: opts.Now, IDs: opts.IDs}
+	return nativehook.Recorder{Root: root, Adapter: nativehook.AdapterFor(opts.Registry, opts.Adapter), Durability: envDurability(opts.Getenv),
+		Now: opts.Now, IDs: opts.IDs}
 }
 
 // hookInput returns the hook's input: the last argument for a hook called

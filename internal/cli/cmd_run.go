@@ -9,6 +9,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -38,6 +39,7 @@ type runOptions struct {
 	Levels        string
 	Payloads      []string
 	PayloadAt     string
+	Durability    string
 	Argv          []string
 }
 
@@ -83,6 +85,7 @@ kills the group.`,
 			&ucli.BoolFlag{Name: "no-hooks", Usage: "do not install the hook bridge (the harness's own hooks pointed at lifeloop) for this launch", Destination: &o.NoHooks},
 			&ucli.GenericFlag{Name: "payload", Usage: "deliver the payload envelope in `FILE` into the new session (repeatable)", Value: &payloads},
 			&ucli.StringFlag{Name: "payload-at", Usage: "where --payload goes: session (pre_session: the command line, else the SessionStart hook) or frame (pre_frame_leading: the first prompt's hook)", Value: "session", Destination: &o.PayloadAt},
+			durabilityFlag(&o.Durability),
 			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal", Value: 120, Destination: &o.Cols},
 			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal", Value: 40, Destination: &o.Rows},
 		},
@@ -169,6 +172,10 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	dur, err := durability(o.Durability, e.Getenv)
+	if err != nil {
+		return err
+	}
 	dir, err := e.workDir()
 	if err != nil {
 		return exitf(exitcode.LaunchFailed, "%v", err)
@@ -206,6 +213,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		PayloadsAt:      at,
 		HandleSignals:   true,
 		OnSession:       live.hook(),
+		Durability:      dur,
 		Now:             e.Now,
 		IDs:             e.IDs,
 	})
@@ -214,6 +222,12 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	}
 	if res.LaunchErr != nil {
 		return exitf(res.ExitCode, "%v", res.LaunchErr)
+	}
+	if res.Unrecorded > 0 {
+		// The harness is gone and the terminal is the user's again: say
+		// what the ledger lacks, and keep the harness's exit code.
+		return exitf(res.ExitCode, "session %s: %d receipts were not recorded in its ledger (%s); free space, then `lifeloop sessions` seals it",
+			res.SessionID, res.Unrecorded, ledger.CauseText(res.UnrecordedCause))
 	}
 	return silentExit(res.ExitCode)
 }

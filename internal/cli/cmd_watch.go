@@ -40,6 +40,7 @@ type watchOptions struct {
 	UntilIdle     time.Duration
 	NotFoundAfter time.Duration
 	Levels        string
+	Durability    string
 }
 
 func watchCommand(e *env) *ucli.Command {
@@ -66,6 +67,7 @@ telemetry; it then records session.ended, marks the session completed,
 prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
+			durabilityFlag(&o.Durability),
 			&ucli.StringFlag{Name: "adapter", Usage: "adapter `ID` of the harness (" + strings.Join(e.Registry().IDsWith(func(a *adapters.Adapter) bool { return a.Telemetry() != nil }), " or ") + ")", Required: true, Destination: &o.Adapter},
 			&ucli.BoolFlag{Name: "latest", Usage: "watch the newest file written for --cwd", Destination: &o.Latest},
 			&ucli.StringFlag{Name: "cwd", Usage: "the harness's working `DIR` (default: the current folder)", Destination: &o.Cwd},
@@ -179,11 +181,15 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 	defer live.finish(o.OrgLoopWait)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	dur, err := durability(o.Durability, e.Getenv)
+	if err != nil {
+		return err
+	}
 	res, err := watch.Run(ctx, watch.Options{
 		StateDir: root, Adapter: o.Adapter, Path: path, Latest: o.Latest, Cwd: cwd,
 		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, OnSession: live.hook(), Now: e.Now, IDs: e.IDs,
+		NotFoundAfter: o.NotFoundAfter, OnSession: live.hook(), Durability: dur, Now: e.Now, IDs: e.IDs,
 	})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)

@@ -9,9 +9,26 @@
 // append to one ledger at once: every append takes an exclusive flock(2) on
 // the ledger file, first reads whatever other processes appended since this
 // process last looked (only the new bytes, from the remembered end offset),
-// then writes its line(s) with one write(2) on an O_APPEND descriptor and,
-// by default, fsyncs before releasing the lock. A receipt returned by
-// Append is therefore durable and visible to every reader.
+// then writes its line(s) with one write(2) on an O_APPEND descriptor. A
+// receipt returned by Append is therefore in the kernel and visible to
+// every reader: a crash of lifeloop itself (SIGKILL) loses nothing. When
+// it also reaches the disk is the SyncMode's promise (see SyncGroup, the
+// default, and SyncEach).
+//
+// # Write failures
+//
+// A write the storage refuses (no space, quota, I/O error, read-only
+// file system) does not fail the append: the receipt waits, sequence not
+// yet assigned, in a bounded in-memory spool (SpoolReceipts receipts,
+// SpoolBytes bytes) and Append reports Outcome Spooled. Every later
+// Append, Flush and a retry timer of the ledger's own write the spool in
+// order first, so once space returns the ledger goes on gapless. When the
+// spool is full, ticks go first (a spooled tick is replaced by the next
+// one in any case), then other receipts, and session, frame, context and
+// renewal receipts last. After an outage the ledger appends one
+// capability.degraded receipt (capability receipt_ledger) saying what was
+// delayed, what was lost and when. Unrecorded reports what is still
+// waiting.
 //
 // # Idempotency
 //
@@ -71,9 +88,11 @@ import (
 	"hash/maphash"
 	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -104,23 +123,61 @@ const (
 	ExtSuffix  = ".ext.jsonl" // last external sequence per scope
 )
 
-// SyncMode says when appended receipts are fsynced.
+// SyncMode says when appended receipts are flushed to disk. In every mode
+// a receipt is written (in the kernel, visible to readers, safe from a
+// crash of lifeloop) before Append returns.
 type SyncMode int
 
 const (
-	// SyncEach fsyncs after every append, before Append returns (the
-	// default).
-	SyncEach SyncMode = iota
-	// SyncNone never fsyncs: appended receipts survive a process crash
-	// (they are in the page cache) but not a machine crash. For benchmarks
-	// and tests.
+	// SyncGroup (the default) is a group commit: one fdatasync at most
+	// GroupWindow after a receipt is written, covering every receipt
+	// written meanwhile, and at once for session.* receipts and at Close.
+	// Ticks never cause a sync of their own. A power loss can cost the
+	// last GroupWindow of receipts, never a session's start or end.
+	SyncGroup SyncMode = iota
+	// SyncEach fdatasyncs every receipt before Append returns.
+	SyncEach
+	// SyncNone never fsyncs (benchmarks and tests).
 	SyncNone
 )
 
+// GroupWindow bounds how long SyncGroup leaves a written receipt unsynced.
+const GroupWindow = 50 * time.Millisecond
+
+// DurabilityEnv names the environment variable that chooses the SyncMode
+// of every ledger a lifeloop process opens ("group" or "sync").
+const DurabilityEnv = "LIFELOOP_DURABILITY"
+
+// ParseDurability reads a --durability value: "group" (or empty) or
+// "sync".
+func ParseDurability(s string) (SyncMode, error) {
+	switch s {
+	case "", "group":
+		return SyncGroup, nil
+	case "sync":
+		return SyncEach, nil
+	}
+	return SyncGroup, fmt.Errorf("durability %q: want group (sync to disk within %v, the default) or sync (one fdatasync per receipt)", s, GroupWindow)
+}
+
+// String is the mode's --durability name.
+func (m SyncMode) String() string {
+	switch m {
+	case SyncEach:
+		return "sync"
+	case SyncNone:
+		return "none"
+	}
+	return "group"
+}
+
 // Options configure a Ledger. The zero value is usable.
 type Options struct {
-	// Sync defaults to SyncEach.
+	// Sync defaults to SyncGroup.
 	Sync SyncMode
+	// Logger is told, once per outage, when writes start failing and when
+	// they resume (never receipt contents); nil discards.
+	Logger *slog.Logger
 	// Now stamps at_epoch_s on receipts that have none; default time.Now.
 	Now func() time.Time
 	// IDs mints receipt_id and event_id values the ledger needs;
@@ -145,6 +202,7 @@ const (
 	Appended Outcome = "appended" // the receipt was appended
 	Replayed Outcome = "replayed" // identical redelivery; the original was returned
 	Conflict Outcome = "conflict" // key reused with different content; a failed receipt was appended
+	Spooled  Outcome = "spooled"  // the storage refused the write; the receipt waits in memory, sequence unassigned
 )
 
 // Gap is a missing range of external sequence numbers, inclusive.
@@ -162,8 +220,12 @@ type AppendResult struct {
 	// Gap is set when a receipt.gap_detected receipt was appended.
 	Gap *Gap
 	// Extra holds receipts the ledger appended on its own before the
-	// returned one (the receipt.gap_detected receipt), in ledger order.
+	// returned one (the capability.degraded receipt that ends an outage,
+	// the receipt.gap_detected receipt), in ledger order.
 	Extra []contract.LifecycleReceipt
+	// Fault is the storage error that spooled the receipt (Spooled), or
+	// nil when it waits behind earlier spooled receipts.
+	Fault error
 }
 
 type idemKey struct{ client, adapter, key string }
@@ -196,6 +258,18 @@ type Ledger struct {
 	ext  *extStore
 
 	pending []contract.Warning // ledger warnings for the next appended receipt
+
+	spool spool // receipts the storage refused, waiting in order
+
+	// Group commit: dirty is set by a written receipt not yet synced;
+	// syncTimer fires GroupWindow later. fdMu keeps Close from closing the
+	// files under a sync running outside mu.
+	dirty     bool
+	syncTimer *time.Timer
+	fdMu      sync.RWMutex
+	syncs     atomic.Int64 // fdatasyncs of the ledger file, for tests
+
+	fault func() error // when set, consulted before every write (fault injection in tests)
 }
 
 // Open opens (creating with mode 0600 if needed) the ledger at path, the
@@ -208,6 +282,9 @@ func Open(path string, opts Options) (*Ledger, error) {
 	}
 	if opts.IDs == nil {
 		opts.IDs = ids.NewULIDSource(opts.Now, nil)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	_, statErr := os.Lstat(path)
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
@@ -264,18 +341,36 @@ func (l *Ledger) LastSequence() uint64 {
 	return l.last
 }
 
-// Close releases the ledger's files. Appended receipts are already durable
-// (with SyncEach); Close is idempotent.
+// Close tries the spool one last time, syncs what is not yet on disk and
+// releases the ledger's files; Unrecorded then tells what never made it.
+// Close is idempotent.
 func (l *Ledger) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.closeFiles()
+	if l.f != nil && !l.spool.since.IsZero() {
+		if err := l.lock(); err == nil {
+			_, _ = l.drain()
+			l.unlock()
+		}
+	}
+	l.spool.stopRetry()
+	if l.syncTimer != nil {
+		l.syncTimer.Stop()
+	}
+	var serr error
+	if l.f != nil && l.dirty && l.opts.Sync != SyncNone {
+		serr = l.syncFiles(l.f, l.ext.f)
+		l.dirty = false
+	}
+	return errors.Join(serr, l.closeFiles())
 }
 
 func (l *Ledger) closeFiles() error {
 	if l.f == nil {
 		return nil
 	}
+	l.fdMu.Lock()
+	defer l.fdMu.Unlock()
 	err := l.f.Close()
 	l.f = nil
 	if l.ext != nil {
@@ -488,11 +583,39 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 	if o.ExternalSequence != nil && o.ExternalScope == "" {
 		return contract.LifecycleReceipt{}, AppendResult{}, errors.New("append: ExternalSequence needs an ExternalScope")
 	}
+	if r.ReceiptID == "" {
+		r.ReceiptID = l.opts.IDs.New(ids.PrefixReceipt)
+	}
+	if r.AtEpochS == 0 {
+		r.AtEpochS = l.opts.Now().Unix()
+	}
 	if err := l.lock(); err != nil {
+		if storageFault(err) {
+			return l.hold(r, o, err)
+		}
 		return contract.LifecycleReceipt{}, AppendResult{}, err
 	}
 	defer l.unlock()
+	// Receipts held from an outage go first, then the receipt that says
+	// what the outage cost.
+	report, err := l.drain()
+	if l.spool.len() > 0 {
+		return l.hold(r, o, nil)
+	}
+	if err != nil && storageFault(err) {
+		return l.hold(r, o, err)
+	}
+	out, res, err := l.appendLocked(r, o)
+	if err != nil && storageFault(err) {
+		return l.hold(r, o, err)
+	}
+	res.Extra = append(report, res.Extra...)
+	return out, res, err
+}
 
+// appendLocked is one append under the lock: idempotency, gap detection,
+// the write and its sync.
+func (l *Ledger) appendLocked(r contract.LifecycleReceipt, o AppendOptions) (contract.LifecycleReceipt, AppendResult, error) {
 	res := AppendResult{Outcome: Appended}
 	if r.IdempotencyKey != nil {
 		if e, ok := l.idem[idemKey{r.ClientID, r.AdapterID, *r.IdempotencyKey}]; ok {
@@ -568,21 +691,22 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 
 	if o.ExternalSequence != nil {
 		if err := l.ext.record(o.ExternalScope, *o.ExternalSequence, seq, l.opts.Sync == SyncEach); err != nil {
+			l.ext.end, l.ext.last = 0, make(map[string]uint64)
 			return contract.LifecycleReceipt{}, AppendResult{}, err
 		}
 	}
 	base := l.end
 	if err := l.write(buf.Bytes()); err != nil {
-		// A short write leaves a torn tail that the next lock repairs; the
+		// A short write leaves a torn tail: cut it now (ftruncate works on
+		// a full disk), else the next lock repairs it. The
 		// external-sequence entry written above now dangles, so make the
 		// next refresh re-read (and cut) that file from the start.
+		_ = l.f.Truncate(base)
 		l.ext.end, l.ext.last = 0, make(map[string]uint64)
 		return contract.LifecycleReceipt{}, AppendResult{}, fmt.Errorf("append to %s: %w", l.path, err)
 	}
-	if l.opts.Sync == SyncEach {
-		if err := unix.Fdatasync(int(l.f.Fd())); err != nil {
-			return contract.LifecycleReceipt{}, AppendResult{}, fmt.Errorf("fsync %s: %w", l.path, err)
-		}
+	if err := l.synced(r.Event); err != nil {
+		return contract.LifecycleReceipt{}, AppendResult{}, err
 	}
 	l.end = base + int64(buf.Len())
 	l.last = seq
@@ -597,6 +721,11 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 }
 
 func (l *Ledger) write(b []byte) error {
+	if l.fault != nil {
+		if err := l.fault(); err != nil {
+			return err
+		}
+	}
 	_, err := l.f.Write(b)
 	return err
 }

@@ -34,8 +34,10 @@ type Recorder struct {
 	Root string
 	// Adapter is the harness whose hook was called (see AdapterFor).
 	Adapter *adapters.Adapter
-	Now     func() time.Time
-	IDs     ids.Source
+	// Durability is the ledger's SyncMode.
+	Durability ledger.SyncMode
+	Now        func() time.Time
+	IDs        ids.Source
 }
 
 // AdapterFor returns the registry's adapter for id when it has hooks,
@@ -161,7 +163,7 @@ func (r Recorder) Record(mapped hooks.Mapped) {
 // route records ms in the ledger of rec.
 func (r Recorder) route(rec statedir.SessionRecord, ms []moment.Moment) {
 	p, err := pipeline.Open(pipeline.Options{
-		StateDir: r.Root, Session: rec.ID, Adapter: r.Adapter, Mode: contract.ModeNativeHook, Now: r.Now, IDs: r.IDs,
+		StateDir: r.Root, Session: rec.ID, Adapter: r.Adapter, Mode: contract.ModeNativeHook, Durability: r.Durability, Now: r.Now, IDs: r.IDs,
 	})
 	if err != nil {
 		return

@@ -21,6 +21,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/ratelog"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -71,6 +72,9 @@ type Options struct {
 	// Events are --events destinations, written in Format.
 	Events []string
 	Format sink.Format
+
+	// Durability is the ledger's SyncMode (default group commit).
+	Durability ledger.SyncMode
 
 	Now func() time.Time
 	IDs ids.Source
@@ -153,9 +157,11 @@ func (p *Pipeline) openLedger() error {
 			return fmt.Errorf("session log: %w", err)
 		}
 		p.closers = append(p.closers, func() { _ = f.Close() })
-		p.Log = slog.New(slog.NewJSONHandler(f, nil)).With("session", p.ID)
+		// A fault that repeats (every tick on a full disk) logs one line
+		// per interval with a count, so the log never fills the disk.
+		p.Log = slog.New(ratelog.New(slog.NewJSONHandler(f, nil), 0, p.o.Now)).With("session", p.ID)
 	}
-	led, err := ledger.Open(statedir.ReceiptsPath(p.o.StateDir, p.ID), ledger.Options{Now: p.o.Now, IDs: p.o.IDs})
+	led, err := ledger.Open(statedir.ReceiptsPath(p.o.StateDir, p.ID), ledger.Options{Sync: p.o.Durability, Logger: p.Log, Now: p.o.Now, IDs: p.o.IDs})
 	if err != nil {
 		return &LedgerError{Err: err}
 	}
@@ -240,6 +246,15 @@ func (p *Pipeline) Route(ctx context.Context, m moment.Moment) (router.Result, e
 		return router.Result{}, errors.New("pipeline closed")
 	}
 	return p.rt.Route(ctx, m)
+}
+
+// Unrecorded is what the session's ledger could not record (see
+// ledger.Ledger.Unrecorded): final once the pipeline is closed.
+func (p *Pipeline) Unrecorded() (int, error) {
+	if p.ledger == nil {
+		return 0, nil
+	}
+	return p.ledger.Unrecorded()
 }
 
 // Close flushes clients and sinks and closes the ledger and log, in the

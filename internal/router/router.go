@@ -54,6 +54,7 @@ const DefaultClientID = "lifeloop"
 // Warning codes the router puts on receipts.
 const (
 	WarnLedgerFailed      = "ledger_append_failed"
+	WarnLedgerDelayed     = "ledger_write_delayed"
 	WarnAsyncDropped      = "client_queue_dropped"
 	WarnClientFailed      = "client_failed"
 	WarnPayloadDegraded   = "payload_placement_degraded"
@@ -434,6 +435,13 @@ func (r *Router) record(rc contract.LifecycleReceipt, in moment.Moment) (recorde
 				return recorded{receipt: stored, replayed: true}, nil
 			}
 			rc, out.extra, out.conflict = stored, ar.Extra, ar.Outcome == ledger.Conflict
+			if ar.Outcome == ledger.Spooled {
+				// The ledger holds it until its storage takes writes
+				// again; readers of the sinks learn why it has no
+				// sequence yet.
+				rc.Warnings = append(rc.Warnings, contract.Warning{Code: WarnLedgerDelayed,
+					Message: "the receipt ledger cannot be written now; this receipt is held in memory and gets its sequence when it is recorded"})
+			}
 		} else {
 			appendErr = fmt.Errorf("recording %s receipt %s: %w", rc.Event, rc.ReceiptID, err)
 			r.log.Error("ledger append failed", "event", string(rc.Event), "receipt_id", rc.ReceiptID, "err", err)
