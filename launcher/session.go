@@ -117,6 +117,14 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer p.Close()
+	// Held until this process ends, however it ends: a session whose lock
+	// is free and whose end is not recorded lost its wrapper (package
+	// seal).
+	lock, err := statedir.HoldWrapper(o.StateDir, p.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	defer lock.Close()
 	if o.OnSession != nil {
 		o.OnSession(p.ID, p.Dir)
 	}
@@ -343,7 +351,7 @@ func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pi
 func sessionRecord(o Options, id string, ad *adapters.Adapter, argv []string) (statedir.SessionRecord, []contract.LifecycleReceipt) {
 	rec := statedir.SessionRecord{
 		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
-		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir,
+		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir, WrapperPid: os.Getpid(),
 	}
 	if o.ContinueSession == "" {
 		return rec, nil

@@ -403,6 +403,10 @@ func (s *supervisor) attach(child Process, argv0 string) {
 	s.startedAt = s.cfg.Now()
 	s.lastTickBytes = 0
 	s.rec.Pid = child.Pid()
+	s.rec.PidStartTicks = 0
+	if st, err := procfs.Stat(child.Pid()); err == nil {
+		s.rec.PidStartTicks = st.StartTicks
+	}
 	if s.rec.StartedAt == nil { // the session's start, not a relaunch's
 		t := s.startedAt
 		s.rec.StartedAt = &t

@@ -151,6 +151,13 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	defer p.Close()
+	// Held for the watch's life: a watch killed without recording its
+	// end is noticed and sealed (package seal).
+	lock, err := statedir.HoldWrapper(o.StateDir, p.ID)
+	if err != nil {
+		return Result{}, err
+	}
+	defer lock.Close()
 	if o.OnSession != nil {
 		o.OnSession(p.ID, p.Dir)
 	}
@@ -163,7 +170,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 
 	rec := statedir.SessionRecord{
 		ID: p.ID, AdapterID: ad.ID, IntegrationMode: string(contract.ModeTelemetryOnly),
-		Cwd: o.Cwd, State: statedir.StateRunning, StartedAt: &start,
+		Cwd: o.Cwd, State: statedir.StateRunning, StartedAt: &start, WrapperPid: os.Getpid(),
 	}
 	if topts.Path != "" {
 		rec.Argv = []string{topts.Path}

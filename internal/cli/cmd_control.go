@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -20,6 +22,9 @@ type controlOptions struct {
 	Session  string
 	Latest   bool
 	JSON     bool
+	// ReadOnly leaves a session whose wrapper is gone unsealed (ledger
+	// verify never writes).
+	ReadOnly bool
 }
 
 func controlFlags(o *controlOptions, withJSON bool) []ucli.Flag {
@@ -55,7 +60,21 @@ func resolveSession(e *env, o controlOptions) (root string, rec statedir.Session
 			return "", rec, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions`", o.Session, root)
 		}
 	}
+	if !o.ReadOnly {
+		rec = e.sealIfLost(root, rec)
+	}
 	return root, rec, nil
+}
+
+// sealIfLost seals rec when its wrapper died without recording its end
+// (package seal); a session that cannot be sealed yet is reported on
+// stderr and returned as it was.
+func (e *env) sealIfLost(root string, rec statedir.SessionRecord) statedir.SessionRecord {
+	out, err := seal.Check(root, rec, seal.Options{Registry: e.Registry(), Now: e.Now})
+	if err != nil {
+		fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", err)
+	}
+	return out
 }
 
 func statusCommand(e *env) *ucli.Command {
@@ -94,9 +113,10 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	}
 	if o.JSON {
 		var out any = struct {
-			Live    bool                   `json:"live"`
-			Session statedir.SessionRecord `json:"session"`
-		}{false, st.Session}
+			Live       bool                   `json:"live"`
+			Session    statedir.SessionRecord `json:"session"`
+			OrphanPids []int                  `json:"orphan_pids,omitempty"`
+		}{false, st.Session, seal.Orphans(st.Session)}
 		if live {
 			out = struct {
 				launcher.Status
@@ -117,6 +137,11 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	if s.Exit != nil {
 		fmt.Fprintf(e.Out, "exit      %d (%s, %s)\n", s.Exit.Code, s.Exit.Outcome, s.Exit.Reason)
 	}
+	if !live {
+		if pids := seal.Orphans(s); len(pids) > 0 {
+			fmt.Fprintf(e.Out, "orphan    the harness still runs without its wrapper: pids %v; stop it with `lifeloop abort %s`\n", pids, s.ID)
+		}
+	}
 	return nil
 }
 
@@ -135,6 +160,11 @@ func simpleControlCommand(e *env, name, op, usage string) *ucli.Command {
 			if err != nil {
 				return err
 			}
+			if op == launcher.OpAbort && (rec.State.IsTerminal() || statedir.WrapperGone(root, rec.ID)) {
+				if pids := seal.Orphans(rec); len(pids) > 0 {
+					return abortOrphan(c.Context, e, rec, pids)
+				}
+			}
 			if rec.State.IsTerminal() {
 				return exitf(exitcode.Failed, "session %s already ended (%s); nothing to %s", rec.ID, rec.State, name)
 			}
@@ -151,6 +181,27 @@ func simpleControlCommand(e *env, name, op, usage string) *ucli.Command {
 			return nil
 		},
 	}
+}
+
+// abortOrphan stops what is left of a harness whose wrapper is gone: its
+// process group gets SIGTERM, then SIGKILL after launcher.DefaultGrace.
+func abortOrphan(ctx context.Context, e *env, rec statedir.SessionRecord, pids []int) error {
+	_ = syscall.Kill(-rec.Pid, syscall.SIGTERM)
+	deadline := time.Now().Add(launcher.DefaultGrace)
+	for len(seal.Orphans(rec)) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if len(seal.Orphans(rec)) > 0 {
+		_ = syscall.Kill(-rec.Pid, syscall.SIGKILL)
+		for i := 0; i < 40 && len(seal.Orphans(rec)) > 0; i++ {
+			time.Sleep(25 * time.Millisecond)
+		}
+	}
+	if left := seal.Orphans(rec); len(left) > 0 {
+		return exitf(exitcode.Failed, "session %s: the orphaned harness (pids %v) survived SIGKILL", rec.ID, left)
+	}
+	fmt.Fprintf(e.Out, "%s: stopped the orphaned harness (pids %v); the session is %s\n", rec.ID, pids, rec.State)
+	return nil
 }
 
 func abortCommand(e *env) *ucli.Command {

@@ -52,7 +52,7 @@ func ledgerCommand(e *env) *ucli.Command {
 }
 
 func ledgerVerifyRun(_ context.Context, e *env, o ledgerVerifyOptions) error {
-	root, rec, err := resolveSession(e, controlOptions{StateDir: o.StateDir, Session: o.Session, Latest: o.Latest})
+	root, rec, err := resolveSession(e, controlOptions{StateDir: o.StateDir, Session: o.Session, Latest: o.Latest, ReadOnly: true})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -53,6 +54,13 @@ func sessionsRun(_ context.Context, e *env, o sessionsOptions) error {
 	if problems != nil {
 		for _, line := range strings.Split(problems.Error(), "\n") {
 			fmt.Fprintf(e.Err, "lifeloop: warning: skipped a session: %s\n", line)
+		}
+	}
+	// Sessions whose wrapper died are sealed before they are shown.
+	recs, problems = seal.CheckAll(root, recs, seal.Options{Registry: e.Registry(), Now: e.Now})
+	if problems != nil {
+		for _, line := range strings.Split(problems.Error(), "\n") {
+			fmt.Fprintf(e.Err, "lifeloop: warning: %s\n", line)
 		}
 	}
 	if o.JSON {

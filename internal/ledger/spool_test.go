@@ -18,17 +18,50 @@ import (
 )
 
 // diskFull makes every write of l fail with ENOSPC while it is on.
-func diskFull(l *Ledger) *atomic.Bool {
+func diskFull(l *Ledger) *atomic.Bool { return storageFails(l, unix.ENOSPC) }
+
+// storageFails makes every write of l fail with errno while it is on.
+func storageFails(l *Ledger, errno unix.Errno) *atomic.Bool {
 	var on atomic.Bool
 	l.mu.Lock()
 	l.fault = func() error {
 		if on.Load() {
-			return fmt.Errorf("write: %w", unix.ENOSPC)
+			return fmt.Errorf("write: %w", errno)
 		}
 		return nil
 	}
 	l.mu.Unlock()
 	return &on
+}
+
+// TestEveryStorageFaultIsHeld: quota, I/O errors, a read-only file system
+// and a too-large file take the same path as a full disk.
+func TestEveryStorageFaultIsHeld(t *testing.T) {
+	for _, errno := range []unix.Errno{unix.EDQUOT, unix.EIO, unix.EROFS, unix.EFBIG} {
+		t.Run(errno.Error(), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "receipts.jsonl")
+			l := openTest(t, path)
+			fail := storageFails(l, errno)
+			fail.Store(true)
+			if _, res := mustAppend(t, l, testReceipt(contract.EventSessionStarted), AppendOptions{}); res.Outcome != Spooled || !errors.Is(res.Fault, errno) {
+				t.Fatalf("outcome %s fault %v", res.Outcome, res.Fault)
+			}
+			fail.Store(false)
+			mustAppend(t, l, testReceipt(contract.EventSessionEnded), AppendOptions{})
+			entries := assertGapless(t, path)
+			if len(entries) != 3 || !strings.Contains(*entries[1].Receipt.CapabilityDegradations[0].Evidence, errno.Error()) {
+				t.Fatalf("after %v: %v", errno, events(entries))
+			}
+		})
+	}
+	// A bad receipt is refused as before, outage or not.
+	l := openTest(t, filepath.Join(t.TempDir(), "receipts.jsonl"))
+	diskFull(l).Store(true)
+	bad := testReceipt(contract.EventSessionStarted)
+	bad.Status = "bogus"
+	if _, _, err := l.AppendWith(bad, AppendOptions{}); err == nil {
+		t.Fatal("an invalid receipt was held instead of refused")
+	}
 }
 
 func events(entries []Entry) []contract.Event {

@@ -106,18 +106,22 @@ const (
 	StateAborting  SessionState = "aborting"  // abort requested, harness being stopped
 	StateAborted   SessionState = "aborted"   // abort finished
 	StateRejected  SessionState = "rejected"  // a required capability is unsupported
+	// StateLost: the wrapper died without recording the session's end;
+	// its ledger was sealed by the next command that looked (see package
+	// seal).
+	StateLost SessionState = "lost"
 )
 
 // SessionStates lists every SessionState.
 var SessionStates = []SessionState{
 	StatePending, StateRunning, StatePaused, StateCompleted,
-	StateFailed, StateAborting, StateAborted, StateRejected,
+	StateFailed, StateAborting, StateAborted, StateRejected, StateLost,
 }
 
 // IsTerminal reports whether no further transition can leave s.
 func (s SessionState) IsTerminal() bool {
 	switch s {
-	case StateCompleted, StateFailed, StateAborted, StateRejected:
+	case StateCompleted, StateFailed, StateAborted, StateRejected, StateLost:
 		return true
 	case StatePending, StateRunning, StatePaused, StateAborting:
 		return false
@@ -150,19 +154,25 @@ type ExitInfo struct {
 
 // SessionRecord is the content of session.json.
 type SessionRecord struct {
-	Schema            string       `json:"schema"`
-	ID                string       `json:"id"`
-	State             SessionState `json:"state"`
-	AdapterID         string       `json:"adapter_id"`
-	IntegrationMode   string       `json:"integration_mode"`
-	Argv              []string     `json:"argv"`
-	Cwd               string       `json:"cwd"`
-	Pid               int          `json:"pid"`
-	HarnessSessionIDs []string     `json:"harness_session_ids"`
-	StartedAt         *time.Time   `json:"started_at"`
-	EndedAt           *time.Time   `json:"ended_at"`
-	Exit              *ExitInfo    `json:"exit"`
-	UpdatedAt         time.Time    `json:"updated_at"`
+	Schema          string       `json:"schema"`
+	ID              string       `json:"id"`
+	State           SessionState `json:"state"`
+	AdapterID       string       `json:"adapter_id"`
+	IntegrationMode string       `json:"integration_mode"`
+	Argv            []string     `json:"argv"`
+	Cwd             string       `json:"cwd"`
+	Pid             int          `json:"pid"`
+	// PidStartTicks is the harness process's start time (/proc, clock
+	// ticks after boot): with Pid it tells the harness from a process
+	// that reused its pid.
+	PidStartTicks uint64 `json:"pid_start_ticks,omitempty"`
+	// WrapperPid is the lifeloop process that supervises the session.
+	WrapperPid        int        `json:"wrapper_pid,omitempty"`
+	HarnessSessionIDs []string   `json:"harness_session_ids"`
+	StartedAt         *time.Time `json:"started_at"`
+	EndedAt           *time.Time `json:"ended_at"`
+	Exit              *ExitInfo  `json:"exit"`
+	UpdatedAt         time.Time  `json:"updated_at"`
 }
 
 // WriteSession atomically writes rec to <root>/sessions/<rec.ID>/session.json,

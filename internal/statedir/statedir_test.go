@@ -157,7 +157,7 @@ func TestValidateSessionID(t *testing.T) {
 
 func TestSessionStateIsTerminal(t *testing.T) {
 	terminal := map[SessionState]bool{
-		StateCompleted: true, StateFailed: true, StateAborted: true, StateRejected: true,
+		StateCompleted: true, StateFailed: true, StateAborted: true, StateRejected: true, StateLost: true,
 	}
 	for _, s := range SessionStates {
 		t.Run(string(s), func(t *testing.T) {

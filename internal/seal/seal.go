@@ -1,0 +1,242 @@
+// Package seal notices sessions whose wrapper died without recording their
+// end, and seals them: exactly one final session.ended in the ledger
+// (outcome unknown, reason wrapper_lost, a torn tail repaired on the way)
+// and state lost in session.json. Every command that lists or opens a
+// session calls Check, so a consumer waiting for session.ended gets it
+// from whichever command looks first.
+//
+// A wrapper is gone when nobody holds its session's wrapper lock
+// (statedir.WrapperGone) — never judged by a pid. Two commands sealing at
+// once record one session.ended: the receipt carries an idempotency key
+// and deterministic content, so the ledger keeps the first and treats the
+// second as a replay.
+//
+// The harness may outlive its wrapper (it ignored the terminal's hangup):
+// Orphans finds what is left of its process group, told apart from a
+// process that reused its pid by the start time recorded at launch.
+package seal
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
+	"github.com/lifeloop/lifeloop/internal/procfs"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// ReasonWrapperLost is the session.ended reason (and warning code) of a
+// sealed session.
+const ReasonWrapperLost = "wrapper_lost"
+
+// Options are what sealing needs besides the session.
+type Options struct {
+	Registry *adapters.Registry
+	Now      func() time.Time
+}
+
+// Check returns rec as it stands now: when rec is not ended but its
+// wrapper is gone, the session is sealed first and the sealed record
+// returned. An error means the session could not be sealed (e.g. its
+// ledger's disk is still full); rec is then returned unchanged.
+func Check(root string, rec statedir.SessionRecord, o Options) (statedir.SessionRecord, error) {
+	if rec.State.IsTerminal() || !statedir.WrapperGone(root, rec.ID) {
+		return rec, nil
+	}
+	return seal(root, rec, o)
+}
+
+// CheckAll is Check over a list, keeping each record's place; errors are
+// joined.
+func CheckAll(root string, recs []statedir.SessionRecord, o Options) ([]statedir.SessionRecord, error) {
+	var errs []error
+	for i, r := range recs {
+		s, err := Check(root, r, o)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		recs[i] = s
+	}
+	return recs, errors.Join(errs...)
+}
+
+// history is what sealing needs from a ledger.
+type history struct {
+	last      contract.LifecycleReceipt // the last receipt
+	started   string                    // receipt id of the last session.started
+	ended     *contract.LifecycleReceipt
+	harnessID string
+}
+
+func readHistory(path string) history {
+	var h history
+	for e, err := range ledger.ReadSince(path, 0) {
+		if err != nil {
+			continue
+		}
+		r := e.Receipt
+		h.last = r
+		switch r.Event {
+		case contract.EventSessionStarting:
+			h.ended = nil
+		case contract.EventSessionStarted:
+			h.started, h.ended = r.ReceiptID, nil
+		case contract.EventSessionEnded:
+			rc := r
+			h.ended = &rc
+		}
+		if r.HarnessSessionID != nil && *r.HarnessSessionID != "" {
+			h.harnessID = *r.HarnessSessionID
+		}
+	}
+	return h
+}
+
+func seal(root string, rec statedir.SessionRecord, o Options) (statedir.SessionRecord, error) {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	h := readHistory(statedir.ReceiptsPath(root, rec.ID))
+	out := rec
+	switch {
+	case h.ended != nil && h.ended.TelemetrySummary[contract.SummaryReason] != ReasonWrapperLost:
+		// The end is in the ledger; only session.json missed it (e.g. the
+		// disk filled between the two writes).
+		out.State = stateOf(*h.ended)
+		t := time.Unix(h.ended.AtEpochS, 0)
+		out.EndedAt = &t
+	default:
+		// Not ended, or sealed by a command racing this one.
+		if h.ended == nil {
+			if err := recordEnd(root, rec, h, o); err != nil {
+				return rec, fmt.Errorf("session %s lost its wrapper but cannot be sealed: %w", rec.ID, err)
+			}
+		}
+		out.State = statedir.StateLost
+		t := endTime(rec, h)
+		out.EndedAt = &t
+		out.Exit = &statedir.ExitInfo{Code: -1, Outcome: string(contract.LifecycleUnknown), Phase: string(contract.PhaseStopped), Reason: ReasonWrapperLost}
+	}
+	out.UpdatedAt = o.Now()
+	if err := statedir.WriteSession(root, out); err != nil {
+		return rec, fmt.Errorf("session %s: recording it as %s: %w", rec.ID, out.State, err)
+	}
+	return out, nil
+}
+
+// endTime is the last moment the session is known to have lived: its
+// last receipt (deterministic, so racing sealers record the same
+// content).
+func endTime(rec statedir.SessionRecord, h history) time.Time {
+	if h.last.AtEpochS > 0 {
+		return time.Unix(h.last.AtEpochS, 0)
+	}
+	if rec.StartedAt != nil {
+		return *rec.StartedAt
+	}
+	return rec.UpdatedAt
+}
+
+// recordEnd appends the sealing session.ended through the session's
+// pipeline (which repairs a torn tail on opening).
+func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) error {
+	ad := adapterOf(o.Registry, rec.AdapterID)
+	mode := contract.IntegrationMode(rec.IntegrationMode)
+	if !mode.Valid() {
+		mode = contract.ModeLauncherWrapper
+	}
+	p, err := pipeline.Open(pipeline.Options{StateDir: root, Session: rec.ID, Adapter: ad, Mode: mode, Now: o.Now})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+
+	var started time.Time
+	if rec.StartedAt != nil {
+		started = *rec.StartedAt
+	}
+	class := contract.ExitClass{Phase: contract.PhaseStopped, Outcome: contract.LifecycleUnknown, Reason: ReasonWrapperLost}
+	sum := contract.SessionEndedSummary(class, contract.ExitFacts{Code: -1}, started, endTime(rec, h), rec.Cwd)
+	if rec.Pid > 0 {
+		sum["pid"] = rec.Pid
+	}
+	key := "lifeloop-seal:" + rec.ID
+	m := moment.Moment{
+		Event:            contract.EventSessionEnded,
+		IdempotencyKey:   &key,
+		HarnessSessionID: h.harnessID,
+		Summary:          sum,
+		Warnings: []contract.Warning{{Code: ReasonWrapperLost, Message: fmt.Sprintf(
+			"the lifeloop wrapper of this session (pid %d) ended without recording the session's end; the session was sealed when it was next looked at",
+			rec.WrapperPid)}},
+	}
+	if h.started != "" {
+		m.Parent = &h.started
+	} else {
+		// The wrapper died before its harness was known to start: the
+		// launch failed as far as the stream can tell.
+		fc := contract.FailureInternalError
+		m.Failure = &fc
+	}
+	if _, err := p.Route(context.Background(), m); err != nil {
+		return err
+	}
+	p.Close()
+	if n, cause := p.Unrecorded(); n > 0 {
+		return fmt.Errorf("the ledger could not be written (%s)", ledger.CauseText(cause))
+	}
+	return nil
+}
+
+func adapterOf(reg *adapters.Registry, id string) *adapters.Adapter {
+	if reg != nil {
+		if a, err := reg.Lookup(id); err == nil {
+			return a
+		}
+		return reg.Resolve(nil)
+	}
+	return nil
+}
+
+// stateOf is the session state a recorded session.ended implies.
+func stateOf(r contract.LifecycleReceipt) statedir.SessionState {
+	switch r.TelemetrySummary[contract.SummaryOutcome] {
+	case string(contract.LifecycleSuccess):
+		return statedir.StateCompleted
+	case string(contract.LifecycleCancelled):
+		return statedir.StateAborted
+	}
+	return statedir.StateFailed
+}
+
+// Orphans returns the live processes (sorted pids) left of session rec's
+// harness: members of the process group its harness led, zombies
+// excluded. None when the harness's pid now belongs to another process
+// (its start time differs from the one recorded at launch).
+func Orphans(rec statedir.SessionRecord) []int {
+	if rec.Pid <= 0 {
+		return nil
+	}
+	all, err := procfs.Scan()
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, s := range all {
+		if s.PID == rec.Pid && rec.PidStartTicks != 0 && s.StartTicks != rec.PidStartTicks {
+			return nil // the pid was reused: not the harness
+		}
+		// The harness led its own session and group (setsid); the kernel
+		// does not reuse a pid still in use as a group or session id.
+		if s.PGrp == rec.Pid && s.Session == rec.Pid && s.State != 'Z' {
+			out = append(out, s.PID)
+		}
+	}
+	return out
+}

@@ -1,0 +1,188 @@
+package seal
+
+import (
+	"context"
+	"os/exec"
+	"slices"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/lifeloop/lifeloop/adapters/builtin"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/pipeline"
+	"github.com/lifeloop/lifeloop/internal/procfs"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// newSession records a running wrapped session with a session.starting
+// and session.started, as run does, holding its wrapper lock; release
+// drops the lock as the wrapper's death would.
+func newSession(t *testing.T, root string) (rec statedir.SessionRecord, release func()) {
+	t.Helper()
+	reg := builtin.Default()
+	p, err := pipeline.Open(pipeline.Options{StateDir: root, NewSession: true, Adapter: reg.Resolve(nil), Mode: contract.ModeLauncherWrapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := statedir.HoldWrapper(root, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []contract.Event{contract.EventSessionStarting, contract.EventSessionStarted} {
+		if _, err := p.Route(context.Background(), moment.Moment{Event: ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Close()
+	now := time.Now()
+	rec = statedir.SessionRecord{ID: p.ID, State: statedir.StateRunning, AdapterID: "generic",
+		IntegrationMode: string(contract.ModeLauncherWrapper), StartedAt: &now, WrapperPid: 4242}
+	if err := statedir.WriteSession(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() { once.Do(func() { _ = lock.Close() }) }
+	t.Cleanup(release)
+	return rec, release
+}
+
+func ended(t *testing.T, root, id string) []contract.LifecycleReceipt {
+	t.Helper()
+	var out []contract.LifecycleReceipt
+	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(root, id), 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Receipt.Event == contract.EventSessionEnded {
+			out = append(out, e.Receipt)
+		}
+	}
+	return out
+}
+
+func TestALiveWrapperIsNeverSealed(t *testing.T) {
+	root := t.TempDir()
+	rec, _ := newSession(t, root)
+	got, err := Check(root, rec, Options{Registry: builtin.Default()})
+	if err != nil || got.State != statedir.StateRunning || len(ended(t, root, rec.ID)) != 0 {
+		t.Fatalf("a live session was touched: %v %s", err, got.State)
+	}
+}
+
+func TestALostWrapperIsSealedExactlyOnceEvenWhenCommandsRace(t *testing.T) {
+	root := t.TempDir()
+	rec, release := newSession(t, root)
+	release()
+
+	var wg sync.WaitGroup
+	results := make([]statedir.SessionRecord, 8)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, err := Check(root, rec, Options{Registry: builtin.Default()})
+			if err != nil {
+				t.Error(err)
+			}
+			results[i] = got
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.State != statedir.StateLost || r.Exit == nil || r.Exit.Reason != ReasonWrapperLost {
+			t.Fatalf("a racing sealer returned %+v", r)
+		}
+	}
+	ends := ended(t, root, rec.ID)
+	if len(ends) != 1 {
+		t.Fatalf("%d session.ended after 8 racing sealers, want 1", len(ends))
+	}
+	e := ends[0]
+	if e.TelemetrySummary[contract.SummaryReason] != ReasonWrapperLost || e.TelemetrySummary[contract.SummaryOutcome] != "unknown" ||
+		e.ParentReceiptID == nil || len(e.Warnings) == 0 || e.Warnings[0].Code != ReasonWrapperLost {
+		t.Fatalf("sealing receipt: %+v", e)
+	}
+	if rep, err := ledger.Verify(statedir.ReceiptsPath(root, rec.ID)); err != nil || !rep.OK {
+		t.Fatalf("sealed ledger does not verify: %+v %v", rep, err)
+	}
+	back, err := statedir.ReadSession(root, rec.ID)
+	if err != nil || back.State != statedir.StateLost {
+		t.Fatalf("session.json after sealing: %s %v", back.State, err)
+	}
+	// A later look changes nothing.
+	if again, err := Check(root, back, Options{Registry: builtin.Default()}); err != nil || again.State != statedir.StateLost || len(ended(t, root, rec.ID)) != 1 {
+		t.Fatalf("second look: %s %v", again.State, err)
+	}
+}
+
+func TestARecordedEndOnlyFixesSessionJSON(t *testing.T) {
+	root := t.TempDir()
+	rec, release := newSession(t, root)
+	p, err := pipeline.Open(pipeline.Options{StateDir: root, Session: rec.ID, Adapter: builtin.Default().Resolve(nil), Mode: contract.ModeLauncherWrapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := contract.SessionEndedSummary(contract.ExitClass{Phase: contract.PhaseCompleted, Outcome: contract.LifecycleSuccess, Reason: "exit_code_0"},
+		contract.ExitFacts{}, time.Time{}, time.Now(), "")
+	if _, err := p.Route(context.Background(), moment.Moment{Event: contract.EventSessionEnded, Summary: sum}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	release() // died after session.ended, before session.json said so
+	got, err := Check(root, rec, Options{Registry: builtin.Default()})
+	if err != nil || got.State != statedir.StateCompleted || len(ended(t, root, rec.ID)) != 1 {
+		t.Fatalf("got %s %v, %d session.ended", got.State, err, len(ended(t, root, rec.ID)))
+	}
+}
+
+func TestASessionNoWrapperHeldIsLeftAlone(t *testing.T) {
+	root := t.TempDir()
+	now := time.Now()
+	rec := statedir.SessionRecord{ID: "manual1", State: statedir.StateRunning, StartedAt: &now}
+	if err := statedir.WriteSession(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Check(root, rec, Options{Registry: builtin.Default()})
+	if err != nil || got.State != statedir.StateRunning {
+		t.Fatalf("an emit-only session was sealed: %s %v", got.State, err)
+	}
+}
+
+func TestOrphansFollowTheHarnessGroupAndNotAReusedPid(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", "sleep 30 & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	st, err := procfs.Stat(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := statedir.SessionRecord{Pid: pid, PidStartTicks: st.StartTicks}
+	deadline := time.Now().Add(5 * time.Second)
+	var got []int
+	for len(got) < 2 && time.Now().Before(deadline) {
+		got = Orphans(rec)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(got) != 2 || !slices.Contains(got, pid) {
+		t.Fatalf("Orphans = %v, want the shell %d and its sleep", got, pid)
+	}
+	rec.PidStartTicks++
+	if got := Orphans(rec); got != nil {
+		t.Fatalf("a pid with another start time was taken for the harness: %v", got)
+	}
+}
