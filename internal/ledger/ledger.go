@@ -26,7 +26,7 @@
 // spool is full, ticks go first (a spooled tick is replaced by the next
 // one in any case), then other receipts, and session, frame, context and
 // renewal receipts last. After an outage the ledger appends one
-// capability.degraded receipt (capability receipt_ledger) saying what was
+// capability.degraded receipt (capability receipts.receipt_ledger) saying what was
 // delayed, what was lost and when. Unrecorded reports what is still
 // waiting.
 //

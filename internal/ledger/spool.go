@@ -32,7 +32,7 @@ const (
 
 // CapabilityLedger is the capability named by the capability.degraded
 // receipt that reports an outage of the ledger's storage.
-const CapabilityLedger = "receipt_ledger"
+const CapabilityLedger = "receipts.receipt_ledger"
 
 // storageFault reports whether err is the storage refusing a write (so
 // the receipt can wait and be retried), not a bad receipt.
