@@ -178,41 +178,69 @@ func TestHarnessDiesWithItsKilledWrapper(t *testing.T) {
 }
 
 // TestWrapperKilledAtRandomPoints: SIGKILL of the wrapper at random
-// moments of many short sessions; afterwards every session is ended or
-// lost, every ledger verifies and tells one coherent story (stateDir's
-// check), and no acknowledged receipt is missing.
+// moments of many short sessions, in both durability modes; afterwards
+// every session is ended or lost, every ledger verifies and tells one
+// coherent story (stateDir's check), and every receipt a sink was handed
+// (acknowledged) is in the ledger.
 func TestWrapperKilledAtRandomPoints(t *testing.T) {
-	env := faultEnv(t)
-	state := stateDir(t)
-	const runs = 12
-	for i := range runs {
-		cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--tick", "10ms", "--", "sh", "-c", "echo hi; sleep 0.3")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		delay := time.Duration(rand.IntN(450)) * time.Millisecond
-		if i == 0 {
-			delay = 0 // before anything is recorded
-		}
-		time.Sleep(delay)
-		_ = cmd.Process.Signal(syscall.SIGKILL)
-		_ = cmd.Wait()
+	for _, mode := range []string{"group", "sync"} {
+		t.Run(mode, func(t *testing.T) {
+			env := faultEnv(t)
+			state := stateDir(t)
+			const runs = 8
+			var sinks []string
+			for i := range runs {
+				events := filepath.Join(t.TempDir(), fmt.Sprintf("events-%d.jsonl", i))
+				sinks = append(sinks, events)
+				cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--durability", mode, "--events", events,
+					"--tick", "10ms", "--", "sh", "-c", "echo hi; sleep 0.3")
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				delay := time.Duration(rand.IntN(450)) * time.Millisecond
+				if i == 0 {
+					delay = 0 // before anything is recorded
+				}
+				time.Sleep(delay)
+				_ = cmd.Process.Signal(syscall.SIGKILL)
+				_ = cmd.Wait()
+			}
+			ss := sessionsOf(t, env, state)
+			recorded := map[string]bool{}
+			lost := 0
+			for _, s := range ss {
+				switch s.State {
+				case "lost":
+					lost++
+				case "completed":
+				default:
+					t.Errorf("session %s is %s after its wrapper was killed", s.ID, s.State)
+				}
+				if _, err := os.Stat(filepath.Join(state, "sessions", s.ID, "receipts.jsonl")); err == nil {
+					for _, r := range assertSealedOnce(t, env, state, s.ID, "") {
+						recorded[r["receipt_id"].(string)] = true
+					}
+				}
+			}
+			acked := 0
+			for _, path := range sinks {
+				if _, err := os.Stat(path); err != nil {
+					continue
+				}
+				for _, r := range readJSONL(t, path) {
+					if r["sequence"] == nil {
+						continue
+					}
+					acked++
+					if !recorded[r["receipt_id"].(string)] {
+						t.Errorf("receipt %v (%v) reached a sink but is not in the ledger", r["receipt_id"], r["event"])
+					}
+				}
+			}
+			t.Logf("%d sessions (a kill before the session folder existed leaves none), %d lost, %d completed; %d acknowledged receipts all in the ledgers",
+				len(ss), lost, len(ss)-lost, acked)
+		})
 	}
-	ss := sessionsOf(t, env, state)
-	lost := 0
-	for _, s := range ss {
-		switch s.State {
-		case "lost":
-			lost++
-		case "completed":
-		default:
-			t.Errorf("session %s is %s after its wrapper was killed", s.ID, s.State)
-		}
-		if _, err := os.Stat(filepath.Join(state, "sessions", s.ID, "receipts.jsonl")); err == nil {
-			assertSealedOnce(t, env, state, s.ID, "")
-		}
-	}
-	t.Logf("%d sessions (a kill before the session folder existed leaves none), %d lost, %d completed", len(ss), lost, len(ss)-lost)
 }
 
 // TestKilledHarnessIsRecorded: SIGKILL of the harness itself ends the
