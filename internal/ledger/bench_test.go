@@ -11,20 +11,21 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 )
 
-// BenchmarkAppend measures appends per second with an fsync per receipt
-// (the default) and without.
+// BenchmarkAppend measures appends per second of frame receipts (which
+// do cause syncs) with group commit (the default), an fsync per receipt
+// (--durability sync) and none.
 func BenchmarkAppend(b *testing.B) {
 	for _, mode := range []struct {
 		name string
 		sync SyncMode
-	}{{"fsync", SyncEach}, {"nofsync", SyncNone}} {
+	}{{"group", SyncGroup}, {"fsync", SyncEach}, {"nofsync", SyncNone}} {
 		b.Run(mode.name, func(b *testing.B) {
 			l, err := Open(filepath.Join(b.TempDir(), "receipts.jsonl"), Options{Sync: mode.sync})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer l.Close()
-			r := testReceipt(contract.EventSupervisorTick)
+			r := testReceipt(contract.EventFrameEnded)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if _, _, err := l.Append(r); err != nil {
