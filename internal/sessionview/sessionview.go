@@ -31,7 +31,7 @@ import (
 type Summary struct {
 	// ID is the lifeloop session id; Short(ID) is its display form.
 	ID string
-	// Harness is the adapter id of the wrapped harness ("codex", ...).
+	// Harness is the adapter id of the wrapped harness.
 	Harness string
 	// State is session.json's state, as written (render it, do not
 	// enumerate it).
