@@ -115,7 +115,7 @@ func Main(args []string, s Streams) int {
 	}
 	e := &env{Streams: s, ctx: context.Background()}
 	app := newApp(e)
-	err := app.RunContext(e.ctx, args)
+	err := app.RunContext(e.ctx, hoistFlags(app, args))
 	code, msg := codeOf(err)
 	if msg != "" {
 		fmt.Fprintf(s.Err, "lifeloop: %s\n", strings.TrimSpace(msg))
