@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	ucli "github.com/urfave/cli/v2"
@@ -20,9 +21,27 @@ import (
 
 // TestMain lets the test binary double as the lifeloop command: scripts
 // run `lifeloop ...` in-process through Main, with real exit codes.
+//
+// Two variables, read only here, let a script pin what a real terminal
+// session would vary: LIFELOOP_TEST_TERMINAL=1 makes standard output
+// count as a terminal (the human views), LIFELOOP_TEST_NOW=RFC3339 fixes
+// the clock (durations and "ago" in those views).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"lifeloop":         func() { os.Exit(Main(os.Args, OSStreams())) },
+		"lifeloop": func() {
+			s := OSStreams()
+			if os.Getenv("LIFELOOP_TEST_TERMINAL") == "1" {
+				s.OutTerminal = true
+			}
+			if v := os.Getenv("LIFELOOP_TEST_NOW"); v != "" {
+				now, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					panic(err)
+				}
+				s.Now = func() time.Time { return now }
+			}
+			os.Exit(Main(os.Args, s))
+		},
 		"orgloop-receiver": orgLoopReceiverMain,
 	})
 }
@@ -36,6 +55,9 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                filepath.Join("testdata", "script"),
 		RequireUniqueNames: true,
+		// LIFELOOP_UPDATE_SCRIPTS=1 rewrites the golden files a script
+		// compares stdout with (cmp stdout FILE) from what it printed.
+		UpdateScripts: os.Getenv("LIFELOOP_UPDATE_SCRIPTS") == "1",
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, "home")
 			if err := os.MkdirAll(home, 0o700); err != nil {
