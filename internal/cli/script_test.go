@@ -163,3 +163,45 @@ func TestEveryCommandHasHelp(t *testing.T) {
 		t.Errorf("walked only %d commands", n)
 	}
 }
+
+// TestReadmeCommandTableIsScripted keeps the README's command table and
+// testdata/script/readme.txtar together: every row of the table (the text
+// of its first cell between the outer backticks) has a "# README: ROW"
+// block in the script, which runs the row as written, and the script has
+// no block for a row that is gone.
+func TestReadmeCommandTableIsScripted(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("testdata", "script", "readme.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if !strings.HasPrefix(line, "| `lifeloop ") {
+			continue
+		}
+		cell, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "` | ")
+		rows = append(rows, cell)
+	}
+	if len(rows) < 15 {
+		t.Fatalf("found %d command rows in README.md", len(rows))
+	}
+	scripted := map[string]bool{}
+	for _, line := range strings.Split(string(script), "\n") {
+		if row, ok := strings.CutPrefix(line, "# README: "); ok {
+			scripted[row] = true
+		}
+	}
+	for _, row := range rows {
+		if !scripted[row] {
+			t.Errorf("README row `%s` has no block in testdata/script/readme.txtar; add one starting with the line\n# README: %s", row, row)
+		}
+		delete(scripted, row)
+	}
+	for row := range scripted {
+		t.Errorf("testdata/script/readme.txtar has a block for `%s`, which is no row of README.md's command table", row)
+	}
+}
