@@ -12,6 +12,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/seal"
+	"github.com/lifeloop/lifeloop/internal/sessionview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -57,7 +58,10 @@ func resolveSession(e *env, o controlOptions) (root string, rec statedir.Session
 	default:
 		rec, err = statedir.ReadSession(root, o.Session)
 		if err != nil {
-			return "", rec, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions`", o.Session, root)
+			var ok bool
+			if rec, ok = sessionByShortID(root, o.Session); !ok {
+				return "", rec, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions`", o.Session, root)
+			}
 		}
 	}
 	if !o.ReadOnly {
@@ -77,13 +81,33 @@ func (e *env) sealIfLost(root string, rec statedir.SessionRecord) statedir.Sessi
 	return out
 }
 
+// sessionByShortID finds the one session whose short id (the form the
+// terminal tables show) is short.
+func sessionByShortID(root, short string) (statedir.SessionRecord, bool) {
+	recs, _ := statedir.ListSessions(root)
+	var found []statedir.SessionRecord
+	for _, r := range recs {
+		if sessionview.Short(r.ID) == short && r.ID != short {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		return statedir.SessionRecord{}, false
+	}
+	return found[0], true
+}
+
 func statusCommand(e *env) *ucli.Command {
 	var o controlOptions
 	return &ucli.Command{
 		Name:      "status",
 		Usage:     "show a session's state (live numbers when its wrapper runs)",
 		ArgsUsage: "SESSION|--latest",
-		Flags:     controlFlags(&o, true),
+		Description: "On a terminal: a short block for a person (state, harness, pid, uptime, idle or\n" +
+			"active, last frame, context pressure, pending renewal, last event), colour unless\n" +
+			"NO_COLOR is set. Otherwise the plain key/value lines; --json prints the session\n" +
+			"record and, while its wrapper runs, its live numbers.",
+		Flags: controlFlags(&o, true),
 		Action: func(c *ucli.Context) error {
 			o.Session = c.Args().First()
 			return statusRun(c.Context, e, o)
@@ -126,6 +150,16 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.Out, string(b))
 		return nil
+	}
+	if e.human() {
+		sum, err := sessionview.Load(root, rec)
+		if err != nil {
+			fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", err)
+		}
+		if live {
+			sum.SetLive(st)
+		}
+		return writeStatusHuman(e.Out, sum, e.Now(), e.Getenv("HOME"), e.painter())
 	}
 	s := st.Session
 	fmt.Fprintf(e.Out, "session   %s\nstate     %s\nadapter   %s\npid       %d\ncommand   %v\ncwd       %s\n", s.ID, s.State, s.AdapterID, s.Pid, s.Argv, s.Cwd)

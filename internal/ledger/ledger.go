@@ -539,7 +539,7 @@ func contentHash(r contract.LifecycleReceipt) [32]byte {
 			r = back
 		}
 	}
-	if r.SchemaVersion == 0 {
+	if r.SchemaVersion == "" {
 		r.SchemaVersion = contract.ReceiptSchemaVersion
 	}
 	r.ReceiptID, r.Sequence, r.AtEpochS, r.InvocationID = "", nil, 0, ""
@@ -669,7 +669,7 @@ func (l *Ledger) appendLocked(r contract.LifecycleReceipt, o AppendOptions) (con
 	}
 	seq++
 	r.Sequence = &seq
-	if r.SchemaVersion == 0 {
+	if r.SchemaVersion == "" {
 		r.SchemaVersion = contract.ReceiptSchemaVersion
 	}
 	if r.ReceiptID == "" {

@@ -204,7 +204,7 @@ func CauseText(err error) string {
 // hold spools r after the storage refused a write (cause), or behind
 // receipts already waiting (cause nil).
 func (l *Ledger) hold(r contract.LifecycleReceipt, o AppendOptions, cause error) (contract.LifecycleReceipt, AppendResult, error) {
-	if r.SchemaVersion == 0 {
+	if r.SchemaVersion == "" {
 		r.SchemaVersion = contract.ReceiptSchemaVersion
 	}
 	if err := r.Validate(); err != nil {
