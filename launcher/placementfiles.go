@@ -1,20 +1,30 @@
 package launcher
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // placementFiles keeps the payload text a harness reads from a file at
 // launch (a harness's file form of launch placement, see
-// adapters.ExternalizePlacement) in the session folder, 0600, until the
-// wrapper exits — so payload bodies stay out of the process table.
+// adapters.ExternalizePlacement), 0600, until the wrapper exits — so
+// payload bodies stay out of the process table: in the session folder, or
+// in a folder of the harness's own where it reads such a file by name.
 type placementFiles struct {
 	dir   string
 	paths []string
+}
+
+// target is where the adapter stores placed text for a harness started
+// with env.
+func (f *placementFiles) target(env []string) adapters.PlacementFiles {
+	return adapters.PlacementFiles{Env: env, Write: f.write, WriteIn: f.writeIn}
 }
 
 // write stores text in a new file and returns its path.
@@ -24,6 +34,33 @@ func (f *placementFiles) write(text string) (string, error) {
 		return "", fmt.Errorf("launch placement file: %w", err)
 	}
 	f.paths = append(f.paths, path)
+	return path, nil
+}
+
+// writeIn stores text in a new file in dir (created exclusively, 0600)
+// named adapters.PlacementFilePrefix, a random part and suffix (dir is
+// created 0700 when missing), and returns its path.
+func (f *placementFiles) writeIn(dir, suffix, text string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("launch placement file: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("launch placement file: %w", err)
+	}
+	path := filepath.Join(dir, adapters.PlacementFilePrefix+hex.EncodeToString(b[:])+suffix)
+	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("launch placement file: %w", err)
+	}
+	f.paths = append(f.paths, path)
+	_, err = file.WriteString(text)
+	if cerr := file.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("launch placement file: %w", err)
+	}
 	return path, nil
 }
 

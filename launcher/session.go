@@ -66,6 +66,11 @@ type Options struct {
 	// frame.opening through the hook of the first prompt.
 	Payloads   []contract.PayloadEnvelope
 	PayloadsAt contract.Event
+	// PayloadArgvOK lets a launch placement (at start and at every
+	// renewal) leave a payload body in the harness's argv where the
+	// adapter has no private channel for it (adapters.WithArgvPayloads);
+	// without it such a placement is refused.
+	PayloadArgvOK bool
 
 	// NoTelemetry turns the telemetry watcher off; otherwise it runs when
 	// the adapter has telemetry (see observe.Options).
@@ -105,6 +110,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	ad, err := resolveAdapter(o)
 	if err != nil {
 		return Result{}, err
+	}
+	if o.PayloadArgvOK {
+		ad = ad.WithArgvPayloads()
 	}
 	argv := ad.PrepareLaunch(slices.Clone(o.Argv))
 
@@ -302,10 +310,13 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placem
 		pl.atHook = append(pl.atHook, rest...)
 	}
 	var err error
-	if pl.argv, err = ad.ExternalizePlacement(pl.argv, files.write); err != nil {
-		return pl, err
+	if pl.argv, err = ad.ExternalizePlacement(pl.argv, files.target(o.Env)); err != nil {
+		return pl, fmt.Errorf("--payload: %w", err)
 	}
 	if len(pl.atHook) > 0 && !bridged {
+		if err := ad.ArgvPlacementError(argv, contract.ManifestPreSession); err != nil {
+			return pl, fmt.Errorf("--payload: %w", err)
+		}
 		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, pl.atHook[0].PayloadID)
 	}
 	return pl, nil
