@@ -306,7 +306,10 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placem
 	}
 	if len(pl.atLaunch) > 0 {
 		var rest []contract.PayloadEnvelope
-		pl.argv, pl.atLaunch, rest = placeAtLaunch(ad, pl.argv, pl.atLaunch)
+		var err error
+		if pl.argv, pl.atLaunch, rest, err = placeAtLaunch(ad, pl.argv, pl.atLaunch); err != nil {
+			return pl, fmt.Errorf("--payload: %w", err)
+		}
 		pl.atHook = append(pl.atHook, rest...)
 	}
 	var err error
@@ -314,9 +317,6 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placem
 		return pl, fmt.Errorf("--payload: %w", err)
 	}
 	if len(pl.atHook) > 0 && !bridged {
-		if err := ad.ArgvPlacementError(argv, contract.ManifestPreSession); err != nil {
-			return pl, fmt.Errorf("--payload: %w", err)
-		}
 		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, pl.atHook[0].PayloadID)
 	}
 	return pl, nil
@@ -385,8 +385,10 @@ func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contr
 
 // placeAtLaunch puts the payloads whose placement resolves to pre_session
 // into the harness's command line (the adapter's launch placement) and
-// returns the new argv, the payloads placed, and the rest.
-func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.PayloadEnvelope) ([]string, []contract.PayloadEnvelope, []contract.PayloadEnvelope) {
+// returns the new argv, the payloads placed, and the rest. It fails when
+// the adapter refuses the placement because the body would be in argv
+// (adapters.ArgvPlacementError).
+func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.PayloadEnvelope) ([]string, []contract.PayloadEnvelope, []contract.PayloadEnvelope, error) {
 	m := ad.Manifest()
 	routes := contract.PlacementRoutes(contract.EventSessionStarting)
 	var fit, rest []contract.PayloadEnvelope
@@ -400,17 +402,17 @@ func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.Payl
 		}
 	}
 	if len(fit) == 0 {
-		return argv, nil, rest
+		return argv, nil, rest, nil
 	}
 	text, err := contract.RenderTransport(fit)
 	if err != nil {
-		return argv, nil, payloads
+		return argv, nil, payloads, nil
 	}
 	out, target, ok := ad.PlaceAtLaunch(argv, string(text))
 	if !ok || target != contract.ManifestPreSession {
-		return argv, nil, payloads
+		return argv, nil, payloads, ad.ArgvPlacementError(argv, contract.ManifestPreSession)
 	}
-	return out, fit, rest
+	return out, fit, rest, nil
 }
 
 // controlSocketPath is the control socket of session id under root.
