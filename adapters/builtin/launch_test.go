@@ -89,11 +89,15 @@ func TestNoPayloadBodyInArgv(t *testing.T) {
 		}
 		placers++
 		for _, name := range a.Harness().Describe().Names {
-			for _, tail := range tails {
-				argv := append([]string{name}, tail...)
-				t.Run(a.ID+"/"+strings.Join(argv, " "), func(t *testing.T) {
-					checkNoBodyInArgv(t, a, argv, text, secret)
-				})
+			for _, head := range [][]string{{name}, {"npx", "-y", name}, {"A=1", name}} {
+				for _, tail := range tails {
+					argv := slices.Concat(head, tail)
+					t.Run(a.ID+"/"+strings.Join(argv, " "), func(t *testing.T) {
+						checkNoBodyInArgv(t, a, argv, text, secret)
+						// As run starts it: after PrepareLaunch.
+						checkNoBodyInArgv(t, a, a.PrepareLaunch(argv), text, secret)
+					})
+				}
 			}
 		}
 	}
