@@ -560,6 +560,10 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 //     developer_instructions through a profile file in CODEX_HOME (-p
 //     NAME); the next turn's request carries it as a developer message
 //     and not the first turn, and the file is gone after the session.
+//
+// A poller reads every process's /proc/PID/cmdline from the renewal to
+// the end: the payload is never there when fresh, and is there in the
+// opted-in resume (the poller's control).
 func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 	skipShort(t)
 	tests := []struct {
@@ -610,6 +614,8 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 				mode = "--resume"
 			}
 			before := len(term.Output())
+			// Every process's command line, from the renewal to the end.
+			watch := watchCmdlines(secret)
 			// The harness session id comes from the rollout the telemetry
 			// watcher follows; a renew before it is known is refused with
 			// identity_unavailable, so retry until it is known.
@@ -673,6 +679,10 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 			term.Type("\r")
 			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 				t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output())
+			}
+			seen, scans := watch.stop()
+			if inArgv := len(seen[secret]) > 0; inArgv != tc.resume {
+				t.Errorf("payload in a process's command line: %v, want %v (only the opted-in resume puts it there; %d scans): %.300q", inArgv, tc.resume, scans, seen[secret])
 			}
 			checkRenewalRecords(t, env, ll, state, ses, "pay_renew", tc.placement, secret)
 			if procs := env.StrayProcesses(); len(procs) > 0 {
