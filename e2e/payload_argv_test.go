@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,8 +17,8 @@ import (
 )
 
 // cmdlineWatch reads every process's /proc/PID/cmdline, over and over,
-// from start until stop, and remembers the command lines (of processes
-// other than the test itself) that contain one of its needles.
+// from start until stop, and remembers the distinct command lines (of
+// processes other than the test itself) that contain one of its needles.
 type cmdlineWatch struct {
 	needles []string
 	done    chan struct{}
@@ -52,9 +53,10 @@ func watchCmdlines(needles ...string) *cmdlineWatch {
 				}
 				for _, n := range w.needles {
 					if bytes.Contains(raw, []byte(n)) {
+						c := strings.ReplaceAll(string(raw), "\x00", " ")
 						w.mu.Lock()
-						if len(w.seen[n]) < 10 {
-							w.seen[n] = append(w.seen[n], strings.ReplaceAll(string(raw), "\x00", " "))
+						if len(w.seen[n]) < 20 && !slices.Contains(w.seen[n], c) {
+							w.seen[n] = append(w.seen[n], c)
 						}
 						w.mu.Unlock()
 					}
