@@ -136,6 +136,10 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	argv = bridge.argv
 
+	if o.ContinueSession != "" {
+		// Payload bodies the gone wrapper's launch files still hold.
+		_ = RemovePlacementFiles(p.Dir)
+	}
 	files := &placementFiles{dir: p.Dir}
 	defer files.remove()
 	placed, err := placePayloads(o, ad, argv, files, bridge.recorder != nil)
