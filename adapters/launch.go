@@ -121,23 +121,16 @@ func (a *Adapter) RelaunchArgv(argv []string, harnessSessionID string, resume bo
 // command line into a private file (see PlacementFiles), where the harness
 // can read it from one, so the payload is not in the process table. It
 // runs before every start of the harness. argv is returned unchanged when
-// no envelope was placed. An envelope still in argv afterwards (the
-// harness has no file form for this command line) is an error wrapping
-// ErrPayloadInArgv, unless the adapter was made WithArgvPayloads.
+// no envelope was placed, and where the harness has no file form for the
+// command line — which PlaceAtLaunch only allows WithArgvPayloads. A
+// user's own argument that looks like an envelope is left alone.
 func (a *Adapter) ExternalizePlacement(argv []string, files PlacementFiles) ([]string, error) {
 	e, can := a.h.(PlacementExternalizer)
 	start := parseLaunch(argv).argStart
-	out := argv
-	if can && start > 0 && start <= len(argv) {
-		var err error
-		if out, err = e.ExternalizePlacement(argv, start, files); err != nil {
-			return argv, err
-		}
+	if !can || start == 0 || start > len(argv) {
+		return argv, nil
 	}
-	if !a.argvPayloads && slices.ContainsFunc(out, HasTransport) {
-		return argv, fmt.Errorf("adapter %s: %w", a.ID, ErrPayloadInArgv)
-	}
-	return out, nil
+	return e.ExternalizePlacement(argv, start, files)
 }
 
 // HasTransport reports whether s holds a rendered transport envelope as

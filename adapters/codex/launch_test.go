@@ -185,7 +185,7 @@ func TestExternalizePlacement(t *testing.T) {
 		name   string
 		argv   []string
 		env    []string
-		want   []string // nil: unchanged, an error wrapping ErrPayloadInArgv
+		want   []string // nil: unchanged (no file form)
 		dir    string
 		stored string
 	}{
@@ -213,11 +213,11 @@ func TestExternalizePlacement(t *testing.T) {
 			}
 			got, err := adapters.AdapterOf(Harness{}).ExternalizePlacement(placed, files)
 			if tc.want == nil {
-				if !errors.Is(err, adapters.ErrPayloadInArgv) || !slices.Equal(got, placed) {
-					t.Errorf("ExternalizePlacement(%q) = %q, %v; want it unchanged and ErrPayloadInArgv", placed, got, err)
+				if err != nil || !slices.Equal(got, placed) || dir != "" {
+					t.Errorf("ExternalizePlacement(%q) = %q, %v; want it unchanged", placed, got, err)
 				}
-				if got, err := adapters.AdapterOf(Harness{}).WithArgvPayloads().ExternalizePlacement(placed, files); err != nil || !slices.Equal(got, placed) {
-					t.Errorf("with the opt-in: %q, %v; want it unchanged", got, err)
+				if err := adapters.AdapterOf(Harness{}).ArgvPlacementError(tc.argv, ""); !errors.Is(err, adapters.ErrPayloadInArgv) {
+					t.Errorf("ArgvPlacementError(%q) = %v, want ErrPayloadInArgv", tc.argv, err)
 				}
 				return
 			}
