@@ -64,12 +64,35 @@ type LaunchPlacer interface {
 }
 
 // PlacementExternalizer moves an envelope PlaceAtLaunch put on the
-// command line into a private file, out of the process table.
+// command line into a private file, out of the process table. A harness
+// whose launch placement has no such file form for some command line
+// leaves the envelope in argv there, and lifeloop refuses that placement
+// unless the caller opted in (Adapter.WithArgvPayloads).
 type PlacementExternalizer interface {
-	// ExternalizePlacement returns argv reading the envelope from the
-	// file write stores it in; argv unchanged when nothing was placed.
-	ExternalizePlacement(argv []string, start int, write func(text string) (string, error)) ([]string, error)
+	// ExternalizePlacement returns argv reading the envelope from a file
+	// stored through files; argv unchanged when nothing was placed or
+	// when this command line has no file form.
+	ExternalizePlacement(argv []string, start int, files PlacementFiles) ([]string, error)
 }
+
+// PlacementFiles is where ExternalizePlacement stores placed text: files
+// only the user can read (0600), which lifeloop removes when the session
+// ends.
+type PlacementFiles struct {
+	// Env is the harness's environment (where its own folders are).
+	Env []string
+	// Write stores text in a new file in lifeloop's session folder (0700)
+	// and returns its path.
+	Write func(text string) (string, error)
+	// WriteIn stores text in a new file in dir, a folder of the harness's
+	// own that it reads the file from by name, and returns its path. The
+	// file's name is a fixed prefix (PlacementFilePrefix), a unique part
+	// and suffix; it is created exclusively, never replacing a file.
+	WriteIn func(dir, suffix, text string) (string, error)
+}
+
+// PlacementFilePrefix begins the name of every file WriteIn creates.
+const PlacementFilePrefix = "lifeloop-placement-"
 
 // Relauncher starts the harness again after a renewal stopped it.
 type Relauncher interface {

@@ -1,7 +1,10 @@
 package adapters
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -18,15 +21,84 @@ import (
 // command starts, the manifest placement class the delivery uses, and
 // ok=true; argv itself is never modified. ok is false (argv returned
 // unchanged) when the harness has no launch placement, when argv does not
-// start a harness session, or when argv already sets the slot in a way
-// that cannot be combined.
+// start a harness session, when argv already sets the slot in a way that
+// cannot be combined, or — unless the adapter was made WithArgvPayloads —
+// when the harness's placement for argv has no private channel: the body
+// would stay on the command line after ExternalizePlacement, readable by
+// every local user through ps and /proc/PID/cmdline (ArgvPlacementError
+// says so).
 func (a *Adapter) PlaceAtLaunch(argv []string, text string) (out []string, target contract.ManifestPlacementClass, ok bool) {
 	p, can := a.h.(LaunchPlacer)
 	start := parseLaunch(argv).argStart
 	if !can || start > len(argv) || start == 0 {
 		return slices.Clone(argv), "", false
 	}
+	if !a.argvPayloads && !a.placesPrivately(p, argv, start) {
+		return slices.Clone(argv), "", false
+	}
 	return p.PlaceAtLaunch(argv, start, text)
+}
+
+// ErrPayloadInArgv is the refusal of a launch placement whose payload body
+// would be on the harness's command line.
+var ErrPayloadInArgv = errors.New("no private channel for a launch-time payload on this command line: the body would be in the harness's argv, readable by every local user (ps, /proc/PID/cmdline); `lifeloop run --payload-argv-ok` allows it")
+
+// WithArgvPayloads returns a copy of the adapter whose launch placements
+// may leave the payload body in argv where the harness has no private
+// channel for it: the caller's explicit opt-in.
+func (a *Adapter) WithArgvPayloads() *Adapter {
+	c := *a
+	c.argvPayloads = true
+	return &c
+}
+
+// ArgvPayloads reports whether the adapter was made WithArgvPayloads.
+func (a *Adapter) ArgvPayloads() bool { return a.argvPayloads }
+
+// ArgvPlacementError returns an error wrapping ErrPayloadInArgv when
+// PlaceAtLaunch refuses argv only because the body would stay in argv —
+// and, when want is not "", the placement it refuses lands in want — and
+// nil otherwise.
+func (a *Adapter) ArgvPlacementError(argv []string, want contract.ManifestPlacementClass) error {
+	p, can := a.h.(LaunchPlacer)
+	start := parseLaunch(argv).argStart
+	if a.argvPayloads || !can || start > len(argv) || start == 0 || a.placesPrivately(p, argv, start) {
+		return nil
+	}
+	if _, target, ok := p.PlaceAtLaunch(argv, start, argvProbe); !ok || want != "" && target != want {
+		return nil
+	}
+	return fmt.Errorf("adapter %s: %w", a.ID, ErrPayloadInArgv)
+}
+
+// argvProbe is the envelope placesPrivately places: its marker must leave
+// argv.
+const argvProbe = `{"payloads":[{"payload_id":"probe","body":"lifeloop-argv-probe-5d1c"}]}`
+
+// placesPrivately reports whether a placement on argv keeps the body out
+// of the process table: the probe envelope, placed and then externalized
+// with files that store nothing, is in no element of the command line
+// that would start. True when nothing can be placed on argv.
+func (a *Adapter) placesPrivately(p LaunchPlacer, argv []string, start int) bool {
+	placed, _, ok := p.PlaceAtLaunch(argv, start, argvProbe)
+	if !ok {
+		return true
+	}
+	if e, can := a.h.(PlacementExternalizer); can {
+		files := PlacementFiles{
+			Env:   os.Environ(),
+			Write: func(string) (string, error) { return "/nonexistent/" + PlacementFilePrefix + "probe", nil },
+			WriteIn: func(dir, suffix, _ string) (string, error) {
+				return filepath.Join(dir, PlacementFilePrefix+"probe"+suffix), nil
+			},
+		}
+		out, err := e.ExternalizePlacement(placed, parseLaunch(placed).argStart, files)
+		if err != nil {
+			return false
+		}
+		placed = out
+	}
+	return !slices.ContainsFunc(placed, HasTransport)
 }
 
 // RelaunchArgv returns the command line that starts the harness again
@@ -46,17 +118,19 @@ func (a *Adapter) RelaunchArgv(argv []string, harnessSessionID string, resume bo
 }
 
 // ExternalizePlacement moves a transport envelope PlaceAtLaunch put on the
-// command line into a file (write stores the text privately and returns
-// its path), where the harness can read it from one, so the payload is not
-// in the process table. argv is returned unchanged for harnesses without a
-// file form, or when no envelope was placed.
-func (a *Adapter) ExternalizePlacement(argv []string, write func(text string) (string, error)) ([]string, error) {
+// command line into a private file (see PlacementFiles), where the harness
+// can read it from one, so the payload is not in the process table. It
+// runs before every start of the harness. argv is returned unchanged when
+// no envelope was placed, and where the harness has no file form for the
+// command line — which PlaceAtLaunch only allows WithArgvPayloads. A
+// user's own argument that looks like an envelope is left alone.
+func (a *Adapter) ExternalizePlacement(argv []string, files PlacementFiles) ([]string, error) {
 	e, can := a.h.(PlacementExternalizer)
 	start := parseLaunch(argv).argStart
 	if !can || start == 0 || start > len(argv) {
 		return argv, nil
 	}
-	return e.ExternalizePlacement(argv, start, write)
+	return e.ExternalizePlacement(argv, start, files)
 }
 
 // HasTransport reports whether s holds a rendered transport envelope as

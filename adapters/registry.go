@@ -66,6 +66,9 @@ type Adapter struct {
 
 	h     Harness
 	names []string
+	// argvPayloads: launch placements that leave the payload body in
+	// argv are allowed (WithArgvPayloads).
+	argvPayloads bool
 }
 
 // Harness returns the harness plug-in behind the adapter.

@@ -29,7 +29,8 @@ func geminiProcs(env *testharness.HarnessEnv) []testharness.Proc {
 // by `lifeloop run`, resumed and fresh: after a first turn, `lifeloop
 // renew --payload FILE` stops the TUI (/quit), starts it again on the same
 // terminal (`--resume ID` or a new pinned session) with the payload as
-// the start of its first prompt (-i), and the next model request carries
+// the start of its first prompt (-i; the session runs with
+// --payload-argv-ok, since that is in argv), and the next model request carries
 // the payload — with the first turn when resumed, without it when fresh.
 // Exactly one Gemini CLI (its two node processes) runs afterwards, the
 // terminal takes a typed /quit, and the renewal's records are complete.
@@ -45,7 +46,10 @@ func TestRenewGeminiTUI(t *testing.T) {
 			mock := startMock(t, mockmodel.Config{Reply: reply})
 			env := testharness.NewHarnessEnv(t, mock)
 			state := stateDir(t)
-			term := startGeminiTUIUnderLifeloop(t, env, state)
+			// Gemini CLI's only launch placement is the first prompt, in
+			// argv: the session opts in (TestRenewArgvPlacementNeedsOptIn
+			// in renewal proves the refusal without it).
+			term := startGeminiTUIWith(t, env, state, []string{"--payload-argv-ok"})
 			geminiPrompt(t, term, state, "first prompt 41c2", 1)
 			ses, rs := onlySession(t, state)
 			first := dig(lastOf(rs, "frame.ended"), "harness_session_id")

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -18,9 +19,16 @@ const geminiReady = "Type your message"
 // input.
 func startGeminiTUIUnderLifeloop(t *testing.T, env *testharness.HarnessEnv, state string, extra ...string) *testharness.Terminal {
 	t.Helper()
+	return startGeminiTUIWith(t, env, state, nil, extra...)
+}
+
+// startGeminiTUIWith is startGeminiTUIUnderLifeloop with runFlags given to
+// `lifeloop run` too.
+func startGeminiTUIWith(t *testing.T, env *testharness.HarnessEnv, state string, runFlags []string, extra ...string) *testharness.Terminal {
+	t.Helper()
 	bin := testharness.GeminiBin(t)
 	ll := lifeloopBin(t)
-	args := append([]string{"run", "--state-dir", state, "--tick", "1s", "--", bin, "-m", testharness.GeminiModel}, extra...)
+	args := slices.Concat([]string{"run", "--state-dir", state, "--tick", "1s"}, runFlags, []string{"--", bin, "-m", testharness.GeminiModel}, extra)
 	term := testharness.StartTerminal(t, env.Command(ll, args...), 120, 40)
 	if err := term.WaitFor(geminiReady, screenTimeout); err != nil {
 		t.Fatal(err)

@@ -147,9 +147,9 @@ func assertFramesOnce(t *testing.T, receipts []map[string]any) {
 }
 
 // TestRunPayloadAtLaunch: --payload (default: the new session) goes into
-// the harness's command line — Claude's appended system prompt, Codex's
-// developer instructions — and reaches the model; session.starting's
-// payload receipt says delivered at pre_session.
+// the harness's launch placement — Claude's appended system prompt, Codex's
+// developer instructions, each read from a private file — and reaches the
+// model; session.starting's payload receipt says delivered at pre_session.
 func TestRunPayloadAtLaunch(t *testing.T) {
 	skipShort(t)
 	ll := lifeloopBin(t)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -268,7 +269,9 @@ func TestRelaunchResumesConversation(t *testing.T) {
 				t.Fatalf("RelaunchArgv(%q) not ok", first)
 			}
 			text := placedText(t, "marker-relaunch-"+tc.adapter)
-			argv, _, ok := a.PlaceAtLaunch(a.PrepareLaunch(relaunch), text)
+			// A resumed Codex thread's only placement is its prompt, in
+			// argv: opted in (TestNoPayloadBodyInArgv checks the refusal).
+			argv, _, ok := a.WithArgvPayloads().PlaceAtLaunch(a.PrepareLaunch(relaunch), text)
 			if !ok {
 				t.Fatalf("PlaceAtLaunch(%q) not ok", relaunch)
 			}
@@ -551,10 +554,16 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 //   - resume: Codex ignores developer instructions on a resumed thread, so
 //     the payload (pre_prompt_frame) becomes the first prompt of `codex
 //     resume ID`, which the TUI submits at once; the request carries the
-//     first turn and the payload as a user message.
+//     first turn and the payload as a user message. That prompt is in
+//     argv, so this session runs with --payload-argv-ok.
 //   - fresh: the payload (developer_equivalent_frame) goes into
-//     -c developer_instructions; the next turn's request carries it as a
-//     developer message and not the first turn.
+//     developer_instructions through a profile file in CODEX_HOME (-p
+//     NAME); the next turn's request carries it as a developer message
+//     and not the first turn, and the file is gone after the session.
+//
+// A poller reads every process's /proc/PID/cmdline from the renewal to
+// the end: the payload is never there when fresh, and is there in the
+// opted-in resume (the poller's control).
 func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 	skipShort(t)
 	tests := []struct {
@@ -574,7 +583,13 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 			mock := startMock(t, mockmodel.Config{Reply: reply})
 			env := testharness.NewHarnessEnv(t, mock)
 			state := stateDir(t)
-			term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
+			// A resumed thread's only placement is its prompt, in argv: that
+			// session opts in. The fresh one goes through a profile file.
+			run := []string{"run", "--state-dir", state, "--", bin}
+			if tc.resume {
+				run = []string{"run", "--state-dir", state, "--payload-argv-ok", "--", bin}
+			}
+			term := testharness.StartTerminal(t, env.Command(ll, run...), 120, 40)
 			if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
 				t.Fatal(err)
 			}
@@ -599,6 +614,8 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 				mode = "--resume"
 			}
 			before := len(term.Output())
+			// Every process's command line, from the renewal to the end.
+			watch := watchCmdlines(secret)
 			// The harness session id comes from the rollout the telemetry
 			// watcher follows; a renew before it is known is refused with
 			// identity_unavailable, so retry until it is known.
@@ -663,9 +680,16 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 				t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output())
 			}
+			seen, scans := watch.stop()
+			if inArgv := len(seen[secret]) > 0; inArgv != tc.resume {
+				t.Errorf("payload in a process's command line: %v, want %v (only the opted-in resume puts it there; %d scans): %.300q", inArgv, tc.resume, scans, seen[secret])
+			}
 			checkRenewalRecords(t, env, ll, state, ses, "pay_renew", tc.placement, secret)
 			if procs := env.StrayProcesses(); len(procs) > 0 {
 				t.Errorf("codex processes left after lifeloop exited: %+v", procs)
+			}
+			if left, _ := filepath.Glob(filepath.Join(env.CodexHome, adapters.PlacementFilePrefix+"*")); len(left) > 0 {
+				t.Errorf("launch placement files left in CODEX_HOME: %v", left)
 			}
 		})
 	}

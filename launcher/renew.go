@@ -233,7 +233,7 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 func (s *supervisor) startAgain(argv []string, pinned string) error {
 	var err error
 	if s.cfg.Adapter != nil && s.cfg.Files != nil {
-		if argv, err = s.cfg.Adapter.ExternalizePlacement(argv, s.cfg.Files.write); err != nil {
+		if argv, err = s.cfg.Adapter.ExternalizePlacement(argv, s.cfg.Files.target(s.cfg.Spec.Env)); err != nil {
 			return err
 		}
 	}

@@ -66,6 +66,11 @@ type Options struct {
 	// frame.opening through the hook of the first prompt.
 	Payloads   []contract.PayloadEnvelope
 	PayloadsAt contract.Event
+	// PayloadArgvOK lets a launch placement (at start and at every
+	// renewal) leave a payload body in the harness's argv where the
+	// adapter has no private channel for it (adapters.WithArgvPayloads);
+	// without it such a placement is refused.
+	PayloadArgvOK bool
 
 	// NoTelemetry turns the telemetry watcher off; otherwise it runs when
 	// the adapter has telemetry (see observe.Options).
@@ -110,6 +115,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if o.PayloadArgvOK {
+		ad = ad.WithArgvPayloads()
+	}
 	argv := ad.PrepareLaunch(slices.Clone(o.Argv))
 
 	p, err := openSession(o, ad)
@@ -141,6 +149,10 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	argv = bridge.argv
 
+	if o.ContinueSession != "" {
+		// Payload bodies the gone wrapper's launch files still hold.
+		_ = RemovePlacementFiles(p.Dir)
+	}
 	files := &placementFiles{dir: p.Dir}
 	defer files.remove()
 	placed, err := placePayloads(o, ad, argv, files, bridge.recorder != nil)
@@ -317,12 +329,15 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placem
 	}
 	if len(pl.atLaunch) > 0 {
 		var rest []contract.PayloadEnvelope
-		pl.argv, pl.atLaunch, rest = placeAtLaunch(ad, pl.argv, pl.atLaunch)
+		var err error
+		if pl.argv, pl.atLaunch, rest, err = placeAtLaunch(ad, pl.argv, pl.atLaunch); err != nil {
+			return pl, fmt.Errorf("--payload: %w", err)
+		}
 		pl.atHook = append(pl.atHook, rest...)
 	}
 	var err error
-	if pl.argv, err = ad.ExternalizePlacement(pl.argv, files.write); err != nil {
-		return pl, err
+	if pl.argv, err = ad.ExternalizePlacement(pl.argv, files.target(o.Env)); err != nil {
+		return pl, fmt.Errorf("--payload: %w", err)
 	}
 	if len(pl.atHook) > 0 && !bridged {
 		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, pl.atHook[0].PayloadID)
@@ -393,8 +408,10 @@ func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contr
 
 // placeAtLaunch puts the payloads whose placement resolves to pre_session
 // into the harness's command line (the adapter's launch placement) and
-// returns the new argv, the payloads placed, and the rest.
-func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.PayloadEnvelope) ([]string, []contract.PayloadEnvelope, []contract.PayloadEnvelope) {
+// returns the new argv, the payloads placed, and the rest. It fails when
+// the adapter refuses the placement because the body would be in argv
+// (adapters.ArgvPlacementError).
+func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.PayloadEnvelope) ([]string, []contract.PayloadEnvelope, []contract.PayloadEnvelope, error) {
 	m := ad.Manifest()
 	routes := contract.PlacementRoutes(contract.EventSessionStarting)
 	var fit, rest []contract.PayloadEnvelope
@@ -408,17 +425,17 @@ func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.Payl
 		}
 	}
 	if len(fit) == 0 {
-		return argv, nil, rest
+		return argv, nil, rest, nil
 	}
 	text, err := contract.RenderTransport(fit)
 	if err != nil {
-		return argv, nil, payloads
+		return argv, nil, payloads, nil
 	}
 	out, target, ok := ad.PlaceAtLaunch(argv, string(text))
 	if !ok || target != contract.ManifestPreSession {
-		return argv, nil, payloads
+		return argv, nil, payloads, ad.ArgvPlacementError(argv, contract.ManifestPreSession)
 	}
-	return out, fit, rest
+	return out, fit, rest, nil
 }
 
 // controlSocketPath is the control socket of session id under root.

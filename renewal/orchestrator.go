@@ -216,6 +216,9 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 		if d.Outcome != contract.PlacementOutcomeFailed {
 			continue
 		}
+		if aerr := o.Adapter.ArgvPlacementError(relaunch, ""); target == "" && aerr != nil {
+			return o.refuse(st, failf(contract.FailurePlacementUnavailable, "payload %q cannot be delivered at the relaunch: %v", p.PayloadID, aerr))
+		}
 		class := *d.FailureClass
 		if target == "" && o.Negotiated != nil && available(o.Negotiated.Continuation.PayloadDelivery) {
 			class = contract.FailureCapabilityDegraded

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/contract"
@@ -550,5 +551,48 @@ func TestRenewKeepsUndeliverableStoredPayload(t *testing.T) {
 	}
 	if strings.Contains(strings.Join(w.starts[0], " "), `"pay_side"`) {
 		t.Error("undeliverable payload placed on the command line")
+	}
+}
+
+// TestRenewArgvPlacementNeedsOptIn: where the relaunch's only placement
+// would leave the payload body in argv (a resumed Codex thread's prompt,
+// Gemini CLI's first prompt), the renewal is refused before touching the
+// harness — placement_unavailable, saying why — unless the adapter was
+// made WithArgvPayloads; then it is delivered there.
+func TestRenewArgvPlacementNeedsOptIn(t *testing.T) {
+	const secret = "ARGV-SECRET-2c9d"
+	for _, tc := range []struct {
+		name, adapter string
+		argv          []string
+		resume        bool
+	}{
+		{"codex resume", "codex", []string{"codex"}, true},
+		{"gemini resume", "gemini", []string{"gemini"}, true},
+		{"gemini fresh", "gemini", []string{"gemini"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := Request{Resume: tc.resume, Payloads: []contract.PayloadEnvelope{payload("pay_1", secret, contract.PlacementPrePromptFrame)}}
+			w := newWorld(t)
+			o := w.orchestrator(t, tc.adapter, tc.argv...)
+			_, err := o.Renew(t.Context(), req)
+			var re *Error
+			if !errors.As(err, &re) || re.Class != contract.FailurePlacementUnavailable || !strings.Contains(err.Error(), adapters.ErrPayloadInArgv.Error()) {
+				t.Fatalf("Renew: %v, want placement_unavailable saying ErrPayloadInArgv", err)
+			}
+			if w.stops != 0 || len(w.starts) != 0 {
+				t.Errorf("touched the harness: stops %d starts %d", w.stops, len(w.starts))
+			}
+
+			w = newWorld(t)
+			o = w.orchestrator(t, tc.adapter, tc.argv...)
+			o.Adapter = o.Adapter.WithArgvPayloads()
+			out, err := o.Renew(t.Context(), req)
+			if err != nil || out.State != StateDelivered || len(w.starts) != 1 {
+				t.Fatalf("with the opt-in: %+v, %v, starts %q", out, err, w.starts)
+			}
+			if !strings.Contains(strings.Join(w.starts[0], " "), secret) {
+				t.Errorf("with the opt-in, started %q: the body is not in argv", w.starts[0])
+			}
+		})
 	}
 }

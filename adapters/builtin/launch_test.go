@@ -1,6 +1,7 @@
 package builtin
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -61,4 +62,107 @@ func FuzzLaunchArgv(f *testing.F) {
 			t.Fatalf("RelaunchArgv(%q) = %q", argv, out)
 		}
 	})
+}
+
+// TestNoPayloadBodyInArgv runs every adapter's launch placement, as
+// lifeloop starts it (PlaceAtLaunch, then ExternalizePlacement with
+// files that store the text), over command lines that start a session in
+// every mode the harnesses have: no element of the command line that
+// would start carries the payload body. A placement whose body would
+// stay in argv is refused — with ArgvPlacementError saying so — unless
+// the adapter was made WithArgvPayloads, and only then placed (with the
+// body still in argv after ExternalizePlacement).
+func TestNoPayloadBodyInArgv(t *testing.T) {
+	const secret = "ARGV-SECRET-9b4e"
+	text := `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"` + secret + ` \"q\" \\ é"}]}`
+	tails := [][]string{
+		{}, {"hi"}, {"-p", "hi"}, {"-i", "hi"}, {"--prompt", "hi"}, {"--prompt-interactive=hi"},
+		{"exec", "--skip-git-repo-check", "hi"}, {"e", "hi"}, {"exec", "resume", "abc", "go on"}, {"exec", "resume", "--last"},
+		{"resume", "abc"}, {"resume", "--last", "go on"}, {"fork", "abc"}, {"--no-daemon"}, {"-m", "o3", "hi"},
+		{"run", "hi"}, {"-s", "ses_1"}, {"-c"}, {"--continue"}, {"--resume", "abc"}, {"--session", "abc", "-p", "hi"},
+		{"--append-system-prompt", "mine", "-p", "hi"}, {"--append-system-prompt=mine"}, {"--append-system-prompt-file", "u.txt"},
+		{"--mode", "json", "-p", "hi"}, {"-p", "work", "exec", "hi"}, {"--profile", "work"}, {"--", "hi"},
+	}
+	placers := 0
+	for _, a := range Default().All() {
+		if _, ok := a.Harness().(adapters.LaunchPlacer); !ok {
+			continue
+		}
+		placers++
+		for _, name := range a.Harness().Describe().Names {
+			for _, head := range [][]string{{name}, {"npx", "-y", name}, {"A=1", name}} {
+				for _, tail := range tails {
+					argv := slices.Concat(head, tail)
+					t.Run(a.ID+"/"+strings.Join(argv, " "), func(t *testing.T) {
+						checkNoBodyInArgv(t, a, argv, text, secret)
+						// As run starts it: after PrepareLaunch.
+						checkNoBodyInArgv(t, a, a.PrepareLaunch(argv), text, secret)
+					})
+				}
+			}
+		}
+	}
+	// A user's own argument that looks like an envelope is left alone.
+	for _, a := range Default().All() {
+		names := a.Harness().Describe().Names
+		if len(names) == 0 {
+			continue
+		}
+		argv := []string{names[0], "-p", text}
+		if out, err := a.ExternalizePlacement(argv, adapters.PlacementFiles{}); err != nil || !slices.Equal(out, argv) {
+			t.Errorf("%s: ExternalizePlacement of the user's own %q = %q, %v", a.ID, argv, out, err)
+		}
+	}
+	if placers < 5 {
+		t.Errorf("%d adapters with a launch placement; want every harness's", placers)
+	}
+}
+
+// checkNoBodyInArgv places text on argv as lifeloop does and checks
+// that secret is in no element of the command line that would start.
+func checkNoBodyInArgv(t *testing.T, a *adapters.Adapter, argv []string, text, secret string) {
+	t.Helper()
+	var stored []string
+	files := adapters.PlacementFiles{
+		Env:   []string{"HOME=/home/u", "CODEX_HOME=/home/u/.codex"},
+		Write: func(s string) (string, error) { stored = append(stored, s); return "/state/placed.txt", nil },
+		WriteIn: func(dir, suffix, s string) (string, error) {
+			stored = append(stored, s)
+			return dir + "/" + adapters.PlacementFilePrefix + "1" + suffix, nil
+		},
+	}
+	placed, _, ok := a.PlaceAtLaunch(argv, text)
+	optIn, _, argvOK := a.WithArgvPayloads().PlaceAtLaunch(argv, text)
+	refused := a.ArgvPlacementError(argv, "")
+	switch {
+	case ok:
+		out, err := a.ExternalizePlacement(placed, files)
+		if err != nil {
+			t.Fatalf("ExternalizePlacement(%q): %v", placed, err)
+		}
+		for _, s := range out {
+			if strings.Contains(s, secret) {
+				t.Fatalf("the payload body is in argv: %q", out)
+			}
+		}
+		if !slices.ContainsFunc(stored, func(s string) bool { return strings.Contains(s, secret) }) {
+			t.Errorf("placed on %q, but no file holds the body (stored %q)", out, stored)
+		}
+		if refused != nil {
+			t.Errorf("placed, but ArgvPlacementError says %v", refused)
+		}
+	case argvOK:
+		// Only with the opt-in: the body stays in argv.
+		if !errors.Is(refused, adapters.ErrPayloadInArgv) {
+			t.Errorf("refused without the opt-in, but ArgvPlacementError = %v", refused)
+		}
+		out, err := a.WithArgvPayloads().ExternalizePlacement(optIn, files)
+		if err != nil || !slices.ContainsFunc(out, func(s string) bool { return strings.Contains(s, secret) }) {
+			t.Errorf("refused without the opt-in, but with it ExternalizePlacement(%q) = %q, %v: the body left argv", optIn, out, err)
+		}
+	default:
+		if refused != nil {
+			t.Errorf("no placement at all, but ArgvPlacementError says %v", refused)
+		}
+	}
 }

@@ -54,11 +54,11 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 
 // ExternalizePlacement implements adapters.PlacementExternalizer: the
 // envelope PlaceAtLaunch put in --append-system-prompt TEXT goes into the
-// file write returns, read with --append-system-prompt-file PATH, so the
+// file files.Write returns, read with --append-system-prompt-file PATH, so the
 // payload is not in the process table. argv is returned unchanged when no
 // envelope was placed, or when the user already passes
 // --append-system-prompt-file (Claude would read only one of them).
-func (Harness) ExternalizePlacement(argv []string, start int, write func(text string) (string, error)) ([]string, error) {
+func (Harness) ExternalizePlacement(argv []string, start int, files adapters.PlacementFiles) ([]string, error) {
 	if !validStart(argv, start) {
 		return argv, nil
 	}
@@ -88,7 +88,7 @@ func (Harness) ExternalizePlacement(argv []string, start int, write func(text st
 	if !adapters.HasTransport(text) {
 		return argv, nil
 	}
-	path, err := write(text)
+	path, err := files.Write(text)
 	if err != nil {
 		return argv, err
 	}

@@ -159,13 +159,19 @@ func TestExternalizePlacement(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := mustLookup(t, tc.id)
+			// With the caller's opt-in to a body in argv: where the
+			// externalizer leaves the text in argv, the adapter refuses the
+			// placement otherwise (checked below).
+			a := mustLookup(t, tc.id).WithArgvPayloads()
 			placed, _, ok := a.PlaceAtLaunch(tc.argv, text)
 			if !ok {
 				t.Fatalf("no placement for %q", tc.argv)
 			}
+			if _, _, privateOK := mustLookup(t, tc.id).PlaceAtLaunch(tc.argv, text); privateOK != (tc.want != nil) {
+				t.Errorf("without the opt-in, placed %v; want %v", privateOK, tc.want != nil)
+			}
 			var stored string
-			got, err := a.ExternalizePlacement(placed, func(s string) (string, error) { stored = s; return "F", nil })
+			got, err := a.ExternalizePlacement(placed, adapters.PlacementFiles{Write: func(s string) (string, error) { stored = s; return "F", nil }})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -181,7 +187,7 @@ func TestExternalizePlacement(t *testing.T) {
 	// Without a placed envelope nothing moves, even the user's own text.
 	a := mustLookup(t, "claude")
 	argv := []string{"claude", "--append-system-prompt", "mine"}
-	if got, _ := a.ExternalizePlacement(argv, func(string) (string, error) { t.Error("write called"); return "", nil }); !slices.Equal(got, argv) {
+	if got, _ := a.ExternalizePlacement(argv, adapters.PlacementFiles{Write: func(string) (string, error) { t.Error("write called"); return "", nil }}); !slices.Equal(got, argv) {
 		t.Errorf("changed %q → %q", argv, got)
 	}
 }

@@ -34,13 +34,14 @@ import (
 type Harness struct{}
 
 var (
-	_ adapters.Harness        = Harness{}
-	_ adapters.LaunchPreparer = Harness{}
-	_ adapters.LaunchPlacer   = Harness{}
-	_ adapters.Relauncher     = Harness{}
-	_ adapters.Telemetry      = Harness{}
-	_ adapters.HookBridge     = Harness{}
-	_ adapters.HostInstaller  = Harness{}
+	_ adapters.Harness               = Harness{}
+	_ adapters.LaunchPreparer        = Harness{}
+	_ adapters.LaunchPlacer          = Harness{}
+	_ adapters.PlacementExternalizer = Harness{}
+	_ adapters.Relauncher            = Harness{}
+	_ adapters.Telemetry             = Harness{}
+	_ adapters.HookBridge            = Harness{}
+	_ adapters.HostInstaller         = Harness{}
 )
 
 // Describe implements adapters.Harness.
@@ -111,7 +112,8 @@ func (Harness) Manifest() contract.AdapterManifest {
 	}
 	adapters.RaiseWatch(&m, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventContextPressureObserved)
 	adapters.RaiseTelemetry(&m, string(SourceRollout), "lifeloop run follows the rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl): context in use = last_token_usage.total_tokens of each token_count, against its model_context_window (Codex's effective window); receipts on level changes and compactions")
-	// pre_session: -c developer_instructions=… at launch.
+	// pre_session: developer_instructions at launch, from a profile file
+	// (ExternalizePlacement).
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseWrapperRenewal(&m)
 	return m

@@ -1,25 +1,40 @@
 package codex
 
 import (
+	"errors"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 )
 
 // A launch's command line (measured with 0.169: TestCodexAcceptsPreparedLaunch
-// here, TestLaunchPlacementReachesModel and TestRelaunchResumesConversation
-// in e2e):
+// here, TestLaunchPlacementReachesModel, TestRelaunchResumesConversation
+// and TestPayloadNeverInArgv in e2e):
 //
 //	codex --no-daemon …                 the TUI keeps its processes in lifeloop's process group
 //	codex -c developer_instructions=…   a developer message in the model request of a new thread
 //	                                    (TUI and exec)
+//	codex -p NAME …                     $CODEX_HOME/NAME.config.toml layered over config.toml: its
+//	                                    developer_instructions land in the same developer message
 //	codex resume|exec resume ID TEXT    the first user message of a resumed thread (Codex ignores
 //	                                    developer_instructions on resume)
 //
-// The placed text travels in argv, visible in the process table to the
-// same user: Codex has no file form for developer instructions or a
-// resumed thread's prompt.
+// The payload body never stays in argv for a new thread: ExternalizePlacement
+// turns `-c developer_instructions=…` into a profile file of lifeloop's
+// own in $CODEX_HOME (0600, removed when the session ends) and `-p NAME`.
+// Measured against the other private channels Codex 0.169 has, the
+// profile disturbs least: --profile takes a plain name only (no path), so
+// the file must be in $CODEX_HOME; a private copy of CODEX_HOME would move
+// the rollouts, the thread database, auth and hook trust away from the
+// user's; model_instructions_file replaces Codex's base instructions
+// instead of adding a developer message; hooks run only once trusted.
+// Not private, so refused unless the caller opts in (see
+// adapters.WithArgvPayloads): a resumed thread's prompt (Codex has no
+// file form for it), and a launch that chooses its own profile (Codex
+// layers one profile only).
 
 // PrepareLaunch implements adapters.LaunchPreparer: it adds --no-daemon to
 // a launch that opens the interactive TUI — no subcommand (optionally an
@@ -79,6 +94,55 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 		return out, "", false
 	}
 	return slices.Insert(out, start, "-c", "developer_instructions="+TOMLString(text)), contract.ManifestPreSession, true
+}
+
+// profileSuffix ends the name of a profile file in $CODEX_HOME.
+const profileSuffix = ".config.toml"
+
+// ExternalizePlacement implements adapters.PlacementExternalizer: the
+// `-c developer_instructions=<TOML string>` PlaceAtLaunch put among the
+// root options goes into a new profile file in $CODEX_HOME (WriteIn),
+// holding `developer_instructions = <TOML string>`, and the two words
+// become `-p NAME`. argv is returned unchanged when no envelope was
+// placed there, and when the command line chooses a profile itself
+// (-p/--profile).
+func (Harness) ExternalizePlacement(argv []string, start int, files adapters.PlacementFiles) ([]string, error) {
+	if start <= 0 || start > len(argv) {
+		return argv, nil
+	}
+	args := argv[start:]
+	for _, a := range args {
+		if a == "-p" || a == "--profile" || strings.HasPrefix(a, "--profile=") {
+			return argv, nil
+		}
+	}
+	at := -1
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") || a == "--" {
+			break
+		}
+		if (a == "-c" || a == "--config") && i+1 < len(args) && isDeveloperInstructions(args[i+1]) && adapters.HasTransport(args[i+1]) {
+			at = start + i
+			break
+		}
+		i = optionEnd(args, i, false)
+	}
+	if at < 0 {
+		return argv, nil
+	}
+	home := envHome(files.Env)
+	if home == "" {
+		return argv, errors.New("neither CODEX_HOME nor HOME is set in the harness environment: no folder for the launch placement's profile")
+	}
+	_, value, _ := strings.Cut(argv[at+1], "=")
+	path, err := files.WriteIn(home, profileSuffix, "developer_instructions = "+strings.TrimSpace(value)+"\n")
+	if err != nil {
+		return argv, err
+	}
+	out := slices.Clone(argv)
+	out[at], out[at+1] = "-p", strings.TrimSuffix(filepath.Base(path), profileSuffix)
+	return out, nil
 }
 
 // startsSession reports whether Codex arguments open a conversation: the

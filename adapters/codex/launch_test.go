@@ -1,6 +1,7 @@
 package codex
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -75,7 +76,9 @@ func TestPlaceAtLaunch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a := adapters.AdapterOf(Harness{})
+			// The harness's placement, with the caller's opt-in to a body
+			// in argv; without it, only the private placements remain.
+			a := adapters.AdapterOf(Harness{}).WithArgvPayloads()
 			orig := slices.Clone(tt.argv)
 			got, target, ok := a.PlaceAtLaunch(tt.argv, text)
 			if ok != tt.wantOK || !slices.Equal(got, tt.want) {
@@ -84,6 +87,10 @@ func TestPlaceAtLaunch(t *testing.T) {
 			wantTarget := contract.ManifestPreSession
 			if strings.Contains(tt.name, "codex") && strings.Contains(tt.name, "resume") {
 				wantTarget = contract.ManifestPreFrameLeading
+			}
+			_, _, privateOK := adapters.AdapterOf(Harness{}).PlaceAtLaunch(tt.argv, text)
+			if wantPrivate := tt.wantOK && wantTarget == contract.ManifestPreSession; privateOK != wantPrivate {
+				t.Errorf("without the opt-in, placed %v; want %v (a resumed thread's prompt is argv only)", privateOK, wantPrivate)
 			}
 			if ok && target != wantTarget {
 				t.Errorf("target %q, want %q", target, wantTarget)
@@ -149,7 +156,7 @@ func TestRedactPlacement(t *testing.T) {
 			{id, "exec", "resume", "abc", "go on"},
 		} {
 			t.Run(strings.Join(argv, " "), func(t *testing.T) {
-				placed, _, ok := adapters.AdapterOf(Harness{}).PlaceAtLaunch(argv, text)
+				placed, _, ok := adapters.AdapterOf(Harness{}).WithArgvPayloads().PlaceAtLaunch(argv, text)
 				if !ok {
 					t.Skip("no placement for this command line")
 				}
@@ -172,35 +179,56 @@ func TestRedactPlacement(t *testing.T) {
 }
 
 func TestExternalizePlacement(t *testing.T) {
-	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"SECRET"}]}`
+	const text = `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"SECRET \"q\"\n"}]}`
+	profile := "developer_instructions = " + TOMLString(text) + "\n"
 	tests := []struct {
-		name, id string
-		argv     []string
-		want     []string // nil: unchanged
-		stored   string
+		name   string
+		argv   []string
+		env    []string
+		want   []string // nil: unchanged (no file form)
+		dir    string
+		stored string
 	}{
-		{"codex stays in argv", "codex", []string{"codex", "exec", "hi"}, nil, ""},
+		{"exec", []string{"codex", "exec", "--skip-git-repo-check", "hi"}, []string{"CODEX_HOME=/ch"},
+			[]string{"codex", "-p", "lifeloop-placement-1", "exec", "--skip-git-repo-check", "hi"}, "/ch", profile},
+		{"tui", []string{"codex", "--no-daemon", "-m", "o3"}, []string{"HOME=/h"},
+			[]string{"codex", "-p", "lifeloop-placement-1", "--no-daemon", "-m", "o3"}, "/h/.codex", profile},
+		{"the user's own profile", []string{"codex", "exec", "-p", "work", "hi"}, []string{"HOME=/h"}, nil, "", ""},
+		{"resumed thread", []string{"codex", "resume", "abc"}, []string{"HOME=/h"}, nil, "", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			a := adapters.AdapterOf(Harness{})
-			placed, _, ok := a.PlaceAtLaunch(tc.argv, text)
+			placed, _, ok := adapters.AdapterOf(Harness{}).WithArgvPayloads().PlaceAtLaunch(tc.argv, text)
 			if !ok {
 				t.Fatalf("no placement for %q", tc.argv)
 			}
-			var stored string
-			got, err := a.ExternalizePlacement(placed, func(s string) (string, error) { stored = s; return "F", nil })
-			if err != nil {
-				t.Fatal(err)
+			var dir, stored string
+			files := adapters.PlacementFiles{
+				Env:   tc.env,
+				Write: func(string) (string, error) { t.Error("Write called"); return "", nil },
+				WriteIn: func(d, suffix, s string) (string, error) {
+					dir, stored = d, s
+					return d + "/" + adapters.PlacementFilePrefix + "1" + suffix, nil
+				},
 			}
-			want := tc.want
-			if want == nil {
-				want = placed
+			got, err := adapters.AdapterOf(Harness{}).ExternalizePlacement(placed, files)
+			if tc.want == nil {
+				if err != nil || !slices.Equal(got, placed) || dir != "" {
+					t.Errorf("ExternalizePlacement(%q) = %q, %v; want it unchanged", placed, got, err)
+				}
+				if err := adapters.AdapterOf(Harness{}).ArgvPlacementError(tc.argv, ""); !errors.Is(err, adapters.ErrPayloadInArgv) {
+					t.Errorf("ArgvPlacementError(%q) = %v, want ErrPayloadInArgv", tc.argv, err)
+				}
+				return
 			}
-			if !slices.Equal(got, want) || stored != tc.stored {
-				t.Errorf("ExternalizePlacement(%q) = %q, stored %q; want %q, %q", placed, got, stored, want, tc.stored)
+			if err != nil || !slices.Equal(got, tc.want) || dir != tc.dir || stored != tc.stored {
+				t.Errorf("ExternalizePlacement(%q) = %q, %v, stored %q in %q; want %q, %q in %q", placed, got, err, stored, dir, tc.want, tc.stored, tc.dir)
 			}
 		})
+	}
+	placed, _, _ := adapters.AdapterOf(Harness{}).PlaceAtLaunch([]string{"codex", "exec", "hi"}, text)
+	if _, err := adapters.AdapterOf(Harness{}).ExternalizePlacement(placed, adapters.PlacementFiles{Env: []string{"PATH=/bin"}}); err == nil {
+		t.Error("no error without CODEX_HOME and HOME")
 	}
 }
 

@@ -19,8 +19,11 @@ import (
 // replaces all of it; GEMINI.md files live in the project or the user's
 // folder), so a payload placed at launch becomes the start of the first
 // prompt: pre_frame_leading, for pre_prompt_frame payloads only. The text
-// travels in argv, visible in the process table to the same user: an
-// @file reference would be read by a tool, not sent as the prompt.
+// travels in argv, readable by every local user through the process
+// table (an @file reference would be read by a tool, not sent as the
+// prompt), so adapters.Adapter refuses this placement unless the caller
+// opted in (`lifeloop run --payload-argv-ok`; TestRenewGeminiTUI runs so,
+// TestRenewArgvPlacementNeedsOptIn in renewal checks the refusal).
 
 // Prompt options.
 const (

@@ -148,16 +148,16 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 }
 
 // ExternalizePlacement implements adapters.PlacementExternalizer: the
-// envelope in LIFELOOP_OPENCODE_PAYLOAD goes into the file write returns,
+// envelope in LIFELOOP_OPENCODE_PAYLOAD goes into the file files.Write returns,
 // and the assignment becomes OPENCODE_CONFIG_CONTENT={"instructions":
 // [file]}, merged by OpenCode over the user's configuration.
-func (Harness) ExternalizePlacement(argv []string, start int, write func(text string) (string, error)) ([]string, error) {
+func (Harness) ExternalizePlacement(argv []string, start int, files adapters.PlacementFiles) ([]string, error) {
 	for i := 0; i < start && i < len(argv); i++ {
 		text, ok := strings.CutPrefix(argv[i], payloadVar+"=")
 		if !ok {
 			continue
 		}
-		path, err := write(text)
+		path, err := files.Write(text)
 		if err != nil {
 			return argv, err
 		}

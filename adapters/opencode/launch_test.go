@@ -61,11 +61,11 @@ func TestPlacementThroughConfigFile(t *testing.T) {
 		twice, _, _ := a.PlaceAtLaunch(placed, env)
 		dir := t.TempDir()
 		var files []string
-		out, err := a.ExternalizePlacement(twice, func(text string) (string, error) {
+		out, err := a.ExternalizePlacement(twice, adapters.PlacementFiles{Write: func(text string) (string, error) {
 			p := filepath.Join(dir, "payload")
 			files = append(files, p)
 			return p, os.WriteFile(p, []byte(text), 0o600)
-		})
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}

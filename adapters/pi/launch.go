@@ -33,9 +33,9 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 
 // ExternalizePlacement implements adapters.PlacementExternalizer: each
 // --append-system-prompt whose value holds a transport envelope gets the
-// path of a file write stored it in instead; Pi appends the file's
+// path of a file files.Write stored it in instead; Pi appends the file's
 // content, so the payload is not in the process table.
-func (Harness) ExternalizePlacement(argv []string, start int, write func(text string) (string, error)) ([]string, error) {
+func (Harness) ExternalizePlacement(argv []string, start int, files adapters.PlacementFiles) ([]string, error) {
 	if start <= 0 || start > len(argv) {
 		return argv, nil
 	}
@@ -43,7 +43,7 @@ func (Harness) ExternalizePlacement(argv []string, start int, write func(text st
 	i := start
 	for _, ca := range parseArgs(argv[start:]) {
 		if ca.option == appendPromptFlag && len(ca.words) == 2 && adapters.HasTransport(ca.words[1]) {
-			path, err := write(ca.words[1])
+			path, err := files.Write(ca.words[1])
 			if err != nil {
 				return argv, err
 			}

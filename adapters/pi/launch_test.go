@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 )
 
@@ -45,7 +46,7 @@ func TestExternalizePlacement(t *testing.T) {
 	}
 	argv := []string{"pi", "--append-system-prompt", "mine", "--append-system-prompt", envelope, "-p", "hi"}
 	orig := slices.Clone(argv)
-	got, err := Harness{}.ExternalizePlacement(argv, 1, write)
+	got, err := Harness{}.ExternalizePlacement(argv, 1, adapters.PlacementFiles{Write: write})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +56,7 @@ func TestExternalizePlacement(t *testing.T) {
 	}
 	// A prompt that looks like an envelope is not a placement.
 	argv = []string{"pi", "-p", envelope}
-	if got, _ := (Harness{}).ExternalizePlacement(argv, 1, write); !slices.Equal(got, argv) || len(wrote) != 1 {
+	if got, _ := (Harness{}).ExternalizePlacement(argv, 1, adapters.PlacementFiles{Write: write}); !slices.Equal(got, argv) || len(wrote) != 1 {
 		t.Errorf("prompt externalized: %q", got)
 	}
 }

@@ -74,11 +74,16 @@ func resolveSession(e *env, o controlOptions) (root string, rec statedir.Session
 // (package seal); a session that cannot be sealed yet is reported on
 // stderr and returned as it was.
 func (e *env) sealIfLost(root string, rec statedir.SessionRecord) statedir.SessionRecord {
-	out, err := seal.Check(root, rec, seal.Options{Registry: e.Registry(), Now: e.Now})
+	out, err := seal.Check(root, rec, e.sealOptions())
 	if err != nil {
 		fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", err)
 	}
 	return out
+}
+
+// sealOptions are how this lifeloop seals a session whose wrapper died.
+func (e *env) sealOptions() seal.Options {
+	return seal.Options{Registry: e.Registry(), Now: e.Now, Cleanup: launcher.RemovePlacementFiles}
 }
 
 // sessionByShortID finds the one session whose short id (the form the

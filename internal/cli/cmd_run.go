@@ -40,6 +40,7 @@ type runOptions struct {
 	Payloads      []string
 	PayloadAt     string
 	Durability    string
+	PayloadArgvOK bool
 	Argv          []string
 }
 
@@ -86,6 +87,7 @@ kills the group.`,
 			&ucli.GenericFlag{Name: "payload", Usage: "deliver the payload envelope in `FILE` into the new session (repeatable)", Value: &payloads},
 			&ucli.StringFlag{Name: "payload-at", Usage: "where --payload goes: session (pre_session: the command line, else the SessionStart hook) or frame (pre_frame_leading: the first prompt's hook)", Value: "session", Destination: &o.PayloadAt},
 			durabilityFlag(&o.Durability),
+			&ucli.BoolFlag{Name: "payload-argv-ok", Usage: "let a payload placed at launch (and at every renewal) travel on the harness's command line, readable by every local user through ps, where the adapter has no private channel for it; without it such a placement is refused", Destination: &o.PayloadArgvOK},
 			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal", Value: 120, Destination: &o.Cols},
 			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal", Value: 40, Destination: &o.Rows},
 		},
@@ -211,6 +213,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		ContinueSession: o.Continue,
 		Payloads:        pls,
 		PayloadsAt:      at,
+		PayloadArgvOK:   o.PayloadArgvOK,
 		HandleSignals:   true,
 		OnSession:       live.hook(),
 		Durability:      dur,

@@ -69,7 +69,7 @@ func sessionsRun(_ context.Context, e *env, o sessionsOptions) error {
 		}
 	}
 	// Sessions whose wrapper died are sealed before they are shown.
-	recs, problems = seal.CheckAll(root, recs, seal.Options{Registry: e.Registry(), Now: e.Now})
+	recs, problems = seal.CheckAll(root, recs, e.sealOptions())
 	if problems != nil {
 		for _, line := range strings.Split(problems.Error(), "\n") {
 			fmt.Fprintf(e.Err, "lifeloop: warning: %s\n", line)

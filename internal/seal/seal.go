@@ -39,6 +39,9 @@ const ReasonWrapperLost = "wrapper_lost"
 type Options struct {
 	Registry *adapters.Registry
 	Now      func() time.Time
+	// Cleanup, when set, removes what the dead wrapper left for its
+	// harness in the session folder dir (launch placement files).
+	Cleanup func(dir string) error
 }
 
 // Check returns rec as it stands now: when rec is not ended but its
@@ -122,6 +125,11 @@ func seal(root string, rec statedir.SessionRecord, o Options) (statedir.SessionR
 		t := endTime(rec, h)
 		out.EndedAt = &t
 		out.Exit = &statedir.ExitInfo{Code: -1, Outcome: string(contract.LifecycleUnknown), Phase: string(contract.PhaseStopped), Reason: ReasonWrapperLost}
+	}
+	if o.Cleanup != nil {
+		if err := o.Cleanup(statedir.SessionDir(root, rec.ID)); err != nil {
+			return rec, fmt.Errorf("session %s: removing what its wrapper left: %w", rec.ID, err)
+		}
 	}
 	out.UpdatedAt = o.Now()
 	if err := statedir.WriteSession(root, out); err != nil {
