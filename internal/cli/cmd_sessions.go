@@ -62,6 +62,11 @@ func sessionsRun(_ context.Context, e *env, o sessionsOptions) error {
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
+	// A wrapper that died before it first wrote session.json left a
+	// session no list shows; it is sealed (and so listed) first.
+	if _, err := seal.Unlisted(root, e.sealOptions()); err != nil {
+		fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", err)
+	}
 	recs, problems := statedir.ListSessions(root)
 	if problems != nil {
 		for _, line := range strings.Split(problems.Error(), "\n") {

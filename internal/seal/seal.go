@@ -20,6 +20,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -53,6 +55,47 @@ func Check(root string, rec statedir.SessionRecord, o Options) (statedir.Session
 		return rec, nil
 	}
 	return seal(root, rec, o)
+}
+
+// Unlisted seals the sessions a wrapper died in before their session.json
+// was first written (they have a ledger and a free wrapper lock, and no
+// record, so no list shows them): each gets its record, state lost. It
+// returns their records.
+func Unlisted(root string, o Options) ([]statedir.SessionRecord, error) {
+	entries, err := os.ReadDir(statedir.SessionsDir(root))
+	if err != nil {
+		return nil, nil // no sessions folder: nothing to seal
+	}
+	var out []statedir.SessionRecord
+	var errs []error
+	for _, e := range entries {
+		id := e.Name()
+		if !e.IsDir() || statedir.ValidateSessionID(id) != nil {
+			continue
+		}
+		if _, err := os.Stat(statedir.SessionPath(root, id)); !errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if !statedir.WrapperGone(root, id) {
+			continue // still starting
+		}
+		rec := statedir.SessionRecord{ID: id, State: statedir.StatePending, IntegrationMode: string(contract.ModeLauncherWrapper)}
+		for en, err := range ledger.ReadSince(statedir.ReceiptsPath(root, id), 0) {
+			if err == nil {
+				rec.AdapterID, rec.IntegrationMode = en.Receipt.AdapterID, string(en.Receipt.IntegrationMode)
+				t := time.Unix(en.Receipt.AtEpochS, 0)
+				rec.StartedAt = &t
+			}
+			break
+		}
+		sealed, err := seal(root, rec, o)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, sealed)
+	}
+	return out, errors.Join(errs...)
 }
 
 // CheckAll is Check over a list, keeping each record's place; errors are

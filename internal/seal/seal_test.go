@@ -186,3 +186,38 @@ func TestOrphansFollowTheHarnessGroupAndNotAReusedPid(t *testing.T) {
 		t.Fatalf("a pid with another start time was taken for the harness: %v", got)
 	}
 }
+
+func TestAWrapperThatDiedBeforeItsFirstRecordIsFoundAndSealed(t *testing.T) {
+	root := t.TempDir()
+	reg := builtin.Default()
+	p, err := pipeline.Open(pipeline.Options{StateDir: root, NewSession: true, Adapter: reg.Resolve(nil), Mode: contract.ModeLauncherWrapper})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := statedir.HoldWrapper(root, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Route(context.Background(), moment.Moment{Event: contract.EventSessionStarting}); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if got, err := Unlisted(root, Options{Registry: reg}); err != nil || len(got) != 0 {
+		t.Fatalf("a starting session was sealed: %v %v", got, err)
+	}
+	_ = lock.Close()
+	got, err := Unlisted(root, Options{Registry: reg})
+	if err != nil || len(got) != 1 || got[0].State != statedir.StateLost {
+		t.Fatalf("Unlisted = %+v, %v", got, err)
+	}
+	ends := ended(t, root, p.ID)
+	if len(ends) != 1 || ends[0].Status != contract.StatusFailed {
+		t.Fatalf("the launch that never started must end failed: %+v", ends)
+	}
+	if recs, _ := statedir.ListSessions(root); len(recs) != 1 {
+		t.Fatalf("the sealed session is not listed: %+v", recs)
+	}
+	if again, _ := Unlisted(root, Options{Registry: reg}); len(again) != 0 || len(ended(t, root, p.ID)) != 1 {
+		t.Fatal("a second look sealed again")
+	}
+}
