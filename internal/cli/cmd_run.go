@@ -68,7 +68,7 @@ kills the group.`,
 			&ucli.GenericFlag{Name: "client", Usage: "client `CMD` (a shell command line) receiving every receipt's dispatch envelope on stdin (repeatable)", Value: &clients},
 			&ucli.StringSliceFlag{Name: "client-events", Usage: "only dispatch these `EVENTS` to clients (comma-separated)"},
 			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
-			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
+			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended), fd:N, or amqp://... (HCP events published from the ledger with confirms; see `lifeloop publish --help`) (repeatable)", Value: &events},
 			&ucli.StringFlag{Name: "format", Usage: "format of --events files: lifeloop, orgloop or hcp (amqp:// destinations always carry hcp)", Value: "lifeloop", Destination: &o.Format},
 			orgLoopWebhookFlag(&o.OrgLoopHook),
 			orgLoopWaitFlag(&o.OrgLoopWait),
@@ -173,11 +173,17 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if err != nil {
 		return exitf(exitcode.LaunchFailed, "%v", err)
 	}
+	fileEvents, amqpTargets, err := splitEvents(o.Events)
+	if err != nil {
+		return err
+	}
 	live, err := newLiveOrgLoop(e, o.OrgLoopHook, root, "")
 	if err != nil {
 		return err
 	}
 	defer live.finish(o.OrgLoopWait)
+	amqpLive := newLiveAMQP(e, amqpTargets, root)
+	defer amqpLive.finish(amqpDrain)
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:        root,
 		Argv:            o.Argv,
@@ -195,7 +201,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Clients:         clients,
 		ClientEvents:    events,
 		ClientTimeout:   o.ClientTimeout,
-		Events:          o.Events,
+		Events:          fileEvents,
 		Format:          format,
 		Require:         req,
 		Hooks:           !o.NoHooks,
@@ -205,7 +211,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Payloads:        pls,
 		PayloadsAt:      at,
 		HandleSignals:   true,
-		OnSession:       live.hook(),
+		OnSession:       chainHooks(live.hook(), amqpLive.hook()),
 		Now:             e.Now,
 		IDs:             e.IDs,
 	})

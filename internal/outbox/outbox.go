@@ -54,6 +54,13 @@ type Config struct {
 	// Build turns one receipt into a post body and the event id the
 	// receiver may dedupe on.
 	Build func(contract.LifecycleReceipt) (body []byte, eventID string, err error)
+	// Expand, when set, is used instead of Build: it turns one ledger
+	// entry into its posts, in order (none: the entry has no post). Run
+	// calls it once for every entry of the ledger from the first, in
+	// order — entries the cursor has already passed with replay true,
+	// whose posts are not sent — so it may number posts across entries
+	// (e.g. a sequence of its own that a replay must reproduce).
+	Expand func(e ledger.Entry, replay bool) ([]Message, error)
 	// Post sends one body: nil is delivered, an error for which Permanent
 	// says true is undeliverable, any other error is retried.
 	Post      func(ctx context.Context, body []byte, eventID string) error
@@ -65,6 +72,12 @@ type Config struct {
 	// ends, one per undeliverable post; nil discards them.
 	Logger *slog.Logger
 	Now    func() time.Time
+}
+
+// Message is one post: its body and the id the receiver may dedupe on.
+type Message struct {
+	Body []byte
+	ID   string
 }
 
 // State is the cursor file.
@@ -95,16 +108,17 @@ type Outbox struct {
 	finish chan struct{}
 	once   sync.Once
 
-	mu      sync.Mutex
-	state   State
-	retries int
+	mu       sync.Mutex
+	state    State
+	retries  int
+	replayed bool
 }
 
 // Open takes the destination's lock and reads its cursor (a missing file
 // starts at the beginning of the ledger). Close releases the lock.
 func Open(cfg Config) (*Outbox, error) {
-	if cfg.Build == nil || cfg.Post == nil {
-		return nil, errors.New("outbox: Build and Post are required")
+	if (cfg.Build == nil && cfg.Expand == nil) || cfg.Post == nil {
+		return nil, errors.New("outbox: Build (or Expand) and Post are required")
 	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = DefaultMinBackoff
@@ -200,6 +214,25 @@ func (o *Outbox) Run(ctx context.Context) error {
 		}
 	}()
 	handle := func(e ledger.Entry) error { return o.handle(ctx, e) }
+	if o.cfg.Expand != nil && !o.replayed {
+		through := o.State().Through
+		for e, err := range ledger.ReadSince(o.cfg.LedgerPath, 0) {
+			var le *ledger.LineError
+			if errors.As(err, &le) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			if e.Sequence > through {
+				break
+			}
+			if _, err := o.cfg.Expand(e, true); err != nil {
+				return err
+			}
+		}
+		o.replayed = true
+	}
 	if err := ledger.Follow(followCtx, o.cfg.LedgerPath, o.State().Through, handle); err != nil {
 		return err
 	}
@@ -221,38 +254,67 @@ func (o *Outbox) Run(ctx context.Context) error {
 	return nil
 }
 
-// handle delivers the post of one ledger entry, retrying until it is
-// delivered, refused for good, or ctx is done.
+// handle delivers the posts of one ledger entry, retrying each until it
+// is delivered, refused for good, or ctx is done.
 func (o *Outbox) handle(ctx context.Context, e ledger.Entry) error {
 	if e.Sequence <= o.State().Through {
 		return nil
 	}
-	body, id, err := o.cfg.Build(e.Receipt)
-	if errors.Is(err, ErrSkip) || errors.Is(err, contract.ErrNoOrgLoopPhase) {
+	var msgs []Message
+	var err error
+	if o.cfg.Expand != nil {
+		msgs, err = o.cfg.Expand(e, false)
+	} else {
+		var m Message
+		m.Body, m.ID, err = o.cfg.Build(e.Receipt)
+		msgs = []Message{m}
+	}
+	if errors.Is(err, ErrSkip) || errors.Is(err, contract.ErrNoOrgLoopPhase) || (err == nil && len(msgs) == 0) {
 		o.mu.Lock()
 		o.state.Through = e.Sequence
 		o.mu.Unlock()
 		return nil
 	}
 	if err != nil {
-		return o.record(e.Sequence, id, err, false)
+		id := ""
+		if len(msgs) > 0 {
+			id = msgs[0].ID
+		}
+		return o.record(e.Sequence, id, 0, err)
 	}
+	delivered := 0
+	for _, m := range msgs {
+		err := o.post(ctx, e.Sequence, m)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			return o.record(e.Sequence, m.ID, delivered, err)
+		}
+		delivered++
+	}
+	return o.record(e.Sequence, "", delivered, nil)
+}
+
+// post sends one message, retrying with backoff until the receiver
+// takes it (nil), refuses it for good (that error), or ctx is done.
+func (o *Outbox) post(ctx context.Context, seq uint64, m Message) error {
 	wait := o.cfg.MinBackoff
 	var outage time.Time
 	for attempt := 0; ; attempt++ {
-		err := o.cfg.Post(ctx, body, id)
+		err := o.cfg.Post(ctx, m.Body, m.ID)
 		if err == nil || o.cfg.Permanent(err) {
 			if !outage.IsZero() {
 				o.log.Info("outbox: receiver back", "target", o.cfg.Target, "attempts", attempt+1, "down_for", o.cfg.Now().Sub(outage).Round(time.Millisecond).String())
 			}
-			return o.record(e.Sequence, id, err, err == nil)
+			return err
 		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if outage.IsZero() {
 			outage = o.cfg.Now()
-			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", e.Sequence, "err", err.Error())
+			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", seq, "err", err.Error())
 		}
 		o.mu.Lock()
 		o.retries++
@@ -268,20 +330,20 @@ func (o *Outbox) handle(ctx context.Context, e ledger.Entry) error {
 	}
 }
 
-// record moves the cursor past seq, counting a delivery or recording an
-// undeliverable post, and writes the cursor file.
-func (o *Outbox) record(seq uint64, id string, postErr error, delivered bool) error {
+// record moves the cursor past seq, counting the posts delivered and
+// recording an undeliverable post (postErr not nil), and writes the
+// cursor file.
+func (o *Outbox) record(seq uint64, id string, delivered int, postErr error) error {
 	o.mu.Lock()
 	o.state.Through = seq
 	o.state.UpdatedAt = o.cfg.Now().UTC()
-	if delivered {
-		o.state.Delivered++
-	} else {
+	o.state.Delivered += delivered
+	if postErr != nil {
 		o.state.Undeliverable = append(o.state.Undeliverable, Undeliverable{Sequence: seq, EventID: id, Error: postErr.Error(), At: o.state.UpdatedAt})
 	}
 	b, err := json.MarshalIndent(o.state, "", "  ")
 	o.mu.Unlock()
-	if !delivered {
+	if postErr != nil {
 		o.log.Warn("outbox: post undeliverable; recorded, not retried", "target", o.cfg.Target, "sequence", seq, "event_id", id, "err", postErr.Error())
 	}
 	if err != nil {
