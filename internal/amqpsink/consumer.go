@@ -231,7 +231,7 @@ func (c *Consumer) session(ctx context.Context, connected func()) error {
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if _, err := ch.QueueDeclare(c.cfg.Queue, true, false, false, false, nil); err != nil {
 		return fmt.Errorf("declare queue %s: %w", c.cfg.Queue, err)
 	}
@@ -383,7 +383,7 @@ func (c *Consumer) deadLetter(ctx context.Context, dl *amqp.Channel, d amqp.Deli
 		return err
 	}
 	if ok, err := dc.WaitContext(ctx); err != nil || !ok {
-		return fmt.Errorf("dead-letter queue %s did not confirm: %v", c.cfg.DeadLetter, err)
+		return fmt.Errorf("dead-letter queue %s did not confirm (%v)", c.cfg.DeadLetter, errString(err))
 	}
 	c.log.Warn("consume: message dead-lettered", "queue", c.cfg.DeadLetter, "message_id", d.MessageId, "reason", reason)
 	return nil
@@ -393,7 +393,8 @@ func (c *Consumer) deadLetter(ctx context.Context, dl *amqp.Channel, d amqp.Deli
 func safeName(s string) string {
 	b := []byte(s)
 	for i, ch := range b {
-		if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '-' || ch == '_') {
+		ok := ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || ch == '.' || ch == '-' || ch == '_'
+		if !ok {
 			b[i] = '_'
 		}
 	}

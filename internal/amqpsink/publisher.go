@@ -211,4 +211,3 @@ func Outbox(ledgerPath, statePath, sessionID string, t Target, p *Publisher) out
 		MinBackoff: 200 * time.Millisecond,
 	}
 }
-

@@ -84,7 +84,7 @@ func consumeCommand(e *env) *ucli.Command {
 			if err != nil {
 				return exitf(exitcode.Failed, "%v", err)
 			}
-			defer cons.Close()
+			defer func() { _ = cons.Close() }()
 			ctx, stop := signalContext(c.Context)
 			defer stop()
 			if err := cons.Run(ctx); err != nil {

@@ -115,8 +115,7 @@ func publishRun(ctx context.Context, e *env, o publishOptions) error {
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	defer ob.Close()
-	defer p.Close()
+	defer func() { _ = ob.Close(); _ = p.Close() }()
 	if !o.Follow {
 		ob.Finish()
 	}

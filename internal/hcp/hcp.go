@@ -346,7 +346,7 @@ func Decode(body []byte) (Envelope, error) {
 	dec := json.NewDecoder(strings.NewReader(string(body)))
 	dec.UseNumber()
 	if err := dec.Decode(&e); err != nil {
-		return Envelope{}, fmt.Errorf("%w: %v", ErrNotHCP, err)
+		return Envelope{}, fmt.Errorf("%w: %w", ErrNotHCP, err)
 	}
 	switch {
 	case e.HCPVersion != Version:

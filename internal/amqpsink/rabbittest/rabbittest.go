@@ -7,6 +7,7 @@ package rabbittest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -40,19 +41,35 @@ type Broker struct {
 	waitErr  chan error
 	log      *bytes.Buffer
 	stopped  bool
+	// lastExit is the node's wait status after Kill or Stop.
+	lastExit error
 }
 
 // Start starts a broker for t and stops it (and its epmd) when t ends.
 func Start(t testing.TB) *Broker {
 	t.Helper()
-	if _, err := os.Stat(ServerPath); err != nil {
-		t.Fatalf("RabbitMQ is not installed (%s missing): run `make broker` (apt-get install rabbitmq-server)", ServerPath)
-	}
-	dir, err := os.MkdirTemp("", "lifeloop-rabbit-")
+	b, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ports := freePorts(t, 3)
+	t.Cleanup(b.Close)
+	return b
+}
+
+// New starts a broker; Close stops it and removes its folder. A test
+// binary may share one broker between its tests (TestMain).
+func New() (*Broker, error) {
+	if _, err := os.Stat(ServerPath); err != nil {
+		return nil, fmt.Errorf("RabbitMQ is not installed (%s missing): run `make broker` (apt-get install rabbitmq-server)", ServerPath)
+	}
+	dir, err := os.MkdirTemp("", "lifeloop-rabbit-")
+	if err != nil {
+		return nil, err
+	}
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
 	b := &Broker{Dir: dir, Port: ports[0], distPort: ports[1], epmdPort: ports[2]}
 	b.URL = fmt.Sprintf("amqp://guest:guest@127.0.0.1:%d/", b.Port)
 	for name, body := range map[string]string{
@@ -60,25 +77,29 @@ func Start(t testing.TB) *Broker {
 		"rabbitmq.conf": fmt.Sprintf("listeners.tcp.default = 127.0.0.1:%d\nloopback_users.guest = true\n", b.Port),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 	}
-	t.Cleanup(func() {
-		b.Stop(t)
-		_ = os.RemoveAll(dir)
-	})
-	b.start(t)
-	return b
+	if err := b.start(); err != nil {
+		b.Close()
+		return nil, err
+	}
+	return b, nil
 }
 
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
+// Close stops the broker and its epmd and removes its folder.
+func (b *Broker) Close() {
+	b.Stop()
+	_ = os.RemoveAll(b.Dir)
+}
+
+func freePorts(n int) ([]int, error) {
 	var ls []net.Listener
 	var ports []int
 	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
 		ls = append(ls, l)
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
@@ -86,13 +107,14 @@ func freePorts(t testing.TB, n int) []int {
 	for _, l := range ls {
 		_ = l.Close()
 	}
-	return ports
+	return ports, nil
 }
 
 func (b *Broker) env() []string {
 	d := b.Dir
 	return []string{
 		"PATH=" + os.Getenv("PATH"),
+		markerEnv + "=" + d,
 		"HOME=" + d,
 		"LANG=C.UTF-8",
 		"RABBITMQ_NODENAME=lifeloop" + strconv.Itoa(b.Port) + "@localhost",
@@ -110,15 +132,14 @@ func (b *Broker) env() []string {
 
 // start starts the node on b's folder and ports and waits until it
 // accepts connections.
-func (b *Broker) start(t testing.TB) {
-	t.Helper()
+func (b *Broker) start() error {
 	b.log = &bytes.Buffer{}
-	cmd := exec.Command(ServerPath)
+	cmd := exec.Command(ServerPath) //nolint:noctx // it outlives this call; stopped by pid (Stop, Kill)
 	cmd.Dir, cmd.Env = b.Dir, b.env()
 	cmd.Stdout, cmd.Stderr = b.log, b.log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start RabbitMQ: %v", err)
+		return fmt.Errorf("start RabbitMQ: %w", err)
 	}
 	b.cmd, b.stopped = cmd, false
 	b.waitErr = make(chan error, 1)
@@ -128,16 +149,16 @@ func (b *Broker) start(t testing.TB) {
 		select {
 		case err := <-b.waitErr:
 			b.waitErr <- err
-			t.Fatalf("RabbitMQ exited while starting (%v):\n%s", err, b.log.String())
+			return fmt.Errorf("RabbitMQ exited while starting (%w):\n%s", err, b.log.String())
 		default:
 		}
-		if c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", b.Port), 200*time.Millisecond); err == nil {
+		if c, err := dialPort(b.Port, 200*time.Millisecond); err == nil {
 			_ = c.Close()
-			return
+			return nil
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	t.Fatalf("RabbitMQ did not listen on 127.0.0.1:%d within %s:\n%s", b.Port, StartTimeout, b.log.String())
+	return fmt.Errorf("RabbitMQ did not listen on 127.0.0.1:%d within %s:\n%s", b.Port, StartTimeout, b.log.String())
 }
 
 // Kill kills the node with SIGKILL (its process group), as a crash or a
@@ -148,27 +169,31 @@ func (b *Broker) Kill(t testing.TB) {
 		return
 	}
 	_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
-	<-b.waitErr
+	b.lastExit = <-b.waitErr
 	b.stopped = true
 	b.waitPortClosed(b.Port)
+	b.reap(false)
 }
 
 // Restart starts the node again on the same folder and ports.
 func (b *Broker) Restart(t testing.TB) {
 	t.Helper()
-	b.start(t)
+	if err := b.start(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Stop stops the node (SIGTERM to its process group; SIGKILL after 20 s)
 // and then its epmd, and waits until both are gone.
-func (b *Broker) Stop(t testing.TB) {
+func (b *Broker) Stop() {
 	if b.cmd != nil && !b.stopped {
 		_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGTERM)
 		select {
-		case <-b.waitErr:
+		case err := <-b.waitErr:
+			_ = err // stopped by our signal: its status says nothing
 		case <-time.After(20 * time.Second):
 			_ = syscall.Kill(-b.cmd.Process.Pid, syscall.SIGKILL)
-			<-b.waitErr
+			b.lastExit = <-b.waitErr
 		}
 		b.stopped = true
 		b.waitPortClosed(b.Port)
@@ -176,17 +201,78 @@ func (b *Broker) Stop(t testing.TB) {
 	// This node's epmd is private (its own port): stopping it touches no
 	// other Erlang node on the machine.
 	if epmd, err := exec.LookPath("epmd"); err == nil {
-		cmd := exec.Command(epmd, "-kill")
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, epmd, "-kill")
 		cmd.Env = b.env()
 		_ = cmd.Run()
 	}
 	b.waitPortClosed(b.epmdPort)
+	b.reap(true)
+}
+
+// markerEnv is set in the broker's environment, which every process it
+// starts inherits (beam, erl_child_setup, inet_gethost, epmd): it finds
+// them all, whatever process group or session they moved to.
+const markerEnv = "LIFELOOP_RABBITTEST_DIR"
+
+// reap waits (up to 10 s) until no process of this broker is left —
+// epmd only when withEpmd — and kills those still there.
+func (b *Broker) reap(withEpmd bool) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := b.owned(withEpmd)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// owned lists the live processes that carry this broker's marker.
+func (b *Broker) owned(withEpmd bool) []int {
+	marker := []byte(markerEnv + "=" + b.Dir + "\x00")
+	ents, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil || !bytes.Contains(append(env, 0), marker) {
+			continue
+		}
+		if stat, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil && bytes.Contains(stat, []byte(") Z ")) {
+			continue // a zombie waiting for its parent
+		}
+		if !withEpmd {
+			if comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm"); string(bytes.TrimSpace(comm)) == "epmd" {
+				continue
+			}
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func dialPort(port int, timeout time.Duration) (net.Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
 }
 
 func (b *Broker) waitPortClosed(port int) {
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 100*time.Millisecond)
+		c, err := dialPort(port, 100*time.Millisecond)
 		if err != nil {
 			return
 		}
