@@ -22,8 +22,12 @@ import (
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/amqpsink/rabbittest"
 	"github.com/lifeloop/lifeloop/internal/hcp"
+	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -505,4 +509,196 @@ func TestFleetLifeloopKilled(t *testing.T) {
 		t.Errorf("the ledger holds %d events, the consumer had %d when lifeloop was killed: publish had nothing to finish", total, atKill)
 	}
 	t.Logf("lifeloop killed with %d events consumed; publish finished the stream (%s): %d events once each", atKill, strings.TrimSpace(pub.String()), total)
+}
+
+// TestFleetDeadLetters: a malformed message and an event of a session
+// the consumer never saw created go to the dead-letter queue, each with
+// one log line; the consumer keeps going and takes the next session's
+// stream exactly once. The same session's `--format hcp --events FILE`
+// is byte for byte what the broker carried.
+func TestFleetDeadLetters(t *testing.T) {
+	skipShort(t)
+	f := newFleet(t)
+	out := filepath.Join(f.dir, "events.ndjson")
+	cons := f.consumer(out)
+	conn, err := amqp.Dial(broker.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = conn.Close() }()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The consumer declares its queues; publish once they exist.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := ch.QueueDeclarePassive(f.queue+".dead", true, false, false, false, nil); err == nil {
+			break
+		}
+		if ch, err = conn.Channel(); err != nil { // a failed passive declare closes the channel
+			t.Fatal(err)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the consumer never declared its queues:\n%s", cons.stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	unknown := `{"hcp_version":"1.0","message_id":"m-unknown","timestamp":"2026-11-23T00:00:00.000Z","session_id":"ses_NOBODY","type":"event","payload":{"event_type":"progress","sequence":7,"data":{}}}`
+	for id, body := range map[string]string{"m-malformed": `{"hcp_version":"1.0","type":"event"`, "m-unknown": unknown} {
+		if err := ch.PublishWithContext(context.Background(), "", f.queue, false, false, amqp.Publishing{MessageId: id, DeliveryMode: amqp.Persistent, Body: []byte(body)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live := filepath.Join(f.dir, "live-hcp.ndjson")
+	run := f.start(io.Discard, "run", "--tick", "0", "--events", f.url(), "--events", live, "--format", "hcp", "--", "sh", "-c", frames(2, "0"))
+	if err := run.wait(t, 60*time.Second); err != nil {
+		t.Fatalf("lifeloop run: %v\n%s", err, run.stderr.String())
+	}
+	total := f.checkExactlyOnce(out, cons)
+	ids := f.sessions()
+	if got, want := lines(string(mustRead(t, live))), f.replay(ids[0]); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("--format hcp --events FILE:\n%s\nwant (replay):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	cons.stop(t)
+	logs := cons.stderr.String()
+	if n := strings.Count(logs, "message dead-lettered"); n != 2 {
+		t.Fatalf("%d dead-letter log lines, want 2:\n%s", n, logs)
+	}
+	reasons := map[string]string{}
+	for range 2 {
+		d, ok, err := ch.Get(f.queue+".dead", true)
+		if err != nil || !ok {
+			t.Fatalf("dead-letter queue: ok %v, err %v", ok, err)
+		}
+		reasons[d.MessageId], _ = d.Headers["x-lifeloop-reason"].(string)
+	}
+	if !strings.Contains(reasons["m-malformed"], "not an HCP event envelope") || !strings.Contains(reasons["m-unknown"], `unknown session "ses_NOBODY"`) {
+		t.Fatalf("dead-letter reasons %q", reasons)
+	}
+	t.Logf("2 dead letters; then %d events once each", total)
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fakeSession creates a session record and opens its ledger, for the
+// benchmark's receipts written at a controlled pace.
+func (f *fleet) fakeSession(id string) *ledger.Ledger {
+	f.t.Helper()
+	now := time.Now()
+	if err := statedir.WriteSession(f.state, statedir.SessionRecord{ID: id, State: statedir.StateRunning, AdapterID: "generic", StartedAt: &now, UpdatedAt: now}); err != nil {
+		f.t.Fatal(err)
+	}
+	led, err := ledger.Open(statedir.ReceiptsPath(f.state, id), ledger.Options{})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	f.t.Cleanup(func() { _ = led.Close() })
+	for _, ev := range []contract.Event{contract.EventSessionStarting, contract.EventSessionStarted} {
+		f.appendReceipt(led, ev, "")
+	}
+	return led
+}
+
+func (f *fleet) appendReceipt(led *ledger.Ledger, ev contract.Event, frame string) {
+	f.t.Helper()
+	r := contract.LifecycleReceipt{ClientID: "lifeloop", AdapterID: "generic", InvocationID: "inv_bench", Event: ev, EventID: "evt_bench",
+		IntegrationMode: contract.ModeLauncherWrapper, Status: contract.StatusObserved}
+	if frame != "" {
+		r.TelemetrySummary = map[string]any{"frame_id": frame}
+	}
+	if _, _, err := led.Append(r); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// TestFleetThroughputAndLatency measures the fleet path end to end on
+// the real broker, with publisher confirms: events per second from a
+// backlog (`lifeloop publish` of a ledger already written, until the
+// consumer has written every event), and the latency from a receipt
+// written to the ledger (fsynced) to its event in the consumer's output
+// while `lifeloop publish --follow` runs (one receipt every 10 ms).
+func TestFleetThroughputAndLatency(t *testing.T) {
+	skipShort(t)
+	f := newFleet(t)
+	out := filepath.Join(f.dir, "events.ndjson")
+	cons := f.consumer(out)
+
+	const backlog = 600
+	led := f.fakeSession("ses_BACKLOG")
+	for i := range backlog {
+		f.appendReceipt(led, contract.EventFrameOpened, fmt.Sprintf("t%d", i))
+	}
+	want := backlog + 2 // session_created and state_changed
+	start := time.Now()
+	p := f.start(io.Discard, "publish", "--events", f.url(), "ses_BACKLOG")
+	waitLines(t, out, want, 120*time.Second, cons)
+	elapsed := time.Since(start)
+	if err := p.wait(t, 30*time.Second); err != nil {
+		t.Fatalf("publish: %v\n%s", err, p.stderr.String())
+	}
+	t.Logf("throughput: %d events published with confirms and consumed in %s: %.0f events/s end to end", want, elapsed.Round(time.Millisecond), float64(want)/elapsed.Seconds())
+
+	const live = 300
+	led2 := f.fakeSession("ses_LIVE")
+	follow := f.start(io.Discard, "publish", "--follow", "--events", f.url(), "ses_LIVE")
+	waitLines(t, out, want+2, 60*time.Second, cons)
+	written := make([]time.Time, live)
+	seen := make([]time.Time, live)
+	base := countLines(out)
+	var mu sync.Mutex
+	stopTail := make(chan struct{})
+	tailDone := make(chan struct{})
+	go func() {
+		defer close(tailDone)
+		var off int64
+		for {
+			b, _ := os.ReadFile(out)
+			now := time.Now()
+			if int64(len(b)) > off {
+				for _, l := range lines(string(b[off : bytes.LastIndexByte(b, '\n')+1])) {
+					e, err := hcp.Decode([]byte(l))
+					if err == nil && e.SessionID == "ses_LIVE" && e.Payload.Sequence > 2 && e.Payload.Sequence <= live+2 {
+						mu.Lock()
+						seen[e.Payload.Sequence-3] = now
+						mu.Unlock()
+					}
+				}
+				off = int64(bytes.LastIndexByte(b, '\n') + 1)
+			}
+			select {
+			case <-stopTail:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+	for i := range live {
+		f.appendReceipt(led2, contract.EventFrameOpened, fmt.Sprintf("t%d", i))
+		written[i] = time.Now()
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitLines(t, out, base+live, 60*time.Second, cons)
+	time.Sleep(20 * time.Millisecond)
+	close(stopTail)
+	<-tailDone
+	follow.stop(t)
+	var lat []time.Duration
+	for i := range live {
+		if seen[i].IsZero() {
+			t.Fatalf("event of receipt %d never seen", i)
+		}
+		lat = append(lat, seen[i].Sub(written[i]))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	t.Logf("latency receipt written → consumer output (%d receipts, 1 per 10 ms): p50 %s, p99 %s, max %s", live, lat[live/2].Round(100*time.Microsecond), lat[live*99/100].Round(100*time.Microsecond), lat[live-1].Round(100*time.Microsecond))
+	f.checkExactlyOnce(out, cons)
+	cons.stop(t)
 }
