@@ -1,0 +1,95 @@
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+)
+
+// numbering is an Expand that numbers its posts across entries (two per
+// frame.opened, none for ticks), as a stateful projection does.
+type numbering struct{ n int }
+
+func (p *numbering) expand(e ledger.Entry, _ bool) ([]Message, error) {
+	k := 1
+	switch e.Receipt.Event {
+	case contract.EventSupervisorTick:
+		k = 0
+	case contract.EventFrameOpened:
+		k = 2
+	}
+	var out []Message
+	for range k {
+		p.n++
+		out = append(out, Message{Body: []byte(fmt.Sprint(p.n)), ID: fmt.Sprintf("m%d", p.n)})
+	}
+	return out, nil
+}
+
+// TestExpandReplaysBeforeResuming: an outbox with Expand replays the
+// entries its cursor passed (posting nothing), so a second run numbers
+// its posts as one run over the whole ledger would; a post that fails
+// is retried, and the posts of one entry go out in order.
+func TestExpandReplaysBeforeResuming(t *testing.T) {
+	s := newSession(t)
+	s.start() // starting (1 post), started (1), tick (0), frame.opened (2)
+	var mu sync.Mutex
+	var got []string
+	fail := 1
+	cfgFor := func() Config {
+		p := &numbering{}
+		return Config{
+			LedgerPath: filepath.Join(s.dir, "receipts.jsonl"),
+			StatePath:  filepath.Join(s.dir, "cursor.json"),
+			Expand:     p.expand,
+			Post: func(_ context.Context, body []byte, id string) error {
+				mu.Lock()
+				defer mu.Unlock()
+				if id == "m4" && fail > 0 {
+					fail--
+					return errors.New("broker away")
+				}
+				got = append(got, id+"="+string(body))
+				return nil
+			},
+			MinBackoff: 5 * time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		}
+	}
+	o, err := Open(cfgFor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Finish()
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_ = o.Close()
+	if st := o.State(); st.Delivered != 4 || st.Through != 4 || o.Retries() != 1 {
+		t.Fatalf("first run: %+v, retries %d", st, o.Retries())
+	}
+	s.append(contract.EventFrameOpened, nil) // 2 more: m5, m6
+	s.end(0)                                 // 1 more: m7
+	o2, err := Open(cfgFor())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o2.Close()
+	o2.Finish()
+	if err := o2.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"m1=1", "m2=2", "m3=3", "m4=4", "m5=5", "m6=6", "m7=7"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("posts %v, want %v", got, want)
+	}
+	if st := o2.State(); st.Delivered != 7 || st.Through != 6 {
+		t.Fatalf("second run: %+v", st)
+	}
+}
