@@ -358,6 +358,14 @@ func TestFleetTwentySessions(t *testing.T) {
 	if strings.Contains(cons.stderr.String(), "guest") {
 		t.Errorf("credentials in the consumer's log:\n%s", cons.stderr.String())
 	}
+	// The broker's password is nowhere in the state folder (ledgers,
+	// logs, cursor files) nor in the consumer's state.
+	_ = filepath.WalkDir(f.dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() && bytes.Contains(mustRead(t, path), []byte("guest:guest")) {
+			t.Errorf("%s holds the broker's credentials", path)
+		}
+		return nil
+	})
 	t.Logf("20 sessions, %d events, each once and in order", total)
 }
 

@@ -172,18 +172,24 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 			return err
 		}
 	}
+	fileEvents, amqpTargets, err := splitEvents(o.Events)
+	if err != nil {
+		return err
+	}
 	live, err := newLiveOrgLoop(e, o.OrgLoopHook, root, o.Cwd)
 	if err != nil {
 		return err
 	}
 	defer live.finish(o.OrgLoopWait)
+	amqpLive := newLiveAMQP(e, amqpTargets, root)
+	defer amqpLive.finish(amqpDrain)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	res, err := watch.Run(ctx, watch.Options{
 		StateDir: root, Adapter: o.Adapter, Path: path, Latest: o.Latest, Cwd: cwd,
 		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
-		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, OnSession: live.hook(), Now: e.Now, IDs: e.IDs,
+		Events: fileEvents, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
+		NotFoundAfter: o.NotFoundAfter, OnSession: chainHooks(live.hook(), amqpLive.hook()), Now: e.Now, IDs: e.IDs,
 	})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
