@@ -652,7 +652,31 @@ func TestFleetThroughputAndLatency(t *testing.T) {
 	if err := p.wait(t, 30*time.Second); err != nil {
 		t.Fatalf("publish: %v\n%s", err, p.stderr.String())
 	}
-	t.Logf("throughput: %d events published with confirms and consumed in %s: %.0f events/s end to end", want, elapsed.Round(time.Millisecond), float64(want)/elapsed.Seconds())
+	t.Logf("throughput, one session: %d events published with confirms and consumed in %s: %.0f events/s end to end", want, elapsed.Round(time.Millisecond), float64(want)/elapsed.Seconds())
+
+	// Many sessions publish at once (each session has its own publisher,
+	// as each wrapped session does).
+	const sessions, each = 8, 150
+	for i := range sessions {
+		l := f.fakeSession(fmt.Sprintf("ses_FLEET%d", i))
+		for j := range each {
+			f.appendReceipt(l, contract.EventFrameOpened, fmt.Sprintf("t%d", j))
+		}
+	}
+	start = time.Now()
+	var pubs []*proc
+	for i := range sessions {
+		pubs = append(pubs, f.start(io.Discard, "publish", "--events", f.url(), fmt.Sprintf("ses_FLEET%d", i)))
+	}
+	want += sessions * (each + 2)
+	waitLines(t, out, want, 120*time.Second, cons)
+	elapsed = time.Since(start)
+	for _, p := range pubs {
+		if err := p.wait(t, 30*time.Second); err != nil {
+			t.Fatalf("publish: %v\n%s", err, p.stderr.String())
+		}
+	}
+	t.Logf("throughput, %d sessions at once: %d events in %s: %.0f events/s end to end", sessions, sessions*(each+2), elapsed.Round(time.Millisecond), float64(sessions*(each+2))/elapsed.Seconds())
 
 	const live = 300
 	led2 := f.fakeSession("ses_LIVE")

@@ -181,6 +181,11 @@ func (p *Publisher) Close() error {
 	return nil
 }
 
+// CursorEvery is how often the cursor file is written while events flow:
+// after a crash, `lifeloop publish` sends again at most this much, with
+// the same message ids and sequences, which consumers skip.
+const CursorEvery = 250 * time.Millisecond
+
 // DefaultMaxBackoff bounds the wait between publish retries: a broker
 // that comes back is used within this long.
 const DefaultMaxBackoff = 5 * time.Second
@@ -206,8 +211,9 @@ func Outbox(ledgerPath, statePath, sessionID string, t Target, p *Publisher) out
 			}
 			return msgs, nil
 		},
-		Post:       p.Post,
-		MaxBackoff: DefaultMaxBackoff,
-		MinBackoff: 200 * time.Millisecond,
+		Post:        p.Post,
+		CursorEvery: CursorEvery,
+		MaxBackoff:  DefaultMaxBackoff,
+		MinBackoff:  200 * time.Millisecond,
 	}
 }

@@ -93,3 +93,40 @@ func TestExpandReplaysBeforeResuming(t *testing.T) {
 		t.Fatalf("second run: %+v", st)
 	}
 }
+
+// TestCursorEveryFlushesOnReturn: with CursorEvery the cursor file is
+// written at most that often while posts flow, and always when Run
+// returns, so a resumed run starts after everything delivered.
+func TestCursorEveryFlushesOnReturn(t *testing.T) {
+	s := newSession(t)
+	s.start()
+	s.end(0)
+	p := &numbering{}
+	cfg := Config{
+		LedgerPath:  filepath.Join(s.dir, "receipts.jsonl"),
+		StatePath:   filepath.Join(s.dir, "cursor.json"),
+		Expand:      p.expand,
+		Post:        func(context.Context, []byte, string) error { return nil },
+		CursorEvery: time.Hour,
+		Now: func() time.Time {
+			return time.Unix(1778100000, 0)
+		},
+	}
+	o, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Finish()
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_ = o.Close()
+	o2, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o2.Close()
+	if st := o2.State(); st.Through != 5 || st.Delivered != 5 {
+		t.Fatalf("cursor file after Run: %+v", st)
+	}
+}

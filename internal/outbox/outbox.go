@@ -65,6 +65,12 @@ type Config struct {
 	// says true is undeliverable, any other error is retried.
 	Post      func(ctx context.Context, body []byte, eventID string) error
 	Permanent func(error) bool
+	// CursorEvery, when above 0, writes the cursor file at most this
+	// often while posts flow (always after an undeliverable post and when
+	// Run returns), instead of after every delivered entry: a crash then
+	// sends again at most that much, with the same ids, for the receiver
+	// to drop. 0 writes it after every entry.
+	CursorEvery time.Duration
 	// MinBackoff and MaxBackoff bound the wait between retries (defaults
 	// DefaultMinBackoff, DefaultMaxBackoff).
 	MinBackoff, MaxBackoff time.Duration
@@ -112,6 +118,10 @@ type Outbox struct {
 	state    State
 	retries  int
 	replayed bool
+	// written is when the cursor file was last written; dirty says the
+	// cursor moved past what it holds (CursorEvery).
+	written time.Time
+	dirty   bool
 }
 
 // Open takes the destination's lock and reads its cursor (a missing file
@@ -203,7 +213,12 @@ func (o *Outbox) Finish() { o.once.Do(func() { close(o.finish) }) }
 // until Finish (it then handles every receipt the ledger holds and
 // returns nil) or until ctx is done (it returns ctx's error at once, even
 // in the middle of retrying a post, whose cursor then stays put).
-func (o *Outbox) Run(ctx context.Context) error {
+func (o *Outbox) Run(ctx context.Context) (err error) {
+	defer func() {
+		if ferr := o.flush(); err == nil {
+			err = ferr
+		}
+	}()
 	followCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	go func() {
@@ -341,11 +356,35 @@ func (o *Outbox) record(seq uint64, id string, delivered int, postErr error) err
 	if postErr != nil {
 		o.state.Undeliverable = append(o.state.Undeliverable, Undeliverable{Sequence: seq, EventID: id, Error: postErr.Error(), At: o.state.UpdatedAt})
 	}
-	b, err := json.MarshalIndent(o.state, "", "  ")
+	now := o.cfg.Now()
+	if postErr == nil && o.cfg.CursorEvery > 0 && now.Sub(o.written) < o.cfg.CursorEvery {
+		o.dirty = true
+		o.mu.Unlock()
+		return nil
+	}
 	o.mu.Unlock()
 	if postErr != nil {
 		o.log.Warn("outbox: post undeliverable; recorded, not retried", "target", o.cfg.Target, "sequence", seq, "event_id", id, "err", postErr.Error())
 	}
+	return o.writeCursor(now)
+}
+
+// flush writes the cursor file when it lags behind the cursor.
+func (o *Outbox) flush() error {
+	o.mu.Lock()
+	dirty := o.dirty
+	o.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	return o.writeCursor(o.cfg.Now())
+}
+
+func (o *Outbox) writeCursor(now time.Time) error {
+	o.mu.Lock()
+	b, err := json.MarshalIndent(o.state, "", "  ")
+	o.written, o.dirty = now, false
+	o.mu.Unlock()
 	if err != nil {
 		return err
 	}
