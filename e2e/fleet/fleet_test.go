@@ -384,7 +384,9 @@ func TestFleetBrokerRestart(t *testing.T) {
 	for range n {
 		m := newStallMeter()
 		stalls = append(stalls, m)
-		runs = append(runs, f.run(m, frames(40, "0.1")))
+		// A printer writes a line every 50 ms beside the frames; the
+		// test measures the gaps on lifeloop's stdout.
+		runs = append(runs, f.run(m, `(while :; do echo "tick"; sleep 0.05; done) & P=$!; `+frames(40, "0.1")+`; kill $P; wait`))
 	}
 	waitLines(t, out, 3*n, 60*time.Second, cons)
 	before := countLines(out)
@@ -410,13 +412,21 @@ func TestFleetBrokerRestart(t *testing.T) {
 	if longest > outage/2 || longest > 3*time.Second {
 		t.Errorf("harness output stalled %s during a broker outage of %s", longest, outage)
 	}
+	// One log line when a session's publishing outage starts, one when it
+	// ends; never one per event.
+	for _, id := range f.sessions() {
+		log := string(mustRead(t, statedir.LogPath(f.state, id)))
+		if a, b := strings.Count(log, "delivery failing"), strings.Count(log, "receiver back"); a != 1 || b != 1 {
+			t.Errorf("session %s: %d outage lines and %d recovery lines, want 1 and 1:\n%s", id, a, b, log)
+		}
+	}
 	cons.stop(t)
 	if !strings.Contains(cons.stderr.String(), "broker back") {
 		t.Errorf("the consumer did not log the outage's end:\n%s", cons.stderr.String())
 	}
 }
 
-// stallMeter records the longest gap between output lines.
+// stallMeter records the longest gap between the printer's lines.
 type stallMeter struct {
 	mu   sync.Mutex
 	last time.Time
@@ -429,7 +439,7 @@ func (m *stallMeter) Write(p []byte) (int, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := time.Now()
-	if bytes.Contains(p, []byte("frame ")) {
+	if bytes.Contains(p, []byte("tick")) {
 		if !m.last.IsZero() {
 			m.max = max(m.max, now.Sub(m.last))
 		}
