@@ -39,6 +39,11 @@ func consumeCommand(e *env) *ucli.Command {
 			"session_created was never processed, goes to the dead-letter queue (--dead-letter,\n" +
 			"default QUEUE.dead) with its reason in the x-lifeloop-reason header, with one log line.\n" +
 			"It reconnects with backoff while the broker is away and runs until interrupted.\n\n" +
+			"One consumer per queue: the state lock keeps a second one on the same --state out, and\n" +
+			"consumers sharing a queue would each see part of a session's stream. To spread the load,\n" +
+			"bind one queue per consumer with distinct binding keys (routing_key=...{session_id}).\n" +
+			"With --out - (stdout) a consumer killed between writing a batch and persisting its state\n" +
+			"writes that batch again when restarted; an --out file is exact.\n\n" +
 			"URL: " + amqpURLHelp,
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),

@@ -26,6 +26,7 @@ type runOptions struct {
 	Format        string
 	OrgLoopHook   string
 	OrgLoopWait   time.Duration
+	EventsWait    time.Duration
 	Require       string
 	Tick          time.Duration
 	IdleAfter     time.Duration
@@ -72,6 +73,7 @@ kills the group.`,
 			&ucli.StringFlag{Name: "format", Usage: "format of --events files: lifeloop, orgloop or hcp (amqp:// destinations always carry hcp)", Value: "lifeloop", Destination: &o.Format},
 			orgLoopWebhookFlag(&o.OrgLoopHook),
 			orgLoopWaitFlag(&o.OrgLoopWait),
+			&ucli.DurationFlag{Name: "events-wait", Usage: "after the session, wait this long for amqp:// events the broker has not confirmed (the rest: `lifeloop publish`)", Value: amqpDrain, Destination: &o.EventsWait},
 			&ucli.StringFlag{Name: "require", Usage: "negotiate this capability request `FILE` before launch (- for stdin); refused → exit 125", Destination: &o.Require},
 			&ucli.DurationFlag{Name: "tick", Usage: "supervisor.tick interval (0 = off)", Value: launcher.DefaultTick, Destination: &o.Tick},
 			&ucli.DurationFlag{Name: "idle-after", Usage: "no output for this long makes the harness idle", Value: launcher.DefaultIdleAfter, Destination: &o.IdleAfter},
@@ -183,7 +185,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	}
 	defer live.finish(o.OrgLoopWait)
 	amqpLive := newLiveAMQP(e, amqpTargets, root)
-	defer amqpLive.finish(amqpDrain)
+	defer amqpLive.finish(o.EventsWait)
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:        root,
 		Argv:            o.Argv,
