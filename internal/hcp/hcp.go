@@ -19,6 +19,8 @@
 //	receipt warnings
 //	status failed                       error {code, message, recoverable}
 //	session.ended (not a renewal's)     state_changed → final state, then session_closed
+//	session.starting refused by         error, then state_changed PENDING → REJECTED and
+//	capability negotiation              session_closed
 //
 // Every other receipt (ticks without a state change, context events, a
 // renewal's session.ended and session.starting) has no event. Nothing is
@@ -213,6 +215,12 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	for _, w := range r.Warnings {
 		b.add(Warning, map[string]any{"code": w.Code, "message": w.Message, "details": map[string]any{"event": string(r.Event)}})
 	}
+	if r.Event == contract.EventSessionStarting && p.state == StatePending && refused(r) {
+		reason := string(*r.FailureClass)
+		b.transition(StateRejected, reason)
+		b.add(SessionClosed, map[string]any{"final_state": StateRejected, "reason": reason})
+		p.closed = true
+	}
 	if r.Event == contract.EventSessionEnded && renewalStep == "" && p.created {
 		final := finalState(p.state, sum, r.Status)
 		reason, _ := sum[contract.SummaryReason].(string)
@@ -304,6 +312,20 @@ func failed(r contract.LifecycleReceipt) map[string]any {
 		"message":     fmt.Sprintf("%s failed (%s)", r.Event, code),
 		"recoverable": recoverable,
 	}
+}
+
+// refused reports whether a failed session.starting is a refused
+// capability negotiation (the session is rejected, it never starts)
+// rather than a launch that failed.
+func refused(r contract.LifecycleReceipt) bool {
+	if r.Status != contract.StatusFailed || r.FailureClass == nil {
+		return false
+	}
+	switch *r.FailureClass {
+	case contract.FailureCapabilityUnsupported, contract.FailureCapabilityDegraded, contract.FailureOperatorRequired:
+		return true
+	}
+	return false
 }
 
 // finalState is the terminal state a session.ended receipt reports.

@@ -326,3 +326,22 @@ func TestDecodeRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestRejectedByNegotiation: a refused capability negotiation records
+// only a failed session.starting; the session is rejected and closed.
+func TestRejectedByNegotiation(t *testing.T) {
+	var b rb
+	es := NewProjector(sid).Project(b.next(contract.EventSessionStarting, nil, failedWith(contract.FailureCapabilityUnsupported, contract.RetryDoNot), func(r *contract.LifecycleReceipt) {
+		r.Warnings = []contract.Warning{{Code: "capability_unsupported", Message: "lifecycle_events.context.compacted: unavailable"}}
+	}))
+	checkEnvelopes(t, es)
+	if got, want := types(es), []string{SessionCreated, Error, Warning, StateChanged, SessionClosed}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if d := es[3].Payload.Data; d["from_state"] != StatePending || d["to_state"] != StateRejected || d["reason"] != "capability_unsupported" {
+		t.Errorf("state_changed %v", d)
+	}
+	if d := es[4].Payload.Data; d["final_state"] != StateRejected {
+		t.Errorf("session_closed %v", d)
+	}
+}
