@@ -205,8 +205,12 @@ func (p *proc) stop(t *testing.T) {
 	}
 }
 
-func (f *fleet) consumer(out string) *proc {
-	return f.start(io.Discard, "consume", "--queue", f.queue, "--state", filepath.Join(f.dir, "consumer"), "--out", out, "--prefetch", "16", f.url())
+// consumer starts `lifeloop consume` with small batches (16), so that a
+// kill lands mid-stream.
+func (f *fleet) consumer(out string) *proc { return f.consumerPrefetch(out, 16) }
+
+func (f *fleet) consumerPrefetch(out string, prefetch int) *proc {
+	return f.start(io.Discard, "consume", "--queue", f.queue, "--state", filepath.Join(f.dir, "consumer"), "--out", out, "--prefetch", fmt.Sprint(prefetch), f.url())
 }
 
 // frames is a harness script emitting n frames (four receipts each)
@@ -647,9 +651,9 @@ func TestFleetThroughputAndLatency(t *testing.T) {
 	skipShort(t)
 	f := newFleet(t)
 	out := filepath.Join(f.dir, "events.ndjson")
-	cons := f.consumer(out)
+	cons := f.consumerPrefetch(out, 256) // the default
 
-	const backlog = 600
+	const backlog = 2000
 	led := f.fakeSession("ses_BACKLOG")
 	for i := range backlog {
 		f.appendReceipt(led, contract.EventFrameOpened, fmt.Sprintf("t%d", i))
@@ -657,16 +661,18 @@ func TestFleetThroughputAndLatency(t *testing.T) {
 	want := backlog + 2 // session_created and state_changed
 	start := time.Now()
 	p := f.start(io.Discard, "publish", "--events", f.url(), "ses_BACKLOG")
-	waitLines(t, out, want, 120*time.Second, cons)
-	elapsed := time.Since(start)
-	if err := p.wait(t, 30*time.Second); err != nil {
+	if err := p.wait(t, 120*time.Second); err != nil {
 		t.Fatalf("publish: %v\n%s", err, p.stderr.String())
 	}
+	published := time.Since(start)
+	waitLines(t, out, want, 120*time.Second, cons)
+	elapsed := time.Since(start)
+	t.Logf("publish alone (process start, ledger read, every event confirmed by the broker): %s: %.0f events/s", published.Round(time.Millisecond), float64(want)/published.Seconds())
 	t.Logf("throughput, one session: %d events published with confirms and consumed in %s: %.0f events/s end to end", want, elapsed.Round(time.Millisecond), float64(want)/elapsed.Seconds())
 
 	// Many sessions publish at once (each session has its own publisher,
 	// as each wrapped session does).
-	const sessions, each = 8, 150
+	const sessions, each = 8, 250
 	for i := range sessions {
 		l := f.fakeSession(fmt.Sprintf("ses_FLEET%d", i))
 		for j := range each {

@@ -25,6 +25,13 @@ const ConsumerStateSchema = "lifeloop.hcp-consumer.v1"
 // ahead; they are processed, persisted and acknowledged as one batch.
 const DefaultPrefetch = 256
 
+// A batch gathers the deliveries that arrive within batchGap of each
+// other, for at most batchLinger after the first.
+const (
+	batchGap    = 500 * time.Microsecond
+	batchLinger = 10 * time.Millisecond
+)
+
 // ConsumerConfig says what to consume and where its state and output go.
 type ConsumerConfig struct {
 	Target Target
@@ -276,18 +283,28 @@ func (c *Consumer) session(ctx context.Context, connected func()) error {
 			}
 			batch = append(batch, d)
 		}
+		// The client hands deliveries over one at a time: gather those
+		// that follow closely (each within batchGap, all within
+		// batchLinger) so that one write, fsync and ack cover them.
+		linger := time.NewTimer(batchLinger)
 	more:
 		for len(batch) < c.cfg.Prefetch {
+			gap := time.NewTimer(batchGap)
 			select {
 			case d, ok := <-deliveries:
+				gap.Stop()
 				if !ok {
 					break more
 				}
 				batch = append(batch, d)
-			default:
+			case <-gap.C:
+				break more
+			case <-linger.C:
+				gap.Stop()
 				break more
 			}
 		}
+		linger.Stop()
 		if err := c.process(ctx, dl, batch); err != nil {
 			return err
 		}

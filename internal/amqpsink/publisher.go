@@ -37,6 +37,9 @@ type Publisher struct {
 	conn    *amqp.Connection
 	ch      *amqp.Channel
 	returns chan amqp.Return
+	// returned holds the message ids the broker returned (no queue took
+	// them) on the current channel.
+	returned map[string]bool
 }
 
 // NewPublisher returns the publisher of session sessionID's events.
@@ -111,7 +114,8 @@ func (p *Publisher) connect() error {
 		return fmt.Errorf("%s: confirm mode: %s", p.t.Redacted(), cleanErr(err))
 	}
 	p.conn, p.ch = conn, ch
-	p.returns = ch.NotifyReturn(make(chan amqp.Return, 64))
+	p.returns = ch.NotifyReturn(make(chan amqp.Return, 1024))
+	p.returned = map[string]bool{}
 	return nil
 }
 
@@ -173,6 +177,69 @@ func (p *Publisher) Post(ctx context.Context, body []byte, id string) error {
 	}
 }
 
+// Send publishes body as Post does but does not wait: wait returns once
+// the broker confirmed it (nil) or did not (an error). Messages sent on
+// one connection are confirmed in order; after any failure the caller
+// sends again, in order, from the first message that failed (the outbox
+// does).
+func (p *Publisher) Send(ctx context.Context, body []byte, id string) (func(context.Context) error, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.connect(); err != nil {
+		return nil, err
+	}
+	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.t.Exchange, p.routingKey, true, false, amqp.Publishing{
+		ContentType:  "application/json",
+		DeliveryMode: amqp.Persistent,
+		MessageId:    id,
+		Timestamp:    time.Now(),
+		Type:         hcp.MessageType,
+		AppId:        "lifeloop",
+		Body:         body,
+	})
+	if err != nil {
+		p.drop()
+		return nil, fmt.Errorf("publish to %s: %s", p.t.Redacted(), cleanErr(err))
+	}
+	ch := p.ch
+	return func(ctx context.Context) error {
+		timeout := p.Timeout
+		if timeout <= 0 {
+			timeout = DefaultConfirmTimeout
+		}
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		ok, err := dc.WaitContext(ctx)
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err != nil || !ok {
+			if p.ch == ch {
+				p.drop()
+			}
+			if err == nil {
+				err = errors.New("the broker did not confirm the message (nack or connection lost)")
+			}
+			return fmt.Errorf("publish to %s: %s", p.t.Redacted(), cleanErr(err))
+		}
+		if p.ch != ch {
+			return nil // confirmed on a channel since replaced: its returns are gone with it
+		}
+		for drained := false; !drained; {
+			select {
+			case r := <-p.returns:
+				p.returned[r.MessageId] = true
+			default:
+				drained = true
+			}
+		}
+		if p.returned[id] {
+			delete(p.returned, id)
+			return fmt.Errorf("publish to %s: no queue is bound for routing key %q; bind one or add queue= to the URL", p.t.Redacted(), p.routingKey)
+		}
+		return nil
+	}, nil
+}
+
 // Close closes the connection.
 func (p *Publisher) Close() error {
 	p.mu.Lock()
@@ -211,7 +278,7 @@ func Outbox(ledgerPath, statePath, sessionID string, t Target, p *Publisher) out
 			}
 			return msgs, nil
 		},
-		Post:        p.Post,
+		Send:        p.Send,
 		CursorEvery: CursorEvery,
 		MaxBackoff:  DefaultMaxBackoff,
 		MinBackoff:  200 * time.Millisecond,

@@ -38,6 +38,9 @@ const (
 	DefaultMaxBackoff = 30 * time.Second
 )
 
+// DefaultWindow bounds the posts in flight when Config.Window is 0.
+const DefaultWindow = 256
+
 // ErrSkip, returned by Config.Build (or wrapped), says a receipt has no
 // post; contract.ErrNoOrgLoopPhase counts as ErrSkip too.
 var ErrSkip = errors.New("no post for this receipt")
@@ -65,6 +68,16 @@ type Config struct {
 	// says true is undeliverable, any other error is retried.
 	Post      func(ctx context.Context, body []byte, eventID string) error
 	Permanent func(error) bool
+	// Send, when set instead of Post, sends one body without waiting for
+	// the receiver's answer; wait reports it (nil: delivered; any error,
+	// including Send's own: sent again — for receivers that refuse
+	// nothing for good, such as a broker with publisher confirms). Up to
+	// Window posts are in flight, in ledger order; the outbox waits for
+	// them when it has caught up with the ledger or the window is full,
+	// sends again in order from the first that failed, and only then
+	// moves the cursor past their entries.
+	Send   func(ctx context.Context, body []byte, eventID string) (wait func(context.Context) error, err error)
+	Window int
 	// CursorEvery, when above 0, writes the cursor file at most this
 	// often while posts flow (always after an undeliverable post and when
 	// Run returns), instead of after every delivered entry: a crash then
@@ -122,13 +135,27 @@ type Outbox struct {
 	// cursor moved past what it holds (CursorEvery).
 	written time.Time
 	dirty   bool
+	// handled is the last entry whose posts were sent (Send); flights are
+	// the posts in flight.
+	handled uint64
+	flights []flight
+}
+
+// flight is one post sent and not yet answered.
+type flight struct {
+	msg  Message
+	wait func(context.Context) error
+	err  error
 }
 
 // Open takes the destination's lock and reads its cursor (a missing file
 // starts at the beginning of the ledger). Close releases the lock.
 func Open(cfg Config) (*Outbox, error) {
-	if (cfg.Build == nil && cfg.Expand == nil) || cfg.Post == nil {
-		return nil, errors.New("outbox: Build (or Expand) and Post are required")
+	if (cfg.Build == nil && cfg.Expand == nil) || (cfg.Post == nil && cfg.Send == nil) {
+		return nil, errors.New("outbox: Build (or Expand) and Post (or Send) are required")
+	}
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultWindow
 	}
 	if cfg.MinBackoff <= 0 {
 		cfg.MinBackoff = DefaultMinBackoff
@@ -266,7 +293,7 @@ func (o *Outbox) Run(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	return nil
+	return o.land(ctx)
 }
 
 // handle delivers the posts of one ledger entry, retrying each until it
@@ -274,6 +301,9 @@ func (o *Outbox) Run(ctx context.Context) (err error) {
 func (o *Outbox) handle(ctx context.Context, e ledger.Entry) error {
 	if e.Sequence <= o.State().Through {
 		return nil
+	}
+	if o.cfg.Send != nil {
+		return o.handleWindowed(ctx, e)
 	}
 	var msgs []Message
 	var err error
@@ -309,6 +339,108 @@ func (o *Outbox) handle(ctx context.Context, e ledger.Entry) error {
 		delivered++
 	}
 	return o.record(e.Sequence, "", delivered, nil)
+}
+
+// handleWindowed sends the posts of one entry without waiting, then
+// waits for everything in flight when the ledger has nothing more for
+// now or the window is full.
+func (o *Outbox) handleWindowed(ctx context.Context, e ledger.Entry) error {
+	if e.Sequence <= o.handled {
+		return nil
+	}
+	var msgs []Message
+	var err error
+	if o.cfg.Expand != nil {
+		msgs, err = o.cfg.Expand(e, false)
+	} else {
+		var m Message
+		m.Body, m.ID, err = o.cfg.Build(e.Receipt)
+		msgs = []Message{m}
+	}
+	if errors.Is(err, ErrSkip) || errors.Is(err, contract.ErrNoOrgLoopPhase) {
+		msgs, err = nil, nil
+	}
+	if err != nil {
+		// Nothing can be sent for this entry: settle what is in flight,
+		// then record it.
+		if ferr := o.land(ctx); ferr != nil {
+			return ferr
+		}
+		o.handled = e.Sequence
+		return o.record(e.Sequence, "", 0, err)
+	}
+	for _, m := range msgs {
+		f := flight{msg: m}
+		f.wait, f.err = o.cfg.Send(ctx, m.Body, m.ID)
+		o.flights = append(o.flights, f)
+	}
+	o.handled = e.Sequence
+	if len(o.flights) == 0 {
+		o.mu.Lock()
+		o.state.Through = e.Sequence
+		o.mu.Unlock()
+		return nil
+	}
+	if len(o.flights) >= o.cfg.Window || o.caughtUp(e) {
+		return o.land(ctx)
+	}
+	return nil
+}
+
+// caughtUp reports whether e is the last entry the ledger holds now.
+func (o *Outbox) caughtUp(e ledger.Entry) bool {
+	st, err := os.Stat(o.cfg.LedgerPath)
+	return err != nil || st.Size() <= e.Offset+int64(len(e.Raw))+1
+}
+
+// land waits for every post in flight, sending again in order from the
+// first one that failed (with backoff, one log line per outage), then
+// moves the cursor past the entries handled.
+func (o *Outbox) land(ctx context.Context) error {
+	if len(o.flights) == 0 {
+		return nil
+	}
+	wait := o.cfg.MinBackoff
+	var outage time.Time
+	for i := 0; i < len(o.flights); {
+		f := &o.flights[i]
+		err := f.err
+		if err == nil {
+			err = f.wait(ctx)
+		}
+		if err == nil {
+			i++
+			continue
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if outage.IsZero() {
+			outage = o.cfg.Now()
+			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", o.handled, "err", err.Error())
+		}
+		o.mu.Lock()
+		o.retries++
+		o.mu.Unlock()
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+		wait = min(2*wait, o.cfg.MaxBackoff)
+		for j := i; j < len(o.flights); j++ {
+			g := &o.flights[j]
+			g.wait, g.err = o.cfg.Send(ctx, g.msg.Body, g.msg.ID)
+		}
+	}
+	if !outage.IsZero() {
+		o.log.Info("outbox: receiver back", "target", o.cfg.Target, "down_for", o.cfg.Now().Sub(outage).Round(time.Millisecond).String())
+	}
+	n := len(o.flights)
+	o.flights = o.flights[:0]
+	return o.record(o.handled, "", n, nil)
 }
 
 // post sends one message, retrying with backoff until the receiver
