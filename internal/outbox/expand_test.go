@@ -130,3 +130,56 @@ func TestCursorEveryFlushesOnReturn(t *testing.T) {
 		t.Fatalf("cursor file after Run: %+v", st)
 	}
 }
+
+// TestSendWindowResendsInOrder: with Send, posts go out without waiting;
+// when one fails (a connection lost: it and every later one), the
+// outbox sends again in order from it, and moves the cursor only past
+// what was confirmed.
+func TestSendWindowResendsInOrder(t *testing.T) {
+	s := newSession(t)
+	s.start()
+	s.append(contract.EventFrameOpened, nil)
+	s.end(0)
+	var sent []string
+	failFrom := "m4" // the first send of m4 fails, as on a lost connection
+	broken := false
+	p := &numbering{}
+	cfg := Config{
+		LedgerPath: filepath.Join(s.dir, "receipts.jsonl"),
+		StatePath:  filepath.Join(s.dir, "cursor.json"),
+		Expand:     p.expand,
+		Send: func(_ context.Context, body []byte, id string) (func(context.Context) error, error) {
+			sent = append(sent, id)
+			if id == failFrom {
+				failFrom, broken = "", true
+			}
+			fail := broken
+			return func(context.Context) error {
+				if fail {
+					broken = false
+					return errors.New("connection lost")
+				}
+				return nil
+			}, nil
+		},
+		Window:     3,
+		MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond,
+	}
+	o, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	o.Finish()
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// m1..m7: starting, started, (tick), opened ×2, opened ×2 … ended.
+	want := "[m1 m2 m3 m4 m4 m5 m6 m7]"
+	if fmt.Sprint(sent) != want {
+		t.Fatalf("sent %v, want %v", sent, want)
+	}
+	if st := o.State(); st.Through != 6 || st.Delivered != 7 || o.Retries() != 1 {
+		t.Fatalf("cursor %+v, retries %d", st, o.Retries())
+	}
+}
