@@ -19,7 +19,7 @@ func (b *rb) next(ev contract.Event, sum map[string]any, mod ...func(*contract.L
 	b.seq++
 	s := b.seq
 	r := contract.LifecycleReceipt{
-		SchemaVersion: 1, ReceiptID: "lfr_" + strings.Repeat("0", 4) + string(rune('A'+s)), ClientID: "lifeloop", AdapterID: "generic",
+		SchemaVersion: contract.ReceiptSchemaVersion, ReceiptID: "lfr_" + strings.Repeat("0", 4) + string(rune('A'+s)), ClientID: "lifeloop", AdapterID: "generic",
 		InvocationID: "inv_1", Event: ev, EventID: "evt", Sequence: &s, IntegrationMode: contract.ModeLauncherWrapper,
 		Status: contract.StatusObserved, AtEpochS: 1778100000 + int64(s), TelemetrySummary: sum,
 	}
