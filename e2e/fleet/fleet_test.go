@@ -9,6 +9,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -505,13 +506,28 @@ func TestFleetLifeloopKilled(t *testing.T) {
 	if len(ids) != 1 {
 		t.Fatalf("sessions %v", ids)
 	}
-	rec, err := statedir.ReadSession(f.state, ids[0])
-	if err != nil || rec.Pid <= 0 {
-		t.Fatalf("session record: %v %+v", err, rec)
+	// The harness's pid, from its session.started receipt (session.json
+	// is rewritten by the harness's own `lifeloop emit` once the wrapper
+	// is gone).
+	pid := 0
+	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(f.state, ids[0]), 0) {
+		if err == nil && e.Receipt.Event == contract.EventSessionStarted {
+			switch n := e.Receipt.TelemetrySummary["pid"].(type) {
+			case json.Number:
+				v, _ := n.Int64()
+				pid = int(v)
+			case float64:
+				pid = int(n)
+			}
+		}
 	}
-	t.Cleanup(func() { _ = syscall.Kill(-rec.Pid, syscall.SIGKILL) })
+	if pid <= 0 {
+		b, _ := os.ReadFile(statedir.ReceiptsPath(f.state, ids[0]))
+		t.Fatalf("no harness pid in the session.started receipt; ledger:\n%s\nout:\n%s", b, mustRead(t, out))
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
 	deadline := time.Now().Add(60 * time.Second)
-	for syscall.Kill(rec.Pid, 0) == nil {
+	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {
 			t.Fatal("the orphaned harness did not finish its frames")
 		}
@@ -581,6 +597,11 @@ func TestFleetDeadLetters(t *testing.T) {
 	ids := f.sessions()
 	if got, want := lines(string(mustRead(t, live))), f.replay(ids[0]); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("--format hcp --events FILE:\n%s\nwant (replay):\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// The unknown session's event waits (ReorderWait) for a
+	// session_created that never comes, then is dead-lettered.
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && strings.Count(cons.stderr.String(), "message dead-lettered") < 2; {
+		time.Sleep(50 * time.Millisecond)
 	}
 	cons.stop(t)
 	logs := cons.stderr.String()

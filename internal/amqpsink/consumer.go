@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -24,6 +25,13 @@ const ConsumerStateSchema = "lifeloop.hcp-consumer.v1"
 // DefaultPrefetch is how many unacknowledged messages the broker sends
 // ahead; they are processed, persisted and acknowledged as one batch.
 const DefaultPrefetch = 256
+
+// ReorderWait is how long an event that arrived ahead of its session's
+// next sequence waits for the events before it (seed 001: buffer and
+// reorder). Then processing goes on past the gap with a warning — or,
+// for a session whose session_created never came, the events are
+// dead-lettered.
+const ReorderWait = 2 * time.Second
 
 // A batch gathers the deliveries that arrive within batchGap of each
 // other, for at most batchLinger after the first.
@@ -51,8 +59,8 @@ type ConsumerConfig struct {
 	Prefetch int
 	// Logger gets one line per dead letter, gap, and outage.
 	Logger *slog.Logger
-	// OnBatch, when set, is called after each batch was acknowledged
-	// (tests and benchmarks).
+	// OnBatch, when set, is called after each batch was acknowledged,
+	// with the number of messages it acknowledged (tests and benchmarks).
 	OnBatch func(processed int)
 }
 
@@ -84,6 +92,9 @@ type Consumer struct {
 	out       io.Writer
 	outFile   *os.File
 	lock      *os.File
+	// held are, per session, the events that arrived ahead of their
+	// turn (unacknowledged, in sequence order).
+	held map[string][]held
 }
 
 // OpenConsumer reads (or starts) the state, takes the state's lock, and
@@ -266,12 +277,24 @@ func (c *Consumer) session(ctx context.Context, connected func()) error {
 		return fmt.Errorf("consume %s: %w", c.cfg.Queue, err)
 	}
 	connected()
+	// Held deliveries belong to the previous channel: the broker sends
+	// them again.
+	c.held = map[string][]held{}
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	tick := time.NewTicker(ReorderWait / 8)
+	defer tick.Stop()
 	for {
 		var batch []amqp.Delivery
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-tick.C:
+			if len(c.held) > 0 {
+				if err := c.process(ctx, dl, nil, time.Now()); err != nil {
+					return err
+				}
+			}
+			continue
 		case e := <-closed:
 			if e == nil {
 				return errors.New("connection closed")
@@ -305,57 +328,117 @@ func (c *Consumer) session(ctx context.Context, connected func()) error {
 			}
 		}
 		linger.Stop()
-		if err := c.process(ctx, dl, batch); err != nil {
+		if err := c.process(ctx, dl, batch, time.Now()); err != nil {
 			return err
-		}
-		if c.cfg.OnBatch != nil {
-			c.cfg.OnBatch(len(batch))
 		}
 	}
 }
 
-// process handles one batch: writes the new events, publishes the dead
-// letters (confirmed), persists the state, then acknowledges the batch.
-// Nothing is acknowledged before the state that covers it is on disk.
-func (c *Consumer) process(ctx context.Context, dl *amqp.Channel, batch []amqp.Delivery) error {
+// held is an event that arrived ahead of its session's next sequence:
+// kept, unacknowledged, until the events before it arrive or
+// ReorderWait passes.
+type held struct {
+	d    amqp.Delivery
+	ev   hcp.Envelope
+	line []byte
+	at   time.Time
+}
+
+// process handles one batch (possibly empty: then only the held events
+// whose wait is over): writes the events that are next in their
+// session's sequence — and the held ones they unblock — publishes the
+// dead letters (confirmed), persists the state, then acknowledges what
+// it handled. Nothing is acknowledged before the state that covers it is
+// on disk; held events stay unacknowledged.
+func (c *Consumer) process(ctx context.Context, dl *amqp.Channel, batch []amqp.Delivery, now time.Time) error {
 	var out bytes.Buffer
+	var done []amqp.Delivery
 	st := c.State()
+	deadLetter := func(d amqp.Delivery, reason string) error {
+		if err := c.deadLetter(ctx, dl, d, reason); err != nil {
+			return err
+		}
+		st.DeadLetters++
+		done = append(done, d)
+		return nil
+	}
+	apply := func(h held) {
+		id, seq := h.ev.SessionID, h.ev.Payload.Sequence
+		last := st.Sessions[id]
+		if seq <= last {
+			st.Duplicates++
+			done = append(done, h.d)
+			return
+		}
+		if seq != last+1 {
+			st.Gaps++
+			c.log.Warn("consume: gap in a session's sequence; processing goes on", "session", id, "last_processed_sequence", last, "sequence", seq)
+		}
+		out.Write(h.line)
+		out.WriteByte('\n')
+		st.Sessions[id] = seq
+		st.Processed++
+		done = append(done, h.d)
+	}
+	// unblock applies the held events of session id that are now next.
+	unblock := func(id string) {
+		hs := c.held[id]
+		for len(hs) > 0 && hs[0].ev.Payload.Sequence <= st.Sessions[id]+1 {
+			apply(hs[0])
+			hs = hs[1:]
+		}
+		if len(hs) == 0 {
+			delete(c.held, id)
+		} else {
+			c.held[id] = hs
+		}
+	}
 	for _, d := range batch {
 		ev, err := hcp.Decode(d.Body)
-		reason := ""
-		switch {
-		case err != nil:
-			reason = err.Error()
-		default:
-			last, known := st.Sessions[ev.SessionID]
-			switch {
-			case !known && ev.Payload.EventType != hcp.SessionCreated:
-				reason = fmt.Sprintf("unknown session %q: its first event (session_created) was never processed", ev.SessionID)
-			case ev.Payload.Sequence <= last:
-				st.Duplicates++
-				continue
-			default:
-				if ev.Payload.Sequence != last+1 {
-					st.Gaps++
-					c.log.Warn("consume: gap in a session's sequence; processing goes on", "session", ev.SessionID, "last_processed_sequence", last, "sequence", ev.Payload.Sequence)
-				}
-				var line bytes.Buffer
-				if err := json.Compact(&line, d.Body); err != nil {
-					reason = err.Error()
-					break
-				}
-				out.Write(line.Bytes())
-				out.WriteByte('\n')
-				st.Sessions[ev.SessionID] = ev.Payload.Sequence
-				st.Processed++
-			}
+		var line bytes.Buffer
+		if err == nil {
+			err = json.Compact(&line, d.Body)
 		}
-		if reason != "" {
-			if err := c.deadLetter(ctx, dl, d, reason); err != nil {
+		if err != nil {
+			if err := deadLetter(d, err.Error()); err != nil {
 				return err
 			}
-			st.DeadLetters++
+			continue
 		}
+		h := held{d: d, ev: ev, line: line.Bytes(), at: now}
+		id, seq := ev.SessionID, ev.Payload.Sequence
+		last, known := st.Sessions[id]
+		switch {
+		case known && seq <= last+1, !known && ev.Payload.EventType == hcp.SessionCreated:
+			apply(h)
+			unblock(id)
+		default:
+			// Ahead of its session (or of a session not created yet):
+			// wait for what comes before it.
+			c.hold(h)
+		}
+	}
+	for id, hs := range c.held {
+		if now.Sub(hs[0].at) < ReorderWait {
+			continue
+		}
+		if _, known := st.Sessions[id]; !known {
+			for _, h := range hs {
+				if err := deadLetter(h.d, fmt.Sprintf("unknown session %q: its first event (session_created) was never processed", id)); err != nil {
+					return err
+				}
+			}
+			delete(c.held, id)
+			continue
+		}
+		// The events before them did not come: go on past the gap.
+		for _, h := range hs {
+			apply(h)
+		}
+		delete(c.held, id)
+	}
+	if len(done) == 0 {
+		return nil
 	}
 	if out.Len() > 0 {
 		if _, err := c.out.Write(out.Bytes()); err != nil {
@@ -377,7 +460,32 @@ func (c *Consumer) process(ctx context.Context, dl *amqp.Channel, batch []amqp.D
 		return &fatalError{fmt.Errorf("consume: persist the state: %w", err)}
 	}
 	c.state = st
-	return batch[len(batch)-1].Ack(true)
+	for _, d := range done {
+		if err := d.Ack(false); err != nil {
+			return err
+		}
+	}
+	if c.cfg.OnBatch != nil {
+		c.cfg.OnBatch(len(done))
+	}
+	return nil
+}
+
+// hold keeps h in its session's held events, in sequence order; a second
+// copy of a held sequence is acknowledged with the first.
+func (c *Consumer) hold(h held) {
+	hs := c.held[h.ev.SessionID]
+	i := sort.Search(len(hs), func(i int) bool { return hs[i].ev.Payload.Sequence >= h.ev.Payload.Sequence })
+	if i < len(hs) && hs[i].ev.Payload.Sequence == h.ev.Payload.Sequence {
+		// The same event twice: keep the first, the copy is a duplicate
+		// the broker will not send again once acknowledged.
+		_ = h.d.Ack(false)
+		return
+	}
+	hs = append(hs, held{})
+	copy(hs[i+1:], hs[i:])
+	hs[i] = h
+	c.held[h.ev.SessionID] = hs
 }
 
 // deadLetter publishes d to the dead-letter queue (persistent, confirmed)
