@@ -34,10 +34,12 @@ func consumeCommand(e *env) *ucli.Command {
 			"acknowledged, so a consumer killed at any point and started again processes nothing\n" +
 			"twice and loses nothing (an --out file is cut back to what the state covers; the rest\n" +
 			"is redelivered). A redelivered event (sequence <= last_processed_sequence) is skipped\n" +
-			"and acknowledged; a gap (sequence beyond the next) is logged as a warning and\n" +
-			"processing goes on. A message that is not an HCP event, or an event of a session whose\n" +
-			"session_created was never processed, goes to the dead-letter queue (--dead-letter,\n" +
-			"default QUEUE.dead) with its reason in the x-lifeloop-reason header, with one log line.\n" +
+			"and acknowledged. An event ahead of its session's next sequence waits, unacknowledged,\n" +
+			"up to 2 s for those before it (buffer and reorder); if they do not come, the gap is\n" +
+			"logged as a warning and processing goes on. A message that is not an HCP event, or an\n" +
+			"event of a session whose session_created never came within those 2 s, goes to the\n" +
+			"dead-letter queue (--dead-letter, default QUEUE.dead) with its reason in the\n" +
+			"x-lifeloop-reason header, with one log line.\n" +
 			"It reconnects with backoff while the broker is away and runs until interrupted.\n\n" +
 			"One consumer per queue: the state lock keeps a second one on the same --state out, and\n" +
 			"consumers sharing a queue would each see part of a session's stream. To spread the load,\n" +
