@@ -4,7 +4,7 @@ BIN       := bin/lifeloop
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: build test unit e2e lint fmt bench fuzz demo harnesses clean
+.PHONY: build test unit e2e lint fmt bench fuzz demo harnesses broker clean
 
 build: ## build bin/lifeloop
 	$(GO) build -o $(BIN) ./cmd/lifeloop
@@ -42,6 +42,13 @@ NPM_INSTALL := npm install --prefix harnesses --no-audit --no-fund --no-save
 
 harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi) into harnesses/node_modules
 	$(NPM_INSTALL)
+
+# The fleet tests (e2e/fleet, internal/amqpsink) start a private RabbitMQ
+# from Debian's package on loopback; they fail without it.
+broker: ## install RabbitMQ (Debian's rabbitmq-server) for the fleet tests and `lifeloop consume` demos
+	@if [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]; then echo "rabbitmq-server already installed"; else \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq rabbitmq-server; fi
 
 e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
 	$(GO) test -race -count=1 ./e2e/...

@@ -167,6 +167,8 @@ func newApp(e *env) *ucli.App {
 			renewCommand(e),
 			renewalCommand(e),
 			continuationCommand(e),
+			publishCommand(e),
+			consumeCommand(e),
 		},
 	}
 	for _, c := range app.Commands {

@@ -12,6 +12,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/hcp"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
@@ -37,6 +38,7 @@ type receiptsOptions struct {
 const (
 	formatLifeloop = "lifeloop"
 	formatOrgLoop  = "orgloop"
+	formatHCP      = "hcp"
 )
 
 func receiptsCommand(e *env) *ucli.Command {
@@ -55,7 +57,9 @@ func receiptsCommand(e *env) *ucli.Command {
 			"status, source (process, hook, transcript, inferred, operator) and what matters for\n" +
 			"the event (exit, pressure, frame, payload placement); colour unless NO_COLOR is set.\n" +
 			"--json, or any output that is not a terminal, prints the NDJSON below.\n\n" +
-			"--format lifeloop (default) prints each receipt exactly as stored; --format orgloop\n" +
+			"--format lifeloop (default) prints each receipt exactly as stored; --format hcp prints\n" +
+			"the HCP L2 events of the receipts (docs/contract.md), numbered from the session's start;\n" +
+			"--format orgloop\n" +
 			"prints the OrgLoop lifecycle event of each receipt that has one (others are left out),\n" +
 			"with source --orgloop-source (default: the harness's name in OrgLoop's vocabulary); see docs/orgloop.md.\n\n" +
 			"--orgloop-webhook URL prints nothing of the sort: it posts the session's start and stop\n" +
@@ -69,7 +73,7 @@ func receiptsCommand(e *env) *ucli.Command {
 			&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing receipts as they are appended", Destination: &o.Follow},
 			&ucli.Uint64Flag{Name: "since", Usage: "print only receipts with a sequence above `N`", Destination: &o.Since},
 			&ucli.BoolFlag{Name: "json", Usage: "print NDJSON on a terminal too", Destination: &o.JSON},
-			&ucli.StringFlag{Name: "format", Value: formatLifeloop, Usage: "output `FORMAT`: lifeloop or orgloop", Destination: &o.Format},
+			&ucli.StringFlag{Name: "format", Value: formatLifeloop, Usage: "output `FORMAT`: lifeloop, orgloop or hcp", Destination: &o.Format},
 			&ucli.StringFlag{Name: "orgloop-source", Usage: "OrgLoop source `ID` of --format orgloop events (default: the harness)", Destination: &o.Source},
 			orgLoopWebhookFlag(&o.Webhook),
 		},
@@ -93,8 +97,8 @@ func receiptsCommand(e *env) *ucli.Command {
 // receiptsRun prints the receipts; with o.Follow it returns when ctx is
 // cancelled.
 func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
-	if o.Format != formatLifeloop && o.Format != formatOrgLoop {
-		return usageErrorf("unknown --format %q; use lifeloop or orgloop", o.Format)
+	if o.Format != formatLifeloop && o.Format != formatOrgLoop && o.Format != formatHCP {
+		return usageErrorf("unknown --format %q; use lifeloop, orgloop or hcp", o.Format)
 	}
 	root, rec, err := resolveSession(e, controlOptions{StateDir: o.StateDir, Session: o.Session, Latest: o.Latest})
 	if err != nil {
@@ -105,7 +109,12 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 	}
 	path := statedir.ReceiptsPath(root, rec.ID)
 	write := receiptWriter(e.Out, o.Format, contract.OrgLoopOptions{SessionID: rec.ID, Source: o.Source, Cwd: rec.Cwd}, e.Registry())
-	if e.human() && !o.JSON && o.Format == formatLifeloop {
+	since := o.Since
+	if o.Format == formatHCP {
+		// The HCP sequence counts from the session's first receipt: read
+		// them all, print those after --since.
+		write, since = hcpWriter(e.Out, rec.ID, o.Since), 0
+	} else if e.human() && !o.JSON && o.Format == formatLifeloop {
 		paint := e.painter()
 		write = func(en ledger.Entry) error {
 			_, err := fmt.Fprintln(e.Out, receiptLine(en.Receipt, paint))
@@ -113,10 +122,10 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 		}
 	}
 	if o.Follow {
-		err := ledger.Follow(ctx, path, o.Since, write)
+		err := ledger.Follow(ctx, path, since, write)
 		return quietOnClosedOutput(err)
 	}
-	for entry, err := range ledger.ReadSince(path, o.Since) {
+	for entry, err := range ledger.ReadSince(path, since) {
 		var le *ledger.LineError
 		if errors.As(err, &le) {
 			fmt.Fprintf(e.Err, "lifeloop: warning: skipped a line that is not a receipt: %v (run `lifeloop ledger verify %s`)\n", le, rec.ID)
@@ -158,6 +167,28 @@ func receiptWriter(w io.Writer, format string, base contract.OrgLoopOptions, reg
 	return func(en ledger.Entry) error {
 		_, err := w.Write(append(en.Raw, '\n'))
 		return err
+	}
+}
+
+// hcpWriter prints the HCP L2 events of the receipts after since, each
+// numbered as in the projection of the whole ledger.
+func hcpWriter(w io.Writer, sessionID string, since uint64) func(ledger.Entry) error {
+	p := hcp.NewProjector(sessionID)
+	return func(en ledger.Entry) error {
+		evs := p.Project(en.Receipt)
+		if en.Sequence <= since {
+			return nil
+		}
+		for _, ev := range evs {
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Write(append(b, '\n')); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 

@@ -27,6 +27,7 @@ type runOptions struct {
 	Format        string
 	OrgLoopHook   string
 	OrgLoopWait   time.Duration
+	EventsWait    time.Duration
 	Require       string
 	Tick          time.Duration
 	IdleAfter     time.Duration
@@ -71,10 +72,11 @@ kills the group.`,
 			&ucli.GenericFlag{Name: "client", Usage: "client `CMD` (a shell command line) receiving every receipt's dispatch envelope on stdin (repeatable)", Value: &clients},
 			&ucli.StringSliceFlag{Name: "client-events", Usage: "only dispatch these `EVENTS` to clients (comma-separated)"},
 			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
-			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
-			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
+			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended), fd:N, or amqp://... (HCP events published from the ledger with confirms; see `lifeloop publish --help`) (repeatable)", Value: &events},
+			&ucli.StringFlag{Name: "format", Usage: "format of --events files: lifeloop, orgloop or hcp (amqp:// destinations always carry hcp)", Value: "lifeloop", Destination: &o.Format},
 			orgLoopWebhookFlag(&o.OrgLoopHook),
 			orgLoopWaitFlag(&o.OrgLoopWait),
+			&ucli.DurationFlag{Name: "events-wait", Usage: "after the session, wait this long for amqp:// events the broker has not confirmed (the rest: `lifeloop publish`)", Value: amqpDrain, Destination: &o.EventsWait},
 			&ucli.StringFlag{Name: "require", Usage: "negotiate this capability request `FILE` before launch (- for stdin); refused → exit 125", Destination: &o.Require},
 			&ucli.DurationFlag{Name: "tick", Usage: "supervisor.tick interval (0 = off)", Value: launcher.DefaultTick, Destination: &o.Tick},
 			&ucli.DurationFlag{Name: "idle-after", Usage: "no output for this long makes the harness idle", Value: launcher.DefaultIdleAfter, Destination: &o.IdleAfter},
@@ -182,11 +184,17 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if err != nil {
 		return exitf(exitcode.LaunchFailed, "%v", err)
 	}
+	fileEvents, amqpTargets, err := splitEvents(o.Events)
+	if err != nil {
+		return err
+	}
 	live, err := newLiveOrgLoop(e, o.OrgLoopHook, root, "")
 	if err != nil {
 		return err
 	}
 	defer live.finish(o.OrgLoopWait)
+	amqpLive := newLiveAMQP(e, amqpTargets, root)
+	defer amqpLive.finish(o.EventsWait)
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:        root,
 		Argv:            o.Argv,
@@ -204,7 +212,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Clients:         clients,
 		ClientEvents:    events,
 		ClientTimeout:   o.ClientTimeout,
-		Events:          o.Events,
+		Events:          fileEvents,
 		Format:          format,
 		Require:         req,
 		Hooks:           !o.NoHooks,
@@ -215,7 +223,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		PayloadsAt:      at,
 		PayloadArgvOK:   o.PayloadArgvOK,
 		HandleSignals:   true,
-		OnSession:       live.hook(),
+		OnSession:       chainHooks(live.hook(), amqpLive.hook()),
 		Durability:      dur,
 		Now:             e.Now,
 		IDs:             e.IDs,

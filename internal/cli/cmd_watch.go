@@ -75,7 +75,7 @@ prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 			&ucli.StringSliceFlag{Name: "client-events", Usage: "only dispatch these `EVENTS` to clients (comma-separated)"},
 			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
 			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended) or fd:N (repeatable)", Value: &events},
-			&ucli.StringFlag{Name: "format", Usage: "format of --events: lifeloop or orgloop", Value: "lifeloop", Destination: &o.Format},
+			&ucli.StringFlag{Name: "format", Usage: "format of --events files: lifeloop, orgloop or hcp (amqp:// destinations always carry hcp)", Value: "lifeloop", Destination: &o.Format},
 			orgLoopWebhookFlag(&o.OrgLoopHook),
 			orgLoopWaitFlag(&o.OrgLoopWait),
 			&ucli.DurationFlag{Name: "until-idle", Usage: "end after this long without new telemetry (0 = until interrupted)", Destination: &o.UntilIdle},
@@ -174,11 +174,17 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 			return err
 		}
 	}
+	fileEvents, amqpTargets, err := splitEvents(o.Events)
+	if err != nil {
+		return err
+	}
 	live, err := newLiveOrgLoop(e, o.OrgLoopHook, root, o.Cwd)
 	if err != nil {
 		return err
 	}
 	defer live.finish(o.OrgLoopWait)
+	amqpLive := newLiveAMQP(e, amqpTargets, root)
+	defer amqpLive.finish(amqpDrain)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	dur, err := durability(o.Durability, e.Getenv)
@@ -188,8 +194,8 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 	res, err := watch.Run(ctx, watch.Options{
 		StateDir: root, Adapter: o.Adapter, Path: path, Latest: o.Latest, Cwd: cwd,
 		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
-		Events: o.Events, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, OnSession: live.hook(), Durability: dur, Now: e.Now, IDs: e.IDs,
+		Events: fileEvents, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
+		NotFoundAfter: o.NotFoundAfter, OnSession: chainHooks(live.hook(), amqpLive.hook()), Durability: dur, Now: e.Now, IDs: e.IDs,
 	})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)

@@ -173,7 +173,7 @@ func (p *Pipeline) openLedger() error {
 // openSinks opens the --events destinations.
 func (p *Pipeline) openSinks() error {
 	for _, dest := range p.o.Events {
-		sk, err := sink.Open(dest, p.o.Format, sink.Options{SessionID: p.ID, OrgLoopHarness: p.o.Adapter.OrgLoopHarness, Logger: p.Log})
+		sk, err := sink.Open(dest, p.o.Format, sink.Options{SessionID: p.ID, OrgLoopHarness: p.o.Adapter.OrgLoopHarness, Logger: p.Log, LedgerPath: statedir.ReceiptsPath(p.o.StateDir, p.ID)})
 		if err != nil {
 			return fmt.Errorf("--events %s: %w", dest, err)
 		}

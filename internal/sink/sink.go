@@ -1,7 +1,7 @@
 // Package sink writes receipts to event destinations (`--events`): a file
 // the sink appends NDJSON to, or an inherited file descriptor (`fd:N`),
-// in lifeloop's own receipt format or projected to OrgLoop lifecycle
-// events.
+// in lifeloop's own receipt format, projected to OrgLoop lifecycle
+// events, or projected to HCP L2 events.
 //
 // A sink never blocks the pipeline: Write only enqueues into a bounded
 // queue that one goroutine per sink drains; when the queue is full the
@@ -28,6 +28,8 @@ import (
 	"sync"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/hcp"
+	"github.com/lifeloop/lifeloop/internal/ledger"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,18 +43,22 @@ const (
 	// FormatOrgLoop writes the OrgLoop lifecycle event of each receipt
 	// that has one (contract.ProjectOrgLoop) and skips the others.
 	FormatOrgLoop Format = "orgloop"
+	// FormatHCP writes the HCP L2 events of each receipt (internal/hcp;
+	// none for most ticks), numbered as a replay of the ledger numbers
+	// them.
+	FormatHCP Format = "hcp"
 )
 
 // Formats lists every format.
-var Formats = []Format{FormatLifeloop, FormatOrgLoop}
+var Formats = []Format{FormatLifeloop, FormatOrgLoop, FormatHCP}
 
 // ParseFormat parses a --format value.
 func ParseFormat(s string) (Format, error) {
 	switch Format(s) {
-	case FormatLifeloop, FormatOrgLoop:
+	case FormatLifeloop, FormatOrgLoop, FormatHCP:
 		return Format(s), nil
 	}
-	return "", fmt.Errorf("unknown event format %q; use lifeloop or orgloop", s)
+	return "", fmt.Errorf("unknown event format %q; use lifeloop, orgloop or hcp", s)
 }
 
 // DefaultQueueSize is the queue length used when Options.QueueSize is 0.
@@ -72,6 +78,10 @@ type Options struct {
 	Source    string
 	// OrgLoopHarness is the session's harness in OrgLoop's vocabulary.
 	OrgLoopHarness string
+	// LedgerPath is the session's ledger: the hcp format reads the
+	// receipts it already holds (a continued session) so that its
+	// sequence goes on where a replay of the ledger would be.
+	LedgerPath string
 	// QueueSize bounds the receipts waiting to be written (default
 	// DefaultQueueSize).
 	QueueSize int
@@ -97,6 +107,7 @@ type Sink struct {
 	queue    chan contract.LifecycleReceipt
 	done     chan struct{}
 	failures uint64 // writes that failed
+	hcp      *hcp.Projector
 	dropped  uint64 // receipts dropped because the queue was full or the sink closed
 	pending  []contract.Warning
 	reported uint64 // dropped count already reported
@@ -116,6 +127,22 @@ func Open(dest string, format Format, o Options) (*Sink, error) {
 	return newSink(dest, format, o, w, closeW), nil
 }
 
+// primeHCP returns the HCP projector of the session, fed what its ledger
+// already holds.
+func primeHCP(o Options) *hcp.Projector {
+	p := hcp.NewProjector(o.SessionID)
+	if o.LedgerPath == "" {
+		return p
+	}
+	for e, err := range ledger.ReadSince(o.LedgerPath, 0) {
+		if err != nil {
+			continue
+		}
+		p.Project(e.Receipt)
+	}
+	return p
+}
+
 func newSink(dest string, format Format, o Options, w io.WriteCloser, closeW bool) *Sink {
 	if o.QueueSize <= 0 {
 		o.QueueSize = DefaultQueueSize
@@ -128,6 +155,9 @@ func newSink(dest string, format Format, o Options, w io.WriteCloser, closeW boo
 		dest: dest, format: format, opts: o, w: w, closeW: closeW, log: log,
 		queue: make(chan contract.LifecycleReceipt, o.QueueSize),
 		done:  make(chan struct{}),
+	}
+	if format == FormatHCP {
+		s.hcp = primeHCP(o)
 	}
 	go s.run()
 	return s
@@ -225,6 +255,16 @@ func errText(err error) string {
 
 func (s *Sink) encode(r contract.LifecycleReceipt) (line []byte, skip bool, err error) {
 	var v any = r
+	if s.format == FormatHCP {
+		for _, ev := range s.hcp.Project(r) {
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return nil, false, err
+			}
+			line = append(append(line, b...), '\n')
+		}
+		return line, len(line) == 0, nil
+	}
 	if s.format == FormatOrgLoop {
 		ev, err := contract.ProjectOrgLoop(r, contract.OrgLoopOptions{SessionID: s.opts.SessionID, Source: s.opts.Source, Harness: s.opts.OrgLoopHarness})
 		if errors.Is(err, contract.ErrNoOrgLoopPhase) {

@@ -1,0 +1,388 @@
+// Package hcp projects a session's lifecycle receipts into the HCP L2
+// event stream (seed 001): each event in an L1 envelope of type "event",
+// with a per-session sequence that is gapless over the events the
+// projection emits and deterministic, so replaying a ledger from its
+// start yields the same events with the same sequences and message ids.
+//
+// The mapping (docs/contract.md, "HCP L2 event stream"):
+//
+//	first session.starting              session_created {state: PENDING}
+//	session.started (first)             state_changed PENDING → RUNNING, reason started
+//	supervisor.tick whose state differs state_changed <from> → <to>, reason the tick's trigger
+//	session.ending, reason abort        state_changed → ABORTING, reason abort
+//	a renewal's session.ending          state_changed RUNNING → PAUSED, reason renewal
+//	a renewal's session.started         checkpoint_created per continuation payload, then
+//	                                    state_changed PAUSED → RUNNING, reason renewed
+//	                                    (recovered_from_checkpoint when the renewal was recovered)
+//	frame.opening/opened/ending/ended   progress {stage, message, frame_id}
+//	capability.degraded, gap receipts,  warning {code, message, details}
+//	receipt warnings
+//	status failed                       error {code, message, recoverable}
+//	session.ended (not a renewal's)     state_changed → final state, then session_closed
+//	session.starting refused by         error, then state_changed PENDING → REJECTED and
+//	capability negotiation              session_closed
+//
+// Every other receipt (ticks without a state change, context events, a
+// renewal's session.ended and session.starting) has no event. Nothing is
+// emitted after session_closed.
+package hcp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// Version is the hcp_version of every envelope.
+const Version = "1.0"
+
+// MessageType is the L1 message type of every envelope.
+const MessageType = "event"
+
+// Event types (seed 001's standard event types that the projection emits).
+const (
+	SessionCreated    = "session_created"
+	StateChanged      = "state_changed"
+	Progress          = "progress"
+	Warning           = "warning"
+	Error             = "error"
+	CheckpointCreated = "checkpoint_created"
+	SessionClosed     = "session_closed"
+)
+
+// StandardEventTypes lists seed 001's standard event types: the ones a
+// consumer accepts.
+var StandardEventTypes = []string{SessionCreated, StateChanged, Progress, "intermediate_result", "log", Warning, Error, CheckpointCreated, SessionClosed}
+
+// EventTypes lists the event types the projection emits.
+var EventTypes = []string{SessionCreated, StateChanged, Progress, Warning, Error, CheckpointCreated, SessionClosed}
+
+// Session states, as seed 001 spells them.
+const (
+	StatePending   = "PENDING"
+	StateRunning   = "RUNNING"
+	StatePaused    = "PAUSED"
+	StateAborting  = "ABORTING"
+	StateAborted   = "ABORTED"
+	StateCompleted = "COMPLETED"
+	StateFailed    = "FAILED"
+	StateRejected  = "REJECTED"
+)
+
+// Envelope is one L1 message carrying an L2 event.
+type Envelope struct {
+	HCPVersion string `json:"hcp_version"`
+	// MessageID is derived from the receipt id and the event's place among
+	// the receipt's events: the same receipt always yields the same ids.
+	MessageID string `json:"message_id"`
+	// Timestamp is the receipt's time, RFC 3339 UTC with milliseconds.
+	Timestamp string `json:"timestamp"`
+	SessionID string `json:"session_id"`
+	Type      string `json:"type"`
+	Payload   Event  `json:"payload"`
+}
+
+// Event is the envelope's payload.
+type Event struct {
+	EventType string         `json:"event_type"`
+	Sequence  uint64         `json:"sequence"`
+	Data      map[string]any `json:"data"`
+}
+
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// Projector turns one session's receipts, given in ledger order, into
+// its events. It keeps the session's state and the last sequence; feed
+// it every receipt of the ledger from the start (Project) to resume.
+// It is not safe for concurrent use.
+type Projector struct {
+	sessionID string
+	seq       uint64
+	state     string
+	created   bool
+	closed    bool
+	// through is the ledger sequence of the last receipt projected.
+	through uint64
+}
+
+// NewProjector returns the projector of session sessionID (lifeloop's
+// session id, the envelopes' session_id).
+func NewProjector(sessionID string) *Projector { return &Projector{sessionID: sessionID} }
+
+// Sequence returns the sequence of the last event emitted (0: none yet).
+func (p *Projector) Sequence() uint64 { return p.seq }
+
+// State returns the session state after the receipts projected so far
+// ("" before session_created).
+func (p *Projector) State() string { return p.state }
+
+// Through returns the ledger sequence of the last receipt projected.
+func (p *Projector) Through() uint64 { return p.through }
+
+// Project returns the events of r, the next receipt of the session's
+// ledger. A receipt with a ledger sequence at or below the last one
+// projected is a repeat and yields nothing.
+func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
+	if r.Sequence != nil {
+		if *r.Sequence <= p.through {
+			return nil
+		}
+		p.through = *r.Sequence
+	}
+	if p.closed {
+		return nil
+	}
+	b := batch{p: p, r: r}
+	sum := r.TelemetrySummary
+	renewalStep, _ := sum["renewal_step"].(string)
+
+	switch r.Event {
+	case contract.EventSessionStarting:
+		if !p.created {
+			b.add(SessionCreated, created(r))
+			p.created = true
+			p.state = StatePending
+		}
+	case contract.EventSessionStarted:
+		if r.Status == contract.StatusFailed {
+			break
+		}
+		if p.state == StatePending {
+			b.transition(StateRunning, "started")
+		} else if renewalStep == "started" && p.state == StatePaused {
+			for _, pr := range r.PayloadReceipts {
+				b.add(CheckpointCreated, map[string]any{
+					"checkpoint_id": pr.PayloadID,
+					"description":   fmt.Sprintf("continuation payload (%s) of renewal attempt %v, placed %s", pr.PayloadKind, sum["renewal_attempt"], pr.Placement),
+					"resumable":     pr.Status == contract.PlacementOutcomeDelivered,
+					"created_at":    b.timestamp(),
+				})
+			}
+			reason := "renewed"
+			if rec, _ := sum["renewal_recovered"].(bool); rec {
+				reason = "recovered_from_checkpoint"
+			}
+			b.transition(StateRunning, reason)
+		}
+	case contract.EventSupervisorTick:
+		if s, ok := sum["state"].(string); ok && p.created {
+			to := strings.ToUpper(s)
+			if to != p.state && (to == StateRunning || to == StatePaused) {
+				trigger, _ := sum["trigger"].(string)
+				if trigger == "" {
+					trigger = "state_change"
+				}
+				b.transition(to, trigger)
+			}
+		}
+	case contract.EventSessionEnding:
+		reason, _ := sum["reason"].(string)
+		switch {
+		case renewalStep == "ending" && p.state == StateRunning:
+			b.transition(StatePaused, "renewal")
+		case reason == contract.StoppedByAbort && (p.state == StateRunning || p.state == StatePaused):
+			b.transition(StateAborting, "abort")
+		}
+	case contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded:
+		if r.Status != contract.StatusFailed {
+			b.add(Progress, progress(r))
+		}
+	case contract.EventCapabilityDegraded:
+		for _, d := range r.CapabilityDegradations {
+			details := map[string]any{"capability": d.Capability, "previous_support": string(d.PreviousSupport), "current_support": string(d.CurrentSupport)}
+			if d.Evidence != nil {
+				details["evidence"] = *d.Evidence
+			}
+			b.add(Warning, map[string]any{
+				"code":    "capability_degraded",
+				"message": fmt.Sprintf("capability %s degraded from %s to %s", d.Capability, d.PreviousSupport, d.CurrentSupport),
+				"details": details,
+			})
+		}
+	case contract.EventReceiptGapDetected:
+		b.add(Warning, map[string]any{"code": "receipt_gap_detected", "message": "the ledger recorded a gap in a source's sequence", "details": copyMap(sum)})
+	}
+	if r.Status == contract.StatusFailed {
+		b.add(Error, failed(r))
+	}
+	for _, w := range r.Warnings {
+		b.add(Warning, map[string]any{"code": w.Code, "message": w.Message, "details": map[string]any{"event": string(r.Event)}})
+	}
+	if r.Event == contract.EventSessionStarting && p.state == StatePending && refused(r) {
+		reason := string(*r.FailureClass)
+		b.transition(StateRejected, reason)
+		b.add(SessionClosed, map[string]any{"final_state": StateRejected, "reason": reason})
+		p.closed = true
+	}
+	if r.Event == contract.EventSessionEnded && renewalStep == "" && p.created {
+		final := finalState(p.state, sum, r.Status)
+		reason, _ := sum[contract.SummaryReason].(string)
+		if reason == "" {
+			reason = "session_ended"
+		}
+		b.transition(final, reason)
+		b.add(SessionClosed, map[string]any{"final_state": final, "reason": reason})
+		p.closed = true
+	}
+	return b.out
+}
+
+// batch collects the events of one receipt.
+type batch struct {
+	p   *Projector
+	r   contract.LifecycleReceipt
+	out []Envelope
+}
+
+func (b *batch) timestamp() string {
+	return time.Unix(b.r.AtEpochS, 0).UTC().Format(timeLayout)
+}
+
+func (b *batch) add(eventType string, data map[string]any) {
+	b.p.seq++
+	b.out = append(b.out, Envelope{
+		HCPVersion: Version,
+		MessageID:  MessageID(b.r.ReceiptID, len(b.out)),
+		Timestamp:  b.timestamp(),
+		SessionID:  b.p.sessionID,
+		Type:       MessageType,
+		Payload:    Event{EventType: eventType, Sequence: b.p.seq, Data: data},
+	})
+}
+
+func (b *batch) transition(to, reason string) {
+	if to == b.p.state {
+		return
+	}
+	b.add(StateChanged, map[string]any{"from_state": b.p.state, "to_state": to, "reason": reason})
+	b.p.state = to
+}
+
+// MessageID is the message id of the index-th event of receipt
+// receiptID: a UUID-shaped digest (version nibble 8, RFC 9562 custom).
+func MessageID(receiptID string, index int) string {
+	sum := sha256.Sum256(fmt.Appendf(nil, "lifeloop.hcp/%s/%d", receiptID, index))
+	sum[6] = sum[6]&0x0f | 0x80
+	sum[8] = sum[8]&0x3f | 0x80
+	h := hex.EncodeToString(sum[:16])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// created is session_created's data: the state, and risk_level and
+// session_token only when the receipt carries them (lifeloop has no L3
+// safety layer, so normally it does not).
+func created(r contract.LifecycleReceipt) map[string]any {
+	d := map[string]any{"state": StatePending, "adapter_id": r.AdapterID}
+	for _, k := range []string{"risk_level", "session_token"} {
+		if v, ok := r.TelemetrySummary[k].(string); ok && v != "" {
+			d[k] = v
+		}
+	}
+	return d
+}
+
+func progress(r contract.LifecycleReceipt) map[string]any {
+	stage := string(r.Event)
+	frame, _ := r.TelemetrySummary["frame_id"].(string)
+	d := map[string]any{"stage": stage}
+	if frame != "" {
+		d["frame_id"] = frame
+		d["message"] = fmt.Sprintf("frame %s %s", frame, strings.TrimPrefix(stage, "frame."))
+	} else {
+		d["message"] = "frame " + strings.TrimPrefix(stage, "frame.")
+	}
+	return d
+}
+
+func failed(r contract.LifecycleReceipt) map[string]any {
+	code := "failed"
+	if r.FailureClass != nil {
+		code = string(*r.FailureClass)
+	}
+	recoverable := r.RetryClass != nil && *r.RetryClass != contract.RetryDoNot
+	return map[string]any{
+		"code":        code,
+		"message":     fmt.Sprintf("%s failed (%s)", r.Event, code),
+		"recoverable": recoverable,
+	}
+}
+
+// refused reports whether a failed session.starting is a refused
+// capability negotiation (the session is rejected, it never starts)
+// rather than a launch that failed.
+func refused(r contract.LifecycleReceipt) bool {
+	if r.Status != contract.StatusFailed || r.FailureClass == nil {
+		return false
+	}
+	switch *r.FailureClass {
+	case contract.FailureCapabilityUnsupported, contract.FailureCapabilityDegraded, contract.FailureOperatorRequired:
+		return true
+	}
+	return false
+}
+
+// finalState is the terminal state a session.ended receipt reports.
+func finalState(current string, sum map[string]any, status contract.ReceiptStatus) string {
+	if current == StateAborting {
+		return StateAborted
+	}
+	phase, _ := sum[contract.SummaryPhase].(string)
+	outcome, _ := sum[contract.SummaryOutcome].(string)
+	switch {
+	case phase == string(contract.PhaseCompleted):
+		return StateCompleted
+	case phase == string(contract.PhaseStopped) && outcome == string(contract.LifecycleCancelled):
+		return StateAborted
+	case phase == "" && status != contract.StatusFailed:
+		return StateCompleted
+	default:
+		return StateFailed
+	}
+}
+
+func copyMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// Validation errors of Decode.
+var (
+	ErrNotHCP = errors.New("not an HCP event envelope")
+)
+
+// Decode parses one message body as an HCP event envelope and checks
+// what a consumer relies on: hcp_version, type "event", a session id, a
+// message id, a known event type and a sequence of at least 1.
+func Decode(body []byte) (Envelope, error) {
+	var e Envelope
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	if err := dec.Decode(&e); err != nil {
+		return Envelope{}, fmt.Errorf("%w: %w", ErrNotHCP, err)
+	}
+	switch {
+	case e.HCPVersion != Version:
+		return Envelope{}, fmt.Errorf("%w: hcp_version %q, want %q", ErrNotHCP, e.HCPVersion, Version)
+	case e.Type != MessageType:
+		return Envelope{}, fmt.Errorf("%w: type %q, want %q", ErrNotHCP, e.Type, MessageType)
+	case e.SessionID == "":
+		return Envelope{}, fmt.Errorf("%w: no session_id", ErrNotHCP)
+	case e.MessageID == "":
+		return Envelope{}, fmt.Errorf("%w: no message_id", ErrNotHCP)
+	case !slices.Contains(StandardEventTypes, e.Payload.EventType):
+		return Envelope{}, fmt.Errorf("%w: payload.event_type %q is not a standard event type", ErrNotHCP, e.Payload.EventType)
+	case e.Payload.Sequence == 0:
+		return Envelope{}, fmt.Errorf("%w: payload.sequence must be 1 or more", ErrNotHCP)
+	}
+	return e, nil
+}

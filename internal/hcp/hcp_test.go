@@ -1,0 +1,347 @@
+package hcp
+
+import (
+	"encoding/json"
+	"reflect"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+const sid = "ses_01JTEST"
+
+type rb struct{ seq uint64 }
+
+// next builds the next receipt of a test ledger.
+func (b *rb) next(ev contract.Event, sum map[string]any, mod ...func(*contract.LifecycleReceipt)) contract.LifecycleReceipt {
+	b.seq++
+	s := b.seq
+	r := contract.LifecycleReceipt{
+		SchemaVersion: contract.ReceiptSchemaVersion, ReceiptID: "lfr_" + strings.Repeat("0", 4) + string(rune('A'+s)), ClientID: "lifeloop", AdapterID: "generic",
+		InvocationID: "inv_1", Event: ev, EventID: "evt", Sequence: &s, IntegrationMode: contract.ModeLauncherWrapper,
+		Status: contract.StatusObserved, AtEpochS: 1778100000 + int64(s), TelemetrySummary: sum,
+	}
+	for _, m := range mod {
+		m(&r)
+	}
+	return r
+}
+
+func project(p *Projector, rs []contract.LifecycleReceipt) []Envelope {
+	var out []Envelope
+	for _, r := range rs {
+		out = append(out, p.Project(r)...)
+	}
+	return out
+}
+
+// data returns the events' "type:key=value" summaries for compact checks.
+func types(es []Envelope) []string {
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Payload.EventType)
+	}
+	return out
+}
+
+func checkEnvelopes(t *testing.T, es []Envelope) {
+	t.Helper()
+	uuid := regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`)
+	seen := map[string]bool{}
+	for i, e := range es {
+		if e.Payload.Sequence != uint64(i+1) {
+			t.Errorf("event %d (%s): sequence %d, want %d (gapless from 1)", i, e.Payload.EventType, e.Payload.Sequence, i+1)
+		}
+		if e.HCPVersion != Version || e.Type != "event" || e.SessionID != sid {
+			t.Errorf("event %d: envelope %+v", i, e)
+		}
+		if !uuid.MatchString(e.MessageID) || seen[e.MessageID] {
+			t.Errorf("event %d: message_id %q malformed or repeated", i, e.MessageID)
+		}
+		seen[e.MessageID] = true
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Decode(b); err != nil {
+			t.Errorf("event %d does not decode: %v", i, err)
+		}
+	}
+}
+
+func failedWith(fc contract.FailureClass, rc contract.RetryClass) func(*contract.LifecycleReceipt) {
+	return func(r *contract.LifecycleReceipt) {
+		r.Status, r.FailureClass, r.RetryClass = contract.StatusFailed, &fc, &rc
+	}
+}
+
+// TestSessionCreatedAndClosed: a plain session is created PENDING, runs,
+// and is closed with the final state its session.ended reports.
+func TestSessionCreatedAndClosed(t *testing.T) {
+	for _, c := range []struct {
+		sum   map[string]any
+		final string
+	}{
+		{map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0"}, StateCompleted},
+		{map[string]any{"phase": "failed", "outcome": "failure", "reason": "exit_code_3"}, StateFailed},
+		{map[string]any{"phase": "stopped", "outcome": "cancelled", "reason": "sigterm"}, StateAborted},
+		{map[string]any{"phase": "failed", "outcome": "failure", "reason": "timeout"}, StateFailed},
+	} {
+		var b rb
+		rs := []contract.LifecycleReceipt{
+			b.next(contract.EventSessionStarting, nil),
+			b.next(contract.EventSessionStarted, map[string]any{"pid": 42}),
+			b.next(contract.EventSupervisorTick, map[string]any{"state": "running", "trigger": "interval"}),
+			b.next(contract.EventSessionEnding, map[string]any{"reason": "sigterm"}),
+			b.next(contract.EventSessionEnded, c.sum),
+			b.next(contract.EventSupervisorTick, map[string]any{"state": "running"}), // after the close: nothing
+		}
+		es := project(NewProjector(sid), rs)
+		checkEnvelopes(t, es)
+		if got, want := types(es), []string{SessionCreated, StateChanged, StateChanged, SessionClosed}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: events %v, want %v", c.final, got, want)
+		}
+		if d := es[0].Payload.Data; d["state"] != StatePending || d["risk_level"] != nil || d["session_token"] != nil {
+			t.Errorf("session_created data %v: want state PENDING and no invented risk_level/session_token", d)
+		}
+		if d := es[1].Payload.Data; d["from_state"] != StatePending || d["to_state"] != StateRunning || d["reason"] != "started" {
+			t.Errorf("first state_changed %v", d)
+		}
+		if d := es[2].Payload.Data; d["from_state"] != StateRunning || d["to_state"] != c.final || d["reason"] != c.sum["reason"] {
+			t.Errorf("final state_changed %v, want → %s", d, c.final)
+		}
+		if d := es[3].Payload.Data; d["final_state"] != c.final || d["reason"] != c.sum["reason"] {
+			t.Errorf("session_closed %v, want %s", d, c.final)
+		}
+		if es[0].Timestamp != "2026-05-06T20:40:01.000Z" {
+			t.Errorf("timestamp %s", es[0].Timestamp)
+		}
+	}
+}
+
+// TestSessionCreatedKnownRiskAndToken: risk_level and session_token are
+// reported when the receipt carries them.
+func TestSessionCreatedKnownRiskAndToken(t *testing.T) {
+	var b rb
+	es := NewProjector(sid).Project(b.next(contract.EventSessionStarting, map[string]any{"risk_level": "R2", "session_token": "tok"}))
+	if len(es) != 1 || es[0].Payload.Data["risk_level"] != "R2" || es[0].Payload.Data["session_token"] != "tok" {
+		t.Fatalf("got %+v", es)
+	}
+}
+
+// TestStateChangedPauseResumeAbort: ticks carrying a state change and an
+// abort's session.ending are transitions; ticks without a change are not.
+func TestStateChangedPauseResumeAbort(t *testing.T) {
+	var b rb
+	rs := []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionStarted, nil),
+		b.next(contract.EventSupervisorTick, map[string]any{"state": "paused", "trigger": "state_change"}),
+		b.next(contract.EventSupervisorTick, map[string]any{"state": "paused", "trigger": "interval"}),
+		b.next(contract.EventSupervisorTick, map[string]any{"state": "running", "trigger": "state_change"}),
+		b.next(contract.EventSessionEnding, map[string]any{"reason": "abort", "signal": "TERM"}),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "stopped", "outcome": "cancelled", "reason": "abort"}),
+	}
+	es := project(NewProjector(sid), rs)
+	checkEnvelopes(t, es)
+	var got []string
+	for _, e := range es {
+		if e.Payload.EventType == StateChanged {
+			got = append(got, e.Payload.Data["from_state"].(string)+">"+e.Payload.Data["to_state"].(string)+":"+e.Payload.Data["reason"].(string))
+		}
+	}
+	want := []string{"PENDING>RUNNING:started", "RUNNING>PAUSED:state_change", "PAUSED>RUNNING:state_change", "RUNNING>ABORTING:abort", "ABORTING>ABORTED:abort"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("transitions %v, want %v", got, want)
+	}
+}
+
+// TestProgressFrames: each frame receipt is one progress event.
+func TestProgressFrames(t *testing.T) {
+	var b rb
+	p := NewProjector(sid)
+	project(p, []contract.LifecycleReceipt{b.next(contract.EventSessionStarting, nil), b.next(contract.EventSessionStarted, nil)})
+	var es []Envelope
+	for _, ev := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded} {
+		es = append(es, p.Project(b.next(ev, map[string]any{"frame_id": "turn-1"}))...)
+	}
+	if len(es) != 4 {
+		t.Fatalf("%d events, want 4", len(es))
+	}
+	for i, stage := range []string{"frame.opening", "frame.opened", "frame.ending", "frame.ended"} {
+		d := es[i].Payload.Data
+		if es[i].Payload.EventType != Progress || d["stage"] != stage || d["frame_id"] != "turn-1" || d["message"] != "frame turn-1 "+strings.TrimPrefix(stage, "frame.") {
+			t.Errorf("event %d: %+v", i, es[i].Payload)
+		}
+		if es[i].Payload.Sequence != uint64(3+i) {
+			t.Errorf("event %d: sequence %d", i, es[i].Payload.Sequence)
+		}
+	}
+}
+
+// TestWarningAndError: degradations, gap receipts and receipt warnings
+// are warnings; failed receipts are errors, recoverable unless
+// do_not_retry.
+func TestWarningAndError(t *testing.T) {
+	var b rb
+	p := NewProjector(sid)
+	project(p, []contract.LifecycleReceipt{b.next(contract.EventSessionStarting, nil), b.next(contract.EventSessionStarted, nil)})
+	ev := "hook unreachable"
+	es := p.Project(b.next(contract.EventCapabilityDegraded, nil, func(r *contract.LifecycleReceipt) {
+		r.Status = contract.StatusDegraded
+		r.CapabilityDegradations = []contract.CapabilityDegradation{{Capability: "events.frame.opening", PreviousSupport: contract.SupportNative, CurrentSupport: contract.SupportUnavailable, Evidence: &ev}}
+	}))
+	if len(es) != 1 || es[0].Payload.EventType != Warning || es[0].Payload.Data["code"] != "capability_degraded" ||
+		es[0].Payload.Data["details"].(map[string]any)["evidence"] != ev {
+		t.Fatalf("degradation: %+v", es)
+	}
+	es = p.Project(b.next(contract.EventReceiptGapDetected, map[string]any{"expected": 4, "got": 6}))
+	if len(es) != 1 || es[0].Payload.EventType != Warning || es[0].Payload.Data["code"] != "receipt_gap_detected" {
+		t.Fatalf("gap: %+v", es)
+	}
+	es = p.Project(b.next(contract.EventSupervisorTick, map[string]any{"state": "running"}, func(r *contract.LifecycleReceipt) {
+		r.Warnings = []contract.Warning{{Code: "sink_dropped", Message: "dropped 3"}}
+	}))
+	if len(es) != 1 || es[0].Payload.Data["code"] != "sink_dropped" || es[0].Payload.Data["message"] != "dropped 3" {
+		t.Fatalf("receipt warning: %+v", es)
+	}
+	es = p.Project(b.next(contract.EventFrameOpening, map[string]any{"frame_id": "t"}, failedWith(contract.FailureTransportError, contract.RetrySafe)))
+	if len(es) != 1 || es[0].Payload.EventType != Error || es[0].Payload.Data["code"] != "transport_error" || es[0].Payload.Data["recoverable"] != true {
+		t.Fatalf("recoverable error: %+v", es)
+	}
+	es = p.Project(b.next(contract.EventFrameOpening, map[string]any{"frame_id": "u"}, failedWith(contract.FailurePayloadRejected, contract.RetryDoNot)))
+	if len(es) != 1 || es[0].Payload.Data["recoverable"] != false {
+		t.Fatalf("unrecoverable error: %+v", es)
+	}
+	if p.Sequence() != 7 {
+		t.Fatalf("sequence %d, want 7", p.Sequence())
+	}
+}
+
+// TestLaunchFailed: a failed launch is an error, then FAILED and closed.
+func TestLaunchFailed(t *testing.T) {
+	var b rb
+	es := project(NewProjector(sid), []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil, failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "failed", "outcome": "failure", "reason": "adapter_unavailable"}, failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)),
+	})
+	checkEnvelopes(t, es)
+	if got, want := types(es), []string{SessionCreated, Error, Error, StateChanged, SessionClosed}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if es[3].Payload.Data["from_state"] != StatePending || es[4].Payload.Data["final_state"] != StateFailed {
+		t.Fatalf("%+v %+v", es[3].Payload, es[4].Payload)
+	}
+}
+
+// renewalLedger is a session with one renewal carrying one payload.
+func renewalLedger(recovered bool) []contract.LifecycleReceipt {
+	var b rb
+	step := func(s string) map[string]any {
+		m := map[string]any{"reason": "renewal", "renewal_attempt": 1, "renewal_step": s, "resume": true}
+		if recovered {
+			m["renewal_recovered"] = true
+		}
+		return m
+	}
+	ended := step("ended")
+	ended["phase"], ended["outcome"] = "stopped", "cancelled"
+	return []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionStarted, nil),
+		b.next(contract.EventFrameOpened, map[string]any{"frame_id": "turn-1"}),
+		b.next(contract.EventSessionEnding, step("ending")),
+		b.next(contract.EventSessionEnded, ended),
+		b.next(contract.EventSessionStarting, step("starting")),
+		b.next(contract.EventSessionStarted, step("started"), func(r *contract.LifecycleReceipt) {
+			r.PayloadReceipts = []contract.PayloadReceipt{{PayloadID: "pay_1", PayloadKind: "continuation", Placement: contract.PlacementPrePromptFrame, Status: contract.PlacementOutcomeDelivered, ByteSize: 10}}
+		}),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0"}),
+	}
+}
+
+// TestCheckpointCreatedOnRenewal: a renewal pauses the session, its
+// continuation payloads are checkpoints, and the relaunch resumes it.
+func TestCheckpointCreatedOnRenewal(t *testing.T) {
+	es := project(NewProjector(sid), renewalLedger(false))
+	checkEnvelopes(t, es)
+	want := []string{SessionCreated, StateChanged, Progress, StateChanged, CheckpointCreated, StateChanged, StateChanged, SessionClosed}
+	if got := types(es); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if d := es[3].Payload.Data; d["to_state"] != StatePaused || d["reason"] != "renewal" {
+		t.Errorf("pause %v", d)
+	}
+	if d := es[4].Payload.Data; d["checkpoint_id"] != "pay_1" || d["resumable"] != true || d["created_at"] == nil {
+		t.Errorf("checkpoint %v", d)
+	}
+	if d := es[5].Payload.Data; d["from_state"] != StatePaused || d["to_state"] != StateRunning || d["reason"] != "renewed" {
+		t.Errorf("resume %v", d)
+	}
+	es = project(NewProjector(sid), renewalLedger(true))
+	if d := es[5].Payload.Data; d["reason"] != "recovered_from_checkpoint" {
+		t.Errorf("recovered resume %v", d)
+	}
+}
+
+// TestDeterministicReplayAndResume: a replay yields identical envelopes,
+// a receipt given twice yields nothing the second time, and a projector
+// fed the first receipts then the rest matches one fed all at once.
+func TestDeterministicReplayAndResume(t *testing.T) {
+	rs := renewalLedger(false)
+	a, _ := json.Marshal(project(NewProjector(sid), rs))
+	b, _ := json.Marshal(project(NewProjector(sid), rs))
+	if string(a) != string(b) {
+		t.Fatal("two projections of one ledger differ")
+	}
+	p := NewProjector(sid)
+	first := project(p, rs[:4])
+	if again := project(p, rs[:4]); len(again) != 0 {
+		t.Fatalf("repeated receipts yielded %d events", len(again))
+	}
+	c, _ := json.Marshal(append(first, project(p, rs[4:])...))
+	if string(a) != string(c) {
+		t.Fatalf("resumed projection differs:\n%s\n%s", a, c)
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	good := `{"hcp_version":"1.0","message_id":"m","timestamp":"t","session_id":"s","type":"event","payload":{"event_type":"progress","sequence":1,"data":{}}}`
+	if _, err := Decode([]byte(good)); err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{
+		`not json`,
+		strings.Replace(good, `"1.0"`, `"2.0"`, 1),
+		strings.Replace(good, `"event"`, `"task_submit"`, 1),
+		strings.Replace(good, `"session_id":"s"`, `"session_id":""`, 1),
+		strings.Replace(good, `"sequence":1`, `"sequence":0`, 1),
+		strings.Replace(good, `"progress"`, `"made_up"`, 1),
+		strings.Replace(good, `"message_id":"m"`, `"message_id":""`, 1),
+	} {
+		if _, err := Decode([]byte(bad)); err == nil {
+			t.Errorf("Decode(%s) accepted", bad)
+		}
+	}
+}
+
+// TestRejectedByNegotiation: a refused capability negotiation records
+// only a failed session.starting; the session is rejected and closed.
+func TestRejectedByNegotiation(t *testing.T) {
+	var b rb
+	es := NewProjector(sid).Project(b.next(contract.EventSessionStarting, nil, failedWith(contract.FailureCapabilityUnsupported, contract.RetryDoNot), func(r *contract.LifecycleReceipt) {
+		r.Warnings = []contract.Warning{{Code: "capability_unsupported", Message: "lifecycle_events.context.compacted: unavailable"}}
+	}))
+	checkEnvelopes(t, es)
+	if got, want := types(es), []string{SessionCreated, Error, Warning, StateChanged, SessionClosed}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if d := es[3].Payload.Data; d["from_state"] != StatePending || d["to_state"] != StateRejected || d["reason"] != "capability_unsupported" {
+		t.Errorf("state_changed %v", d)
+	}
+	if d := es[4].Payload.Data; d["final_state"] != StateRejected {
+		t.Errorf("session_closed %v", d)
+	}
+}
