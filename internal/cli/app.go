@@ -163,6 +163,7 @@ func newApp(e *env) *ucli.App {
 			renewCommand(e),
 			renewalCommand(e),
 			continuationCommand(e),
+			topCommand(e),
 		},
 	}
 	for _, c := range app.Commands {
