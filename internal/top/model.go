@@ -263,7 +263,8 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "end", "G":
 		m.move(len(m.rows))
 	case "/":
-		m.mode = modeFilter
+		m.mode, m.filter = modeFilter, "" // a new filter
+		m.applyFilter()
 	case "esc":
 		m.filter, m.message = "", ""
 		m.applyFilter()
