@@ -166,7 +166,10 @@ func joinKey(path, key string) string {
 	return path + "." + key
 }
 
-var textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+var (
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	schemaVersionType   = reflect.TypeFor[SchemaVersion]()
+)
 
 // fieldSpec is one wire key of a struct.
 type fieldSpec struct {
@@ -224,6 +227,14 @@ func mismatch(path, want string, raw any) error {
 // assign stores raw into v. keepEmpty is false for optional keys, whose
 // empty arrays and objects decode to nil so that they re-encode as absent.
 func assign(path string, raw any, v reflect.Value, keepEmpty bool) error {
+	if v.Type() == schemaVersionType {
+		sv, err := schemaVersionFrom(raw)
+		if err != nil {
+			return &ValidationError{Field: path, Msg: err.Error()}
+		}
+		v.SetString(string(sv))
+		return nil
+	}
 	if v.Kind() != reflect.Pointer && reflect.PointerTo(v.Type()).Implements(textUnmarshalerType) {
 		s, ok := raw.(string)
 		if !ok {

@@ -50,7 +50,7 @@ func keysOf(t *testing.T, b []byte) []string {
 
 func TestReceiptEncodesRequiredNullableKeys(t *testing.T) {
 	r := LifecycleReceipt{
-		SchemaVersion: 1, ReceiptID: "lfr_1", ClientID: "c", AdapterID: "a", InvocationID: "inv_1",
+		SchemaVersion: Version, ReceiptID: "lfr_1", ClientID: "c", AdapterID: "a", InvocationID: "inv_1",
 		Event: EventSessionStarted, EventID: "evt_1", IntegrationMode: ModeLauncherWrapper,
 		Status: StatusObserved, AtEpochS: 1,
 	}

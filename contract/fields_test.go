@@ -13,7 +13,7 @@ func TestWireFieldNames(t *testing.T) {
 	s := Ptr("x")
 	body := Ptr("b")
 	payload := PayloadEnvelope{
-		SchemaVersion: 1, PayloadID: "p", ClientID: "c", PayloadKind: "k", Format: "f", ContentEncoding: EncodingUTF8,
+		SchemaVersion: Version, PayloadID: "p", ClientID: "c", PayloadKind: "k", Format: "f", ContentEncoding: EncodingUTF8,
 		Body: body, BodyRef: s, ByteSize: 1, ContentDigest: s,
 		AcceptablePlacements: []AcceptablePlacement{{Placement: PlacementReceiptOnly, Requirement: RequirementOptional}},
 		IdempotencyKey:       s, ExpiresAtEpochS: Ptr(int64(1)), Redaction: s, Metadata: map[string]any{"a": 1},
@@ -40,7 +40,7 @@ func TestWireFieldNames(t *testing.T) {
 			"client_payloads failure_class metadata receipt_refs retry_class schema_version status warnings"},
 		{"dispatch envelope", DispatchEnvelope{SchemaVersion: Version, Request: request, Payloads: []PayloadEnvelope{payload}}, "payloads request schema_version"},
 		{"lifecycle receipt", LifecycleReceipt{
-			SchemaVersion: 1, ReceiptID: "r", IdempotencyKey: s, ClientID: "c", AdapterID: "a", InvocationID: "i", Event: EventFrameOpening,
+			SchemaVersion: Version, ReceiptID: "r", IdempotencyKey: s, ClientID: "c", AdapterID: "a", InvocationID: "i", Event: EventFrameOpening,
 			EventID: "e", Sequence: Ptr(uint64(1)), ParentReceiptID: s, IntegrationMode: ModeNativeHook, Status: StatusFailed, AtEpochS: 1,
 			HarnessSessionID: s, HarnessRunID: s, HarnessTaskID: s, PayloadReceipts: []PayloadReceipt{{}}, TelemetrySummary: map[string]any{"a": 1},
 			CapabilityDegradations: []CapabilityDegradation{{}}, FailureClass: Ptr(FailureTimeout), RetryClass: Ptr(RetrySafe), Warnings: []Warning{{}},

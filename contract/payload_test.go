@@ -14,7 +14,7 @@ var update = flag.Bool("update", false, "rewrite golden files")
 
 func textPayload(body string, placements ...AcceptablePlacement) PayloadEnvelope {
 	return PayloadEnvelope{
-		SchemaVersion: 1, PayloadID: "pay_1", ClientID: "c", PayloadKind: "k", Format: "text/plain",
+		SchemaVersion: Version, PayloadID: "pay_1", ClientID: "c", PayloadKind: "k", Format: "text/plain",
 		ContentEncoding: EncodingUTF8, Body: Ptr(body), ByteSize: uint64(len(body)),
 		ContentDigest: Ptr(Digest([]byte(body))), AcceptablePlacements: placements,
 	}
@@ -79,7 +79,7 @@ func TestPayloadCheck(t *testing.T) {
 		{"neither body nor ref", func() PayloadEnvelope { p := textPayload("x", ok...); p.Body = nil; return p }, "exactly one of body or body_ref"},
 		{"no placements", func() PayloadEnvelope { return textPayload("x") }, "acceptable_placements: must list at least one"},
 		{"empty idempotency key", func() PayloadEnvelope { p := textPayload("x", ok...); p.IdempotencyKey = Ptr(""); return p }, "idempotency_key: must not be an empty string"},
-		{"schema version", func() PayloadEnvelope { p := textPayload("x", ok...); p.SchemaVersion = 2; return p }, "schema_version: must be 1, got 2"},
+		{"schema version", func() PayloadEnvelope { p := textPayload("x", ok...); p.SchemaVersion = "lifeloop.v0.1"; return p }, `schema_version: must be "lifeloop.v0.2" (or the integer 1), got "lifeloop.v0.1"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

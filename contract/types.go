@@ -48,12 +48,12 @@ type PayloadRef struct {
 // digest, encoding, expiry and placement, and never parses its body.
 // Exactly one of Body and BodyRef is set.
 type PayloadEnvelope struct {
-	SchemaVersion   int    `json:"schema_version"`
-	PayloadID       string `json:"payload_id"`
-	ClientID        string `json:"client_id"`
-	PayloadKind     string `json:"payload_kind"`
-	Format          string `json:"format"`
-	ContentEncoding string `json:"content_encoding"`
+	SchemaVersion   SchemaVersion `json:"schema_version"`
+	PayloadID       string        `json:"payload_id"`
+	ClientID        string        `json:"client_id"`
+	PayloadKind     string        `json:"payload_kind"`
+	Format          string        `json:"format"`
+	ContentEncoding string        `json:"content_encoding"`
 	// Body is the payload text as transported: the raw text for utf8, the
 	// base64 text for base64.
 	Body *string `json:"body,omitempty"`
@@ -107,11 +107,11 @@ type Warning struct {
 // are required-nullable: always encoded, null when nil, and a decode that
 // lacks any of those keys fails.
 type LifecycleReceipt struct {
-	SchemaVersion  int     `json:"schema_version"`
-	ReceiptID      string  `json:"receipt_id"`
-	IdempotencyKey *string `json:"idempotency_key"`
-	ClientID       string  `json:"client_id"`
-	AdapterID      string  `json:"adapter_id"`
+	SchemaVersion  SchemaVersion `json:"schema_version"`
+	ReceiptID      string        `json:"receipt_id"`
+	IdempotencyKey *string       `json:"idempotency_key"`
+	ClientID       string        `json:"client_id"`
+	AdapterID      string        `json:"adapter_id"`
 	// InvocationID is shared by every receipt of one transport invocation.
 	InvocationID string `json:"invocation_id"`
 	Event        Event  `json:"event"`

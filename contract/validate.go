@@ -134,8 +134,8 @@ func (r PayloadRef) Validate() error {
 // a well-formed digest, a non-negative expiry and at least one acceptable
 // placement. Content checks that need the body or the clock are in Check.
 func (p PayloadEnvelope) Validate() error {
-	if p.SchemaVersion != PayloadSchemaVersion {
-		return invalid("schema_version", "must be %d, got %d", PayloadSchemaVersion, p.SchemaVersion)
+	if err := p.SchemaVersion.check("schema_version"); err != nil {
+		return err
 	}
 	if err := firstErr(
 		nonEmpty("payload_id", p.PayloadID),
@@ -246,8 +246,8 @@ func failureRules(status ReceiptStatus, fc *FailureClass, rc *RetryClass) error 
 // failed if and only if failure_class, and failed receipts carry a
 // retry_class.
 func (r LifecycleReceipt) Validate() error {
-	if r.SchemaVersion != ReceiptSchemaVersion {
-		return invalid("schema_version", "must be %d, got %d", ReceiptSchemaVersion, r.SchemaVersion)
+	if err := r.SchemaVersion.check("schema_version"); err != nil {
+		return err
 	}
 	if err := firstErr(
 		nonEmpty("receipt_id", r.ReceiptID),

@@ -26,7 +26,7 @@ func placedText(t *testing.T, marker string) string {
 	t.Helper()
 	body := "continue from step 3 \"quoted\" back\\slash\nline two\ttab é " + marker
 	p := contract.PayloadEnvelope{
-		SchemaVersion: 1, PayloadID: "pay_launch", ClientID: "e2e", PayloadKind: "continuation",
+		SchemaVersion: contract.PayloadSchemaVersion, PayloadID: "pay_launch", ClientID: "e2e", PayloadKind: "continuation",
 		Format: "text/plain", ContentEncoding: contract.EncodingUTF8, Body: &body, ByteSize: uint64(len(body)),
 		AcceptablePlacements: []contract.AcceptablePlacement{{Placement: contract.PlacementDeveloperEquivalentFrame, Requirement: contract.RequirementRequired}},
 	}
@@ -343,7 +343,7 @@ func waitOutputAfter(t *testing.T, term *testharness.Terminal, n int, s string, 
 func writePayloadFile(t *testing.T, id, body string, placement contract.PlacementClass) string {
 	t.Helper()
 	p := contract.PayloadEnvelope{
-		SchemaVersion: 1, PayloadID: id, ClientID: "e2e", PayloadKind: "continuation", Format: "text/plain",
+		SchemaVersion: contract.PayloadSchemaVersion, PayloadID: id, ClientID: "e2e", PayloadKind: "continuation", Format: "text/plain",
 		ContentEncoding: contract.EncodingUTF8, Body: &body, ByteSize: uint64(len(body)),
 		ContentDigest:        contract.Ptr(contract.Digest([]byte(body))),
 		AcceptablePlacements: []contract.AcceptablePlacement{{Placement: placement, Requirement: contract.RequirementRequired}},

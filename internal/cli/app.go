@@ -32,6 +32,10 @@ type Streams struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
+	// OutTerminal is true when Out is a terminal: the reading commands
+	// then print for a person (tables, coloured unless NO_COLOR) instead
+	// of JSON.
+	OutTerminal bool
 	// Environ is the environment as os.Environ returns it; the harness and
 	// client commands inherit it.
 	Environ []string
@@ -49,7 +53,7 @@ type Streams struct {
 func OSStreams() Streams {
 	dir, _ := os.Getwd()
 	return Streams{
-		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
+		In: os.Stdin, Out: os.Stdout, Err: os.Stderr, OutTerminal: stdoutIsTerminal(),
 		Environ: os.Environ(), Getenv: os.Getenv, Dir: dir, Now: time.Now,
 	}
 }
@@ -115,7 +119,7 @@ func Main(args []string, s Streams) int {
 	}
 	e := &env{Streams: s, ctx: context.Background()}
 	app := newApp(e)
-	err := app.RunContext(e.ctx, args)
+	err := app.RunContext(e.ctx, hoistFlags(app, args))
 	code, msg := codeOf(err)
 	if msg != "" {
 		fmt.Fprintf(s.Err, "lifeloop: %s\n", strings.TrimSpace(msg))

@@ -30,7 +30,7 @@ func continuationCommand(e *env) *ucli.Command {
 			Name: name, ArgsUsage: args, Usage: usage, Flags: flags, OnUsageError: commandUsageError,
 			Action: func(c *ucli.Context) error {
 				if c.NArg() != nargs {
-					return usageErrorf("continuation %s takes %s (flags first), got %d arguments", name, args, c.NArg())
+					return usageErrorf("continuation %s takes %s, got %d arguments", name, args, c.NArg())
 				}
 				store, err := continuationStore(e, o, c.Args().First())
 				if err != nil {

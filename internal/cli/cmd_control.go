@@ -10,6 +10,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/sessionview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -64,7 +65,11 @@ func statusCommand(e *env) *ucli.Command {
 		Name:      "status",
 		Usage:     "show a session's state (live numbers when its wrapper runs)",
 		ArgsUsage: "SESSION|--latest",
-		Flags:     controlFlags(&o, true),
+		Description: "On a terminal: a short block for a person (state, harness, pid, uptime, idle or\n" +
+			"active, last frame, context pressure, pending renewal, last event), colour unless\n" +
+			"NO_COLOR is set. Otherwise the plain key/value lines; --json prints the session\n" +
+			"record and, while its wrapper runs, its live numbers.",
+		Flags: controlFlags(&o, true),
 		Action: func(c *ucli.Context) error {
 			o.Session = c.Args().First()
 			return statusRun(c.Context, e, o)
@@ -106,6 +111,16 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.Out, string(b))
 		return nil
+	}
+	if e.human() {
+		sum, err := sessionview.Load(root, rec)
+		if err != nil {
+			fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", err)
+		}
+		if live {
+			sum.SetLive(st)
+		}
+		return writeStatusHuman(e.Out, sum, e.Now(), e.Getenv("HOME"), e.painter())
 	}
 	s := st.Session
 	fmt.Fprintf(e.Out, "session   %s\nstate     %s\nadapter   %s\npid       %d\ncommand   %v\ncwd       %s\n", s.ID, s.State, s.AdapterID, s.Pid, s.Argv, s.Cwd)

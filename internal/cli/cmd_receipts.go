@@ -24,6 +24,8 @@ type receiptsOptions struct {
 	Follow   bool
 	Since    uint64
 	Format   string
+	// JSON keeps the NDJSON output on a terminal.
+	JSON bool
 	// Source is the OrgLoop source id of --format orgloop events.
 	Source string
 	// Webhook, when set, delivers the session's OrgLoop webhook posts
@@ -41,7 +43,7 @@ func receiptsCommand(e *env) *ucli.Command {
 	var o receiptsOptions
 	return &ucli.Command{
 		Name:      "receipts",
-		Usage:     "print a session's receipts from its ledger as NDJSON",
+		Usage:     "print a session's receipts from its ledger (NDJSON; one line each for a person on a terminal)",
 		ArgsUsage: "SESSION|--latest",
 		Description: "Prints the receipts recorded in a session's ledger (receipts.jsonl), one JSON\n" +
 			"object per line, in sequence order.\n\n" +
@@ -49,6 +51,10 @@ func receiptsCommand(e *env) *ucli.Command {
 			"processed up to N resumes there). --follow keeps printing new receipts as they are\n" +
 			"appended until interrupted (Ctrl-C or SIGTERM); it waits on file-change\n" +
 			"notifications, not a busy loop.\n\n" +
+			"On a terminal each receipt is one aligned line for a person: time, sequence, event,\n" +
+			"status, source (process, hook, transcript, inferred, operator) and what matters for\n" +
+			"the event (exit, pressure, frame, payload placement); colour unless NO_COLOR is set.\n" +
+			"--json, or any output that is not a terminal, prints the NDJSON below.\n\n" +
 			"--format lifeloop (default) prints each receipt exactly as stored; --format orgloop\n" +
 			"prints the OrgLoop lifecycle event of each receipt that has one (others are left out),\n" +
 			"with source --orgloop-source (default: the harness's name in OrgLoop's vocabulary); see docs/orgloop.md.\n\n" +
@@ -62,6 +68,7 @@ func receiptsCommand(e *env) *ucli.Command {
 			&ucli.BoolFlag{Name: "latest", Usage: "use the most recent session", Destination: &o.Latest},
 			&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep printing receipts as they are appended", Destination: &o.Follow},
 			&ucli.Uint64Flag{Name: "since", Usage: "print only receipts with a sequence above `N`", Destination: &o.Since},
+			&ucli.BoolFlag{Name: "json", Usage: "print NDJSON on a terminal too", Destination: &o.JSON},
 			&ucli.StringFlag{Name: "format", Value: formatLifeloop, Usage: "output `FORMAT`: lifeloop or orgloop", Destination: &o.Format},
 			&ucli.StringFlag{Name: "orgloop-source", Usage: "OrgLoop source `ID` of --format orgloop events (default: the harness)", Destination: &o.Source},
 			orgLoopWebhookFlag(&o.Webhook),
@@ -98,6 +105,13 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 	}
 	path := statedir.ReceiptsPath(root, rec.ID)
 	write := receiptWriter(e.Out, o.Format, contract.OrgLoopOptions{SessionID: rec.ID, Source: o.Source, Cwd: rec.Cwd}, e.Registry())
+	if e.human() && !o.JSON && o.Format == formatLifeloop {
+		paint := e.painter()
+		write = func(en ledger.Entry) error {
+			_, err := fmt.Fprintln(e.Out, receiptLine(en.Receipt, paint))
+			return err
+		}
+	}
 	if o.Follow {
 		err := ledger.Follow(ctx, path, o.Since, write)
 		return quietOnClosedOutput(err)

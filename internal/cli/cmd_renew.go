@@ -59,7 +59,7 @@ func renewCommand(e *env) *ucli.Command {
 		),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 1 {
-				return usageErrorf("renew takes one SESSION; put flags before it (got %q)", c.Args().Slice())
+				return usageErrorf("renew takes one SESSION (got %q)", c.Args().Slice())
 			}
 			if o.Fresh && o.Resume {
 				return usageErrorf("give --fresh or --resume, not both")
@@ -181,7 +181,7 @@ func renewalCommand(e *env) *ucli.Command {
 			Flags:        controlFlags(&o, true),
 			Action: func(c *ucli.Context) error {
 				if c.NArg() > 1 {
-					return usageErrorf("renewal status takes one SESSION; put flags before it")
+					return usageErrorf("renewal status takes one SESSION (got %q)", c.Args().Slice())
 				}
 				o.Session = c.Args().First()
 				return renewalStatusRun(e, o)

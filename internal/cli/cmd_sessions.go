@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/sessionview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -19,20 +20,31 @@ import (
 type sessionsOptions struct {
 	StateDir string
 	JSON     bool
+	All      bool
 }
+
+// sessionsShown is how many sessions the terminal table shows without
+// --all.
+const sessionsShown = 20
 
 func sessionsCommand(e *env) *ucli.Command {
 	var o sessionsOptions
 	return &ucli.Command{
 		Name:  "sessions",
 		Usage: "list lifeloop sessions, newest first",
-		Description: "Lists the sessions recorded in the state directory, newest first: id, state, adapter,\n" +
-			"start time (UTC), wrapper pid and the wrapped command. --json prints the session\n" +
-			"records (session.json) as one JSON array. Sessions whose session.json cannot be\n" +
-			"read are reported on stderr and left out.",
+		Description: "Lists the sessions recorded in the state directory, newest first.\n\n" +
+			"On a terminal: a table of the sessions that have not ended (the newest 20; --all\n" +
+			"lists every session, ended ones included): short id, harness, state, start (local\n" +
+			"time), duration, frames, last context pressure and working folder. Colour unless\n" +
+			"NO_COLOR is set.\n\n" +
+			"Otherwise (a pipe, a file): every session as id, state, adapter, start time (UTC),\n" +
+			"wrapper pid and the wrapped command. --json prints the session records\n" +
+			"(session.json) as one JSON array. Sessions whose session.json cannot be read are\n" +
+			"reported on stderr and left out.",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "json", Usage: "print a JSON array of session records", Destination: &o.JSON},
+			&ucli.BoolFlag{Name: "all", Usage: "on a terminal, list every session (ended ones too), not the newest 20 still running", Destination: &o.All},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *ucli.Context) error {
@@ -64,6 +76,9 @@ func sessionsRun(_ context.Context, e *env, o sessionsOptions) error {
 	if len(recs) == 0 {
 		_, err := fmt.Fprintf(e.Out, "no sessions in %s\n", root)
 		return err
+	}
+	if e.human() {
+		return sessionsHuman(e, root, recs, o.All)
 	}
 	return writeSessionTable(e.Out, recs)
 }
@@ -111,4 +126,21 @@ func commandLine(argv []string, max int) string {
 		s = string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// sessionsHuman prints the terminal table: without all, the newest
+// sessionsShown sessions that have not ended.
+func sessionsHuman(e *env, root string, recs []statedir.SessionRecord, all bool) error {
+	var sums []sessionview.Summary
+	for _, rec := range recs {
+		if !all && (rec.State.IsTerminal() || len(sums) == sessionsShown) {
+			continue
+		}
+		s, err := sessionview.Load(root, rec)
+		if err != nil {
+			fmt.Fprintf(e.Err, "lifeloop: warning: session %s: %v\n", rec.ID, err)
+		}
+		sums = append(sums, s)
+	}
+	return writeSessionsHuman(e.Out, sums, len(recs)-len(sums), e.Now(), e.Getenv("HOME"), e.painter())
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	ucli "github.com/urfave/cli/v2"
@@ -20,9 +21,27 @@ import (
 
 // TestMain lets the test binary double as the lifeloop command: scripts
 // run `lifeloop ...` in-process through Main, with real exit codes.
+//
+// Two variables, read only here, let a script pin what a real terminal
+// session would vary: LIFELOOP_TEST_TERMINAL=1 makes standard output
+// count as a terminal (the human views), LIFELOOP_TEST_NOW=RFC3339 fixes
+// the clock (durations and "ago" in those views).
 func TestMain(m *testing.M) {
 	testscript.Main(m, map[string]func(){
-		"lifeloop":         func() { os.Exit(Main(os.Args, OSStreams())) },
+		"lifeloop": func() {
+			s := OSStreams()
+			if os.Getenv("LIFELOOP_TEST_TERMINAL") == "1" {
+				s.OutTerminal = true
+			}
+			if v := os.Getenv("LIFELOOP_TEST_NOW"); v != "" {
+				now, err := time.Parse(time.RFC3339, v)
+				if err != nil {
+					panic(err)
+				}
+				s.Now = func() time.Time { return now }
+			}
+			os.Exit(Main(os.Args, s))
+		},
 		"orgloop-receiver": orgLoopReceiverMain,
 	})
 }
@@ -36,6 +55,9 @@ func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                filepath.Join("testdata", "script"),
 		RequireUniqueNames: true,
+		// LIFELOOP_UPDATE_SCRIPTS=1 rewrites the golden files a script
+		// compares stdout with (cmp stdout FILE) from what it printed.
+		UpdateScripts: os.Getenv("LIFELOOP_UPDATE_SCRIPTS") == "1",
 		Setup: func(e *testscript.Env) error {
 			home := filepath.Join(e.WorkDir, "home")
 			if err := os.MkdirAll(home, 0o700); err != nil {
@@ -139,5 +161,47 @@ func TestEveryCommandHasHelp(t *testing.T) {
 	walk(nil, newApp(&env{}).Commands)
 	if n < 6 {
 		t.Errorf("walked only %d commands", n)
+	}
+}
+
+// TestReadmeCommandTableIsScripted keeps the README's command table and
+// testdata/script/readme.txtar together: every row of the table (the text
+// of its first cell between the outer backticks) has a "# README: ROW"
+// block in the script, which runs the row as written, and the script has
+// no block for a row that is gone.
+func TestReadmeCommandTableIsScripted(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join("testdata", "script", "readme.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(readme), "\n") {
+		if !strings.HasPrefix(line, "| `lifeloop ") {
+			continue
+		}
+		cell, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "` | ")
+		rows = append(rows, cell)
+	}
+	if len(rows) < 15 {
+		t.Fatalf("found %d command rows in README.md", len(rows))
+	}
+	scripted := map[string]bool{}
+	for _, line := range strings.Split(string(script), "\n") {
+		if row, ok := strings.CutPrefix(line, "# README: "); ok {
+			scripted[row] = true
+		}
+	}
+	for _, row := range rows {
+		if !scripted[row] {
+			t.Errorf("README row `%s` has no block in testdata/script/readme.txtar; add one starting with the line\n# README: %s", row, row)
+		}
+		delete(scripted, row)
+	}
+	for row := range scripted {
+		t.Errorf("testdata/script/readme.txtar has a block for `%s`, which is no row of README.md's command table", row)
 	}
 }

@@ -444,7 +444,7 @@ func contentHash(r contract.LifecycleReceipt) [32]byte {
 			r = back
 		}
 	}
-	if r.SchemaVersion == 0 {
+	if r.SchemaVersion == "" {
 		r.SchemaVersion = contract.ReceiptSchemaVersion
 	}
 	r.ReceiptID, r.Sequence, r.AtEpochS, r.InvocationID = "", nil, 0, ""
@@ -546,7 +546,7 @@ func (l *Ledger) AppendWith(r contract.LifecycleReceipt, o AppendOptions) (contr
 	}
 	seq++
 	r.Sequence = &seq
-	if r.SchemaVersion == 0 {
+	if r.SchemaVersion == "" {
 		r.SchemaVersion = contract.ReceiptSchemaVersion
 	}
 	if r.ReceiptID == "" {

@@ -330,7 +330,7 @@ func TestTornTailRecovery(t *testing.T) {
 func TestVerifyFindsProblems(t *testing.T) {
 	line := func(seq uint64, id string) string {
 		r := testReceipt(contract.EventSupervisorTick)
-		r.SchemaVersion = 1
+		r.SchemaVersion = contract.ReceiptSchemaVersion
 		r.ReceiptID = id
 		r.Sequence = &seq
 		r.AtEpochS = 1
