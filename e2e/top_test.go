@@ -104,15 +104,17 @@ func TestTopDashboard(t *testing.T) {
 		return false
 	})
 
-	// Three wrapped shell sessions.
+	// Three wrapped shell sessions, one after the other so that fakes[i]
+	// is the session of shells[i].
 	shells := make([]*testharness.Terminal, 3)
+	fakes := make([]string, 3)
+	known := map[string]bool{claudeID: true}
 	for i := range shells {
 		shells[i] = testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", "sh", "-c", "echo shell up; exec sleep 300"), 80, 24)
-	}
-	var fakes []string
-	for _, id := range liveSessions(t, state, 4) {
-		if id != claudeID {
-			fakes = append(fakes, id)
+		for _, id := range liveSessions(t, state, i+2) {
+			if !known[id] {
+				fakes[i], known[id] = id, true
+			}
 		}
 	}
 

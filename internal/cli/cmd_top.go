@@ -12,6 +12,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/top"
@@ -79,7 +80,11 @@ func topRun(ctx context.Context, e *env, o topOptions) error {
 	for id, p := range src.Problems() {
 		fmt.Fprintf(e.Err, "lifeloop: warning: session %s: %s\n", id, p)
 	}
-	cfg := top.Config{Root: root, Now: e.Now, All: o.All, Clock: time.Second, Actions: topActions{e: e, root: root}}
+	paint := e.painter()
+	cfg := top.Config{
+		Root: root, Home: e.Getenv("HOME"), Now: e.Now, All: o.All, Clock: time.Second, Actions: topActions{e: e, root: root},
+		ReceiptLine: func(r contract.LifecycleReceipt) string { return receiptLine(r, paint) },
+	}
 	if o.JSON || o.Once {
 		rows := top.NewModel(cfg, src.Rows()).Rows()
 		if o.JSON {
@@ -89,7 +94,7 @@ func topRun(ctx context.Context, e *env, o topOptions) error {
 			return quietOnClosedOutput(writeIndentedJSON(e.Out, rows))
 		}
 		w := colorprofile.NewWriter(e.Out, e.Environ)
-		_, err := w.WriteString(top.Once(rows, e.Now(), onceWidth(e, o.Width), root))
+		_, err := w.WriteString(top.Once(rows, e.Now(), onceWidth(e, o.Width), root, cfg.Home))
 		return quietOnClosedOutput(err)
 	}
 	in, inOK := e.In.(*os.File)

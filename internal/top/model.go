@@ -8,6 +8,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
@@ -51,7 +52,9 @@ type (
 
 // Config is what a Model needs besides its rows.
 type Config struct {
-	Root    string
+	Root string
+	// Home is written ~ at the start of folders.
+	Home    string
 	Actions Actions
 	Now     func() time.Time
 	// All shows every ended session; otherwise ended sessions are shown
@@ -61,6 +64,10 @@ type Config struct {
 	// Clock is the refresh interval of relative times (0: none, for
 	// tests).
 	Clock time.Duration
+	// ReceiptLine prints one receipt in the receipts view (the CLI passes
+	// the line of `lifeloop receipts` on a terminal); default: time,
+	// sequence and event.
+	ReceiptLine func(contract.LifecycleReceipt) string
 }
 
 // Model is the interactive top.
@@ -93,6 +100,11 @@ func NewModel(cfg Config, rows []Row) *Model {
 	}
 	if cfg.Recent == 0 {
 		cfg.Recent = time.Hour
+	}
+	if cfg.ReceiptLine == nil {
+		cfg.ReceiptLine = func(r contract.LifecycleReceipt) string {
+			return fmt.Sprintf("%s %s", time.Unix(r.AtEpochS, 0).UTC().Format(time.TimeOnly), r.Event)
+		}
 	}
 	m := &Model{cfg: cfg, width: 80, height: 24, recTop: -1}
 	m.setRows(rows)
@@ -379,7 +391,7 @@ func (m *Model) readReceipts() {
 		if err != nil {
 			continue
 		}
-		m.recLines = append(m.recLines, ReceiptLine(e))
+		m.recLines = append(m.recLines, m.cfg.ReceiptLine(e.Receipt))
 		m.recSeq = e.Sequence
 	}
 	if over := len(m.recLines) - 2000; over > 0 {
@@ -424,7 +436,7 @@ func (m *Model) Render() string {
 			lines = append(lines, fit(l, w))
 		}
 	} else {
-		tbl := Table(m.rows, now, w, m.cursor)
+		tbl := Table(withHome(m.rows, m.cfg.Home), now, w, m.cursor)
 		lines = append(lines, tbl[0])
 		rows := tbl[1:]
 		visible := body - 1

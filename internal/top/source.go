@@ -33,7 +33,7 @@ type Source struct {
 }
 
 type tracked struct {
-	row     Row
+	s       session
 	known   bool // session.json has been read
 	watched bool
 }
@@ -71,7 +71,7 @@ func (s *Source) Rows() []Row {
 	rows := make([]Row, 0, len(s.sessions))
 	for _, t := range s.sessions {
 		if t.known {
-			rows = append(rows, t.row.clone())
+			rows = append(rows, t.s.row())
 		}
 	}
 	SortRows(rows)
@@ -112,15 +112,6 @@ func startOf(r Row) time.Time {
 	return time.Time{}
 }
 
-func (r Row) clone() Row {
-	c := r
-	if r.Pressure != nil {
-		p := *r.Pressure
-		c.Pressure = &p
-	}
-	return c
-}
-
 // refresh rereads what changed of session id: its record, its ledger
 // from where it was, its renewal status.
 func (s *Source) refresh(id string, record, receipts, renewalStatus bool) {
@@ -128,7 +119,7 @@ func (s *Source) refresh(id string, record, receipts, renewalStatus bool) {
 	defer s.mu.Unlock()
 	t := s.sessions[id]
 	if t == nil {
-		t = &tracked{row: Row{ID: id}}
+		t = &tracked{}
 		s.sessions[id] = t
 	}
 	if record {
@@ -140,21 +131,21 @@ func (s *Source) refresh(id string, record, receipts, renewalStatus bool) {
 			s.problems[id] = err.Error()
 		default:
 			delete(s.problems, id)
-			t.row.applyRecord(rec)
+			t.s.setRecord(rec)
 			t.known = true
 		}
 	}
 	if receipts {
-		for e, err := range ledger.ReadSince(statedir.ReceiptsPath(s.root, id), t.row.Sequence) {
+		for e, err := range ledger.ReadSince(statedir.ReceiptsPath(s.root, id), t.s.sum.LastSequence) {
 			if err != nil {
 				continue // a line that is not a receipt; `ledger verify` reports it
 			}
-			t.row.fold(e)
+			t.s.apply(e)
 		}
 	}
 	if renewalStatus {
 		if st, err := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(s.root, id))); err == nil {
-			t.row.applyRenewal(st)
+			t.s.sum.SetRenewal(st)
 		}
 	}
 }
@@ -240,7 +231,7 @@ func (s *Source) handle(w *fsnotify.Watcher, sessionsDir string, ev fsnotify.Eve
 			if t := s.sessions[base]; t != nil {
 				t.watched = true
 			} else {
-				s.sessions[base] = &tracked{row: Row{ID: base}, watched: true}
+				s.sessions[base] = &tracked{watched: true}
 			}
 			s.mu.Unlock()
 			s.refresh(base, true, true, true)
@@ -277,7 +268,7 @@ func (s *Source) watchLive(w *fsnotify.Watcher) {
 	defer s.mu.Unlock()
 	for id, t := range s.sessions {
 		dir := statedir.SessionDir(s.root, id)
-		live := !t.known || !t.row.Ended()
+		live := !t.known || !t.s.sum.Terminal
 		switch {
 		case live && !t.watched:
 			if w.Add(dir) == nil {
@@ -305,7 +296,7 @@ func (s *Source) rescan() {
 		seen[e.Name()] = true
 		s.mu.Lock()
 		t := s.sessions[e.Name()]
-		stale := t == nil || !t.known || !t.row.Ended()
+		stale := t == nil || !t.known || !t.s.sum.Terminal
 		s.mu.Unlock()
 		if stale {
 			s.refresh(e.Name(), true, true, true)

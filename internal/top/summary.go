@@ -4,7 +4,7 @@
 // renews, aborts, pauses and resumes the selected session through the
 // same control-socket operations as the CLI commands.
 //
-// The package has three parts: Row and its fold over receipts (this
+// The package has three parts: Row, built on sessionview.Summary (this
 // file), Source, which keeps one Row per session current from fsnotify
 // events on the state directory, and the view and the interactive model.
 package top
@@ -14,6 +14,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/sessionview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
 )
@@ -26,9 +27,12 @@ type Pressure struct {
 	Percent float64 `json:"percent"`
 }
 
-// Row is what top shows of one session. It is built from session.json,
-// the receipts of the session's ledger (folded in order) and its renewal
-// status; nothing in it asks the live wrapper.
+// Row is what top shows of one session (and prints with --json). It is
+// built from a sessionview.Summary (session.json, the receipts of the
+// session's ledger folded in order, its renewal status) and what top adds
+// to it from the same ledger: the activity the wrapper's supervisor.tick
+// receipts report, and the last event other than a tick. Nothing in it
+// asks the live wrapper.
 type Row struct {
 	ID        string     `json:"id"`
 	Harness   string     `json:"harness"`
@@ -37,7 +41,7 @@ type Row struct {
 	Pid       int        `json:"pid,omitempty"`
 	StartedAt *time.Time `json:"started_at,omitempty"`
 	EndedAt   *time.Time `json:"ended_at,omitempty"`
-	// Frames counts frame.opened receipts (turns the harness took).
+	// Frames counts the distinct frames (turns) of the ledger.
 	Frames int `json:"frames"`
 	// Pressure is the last context.pressure_observed; nil when none.
 	Pressure *Pressure `json:"pressure,omitempty"`
@@ -70,72 +74,64 @@ func (r Row) DisplayState() string {
 	return r.State
 }
 
-// applyRecord takes the fields session.json owns.
-func (r *Row) applyRecord(rec statedir.SessionRecord) {
-	r.ID, r.Harness, r.State, r.Cwd, r.Pid = rec.ID, rec.AdapterID, string(rec.State), rec.Cwd, rec.Pid
-	r.StartedAt, r.EndedAt = rec.StartedAt, rec.EndedAt
+// session is one session as Source keeps it: the shared summary and
+// what top adds.
+type session struct {
+	sum         sessionview.Summary
+	activity    string
+	outputAt    *time.Time
+	lastEvent   string
+	lastEventAt *time.Time
 }
 
-// applyRenewal takes the fields renewal.json owns.
-func (r *Row) applyRenewal(st renewal.Status) {
-	r.Renewal = string(st.State)
-	if st.State == renewal.StateNotAttempted {
-		r.Renewal = ""
+// setRecord takes a (re)read session.json, keeping what the receipts
+// and the renewal status said.
+func (s *session) setRecord(rec statedir.SessionRecord) {
+	fresh := sessionview.FromRecord(rec)
+	sum := s.sum
+	sum.ID, sum.Harness, sum.State, sum.Terminal = fresh.ID, fresh.Harness, fresh.State, fresh.Terminal
+	sum.Cwd, sum.Pid, sum.Argv, sum.Started, sum.Ended, sum.Exit = fresh.Cwd, fresh.Pid, fresh.Argv, fresh.Started, fresh.Ended, fresh.Exit
+	if sum.Harness == "" {
+		sum.Harness = s.sum.Harness
 	}
-	r.RenewalPending = st.State.InProgress() || st.PayloadPending
+	s.sum = sum
 }
 
-// fold updates r with one receipt of its ledger.
-func (r *Row) fold(e ledger.Entry) {
+// apply folds one receipt of the ledger.
+func (s *session) apply(e ledger.Entry) {
+	if s.sum.Receipts > 0 && e.Sequence <= s.sum.LastSequence {
+		return
+	}
+	s.sum.Apply(e.Receipt)
 	rc := e.Receipt
-	r.Sequence = e.Sequence
 	at := time.Unix(rc.AtEpochS, 0).UTC()
-	s := rc.TelemetrySummary
-	switch rc.Event {
-	case contract.EventSupervisorTick:
-		if a, ok := s["activity"].(string); ok {
-			r.Activity = a
+	if rc.Event == contract.EventSupervisorTick {
+		if a, ok := rc.TelemetrySummary["activity"].(string); ok {
+			s.activity = a
 		}
-		if idle, ok := s["idle_seconds"].(float64); ok {
+		if idle, ok := sessionview.Number(rc.TelemetrySummary["idle_seconds"]); ok {
 			t := at.Add(-time.Duration(idle * float64(time.Second)))
-			r.OutputAt = &t
+			s.outputAt = &t
 		}
 		return // ticks are heartbeats, not the last event
-	case contract.EventFrameOpened:
-		r.Frames++
-	case contract.EventContextPressureObserved:
-		p := &Pressure{Level: str(s["level"]), Tokens: num(s["tokens"]), Window: num(s["window"])}
-		if v, ok := s["percent"].(float64); ok {
-			p.Percent = v
-		} else if p.Window > 0 {
-			p.Percent = 100 * float64(p.Tokens) / float64(p.Window)
-		}
-		r.Pressure = p
-	case contract.EventContextCompacted:
-		if r.Pressure != nil {
-			if post := num(s["post_tokens"]); post > 0 && r.Pressure.Window > 0 {
-				r.Pressure.Tokens = post
-				r.Pressure.Percent = 100 * float64(post) / float64(r.Pressure.Window)
-			}
-		}
 	}
-	r.LastEvent = string(rc.Event)
-	r.LastEventAt = &at
+	s.lastEvent, s.lastEventAt = string(rc.Event), &at
 }
 
-func str(v any) string {
-	s, _ := v.(string)
-	return s
-}
-
-func num(v any) int64 {
-	switch n := v.(type) {
-	case float64:
-		return int64(n)
-	case int64:
-		return n
-	case int:
-		return int64(n)
+// row is the session as top shows it.
+func (s *session) row() Row {
+	sum := s.sum
+	r := Row{
+		ID: sum.ID, Harness: sum.Harness, State: sum.State, Cwd: sum.Cwd, Pid: sum.Pid,
+		StartedAt: sum.Started, EndedAt: sum.Ended, Frames: sum.Frames,
+		Activity: s.activity, OutputAt: s.outputAt, LastEvent: s.lastEvent, LastEventAt: s.lastEventAt,
+		Sequence: sum.LastSequence,
 	}
-	return 0
+	if p := sum.Pressure; p != nil {
+		r.Pressure = &Pressure{Level: p.Level, Tokens: p.Tokens, Window: p.Window, Percent: max(p.Percent, 0)}
+	}
+	if rn := sum.Renewal; rn != nil {
+		r.Renewal, r.RenewalPending = rn.State, rn.Pending
+	}
+	return r
 }

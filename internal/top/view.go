@@ -8,6 +8,8 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lifeloop/lifeloop/internal/sessionview"
 )
 
 // Styles. Colour is written as ANSI and taken down to what the terminal
@@ -41,7 +43,7 @@ type column struct {
 }
 
 func columns(width int) []column {
-	id := column{"ID", 8, func(r Row, _ time.Time, _ int) (string, *lipgloss.Style) { return ShortID(r.ID), nil }}
+	id := column{"ID", 12, func(r Row, _ time.Time, _ int) (string, *lipgloss.Style) { return ShortID(r.ID), nil }}
 	harness := column{"HARNESS", 8, func(r Row, _ time.Time, _ int) (string, *lipgloss.Style) { return orDash(r.Harness), nil }}
 	state := column{"STATE", 9, func(r Row, _ time.Time, _ int) (string, *lipgloss.Style) {
 		s := r.DisplayState()
@@ -68,7 +70,7 @@ func columns(width int) []column {
 	activity.width = 11
 	last.width = 28
 	return []column{id, harness, state, up, activity, frames,
-		{"CONTEXT PRESSURE", 42, pressureCell(16, true)},
+		{"CONTEXT PRESSURE", 37, pressureCell(12, true)},
 		{"RENEWAL", 16, func(r Row, _ time.Time, _ int) (string, *lipgloss.Style) { return RenewalText(r), nil }},
 		last,
 		{"FOLDER", 0, func(r Row, _ time.Time, w int) (string, *lipgloss.Style) {
@@ -82,6 +84,9 @@ func columns(width int) []column {
 
 // shortEvent names an event in fewer cells for the narrow layout.
 func shortEvent(ev string) string {
+	if rest, ok := strings.CutPrefix(ev, "session."); ok {
+		return rest
+	}
 	switch ev {
 	case "context.pressure_observed":
 		return "pressure"
@@ -207,14 +212,9 @@ func fitANSI(s string, w int) string {
 	return s + strings.Repeat(" ", w-n)
 }
 
-// ShortID is the part of a session id that tells sessions apart: the
-// last eight characters (a ULID's random tail).
-func ShortID(id string) string {
-	if len(id) <= 8 {
-		return id
-	}
-	return id[len(id)-8:]
-}
+// ShortID is the display form of a session id (sessionview.Short, as
+// the other human views print it).
+func ShortID(id string) string { return sessionview.Short(id) }
 
 func orDash(s string) string {
 	if s == "" {
@@ -308,9 +308,27 @@ func Tokens(n int64) string {
 	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }
 
+// withHome returns rows with home at the start of a folder written ~.
+func withHome(rows []Row, home string) []Row {
+	if home == "" || home == "/" {
+		return rows
+	}
+	out := make([]Row, len(rows))
+	for i, r := range rows {
+		if r.Cwd == home {
+			r.Cwd = "~"
+		} else if rest, ok := strings.CutPrefix(r.Cwd, strings.TrimSuffix(home, "/")+"/"); ok {
+			r.Cwd = "~/" + rest
+		}
+		out[i] = r
+	}
+	return out
+}
+
 // Once renders the table for `top --once`: a title line, the header and
-// one line per row, width cells wide.
-func Once(rows []Row, now time.Time, width int, root string) string {
+// one line per row, width cells wide; folders under home start with ~.
+func Once(rows []Row, now time.Time, width int, root, home string) string {
+	rows = withHome(rows, home)
 	var b strings.Builder
 	b.WriteString(styleHeader.Render(title(rows, root)))
 	b.WriteByte('\n')

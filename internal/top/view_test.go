@@ -61,7 +61,7 @@ func fixtureRows() []Row {
 }
 
 func fixtureModel(w, h int) *Model {
-	m := NewModel(Config{Root: "/home/dev/.local/state/lifeloop", Now: func() time.Time { return fixedNow }}, fixtureRows())
+	m := NewModel(Config{Root: "/home/dev/.local/state/lifeloop", Home: "/home/dev", Now: func() time.Time { return fixedNow }}, fixtureRows())
 	m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 	return m
 }
@@ -115,7 +115,7 @@ func TestGoldenScreens(t *testing.T) {
 
 func TestGoldenOnce(t *testing.T) {
 	rows := fixtureModel(80, 24).Rows()
-	golden(t, "once-120.txt", ansi.Strip(Once(rows, fixedNow, 120, "/home/dev/.local/state/lifeloop")))
+	golden(t, "once-120.txt", ansi.Strip(Once(rows, fixedNow, 120, "/home/dev/.local/state/lifeloop", "/home/dev")))
 }
 
 func TestGaugeLevels(t *testing.T) {
