@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -218,4 +221,51 @@ func TestTopDashboard(t *testing.T) {
 		}
 		assertNoProcessLeft(t, env, term.Pid())
 	}
+}
+
+// TestTopRestoresTerminalOnSIGTERM ends a running `lifeloop top` with
+// SIGTERM: it exits 0, leaves the alternate screen, and `stty -a` is the
+// same before and after.
+func TestTopRestoresTerminalOnSIGTERM(t *testing.T) {
+	ll := lifeloopBin(t)
+	state := stateDir(t)
+	dir := t.TempDir()
+	before, after, pidFile := filepath.Join(dir, "before"), filepath.Join(dir, "after"), filepath.Join(dir, "pid")
+	// The shell runs top in the background (explicitly on the terminal)
+	// so that the test can signal top alone.
+	cmd := exec.CommandContext(context.Background(), "sh", "-c", `stty -a > "$1"; "$2" top --state-dir "$3" </dev/tty & echo $! > "$4"; wait $!; echo $? > "$5.code"; stty -a > "$5"`,
+		"sh", before, ll, state, pidFile, after)
+	cmd.Env = append(os.Environ(), "TERM=xterm-256color")
+	top := testharness.StartTerminal(t, cmd, 80, 24)
+	topShows(t, top, "no sessions")
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code, sig, err := top.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+		t.Fatalf("the shell around top: code %d signal %v (%v)", code, sig, err)
+	}
+	if code, _ := os.ReadFile(after + ".code"); strings.TrimSpace(string(code)) != "0" {
+		t.Errorf("lifeloop top exited with %q after SIGTERM", code)
+	}
+	b, errB := os.ReadFile(before)
+	a, errA := os.ReadFile(after)
+	if errB != nil || errA != nil || len(b) == 0 || string(a) != string(b) {
+		t.Errorf("the terminal changed (%v, %v):\nbefore: %s\nafter:  %s", errB, errA, b, a)
+	}
+	// The output may still be on its way from the terminal after the exit.
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(top.RawOutput()), "\x1b[?1049l"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			raw := string(top.RawOutput())
+			t.Fatalf("top did not leave the alternate screen: %q", raw[max(0, len(raw)-300):])
+		}
+	}
+	assertGroupGone(t, top.Pid())
 }
