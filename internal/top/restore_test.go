@@ -159,4 +159,3 @@ func waitOutput(t *testing.T, output func() string, s string) {
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
-
