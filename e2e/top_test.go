@@ -45,7 +45,7 @@ func waitSessionLedger(t *testing.T, state, id, what string, ok func([]map[strin
 }
 
 // liveSessions waits until n sessions are running and returns their ids.
-func liveSessions(t *testing.T, state string, n int) []string {
+func liveSessions(t testing.TB, state string, n int) []string {
 	t.Helper()
 	deadline := time.Now().Add(screenTimeout)
 	for {
@@ -131,6 +131,21 @@ func TestTopDashboard(t *testing.T) {
 	}
 	topShows(t, top, "80% high")
 	topShows(t, top, "80.2k/100k")
+
+	// --once prints the same rows, without colour when piped.
+	once := env.Run(runTimeout, ll, "top", "--once", "--state-dir", state, "--width", "100")
+	if once.ExitCode != 0 || strings.Contains(once.Stdout, "\x1b[") {
+		t.Fatalf("top --once: exit %d, escape sequences %v\n%s%s", once.ExitCode, strings.Contains(once.Stdout, "\x1b["), once.Stdout, once.Stderr)
+	}
+	for _, id := range append([]string{claudeID}, fakes...) {
+		if !strings.Contains(once.Stdout, shortID(id)) {
+			t.Errorf("top --once has no row for %s:\n%s", id, once.Stdout)
+		}
+	}
+	if !strings.Contains(once.Stdout, "80% H") || !strings.Contains(once.Stdout, "4 live") {
+		t.Errorf("top --once:\n%s", once.Stdout)
+	}
+	t.Logf("lifeloop top --once --width 100:\n%s", once.Stdout)
 
 	// r: renew the Claude session with a payload file, resumed.
 	const secret = "TOP-RENEWAL-PAYLOAD-2b7e carry on"
