@@ -62,59 +62,6 @@ func termios(t *testing.T, f *os.File) unix.Termios {
 	return *st
 }
 
-// panicky is the top model with a View that panics once asked to.
-type panicky struct {
-	*Model
-	armed bool
-}
-
-func (p *panicky) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if _, ok := msg.(tea.KeyPressMsg); ok {
-		p.armed = true
-		return p, nil
-	}
-	_, cmd := p.Model.Update(msg)
-	return p, cmd
-}
-
-func (p *panicky) View() tea.View {
-	if p.armed {
-		panic("a bug in a view")
-	}
-	return p.Model.View()
-}
-
-// TestTerminalRestoredOnPanic runs the top model on a real pseudo-terminal
-// and makes its view panic: the program ends with an error and the
-// terminal's modes are what they were before (raw mode left), the
-// alternate screen left.
-func TestTerminalRestoredOnPanic(t *testing.T) {
-	tty, output := ptyPair(t)
-	before := termios(t, tty)
-	m := &panicky{Model: fixtureModel(80, 24)}
-	p := tea.NewProgram(m, tea.WithInput(tty), tea.WithOutput(tty), tea.WithEnvironment([]string{"TERM=xterm-256color"}))
-	done := make(chan error, 1)
-	go func() { _, err := p.Run(); done <- err }()
-	waitOutput(t, output, "ses_9TAQGFKK")
-	if raw := termios(t, tty); raw.Lflag&unix.ICANON != 0 {
-		t.Fatal("the program did not put the terminal in raw mode")
-	}
-	p.Send(tea.KeyPressMsg{Code: 'x', Text: "x"})
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("a panic ended the program without an error")
-		}
-	case <-time.After(10 * time.Second):
-		p.Kill()
-		t.Fatal("the program did not end after the panic")
-	}
-	if after := termios(t, tty); after != before {
-		t.Errorf("terminal modes not restored after a panic:\nbefore %+v\nafter  %+v", before, after)
-	}
-	waitOutput(t, output, "\x1b[?1049l")
-}
-
 // TestInteractiveRestoresOnCancel runs Interactive (program and state
 // directory watcher) on a pseudo-terminal and ends it through its
 // context, as SIGTERM does in the command: it returns nil, the watcher is
@@ -159,3 +106,33 @@ func waitOutput(t *testing.T, output func() string, s string) {
 }
 
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+// TestNoColour runs the screen on a pseudo-terminal twice: with a colour
+// terminal the high-pressure gauge is drawn in colour; with NO_COLOR the
+// same screen has no colour at all.
+func TestNoColour(t *testing.T) {
+	for _, c := range []struct {
+		env    []string
+		colour bool
+	}{
+		{[]string{"TERM=xterm-256color"}, true},
+		{[]string{"TERM=xterm-256color", "NO_COLOR=1"}, false},
+	} {
+		tty, output := ptyPair(t)
+		p := tea.NewProgram(fixtureModel(80, 24), tea.WithInput(tty), tea.WithOutput(tty), tea.WithEnvironment(c.env))
+		done := make(chan error, 1)
+		go func() { _, err := p.Run(); done <- err }()
+		waitOutput(t, output, "ses_9TAQGFKK")
+		p.Quit()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		out := output()
+		if got := strings.Contains(out, "38;5;208") || strings.Contains(out, "38;2;"); got != c.colour {
+			t.Errorf("%v: colour %v, want %v", c.env, got, c.colour)
+		}
+		if !c.colour && strings.Contains(out, "\x1b[3") {
+			t.Errorf("%v: a foreground colour was drawn", c.env)
+		}
+	}
+}

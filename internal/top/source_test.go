@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
@@ -176,5 +180,36 @@ func TestOpenReadsExistingSessions(t *testing.T) {
 	fi, err := os.Stat(statedir.SessionsDir(root))
 	if err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("sessions folder: %v %v", fi.Mode(), err)
+	}
+}
+
+// TestReceiptsViewFollows opens the receipts of the selected session
+// (enter) and shows receipts appended after, on the next change.
+func TestReceiptsViewFollows(t *testing.T) {
+	root := t.TempDir()
+	const id = "ses_01TESTTOP0000000000000004"
+	started := fixedNow
+	if err := statedir.WriteSession(root, statedir.SessionRecord{ID: id, State: statedir.StateRunning, AdapterID: "codex", StartedAt: &started}); err != nil {
+		t.Fatal(err)
+	}
+	appendReceipt(t, root, id, 1, "session.started", nil)
+	src, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewModel(Config{Root: root, Now: func() time.Time { return fixedNow }}, src.Rows())
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	press(m, "enter")
+	if screen := ansi.Strip(m.Render()); !strings.Contains(screen, "receipts of "+id) || !strings.Contains(screen, "session.started") {
+		t.Fatalf("receipts view:\n%s", screen)
+	}
+	appendReceipt(t, root, id, 2, "frame.opened", map[string]any{"frame_id": "f1"})
+	m.Update(RowsMsg(src.Rows()))
+	if screen := ansi.Strip(m.Render()); !strings.Contains(screen, "frame.opened") {
+		t.Fatalf("the view did not follow the ledger:\n%s", screen)
+	}
+	press(m, "esc")
+	if screen := ansi.Strip(m.Render()); !strings.Contains(screen, "ID") || m.mode != modeTable {
+		t.Fatalf("esc did not go back to the table:\n%s", screen)
 	}
 }
