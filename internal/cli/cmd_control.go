@@ -53,10 +53,29 @@ func resolveSession(e *env, o controlOptions) (root string, rec statedir.Session
 	default:
 		rec, err = statedir.ReadSession(root, o.Session)
 		if err != nil {
-			return "", rec, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions`", o.Session, root)
+			var ok bool
+			if rec, ok = sessionByShortID(root, o.Session); !ok {
+				return "", rec, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions`", o.Session, root)
+			}
 		}
 	}
 	return root, rec, nil
+}
+
+// sessionByShortID finds the one session whose short id (the form the
+// terminal tables show) is short.
+func sessionByShortID(root, short string) (statedir.SessionRecord, bool) {
+	recs, _ := statedir.ListSessions(root)
+	var found []statedir.SessionRecord
+	for _, r := range recs {
+		if sessionview.Short(r.ID) == short && r.ID != short {
+			found = append(found, r)
+		}
+	}
+	if len(found) != 1 {
+		return statedir.SessionRecord{}, false
+	}
+	return found[0], true
 }
 
 func statusCommand(e *env) *ucli.Command {

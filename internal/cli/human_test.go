@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/internal/sessionview"
 )
 
 func TestHumanDuration(t *testing.T) {
@@ -42,5 +45,22 @@ func TestPainterOff(t *testing.T) {
 	e.OutTerminal = false
 	if e.painter().on {
 		t.Errorf("not a terminal: painter on")
+	}
+}
+
+// A live session's block says so and shows the wrapper's activity.
+func TestStatusHumanLive(t *testing.T) {
+	start := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+	now := start.Add(95 * time.Second)
+	s := sessionview.Summary{ID: "ses_X", Harness: "codex", State: "running", Pid: 9, Started: &start,
+		Live: true, Activity: "idle", Idle: 40 * time.Second, Cwd: "/home/ann/app"}
+	var b strings.Builder
+	if err := writeStatusHuman(&b, s, now, "/home/ann", painter{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"state      running (live)\n", "uptime     1m35s (since ", "activity   idle, no output for 40s\n", "last frame -\n", "pressure   -\n", "renewal    none\n", "cwd        ~/app\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("status block lacks %q:\n%s", want, b.String())
+		}
 	}
 }

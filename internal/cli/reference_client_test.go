@@ -92,6 +92,32 @@ func TestReferenceClientReadsEveryDocument(t *testing.T) {
 		t.Errorf("read %d receipt lines, want at least 4", lines)
 	}
 
+	// run: the receipts it writes to an --events sink and the dispatch
+	// envelope of every receipt its --client receives.
+	envDir := filepath.Join(dir, "run-envelopes")
+	if err := os.Mkdir(envDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sinkPath := filepath.Join(dir, "events.jsonl")
+	runClient := "cat > \"$(mktemp -p '" + envDir + "')\"; echo '{\"schema_version\":\"lifeloop.v0.2\",\"status\":\"observed\"}'"
+	run("", "run", "--tick", "0", "--events", sinkPath, "--client", runClient, "--", "sh", "-c", "exit 0")
+	sc := bufio.NewScanner(strings.NewReader(mustRead(t, sinkPath)))
+	sinkLines := 0
+	for sc.Scan() {
+		sinkLines++
+		decode("a receipt written to an --events sink", sc.Bytes(), &refclient.LifecycleReceipt{})
+	}
+	envelopes, err := filepath.Glob(filepath.Join(envDir, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range envelopes {
+		decode("a dispatch envelope run's --client read", []byte(mustRead(t, f)), &refclient.DispatchEnvelope{})
+	}
+	if sinkLines < 3 || len(envelopes) < 3 {
+		t.Errorf("run wrote %d sink lines and %d client envelopes; want at least 3 of each", sinkLines, len(envelopes))
+	}
+
 	for _, a := range builtin.Default().All() {
 		decode("manifest "+a.ID, []byte(run("", "manifest", a.ID)), &refclient.AdapterManifest{})
 	}
