@@ -190,6 +190,12 @@ func TestTopDashboard(t *testing.T) {
 		t.Error("top showed the payload body")
 	}
 
+	// The screen follows a resize: at 80 columns the gauge carries the
+	// level's initial instead of its name.
+	top.Resize(80, 24)
+	topShows(t, top, "80% H")
+	top.Resize(160, 48) // back, for stty -a at the end
+
 	// a: abort the first shell session, after a confirmation.
 	top.Type("/" + shortID(fakes[0]) + "\r") // a new filter
 	top.Type("a")
