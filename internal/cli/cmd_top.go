@@ -73,7 +73,12 @@ func topRun(ctx context.Context, e *env, o topOptions) error {
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	src, err := top.Open(root)
+	// Sessions that ended before the window top shows are not read.
+	var since time.Time
+	if !o.All {
+		since = e.Now().Add(-top.DefaultRecent)
+	}
+	src, err := top.OpenSince(root, since)
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}

@@ -50,6 +50,9 @@ type (
 	}
 )
 
+// DefaultRecent is how long top shows a session after it ended.
+const DefaultRecent = time.Hour
+
 // Config is what a Model needs besides its rows.
 type Config struct {
 	Root string
@@ -99,7 +102,7 @@ func NewModel(cfg Config, rows []Row) *Model {
 		cfg.Now = time.Now
 	}
 	if cfg.Recent == 0 {
-		cfg.Recent = time.Hour
+		cfg.Recent = DefaultRecent
 	}
 	if cfg.ReceiptLine == nil {
 		cfg.ReceiptLine = func(r contract.LifecycleReceipt) string {

@@ -26,6 +26,8 @@ import (
 // start again. Nothing is polled.
 type Source struct {
 	root string
+	// skipBefore: sessions that ended before it are left out unread.
+	skipBefore time.Time
 
 	mu       sync.Mutex
 	sessions map[string]*tracked
@@ -35,19 +37,25 @@ type Source struct {
 type tracked struct {
 	s       session
 	known   bool // session.json has been read
+	old     bool // ended before skipBefore: left out, ledger unread
 	watched bool
 }
 
 // Open reads every session under root. It creates root and its sessions
 // folder when missing (0700), so that they can be watched.
-func Open(root string) (*Source, error) {
+func Open(root string) (*Source, error) { return OpenSince(root, time.Time{}) }
+
+// OpenSince is Open leaving out the sessions that ended before since:
+// only their session.json is read, not their ledger, so a long history
+// costs nothing at start-up.
+func OpenSince(root string, since time.Time) (*Source, error) {
 	if err := statedir.Ensure(root); err != nil {
 		return nil, err
 	}
 	if err := statedir.Ensure(statedir.SessionsDir(root)); err != nil {
 		return nil, err
 	}
-	s := &Source{root: root, sessions: map[string]*tracked{}, problems: map[string]string{}}
+	s := &Source{root: root, skipBefore: since, sessions: map[string]*tracked{}, problems: map[string]string{}}
 	entries, err := os.ReadDir(statedir.SessionsDir(root))
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
@@ -70,7 +78,7 @@ func (s *Source) Rows() []Row {
 	defer s.mu.Unlock()
 	rows := make([]Row, 0, len(s.sessions))
 	for _, t := range s.sessions {
-		if t.known {
+		if t.known && !t.old {
 			rows = append(rows, t.s.row())
 		}
 	}
@@ -133,7 +141,11 @@ func (s *Source) refresh(id string, record, receipts, renewalStatus bool) {
 			delete(s.problems, id)
 			t.s.setRecord(rec)
 			t.known = true
+			t.old = rec.State.IsTerminal() && rec.EndedAt != nil && rec.EndedAt.Before(s.skipBefore)
 		}
+	}
+	if t.old {
+		return
 	}
 	if receipts {
 		for e, err := range ledger.ReadSince(statedir.ReceiptsPath(s.root, id), t.s.sum.LastSequence) {

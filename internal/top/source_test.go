@@ -213,3 +213,33 @@ func TestReceiptsViewFollows(t *testing.T) {
 		t.Fatalf("esc did not go back to the table:\n%s", screen)
 	}
 }
+
+// TestOpenSinceLeavesOutOldSessions reads only the record of a session
+// that ended before the window: its ledger is not read, and it is not
+// listed.
+func TestOpenSinceLeavesOutOldSessions(t *testing.T) {
+	root := t.TempDir()
+	started, ended := fixedNow.Add(-3*time.Hour), fixedNow.Add(-2*time.Hour)
+	const old, recent = "ses_01TESTTOP0000000000000005", "ses_01TESTTOP0000000000000006"
+	for _, id := range []string{old, recent} {
+		end := ended
+		if id == recent {
+			end = fixedNow.Add(-time.Minute)
+		}
+		if err := statedir.WriteSession(root, statedir.SessionRecord{ID: id, State: statedir.StateCompleted, StartedAt: &started, EndedAt: &end}); err != nil {
+			t.Fatal(err)
+		}
+		appendReceipt(t, root, id, 1, "frame.opened", nil)
+	}
+	src, err := OpenSince(root, fixedNow.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := src.Rows()
+	if len(rows) != 1 || rows[0].ID != recent || rows[0].Frames != 1 {
+		t.Fatalf("rows: %+v", rows)
+	}
+	if n := src.sessions[old].s.sum.Receipts; n != 0 {
+		t.Errorf("the old session's ledger was read (%d receipts)", n)
+	}
+}
