@@ -169,6 +169,7 @@ func newApp(e *env) *ucli.App {
 			continuationCommand(e),
 			publishCommand(e),
 			consumeCommand(e),
+			topCommand(e),
 		},
 	}
 	for _, c := range app.Commands {

@@ -204,17 +204,9 @@ func simpleControlCommand(e *env, name, op, usage string) *ucli.Command {
 					return abortOrphan(c.Context, e, rec, pids)
 				}
 			}
-			if rec.State.IsTerminal() {
-				return exitf(exitcode.Failed, "session %s already ended (%s); nothing to %s", rec.ID, rec.State, name)
-			}
-			cctx, cancel := context.WithTimeout(c.Context, 10*time.Second)
-			defer cancel()
-			var res map[string]any
-			if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), op, nil, &res); err != nil {
-				if errors.Is(err, launcher.ErrNotLive) {
-					return exitf(exitcode.Failed, "session %s has no live wrapper (its lifeloop run is gone)", rec.ID)
-				}
-				return exitf(exitcode.Failed, "%s %s: %v", name, rec.ID, err)
+			res, err := controlSession(c.Context, root, rec, name, op)
+			if err != nil {
+				return err
 			}
 			fmt.Fprintf(e.Out, "%s: %v\n", rec.ID, res["state"])
 			return nil
@@ -241,6 +233,24 @@ func abortOrphan(ctx context.Context, e *env, rec statedir.SessionRecord, pids [
 	}
 	fmt.Fprintf(e.Out, "%s: stopped the orphaned harness (pids %v); the session is %s\n", rec.ID, pids, rec.State)
 	return nil
+}
+
+// controlSession sends op (abort, pause, resume) to the live wrapper of
+// rec and returns its answer. The commands and `lifeloop top` both use it.
+func controlSession(ctx context.Context, root string, rec statedir.SessionRecord, name, op string) (map[string]any, error) {
+	if rec.State.IsTerminal() {
+		return nil, exitf(exitcode.Failed, "session %s already ended (%s); nothing to %s", rec.ID, rec.State, name)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var res map[string]any
+	if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), op, nil, &res); err != nil {
+		if errors.Is(err, launcher.ErrNotLive) {
+			return nil, exitf(exitcode.Failed, "session %s has no live wrapper (its lifeloop run is gone)", rec.ID)
+		}
+		return nil, exitf(exitcode.Failed, "%s %s: %v", name, rec.ID, err)
+	}
+	return res, nil
 }
 
 func abortCommand(e *env) *ucli.Command {

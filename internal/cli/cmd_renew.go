@@ -108,48 +108,63 @@ func renewRun(ctx context.Context, e *env, o renewOptions) error {
 	if err != nil {
 		return err
 	}
-	store := &renewal.Store{Dir: statedir.ContinuationPath(root, rec.ID), Now: e.Now}
-	req := renewal.Request{Resume: o.Resume, Reason: o.Reason}
-	for _, name := range o.Payloads {
-		p, err := readPayloadFile(e.In, name)
-		if err != nil {
-			return err
-		}
-		if err := store.Validate(p); err != nil {
-			return classError(err)
-		}
-		req.Payloads = append(req.Payloads, p)
-	}
-	if rec.State.IsTerminal() {
-		return exitf(exitcode.Failed, "session %s already ended (%s); renew needs a running `lifeloop run`", rec.ID, rec.State)
-	}
-	cctx, cancel := context.WithTimeout(ctx, renewTimeout)
-	defer cancel()
-	var out renewal.Outcome
-	if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), launcher.OpRenew, req, &out); err != nil {
-		if errors.Is(err, launcher.ErrNotLive) {
-			return exitf(exitcode.Failed, "session %s has no live wrapper (its lifeloop run is gone); restart it with `lifeloop run`", rec.ID)
-		}
-		return exitf(exitcode.Failed, "renew %s: %v", rec.ID, err)
+	out, err := renewSession(ctx, e, root, rec, o)
+	if err != nil {
+		return err
 	}
 	if o.JSON {
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.Out, string(b))
 		return nil
 	}
-	mode := "fresh"
-	if out.Resumed {
-		mode = "resumed"
-	}
-	fmt.Fprintf(e.Out, "%s: renewal %s (attempt %d, %s, %d payload receipts", rec.ID, out.State, out.Attempt, mode, len(out.PayloadReceipts))
-	if out.Placement != "" {
-		fmt.Fprintf(e.Out, " via %s", out.Placement)
-	}
-	fmt.Fprintln(e.Out, ")")
+	fmt.Fprintln(e.Out, renewOutcomeLine(rec.ID, out))
 	if out.State != renewal.StateDelivered {
 		return silentExit(exitcode.Failed)
 	}
 	return nil
+}
+
+// renewOutcomeLine is the one line renew prints about its outcome.
+func renewOutcomeLine(id string, out renewal.Outcome) string {
+	mode := "fresh"
+	if out.Resumed {
+		mode = "resumed"
+	}
+	line := fmt.Sprintf("%s: renewal %s (attempt %d, %s, %d payload receipts", id, out.State, out.Attempt, mode, len(out.PayloadReceipts))
+	if out.Placement != "" {
+		line += fmt.Sprintf(" via %s", out.Placement)
+	}
+	return line + ")"
+}
+
+// renewSession checks the payload files of o and asks the live wrapper of
+// rec to renew it. The command and `lifeloop top` both use it.
+func renewSession(ctx context.Context, e *env, root string, rec statedir.SessionRecord, o renewOptions) (renewal.Outcome, error) {
+	store := &renewal.Store{Dir: statedir.ContinuationPath(root, rec.ID), Now: e.Now}
+	req := renewal.Request{Resume: o.Resume, Reason: o.Reason}
+	for _, name := range o.Payloads {
+		p, err := readPayloadFile(e.In, name)
+		if err != nil {
+			return renewal.Outcome{}, err
+		}
+		if err := store.Validate(p); err != nil {
+			return renewal.Outcome{}, classError(err)
+		}
+		req.Payloads = append(req.Payloads, p)
+	}
+	if rec.State.IsTerminal() {
+		return renewal.Outcome{}, exitf(exitcode.Failed, "session %s already ended (%s); renew needs a running `lifeloop run`", rec.ID, rec.State)
+	}
+	cctx, cancel := context.WithTimeout(ctx, renewTimeout)
+	defer cancel()
+	var out renewal.Outcome
+	if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), launcher.OpRenew, req, &out); err != nil {
+		if errors.Is(err, launcher.ErrNotLive) {
+			return out, exitf(exitcode.Failed, "session %s has no live wrapper (its lifeloop run is gone); restart it with `lifeloop run`", rec.ID)
+		}
+		return out, exitf(exitcode.Failed, "renew %s: %v", rec.ID, err)
+	}
+	return out, nil
 }
 
 func renewalCommand(e *env) *ucli.Command {

@@ -1,0 +1,137 @@
+// Package top is `lifeloop top`: every session of a state directory at a
+// glance, kept current from the sessions' own files (session.json, the
+// receipt ledger, renewal.json) as they change, and a terminal UI that
+// renews, aborts, pauses and resumes the selected session through the
+// same control-socket operations as the CLI commands.
+//
+// The package has three parts: Row, built on sessionview.Summary (this
+// file), Source, which keeps one Row per session current from fsnotify
+// events on the state directory, and the view and the interactive model.
+package top
+
+import (
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/sessionview"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/renewal"
+)
+
+// Pressure is a session's last observed context pressure.
+type Pressure struct {
+	Level   string  `json:"level"`
+	Tokens  int64   `json:"tokens"`
+	Window  int64   `json:"window"`
+	Percent float64 `json:"percent"`
+}
+
+// Row is what top shows of one session (and prints with --json). It is
+// built from a sessionview.Summary (session.json, the receipts of the
+// session's ledger folded in order, its renewal status) and what top adds
+// to it from the same ledger: the activity the wrapper's supervisor.tick
+// receipts report, and the last event other than a tick. Nothing in it
+// asks the live wrapper.
+type Row struct {
+	ID        string     `json:"id"`
+	Harness   string     `json:"harness"`
+	State     string     `json:"state"`
+	Cwd       string     `json:"cwd"`
+	Pid       int        `json:"pid,omitempty"`
+	StartedAt *time.Time `json:"started_at,omitempty"`
+	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	// Frames counts the distinct frames (turns) of the ledger.
+	Frames int `json:"frames"`
+	// Pressure is the last context.pressure_observed; nil when none.
+	Pressure *Pressure `json:"pressure,omitempty"`
+	// Activity is the last supervisor.tick's activity (active/idle), and
+	// OutputAt when the harness last wrote to its terminal as that tick
+	// saw it.
+	Activity string     `json:"activity,omitempty"`
+	OutputAt *time.Time `json:"last_output_at,omitempty"`
+	// LastEvent is the newest receipt's event (supervisor ticks left
+	// out), LastEventAt its time and Sequence the newest sequence read.
+	LastEvent   string     `json:"last_event,omitempty"`
+	LastEventAt *time.Time `json:"last_event_at,omitempty"`
+	Sequence    uint64     `json:"sequence"`
+	// Renewal is the state of the session's latest renewal (renewal.json),
+	// "" when none was attempted; RenewalPending is true while one is in
+	// progress or its payloads wait in the continuation store.
+	Renewal        string `json:"renewal,omitempty"`
+	RenewalPending bool   `json:"renewal_pending"`
+}
+
+// Ended reports whether the session's state is terminal.
+func (r Row) Ended() bool { return statedir.SessionState(r.State).IsTerminal() }
+
+// DisplayState is the state top shows: the record's, or "renewing" while
+// a renewal stops and starts the harness.
+func (r Row) DisplayState() string {
+	if r.RenewalPending && renewal.State(r.Renewal).InProgress() && !r.Ended() {
+		return "renewing"
+	}
+	return r.State
+}
+
+// session is one session as Source keeps it: the shared summary and
+// what top adds.
+type session struct {
+	sum         sessionview.Summary
+	activity    string
+	outputAt    *time.Time
+	lastEvent   string
+	lastEventAt *time.Time
+}
+
+// setRecord takes a (re)read session.json, keeping what the receipts
+// and the renewal status said.
+func (s *session) setRecord(rec statedir.SessionRecord) {
+	fresh := sessionview.FromRecord(rec)
+	sum := s.sum
+	sum.ID, sum.Harness, sum.State, sum.Terminal = fresh.ID, fresh.Harness, fresh.State, fresh.Terminal
+	sum.Cwd, sum.Pid, sum.Argv, sum.Started, sum.Ended, sum.Exit = fresh.Cwd, fresh.Pid, fresh.Argv, fresh.Started, fresh.Ended, fresh.Exit
+	if sum.Harness == "" {
+		sum.Harness = s.sum.Harness
+	}
+	s.sum = sum
+}
+
+// apply folds one receipt of the ledger.
+func (s *session) apply(e ledger.Entry) {
+	if s.sum.Receipts > 0 && e.Sequence <= s.sum.LastSequence {
+		return
+	}
+	s.sum.Apply(e.Receipt)
+	rc := e.Receipt
+	at := time.Unix(rc.AtEpochS, 0).UTC()
+	if rc.Event == contract.EventSupervisorTick {
+		if a, ok := rc.TelemetrySummary["activity"].(string); ok {
+			s.activity = a
+		}
+		if idle, ok := sessionview.Number(rc.TelemetrySummary["idle_seconds"]); ok {
+			t := at.Add(-time.Duration(idle * float64(time.Second)))
+			s.outputAt = &t
+		}
+		return // ticks are heartbeats, not the last event
+	}
+	s.lastEvent, s.lastEventAt = string(rc.Event), &at
+}
+
+// row is the session as top shows it.
+func (s *session) row() Row {
+	sum := s.sum
+	r := Row{
+		ID: sum.ID, Harness: sum.Harness, State: sum.State, Cwd: sum.Cwd, Pid: sum.Pid,
+		StartedAt: sum.Started, EndedAt: sum.Ended, Frames: sum.Frames,
+		Activity: s.activity, OutputAt: s.outputAt, LastEvent: s.lastEvent, LastEventAt: s.lastEventAt,
+		Sequence: sum.LastSequence,
+	}
+	if p := sum.Pressure; p != nil {
+		r.Pressure = &Pressure{Level: p.Level, Tokens: p.Tokens, Window: p.Window, Percent: max(p.Percent, 0)}
+	}
+	if rn := sum.Renewal; rn != nil {
+		r.Renewal, r.RenewalPending = rn.State, rn.Pending
+	}
+	return r
+}
