@@ -10,7 +10,7 @@ build: ## build bin/lifeloop
 	$(GO) build -o $(BIN) ./cmd/lifeloop
 
 test: ## every test, with the race detector (end-to-end tests included when harnesses are installed)
-	$(GO) test -race -count=1 $(PKGS)
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 unit: ## fast tests only (no real harnesses)
 	$(GO) test -short -count=1 $(PKGS)
