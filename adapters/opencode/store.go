@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -47,9 +48,14 @@ const pageSize = 256
 var settle = []time.Duration{2 * time.Millisecond, 8 * time.Millisecond, 40 * time.Millisecond}
 
 // openDB opens the database at path read-only. The file must exist (it is
-// never created).
+// never created) and be in WAL mode: while OpenCode creates its database
+// and runs its migrations the file is still in rollback-journal mode,
+// where a reader's shared lock makes OpenCode's own writes fail
+// ("database is locked"); until the header says WAL the database counts
+// as not there yet (fs.ErrNotExist), and the next change notification
+// tries again.
 func openDB(path string) (*sql.DB, error) {
-	if _, err := os.Stat(path); err != nil {
+	if err := walReady(path); err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -63,6 +69,22 @@ func openDB(path string) (*sql.DB, error) {
 	}
 	db.SetMaxOpenConns(1)
 	return db, nil
+}
+
+// walReady reports fs.ErrNotExist unless the database file's header says
+// WAL mode (bytes 18 and 19, the file format's write and read versions,
+// are 2), read without taking any SQLite lock.
+func walReady(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var hdr [20]byte
+	if _, err := io.ReadFull(f, hdr[:]); err != nil || hdr[18] != 2 || hdr[19] != 2 {
+		return fmt.Errorf("%s is not in WAL mode yet: %w", path, fs.ErrNotExist)
+	}
+	return nil
 }
 
 // SessionPath returns the candidate path naming session id in the

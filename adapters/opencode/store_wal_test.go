@@ -1,0 +1,35 @@
+package opencode
+
+import (
+	"database/sql"
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"testing"
+)
+
+// TestNotReadUntilWAL: a database still in rollback-journal mode (OpenCode
+// creating it) is not opened, so lifeloop's reads never lock OpenCode's
+// migrations out; once in WAL mode it is.
+func TestNotReadUntilWAL(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "opencode.db")
+	w, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if _, err := w.Exec("PRAGMA journal_mode=DELETE; CREATE TABLE t(x)"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := openDB(path); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a rollback-journal database was opened: %v", err)
+	}
+	if _, err := w.Exec("PRAGMA journal_mode=WAL"); err != nil {
+		t.Fatal(err)
+	}
+	db, err := openDB(path)
+	if err != nil {
+		t.Fatalf("a WAL database was refused: %v", err)
+	}
+	_ = db.Close()
+}
