@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -96,7 +95,7 @@ func TestRunCodexExec(t *testing.T) {
 }
 
 // startClaudeTUIUnderLifeloop starts `lifeloop run -- claude` in a PTY and
-// waits for Claude's prompt.
+// waits until Claude has named its session (it takes keys from then on).
 func startClaudeTUIUnderLifeloop(t *testing.T, reply string) (*testharness.Terminal, *testharness.HarnessEnv, string) {
 	t.Helper()
 	bin := testharness.ClaudeBin(t)
@@ -105,9 +104,7 @@ func startClaudeTUIUnderLifeloop(t *testing.T, reply string) (*testharness.Termi
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", bin), 120, 40)
-	if err := term.WaitFor("? for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeStarted(t, term, state, 1)
 	return term, env, state
 }
 
@@ -123,9 +120,7 @@ func TestRunClaudeTUI(t *testing.T) {
 	if err := term.WaitFor(reply, screenTimeout); err != nil {
 		t.Fatal(err)
 	}
-	if err := term.WaitFor(regexp.MustCompile(`(?s)`+regexp.QuoteMeta("Interactive")+`.*for\s*shortcuts`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeTurnsEnded(t, term, state, 1)
 	// A turn against the mock can end within the first --tick; wait for
 	// the first tick in the ledger before ending the session.
 	for deadline := time.Now().Add(screenTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -133,9 +128,7 @@ func TestRunClaudeTUI(t *testing.T) {
 			break
 		}
 	}
-	term.Type("/exit")
-	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)
-	term.Type("\r")
+	testharness.ClaudeExit(t, term)
 	code, sig, err := term.WaitTimeout(screenTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -195,9 +188,7 @@ func TestRunCodexTUI(t *testing.T) {
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
-	if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.CodexScreenReady(t, term, 0)
 	term.Type("hello through lifeloop")
 	if err := term.WaitFor("hello through lifeloop", screenTimeout); err != nil {
 		t.Fatal(err)
@@ -206,14 +197,8 @@ func TestRunCodexTUI(t *testing.T) {
 	if err := term.WaitFor(reply, screenTimeout); err != nil {
 		t.Fatal(err)
 	}
-	if err := term.WaitFor(regexp.MustCompile(`Worked\s*for`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("/quit")
-	if err := term.WaitFor("/quit", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("\r")
+	testharness.CodexTurnsEnded(t, term, state, 1)
+	testharness.CodexQuit(t, term)
 	code, sig, err := term.WaitTimeout(screenTimeout)
 	if err != nil {
 		t.Fatal(err)

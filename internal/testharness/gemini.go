@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"testing"
 )
 
 // GeminiModel is the model the end-to-end tests pass to Gemini CLI (-m):
@@ -49,4 +50,18 @@ func (e *HarnessEnv) GeminiChats() []string {
 	m, _ := filepath.Glob(filepath.Join(e.Home, ".gemini", "tmp", "*", "chats", "session-*.jsonl"))
 	sort.Strings(m)
 	return m
+}
+
+// Gemini CLI's TUI (0.61.0) takes keys once its prompt box shows the
+// placeholder; before the first prompt nothing else says so (its
+// SessionStart hook fires while the TUI still draws). GeminiScreenReady is
+// the one place a Gemini test reads Gemini's screen text; turns end in the
+// ledger (frame.ended from the chat file).
+const geminiReady = "Type your message"
+
+// GeminiScreenReady waits until the Gemini TUI on term takes input: its
+// prompt placeholder in the output past byte n.
+func GeminiScreenReady(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitAfter(t, term, n, geminiReady, ReadyTimeout)
 }
