@@ -78,6 +78,7 @@ func TestRunPiPrint(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "pi", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, bin)
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}

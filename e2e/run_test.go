@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -56,6 +58,17 @@ func assertSessionLifecycle(t *testing.T, receipts []map[string]any, adapter, ph
 	}
 }
 
+// assertHarnessVersion checks that session.started names the version of
+// the harness bin, as `bin --version` prints it.
+func assertHarnessVersion(t *testing.T, env *testharness.HarnessEnv, receipts []map[string]any, bin string) {
+	t.Helper()
+	v, _ := dig(lastOf(receipts, "session.started"), "telemetry_summary", "harness_version").(string)
+	res := env.Run(runTimeout, bin, "--version")
+	if v == "" || !regexp.MustCompile(`(^|[^0-9.])`+regexp.QuoteMeta(v)+`($|[^0-9.])`).MatchString(res.Stdout+res.Stderr) {
+		t.Errorf("session.started harness_version %q; %s --version prints %q", v, filepath.Base(bin), res.Stdout+res.Stderr)
+	}
+}
+
 func TestRunClaudePrint(t *testing.T) {
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
@@ -73,6 +86,7 @@ func TestRunClaudePrint(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, bin)
 }
 
 func TestRunCodexExec(t *testing.T) {
@@ -89,6 +103,7 @@ func TestRunCodexExec(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "codex", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, bin)
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}
@@ -138,6 +153,7 @@ func TestRunClaudeTUI(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, testharness.ClaudeBin(t))
 	if lastOf(receipts, "supervisor.tick") == nil {
 		t.Errorf("no supervisor.tick with --tick 1s: %v", eventsOf(receipts))
 	}
