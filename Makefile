@@ -9,7 +9,10 @@ FUZZTIME  ?= 5s
 build: ## build bin/lifeloop
 	$(GO) build -o $(BIN) ./cmd/lifeloop
 
-test: ## every test, with the race detector (end-to-end tests included when harnesses are installed)
+test: ## every test, with the race detector; installs the pinned harnesses first when one is missing, so the end-to-end tests run
+	@for b in $(PINNED_BINS); do \
+	  if [ ! -x harnesses/node_modules/.bin/$$b ]; then echo "harnesses/node_modules/.bin/$$b is missing: installing the pinned harnesses"; $(NPM_INSTALL); break; fi; \
+	done
 	$(GO) test -race -count=1 $(PKGS)
 
 unit: ## fast tests only (no real harnesses)
@@ -39,6 +42,7 @@ clean:
 # platforms' optional binaries that the registry here does not serve
 # (e.g. opencode-darwin-arm64), and `npm ci` refuses such a lock.
 NPM_INSTALL := npm install --prefix harnesses --no-audit --no-fund --no-save
+PINNED_BINS := claude codex gemini opencode pi
 
 harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi) into harnesses/node_modules
 	$(NPM_INSTALL)

@@ -90,7 +90,7 @@ type Observation struct {
 	// HarnessVersion is the harness version the file records (on or
 	// before this line), "" when it records none.
 	HarnessVersion string
-	FrameID          string
+	FrameID        string
 	// ParentFrameID is set on subcall frames (a side conversation).
 	ParentFrameID string
 	// Tokens is the context in use (ObsUsage, ObsPressure).

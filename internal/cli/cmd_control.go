@@ -117,6 +117,7 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	if s.Exit != nil {
 		fmt.Fprintf(e.Out, "exit      %d (%s, %s)\n", s.Exit.Code, s.Exit.Outcome, s.Exit.Reason)
 	}
+	printHarness(e.Out, root, s.ID)
 	return nil
 }
 
