@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,8 +91,12 @@ func HarnessOutput(ctx context.Context, argv, env []string, path string, args []
 	if len(cmdline) == 0 {
 		return "", errors.New("no harness on the command line")
 	}
-	cmd := exec.CommandContext(ctx, resolveProgram(cmdline[0], path), cmdline[1:]...)
-	cmd.Env = env
+	prog := resolveProgram(cmdline[0], path)
+	if prog == "" {
+		return "", fmt.Errorf("%s: not found on the launch's PATH", cmdline[0])
+	}
+	cmd := exec.CommandContext(ctx, prog, cmdline[1:]...)
+	cmd.Env = append([]string{}, env...) // never lifeloop's own environment
 	out, err := cmd.CombinedOutput() // some harnesses print their version on stderr
 	return string(out), err
 }
@@ -104,23 +109,31 @@ func PackageVersion(argv []string, path string, src VersionSource) string {
 	if src.Package == "" || l.argStart == 0 || l.argStart > len(argv) {
 		return ""
 	}
-	return packageVersion(resolveProgram(argv[l.argStart-1], path), src.Package)
+	prog := resolveProgram(argv[l.argStart-1], path)
+	if prog == "" {
+		return ""
+	}
+	return packageVersion(prog, src.Package)
 }
 
 var versionRe = regexp.MustCompile(`\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?`)
 
-// resolveProgram finds prog on path when it names no folder.
+// resolveProgram finds prog on path (the launch's PATH, never lifeloop's
+// own) when it names no folder; "" when it is not there.
 func resolveProgram(prog, path string) string {
-	if strings.ContainsRune(prog, '/') || path == "" {
+	if strings.ContainsRune(prog, '/') {
 		return prog
 	}
 	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
 		p := filepath.Join(dir, prog)
 		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
 			return p
 		}
 	}
-	return prog
+	return ""
 }
 
 // packageVersion walks up from the real location of prog to the

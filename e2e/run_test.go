@@ -69,6 +69,17 @@ func assertHarnessVersion(t *testing.T, env *testharness.HarnessEnv, receipts []
 	}
 }
 
+// assertNoDrift checks that the ledger reports no harness drift: the real
+// harness's lines are all understood and its version is proven.
+func assertNoDrift(t *testing.T, receipts []map[string]any) {
+	t.Helper()
+	for _, r := range receipts {
+		if reason := dig(r, "telemetry_summary", "reason"); r["event"] == "capability.degraded" && (reason == "harness_drift" || reason == "harness_version_unproven") {
+			t.Errorf("drift reported against the real harness: %v", r)
+		}
+	}
+}
+
 func TestRunClaudePrint(t *testing.T) {
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
@@ -87,6 +98,7 @@ func TestRunClaudePrint(t *testing.T) {
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
 	assertHarnessVersion(t, env, receipts, bin)
+	assertNoDrift(t, receipts)
 }
 
 func TestRunCodexExec(t *testing.T) {
@@ -104,6 +116,7 @@ func TestRunCodexExec(t *testing.T) {
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "codex", "completed", "exit_code_0")
 	assertHarnessVersion(t, env, receipts, bin)
+	assertNoDrift(t, receipts)
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}
@@ -154,6 +167,7 @@ func TestRunClaudeTUI(t *testing.T) {
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
 	assertHarnessVersion(t, env, receipts, testharness.ClaudeBin(t))
+	assertNoDrift(t, receipts)
 	if lastOf(receipts, "supervisor.tick") == nil {
 		t.Errorf("no supervisor.tick with --tick 1s: %v", eventsOf(receipts))
 	}
