@@ -33,6 +33,7 @@ import (
 //     next compaction, where PostTokens stays 0 = unknown) arrives.
 type oldParser struct {
 	sessionID string
+	version   string
 	model     string
 	turn      string
 	window    int64
@@ -72,6 +73,7 @@ type oldPayload struct {
 	ResponseID         string `json:"response_id"`
 	ModelContextWindow int64  `json:"model_context_window"`
 	CompactionRespID   string `json:"compaction_response_id"`
+	CLIVersion         string `json:"cli_version"`
 	Info               *struct {
 		Total              oldUsage `json:"total_token_usage"`
 		Last               oldUsage `json:"last_token_usage"`
@@ -97,6 +99,9 @@ func (p *oldParser) Parse(dst []telemetry.Observation, line []byte, src telemetr
 	base := telemetry.Observation{Source: src, At: telemetry.ParseTime(l.Timestamp), Model: p.model}
 	switch l.Type {
 	case "session_meta":
+		if pl.CLIVersion != "" {
+			p.version = pl.CLIVersion
+		}
 		if pl.ID != "" && pl.ID != p.sessionID {
 			p.sessionID = pl.ID
 			o := base
@@ -131,6 +136,7 @@ func (p *oldParser) Parse(dst []telemetry.Observation, line []byte, src telemetr
 
 func (p *oldParser) stamp(o telemetry.Observation) telemetry.Observation {
 	o.HarnessSessionID = p.sessionID
+	o.HarnessVersion = p.version
 	return o
 }
 

@@ -162,6 +162,7 @@ func meta(path string) (id, cwd string, ok bool) {
 // line alike. Timestamps are parsed only for lines that report something.
 type Parser struct {
 	sessionID string
+	version   string // session_meta's cli_version: the Codex that wrote the rollout
 	model     string
 	turn      string
 	window    int64
@@ -204,6 +205,7 @@ type payload struct {
 	ResponseID         string `json:"response_id"`
 	ModelContextWindow int64  `json:"model_context_window"`
 	CompactionRespID   string `json:"compaction_response_id"`
+	CLIVersion         string `json:"cli_version"`
 	Info               *struct {
 		Total              usage `json:"total_token_usage"`
 		Last               usage `json:"last_token_usage"`
@@ -216,15 +218,15 @@ type payload struct {
 type fastLine struct {
 	timestamp, typ []byte
 	// payload
-	plType, id, cwd, model, turnID, responseID, compactionRespID []byte
-	window                                                       int64
-	hasInfo                                                      bool
-	infoTotal, infoLast, infoWindow                              int64
+	plType, id, cwd, model, turnID, responseID, compactionRespID, cliVersion []byte
+	window                                                                   int64
+	hasInfo                                                                  bool
+	infoTotal, infoLast, infoWindow                                          int64
 }
 
 var (
 	lineKeys    = []string{"timestamp", "type", "payload"}
-	payloadKeys = []string{"type", "id", "cwd", "model", "turn_id", "response_id", "model_context_window", "compaction_response_id", "info"}
+	payloadKeys = []string{"type", "id", "cwd", "model", "turn_id", "response_id", "model_context_window", "compaction_response_id", "info", "cli_version"}
 	infoKeys    = []string{"total_token_usage", "last_token_usage", "model_context_window"}
 	usageKeys   = []string{"total_tokens"}
 )
@@ -327,6 +329,9 @@ func scanPayload(s *telemetry.JSONScan, l *fastLine) {
 		case "compaction_response_id":
 			once(s, &seen, 128)
 			text(s, &l.compactionRespID)
+		case "cli_version":
+			once(s, &seen, 512)
+			text(s, &l.cliVersion)
 		case "info":
 			once(s, &seen, 256)
 			if !s.Null() {
@@ -401,7 +406,8 @@ func decodeLine(l *fastLine, data []byte) error {
 		timestamp: []byte(r.Timestamp), typ: []byte(r.Type),
 		plType: []byte(pl.Type), id: []byte(pl.ID), cwd: []byte(pl.Cwd), model: []byte(pl.Model),
 		turnID: []byte(pl.TurnID), responseID: []byte(pl.ResponseID), compactionRespID: []byte(pl.CompactionRespID),
-		window: pl.ModelContextWindow,
+		cliVersion: []byte(pl.CLIVersion),
+		window:     pl.ModelContextWindow,
 	}
 	if pl.Info != nil {
 		l.hasInfo = true
@@ -421,6 +427,9 @@ func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.P
 	b := lazyBase{src: src, ts: l.timestamp, model: p.model}
 	switch string(l.typ) {
 	case "session_meta":
+		if len(l.cliVersion) > 0 && string(l.cliVersion) != p.version {
+			p.version = string(l.cliVersion)
+		}
 		if len(l.id) > 0 && string(l.id) != p.sessionID {
 			p.sessionID = string(l.id)
 			o := b.get()
@@ -475,6 +484,7 @@ func (b *lazyBase) get() telemetry.Observation {
 
 func (p *Parser) stamp(o telemetry.Observation) telemetry.Observation {
 	o.HarnessSessionID = p.sessionID
+	o.HarnessVersion = p.version
 	return o
 }
 

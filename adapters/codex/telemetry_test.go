@@ -288,3 +288,24 @@ func TestWatchConfigFromHarnessEnv(t *testing.T) {
 		})
 	}
 }
+
+// The rollout's session_meta names the Codex that wrote it (cli_version):
+// every observation from then on carries it.
+func TestCodexParserVersion(t *testing.T) {
+	p := NewParser()
+	var obs []telemetry.Observation
+	for _, l := range []string{xMeta, xEvent("task_started", `,"turn_id":"t1","model_context_window":258400`), xTokens(17, 17, 258400)} {
+		var err error
+		if obs, err = p.Parse(obs, []byte(l), telemetry.Provenance{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(obs) < 2 {
+		t.Fatalf("observations %+v", obs)
+	}
+	for _, o := range obs {
+		if o.HarnessVersion != "0.169.0" {
+			t.Errorf("%s carries version %q, want 0.169.0", o.Kind, o.HarnessVersion)
+		}
+	}
+}
