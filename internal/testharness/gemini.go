@@ -53,10 +53,11 @@ func (e *HarnessEnv) GeminiChats() []string {
 }
 
 // Gemini CLI's TUI (0.61.0) takes keys once its prompt box shows the
-// placeholder; before the first prompt nothing else says so (its
-// SessionStart hook fires while the TUI still draws). GeminiScreenReady is
-// the one place a Gemini test reads Gemini's screen text; turns end in the
-// ledger (frame.ended from the chat file).
+// placeholder. Whether an earlier ledger receipt (session.started) already
+// means the TUI keeps typed keys has not been measured, so before the
+// first prompt the helper reads the screen: GeminiScreenReady is the one
+// place a Gemini test reads Gemini's screen text. Turns end in the ledger
+// (frame.ended from the chat file).
 const geminiReady = "Type your message"
 
 // GeminiScreenReady waits until the Gemini TUI on term takes input: its

@@ -80,9 +80,9 @@ func (e *HarnessEnv) PiSessions() []string {
 // footer, the provider's name, appears when init() has counted the
 // available providers, its last step (HarnessEnv's environment has two:
 // the mock and, through ANTHROPIC_API_KEY, Pi's built-in anthropic).
-// Nothing in the ledger marks that moment (the bridge extension reports
-// the session as it loads), so these helpers read the screen: the one
-// place a Pi test names Pi's screen text.
+// The ledger's session.started can come from lifeloop's bridge extension,
+// which runs while extensions load — before that moment — so these
+// helpers read the screen: the one place a Pi test names Pi's screen text.
 const (
 	piBanner = "pi v" // the first line of Pi's TUI (HarnessEnv turns quietStartup off)
 	piReady  = "(mock) mock-model"
