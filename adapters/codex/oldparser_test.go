@@ -5,6 +5,7 @@ package codex
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/lifeloop/lifeloop/telemetry"
 )
@@ -74,6 +75,7 @@ type oldPayload struct {
 	ModelContextWindow int64  `json:"model_context_window"`
 	CompactionRespID   string `json:"compaction_response_id"`
 	CLIVersion         string `json:"cli_version"`
+	lastNamed          bool   // info.last_token_usage names total_tokens
 	Info               *struct {
 		Total              oldUsage `json:"total_token_usage"`
 		Last               oldUsage `json:"last_token_usage"`
@@ -94,6 +96,16 @@ func (p *oldParser) Parse(dst []telemetry.Observation, line []byte, src telemetr
 	if len(l.Payload) > 0 && l.Payload[0] == '{' {
 		if err := json.Unmarshal(l.Payload, &pl); err != nil {
 			return dst, err
+		}
+		var raw struct {
+			Info *struct {
+				Last map[string]json.RawMessage `json:"last_token_usage"`
+			} `json:"info"`
+		}
+		if json.Unmarshal(l.Payload, &raw) == nil && raw.Info != nil {
+			for k := range raw.Info.Last {
+				pl.lastNamed = pl.lastNamed || strings.EqualFold(k, "total_tokens")
+			}
 		}
 	}
 	base := telemetry.Observation{Source: src, At: telemetry.ParseTime(l.Timestamp), Model: p.model}
@@ -172,6 +184,13 @@ func (p *oldParser) event(dst []telemetry.Observation, pl *oldPayload, base tele
 	case "token_count":
 		if pl.Info == nil {
 			return dst
+		}
+		if !pl.lastNamed {
+			o := base
+			o.Kind = telemetry.ObsUnreadable
+			o.FrameID = p.turn
+			o.Detail = "a token_count without a readable info.last_token_usage.total_tokens"
+			dst = append(dst, p.stamp(o))
 		}
 		if pl.Info.ModelContextWindow > 0 {
 			p.window = pl.Info.ModelContextWindow

@@ -221,6 +221,7 @@ type fastLine struct {
 	plType, id, cwd, model, turnID, responseID, compactionRespID, cliVersion []byte
 	window                                                                   int64
 	hasInfo                                                                  bool
+	lastRead                                                                 bool // info.last_token_usage names total_tokens
 	infoTotal, infoLast, infoWindow                                          int64
 }
 
@@ -357,7 +358,7 @@ func scanInfo(s *telemetry.JSONScan, l *fastLine) {
 			scanUsage(s, &l.infoTotal)
 		case "last_token_usage":
 			once(s, &seen, 2)
-			scanUsage(s, &l.infoLast)
+			l.lastRead = scanUsage(s, &l.infoLast)
 		case "model_context_window":
 			once(s, &seen, 4)
 			integer(s, &l.infoWindow)
@@ -369,21 +370,43 @@ func scanInfo(s *telemetry.JSONScan, l *fastLine) {
 }
 
 // scanUsage reads {total_tokens} into dst; null leaves it (a struct field,
-// as encoding/json does).
-func scanUsage(s *telemetry.JSONScan, dst *int64) {
+// as encoding/json does). It reports whether the object names
+// total_tokens.
+func scanUsage(s *telemetry.JSONScan, dst *int64) (named bool) {
 	if s.Null() || !s.Object() {
-		return
+		return false
 	}
 	var seen uint32
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		if string(key) == "total_tokens" {
 			once(s, &seen, 1)
 			integer(s, dst)
+			named = true
 			continue
 		}
 		keyCheck(s, key, plain, usageKeys)
 		s.Skip()
 	}
+	return named
+}
+
+// lastNamed reports whether a payload's info.last_token_usage names
+// total_tokens (keys matched as encoding/json matches them).
+func lastNamed(payload json.RawMessage) bool {
+	var p struct {
+		Info *struct {
+			Last map[string]json.RawMessage `json:"last_token_usage"`
+		} `json:"info"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.Info == nil {
+		return false
+	}
+	for k := range p.Info.Last {
+		if strings.EqualFold(k, "total_tokens") {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeLine reads data with encoding/json (lines the fast pass leaves to
@@ -411,6 +434,7 @@ func decodeLine(l *fastLine, data []byte) error {
 	}
 	if pl.Info != nil {
 		l.hasInfo = true
+		l.lastRead = lastNamed(r.Payload)
 		l.infoTotal, l.infoLast, l.infoWindow = pl.Info.Total.TotalTokens, pl.Info.Last.TotalTokens, pl.Info.ModelContextWindow
 	}
 	return nil
@@ -520,6 +544,16 @@ func (p *Parser) event(dst []telemetry.Observation, l *fastLine, b *lazyBase) []
 	case "token_count":
 		if !l.hasInfo {
 			return dst
+		}
+		if !l.lastRead {
+			// 0.169.0 writes info.last_token_usage.total_tokens on every
+			// token_count with info: one without is a format this parser
+			// no longer reads, and pressure goes blind.
+			o := b.get()
+			o.Kind = telemetry.ObsUnreadable
+			o.FrameID = p.turn
+			o.Detail = "a token_count without a readable info.last_token_usage.total_tokens"
+			dst = append(dst, p.stamp(o))
 		}
 		if l.infoWindow > 0 {
 			p.window = l.infoWindow

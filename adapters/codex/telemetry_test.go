@@ -309,3 +309,39 @@ func TestCodexParserVersion(t *testing.T) {
 		}
 	}
 }
+
+// A token_count whose info no longer names last_token_usage.total_tokens
+// is reported as unreadable (harness drift); info null (the first
+// token_count of a session) and the known shape are not.
+func TestCodexParserUnreadableUsage(t *testing.T) {
+	drifted := xEvent("token_count", `,"info":{"total_token_usage":{"total_tokens":30},"lastTokenUsage":{"totalTokens":30},"model_context_window":258400}`)
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{drifted, true},
+		{xEvent("token_count", `,"info":null`), false},
+		{xTokens(17, 17, 258400), false},
+	} {
+		p := NewParser()
+		obs, err := p.Parse(nil, []byte(xMeta), telemetry.Provenance{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obs, err = p.Parse(obs[:0], []byte(tc.line), telemetry.Provenance{}); err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, o := range obs {
+			if o.Kind == telemetry.ObsUnreadable {
+				got = true
+				if o.HarnessVersion != "0.169.0" || !strings.Contains(o.Detail, "last_token_usage") {
+					t.Errorf("unreadable observation %+v", o)
+				}
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: unreadable %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}
