@@ -97,7 +97,7 @@ func HarnessOutput(ctx context.Context, argv, env []string, path string, args []
 	}
 	cmd := exec.CommandContext(ctx, prog, cmdline[1:]...)
 	cmd.Env = append([]string{}, env...) // never lifeloop's own environment
-	out, err := cmd.CombinedOutput() // some harnesses print their version on stderr
+	out, err := cmd.CombinedOutput()     // some harnesses print their version on stderr
 	return string(out), err
 }
 
