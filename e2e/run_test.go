@@ -99,6 +99,11 @@ func TestRunClaudePrint(t *testing.T) {
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
 	assertHarnessVersion(t, env, receipts, bin)
 	assertNoDrift(t, receipts)
+	// lifeloop status shows the version the session ran.
+	v, _ := dig(lastOf(receipts, "session.started"), "telemetry_summary", "harness_version").(string)
+	if st := env.Run(runTimeout, ll, "status", "--state-dir", state, "--latest"); st.ExitCode != 0 || v == "" || !strings.Contains(st.Stdout, "harness   version "+v+"\n") {
+		t.Errorf("lifeloop status (exit %d) does not show harness version %q:\n%s%s", st.ExitCode, v, st.Stdout, st.Stderr)
+	}
 }
 
 func TestRunCodexExec(t *testing.T) {
