@@ -4,12 +4,15 @@ BIN       := bin/lifeloop
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: build test unit e2e lint fmt bench fuzz demo harnesses broker clean
+.PHONY: build test unit e2e e2e-latest lint fmt bench fuzz demo harnesses harnesses-latest broker clean
 
 build: ## build bin/lifeloop
 	$(GO) build -o $(BIN) ./cmd/lifeloop
 
-test: ## every test, with the race detector (end-to-end tests included when harnesses are installed)
+test: ## every test, with the race detector; installs the pinned harnesses first when one is missing, so the end-to-end tests run
+	@for b in $(PINNED_BINS); do \
+	  if [ ! -x harnesses/node_modules/.bin/$$b ]; then echo "harnesses/node_modules/.bin/$$b is missing: installing the pinned harnesses"; $(NPM_INSTALL); break; fi; \
+	done
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 unit: ## fast tests only (no real harnesses)
@@ -39,6 +42,7 @@ clean:
 # platforms' optional binaries that the registry here does not serve
 # (e.g. opencode-darwin-arm64), and `npm ci` refuses such a lock.
 NPM_INSTALL := npm install --prefix harnesses --no-audit --no-fund --no-save
+PINNED_BINS := claude codex gemini opencode pi
 
 harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi) into harnesses/node_modules
 	$(NPM_INSTALL)
@@ -58,3 +62,18 @@ demo: harnesses/node_modules/.bin/claude ## build lifeloop, run a real `claude -
 
 harnesses/node_modules/.bin/claude harnesses/node_modules/.bin/codex: harnesses/package-lock.json
 	$(NPM_INSTALL)
+
+# The newest published versions of the same packages (the list comes from
+# harnesses/package.json), installed into their own git-ignored folder so the
+# pinned set stays untouched. `make e2e-latest` runs the e2e suite against
+# them through LIFELOOP_HARNESS_DIR.
+LATEST_DIR  := harnesses-latest
+HARNESS_PKGS = $(shell node -p "Object.keys(require('./harnesses/package.json').dependencies).map(p => p + '@latest').join(' ')")
+
+harnesses-latest: ## install the newest published harnesses into harnesses-latest/node_modules (git-ignored)
+	mkdir -p $(LATEST_DIR)
+	npm install --prefix $(LATEST_DIR) --no-audit --no-fund $(HARNESS_PKGS)
+	@node -e "for (const p of Object.keys(require('./harnesses/package.json').dependencies)) console.log(p, require('./$(LATEST_DIR)/node_modules/' + p + '/package.json').version)"
+
+e2e-latest: ## the end-to-end tests against the newest harnesses (needs `make harnesses-latest`)
+	LIFELOOP_HARNESS_DIR=$(CURDIR)/$(LATEST_DIR)/node_modules/.bin $(GO) test -race -count=1 -timeout 30m ./e2e/...

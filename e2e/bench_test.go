@@ -310,9 +310,7 @@ func TestClaudeTUI(t *testing.T) {
 
 	// The seeded ~/.claude.json must take the TUI straight to its prompt:
 	// no onboarding, API-key or trust dialog.
-	if err := term.WaitFor("? for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeScreenReady(t, term, 0)
 	term.Type("hello from the test")
 	if err := term.WaitFor("hello from the test", screenTimeout); err != nil {
 		t.Fatal(err)
@@ -321,15 +319,9 @@ func TestClaudeTUI(t *testing.T) {
 	if err := term.WaitFor(reply, screenTimeout); err != nil {
 		t.Fatal(err)
 	}
-	// Wait for the turn to end (the prompt hint comes back) before /exit.
-	if err := term.WaitFor(regexp.MustCompile(`(?s)`+regexp.QuoteMeta("Interactive")+`.*for\s*shortcuts`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("/exit")
-	if err := term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout); err != nil {
-		t.Log(err) // the completion menu is cosmetic; Enter still runs the command
-	}
-	term.Type("\r")
+	// Wait for the turn to end (in the transcript) before /exit.
+	env.ClaudeTranscriptTurnsEnded(t, term, 1)
+	testharness.ClaudeExit(t, term)
 	code, sig, err := term.WaitTimeout(screenTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -362,9 +354,7 @@ func TestCodexTUI(t *testing.T) {
 			env := testharness.NewHarnessEnv(t, mock)
 			start := time.Now()
 			term := testharness.StartTerminal(t, env.Command(bin, tc.args...), 120, 40)
-			if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
-				t.Fatal(err)
-			}
+			testharness.CodexScreenReady(t, term, 0)
 			term.Type("hello from the test")
 			if err := term.WaitFor("hello from the test", screenTimeout); err != nil {
 				t.Fatal(err)
@@ -373,14 +363,8 @@ func TestCodexTUI(t *testing.T) {
 			if err := term.WaitFor(reply, screenTimeout); err != nil {
 				t.Fatal(err)
 			}
-			if err := term.WaitFor(regexp.MustCompile(`Worked\s*for`), screenTimeout); err != nil {
-				t.Fatal(err)
-			}
-			term.Type("/quit")
-			if err := term.WaitFor("/quit", screenTimeout); err != nil {
-				t.Fatal(err)
-			}
-			term.Type("\r")
+			env.CodexRolloutTurnsEnded(t, term, 1)
+			testharness.CodexQuit(t, term)
 			code, sig, err := term.WaitTimeout(screenTimeout)
 			if err != nil {
 				t.Fatal(err)

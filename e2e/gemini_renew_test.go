@@ -107,9 +107,7 @@ func TestRenewGeminiTUI(t *testing.T) {
 			// The renewed turn ends in the ledger; then the terminal takes
 			// a typed /quit.
 			waitReceipt(t, term, state, "frame.ended", 2)
-			if err := term.WaitFor(geminiReady, screenTimeout); err != nil {
-				t.Fatal(err)
-			}
+			testharness.GeminiScreenReady(t, term, 0)
 			quitAt := len(term.Output())
 			term.Type("/quit")
 			waitOutputAfter(t, term, quitAt, "/quit", screenTimeout)

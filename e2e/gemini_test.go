@@ -41,6 +41,7 @@ func TestRunGeminiPrompt(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "gemini", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, bin)
 	// Gemini CLI is not among OrgLoop's harness ids: it projects as
 	// "other", the adapter name kept.
 	out := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--latest", "--format", "orgloop")

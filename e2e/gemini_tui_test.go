@@ -10,10 +10,6 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
 
-// geminiReady is the one screen text the Gemini TUI tests wait for: the
-// prompt box's placeholder, shown once the TUI takes input.
-const geminiReady = "Type your message"
-
 // startGeminiTUIUnderLifeloop starts `lifeloop run -- gemini` (extra
 // arguments after the program) in a PTY and waits until the TUI takes
 // input.
@@ -30,9 +26,7 @@ func startGeminiTUIWith(t *testing.T, env *testharness.HarnessEnv, state string,
 	ll := lifeloopBin(t)
 	args := slices.Concat([]string{"run", "--state-dir", state, "--tick", "1s"}, runFlags, []string{"--", bin, "-m", testharness.GeminiModel}, extra)
 	term := testharness.StartTerminal(t, env.Command(ll, args...), 120, 40)
-	if err := term.WaitFor(geminiReady, screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.GeminiScreenReady(t, term, 0)
 	return term
 }
 
@@ -92,9 +86,7 @@ func TestRunGeminiTUI(t *testing.T) {
 	term := startGeminiTUIUnderLifeloop(t, env, state)
 	geminiPrompt(t, term, state, "hello through lifeloop", 1)
 	geminiPrompt(t, term, state, "second prompt", 2)
-	if err := term.WaitFor(geminiReady, screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.GeminiScreenReady(t, term, 0)
 	term.Type("/quit")
 	if err := term.WaitFor("/quit", screenTimeout); err != nil {
 		t.Fatal(err)

@@ -186,9 +186,7 @@ func assertCodexDeveloperRole(t *testing.T, reqs []mockmodel.Request, text strin
 func runClaudeTUITurn(t *testing.T, env *testharness.HarnessEnv, argv []string, reply string) {
 	t.Helper()
 	term := testharness.StartTerminal(t, env.Command(argv[0], argv[1:]...), 120, 40)
-	if err := term.WaitFor("? for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeScreenReady(t, term, 0)
 	term.Type("hello from the test")
 	if err := term.WaitFor("hello from the test", screenTimeout); err != nil {
 		t.Fatal(err)
@@ -197,12 +195,8 @@ func runClaudeTUITurn(t *testing.T, env *testharness.HarnessEnv, argv []string, 
 	if err := term.WaitFor(reply, screenTimeout); err != nil {
 		t.Fatal(err)
 	}
-	if err := term.WaitFor(regexp.MustCompile(`(?s)Reply.*for\s*shortcuts`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("/exit")
-	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)
-	term.Type("\r")
+	env.ClaudeTranscriptTurnsEnded(t, term, 1)
+	testharness.ClaudeExit(t, term)
 	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 		t.Fatalf("claude TUI: code %d signal %v err %v", code, sig, err)
 	}
@@ -292,30 +286,6 @@ func TestRelaunchResumesConversation(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// claudeBanner starts the screen of a Claude Code TUI.
-const claudeBanner = "Claude Code v"
-
-// waitRelaunched waits until a harness started again on the terminal shows
-// its banner past byte n, then ready after the banner: the stopped
-// harness's last screen may show ready too, and input typed before the new
-// harness reads the terminal may be lost.
-func waitRelaunched(t *testing.T, term *testharness.Terminal, n int, banner, ready string) {
-	t.Helper()
-	deadline := time.Now().Add(screenTimeout)
-	for {
-		if out := term.Output(); len(out) > n {
-			if i := strings.Index(out[n:], banner); i >= 0 {
-				waitOutputAfter(t, term, n+i+len(banner), ready, screenTimeout)
-				return
-			}
-		}
-		if time.Now().After(deadline) || term.Exited() {
-			t.Fatalf("the relaunched harness never showed %q; terminal:\n%s", banner, term.Output())
-		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -425,23 +395,6 @@ func checkRenewalRecords(t *testing.T, env *testharness.HarnessEnv, ll, state, s
 	}
 }
 
-// waitMatchesAfter waits until re matches at least count times in the
-// terminal's output past byte n. The timeout is a safety net.
-func waitMatchesAfter(t *testing.T, term *testharness.Terminal, n int, re *regexp.Regexp, count int, timeout time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		out := term.Output()
-		if len(out) > n && len(re.FindAllStringIndex(out[n:], -1)) >= count {
-			return
-		}
-		if time.Now().After(deadline) || term.Exited() {
-			t.Fatalf("fewer than %d matches of %s after byte %d; last output:\n%s", count, re, n, out[max(0, len(out)-2000):])
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 // claudeTUIAfterOneTurn starts `lifeloop run -- claude` in a PTY, has
 // one prompt answered, and returns the lifeloop session id too.
 func claudeTUIAfterOneTurn(t *testing.T, reply, prompt string) (*testharness.Terminal, *testharness.HarnessEnv, string, string) {
@@ -452,9 +405,7 @@ func claudeTUIAfterOneTurn(t *testing.T, reply, prompt string) (*testharness.Ter
 		t.Fatal(err)
 	}
 	term.Type("\r")
-	if err := term.WaitFor(regexp.MustCompile(`(?s)`+regexp.QuoteMeta(strings.Fields(reply)[0])+`.*for\s*shortcuts`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeTurnsEnded(t, term, state, 1)
 	sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
 	if len(sessions) != 1 {
 		t.Fatalf("sessions %v", sessions)
@@ -486,7 +437,7 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 	if strings.Contains(res.Stdout+res.Stderr, secret) {
 		t.Error("renew printed the payload body")
 	}
-	waitRelaunched(t, term, before, claudeBanner, "for shortcuts")
+	testharness.ClaudeStarted(t, term, state, 2)
 	term.Type("second prompt 9d1e")
 	waitOutputAfter(t, term, before, "second prompt 9d1e", screenTimeout)
 	submitted := len(term.Output())
@@ -514,9 +465,7 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 		t.Error("the renewed session did not resume the conversation")
 	}
 
-	term.Type("/exit")
-	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)
-	term.Type("\r")
+	testharness.ClaudeExit(t, term)
 	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 		t.Fatalf("lifeloop exited with code %d signal %v (%v)", code, sig, err)
 	}
@@ -590,17 +539,13 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 				run = []string{"run", "--state-dir", state, "--payload-argv-ok", "--", bin}
 			}
 			term := testharness.StartTerminal(t, env.Command(ll, run...), 120, 40)
-			if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
-				t.Fatal(err)
-			}
+			testharness.CodexScreenReady(t, term, 0)
 			term.Type("first prompt 41c2")
 			if err := term.WaitFor("first prompt 41c2", screenTimeout); err != nil {
 				t.Fatal(err)
 			}
 			term.Type("\r")
-			if err := term.WaitFor(regexp.MustCompile(`Worked\s*for`), screenTimeout); err != nil {
-				t.Fatal(err)
-			}
+			testharness.CodexTurnsEnded(t, term, state, 1)
 			sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
 			if len(sessions) != 1 {
 				t.Fatalf("sessions %v", sessions)
@@ -632,7 +577,7 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 				t.Fatalf("lifeloop renew: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
 			}
 			if !tc.resume {
-				waitRelaunched(t, term, before, "OpenAI Codex", "for shortcuts")
+				testharness.CodexRelaunched(t, term, before)
 				term.Type("second prompt 9d1e")
 				waitOutputAfter(t, term, before, "second prompt 9d1e", screenTimeout)
 				term.Type("\r")
@@ -666,17 +611,9 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 			if _, resumed := requestCarries(t, turn.Body, "first prompt 41c2"); resumed != tc.resume {
 				t.Errorf("request carries the first turn: %v, want %v", resumed, tc.resume)
 			}
-			// The resumed TUI redraws the first turn ("Worked for" once);
-			// the renewed turn adds one more.
-			wantWorked := 1
-			if tc.resume {
-				wantWorked = 2
-			}
-			waitMatchesAfter(t, term, before, regexp.MustCompile(`Worked\s*for`), wantWorked, screenTimeout)
-			quitAt := len(term.Output())
-			term.Type("/quit")
-			waitOutputAfter(t, term, quitAt, "/quit", screenTimeout)
-			term.Type("\r")
+			// The renewed session's turn ends: the second frame.ended.
+			testharness.CodexTurnsEnded(t, term, state, 2)
+			testharness.CodexQuit(t, term)
 			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 				t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output())
 			}
@@ -713,7 +650,7 @@ func TestRenewClaudeTUIFresh(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
 		t.Fatalf("lifeloop renew --fresh: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
 	}
-	waitRelaunched(t, term, before, claudeBanner, "for shortcuts")
+	testharness.ClaudeStarted(t, term, state, 2)
 	term.Type("second prompt 5f0c")
 	waitOutputAfter(t, term, before, "second prompt 5f0c", screenTimeout)
 	submitted := len(term.Output())
@@ -748,9 +685,7 @@ func TestRenewClaudeTUIFresh(t *testing.T) {
 		t.Errorf("the relaunched Claude's command line %q", strings.ReplaceAll(string(cmdline), "\x00", " "))
 	}
 
-	term.Type("/exit")
-	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)
-	term.Type("\r")
+	testharness.ClaudeExit(t, term)
 	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 		t.Fatalf("lifeloop exited with code %d signal %v (%v)", code, sig, err)
 	}

@@ -132,6 +132,7 @@ func TestRunOpenCodeRun(t *testing.T) {
 	}
 	session, rs := onlySession(t, state)
 	assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, rs, bin)
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}

@@ -13,29 +13,6 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
 
-// The screen text the OpenCode TUI tests wait for before typing (1.18.33):
-// a new session's prompt placeholder; after a renewal, the banner the
-// stopped TUI prints as it exits, then the new TUI's footer (a resumed
-// session shows no placeholder).
-const (
-	openCodeReady      = "Ask anything"
-	openCodeExitBanner = "Continue"
-	openCodeFooter     = "ctrl+p"
-)
-
-// waitOpenCodeReady waits for the TUI's prompt in the output past byte n.
-func waitOpenCodeReady(t *testing.T, term *testharness.Terminal, n int) {
-	t.Helper()
-	waitOutputAfter(t, term, n, openCodeReady, screenTimeout)
-}
-
-// waitOpenCodeRelaunched waits for the TUI relaunched by a renewal: the
-// stopped one's exit banner past byte n, then the new one's footer.
-func waitOpenCodeRelaunched(t *testing.T, term *testharness.Terminal, n int) {
-	t.Helper()
-	waitRelaunched(t, term, n, openCodeExitBanner, openCodeFooter)
-}
-
 // waitLedger waits until the only session under state has a receipt
 // for which ok holds, and returns the receipts.
 func waitLedger(t *testing.T, state, what string, ok func([]map[string]any) bool) []map[string]any {
@@ -66,7 +43,7 @@ func openCodeTUI(t *testing.T, mock *mockmodel.Server) (*testharness.Terminal, *
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
-	waitOpenCodeReady(t, term, 0)
+	testharness.OpenCodeScreenReady(t, term, 0)
 	return term, env, state, ll
 }
 
@@ -88,10 +65,7 @@ func askOpenCode(t *testing.T, term *testharness.Terminal, state, prompt string)
 // Enter and waits for lifeloop to exit 0.
 func exitOpenCode(t *testing.T, term *testharness.Terminal) {
 	t.Helper()
-	at := len(term.Output())
-	term.Type("/exit")
-	waitOutputAfter(t, term, at, "Exit the app", screenTimeout)
-	term.Type("\r")
+	testharness.OpenCodeExit(t, term)
 	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 		t.Fatalf("lifeloop exited with code %d signal %v (%v) after /exit; output:\n%s", code, sig, err, term.Output())
 	}
@@ -190,7 +164,7 @@ func TestRenewOpenCodeTUIUnderLifeloop(t *testing.T) {
 			if strings.Contains(res.Stdout+res.Stderr, secret) {
 				t.Error("renew printed the payload body")
 			}
-			waitOpenCodeRelaunched(t, term, before)
+			testharness.OpenCodeRelaunched(t, term, before)
 			if got := openCodeProcesses(env); got != 1 {
 				t.Errorf("%d OpenCode processes after the renewal, want 1", got)
 			}

@@ -14,10 +14,6 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
 
-// piBanner is the first line Pi's TUI draws at start-up (HarnessEnv turns
-// quietStartup off for it).
-const piBanner = "pi v0.73.1"
-
 // TestRunPiPayloadAtLaunch: `lifeloop run --payload` places the envelope
 // with --append-system-prompt, through a private file; the model request's
 // system prompt carries it, session.starting says delivered at
@@ -117,7 +113,7 @@ func TestRenewPiTUIUnderLifeloop(t *testing.T) {
 			if strings.Contains(res.Stdout+res.Stderr, secret) {
 				t.Error("renew printed the payload body")
 			}
-			waitRelaunched(t, term, before, piBanner, piReadyText)
+			testharness.PiRelaunched(t, term, before)
 			if procs := piProcesses(env); len(procs) != 1 {
 				t.Errorf("Pi processes after the renewal: %v (all: %v)", procs, env.StrayProcesses())
 			}

@@ -20,31 +20,10 @@ import (
 // through the anthropic-messages provider HarnessEnv writes into
 // ~/.pi/agent/models.json (window testharness.PiContextWindow).
 
-// piReadyText is the end of Pi's footer once its start-up is over: the
-// provider's name appears when init() has counted the available providers,
-// its last step (HarnessEnv's environment has two: the mock and, through
-// ANTHROPIC_API_KEY, Pi's built-in anthropic). The editor shows and takes
-// keys earlier, while extensions still load, and a prompt submitted then
-// can be lost.
-const piReadyText = "(mock) mock-model"
-
-// piReady waits for Pi's TUI to finish starting. It is the one place a Pi
-// test waits for screen text before typing.
-func piReady(t *testing.T, term *testharness.Terminal) {
-	t.Helper()
-	if err := term.WaitFor(piReadyText, screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// piQuit types /quit and Enter once Pi's command menu shows it.
+// piQuit ends Pi's TUI with /quit.
 func piQuit(t *testing.T, term *testharness.Terminal) {
 	t.Helper()
-	term.Type("/quit")
-	if err := term.WaitFor("Quit pi", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("\r")
+	testharness.PiCommand(t, term, "/quit")
 }
 
 // piSession returns the user-message frame ids and the session id of a
@@ -99,6 +78,7 @@ func TestRunPiPrint(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "pi", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, bin)
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}
@@ -115,7 +95,7 @@ func startPiTUIUnderLifeloop(t *testing.T, reply string, extra ...string) (*test
 	state := stateDir(t)
 	args := append([]string{"run", "--state-dir", state, "--tick", "1s"}, extra...)
 	term := testharness.StartTerminal(t, env.Command(ll, append(args, "--", bin)...), 120, 40)
-	piReady(t, term)
+	testharness.PiScreenReady(t, term, 0)
 	return term, env, state, mock
 }
 
@@ -401,11 +381,7 @@ func TestRunPiTUINewSession(t *testing.T) {
 		}
 	}
 	turn("first session prompt", 1)
-	term.Type("/new")
-	if err := term.WaitFor("Start a new session", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("\r")
+	testharness.PiCommand(t, term, "/new")
 	// The new session's start is reported by the bridge extension: the
 	// stream keeps its one session.started (the process did not restart),
 	// and the new harness session id is bound from then on.

@@ -214,9 +214,7 @@ func testRenewCrash(t *testing.T, killStage int, every time.Duration) {
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "0", "--", bin), 120, 40)
-	if err := term.WaitFor("? for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeStarted(t, term, state, 1)
 	sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
 	if len(sessions) != 1 {
 		t.Fatalf("sessions %v", sessions)
@@ -238,7 +236,6 @@ func testRenewCrash(t *testing.T, killStage int, every time.Duration) {
 		marker = fmt.Sprintf("RENEW-CRASH-MARKER-%s-%d", strings.ReplaceAll(stageNames[killStage], " ", "-"), attempt)
 		payloadIDs = append(payloadIDs, id)
 		pf := writePayloadFile(t, id, marker, contract.PlacementDeveloperEquivalentFrame)
-		before := len(term.Output())
 		renewOut.Reset()
 		renew = env.Command(ll, "renew", "--state-dir", state, "--reason", "e2e crash", "--payload", pf, ses)
 		renew.Stdout, renew.Stderr = &renewOut, &renewOut
@@ -273,7 +270,7 @@ func testRenewCrash(t *testing.T, killStage int, every time.Duration) {
 		if !strings.Contains(renewOut.String(), "renewal delivered") {
 			t.Fatalf("renewal %d: %s", attempt, renewOut.String())
 		}
-		waitRelaunched(t, term, before, claudeBanner, "for shortcuts")
+		testharness.ClaudeStarted(t, term, state, attempt+1) // the first launch and one per renewal
 	}
 	t.Logf("killed lifeloop in renewal %d at %q: status %s, session.starting recorded %v",
 		len(payloadIDs), stageNames[killStage], killed.State, killed.StartingReceiptID != "")

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -57,6 +58,28 @@ func assertSessionLifecycle(t *testing.T, receipts []map[string]any, adapter, ph
 	}
 }
 
+// assertHarnessVersion checks that session.started names the version of
+// the harness bin, as `bin --version` prints it.
+func assertHarnessVersion(t *testing.T, env *testharness.HarnessEnv, receipts []map[string]any, bin string) {
+	t.Helper()
+	v, _ := dig(lastOf(receipts, "session.started"), "telemetry_summary", "harness_version").(string)
+	res := env.Run(runTimeout, bin, "--version")
+	if v == "" || !regexp.MustCompile(`(^|[^0-9.])`+regexp.QuoteMeta(v)+`($|[^0-9.])`).MatchString(res.Stdout+res.Stderr) {
+		t.Errorf("session.started harness_version %q; %s --version prints %q", v, filepath.Base(bin), res.Stdout+res.Stderr)
+	}
+}
+
+// assertNoDrift checks that the ledger reports no harness drift: the real
+// harness's lines are all understood and its version is proven.
+func assertNoDrift(t *testing.T, receipts []map[string]any) {
+	t.Helper()
+	for _, r := range receipts {
+		if reason := dig(r, "telemetry_summary", "reason"); r["event"] == "capability.degraded" && (reason == "harness_drift" || reason == "harness_version_unproven") {
+			t.Errorf("drift reported against the real harness: %v", r)
+		}
+	}
+}
+
 func TestRunClaudePrint(t *testing.T) {
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
@@ -74,6 +97,13 @@ func TestRunClaudePrint(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, bin)
+	assertNoDrift(t, receipts)
+	// lifeloop status shows the version the session ran.
+	v, _ := dig(lastOf(receipts, "session.started"), "telemetry_summary", "harness_version").(string)
+	if st := env.Run(runTimeout, ll, "status", "--state-dir", state, "--latest"); st.ExitCode != 0 || v == "" || !strings.Contains(st.Stdout, "harness   version "+v+"\n") {
+		t.Errorf("lifeloop status (exit %d) does not show harness version %q:\n%s%s", st.ExitCode, v, st.Stdout, st.Stderr)
+	}
 }
 
 func TestRunCodexExec(t *testing.T) {
@@ -90,13 +120,15 @@ func TestRunCodexExec(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "codex", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, bin)
+	assertNoDrift(t, receipts)
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}
 }
 
 // startClaudeTUIUnderLifeloop starts `lifeloop run -- claude` in a PTY and
-// waits for Claude's prompt.
+// waits until Claude has named its session (it takes keys from then on).
 func startClaudeTUIUnderLifeloop(t *testing.T, reply string) (*testharness.Terminal, *testharness.HarnessEnv, string) {
 	t.Helper()
 	bin := testharness.ClaudeBin(t)
@@ -105,9 +137,7 @@ func startClaudeTUIUnderLifeloop(t *testing.T, reply string) (*testharness.Termi
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", bin), 120, 40)
-	if err := term.WaitFor("? for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeStarted(t, term, state, 1)
 	return term, env, state
 }
 
@@ -123,9 +153,7 @@ func TestRunClaudeTUI(t *testing.T) {
 	if err := term.WaitFor(reply, screenTimeout); err != nil {
 		t.Fatal(err)
 	}
-	if err := term.WaitFor(regexp.MustCompile(`(?s)`+regexp.QuoteMeta("Interactive")+`.*for\s*shortcuts`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeTurnsEnded(t, term, state, 1)
 	// A turn against the mock can end within the first --tick; wait for
 	// the first tick in the ledger before ending the session.
 	for deadline := time.Now().Add(screenTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -133,9 +161,7 @@ func TestRunClaudeTUI(t *testing.T) {
 			break
 		}
 	}
-	term.Type("/exit")
-	_ = term.WaitFor(regexp.MustCompile(`/exit\s*(Exit|exit)`), screenTimeout)
-	term.Type("\r")
+	testharness.ClaudeExit(t, term)
 	code, sig, err := term.WaitTimeout(screenTimeout)
 	if err != nil {
 		t.Fatal(err)
@@ -145,6 +171,8 @@ func TestRunClaudeTUI(t *testing.T) {
 	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
+	assertHarnessVersion(t, env, receipts, testharness.ClaudeBin(t))
+	assertNoDrift(t, receipts)
 	if lastOf(receipts, "supervisor.tick") == nil {
 		t.Errorf("no supervisor.tick with --tick 1s: %v", eventsOf(receipts))
 	}
@@ -195,9 +223,7 @@ func TestRunCodexTUI(t *testing.T) {
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
-	if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.CodexScreenReady(t, term, 0)
 	term.Type("hello through lifeloop")
 	if err := term.WaitFor("hello through lifeloop", screenTimeout); err != nil {
 		t.Fatal(err)
@@ -206,14 +232,8 @@ func TestRunCodexTUI(t *testing.T) {
 	if err := term.WaitFor(reply, screenTimeout); err != nil {
 		t.Fatal(err)
 	}
-	if err := term.WaitFor(regexp.MustCompile(`Worked\s*for`), screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("/quit")
-	if err := term.WaitFor("/quit", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("\r")
+	testharness.CodexTurnsEnded(t, term, state, 1)
+	testharness.CodexQuit(t, term)
 	code, sig, err := term.WaitTimeout(screenTimeout)
 	if err != nil {
 		t.Fatal(err)

@@ -89,9 +89,7 @@ func TestTopDashboard(t *testing.T) {
 
 	// One Claude session, one turn: high pressure.
 	claude := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", bin), 120, 40)
-	if err := claude.WaitFor("? for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.ClaudeStarted(t, claude, state, 1)
 	claudeID := liveSessions(t, state, 1)[0]
 	claude.Type("first prompt 7f3a")
 	if err := claude.WaitFor("first prompt 7f3a", screenTimeout); err != nil {
@@ -167,7 +165,10 @@ func TestTopDashboard(t *testing.T) {
 		return false
 	})
 	topShows(t, top, "renewal delivered")
-	waitRelaunched(t, claude, relaunchFrom, claudeBanner, "for shortcuts")
+	// The relaunched Claude named its session: keys typed now reach it.
+	waitSessionLedger(t, state, claudeID, "the relaunched Claude's session.started", func(rs []map[string]any) bool {
+		return len(receiptsFor(rs, "session.started")) == 2
+	})
 	claude.Type("second prompt 3c9d")
 	waitOutputAfter(t, claude, relaunchFrom, "second prompt 3c9d", screenTimeout)
 	claude.Type("\r")

@@ -25,9 +25,7 @@ func TestCodexTypeaheadDuringRenewal(t *testing.T) {
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
-	if err := term.WaitFor("for shortcuts", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
+	testharness.CodexScreenReady(t, term, 0)
 	sessions, _ := filepath.Glob(filepath.Join(state, "sessions", "ses_*"))
 	if len(sessions) != 1 {
 		t.Fatalf("sessions %v", sessions)
@@ -82,10 +80,7 @@ func TestCodexTypeaheadDuringRenewal(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	quitAt := len(term.Output())
-	term.Type("/quit")
-	waitOutputAfter(t, term, quitAt, "/quit", screenTimeout)
-	term.Type("\r")
+	testharness.CodexQuit(t, term)
 	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 		t.Fatalf("lifeloop exited with code %d signal %v (%v)", code, sig, err)
 	}

@@ -46,8 +46,11 @@ func (s *supervisor) commit(m Moment, sync bool) (res SyncResult, ok bool, err e
 	}
 	for i, o := range out {
 		last := i == len(out)-1
-		r, rerr := s.recordOne(o, sync && last)
+		r, rerr := s.recordOne(s.withHarnessVersion(o), sync && last)
 		if last {
+			if o.Event == contract.EventSessionStarted && rerr == nil {
+				defer s.warnUnprovenVersion()
+			}
 			return r, rerr == nil, rerr
 		}
 	}

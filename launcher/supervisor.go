@@ -144,6 +144,8 @@ type supervisor struct {
 	rec   statedir.SessionRecord
 	term  Terminal
 	child Process // nil until the first harness starts
+	// version reads the harness's version (version.go).
+	version *versionReader
 
 	startedAt time.Time
 	// The current harness session's receipts, for parent links.
@@ -245,6 +247,8 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	s.armQueue()
 	defer s.queueTimer.Stop()
+	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec)
+	defer s.version.stop()
 	return s.run()
 }
 

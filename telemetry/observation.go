@@ -32,6 +32,12 @@ const (
 	ObsAPIError ObsKind = "api_error"
 	// ObsPressure: the pressure level changed (see [PressureChange]).
 	ObsPressure ObsKind = "pressure"
+	// ObsUnreadable: a line of a kind the parser expects to understand
+	// (e.g. a model reply with its token usage) no longer has the shape
+	// it reads; Detail says what could not be read. It signals harness
+	// drift: a release that changed its format. Record kinds the parser
+	// does not know are not reported (they are harmless).
+	ObsUnreadable ObsKind = "unreadable"
 
 	// ObsSourceFound: discovery picked a file (Source.Path); also emitted
 	// when a [Follower] switches to a newer file.
@@ -81,7 +87,10 @@ type Evidence struct {
 type Observation struct {
 	Kind             ObsKind
 	HarnessSessionID string
-	FrameID          string
+	// HarnessVersion is the harness version the file records (on or
+	// before this line), "" when it records none.
+	HarnessVersion string
+	FrameID        string
 	// ParentFrameID is set on subcall frames (a side conversation).
 	ParentFrameID string
 	// Tokens is the context in use (ObsUsage, ObsPressure).

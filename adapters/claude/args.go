@@ -39,7 +39,7 @@ var options = map[string]option{
 	"--name": {arity: required}, "--output-format": {arity: required}, "--permission-mode": {arity: required},
 	"--plugin-dir": {arity: required}, "--plugin-url": {arity: required}, "--max-turns": {arity: required},
 	"--remote-control-session-name-prefix": {arity: required}, "--setting-sources": {arity: required},
-	"--settings": {arity: required},
+	"--settings": {arity: required}, "--system-prompt-snapshot": {arity: required},
 
 	"-d": {arity: optional}, "--debug": {arity: optional}, "--prompt-suggestions": {arity: optional},
 	"--remote-control": {arity: optional}, "-w": {arity: optional}, "--worktree": {arity: optional},
@@ -64,6 +64,7 @@ const (
 	sessionIDFlag        = "--session-id"
 	resumeFlag           = "--resume"
 	settingsFlag         = "--settings"
+	snapshotFlag         = "--system-prompt-snapshot"
 )
 
 // parseArgs splits Claude arguments into options (with their values)

@@ -26,7 +26,43 @@ import (
 // --append-system-prompt, that value and text are joined with a blank line
 // into one flag (Claude keeps only one). Subcommands, --help and
 // --version start no session.
+//
+// A resumed conversation also gets `--system-prompt-snapshot off` when the
+// Claude it runs has that option (see freshSystemPrompt).
 func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
+	out, class, ok := placeText(argv, start, text)
+	if ok {
+		out = freshSystemPrompt(out, start)
+	}
+	return out, class, ok
+}
+
+// freshSystemPrompt makes a resumed conversation take this launch's system
+// prompt. From some release after 2.1.197 (2.1.330 has it), Claude records
+// a conversation's system prompt at its first request and sends that
+// record on every resume, ignoring a new --append-system-prompt[-file]:
+// the payload placed for the resumed session would never reach the model
+// (TestRenewClaudeTUIUnderLifeloop against 2.1.330). `--system-prompt-snapshot
+// off` renders the prompt afresh, as 2.1.197 always did. Releases without
+// the option reject it, so it is added only when the Claude argv starts
+// has it (snapshotSupported); argv that sets it already is left alone.
+func freshSystemPrompt(argv []string, start int) []string {
+	resumes := false
+	for _, ca := range parseArgs(argv[start:]) {
+		switch ca.Option {
+		case snapshotFlag:
+			return argv
+		case "-r", resumeFlag, "-c", "--continue":
+			resumes = true
+		}
+	}
+	if !resumes || !snapshotSupported(argv) {
+		return argv
+	}
+	return slices.Insert(slices.Clone(argv), start, snapshotFlag, "off")
+}
+
+func placeText(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
 	out := slices.Clone(argv)
 	if !validStart(argv, start) || !startsSession(argv[start:]) {
 		return out, "", false

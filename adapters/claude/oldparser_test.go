@@ -43,6 +43,7 @@ import (
 type oldParser struct {
 	cfg       windowConfig
 	sessionID string
+	version   string
 	frame     string // open main frame, "" when none
 	opened    bool   // ObsFrameOpened emitted for frame
 	side      string // open sidechain frame
@@ -82,6 +83,7 @@ type oldLine struct {
 	AgentID                   string          `json:"agentId"`
 	Timestamp                 string          `json:"timestamp"`
 	RequestID                 string          `json:"requestId"`
+	Version                   string          `json:"version"`
 	IsSidechain               bool            `json:"isSidechain"`
 	IsMeta                    bool            `json:"isMeta"`
 	IsCompactSummary          bool            `json:"isCompactSummary"`
@@ -102,12 +104,27 @@ type oldMessage struct {
 	Model      string          `json:"model"`
 	StopReason string          `json:"stop_reason"`
 	Content    json.RawMessage `json:"content"`
-	Usage      *struct {
-		Input         int64 `json:"input_tokens"`
-		CacheCreation int64 `json:"cache_creation_input_tokens"`
-		CacheRead     int64 `json:"cache_read_input_tokens"`
-		Output        int64 `json:"output_tokens"`
-	} `json:"usage"`
+	Usage      json.RawMessage `json:"usage"`
+}
+
+// oldUsage decodes message.usage: nil when it is absent, null or not an
+// object of numbers; read reports whether it names input_tokens or
+// output_tokens.
+func oldUsage(raw json.RawMessage) (u *usage, read bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, false
+	}
+	var v usage
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &v) != nil || json.Unmarshal(raw, &keys) != nil {
+		return nil, false
+	}
+	for k := range keys {
+		if strings.EqualFold(k, "input_tokens") || strings.EqualFold(k, "output_tokens") {
+			read = true
+		}
+	}
+	return &v, read
 }
 
 // Parse implements telemetry.Parser.
@@ -121,6 +138,9 @@ func (p *oldParser) Parse(dst []telemetry.Observation, data []byte, src telemetr
 	}
 	at := telemetry.ParseTime(l.Timestamp)
 	base := telemetry.Observation{Source: src, At: at}
+	if l.Version != "" {
+		p.version = l.Version
+	}
 	if l.SessionID != "" && l.SessionID != p.sessionID {
 		p.sessionID = l.SessionID
 		o := base
@@ -148,6 +168,7 @@ func (p *oldParser) Parse(dst []telemetry.Observation, data []byte, src telemetr
 
 func (p *oldParser) stamp(o telemetry.Observation) telemetry.Observation {
 	o.HarnessSessionID = p.sessionID
+	o.HarnessVersion = p.version
 	return o
 }
 
@@ -289,8 +310,16 @@ func (p *oldParser) assistant(dst []telemetry.Observation, l *oldLine, base tele
 		dst = append(dst, p.stamp(o))
 		return p.endFrame(dst, base, "api_error")
 	}
-	if m.Usage != nil && p.firstUsage(oldUsageKey{m.ID, l.RequestID}) {
-		u := m.Usage
+	u, read := oldUsage(m.Usage)
+	if !read {
+		o := base
+		o.Model = ""
+		o.Kind = telemetry.ObsUnreadable
+		o.FrameID = p.frame
+		o.Detail = "an assistant line without a readable message.usage (input_tokens, output_tokens)"
+		dst = append(dst, p.stamp(o))
+	}
+	if u != nil && p.firstUsage(oldUsageKey{m.ID, l.RequestID}) {
 		o := base
 		o.Kind = telemetry.ObsUsage
 		o.FrameID = p.frame

@@ -96,6 +96,7 @@ func (c windowConfig) window(model string) int64 {
 type parser struct {
 	cfg       windowConfig
 	sessionID string
+	version   string // the Claude Code version the lines record
 	frame     string // open main frame, "" when none
 	opened    bool   // ObsFrameOpened emitted for frame
 	side      string // open sidechain frame
@@ -146,6 +147,7 @@ type transcriptLine struct {
 	AgentID                   string          `json:"agentId"`
 	Timestamp                 string          `json:"timestamp"`
 	RequestID                 string          `json:"requestId"`
+	Version                   string          `json:"version"`
 	IsSidechain               bool            `json:"isSidechain"`
 	IsMeta                    bool            `json:"isMeta"`
 	IsCompactSummary          bool            `json:"isCompactSummary"`
@@ -166,12 +168,38 @@ type message struct {
 	Model      string          `json:"model"`
 	StopReason string          `json:"stop_reason"`
 	Content    json.RawMessage `json:"content"`
-	Usage      *struct {
-		Input         int64 `json:"input_tokens"`
-		CacheCreation int64 `json:"cache_creation_input_tokens"`
-		CacheRead     int64 `json:"cache_read_input_tokens"`
-		Output        int64 `json:"output_tokens"`
-	} `json:"usage"`
+	// Usage is decoded apart (decodeUsage), so a shape the parser cannot
+	// read costs the usage only, not the whole line.
+	Usage json.RawMessage `json:"usage"`
+}
+
+// usage is message.usage as encoding/json reads it.
+type usage struct {
+	Input         int64 `json:"input_tokens"`
+	CacheCreation int64 `json:"cache_creation_input_tokens"`
+	CacheRead     int64 `json:"cache_read_input_tokens"`
+	Output        int64 `json:"output_tokens"`
+}
+
+// decodeUsage reads raw (message.usage) into l: hasUsage when it is an
+// object of numbers, usageRead when it names input_tokens or
+// output_tokens (as encoding/json matches keys, case-insensitively).
+func decodeUsage(l *line, raw json.RawMessage) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return
+	}
+	var u usage
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(raw, &u) != nil || json.Unmarshal(raw, &keys) != nil {
+		return
+	}
+	l.hasUsage = true
+	l.input, l.cc, l.cr, l.out = u.Input, u.CacheCreation, u.CacheRead, u.Output
+	for k := range keys {
+		if strings.EqualFold(k, "input_tokens") || strings.EqualFold(k, "output_tokens") {
+			l.usageRead = true
+		}
+	}
 }
 
 // tri is a property of a line's content: no, yes, or not known from the
@@ -202,6 +230,8 @@ type line struct {
 	local      tri    // isLocalCommand(content)
 
 	hasUsage              bool
+	usageRead             bool   // the usage names input_tokens or output_tokens
+	version               []byte // the Claude Code version that wrote the line
 	input, cc, cr, out    int64
 	hasCompact            bool
 	trigger               []byte
@@ -227,10 +257,11 @@ const (
 	fError
 	fMessage
 	fCompact
+	fVersion
 )
 
 var (
-	lineKeys    = []string{"type", "subtype", "sessionId", "uuid", "promptId", "agentId", "timestamp", "requestId", "isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isApiErrorMessage", "error", "message", "compactMetadata"}
+	lineKeys    = []string{"type", "subtype", "sessionId", "uuid", "promptId", "agentId", "timestamp", "requestId", "isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isApiErrorMessage", "error", "message", "compactMetadata", "version"}
 	messageKeys = []string{"id", "role", "model", "stop_reason", "content", "usage"}
 	usageKeys   = []string{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens"}
 	compactKeys = []string{"trigger", "preTokens", "postTokens"}
@@ -337,6 +368,9 @@ func scanLine(s *telemetry.JSONScan, l *line, data []byte) bool {
 			if !s.Null() {
 				scanMessage(s, l)
 			}
+		case "version":
+			once(s, &seen, fVersion)
+			text(s, &l.version)
 		case "compactMetadata":
 			once(s, &seen, fCompact)
 			if !s.Null() {
@@ -397,6 +431,7 @@ func scanUsage(s *telemetry.JSONScan, l *line) {
 		case "input_tokens":
 			once(s, &seen, 1)
 			integer(s, &l.input)
+			l.usageRead = true
 		case "cache_creation_input_tokens":
 			once(s, &seen, 2)
 			integer(s, &l.cc)
@@ -406,6 +441,7 @@ func scanUsage(s *telemetry.JSONScan, l *line) {
 		case "output_tokens":
 			once(s, &seen, 8)
 			integer(s, &l.out)
+			l.usageRead = true
 		default:
 			keyCheck(s, key, plain, usageKeys)
 			s.Skip()
@@ -530,16 +566,13 @@ func fromDecoded(l *line, d *transcriptLine) {
 		timestamp: []byte(d.Timestamp), requestID: []byte(d.RequestID),
 		isSidechain: d.IsSidechain, isMeta: d.IsMeta, isCompactSummary: d.IsCompactSummary,
 		isVisible: d.IsVisibleInTranscriptOnly, isAPIError: d.IsAPIErrorMessage,
-		errRaw: d.Error,
+		errRaw: d.Error, version: []byte(d.Version),
 	}
 	if m := d.Message; m != nil {
 		l.hasMessage = true
 		l.msgID, l.model, l.stop, l.content = []byte(m.ID), []byte(m.Model), []byte(m.StopReason), m.Content
 		l.prompt, l.local = unknown, unknown
-		if u := m.Usage; u != nil {
-			l.hasUsage = true
-			l.input, l.cc, l.cr, l.out = u.Input, u.CacheCreation, u.CacheRead, u.Output
-		}
+		decodeUsage(l, m.Usage)
 	}
 	if c := d.CompactMetadata; c != nil {
 		l.hasCompact = true
@@ -561,6 +594,9 @@ func (p *parser) Parse(dst []telemetry.Observation, data []byte, src telemetry.P
 		fromDecoded(l, &d)
 	}
 	p.src, p.ts, p.atDone = src, l.timestamp, false
+	if len(l.version) > 0 && string(l.version) != p.version {
+		p.version = string(l.version)
+	}
 	if len(l.sessionID) > 0 && string(l.sessionID) != p.sessionID {
 		p.sessionID = string(l.sessionID)
 		o := p.base()
@@ -597,6 +633,7 @@ func (p *parser) base() telemetry.Observation {
 
 func (p *parser) stamp(o telemetry.Observation) telemetry.Observation {
 	o.HarnessSessionID = p.sessionID
+	o.HarnessVersion = p.version
 	return o
 }
 
@@ -775,6 +812,16 @@ func (p *parser) assistant(dst []telemetry.Observation, l *line) []telemetry.Obs
 		o.Trigger = errorCode(l.errRaw)
 		dst = append(dst, p.stamp(o))
 		return p.endFrame(dst, base, "api_error")
+	}
+	if !l.usageRead {
+		// Every assistant line of a model reply carries its usage
+		// (2.1.197, 2.1.330): one without a readable usage is a format
+		// this parser no longer understands, and pressure goes blind.
+		o := p.base()
+		o.Kind = telemetry.ObsUnreadable
+		o.FrameID = p.frame
+		o.Detail = "an assistant line without a readable message.usage (input_tokens, output_tokens)"
+		dst = append(dst, p.stamp(o))
 	}
 	if l.hasUsage && p.firstUsage(l.msgID, l.requestID) {
 		o := p.base()

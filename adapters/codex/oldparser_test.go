@@ -5,6 +5,7 @@ package codex
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/lifeloop/lifeloop/telemetry"
 )
@@ -33,6 +34,7 @@ import (
 //     next compaction, where PostTokens stays 0 = unknown) arrives.
 type oldParser struct {
 	sessionID string
+	version   string
 	model     string
 	turn      string
 	window    int64
@@ -72,6 +74,8 @@ type oldPayload struct {
 	ResponseID         string `json:"response_id"`
 	ModelContextWindow int64  `json:"model_context_window"`
 	CompactionRespID   string `json:"compaction_response_id"`
+	CLIVersion         string `json:"cli_version"`
+	lastNamed          bool   // info.last_token_usage names total_tokens
 	Info               *struct {
 		Total              oldUsage `json:"total_token_usage"`
 		Last               oldUsage `json:"last_token_usage"`
@@ -93,10 +97,23 @@ func (p *oldParser) Parse(dst []telemetry.Observation, line []byte, src telemetr
 		if err := json.Unmarshal(l.Payload, &pl); err != nil {
 			return dst, err
 		}
+		var raw struct {
+			Info *struct {
+				Last map[string]json.RawMessage `json:"last_token_usage"`
+			} `json:"info"`
+		}
+		if json.Unmarshal(l.Payload, &raw) == nil && raw.Info != nil {
+			for k := range raw.Info.Last {
+				pl.lastNamed = pl.lastNamed || strings.EqualFold(k, "total_tokens")
+			}
+		}
 	}
 	base := telemetry.Observation{Source: src, At: telemetry.ParseTime(l.Timestamp), Model: p.model}
 	switch l.Type {
 	case "session_meta":
+		if pl.CLIVersion != "" {
+			p.version = pl.CLIVersion
+		}
 		if pl.ID != "" && pl.ID != p.sessionID {
 			p.sessionID = pl.ID
 			o := base
@@ -131,6 +148,7 @@ func (p *oldParser) Parse(dst []telemetry.Observation, line []byte, src telemetr
 
 func (p *oldParser) stamp(o telemetry.Observation) telemetry.Observation {
 	o.HarnessSessionID = p.sessionID
+	o.HarnessVersion = p.version
 	return o
 }
 
@@ -166,6 +184,13 @@ func (p *oldParser) event(dst []telemetry.Observation, pl *oldPayload, base tele
 	case "token_count":
 		if pl.Info == nil {
 			return dst
+		}
+		if !pl.lastNamed {
+			o := base
+			o.Kind = telemetry.ObsUnreadable
+			o.FrameID = p.turn
+			o.Detail = "a token_count without a readable info.last_token_usage.total_tokens"
+			dst = append(dst, p.stamp(o))
 		}
 		if pl.Info.ModelContextWindow > 0 {
 			p.window = pl.Info.ModelContextWindow

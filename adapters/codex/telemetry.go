@@ -162,6 +162,7 @@ func meta(path string) (id, cwd string, ok bool) {
 // line alike. Timestamps are parsed only for lines that report something.
 type Parser struct {
 	sessionID string
+	version   string // session_meta's cli_version: the Codex that wrote the rollout
 	model     string
 	turn      string
 	window    int64
@@ -204,6 +205,7 @@ type payload struct {
 	ResponseID         string `json:"response_id"`
 	ModelContextWindow int64  `json:"model_context_window"`
 	CompactionRespID   string `json:"compaction_response_id"`
+	CLIVersion         string `json:"cli_version"`
 	Info               *struct {
 		Total              usage `json:"total_token_usage"`
 		Last               usage `json:"last_token_usage"`
@@ -216,15 +218,16 @@ type payload struct {
 type fastLine struct {
 	timestamp, typ []byte
 	// payload
-	plType, id, cwd, model, turnID, responseID, compactionRespID []byte
-	window                                                       int64
-	hasInfo                                                      bool
-	infoTotal, infoLast, infoWindow                              int64
+	plType, id, cwd, model, turnID, responseID, compactionRespID, cliVersion []byte
+	window                                                                   int64
+	hasInfo                                                                  bool
+	lastRead                                                                 bool // info.last_token_usage names total_tokens
+	infoTotal, infoLast, infoWindow                                          int64
 }
 
 var (
 	lineKeys    = []string{"timestamp", "type", "payload"}
-	payloadKeys = []string{"type", "id", "cwd", "model", "turn_id", "response_id", "model_context_window", "compaction_response_id", "info"}
+	payloadKeys = []string{"type", "id", "cwd", "model", "turn_id", "response_id", "model_context_window", "compaction_response_id", "info", "cli_version"}
 	infoKeys    = []string{"total_token_usage", "last_token_usage", "model_context_window"}
 	usageKeys   = []string{"total_tokens"}
 )
@@ -327,6 +330,9 @@ func scanPayload(s *telemetry.JSONScan, l *fastLine) {
 		case "compaction_response_id":
 			once(s, &seen, 128)
 			text(s, &l.compactionRespID)
+		case "cli_version":
+			once(s, &seen, 512)
+			text(s, &l.cliVersion)
 		case "info":
 			once(s, &seen, 256)
 			if !s.Null() {
@@ -352,7 +358,7 @@ func scanInfo(s *telemetry.JSONScan, l *fastLine) {
 			scanUsage(s, &l.infoTotal)
 		case "last_token_usage":
 			once(s, &seen, 2)
-			scanUsage(s, &l.infoLast)
+			l.lastRead = scanUsage(s, &l.infoLast)
 		case "model_context_window":
 			once(s, &seen, 4)
 			integer(s, &l.infoWindow)
@@ -364,21 +370,43 @@ func scanInfo(s *telemetry.JSONScan, l *fastLine) {
 }
 
 // scanUsage reads {total_tokens} into dst; null leaves it (a struct field,
-// as encoding/json does).
-func scanUsage(s *telemetry.JSONScan, dst *int64) {
+// as encoding/json does). It reports whether the object names
+// total_tokens.
+func scanUsage(s *telemetry.JSONScan, dst *int64) (named bool) {
 	if s.Null() || !s.Object() {
-		return
+		return false
 	}
 	var seen uint32
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		if string(key) == "total_tokens" {
 			once(s, &seen, 1)
 			integer(s, dst)
+			named = true
 			continue
 		}
 		keyCheck(s, key, plain, usageKeys)
 		s.Skip()
 	}
+	return named
+}
+
+// lastNamed reports whether a payload's info.last_token_usage names
+// total_tokens (keys matched as encoding/json matches them).
+func lastNamed(payload json.RawMessage) bool {
+	var p struct {
+		Info *struct {
+			Last map[string]json.RawMessage `json:"last_token_usage"`
+		} `json:"info"`
+	}
+	if json.Unmarshal(payload, &p) != nil || p.Info == nil {
+		return false
+	}
+	for k := range p.Info.Last {
+		if strings.EqualFold(k, "total_tokens") {
+			return true
+		}
+	}
+	return false
 }
 
 // decodeLine reads data with encoding/json (lines the fast pass leaves to
@@ -401,10 +429,12 @@ func decodeLine(l *fastLine, data []byte) error {
 		timestamp: []byte(r.Timestamp), typ: []byte(r.Type),
 		plType: []byte(pl.Type), id: []byte(pl.ID), cwd: []byte(pl.Cwd), model: []byte(pl.Model),
 		turnID: []byte(pl.TurnID), responseID: []byte(pl.ResponseID), compactionRespID: []byte(pl.CompactionRespID),
-		window: pl.ModelContextWindow,
+		cliVersion: []byte(pl.CLIVersion),
+		window:     pl.ModelContextWindow,
 	}
 	if pl.Info != nil {
 		l.hasInfo = true
+		l.lastRead = lastNamed(r.Payload)
 		l.infoTotal, l.infoLast, l.infoWindow = pl.Info.Total.TotalTokens, pl.Info.Last.TotalTokens, pl.Info.ModelContextWindow
 	}
 	return nil
@@ -421,6 +451,9 @@ func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.P
 	b := lazyBase{src: src, ts: l.timestamp, model: p.model}
 	switch string(l.typ) {
 	case "session_meta":
+		if len(l.cliVersion) > 0 && string(l.cliVersion) != p.version {
+			p.version = string(l.cliVersion)
+		}
 		if len(l.id) > 0 && string(l.id) != p.sessionID {
 			p.sessionID = string(l.id)
 			o := b.get()
@@ -475,6 +508,7 @@ func (b *lazyBase) get() telemetry.Observation {
 
 func (p *Parser) stamp(o telemetry.Observation) telemetry.Observation {
 	o.HarnessSessionID = p.sessionID
+	o.HarnessVersion = p.version
 	return o
 }
 
@@ -510,6 +544,16 @@ func (p *Parser) event(dst []telemetry.Observation, l *fastLine, b *lazyBase) []
 	case "token_count":
 		if !l.hasInfo {
 			return dst
+		}
+		if !l.lastRead {
+			// 0.169.0 writes info.last_token_usage.total_tokens on every
+			// token_count with info: one without is a format this parser
+			// no longer reads, and pressure goes blind.
+			o := b.get()
+			o.Kind = telemetry.ObsUnreadable
+			o.FrameID = p.turn
+			o.Detail = "a token_count without a readable info.last_token_usage.total_tokens"
+			dst = append(dst, p.stamp(o))
 		}
 		if l.infoWindow > 0 {
 			p.window = l.infoWindow

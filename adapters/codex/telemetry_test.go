@@ -288,3 +288,60 @@ func TestWatchConfigFromHarnessEnv(t *testing.T) {
 		})
 	}
 }
+
+// The rollout's session_meta names the Codex that wrote it (cli_version):
+// every observation from then on carries it.
+func TestCodexParserVersion(t *testing.T) {
+	p := NewParser()
+	var obs []telemetry.Observation
+	for _, l := range []string{xMeta, xEvent("task_started", `,"turn_id":"t1","model_context_window":258400`), xTokens(17, 17, 258400)} {
+		var err error
+		if obs, err = p.Parse(obs, []byte(l), telemetry.Provenance{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(obs) < 2 {
+		t.Fatalf("observations %+v", obs)
+	}
+	for _, o := range obs {
+		if o.HarnessVersion != "0.169.0" {
+			t.Errorf("%s carries version %q, want 0.169.0", o.Kind, o.HarnessVersion)
+		}
+	}
+}
+
+// A token_count whose info no longer names last_token_usage.total_tokens
+// is reported as unreadable (harness drift); info null (the first
+// token_count of a session) and the known shape are not.
+func TestCodexParserUnreadableUsage(t *testing.T) {
+	drifted := xEvent("token_count", `,"info":{"total_token_usage":{"total_tokens":30},"lastTokenUsage":{"totalTokens":30},"model_context_window":258400}`)
+	for _, tc := range []struct {
+		line string
+		want bool
+	}{
+		{drifted, true},
+		{xEvent("token_count", `,"info":null`), false},
+		{xTokens(17, 17, 258400), false},
+	} {
+		p := NewParser()
+		obs, err := p.Parse(nil, []byte(xMeta), telemetry.Provenance{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if obs, err = p.Parse(obs[:0], []byte(tc.line), telemetry.Provenance{}); err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, o := range obs {
+			if o.Kind == telemetry.ObsUnreadable {
+				got = true
+				if o.HarnessVersion != "0.169.0" || !strings.Contains(o.Detail, "last_token_usage") {
+					t.Errorf("unreadable observation %+v", o)
+				}
+			}
+		}
+		if got != tc.want {
+			t.Errorf("%s: unreadable %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

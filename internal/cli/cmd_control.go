@@ -176,6 +176,7 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	if s.Exit != nil {
 		fmt.Fprintf(e.Out, "exit      %d (%s, %s)\n", s.Exit.Code, s.Exit.Outcome, s.Exit.Reason)
 	}
+	printHarness(e.Out, root, s.ID)
 	if !live {
 		if pids := seal.Orphans(s); len(pids) > 0 {
 			fmt.Fprintf(e.Out, "orphan    the harness still runs without its wrapper: pids %v; stop it with `lifeloop abort %s`\n", pids, s.ID)

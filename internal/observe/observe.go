@@ -225,6 +225,14 @@ const (
 //     the binding and feed the pressure level, and nothing else.
 //   - Unparsable and over-long lines, truncation and replacement become
 //     warnings on the next receipt.
+//   - A line the parser expects to understand that no longer has the
+//     shape it reads (telemetry.ObsUnreadable: harness drift, e.g. a
+//     model reply whose usage cannot be read): one capability.degraded
+//     for context_pressure, synthesized → partial, retry_after_reconfigure,
+//     per watcher (never one per line), naming the harness version the
+//     file records and what could not be read (telemetry_summary.reason
+//     "harness_drift", harness_version, unreadable). Record kinds the
+//     parser does not know stay silent.
 type converter struct {
 	kind     telemetry.SourceKind
 	before   time.Time
@@ -237,6 +245,9 @@ type converter struct {
 	degraded bool
 	lostWhy  string
 	warnings []contract.Warning
+	// drifted: the one capability.degraded for lines the parser no
+	// longer understands was recorded (ObsUnreadable).
+	drifted bool
 }
 
 func newConverter(o Options, kind telemetry.SourceKind) *converter {
@@ -335,6 +346,9 @@ func (c *converter) convert(ob telemetry.Observation) []moment.Moment {
 		c.harness = ob.HarnessSessionID
 		s := provenance(ob)
 		s["binding"] = "harness_session_id"
+		if ob.HarnessVersion != "" {
+			s["harness_version"] = ob.HarnessVersion
+		}
 		out = append(out, c.moment(moment.Moment{Event: contract.EventSessionStarted, HarnessSessionID: ob.HarnessSessionID, Summary: s}))
 	case telemetry.ObsFrameOpening:
 		out = append(out, c.frame(contract.EventFrameOpening, ob, provenance(ob)))
@@ -376,6 +390,11 @@ func (c *converter) convert(ob telemetry.Observation) []moment.Moment {
 			s["window"] = ob.Window
 		}
 		out = append(out, c.moment(moment.Moment{Event: contract.EventContextCompacted, Summary: s}))
+	case telemetry.ObsUnreadable:
+		if !c.drifted {
+			c.drifted = true
+			out = append(out, c.drift(ob))
+		}
 	case telemetry.ObsAPIError:
 		code := ob.Trigger
 		if code == "" {
@@ -454,6 +473,31 @@ func (c *converter) lost(ob telemetry.Observation, cur contract.SupportState, ev
 		Status:       contract.StatusDegraded,
 		Summary:      s,
 		Degradations: c.degradations(contract.SupportSynthesized, cur, evidence, &rc),
+	})
+}
+
+// drift reports lines the parser no longer understands: what could not
+// be read, in which harness version (when the file records it).
+func (c *converter) drift(ob telemetry.Observation) moment.Moment {
+	version := ob.HarnessVersion
+	if version == "" {
+		version = "unknown"
+	}
+	evidence := fmt.Sprintf("the harness (version %s) wrote %s; context pressure is not measured from such lines until lifeloop reads the new format", version, ob.Detail)
+	at := c.now().Unix()
+	rc := contract.RetryAfterReconfigure
+	s := provenance(ob)
+	s["reason"] = "harness_drift"
+	s["harness_version"] = version
+	s["unreadable"] = ob.Detail
+	return c.moment(moment.Moment{
+		Event:   contract.EventCapabilityDegraded,
+		Status:  contract.StatusDegraded,
+		Summary: s,
+		Degradations: []contract.CapabilityDegradation{{
+			Capability: capContextPressure, PreviousSupport: contract.SupportSynthesized, CurrentSupport: contract.SupportPartial,
+			ObservedAtEpochS: &at, Evidence: &evidence, RetryClass: &rc,
+		}},
 	})
 }
 

@@ -80,6 +80,25 @@ func harnessBin(t testing.TB, name, envVar string) string {
 	return ""
 }
 
+// HarnessDirVar names a folder of harness executables (a node_modules/.bin,
+// e.g. harnesses-latest/node_modules/.bin from `make harnesses-latest`)
+// that replaces the pinned harnesses/node_modules/.bin for every harness
+// whose own LIFELOOP_<HARNESS>_BIN is not set.
+const HarnessDirVar = "LIFELOOP_HARNESS_DIR"
+
+// HarnessBinDir is the folder the harness executables are taken from:
+// $LIFELOOP_HARNESS_DIR, or the pinned harnesses/node_modules/.bin.
+func HarnessBinDir() (string, error) {
+	if d := os.Getenv(HarnessDirVar); d != "" {
+		return d, nil
+	}
+	root, err := findModuleRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "harnesses", "node_modules", ".bin"), nil
+}
+
 func lookupHarnessBin(name, envVar string) (string, error) {
 	if p := os.Getenv(envVar); p != "" {
 		if err := checkExecutable(p); err != nil {
@@ -87,11 +106,11 @@ func lookupHarnessBin(name, envVar string) (string, error) {
 		}
 		return p, nil
 	}
-	root, err := findModuleRoot()
+	dir, err := HarnessBinDir()
 	if err != nil {
 		return "", err
 	}
-	p := filepath.Join(root, "harnesses", "node_modules", ".bin", name)
+	p := filepath.Join(dir, name)
 	if err := checkExecutable(p); err != nil {
 		return "", fmt.Errorf("%s not installed at %s", name, p)
 	}

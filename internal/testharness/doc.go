@@ -7,9 +7,11 @@
 //
 // # The real binaries
 //
-// ClaudeBin and CodexBin find the pinned binaries installed by
-// `make harnesses` (harnesses/node_modules/.bin, relative to the module
-// root) or take $LIFELOOP_CLAUDE_BIN / $LIFELOOP_CODEX_BIN. When a binary
+// ClaudeBin and CodexBin (and GeminiBin, OpenCodeBin, PiBin) find the
+// pinned binaries installed by `make harnesses` (harnesses/node_modules/.bin,
+// relative to the module root), or those in $LIFELOOP_HARNESS_DIR (the
+// newest versions: `make e2e-latest`), or take $LIFELOOP_CLAUDE_BIN /
+// $LIFELOOP_CODEX_BIN …. When a binary
 // is missing the test is skipped, except under CI=true where it fails.
 //
 // # Where the harnesses write their transcripts (measured, 2.1.197/0.169.0)
@@ -31,15 +33,19 @@
 // # Driving the interactive TUIs (observed)
 //
 //   - Claude Code goes straight to its prompt when $HOME/.claude.json is
-//     seeded as NewHarnessEnv does; the prompt is ready when "? for
-//     shortcuts" is on screen. Type the prompt, wait for it to be echoed,
-//     then send "\r" separately (a burst ending in "\r" can be taken as a
-//     paste). "/exit" opens a completion menu; Enter runs it, exit code 0.
+//     seeded as NewHarnessEnv does. Under `lifeloop run` it takes keys once
+//     session.started is in the ledger (ClaudeStarted); alone, once its
+//     prompt glyph is drawn (ClaudeScreenReady). Type the prompt, wait for
+//     it to be echoed, then send "\r" separately (a burst ending in "\r"
+//     can be taken as a paste). "/exit" then Enter exits 0 (ClaudeExit).
+//     The readiness helpers of every harness are in <harness>.go and
+//     ledger.go: evidence first, the screen as a last resort.
 //   - Codex draws with absolute cursor moves, so words arrive on separate
 //     "lines" of Output; string patterns passed to Terminal.WaitFor also
-//     match with whitespace removed for that reason. Its prompt is ready at
-//     "for shortcuts", a turn is over at "Worked for"; "/quit" then Enter
-//     exits 0. The project folder is marked trusted in config.toml so no
+//     match with whitespace removed for that reason. Before the first
+//     prompt only its screen says it takes input (CodexScreenReady); a
+//     turn is over at frame.ended or the rollout's task_complete;
+//     "/quit" then Enter exits 0. The project folder is marked trusted in config.toml so no
 //     trust dialog appears.
 //   - The Codex TUI answers a hidden title-generation request without
 //     tools (the mock classifies it "codex-side") and leaves a detached

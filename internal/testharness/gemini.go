@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"testing"
 )
 
 // GeminiModel is the model the end-to-end tests pass to Gemini CLI (-m):
@@ -49,4 +50,19 @@ func (e *HarnessEnv) GeminiChats() []string {
 	m, _ := filepath.Glob(filepath.Join(e.Home, ".gemini", "tmp", "*", "chats", "session-*.jsonl"))
 	sort.Strings(m)
 	return m
+}
+
+// Gemini CLI's TUI (0.61.0) takes keys once its prompt box shows the
+// placeholder. Whether an earlier ledger receipt (session.started) already
+// means the TUI keeps typed keys has not been measured, so before the
+// first prompt the helper reads the screen: GeminiScreenReady is the one
+// place a Gemini test reads Gemini's screen text. Turns end in the ledger
+// (frame.ended from the chat file).
+const geminiReady = "Type your message"
+
+// GeminiScreenReady waits until the Gemini TUI on term takes input: its
+// prompt placeholder in the output past byte n.
+func GeminiScreenReady(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitAfter(t, term, n, geminiReady, ReadyTimeout)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"testing"
 )
 
 // OpenCode in the isolated environment (measured with opencode-ai
@@ -76,7 +77,7 @@ func (e *HarnessEnv) writeOpenCodeConfig(l OpenCodeLimits) error {
 	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), b, 0o600); err != nil {
 		return err
 	}
-	const dep = `{"@opencode-ai/plugin":"1.18.33"}`
+	dep := `{"@opencode-ai/plugin":"` + openCodePluginVersion() + `"}`
 	if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(`{"dependencies":`+dep+"}\n"), 0o600); err != nil {
 		return err
 	}
@@ -87,9 +88,65 @@ func (e *HarnessEnv) writeOpenCodeConfig(l OpenCodeLimits) error {
 	if _, err := os.Lstat(nm); err == nil {
 		return nil
 	}
-	root, err := findModuleRoot()
+	bins, err := HarnessBinDir()
 	if err != nil {
 		return err
 	}
-	return os.Symlink(filepath.Join(root, "harnesses", "node_modules"), nm)
+	return os.Symlink(filepath.Dir(bins), nm)
+}
+
+// openCodePluginVersion is the version of @opencode-ai/plugin installed
+// beside the harness binaries (pinned or newest), so OpenCode finds what
+// package.json asks for and installs nothing; 1.18.33 when unreadable.
+func openCodePluginVersion() string {
+	const pinned = "1.18.33"
+	bins, err := HarnessBinDir()
+	if err != nil {
+		return pinned
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(bins), "@opencode-ai", "plugin", "package.json"))
+	if err != nil {
+		return pinned
+	}
+	var pkg struct{ Version string }
+	if json.Unmarshal(b, &pkg) != nil || pkg.Version == "" {
+		return pinned
+	}
+	return pkg.Version
+}
+
+// The screen text the OpenCode TUI helpers wait for (1.18.33): a new
+// session's prompt placeholder; after a renewal, the banner the stopped
+// TUI prints as it exits, then the new TUI's footer (a resumed session
+// shows no placeholder); /exit's completion entry. The session is bound
+// only at the first prompt, so before it the screen is the only evidence
+// that the TUI takes input; these helpers are the one place an OpenCode
+// test reads OpenCode's screen text.
+const (
+	openCodeReady      = "Ask anything"
+	openCodeExitBanner = "Continue"
+	openCodeFooter     = "ctrl+p"
+	openCodeExitEntry  = "Exit the app"
+)
+
+// OpenCodeScreenReady waits for the TUI's prompt in the output past byte n.
+func OpenCodeScreenReady(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitAfter(t, term, n, openCodeReady, ReadyTimeout)
+}
+
+// OpenCodeRelaunched waits for the TUI relaunched by a renewal: the
+// stopped one's exit banner past byte n, then the new one's footer.
+func OpenCodeRelaunched(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitBannerThen(t, term, n, openCodeExitBanner, openCodeFooter, ReadyTimeout)
+}
+
+// OpenCodeExit types /exit and, once its completion entry shows, Enter.
+func OpenCodeExit(t testing.TB, term *Terminal) {
+	t.Helper()
+	at := len(term.Output())
+	term.Type("/exit")
+	waitAfter(t, term, at, openCodeExitEntry, ReadyTimeout)
+	term.Type("\r")
 }

@@ -74,3 +74,47 @@ func (e *HarnessEnv) PiSessions() []string {
 	sort.Strings(m)
 	return m
 }
+
+// Pi's TUI (0.73.1) shows its editor and takes keys while extensions
+// still load, and a prompt submitted then can be lost; the end of its
+// footer, the provider's name, appears when init() has counted the
+// available providers, its last step (HarnessEnv's environment has two:
+// the mock and, through ANTHROPIC_API_KEY, Pi's built-in anthropic).
+// The ledger's session.started can come from lifeloop's bridge extension,
+// which runs while extensions load — before that moment — so these
+// helpers read the screen: the one place a Pi test names Pi's screen text.
+const (
+	piBanner = "pi v" // the first line of Pi's TUI (HarnessEnv turns quietStartup off)
+	piReady  = "(mock) mock-model"
+)
+
+// piMenu is the entry Pi's command menu shows for a typed command.
+var piMenu = map[string]string{"/quit": "Quit pi", "/new": "Start a new session"}
+
+// PiScreenReady waits until Pi's TUI on term has finished starting: the
+// end of its footer in the output past byte n.
+func PiScreenReady(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitAfter(t, term, n, piReady, ReadyTimeout)
+}
+
+// PiRelaunched waits for the Pi a renewal started again on term: its
+// banner past byte n, then the end of its footer.
+func PiRelaunched(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitBannerThen(t, term, n, piBanner, piReady, ReadyTimeout)
+}
+
+// PiCommand types cmd (/quit or /new) and, once Pi's command menu shows
+// its entry, Enter.
+func PiCommand(t testing.TB, term *Terminal, cmd string) {
+	t.Helper()
+	entry, ok := piMenu[cmd]
+	if !ok {
+		t.Fatalf("PiCommand: no menu entry known for %q", cmd)
+	}
+	at := len(term.Output())
+	term.Type(cmd)
+	waitAfter(t, term, at, entry, ReadyTimeout)
+	term.Type("\r")
+}

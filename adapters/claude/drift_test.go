@@ -1,0 +1,105 @@
+package claude_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/observe"
+)
+
+// watchTranscript follows the transcript text (written to a file) from
+// its start and returns the moments observed until the watcher has been
+// quiet for a while.
+func watchTranscript(t *testing.T, text string) []moment.Moment {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "3c9f4c1e-0000-4000-8000-000000000000.jsonl")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := observe.Start(ctx, observe.Options{Harness: claude.Harness{}, Env: []string{"HOME=" + t.TempDir()}, Path: path, FromStart: true, Cwd: t.TempDir()})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	defer w.Wait()
+	defer cancel()
+	var out []moment.Moment
+	for {
+		select {
+		case m, ok := <-w.Moments():
+			if !ok {
+				return out
+			}
+			out = append(out, m)
+		case <-time.After(time.Second):
+			return out
+		}
+	}
+}
+
+func degradedOf(ms []moment.Moment) []moment.Moment {
+	var out []moment.Moment
+	for _, m := range ms {
+		if m.Event == contract.EventCapabilityDegraded {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// A Claude release that changes the usage of its assistant lines blinds
+// context pressure: the watcher says so once (not once per line), naming
+// the version the transcript records and what it could not read; the
+// session goes on (frames still come). A record type the parser does not
+// know is harmless and stays silent.
+func TestTelemetryDrift(t *testing.T) {
+	sample, err := os.ReadFile(filepath.Join("testdata", "claude-tool-turn.transcript.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := `{"type":"brand-new-record","sessionId":"50b5cee6-b206-49d4-b2a9-c196226154be","version":"2.1.197","payload":{"x":1}}` + "\n"
+
+	t.Run("as recorded", func(t *testing.T) {
+		ms := watchTranscript(t, string(sample)+unknown)
+		if d := degradedOf(ms); len(d) != 0 {
+			t.Errorf("capability.degraded for a transcript in the known format: %+v", d)
+		}
+	})
+
+	t.Run("usage renamed", func(t *testing.T) {
+		drifted := strings.NewReplacer(`"input_tokens"`, `"inputTokens"`, `"output_tokens"`, `"outputTokens"`).Replace(string(sample))
+		if strings.Count(drifted, `"inputTokens"`) < 2 {
+			t.Fatal("the sample has fewer than two assistant lines with usage")
+		}
+		ms := watchTranscript(t, drifted+unknown)
+		d := degradedOf(ms)
+		if len(d) != 1 {
+			t.Fatalf("%d capability.degraded, want exactly one: %+v", len(d), d)
+		}
+		s := d[0].Summary
+		if s["reason"] != "harness_drift" || s["harness_version"] != "2.1.197" || !strings.Contains(s["unreadable"].(string), "message.usage") {
+			t.Errorf("summary %v", s)
+		}
+		if len(d[0].Degradations) != 1 || d[0].Degradations[0].Capability != "context_pressure" ||
+			d[0].Degradations[0].CurrentSupport != contract.SupportPartial || !strings.Contains(*d[0].Degradations[0].Evidence, "2.1.197") {
+			t.Errorf("degradations %+v", d[0].Degradations)
+		}
+		frames := 0
+		for _, m := range ms {
+			if m.Event == contract.EventFrameEnded {
+				frames++
+			}
+		}
+		if frames == 0 {
+			t.Error("no frame.ended: the drifted lines stopped the turn's frames too")
+		}
+	})
+}

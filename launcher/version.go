@@ -1,0 +1,117 @@
+package launcher
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/ptyio"
+)
+
+// versionReader reads the version of the harness a launch starts
+// (adapters.ReadVersion: the npm package.json above its executable, else
+// its --version) beside the loop: nothing waits for it. session.started
+// carries it (telemetry_summary.harness_version) when it is known by
+// then; a version newer than the newest one the harness's tests proved
+// is reported once per session as capability.degraded.
+type versionReader struct {
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	v      string
+	src    adapters.VersionSource
+	name   string
+	warned bool
+}
+
+// startVersionRead starts reading the version of the harness spec
+// starts; nil when the adapter knows no version source.
+func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.ChildSpec) *versionReader {
+	if ad == nil {
+		return nil
+	}
+	src, ok := ad.VersionSource()
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &versionReader{cancel: cancel, src: src, name: ad.DisplayName}
+	argv := append([]string{spec.Path}, spec.Args...)
+	path := ""
+	for _, kv := range spec.Env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p
+		}
+	}
+	if r.v = adapters.PackageVersion(argv, path, src); r.v != "" {
+		return r
+	}
+	r.wg.Add(1)
+	go func() { // ends with the read, bounded by adapters.DefaultVersionTimeout and ctx
+		defer r.wg.Done()
+		v := adapters.ReadVersion(ctx, argv, spec.Env, path, src)
+		r.mu.Lock()
+		r.v = v
+		r.mu.Unlock()
+	}()
+	return r
+}
+
+// stop ends the read and waits for it.
+func (r *versionReader) stop() {
+	if r != nil {
+		r.cancel()
+		r.wg.Wait()
+	}
+}
+
+// version is the harness version read so far, or "".
+func (r *versionReader) version() string {
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.v
+}
+
+// withHarnessVersion adds the harness version, when known, to a
+// session.started moment.
+func (s *supervisor) withHarnessVersion(m Moment) Moment {
+	if m.Event != contract.EventSessionStarted {
+		return m
+	}
+	if v := s.version.version(); v != "" {
+		m.Summary = clone(m.Summary)
+		m.Summary["harness_version"] = v
+	}
+	return m
+}
+
+// warnUnprovenVersion records, once per session and after its
+// session.started, a capability.degraded when the harness runs a version
+// newer than the newest one its tests proved.
+func (s *supervisor) warnUnprovenVersion() {
+	r := s.version
+	if r == nil || r.warned {
+		return
+	}
+	evidence := adapters.UnprovenVersion(r.name, r.version(), r.src)
+	if evidence == "" {
+		return
+	}
+	r.warned = true
+	now := s.cfg.Now().Unix()
+	rc := contract.RetryAfterReread
+	s.emit(Moment{
+		Event:   contract.EventCapabilityDegraded,
+		Status:  contract.StatusDegraded,
+		Summary: map[string]any{"reason": "harness_version_unproven", "harness_version": r.version(), "newest_proven": r.src.NewestProven},
+		Degradations: []contract.CapabilityDegradation{{
+			Capability: "telemetry", PreviousSupport: contract.SupportSynthesized, CurrentSupport: contract.SupportPartial,
+			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
+		}},
+	})
+}

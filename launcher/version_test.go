@@ -1,0 +1,71 @@
+package launcher
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// TestSessionStartedHarnessVersion: session.started names the version of
+// the harness the launch starts (here read from the npm package.json
+// above the executable), and a version newer than the newest proven one
+// adds one capability.degraded right after it.
+func TestSessionStartedHarnessVersion(t *testing.T) {
+	for _, tc := range []struct {
+		version string
+		drift   bool
+	}{{"2.1.330", false}, {"9.0.0", true}} {
+		t.Run(tc.version, func(t *testing.T) {
+			f := newFixture(t, "")
+			pkg := filepath.Join(t.TempDir(), "node_modules", "@anthropic-ai", "claude-code")
+			if err := os.MkdirAll(pkg, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"@anthropic-ai/claude-code","version":"`+tc.version+`"}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			cli := filepath.Join(pkg, "cli.js")
+			if err := os.WriteFile(cli, []byte("#!/bin/sh\necho hello\n"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
+			f.cfg.Record.AdapterID = "claude"
+			f.cfg.Spec.Path, f.cfg.Spec.Args = cli, nil
+			if res := f.run(t); res.ExitCode != 0 {
+				t.Fatalf("exit %d", res.ExitCode)
+			}
+			started, _ := f.rec.last(contract.EventSessionStarted)
+			if started.Summary["harness_version"] != tc.version {
+				t.Errorf("session.started summary %v, want harness_version %s", started.Summary, tc.version)
+			}
+			// The recorder keeps every moment in order; only the version's
+			// capability.degraded counts (the fixture may add others).
+			f.rec.mu.Lock()
+			ms := append([]Moment(nil), f.rec.moments...)
+			f.rec.mu.Unlock()
+			var drift []int
+			for i, m := range ms {
+				if m.Event == contract.EventCapabilityDegraded && m.Summary["reason"] == "harness_version_unproven" {
+					drift = append(drift, i)
+				}
+			}
+			if !tc.drift {
+				if len(drift) != 0 {
+					t.Errorf("capability.degraded for a proven version: %+v", ms[drift[0]])
+				}
+				return
+			}
+			if len(drift) != 1 || ms[drift[0]-1].Event != contract.EventSessionStarted {
+				t.Fatalf("events %v, want one harness_version_unproven capability.degraded right after session.started", f.rec.events())
+			}
+			d := ms[drift[0]]
+			if d.Summary["harness_version"] != "9.0.0" || len(d.Degradations) != 1 || d.Degradations[0].CurrentSupport != contract.SupportPartial {
+				t.Errorf("capability.degraded %+v", d)
+			}
+		})
+	}
+}
