@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"unsafe"
@@ -34,11 +36,25 @@ type Sampler struct {
 	buf    []byte
 	procs  []sampled
 	queue  []int
+
+	// The walk (see Sample): children files work here (0 unknown, 1 yes,
+	// -1 no), samples since the last full scan, and the group members
+	// the last sample found, checked again even when the walk misses
+	// them (a member whose parent died is no longer a descendant).
+	children int
+	walks    int // walks left before the next full pass
+	members  []int
+	kids     []byte
 }
+
+// FullScanEvery is how many samples a Sampler takes by walking the
+// harness's process tree between two full passes over /proc.
+const FullScanEvery = 30
 
 // sampled is the part of a stat line a sample uses.
 type sampled struct {
 	pid, ppid, pgrp int
+	threads         int
 	state           byte
 	rss             uint64
 	cpu             float64
@@ -56,9 +72,42 @@ func (s *Sampler) Close() error {
 // Sample sums the members of process group pgid and calls desc for every
 // descendant of pid (pid excluded, as Descendants), reading each
 // process's stat once.
+//
+// The first sample, one in every FullScanEvery after it, and every sample
+// where the kernel keeps no children lists read every process on the
+// machine. The others walk the tree down from pid through the kernel's
+// children lists (/proc/<pid>/task/<tid>/children) and read the stat of
+// the processes found there and of the group's members found last time:
+// a member that left the tree (its parent died) before any sample saw it
+// is counted from the next full pass on.
 func (s *Sampler) Sample(pgid, pid int, desc func(int)) (GroupSample, error) {
-	if err := s.scan(); err != nil {
+	if err := s.open(); err != nil {
 		return GroupSample{}, err
+	}
+	if s.children == 0 {
+		s.children = -1
+		if _, err := os.Stat(filepath.Join(s.root(), "self", "task", strconv.Itoa(os.Getpid()), "children")); err == nil {
+			s.children = 1
+		}
+	}
+	walked := false
+	if s.children > 0 && s.walks > 0 {
+		if err := s.walk(pid); err == nil {
+			walked = true
+			s.walks--
+		}
+	}
+	if !walked {
+		if err := s.scan(); err != nil {
+			return GroupSample{}, err
+		}
+		s.walks = FullScanEvery - 1
+	}
+	s.members = s.members[:0]
+	for i := range s.procs {
+		if s.procs[i].pgrp == pgid {
+			s.members = append(s.members, s.procs[i].pid)
+		}
 	}
 	var g GroupSample
 	for i := range s.procs {
@@ -91,17 +140,169 @@ func (s *Sampler) Sample(pgid, pid int, desc func(int)) (GroupSample, error) {
 }
 
 // scan reads every process's stat into s.procs.
-func (s *Sampler) scan() error {
-	if !s.opened {
-		fd, err := unix.Open(s.root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("procfs: list processes: %w (is /proc mounted?)", err)
+// open opens the /proc directory and the buffers on first use.
+func (s *Sampler) open() error {
+	if s.opened {
+		return nil
+	}
+	fd, err := unix.Open(s.root(), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("procfs: list processes: %w (is /proc mounted?)", err)
+	}
+	s.dirfd, s.opened = fd, true
+	s.dents = make([]byte, 32<<10)
+	s.buf = make([]byte, statBufSize)
+	s.path = make([]byte, 0, 64)
+	return nil
+}
+
+// walk reads the stat of pid, of its descendants found through the
+// children lists, and of the members the last sample found, into
+// s.procs (each once).
+func (s *Sampler) walk(pid int) error {
+	s.procs = s.procs[:0]
+	page := s.pageSize()
+	s.queue = append(s.queue[:0], pid)
+	for _, m := range s.members {
+		if !slices.Contains(s.queue, m) {
+			s.queue = append(s.queue, m)
 		}
-		s.dirfd, s.opened = fd, true
-		s.dents = make([]byte, 32<<10)
-		s.buf = make([]byte, statBufSize)
-		s.path = make([]byte, 0, 32)
-	} else if _, err := unix.Seek(s.dirfd, 0, 0); err != nil {
+	}
+	for next := 0; next < len(s.queue); next++ {
+		p, ok, err := s.read(s.queue[next], page)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		s.procs = append(s.procs, p)
+		if err := s.addChildren(p.pid, p.threads); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addChildren queues the children of process pid: the children list of
+// each of its threads (only its own when it has one thread).
+func (s *Sampler) addChildren(pid, threads int) error {
+	if threads <= 1 {
+		return s.readChildren(pid, pid)
+	}
+	s.path = strconv.AppendInt(s.path[:0], int64(pid), 10)
+	s.path = append(s.path, "/task\x00"...)
+	fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(s.dirfd), uintptr(unsafe.Pointer(&s.path[0])), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0, 0, 0)
+	if errno != 0 {
+		if errno == unix.ENOENT || errno == unix.ESRCH {
+			return nil
+		}
+		return fmt.Errorf("procfs: open %d/task: %w", pid, errno)
+	}
+	defer func() { _ = unix.Close(int(fd)) }()
+	for {
+		n, err := unix.Getdents(int(fd), s.dents)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return nil // the process went away meanwhile
+		}
+		if n <= 0 {
+			return nil
+		}
+		for b := s.dents[:n]; len(b) >= 19; {
+			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
+			if reclen < 19 || reclen > len(b) {
+				return fmt.Errorf("%w: directory entry of %d bytes", ErrMalformed, reclen)
+			}
+			tid := dentPID(b[19:reclen])
+			b = b[reclen:]
+			if tid > 0 {
+				if err := s.readChildren(pid, tid); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// readChildren queues the pids in <pid>/task/<tid>/children.
+func (s *Sampler) readChildren(pid, tid int) error {
+	s.path = strconv.AppendInt(s.path[:0], int64(pid), 10)
+	s.path = append(s.path, "/task/"...)
+	s.path = strconv.AppendInt(s.path, int64(tid), 10)
+	s.path = append(s.path, "/children\x00"...)
+	fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(s.dirfd), uintptr(unsafe.Pointer(&s.path[0])), unix.O_RDONLY|unix.O_CLOEXEC, 0, 0, 0)
+	if errno != 0 {
+		if errno == unix.ENOENT || errno == unix.ESRCH {
+			return nil
+		}
+		return fmt.Errorf("procfs: open %d/task/%d/children: %w", pid, tid, errno)
+	}
+	defer func() { _ = unix.Close(int(fd)) }()
+	carry := 0 // digits of a pid cut by the end of a read
+	for {
+		if cap(s.kids) == 0 {
+			s.kids = make([]byte, 4096)
+		}
+		n, err := unix.Read(int(fd), s.kids[carry:])
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return nil // the thread went away meanwhile
+		}
+		b := s.kids[:carry+n]
+		if n == 0 {
+			b = append(b, ' ')
+		}
+		start := 0
+		for i, c := range b {
+			if c != ' ' && c != '\n' {
+				continue
+			}
+			if i > start {
+				v, ok := atou(b[start:i])
+				if !ok || v > math.MaxInt32 {
+					return fmt.Errorf("%w: %d/task/%d/children", ErrMalformed, pid, tid)
+				}
+				if c := int(v); !slices.Contains(s.queue, c) {
+					s.queue = append(s.queue, c)
+				}
+			}
+			start = i + 1
+		}
+		if n == 0 {
+			return nil
+		}
+		carry = copy(s.kids, b[start:])
+		if carry == len(s.kids) {
+			return fmt.Errorf("%w: %d/task/%d/children", ErrMalformed, pid, tid)
+		}
+	}
+}
+
+// dentPID is the number a /proc directory entry's name spells, or -1.
+func dentPID(name []byte) int {
+	pid := 0
+	for _, c := range name {
+		if c == 0 {
+			break
+		}
+		if c < '0' || c > '9' || pid > math.MaxInt32 {
+			return -1
+		}
+		pid = pid*10 + int(c-'0')
+	}
+	if pid == 0 {
+		return -1
+	}
+	return pid
+}
+
+func (s *Sampler) scan() error {
+	if _, err := unix.Seek(s.dirfd, 0, 0); err != nil {
 		return fmt.Errorf("procfs: list processes: %w", err)
 	}
 	s.procs = s.procs[:0]
@@ -123,19 +324,8 @@ func (s *Sampler) scan() error {
 			if reclen < 19 || reclen > len(b) {
 				return fmt.Errorf("%w: directory entry of %d bytes", ErrMalformed, reclen)
 			}
-			name := b[19:reclen]
+			pid := dentPID(b[19:reclen])
 			b = b[reclen:]
-			pid := 0
-			for _, c := range name {
-				if c == 0 {
-					break
-				}
-				if c < '0' || c > '9' || pid > math.MaxInt32 {
-					pid = -1
-					break
-				}
-				pid = pid*10 + int(c-'0')
-			}
 			if pid <= 0 {
 				continue
 			}
@@ -253,6 +443,12 @@ func parseSampled(b []byte, pageSize int) (sampled, bool) {
 			} else {
 				p.pgrp = int(v)
 			}
+		case 17:
+			v, ok := atoi(f)
+			if !ok {
+				return p, false
+			}
+			p.threads = int(v)
 		case 11, 12:
 			v, ok := atou(f)
 			if !ok {

@@ -114,9 +114,61 @@ func FuzzSampledMatchesParseStat(f *testing.F) {
 		if !ok {
 			t.Fatalf("parseSampled refused %q, which ParseStat reads as %+v", b, want)
 		}
-		w := sampled{pid: want.PID, ppid: want.PPid, pgrp: want.PGrp, state: want.State, rss: want.RSSBytes, cpu: want.CPUSeconds}
+		w := sampled{pid: want.PID, ppid: want.PPid, pgrp: want.PGrp, threads: want.Threads, state: want.State, rss: want.RSSBytes, cpu: want.CPUSeconds}
 		if got != w {
 			t.Fatalf("parseSampled %+v, ParseStat %+v from %q", got, w, b)
 		}
 	})
+}
+
+// TestSamplerWalk: the samples between full passes walk the process tree
+// and still count a group member that is no longer a descendant (its
+// parent exited), as the full pass does.
+func TestSamplerWalk(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", "(sleep 1000 &); sleep 1000 & echo started; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	line := make([]byte, len("started\n"))
+	if _, err := out.Read(line); err != nil || !bytes.Equal(line, []byte("started\n")) {
+		t.Fatalf("read %q: %v", line, err)
+	}
+	want, err := GroupStats(pgid)
+	if err != nil || len(want) != 3 {
+		t.Fatalf("GroupStats: %d members (%v), want the shell and two sleeps", len(want), err)
+	}
+	var s Sampler
+	defer s.Close()
+	for i := range 3 {
+		var desc []int
+		g, err := s.Sample(pgid, pgid, func(pid int) { desc = append(desc, pid) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.Alive || g.Procs != 3 {
+			t.Fatalf("sample %d: %+v, want the 3 members", i, g)
+		}
+		if len(desc) != 1 {
+			t.Fatalf("sample %d: descendants %v, want the one sleep still a child", i, desc)
+		}
+	}
+	if s.children > 0 && s.walks != FullScanEvery-3 {
+		t.Fatalf("%d walks left: samples 2 and 3 did not walk", s.walks)
+	}
+	n := 0
+	count := func(int) { n++ }
+	if a := testing.AllocsPerRun(20, func() { _, _ = s.Sample(pgid, pgid, count) }); a >= 1 {
+		t.Fatalf("a warm walk allocates %.1f times", a)
+	}
 }
