@@ -33,13 +33,15 @@ bench: ## package benchmarks, then one table of ratios against baselines measure
 	$(GO) test -run='^$$' -bench=. -benchmem $(BENCH_PKGS)
 	$(GO) test -run='^$$' -bench='^BenchmarkSummary$$' -benchtime=1x -timeout=60m ./e2e/
 
-# ccusage, the baseline of the catch-up rows, from the npm registry into
-# .cache/bench-tools (git-ignored, outside the module). 17.2.1: later
-# versions fetch a native binary at run time.
-CCUSAGE_VERSION := 17.2.1
+# ccusage and @ccusage/codex, the baselines of the catch-up rows, from the
+# npm registry into .cache/bench-tools (git-ignored, outside the module).
+# ccusage 17.2.1: later versions fetch a native binary at run time;
+# @ccusage/codex 18.0.11: 19 only points to ccusage.
+CCUSAGE_VERSION       := 17.2.1
+CCUSAGE_CODEX_VERSION := 18.0.11
 
-bench-tools: ## install the benchmark baselines (ccusage) into .cache/bench-tools
-	npm install --prefix .cache/bench-tools --no-audit --no-fund --no-save ccusage@$(CCUSAGE_VERSION)
+bench-tools: ## install the benchmark baselines (ccusage, @ccusage/codex) into .cache/bench-tools
+	npm install --prefix .cache/bench-tools --no-audit --no-fund --no-save ccusage@$(CCUSAGE_VERSION) @ccusage/codex@$(CCUSAGE_CODEX_VERSION)
 
 fuzz: ## run each fuzz target briefly
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \

@@ -3,10 +3,12 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -29,8 +31,8 @@ import (
 //   - catch-up: `lifeloop watch --until-idle 100ms FILE` on a generated
 //     Claude Code transcript and on a generated Codex rollout, at each
 //     size of LIFELOOP_BENCH_CATCHUP_MIB (default 64,256); against
-//     ccusage on the same Claude folder when it is installed (`make
-//     bench-tools`, or LIFELOOP_CCUSAGE);
+//     ccusage (and @ccusage/codex) on the same folder when installed
+//     (`make bench-tools`, or LIFELOOP_CCUSAGE, LIFELOOP_CCUSAGE_CODEX);
 //   - idle: `lifeloop run --tick 1s -- sleep` for LIFELOOP_BENCH_IDLE
 //     (default 20s; the target is stated for 60s), CPU as % of a core.
 //
@@ -315,24 +317,42 @@ func (t *summary) catchUpClaude(mib int) {
 }
 
 func (t *summary) catchUpCodex(mib int) {
-	path, size := writeCodexRollout(t.b, int64(mib)<<20)
-	t.catchUp(fmt.Sprintf("catch-up, Codex rollout %d MiB (whole run, 100 ms idle included)", mib), "codex", []string{"HOME=" + filepath.Dir(path)}, path, size, nil, "")
-	_ = os.Remove(path)
+	fx := writeCodexRollout(t.b, int64(mib)<<20)
+	env := []string{"HOME=" + fx.home, "CODEX_HOME=" + filepath.Join(fx.home, ".codex")}
+	var base []string
+	if c := benchTool("LIFELOOP_CCUSAGE_CODEX", "ccusage-codex"); c != "" {
+		x := filepath.Join(fx.home, "xdg")
+		env = append(env, "XDG_CONFIG_HOME="+x, "XDG_CACHE_HOME="+x, "NO_COLOR=1")
+		base = []string{c, "daily", "--json", "--offline", "--timezone", "UTC"}
+		// It must read the whole rollout: its totals are the generated ones.
+		m := t.measure(env, base...)
+		var rep struct {
+			Totals map[string]float64 `json:"totals"`
+		}
+		if err := json.Unmarshal(m.out, &rep); err != nil || int64(rep.Totals["inputTokens"]) != fx.input || int64(rep.Totals["outputTokens"]) != fx.output {
+			t.b.Fatalf("ccusage-codex totals %v (%v): want input %d, output %d", rep.Totals, err, fx.input, fx.output)
+		}
+	}
+	t.catchUp(fmt.Sprintf("catch-up, Codex rollout %d MiB (whole run, 100 ms idle included)", mib), "codex", env, fx.path, fx.size, base, "ccusage-codex")
+	_ = os.Remove(fx.path)
 }
 
-// ccusageBench is LIFELOOP_CCUSAGE, else the copy `make bench-tools`
-// installs, else ccusage on PATH ("" when none).
-func ccusageBench() string {
-	if p := os.Getenv("LIFELOOP_CCUSAGE"); p != "" {
+// ccusageBench is the ccusage to compare with ("" when none).
+func ccusageBench() string { return benchTool("LIFELOOP_CCUSAGE", "ccusage") }
+
+// benchTool is the path in the environment variable env, else the copy of
+// name `make bench-tools` installs, else name on PATH ("" when none).
+func benchTool(env, name string) string {
+	if p := os.Getenv(env); p != "" {
 		return p
 	}
 	if root, err := moduleRoot(); err == nil {
-		p := filepath.Join(root, ".cache", "bench-tools", "node_modules", ".bin", "ccusage")
+		p := filepath.Join(root, ".cache", "bench-tools", "node_modules", ".bin", name)
 		if _, err := os.Stat(p); err == nil {
 			return p
 		}
 	}
-	p, _ := exec.LookPath("ccusage")
+	p, _ := exec.LookPath(name)
 	return p
 }
 
@@ -354,10 +374,23 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// writeCodexRollout streams a rollout of at least size bytes: the
-// session_meta of the bundled real rollout, then its turn lines over and
-// over (token counts growing), as Codex 0.169 writes them.
-func writeCodexRollout(b *testing.B, size int64) (string, int64) {
+// codexFixture is a generated Codex home with one large rollout, and the
+// token totals it holds.
+type codexFixture struct {
+	home, path    string
+	size          int64
+	input, output int64
+}
+
+// totalUsage is the cumulative usage object of a token_count line.
+var totalUsage = regexp.MustCompile(`"total_token_usage":\{"input_tokens":(\d+),"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":(\d+),"reasoning_output_tokens":0,"total_tokens":(\d+)\}`)
+
+// writeCodexRollout streams a rollout of at least size bytes into
+// <home>/.codex/sessions/: the session_meta of the bundled real rollout,
+// then its turn over and over, the cumulative token totals of its
+// token_count lines carried on from turn to turn as Codex 0.169 writes
+// them.
+func writeCodexRollout(b *testing.B, size int64) *codexFixture {
 	b.Helper()
 	root, err := moduleRoot()
 	if err != nil {
@@ -367,26 +400,55 @@ func writeCodexRollout(b *testing.B, size int64) (string, int64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	lines := bytes.SplitAfter(bytes.TrimRight(sample, "\n"), []byte("\n"))
-	if len(lines) < 2 || !bytes.Contains(lines[0], []byte(`"session_meta"`)) {
+	lines := strings.SplitAfter(strings.TrimRight(string(sample), "\n"), "\n")
+	if len(lines) < 2 || !strings.Contains(lines[0], `"session_meta"`) {
 		b.Fatal("the bundled rollout does not start with its session_meta")
 	}
-	path := filepath.Join(b.TempDir(), "rollout-2026-11-21T22-12-19-bench.jsonl")
-	f, err := os.Create(path)
+	// What one turn adds: the last cumulative totals of the sample.
+	var turnIn, turnOut, turnTotal int64
+	for _, l := range lines[1:] {
+		if m := totalUsage.FindStringSubmatch(l); m != nil {
+			turnIn, _ = strconv.ParseInt(m[1], 10, 64)
+			turnOut, _ = strconv.ParseInt(m[2], 10, 64)
+			turnTotal, _ = strconv.ParseInt(m[3], 10, 64)
+		}
+	}
+	if turnTotal == 0 {
+		b.Fatal("the bundled rollout has no token_count line")
+	}
+	fx := &codexFixture{home: filepath.Join(b.TempDir(), "home")}
+	dir := filepath.Join(fx.home, ".codex", "sessions", "2026", "11", "21")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	fx.path = filepath.Join(dir, "rollout-2026-11-21T22-12-19-01a2002a-de7b-7c00-8000-00000000be4c.jsonl")
+	f, err := os.Create(fx.path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	n, _ := w.Write(lines[0])
-	written := int64(n)
-	for written < size {
+	n, _ := w.WriteString(lines[0])
+	fx.size = int64(n)
+	for turn := int64(0); fx.size < size; turn++ {
 		for _, l := range lines[1:] {
-			if !bytes.HasSuffix(l, []byte("\n")) {
-				l = append(slices.Clone(l), '\n')
+			if turn > 0 {
+				l = totalUsage.ReplaceAllStringFunc(l, func(u string) string {
+					m := totalUsage.FindStringSubmatch(u)
+					in, _ := strconv.ParseInt(m[1], 10, 64)
+					out, _ := strconv.ParseInt(m[2], 10, 64)
+					tot, _ := strconv.ParseInt(m[3], 10, 64)
+					return fmt.Sprintf(`"total_token_usage":{"input_tokens":%d,"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":%d,"reasoning_output_tokens":0,"total_tokens":%d}`,
+						in+turn*turnIn, out+turn*turnOut, tot+turn*turnTotal)
+				})
 			}
-			n, _ := w.Write(l)
-			written += int64(n)
+			if !strings.HasSuffix(l, "\n") {
+				l += "\n"
+			}
+			n, _ := w.WriteString(l)
+			fx.size += int64(n)
 		}
+		fx.input += turnIn
+		fx.output += turnOut
 	}
 	if err := w.Flush(); err != nil {
 		b.Fatal(err)
@@ -394,7 +456,7 @@ func writeCodexRollout(b *testing.B, size int64) (string, int64) {
 	if err := f.Close(); err != nil {
 		b.Fatal(err)
 	}
-	return path, written
+	return fx
 }
 
 func (t *summary) idle(ll string, d time.Duration) {
