@@ -325,15 +325,21 @@ func (t *summary) catchUpCodex(mib int) {
 		env = append(env, "XDG_CONFIG_HOME="+x, "XDG_CACHE_HOME="+x, "NO_COLOR=1")
 		base = []string{c, "daily", "--json", "--offline", "--timezone", "UTC"}
 		// It must read the whole rollout: its totals are the generated ones.
+		// (@ccusage/codex 18 reads a rollout as one string: past V8's
+		// string limit, about 512 MiB, it reports nothing.)
 		m := t.measure(env, base...)
 		var rep struct {
 			Totals map[string]float64 `json:"totals"`
 		}
 		if err := json.Unmarshal(m.out, &rep); err != nil || int64(rep.Totals["inputTokens"]) != fx.input || int64(rep.Totals["outputTokens"]) != fx.output {
-			t.b.Fatalf("ccusage-codex totals %v (%v): want input %d, output %d", rep.Totals, err, fx.input, fx.output)
+			t.b.Logf("ccusage-codex totals %v (%v), want input %d, output %d: no baseline for this size", rep.Totals, err, fx.input, fx.output)
+			base = nil
 		}
 	}
 	t.catchUp(fmt.Sprintf("catch-up, Codex rollout %d MiB (whole run, 100 ms idle included)", mib), "codex", env, fx.path, fx.size, base, "ccusage-codex")
+	if base == nil && benchTool("LIFELOOP_CCUSAGE_CODEX", "ccusage-codex") != "" {
+		t.rows[len(t.rows)-1][2] = "ccusage-codex read none of it (no totals)"
+	}
 	_ = os.Remove(fx.path)
 }
 
