@@ -4,10 +4,14 @@ BIN       := bin/lifeloop
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: build test unit e2e e2e-latest lint fmt bench fuzz demo harnesses harnesses-latest broker clean
+.PHONY: build test unit e2e e2e-latest lint fmt bench bench-tools fuzz demo harnesses harnesses-latest broker clean
+
+# urfave_cli_no_docs leaves out the CLI library's man/markdown generators
+# (and their package init) that lifeloop never uses.
+BUILDTAGS := urfave_cli_no_docs
 
 build: ## build bin/lifeloop
-	$(GO) build -o $(BIN) ./cmd/lifeloop
+	$(GO) build -tags $(BUILDTAGS) -o $(BIN) ./cmd/lifeloop
 
 test: ## every test, with the race detector; installs the pinned harnesses first when one is missing, so the end-to-end tests run
 	@for b in $(PINNED_BINS); do \
@@ -24,8 +28,23 @@ lint: ## golangci-lint (pinned in go.mod's tool block)
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
-bench: ## benchmarks
-	$(GO) test -run='^$$' -bench=. -benchmem $(PKGS)
+# The end-to-end benchmarks (e2e/) run separately: BenchmarkSummary is the
+# one table make bench ends with (see docs/benchmarks.md).
+BENCH_PKGS = $$($(GO) list $(PKGS) | grep -v /e2e)
+
+bench: ## package benchmarks, then one table of ratios against baselines measured in the same run (not part of make test)
+	$(GO) test -run='^$$' -bench=. -benchmem $(BENCH_PKGS)
+	$(GO) test -run='^$$' -bench='^BenchmarkSummary$$' -benchtime=1x -timeout=60m ./e2e/
+
+# ccusage and @ccusage/codex, the baselines of the catch-up rows, from the
+# npm registry into .cache/bench-tools (git-ignored, outside the module).
+# ccusage 17.2.1: later versions fetch a native binary at run time;
+# @ccusage/codex 18.0.11: 19 only points to ccusage.
+CCUSAGE_VERSION       := 17.2.1
+CCUSAGE_CODEX_VERSION := 18.0.11
+
+bench-tools: ## install the benchmark baselines (ccusage, @ccusage/codex) into .cache/bench-tools
+	npm install --prefix .cache/bench-tools --no-audit --no-fund --no-save ccusage@$(CCUSAGE_VERSION) @ccusage/codex@$(CCUSAGE_CODEX_VERSION)
 
 fuzz: ## run each fuzz target briefly
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \

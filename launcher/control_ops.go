@@ -88,9 +88,9 @@ func (s *supervisor) status() Status {
 	st := Status{Session: s.rec, Stopping: s.stopping, Renewing: s.renewing != nil, Activity: s.activity}
 	if s.child != nil {
 		pid := s.child.Pid()
-		aliveNow, procs, rss, cpu := sampleGroup(pid)
+		g, _ := s.sampler.Sample(pid, pid, nil)
 		activity, idle := s.currentActivity()
-		st.Alive, st.Processes, st.RSSBytes, st.CPUSeconds = aliveNow, procs, rss, roundMillis(cpu)
+		st.Alive, st.Processes, st.RSSBytes, st.CPUSeconds = g.Alive, g.Procs, g.RSSBytes, roundMillis(g.CPUSeconds)
 		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
 	}
 	return st

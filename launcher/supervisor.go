@@ -157,6 +157,10 @@ type supervisor struct {
 	aborting        bool
 	graceTimer      *time.Timer
 	lastTickBytes   uint64
+	// sampler reads /proc for ticks, its memory reused from tick to tick;
+	// noteDescendant records each descendant it finds.
+	sampler         procfs.Sampler
+	noteDescendant  func(int)
 	activity        string
 	descendants     map[int]bool
 	harnessSessions map[string]bool
@@ -249,6 +253,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	defer s.queueTimer.Stop()
 	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec)
 	defer s.version.stop()
+	defer func() { _ = s.sampler.Close() }()
 	return s.run()
 }
 
@@ -425,19 +430,14 @@ func (s *supervisor) attach(child Process, argv0 string) {
 // loop is the supervisor: the only goroutine that changes session state.
 // Nothing it does waits on the harness, a client or a renewal.
 func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Result {
+	// Interval ticks and activity checks share one timer, armed for
+	// whichever is due first.
 	var tickC <-chan time.Time
-	var activityC <-chan time.Time
+	var ticks *tickClock
 	if s.cfg.Tick > 0 {
-		tk := time.NewTicker(s.cfg.Tick)
-		defer tk.Stop()
-		tickC = tk.C
-		check := min(s.cfg.IdleAfter/2, time.Second)
-		if check <= 0 {
-			check = time.Second
-		}
-		at := time.NewTicker(check)
-		defer at.Stop()
-		activityC = at.C
+		ticks = newTickClock(s.cfg.Tick, min(s.cfg.IdleAfter/2, time.Second), time.Now())
+		defer ticks.timer.Stop()
+		tickC = ticks.timer.C
 		s.activity = activityActive
 	}
 	var maxC <-chan time.Time
@@ -482,10 +482,13 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 			}
 			s.onControl(call)
 		case <-tickC:
-			s.tick(tickInterval)
-		case <-activityC:
-			if a, _ := s.currentActivity(); s.child != nil && s.drain == nil && a != s.activity {
-				s.tick(tickActivityChange)
+			switch ticks.fired(time.Now()) {
+			case dueTick:
+				s.tick(tickInterval)
+			case dueCheck:
+				if a, _ := s.currentActivity(); s.child != nil && s.drain == nil && a != s.activity {
+					s.tick(tickActivityChange)
+				}
 			}
 		case <-graceC:
 			s.log.Warn("grace period over; killing the process group")
@@ -649,16 +652,16 @@ func (s *supervisor) tick(trigger string) {
 		return
 	}
 	pid := s.child.Pid()
-	aliveNow, procs, rss, cpu := sampleGroup(pid)
-	if ds, err := procfs.Descendants(pid); err == nil {
-		for _, d := range ds {
-			s.descendants[d] = true
-		}
+	if s.noteDescendant == nil {
+		s.noteDescendant = func(d int) { s.descendants[d] = true }
 	}
+	// One pass over /proc for the group and the descendants; a failed
+	// read leaves the numbers at zero (a tick is evidence, never fatal).
+	g, _ := s.sampler.Sample(pid, pid, s.noteDescendant)
 	act := s.child.Activity()
 	activity, idle := s.currentActivity()
 	sample := tickSample{
-		Pid: pid, Alive: aliveNow, Processes: procs, RSSBytes: rss, CPUSeconds: cpu,
+		Pid: pid, Alive: g.Alive, Processes: g.Procs, RSSBytes: g.RSSBytes, CPUSeconds: g.CPUSeconds,
 		OutputBytes: act.BytesOut - s.lastTickBytes, IdleSeconds: idle, Activity: activity,
 	}
 	s.lastTickBytes = act.BytesOut

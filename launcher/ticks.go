@@ -2,8 +2,6 @@ package launcher
 
 import (
 	"time"
-
-	"github.com/lifeloop/lifeloop/internal/procfs"
 )
 
 // Activity values reported in supervisor.tick receipts.
@@ -31,22 +29,63 @@ type tickSample struct {
 	Activity    string
 }
 
-// sampleGroup reads the process group's size, memory and CPU from /proc.
-// Errors leave the numbers at zero: a tick is evidence, never fatal.
-func sampleGroup(pid int) (alive bool, procs int, rss uint64, cpu float64) {
-	members, err := procfs.GroupStats(pid)
-	if err != nil {
-		return false, 0, 0, 0
+// tickClock schedules interval ticks and activity checks on one timer:
+// each firing is one or the other (a tick also settles the activity, so
+// a check due at the same moment is folded into it).
+type tickClock struct {
+	timer           *time.Timer
+	every, check    time.Duration
+	nextTick, nextC time.Time
+}
+
+type due int
+
+const (
+	dueNone due = iota
+	dueTick
+	dueCheck
+)
+
+func newTickClock(every, check time.Duration, now time.Time) *tickClock {
+	if check <= 0 {
+		check = time.Second
 	}
-	for _, st := range members {
-		if st.PID == pid && st.State != 'Z' {
-			alive = true
-		}
-		procs++
-		rss += st.RSSBytes
-		cpu += st.CPUSeconds
+	c := &tickClock{every: every, check: check, nextTick: now.Add(every), nextC: now.Add(check)}
+	c.timer = time.NewTimer(c.wait(now))
+	return c
+}
+
+// fired says what is due at now and re-arms the timer. Like a Ticker, a
+// schedule that fell behind skips what it missed rather than catching up.
+func (c *tickClock) fired(now time.Time) due {
+	d := dueNone
+	if !now.Before(c.nextTick) {
+		d = dueTick
+		c.nextTick = after(c.nextTick, c.every, now)
+		c.nextC = after(c.nextC, c.check, now)
+	} else if !now.Before(c.nextC) {
+		d = dueCheck
+		c.nextC = after(c.nextC, c.check, now)
 	}
-	return alive, procs, rss, cpu
+	c.timer.Reset(c.wait(now))
+	return d
+}
+
+func (c *tickClock) wait(now time.Time) time.Duration {
+	next := c.nextTick
+	if c.nextC.Before(next) {
+		next = c.nextC
+	}
+	return max(next.Sub(now), 0)
+}
+
+// after returns the first time past now on the schedule next, next+every, …
+func after(next time.Time, every time.Duration, now time.Time) time.Time {
+	next = next.Add(every)
+	if !next.After(now) {
+		next = now.Add(every)
+	}
+	return next
 }
 
 // activityOf says whether output arrived within idleAfter of now.

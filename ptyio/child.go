@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -95,7 +94,6 @@ type Activity struct {
 // until it is done.
 type Child struct {
 	t      *Terminal
-	cmd    *exec.Cmd
 	pid    int
 	master *os.File
 
@@ -166,21 +164,21 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	if env == nil {
 		env = []string{}
 	}
-	cmd := &exec.Cmd{
-		Path:   path,
-		Args:   append([]string{spec.Path}, spec.Args...),
-		Env:    env,
-		Dir:    spec.Dir,
-		Stdin:  slave,
-		Stdout: slave,
-		Stderr: slave,
-		SysProcAttr: &syscall.SysProcAttr{
+	// syscall.ForkExec rather than os/exec: the first os.StartProcess of a
+	// process probes pidfd support by starting a throwaway child, which
+	// cost every `lifeloop run` a second fork. The harness is reaped with
+	// wait4 (waitProcess); nothing else waits for it.
+	sfd := slave.Fd()
+	pid, err := syscall.ForkExec(path, append([]string{spec.Path}, spec.Args...), &syscall.ProcAttr{
+		Dir:   spec.Dir,
+		Env:   env,
+		Files: []uintptr{sfd, sfd, sfd},
+		Sys: &syscall.SysProcAttr{
 			Setsid:  true,
 			Setctty: true,
 			Ctty:    0, // the child's stdin, which is the slave
 		},
-	}
-	err = cmd.Start()
+	})
 	_ = slave.Close() // the child holds its own copies
 	if err != nil {
 		_ = master.Close()
@@ -188,8 +186,7 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	}
 	c := &Child{
 		t:        t,
-		cmd:      cmd,
-		pid:      cmd.Process.Pid,
+		pid:      pid,
 		master:   master,
 		waitDone: make(chan struct{}),
 		done:     make(chan struct{}),
@@ -215,19 +212,24 @@ func classifyStartError(name string, err error) error {
 // waitProcess reaps the process. It exits after the reap and then kicks
 // the output loop into its bounded drain.
 func (c *Child) waitProcess() {
-	err := c.cmd.Wait()
+	var ws syscall.WaitStatus
+	var err error
+	for {
+		_, err = syscall.Wait4(c.pid, &ws, 0, nil)
+		if !errors.Is(err, syscall.EINTR) {
+			break
+		}
+	}
 	st := ExitStatus{Code: -1}
-	if ps := c.cmd.ProcessState; ps != nil {
-		if ws, ok := ps.Sys().(syscall.WaitStatus); ok {
-			st.Raw = ws
-			switch {
-			case ws.Exited():
-				st.Code = ws.ExitStatus()
-			case ws.Signaled():
-				st.Signaled = true
-				st.Signal = ws.Signal()
-				st.CoreDumped = ws.CoreDump()
-			}
+	if err == nil {
+		st.Raw = ws
+		switch {
+		case ws.Exited():
+			st.Code = ws.ExitStatus()
+		case ws.Signaled():
+			st.Signaled = true
+			st.Signal = ws.Signal()
+			st.CoreDumped = ws.CoreDump()
 		}
 	} else {
 		c.t.log.Warn("wait for child failed", "pid", c.pid, "err", err)

@@ -124,7 +124,9 @@ type Observation struct {
 // concurrent use. A parser returns an error for a line it cannot use; the
 // caller counts such lines as evidence.
 type Parser interface {
-	// Parse appends the observations of line to dst and returns it.
+	// Parse appends the observations of line to dst and returns it. line
+	// is only valid during the call (Watch reuses its memory): a parser
+	// that keeps any of it copies it.
 	Parse(dst []Observation, line []byte, src Provenance) ([]Observation, error)
 	// SourceKind names the files this parser reads.
 	SourceKind() SourceKind

@@ -38,10 +38,16 @@ func (s *splitter) feed(p []byte, off int64, fn splitFunc) {
 			s.absorb(p, fn)
 			return
 		}
-		s.absorb(p[:i], fn)
-		if s.skipping {
-			s.skipping = false
-		} else {
+		switch {
+		case len(s.buf) == 0 && !s.skipping:
+			// The whole line is in p: hand it over without copying it.
+			s.whole(p[:i], fn)
+		default:
+			s.absorb(p[:i], fn)
+			if s.skipping {
+				s.skipping = false
+				break
+			}
 			line := s.buf
 			if len(line) > 0 && line[len(line)-1] == '\r' {
 				line = line[:len(line)-1]
@@ -53,6 +59,19 @@ func (s *splitter) feed(p []byte, off int64, fn splitFunc) {
 		s.start = off
 		p = p[i+1:]
 	}
+}
+
+// whole hands fn a line that lies entirely in one fed chunk, with the
+// same limit and '\r' handling as a line assembled in buf.
+func (s *splitter) whole(line []byte, fn splitFunc) {
+	if len(line) > s.max {
+		fn(nil, s.start, true, int64(len(line)))
+		return
+	}
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		line = line[:len(line)-1]
+	}
+	fn(line, s.start, false, int64(len(line)))
 }
 
 // absorb adds bytes without a newline to the current line.

@@ -20,7 +20,7 @@ const (
 	DefaultMaxLine    = 1 << 20
 	DefaultPoll       = 250 * time.Millisecond
 	DefaultSafetyPoll = 2 * time.Second
-	readChunk         = 64 << 10
+	readChunk         = 128 << 10
 )
 
 // TailConfig configures [Tail]. Zero values take the documented defaults.
@@ -116,6 +116,14 @@ type TailEvent struct {
 // the configuration is unusable. Tail starts no goroutine of its own beyond
 // the fsnotify watcher's, which it closes before returning.
 func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
+	return tail(ctx, cfg, sink, nil, nil)
+}
+
+// tail is Tail with two hooks for a batching receiver ([Watch]): keep
+// copies a line the sink is handed (default: a new slice per line), and
+// flush is called whenever the tailer has caught up with the file (after
+// every check), so a batch never waits for more lines.
+func tail(ctx context.Context, cfg TailConfig, sink func(TailEvent), keep func([]byte) []byte, flush func()) error {
 	if cfg.Path == "" {
 		return errors.New("telemetry: tail needs a file path")
 	}
@@ -128,7 +136,13 @@ func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
 	if cfg.SafetyPoll <= 0 {
 		cfg.SafetyPoll = DefaultSafetyPoll
 	}
-	t := &tailer{cfg: cfg, sink: sink, sp: splitter{max: cfg.MaxLine}}
+	if keep == nil {
+		keep = func(line []byte) []byte { return append([]byte(nil), line...) }
+	}
+	if flush == nil {
+		flush = func() {}
+	}
+	t := &tailer{cfg: cfg, sink: sink, keep: keep, sp: splitter{max: cfg.MaxLine}}
 	defer t.close()
 
 	var events <-chan fsnotify.Event
@@ -162,6 +176,7 @@ func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
 	defer ticker.Stop()
 	base := filepath.Clean(cfg.Path)
 	for {
+		flush()
 		select {
 		case <-ctx.Done():
 			return nil
@@ -190,6 +205,7 @@ func Tail(ctx context.Context, cfg TailConfig, sink func(TailEvent)) error {
 type tailer struct {
 	cfg    TailConfig
 	sink   func(TailEvent)
+	keep   func([]byte) []byte
 	sp     splitter
 	f      *os.File
 	ino    uint64
@@ -338,5 +354,5 @@ func (t *tailer) emitLine(line []byte, off int64, overlong bool, n int64) {
 	if !t.cfg.SkipValidate && !json.Valid(line) {
 		kind = EventInvalid
 	}
-	t.sink(TailEvent{Kind: kind, Line: append([]byte(nil), line...), Offset: off, LineNo: t.lineNo, Size: n})
+	t.sink(TailEvent{Kind: kind, Line: t.keep(line), Offset: off, LineNo: t.lineNo, Size: n})
 }

@@ -79,9 +79,12 @@ func Watch(ctx context.Context, cfg WatchConfig, sink func(Observation)) error {
 	return w.run(ctx)
 }
 
+// tailMsg is one event (a RecordSource's follower) or one batch of them
+// (the file tailer).
 type tailMsg struct {
-	gen int
-	ev  TailEvent
+	gen   int
+	ev    TailEvent
+	batch *tailBatch
 }
 
 type watcher struct {
@@ -156,7 +159,14 @@ func (w *watcher) run(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case m := <-w.msgs:
-			if m.gen == w.gen {
+			switch {
+			case m.gen != w.gen:
+			case m.batch != nil:
+				for i := range m.batch.events {
+					w.handle(m.batch.events[i])
+				}
+				m.batch.release()
+			default:
 				w.handle(m.ev)
 			}
 		case <-notes:
@@ -211,18 +221,27 @@ func (w *watcher) startTail(ctx context.Context, path string, fromStart bool) {
 	tc.Path, tc.FromStart = path, fromStart
 	tc.SkipValidate = true // the parser rejects invalid lines; handle counts them
 	gen, msgs := w.gen, w.msgs
-	follow := Tail
 	if rs, ok := w.cfg.Discoverer.(RecordSource); ok {
-		follow = rs.Follow
+		go func() {
+			defer close(done)
+			_ = rs.Follow(tctx, tc, func(ev TailEvent) {
+				select {
+				case msgs <- tailMsg{gen: gen, ev: ev}:
+				case <-tctx.Done():
+				}
+			})
+		}()
+		return
 	}
 	go func() {
 		defer close(done)
-		_ = follow(tctx, tc, func(ev TailEvent) {
+		b := newBatcher(tctx, func(batch *tailBatch) {
 			select {
-			case msgs <- tailMsg{gen, ev}:
+			case msgs <- tailMsg{gen: gen, batch: batch}:
 			case <-tctx.Done():
 			}
 		})
+		_ = tail(tctx, tc, b.event, b.keep, b.flush)
 	}()
 }
 

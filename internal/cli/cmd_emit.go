@@ -177,7 +177,10 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 
 	// A live wrapper owns the session: hand it the moment so it orders it
 	// with its own receipts and dispatches it to its clients and sinks.
-	if exists && !rec.State.IsTerminal() {
+	// Its session.json may not be written yet (the wrapper writes it once
+	// the harness runs, and the harness may emit at once): without one,
+	// the control socket decides.
+	if (exists && !rec.State.IsTerminal()) || (!exists && statedir.ValidateSessionID(opts.Session) == nil) {
 		r, err := emitLive(ctx, root, opts.Session, in)
 		switch {
 		case err == nil:

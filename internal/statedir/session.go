@@ -194,14 +194,25 @@ func WriteSession(root string, rec SessionRecord) error {
 	if rec.HarnessSessionIDs == nil {
 		rec.HarnessSessionIDs = []string{}
 	}
-	if _, err := CreateSessionDir(root, rec.ID); err != nil {
+	if err := ValidateSessionID(rec.ID); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return fmt.Errorf("session %s: %w", rec.ID, err)
 	}
-	return WriteFileAtomic(SessionPath(root, rec.ID), append(data, '\n'))
+	data = append(data, '\n')
+	// The folder exists and was checked when the session was created: a
+	// write per state change does not create and check it again (a dozen
+	// system calls each time), unless it is missing.
+	err = WriteFileAtomic(SessionPath(root, rec.ID), data)
+	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := CreateSessionDir(root, rec.ID); err != nil {
+			return err
+		}
+		err = WriteFileAtomic(SessionPath(root, rec.ID), data)
+	}
+	return err
 }
 
 // ErrSessionNotFound is wrapped by errors about a session that does not

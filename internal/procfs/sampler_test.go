@@ -1,0 +1,174 @@
+package procfs
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"slices"
+	"syscall"
+	"testing"
+)
+
+func TestSamplerFakeTree(t *testing.T) {
+	p := func(pid, ppid, pgrp int, rssPages uint64, ticks uint64) ProcStat {
+		return ProcStat{PID: pid, Comm: "p (x) " + string(rune('a'+pid%26)), State: 'S', PPid: ppid, PGrp: pgrp, Session: pgrp,
+			UTimeTicks: ticks, STimeTicks: ticks, RSSBytes: rssPages * 4096}
+	}
+	f := fakeProc(t, []ProcStat{
+		p(1, 0, 1, 1, 0),
+		p(10, 1, 10, 10, 50),
+		p(11, 10, 10, 20, 25),
+		p(12, 11, 12, 30, 0),
+		p(13, 12, 10, 40, 100),
+		p(20, 1, 20, 50, 0),
+	}, "VmHWM:\t 512 kB\n")
+	s := &Sampler{FS: f}
+	defer s.Close()
+	for range 2 { // the second call reuses the open directory
+		var desc []int
+		g, err := s.Sample(10, 10, func(pid int) { desc = append(desc, pid) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := GroupSample{Alive: true, Procs: 3, RSSBytes: 70 * 4096, CPUSeconds: 3.5}
+		if g != want {
+			t.Fatalf("sample %+v, want %+v", g, want)
+		}
+		slices.Sort(desc)
+		if !slices.Equal(desc, []int{11, 12, 13}) {
+			t.Fatalf("descendants %v", desc)
+		}
+	}
+	if g, err := s.Sample(99, 99, nil); err != nil || g != (GroupSample{}) {
+		t.Fatalf("group 99: %+v %v", g, err)
+	}
+}
+
+// TestSamplerLive checks a sample against GroupStats and Descendants on a
+// real process group, and that a warm sample allocates nothing.
+func TestSamplerLive(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", "sleep 1000 & sleep 1000 & echo started; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	line := make([]byte, len("started\n"))
+	if _, err := out.Read(line); err != nil || !bytes.Equal(line, []byte("started\n")) {
+		t.Fatalf("read %q: %v", line, err)
+	}
+	var s Sampler
+	defer s.Close()
+	var desc []int
+	g, err := s.Sample(pgid, pgid, func(pid int) { desc = append(desc, pid) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	members, err := GroupStats(pgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !g.Alive || g.Procs != len(members) || g.Procs != 3 || g.RSSBytes == 0 {
+		t.Fatalf("sample %+v, GroupStats %d members", g, len(members))
+	}
+	want, err := Descendants(pgid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(desc)
+	if !slices.Equal(desc, want) || len(desc) != 2 {
+		t.Fatalf("descendants %v, want %v", desc, want)
+	}
+	n := 0
+	count := func(int) { n++ }
+	if a := testing.AllocsPerRun(20, func() { _, _ = s.Sample(pgid, pgid, count) }); a >= 1 {
+		t.Fatalf("a warm sample allocates %.1f times", a)
+	}
+}
+
+// FuzzSampledMatchesParseStat: wherever ParseStat reads a stat line, the
+// sampler's parser reads the same fields from it.
+func FuzzSampledMatchesParseStat(f *testing.F) {
+	f.Add([]byte(statLine(42, "bash", 'S', 1, 42, 42, 150, 50, 1, 9000, 10)))
+	f.Add([]byte(statLine(7, "a) (b c) S 1 2 3", 'R', 6, 7, 5, 1, 2, 4, 1, 3)))
+	f.Add([]byte(statLine(7, "x", 'Z', -1, +7, 5, 1, 2, 4, 1, -3)))
+	f.Add([]byte("1 () S"))
+	if b, err := os.ReadFile("/proc/self/stat"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		want, err := ParseStat(b, 4096)
+		if err != nil {
+			return
+		}
+		got, ok := parseSampled(b, 4096)
+		if !ok {
+			t.Fatalf("parseSampled refused %q, which ParseStat reads as %+v", b, want)
+		}
+		w := sampled{pid: want.PID, ppid: want.PPid, pgrp: want.PGrp, threads: want.Threads, state: want.State, rss: want.RSSBytes, cpu: want.CPUSeconds}
+		if got != w {
+			t.Fatalf("parseSampled %+v, ParseStat %+v from %q", got, w, b)
+		}
+	})
+}
+
+// TestSamplerWalk: the samples between full passes walk the process tree
+// and still count a group member that is no longer a descendant (its
+// parent exited), as the full pass does.
+func TestSamplerWalk(t *testing.T) {
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", "(sleep 1000 &); sleep 1000 & echo started; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pgid := cmd.Process.Pid
+	t.Cleanup(func() {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	line := make([]byte, len("started\n"))
+	if _, err := out.Read(line); err != nil || !bytes.Equal(line, []byte("started\n")) {
+		t.Fatalf("read %q: %v", line, err)
+	}
+	want, err := GroupStats(pgid)
+	if err != nil || len(want) != 3 {
+		t.Fatalf("GroupStats: %d members (%v), want the shell and two sleeps", len(want), err)
+	}
+	var s Sampler
+	defer s.Close()
+	for i := range 3 {
+		var desc []int
+		g, err := s.Sample(pgid, pgid, func(pid int) { desc = append(desc, pid) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.Alive || g.Procs != 3 {
+			t.Fatalf("sample %d: %+v, want the 3 members", i, g)
+		}
+		if len(desc) != 1 {
+			t.Fatalf("sample %d: descendants %v, want the one sleep still a child", i, desc)
+		}
+	}
+	if s.children > 0 && s.walks != FullScanEvery-3 {
+		t.Fatalf("%d walks left: samples 2 and 3 did not walk", s.walks)
+	}
+	n := 0
+	count := func(int) { n++ }
+	if a := testing.AllocsPerRun(20, func() { _, _ = s.Sample(pgid, pgid, count) }); a >= 1 {
+		t.Fatalf("a warm walk allocates %.1f times", a)
+	}
+}
