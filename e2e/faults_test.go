@@ -171,8 +171,14 @@ func TestHarnessDiesWithItsKilledWrapper(t *testing.T) {
 	if left := testharness.WaitProcessGroupGone(ss[0].Pid, 10*time.Second); left != nil {
 		t.Fatalf("the harness outlived its killed wrapper: %+v", left)
 	}
-	if ss := sessionsOf(t, env, state); ss[0].State != "lost" {
-		t.Fatalf("sessions after the wrapper's death: %+v", ss)
+	// The next run seals it while its own harness runs, before anyone
+	// lists the sessions.
+	if res := env.Run(30*time.Second, lifeloopBin(t), "run", "--state-dir", state, "--", "sleep", "3"); res.ExitCode != 0 {
+		t.Fatalf("second run: exit %d\n%s", res.ExitCode, res.Stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(state, "sessions", ss[0].ID, "session.json"))
+	if err != nil || !strings.Contains(string(b), `"state": "lost"`) {
+		t.Fatalf("the next run did not seal the lost session: %v\n%s", err, b)
 	}
 	assertSealedOnce(t, env, state, ss[0].ID, "wrapper_lost")
 }

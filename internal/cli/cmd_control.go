@@ -81,6 +81,26 @@ func (e *env) sealIfLost(root string, rec statedir.SessionRecord) statedir.Sessi
 	return out
 }
 
+// sweepDelay is how long `run` waits before sealing other sessions whose
+// wrapper died: past its harness's start.
+const sweepDelay = 2 * time.Second
+
+// sweepLostLater seals, after delay and on a goroutine of its own, every
+// session under root whose wrapper died (seal.Unlisted and seal.CheckAll),
+// saying nothing: `run` must not write while its harness owns the
+// terminal. The returned function cancels a sweep not yet started; a
+// sweep under way is abandoned at exit (sealing is idempotent and safe to
+// cut short).
+func (e *env) sweepLostLater(root string, delay time.Duration) (stop func()) {
+	opts := e.sealOptions()
+	t := time.AfterFunc(delay, func() {
+		_, _ = seal.Unlisted(root, opts)
+		recs, _ := statedir.ListSessions(root)
+		_, _ = seal.CheckAll(root, recs, opts)
+	})
+	return func() { t.Stop() }
+}
+
 // sealOptions are how this lifeloop seals a session whose wrapper died.
 func (e *env) sealOptions() seal.Options {
 	return seal.Options{Registry: e.Registry(), Now: e.Now, Cleanup: launcher.RemovePlacementFiles}

@@ -195,6 +195,11 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	defer live.finish(o.OrgLoopWait)
 	amqpLive := newLiveAMQP(e, amqpTargets, root)
 	defer amqpLive.finish(o.EventsWait)
+	// Sessions of this state folder whose wrapper died are sealed while
+	// the harness runs (after its start, off its path); a run that ends
+	// first leaves them to the next command that looks.
+	stopSweep := e.sweepLostLater(root, sweepDelay)
+	defer stopSweep()
 	res, err := launcher.Launch(ctx, launcher.Options{
 		StateDir:        root,
 		Argv:            o.Argv,
