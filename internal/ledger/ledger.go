@@ -131,7 +131,8 @@ type SyncMode int
 const (
 	// SyncGroup (the default) is a group commit: one fdatasync at most
 	// GroupWindow after a receipt is written, covering every receipt
-	// written meanwhile, and at once for session.* receipts and at Close.
+	// written meanwhile, and at once for session.started and session.ended
+	// (the session's state changes) and at Close.
 	// Ticks never cause a sync of their own. A power loss can cost the
 	// last GroupWindow of receipts, never a session's start or end.
 	SyncGroup SyncMode = iota

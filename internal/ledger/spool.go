@@ -366,7 +366,7 @@ func (l *Ledger) synced(ev contract.Event) error {
 	switch {
 	case l.opts.Sync == SyncNone:
 		return nil
-	case l.opts.Sync == SyncEach || strings.HasPrefix(string(ev), "session."):
+	case l.opts.Sync == SyncEach || ev == contract.EventSessionStarted || ev == contract.EventSessionEnded:
 		l.dirty = false
 		return l.syncFiles(l.f, l.ext.f)
 	case ev == contract.EventSupervisorTick:

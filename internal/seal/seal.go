@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"time"
 
@@ -58,9 +57,11 @@ func Check(root string, rec statedir.SessionRecord, o Options) (statedir.Session
 }
 
 // Unlisted seals the sessions a wrapper died in before their session.json
-// was first written (they have a ledger and a free wrapper lock, and no
-// record, so no list shows them): each gets its record, state lost. It
-// returns their records.
+// was first written, or whose session.json a power loss left empty or
+// torn (session.json is not synced: the ledger is the truth): they have a
+// ledger and a free wrapper lock, and no readable record, so no list
+// shows them. Each gets its record rebuilt from the ledger, state lost or
+// the state its recorded end implies. It returns their records.
 func Unlisted(root string, o Options) ([]statedir.SessionRecord, error) {
 	entries, err := os.ReadDir(statedir.SessionsDir(root))
 	if err != nil {
@@ -73,7 +74,7 @@ func Unlisted(root string, o Options) ([]statedir.SessionRecord, error) {
 		if !e.IsDir() || statedir.ValidateSessionID(id) != nil {
 			continue
 		}
-		if _, err := os.Stat(statedir.SessionPath(root, id)); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := statedir.ReadSession(root, id); !errors.Is(err, statedir.ErrSessionNotFound) && !errors.Is(err, statedir.ErrNotARecord) {
 			continue
 		}
 		if !statedir.WrapperGone(root, id) {

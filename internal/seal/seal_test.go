@@ -2,6 +2,7 @@ package seal
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"slices"
 	"sync"
@@ -219,5 +220,22 @@ func TestAWrapperThatDiedBeforeItsFirstRecordIsFoundAndSealed(t *testing.T) {
 	}
 	if again, _ := Unlisted(root, Options{Registry: reg}); len(again) != 0 || len(ended(t, root, p.ID)) != 1 {
 		t.Fatal("a second look sealed again")
+	}
+}
+
+func TestATornSessionRecordIsRebuiltFromTheLedger(t *testing.T) {
+	root := t.TempDir()
+	rec, release := newSession(t, root)
+	release()
+	// A power loss after an unsynced replace: an empty session.json.
+	if err := os.WriteFile(statedir.SessionPath(root, rec.ID), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Unlisted(root, Options{Registry: builtin.Default()})
+	if err != nil || len(got) != 1 || got[0].State != statedir.StateLost || got[0].AdapterID == "" {
+		t.Fatalf("Unlisted = %+v, %v", got, err)
+	}
+	if back, err := statedir.ReadSession(root, rec.ID); err != nil || back.State != statedir.StateLost {
+		t.Fatalf("session.json after rebuilding: %+v %v", back, err)
 	}
 }

@@ -202,15 +202,18 @@ func WriteSession(root string, rec SessionRecord) error {
 		return fmt.Errorf("session %s: %w", rec.ID, err)
 	}
 	data = append(data, '\n')
-	// The folder exists and was checked when the session was created: a
-	// write per state change does not create and check it again (a dozen
-	// system calls each time), unless it is missing.
-	err = WriteFileAtomic(SessionPath(root, rec.ID), data)
+	// The ledger is the session's durable truth; session.json is its
+	// summary, replaced atomically but not synced (package seal rebuilds
+	// it from the ledger when a crash or power loss left it stale). The
+	// folder exists and was checked when the session was created: a write
+	// per state change does not create and check it again (a dozen system
+	// calls each time), unless it is missing.
+	err = ReplaceFile(SessionPath(root, rec.ID), data)
 	if errors.Is(err, fs.ErrNotExist) {
 		if _, err := CreateSessionDir(root, rec.ID); err != nil {
 			return err
 		}
-		err = WriteFileAtomic(SessionPath(root, rec.ID), data)
+		err = ReplaceFile(SessionPath(root, rec.ID), data)
 	}
 	return err
 }
@@ -218,6 +221,10 @@ func WriteSession(root string, rec SessionRecord) error {
 // ErrSessionNotFound is wrapped by errors about a session that does not
 // exist.
 var ErrSessionNotFound = errors.New("session not found")
+
+// ErrNotARecord is wrapped by errors about a session.json that is not a
+// session record at all (empty, torn, not JSON).
+var ErrNotARecord = errors.New("not a session record")
 
 // ReadSession reads the session.json of session id. A missing session
 // yields an error wrapping ErrSessionNotFound.
@@ -242,7 +249,7 @@ func ReadSessionFile(path string) (SessionRecord, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rec); err != nil {
-		return SessionRecord{}, fmt.Errorf("%s: not a session record: %w", path, err)
+		return SessionRecord{}, fmt.Errorf("%s: %w: %w", path, ErrNotARecord, err)
 	}
 	if rec.Schema != SessionSchemaV1 {
 		return SessionRecord{}, fmt.Errorf("%s: unknown schema %q (want %s); upgrade lifeloop", path, rec.Schema, SessionSchemaV1)

@@ -96,7 +96,16 @@ func checkDir(dir string) error {
 // old or the new content, never a mix, even across a crash: it writes a
 // temporary file (FilePerm) in the same folder, fsyncs it, renames it over
 // path and fsyncs the folder.
-func WriteFileAtomic(path string, data []byte) (err error) {
+func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
+
+// ReplaceFile is WriteFileAtomic without the fsyncs: readers see the old
+// or the new content, never a mix, and a crash of the process changes
+// nothing of that; after a power loss the file may be old, empty or
+// missing. For files rebuilt from a durable source (session.json from the
+// ledger, see package seal).
+func ReplaceFile(path string, data []byte) error { return replaceFile(path, data, false) }
+
+func replaceFile(path string, data []byte, durable bool) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -118,14 +127,19 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 	if _, err = f.Write(data); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err = f.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", path, err)
+	if durable {
+		if err = f.Sync(); err != nil {
+			return fmt.Errorf("write %s: fsync: %w", path, err)
+		}
 	}
 	if err = f.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if !durable {
+		return nil
 	}
 	return SyncDir(dir)
 }
