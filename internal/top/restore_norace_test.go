@@ -3,6 +3,7 @@
 package top
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -10,12 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The panic test does not run under the race detector: after a panic,
-// Bubble Tea v2.1.1 ends its input reader without waiting for it
-// (Program.shutdown with kill) and closes the terminal reader while that
-// goroutine may still read the file descriptor, which the detector
-// reports. The terminal is restored all the same, which is what this test
-// checks.
+// The restore tests do not run under the race detector: when it ends,
+// Bubble Tea v2.1.1 closes its terminal reader (muesli/cancelreader)
+// while the reader's goroutine may still read the file descriptor —
+// after a panic (Program.shutdown with kill) and, now and then, after a
+// cancelled context — which the detector reports in the library. The
+// terminal is restored all the same, which is what these tests check;
+// the end-to-end test (TestTopDashboard) checks it too, with stty, on the
+// built binary.
 
 // panicky is the top model with a View that panics once asked to.
 type panicky struct {
@@ -66,6 +69,38 @@ func TestTerminalRestoredOnPanic(t *testing.T) {
 	}
 	if after := termios(t, tty); after != before {
 		t.Errorf("terminal modes not restored after a panic:\nbefore %+v\nafter  %+v", before, after)
+	}
+	waitOutput(t, output, "\x1b[?1049l")
+}
+
+// TestInteractiveRestoresOnCancel runs Interactive (program and state
+// directory watcher) on a pseudo-terminal and ends it through its
+// context, as SIGTERM does in the command: it returns nil, the watcher is
+// gone and the terminal is as before.
+func TestInteractiveRestoresOnCancel(t *testing.T) {
+	tty, output := ptyPair(t)
+	before := termios(t, tty)
+	src, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Interactive(ctx, src, Config{}, tty, tty, []string{"TERM=xterm-256color"})
+	}()
+	waitOutput(t, output, "no sessions")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Interactive: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Interactive did not return after its context ended")
+	}
+	if after := termios(t, tty); after != before {
+		t.Errorf("terminal modes not restored:\nbefore %+v\nafter  %+v", before, after)
 	}
 	waitOutput(t, output, "\x1b[?1049l")
 }

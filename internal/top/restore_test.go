@@ -2,7 +2,6 @@ package top
 
 import (
 	"bytes"
-	"context"
 	"os"
 	"strings"
 	"sync"
@@ -60,38 +59,6 @@ func termios(t *testing.T, f *os.File) unix.Termios {
 		t.Fatal(err)
 	}
 	return *st
-}
-
-// TestInteractiveRestoresOnCancel runs Interactive (program and state
-// directory watcher) on a pseudo-terminal and ends it through its
-// context, as SIGTERM does in the command: it returns nil, the watcher is
-// gone and the terminal is as before.
-func TestInteractiveRestoresOnCancel(t *testing.T) {
-	tty, output := ptyPair(t)
-	before := termios(t, tty)
-	src, err := Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Interactive(ctx, src, Config{}, tty, tty, []string{"TERM=xterm-256color"})
-	}()
-	waitOutput(t, output, "no sessions")
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("Interactive: %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Interactive did not return after its context ended")
-	}
-	if after := termios(t, tty); after != before {
-		t.Errorf("terminal modes not restored:\nbefore %+v\nafter  %+v", before, after)
-	}
-	waitOutput(t, output, "\x1b[?1049l")
 }
 
 func waitOutput(t *testing.T, output func() string, s string) {
