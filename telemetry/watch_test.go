@@ -2,8 +2,6 @@ package telemetry
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,14 +58,6 @@ func (r *watchRun) until(desc string, ok func(Observation) bool) Observation {
 func (r *watchRun) kind(k ObsKind) Observation {
 	r.t.Helper()
 	return r.until(string(k), func(o Observation) bool { return o.Kind == k })
-}
-
-func appendFile2(t *testing.T, path, s string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	appendFile(t, path, s)
 }
 
 func TestWatchConfigErrors(t *testing.T) {

@@ -212,7 +212,7 @@ func isPrompt(content json.RawMessage) bool {
 			return false
 		}
 		t := strings.TrimSpace(pt.Text)
-		if t != "" && !(strings.HasPrefix(t, "<hook_context>") && strings.HasSuffix(t, "</hook_context>")) {
+		if t != "" && (!strings.HasPrefix(t, "<hook_context>") || !strings.HasSuffix(t, "</hook_context>")) {
 			prompt = true
 		}
 	}

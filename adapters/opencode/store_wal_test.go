@@ -18,13 +18,13 @@ func TestNotReadUntilWAL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if _, err := w.Exec("PRAGMA journal_mode=DELETE; CREATE TABLE t(x)"); err != nil {
+	if _, err := w.ExecContext(t.Context(), "PRAGMA journal_mode=DELETE; CREATE TABLE t(x)"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := openDB(path); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("a rollback-journal database was opened: %v", err)
 	}
-	if _, err := w.Exec("PRAGMA journal_mode=WAL"); err != nil {
+	if _, err := w.ExecContext(t.Context(), "PRAGMA journal_mode=WAL"); err != nil {
 		t.Fatal(err)
 	}
 	db, err := openDB(path)

@@ -215,7 +215,7 @@ func deliverOrgLoop(ctx context.Context, e *env, root string, rec statedir.Sessi
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	defer ob.Close()
+	defer func() { _ = ob.Close() }()
 	if !o.Follow {
 		ob.Finish()
 	}

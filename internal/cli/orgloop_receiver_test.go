@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
@@ -41,7 +42,7 @@ func orgLoopReceiverMain() {
 	var ln net.Listener
 	var err error
 	for i := 0; i < 100; i++ { // the port may linger a moment after the last receiver
-		if ln, err = net.Listen("tcp", addr); err == nil {
+		if ln, err = (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr); err == nil {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)

@@ -161,7 +161,7 @@ func (l *liveOrgLoop) finish(drain time.Duration) {
 	if l.ob == nil {
 		return
 	}
-	defer l.ob.Close()
+	defer func() { _ = l.ob.Close() }()
 	l.ob.Finish()
 	var err error
 	select {

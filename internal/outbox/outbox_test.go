@@ -61,7 +61,7 @@ func (r *receiver) up() {
 	var ln net.Listener
 	var err error
 	for i := 0; i < 50; i++ { // the port may linger for a moment after down
-		if ln, err = net.Listen("tcp", addr); err == nil {
+		if ln, err = (&net.ListenConfig{}).Listen(context.Background(), "tcp", addr); err == nil {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
