@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"syscall"
 	"time"
 
@@ -160,17 +161,24 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 			return exitf(exitcode.Failed, "%v", err)
 		}
 	}
+	harness := readHarnessFacts(root, rec.ID)
+	var orphans []int
+	if !live {
+		orphans = seal.Orphans(rec)
+	}
 	if o.JSON {
 		var out any = struct {
 			Live       bool                   `json:"live"`
 			Session    statedir.SessionRecord `json:"session"`
 			OrphanPids []int                  `json:"orphan_pids,omitempty"`
-		}{false, st.Session, seal.Orphans(st.Session)}
+			harnessFacts
+		}{false, st.Session, orphans, harness}
 		if live {
 			out = struct {
 				launcher.Status
 				Live bool `json:"live"`
-			}{st, true}
+				harnessFacts
+			}{st, true, harness}
 		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.Out, string(b))
@@ -184,7 +192,12 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		if live {
 			sum.SetLive(st)
 		}
-		return writeStatusHuman(e.Out, sum, e.Now(), e.Getenv("HOME"), e.painter())
+		if err := writeStatusHuman(e.Out, sum, e.Now(), e.Getenv("HOME"), e.painter()); err != nil {
+			return err
+		}
+		harness.print(e.Out)
+		printOrphans(e.Out, rec.ID, orphans)
+		return nil
 	}
 	s := st.Session
 	fmt.Fprintf(e.Out, "session   %s\nstate     %s\nadapter   %s\npid       %d\ncommand   %v\ncwd       %s\n", s.ID, s.State, s.AdapterID, s.Pid, s.Argv, s.Cwd)
@@ -196,13 +209,16 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	if s.Exit != nil {
 		fmt.Fprintf(e.Out, "exit      %d (%s, %s)\n", s.Exit.Code, s.Exit.Outcome, s.Exit.Reason)
 	}
-	printHarness(e.Out, root, s.ID)
-	if !live {
-		if pids := seal.Orphans(s); len(pids) > 0 {
-			fmt.Fprintf(e.Out, "orphan    the harness still runs without its wrapper: pids %v; stop it with `lifeloop abort %s`\n", pids, s.ID)
-		}
-	}
+	harness.print(e.Out)
+	printOrphans(e.Out, s.ID, orphans)
 	return nil
+}
+
+// printOrphans names what is left of a harness that outlived its wrapper.
+func printOrphans(w io.Writer, id string, pids []int) {
+	if len(pids) > 0 {
+		fmt.Fprintf(w, "orphan    the harness still runs without its wrapper: pids %v; stop it with `lifeloop abort %s`\n", pids, id)
+	}
 }
 
 // simpleControlCommand builds abort, pause and resume: one operation on

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,8 @@ func TestStatusShowsHarnessDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	printHarness(&out, root, id)
+	facts := readHarnessFacts(root, id)
+	facts.print(&out)
 	got := out.String()
 	for _, want := range []string{"harness   version 2.1.400\n", "drift     telemetry synthesized → partial: Claude Code 2.1.400 is newer", "drift     context_pressure synthesized → partial: the harness (version 2.1.400) wrote an assistant line"} {
 		if !strings.Contains(got, want) {
@@ -37,5 +39,10 @@ func TestStatusShowsHarnessDrift(t *testing.T) {
 	}
 	if strings.Contains(got, "no transcript") || strings.Count(got, "drift") != 2 {
 		t.Errorf("status shows more than the drift:\n%s", got)
+	}
+	// `status --json` carries the same facts.
+	b, err := json.Marshal(struct{ harnessFacts }{facts})
+	if err != nil || !strings.Contains(string(b), `"harness_version":"2.1.400"`) || strings.Count(string(b), "partial") != 2 {
+		t.Errorf("status --json facts: %s %v", b, err)
 	}
 }
