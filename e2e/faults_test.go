@@ -9,7 +9,6 @@ package e2e
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 	"github.com/lifeloop/lifeloop/launcher"
 )
 
@@ -262,40 +262,9 @@ func TestKilledHarnessIsRecorded(t *testing.T) {
 	assertSealedOnce(t, env, state, id, "sigkill")
 }
 
-// smallTmpfs mounts a tmpfs of size for the test. Mounting needs root (CI
-// runs as root); without it the test is skipped and the same paths are
-// covered by internal/ledger's fault-injecting tests (TestSpool*).
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("not root: no real tmpfs; the full-disk path is covered by internal/ledger's fault-injecting TestSpool* tests")
-	}
-	dir := t.TempDir()
-	if out, err := exec.CommandContext(t.Context(), "mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "umount", "-l", dir).Run() })
-	t.Log("a real tmpfs of " + size + " is mounted at " + dir)
-	return dir
-}
-
-func fillDisk(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, syscall.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
-}
+// faultInjectionCovers names the tests that cover a full disk without
+// root.
+const faultInjectionCovers = "the full-disk path is covered by internal/ledger's fault-injecting TestSpool* tests"
 
 func countLines(t *testing.T, path string) int {
 	t.Helper()
@@ -313,7 +282,7 @@ func countLines(t *testing.T, path string) int {
 // verifies and ends with session.ended; the log stays short.
 func TestFullStateDisk(t *testing.T) {
 	env := faultEnv(t)
-	disk := smallTmpfs(t, "512k")
+	disk := testutil.SmallTmpfs(t, "512k", faultInjectionCovers)
 	state := filepath.Join(disk, "state")
 	cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--tick", "20ms", "--",
 		"bash", "-c", `for i in $(seq 30); do echo line $i; sleep 0.05; done; exit 7`)
@@ -324,7 +293,7 @@ func TestFullStateDisk(t *testing.T) {
 	}
 	id := waitForEvent(t, state, "session.started", 20*time.Second)
 	filler := filepath.Join(disk, "filler")
-	fillDisk(t, filler)
+	testutil.FillDisk(t, filler)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
@@ -359,7 +328,7 @@ func TestFullStateDisk(t *testing.T) {
 // fault-injecting tests.)
 func TestDiskFullThenFreedMidRun(t *testing.T) {
 	env := faultEnv(t)
-	disk := smallTmpfs(t, "512k")
+	disk := testutil.SmallTmpfs(t, "512k", faultInjectionCovers)
 	state := filepath.Join(disk, "state")
 	cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--tick", "20ms", "--",
 		"bash", "-c", `for i in $(seq 40); do echo line $i; sleep 0.04; done`)
@@ -370,7 +339,7 @@ func TestDiskFullThenFreedMidRun(t *testing.T) {
 	}
 	id := waitForEvent(t, state, "session.started", 20*time.Second)
 	filler := filepath.Join(disk, "filler")
-	fillDisk(t, filler)
+	testutil.FillDisk(t, filler)
 	time.Sleep(400 * time.Millisecond)
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)

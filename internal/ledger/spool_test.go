@@ -1,11 +1,9 @@
 package ledger
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -15,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
 // diskFull makes every write of l fail with ENOSPC while it is on.
@@ -289,12 +288,12 @@ func TestParseDurability(t *testing.T) {
 // TestRealFullDisk fills a real tmpfs when the tests may mount one (root);
 // the fault hook above covers the same path everywhere else.
 func TestRealFullDisk(t *testing.T) {
-	dir := smallTmpfs(t, "128k")
+	dir := testutil.SmallTmpfs(t, "128k", "the full-disk path is covered by the fault-injecting tests (TestSpool*)")
 	path := filepath.Join(dir, "receipts.jsonl")
 	l := openTest(t, path)
 	mustAppend(t, l, testReceipt(contract.EventSessionStarted), AppendOptions{})
 	filler := filepath.Join(dir, "filler")
-	fill(t, filler)
+	testutil.FillDisk(t, filler)
 	var spooled int
 	for range 50 {
 		_, res := mustAppend(t, l, testReceipt(contract.EventFrameEnded), AppendOptions{})
@@ -319,39 +318,4 @@ func TestRealFullDisk(t *testing.T) {
 		t.Fatalf("after space returned: %d receipts, last %s", len(entries), entries[len(entries)-1].Receipt.Event)
 	}
 	t.Logf("real tmpfs: %d of 50 receipts held while full, all recorded after", spooled)
-}
-
-// smallTmpfs mounts a tmpfs of size for the test, or fails when the test
-// runs as root and cannot (CI runs as root); without root it skips,
-// naming the fault-injection tests that cover the path.
-func smallTmpfs(t *testing.T, size string) string {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("not root: a real tmpfs cannot be mounted; the full-disk path is covered by the fault-injecting tests (TestSpool*)")
-	}
-	dir := t.TempDir()
-	if out, err := exec.CommandContext(t.Context(), "mount", "-t", "tmpfs", "-o", "size="+size+",mode=0700", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs: %v: %s", err, out)
-	}
-	t.Cleanup(func() { _ = exec.CommandContext(context.Background(), "umount", "-l", dir).Run() })
-	return dir
-}
-
-// fill writes path until the file system is full.
-func fill(t *testing.T, path string) {
-	t.Helper()
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	buf := make([]byte, 4096)
-	for {
-		if _, err := f.Write(buf); err != nil {
-			if !errors.Is(err, unix.ENOSPC) {
-				t.Fatal(err)
-			}
-			return
-		}
-	}
 }
