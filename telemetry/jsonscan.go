@@ -467,3 +467,55 @@ func FoldsTo(key []byte, name string) bool {
 	}
 	return true
 }
+
+// Helpers for a parser's one-pass reader: each field it reads once, into
+// its destination, leaving anything it cannot be sure of to
+// encoding/json (Fail).
+
+// UnreadKey handles a key the one-pass reader does not read: one that
+// only encoding/json's case-insensitive matching would take for one of
+// names, or one with an escape or a non-ASCII byte (which might decode or
+// fold to such a name), fails the scan.
+func (s *JSONScan) UnreadKey(key []byte, plain bool, names []string) {
+	if !plain {
+		s.Fail()
+		return
+	}
+	for _, n := range names {
+		if FoldsTo(key, n) {
+			s.Fail()
+			return
+		}
+	}
+}
+
+// Once marks field bit f read in seen, failing the scan when it was read
+// before (encoding/json would take the last copy; the one-pass reader
+// does not try).
+func (s *JSONScan) Once(seen *uint32, f uint32) {
+	if *seen&f != 0 {
+		s.Fail()
+	}
+	*seen |= f
+}
+
+// TextTo reads a string into dst, leaving dst as it was for null.
+func (s *JSONScan) TextTo(dst *[]byte) {
+	if v, null := s.Text(); !null {
+		*dst = v
+	}
+}
+
+// BoolTo reads a boolean into dst, leaving dst as it was for null.
+func (s *JSONScan) BoolTo(dst *bool) {
+	if v, null := s.Bool(); !null {
+		*dst = v
+	}
+}
+
+// IntTo reads an integer into dst, leaving dst as it was for null.
+func (s *JSONScan) IntTo(dst *int64) {
+	if v, null := s.Int(); !null {
+		*dst = v
+	}
+}

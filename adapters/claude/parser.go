@@ -267,49 +267,6 @@ var (
 	compactKeys = []string{"trigger", "preTokens", "postTokens"}
 )
 
-// keyCheck handles a key the fast pass does not read: one that only
-// encoding/json's case-insensitive matching would take for a field, or
-// one with an escape or a non-ASCII byte (which might decode or fold to
-// a field name), sends the line to encoding/json.
-func keyCheck(s *telemetry.JSONScan, key []byte, plain bool, names []string) {
-	if !plain {
-		s.Fail()
-		return
-	}
-	for _, n := range names {
-		if telemetry.FoldsTo(key, n) {
-			s.Fail()
-			return
-		}
-	}
-}
-
-// once marks field f read, failing the scan when it was read before.
-func once(s *telemetry.JSONScan, seen *uint32, f uint32) {
-	if *seen&f != 0 {
-		s.Fail()
-	}
-	*seen |= f
-}
-
-func text(s *telemetry.JSONScan, dst *[]byte) {
-	if v, null := s.Text(); !null {
-		*dst = v
-	}
-}
-
-func boolean(s *telemetry.JSONScan, dst *bool) {
-	if v, null := s.Bool(); !null {
-		*dst = v
-	}
-}
-
-func integer(s *telemetry.JSONScan, dst *int64) {
-	if v, null := s.Int(); !null {
-		*dst = v
-	}
-}
-
 // scanLine reads data into l in one pass; false leaves the line to
 // encoding/json.
 func scanLine(s *telemetry.JSONScan, l *line, data []byte) bool {
@@ -322,62 +279,62 @@ func scanLine(s *telemetry.JSONScan, l *line, data []byte) bool {
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		switch string(key) {
 		case "type":
-			once(s, &seen, fType)
-			text(s, &l.typ)
+			s.Once(&seen, fType)
+			s.TextTo(&l.typ)
 		case "subtype":
-			once(s, &seen, fSubtype)
-			text(s, &l.subtype)
+			s.Once(&seen, fSubtype)
+			s.TextTo(&l.subtype)
 		case "sessionId":
-			once(s, &seen, fSessionID)
-			text(s, &l.sessionID)
+			s.Once(&seen, fSessionID)
+			s.TextTo(&l.sessionID)
 		case "uuid":
-			once(s, &seen, fUUID)
-			text(s, &l.uuid)
+			s.Once(&seen, fUUID)
+			s.TextTo(&l.uuid)
 		case "promptId":
-			once(s, &seen, fPromptID)
-			text(s, &l.promptID)
+			s.Once(&seen, fPromptID)
+			s.TextTo(&l.promptID)
 		case "agentId":
-			once(s, &seen, fAgentID)
-			text(s, &l.agentID)
+			s.Once(&seen, fAgentID)
+			s.TextTo(&l.agentID)
 		case "timestamp":
-			once(s, &seen, fTimestamp)
-			text(s, &l.timestamp)
+			s.Once(&seen, fTimestamp)
+			s.TextTo(&l.timestamp)
 		case "requestId":
-			once(s, &seen, fRequestID)
-			text(s, &l.requestID)
+			s.Once(&seen, fRequestID)
+			s.TextTo(&l.requestID)
 		case "isSidechain":
-			once(s, &seen, fIsSidechain)
-			boolean(s, &l.isSidechain)
+			s.Once(&seen, fIsSidechain)
+			s.BoolTo(&l.isSidechain)
 		case "isMeta":
-			once(s, &seen, fIsMeta)
-			boolean(s, &l.isMeta)
+			s.Once(&seen, fIsMeta)
+			s.BoolTo(&l.isMeta)
 		case "isCompactSummary":
-			once(s, &seen, fIsCompactSummary)
-			boolean(s, &l.isCompactSummary)
+			s.Once(&seen, fIsCompactSummary)
+			s.BoolTo(&l.isCompactSummary)
 		case "isVisibleInTranscriptOnly":
-			once(s, &seen, fIsVisible)
-			boolean(s, &l.isVisible)
+			s.Once(&seen, fIsVisible)
+			s.BoolTo(&l.isVisible)
 		case "isApiErrorMessage":
-			once(s, &seen, fIsAPIError)
-			boolean(s, &l.isAPIError)
+			s.Once(&seen, fIsAPIError)
+			s.BoolTo(&l.isAPIError)
 		case "error":
-			once(s, &seen, fError)
+			s.Once(&seen, fError)
 			l.errRaw = s.Skip()
 		case "message":
-			once(s, &seen, fMessage)
+			s.Once(&seen, fMessage)
 			if !s.Null() {
 				scanMessage(s, l)
 			}
 		case "version":
-			once(s, &seen, fVersion)
-			text(s, &l.version)
+			s.Once(&seen, fVersion)
+			s.TextTo(&l.version)
 		case "compactMetadata":
-			once(s, &seen, fCompact)
+			s.Once(&seen, fCompact)
 			if !s.Null() {
 				scanCompact(s, l)
 			}
 		default:
-			keyCheck(s, key, plain, lineKeys)
+			s.UnreadKey(key, plain, lineKeys)
 			s.Skip()
 		}
 	}
@@ -394,27 +351,27 @@ func scanMessage(s *telemetry.JSONScan, l *line) {
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		switch string(key) {
 		case "id":
-			once(s, &seen, 1)
-			text(s, &l.msgID)
+			s.Once(&seen, 1)
+			s.TextTo(&l.msgID)
 		case "role":
-			once(s, &seen, 2)
-			text(s, &role)
+			s.Once(&seen, 2)
+			s.TextTo(&role)
 		case "model":
-			once(s, &seen, 4)
-			text(s, &l.model)
+			s.Once(&seen, 4)
+			s.TextTo(&l.model)
 		case "stop_reason":
-			once(s, &seen, 8)
-			text(s, &l.stop)
+			s.Once(&seen, 8)
+			s.TextTo(&l.stop)
 		case "content":
-			once(s, &seen, 16)
+			s.Once(&seen, 16)
 			scanContent(s, l)
 		case "usage":
-			once(s, &seen, 32)
+			s.Once(&seen, 32)
 			if !s.Null() {
 				scanUsage(s, l)
 			}
 		default:
-			keyCheck(s, key, plain, messageKeys)
+			s.UnreadKey(key, plain, messageKeys)
 			s.Skip()
 		}
 	}
@@ -429,21 +386,21 @@ func scanUsage(s *telemetry.JSONScan, l *line) {
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		switch string(key) {
 		case "input_tokens":
-			once(s, &seen, 1)
-			integer(s, &l.input)
+			s.Once(&seen, 1)
+			s.IntTo(&l.input)
 			l.usageRead = true
 		case "cache_creation_input_tokens":
-			once(s, &seen, 2)
-			integer(s, &l.cc)
+			s.Once(&seen, 2)
+			s.IntTo(&l.cc)
 		case "cache_read_input_tokens":
-			once(s, &seen, 4)
-			integer(s, &l.cr)
+			s.Once(&seen, 4)
+			s.IntTo(&l.cr)
 		case "output_tokens":
-			once(s, &seen, 8)
-			integer(s, &l.out)
+			s.Once(&seen, 8)
+			s.IntTo(&l.out)
 			l.usageRead = true
 		default:
-			keyCheck(s, key, plain, usageKeys)
+			s.UnreadKey(key, plain, usageKeys)
 			s.Skip()
 		}
 	}
@@ -458,16 +415,16 @@ func scanCompact(s *telemetry.JSONScan, l *line) {
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		switch string(key) {
 		case "trigger":
-			once(s, &seen, 1)
-			text(s, &l.trigger)
+			s.Once(&seen, 1)
+			s.TextTo(&l.trigger)
 		case "preTokens":
-			once(s, &seen, 2)
-			integer(s, &l.preTokens)
+			s.Once(&seen, 2)
+			s.IntTo(&l.preTokens)
 		case "postTokens":
-			once(s, &seen, 4)
-			integer(s, &l.postTokens)
+			s.Once(&seen, 4)
+			s.IntTo(&l.postTokens)
 		default:
-			keyCheck(s, key, plain, compactKeys)
+			s.UnreadKey(key, plain, compactKeys)
 			s.Skip()
 		}
 	}
@@ -526,7 +483,7 @@ func scanContent(s *telemetry.JSONScan, l *line) {
 				var typ []byte
 				for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 					if string(key) == "type" {
-						text(s, &typ) // a repeated "type": the last wins, as in encoding/json
+						s.TextTo(&typ) // a repeated "type": the last wins, as in encoding/json
 						continue
 					}
 					if !plain || telemetry.FoldsTo(key, "type") {

@@ -232,43 +232,6 @@ var (
 	usageKeys   = []string{"total_tokens"}
 )
 
-// keyCheck handles a key the fast pass does not read: one that only
-// encoding/json's case-insensitive matching would take for a field, or
-// one with an escape or a non-ASCII byte (which might decode or fold to
-// a field name), sends the line to encoding/json.
-func keyCheck(s *telemetry.JSONScan, key []byte, plain bool, names []string) {
-	if !plain {
-		s.Fail()
-		return
-	}
-	for _, n := range names {
-		if telemetry.FoldsTo(key, n) {
-			s.Fail()
-			return
-		}
-	}
-}
-
-// once marks field f read, failing the scan when it was read before.
-func once(s *telemetry.JSONScan, seen *uint32, f uint32) {
-	if *seen&f != 0 {
-		s.Fail()
-	}
-	*seen |= f
-}
-
-func text(s *telemetry.JSONScan, dst *[]byte) {
-	if v, null := s.Text(); !null {
-		*dst = v
-	}
-}
-
-func integer(s *telemetry.JSONScan, dst *int64) {
-	if v, null := s.Int(); !null {
-		*dst = v
-	}
-}
-
 // scanLine reads data into l in one pass; false leaves the line to
 // encoding/json.
 func scanLine(s *telemetry.JSONScan, l *fastLine, data []byte) bool {
@@ -281,20 +244,20 @@ func scanLine(s *telemetry.JSONScan, l *fastLine, data []byte) bool {
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		switch string(key) {
 		case "timestamp":
-			once(s, &seen, 1)
-			text(s, &l.timestamp)
+			s.Once(&seen, 1)
+			s.TextTo(&l.timestamp)
 		case "type":
-			once(s, &seen, 2)
-			text(s, &l.typ)
+			s.Once(&seen, 2)
+			s.TextTo(&l.typ)
 		case "payload":
-			once(s, &seen, 4)
+			s.Once(&seen, 4)
 			if s.Peek() == '{' {
 				scanPayload(s, l)
 			} else {
 				s.Skip() // kept raw and not decoded
 			}
 		default:
-			keyCheck(s, key, plain, lineKeys)
+			s.UnreadKey(key, plain, lineKeys)
 			s.Skip()
 		}
 	}
@@ -307,39 +270,39 @@ func scanPayload(s *telemetry.JSONScan, l *fastLine) {
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		switch string(key) {
 		case "type":
-			once(s, &seen, 1)
-			text(s, &l.plType)
+			s.Once(&seen, 1)
+			s.TextTo(&l.plType)
 		case "id":
-			once(s, &seen, 2)
-			text(s, &l.id)
+			s.Once(&seen, 2)
+			s.TextTo(&l.id)
 		case "cwd":
-			once(s, &seen, 4)
-			text(s, &l.cwd)
+			s.Once(&seen, 4)
+			s.TextTo(&l.cwd)
 		case "model":
-			once(s, &seen, 8)
-			text(s, &l.model)
+			s.Once(&seen, 8)
+			s.TextTo(&l.model)
 		case "turn_id":
-			once(s, &seen, 16)
-			text(s, &l.turnID)
+			s.Once(&seen, 16)
+			s.TextTo(&l.turnID)
 		case "response_id":
-			once(s, &seen, 32)
-			text(s, &l.responseID)
+			s.Once(&seen, 32)
+			s.TextTo(&l.responseID)
 		case "model_context_window":
-			once(s, &seen, 64)
-			integer(s, &l.window)
+			s.Once(&seen, 64)
+			s.IntTo(&l.window)
 		case "compaction_response_id":
-			once(s, &seen, 128)
-			text(s, &l.compactionRespID)
+			s.Once(&seen, 128)
+			s.TextTo(&l.compactionRespID)
 		case "cli_version":
-			once(s, &seen, 512)
-			text(s, &l.cliVersion)
+			s.Once(&seen, 512)
+			s.TextTo(&l.cliVersion)
 		case "info":
-			once(s, &seen, 256)
+			s.Once(&seen, 256)
 			if !s.Null() {
 				scanInfo(s, l)
 			}
 		default:
-			keyCheck(s, key, plain, payloadKeys)
+			s.UnreadKey(key, plain, payloadKeys)
 			s.Skip()
 		}
 	}
@@ -354,16 +317,16 @@ func scanInfo(s *telemetry.JSONScan, l *fastLine) {
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		switch string(key) {
 		case "total_token_usage":
-			once(s, &seen, 1)
+			s.Once(&seen, 1)
 			scanUsage(s, &l.infoTotal)
 		case "last_token_usage":
-			once(s, &seen, 2)
+			s.Once(&seen, 2)
 			l.lastRead = scanUsage(s, &l.infoLast)
 		case "model_context_window":
-			once(s, &seen, 4)
-			integer(s, &l.infoWindow)
+			s.Once(&seen, 4)
+			s.IntTo(&l.infoWindow)
 		default:
-			keyCheck(s, key, plain, infoKeys)
+			s.UnreadKey(key, plain, infoKeys)
 			s.Skip()
 		}
 	}
@@ -379,12 +342,12 @@ func scanUsage(s *telemetry.JSONScan, dst *int64) (named bool) {
 	var seen uint32
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
 		if string(key) == "total_tokens" {
-			once(s, &seen, 1)
-			integer(s, dst)
+			s.Once(&seen, 1)
+			s.IntTo(dst)
 			named = true
 			continue
 		}
-		keyCheck(s, key, plain, usageKeys)
+		s.UnreadKey(key, plain, usageKeys)
 		s.Skip()
 	}
 	return named
