@@ -161,7 +161,12 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 			return exitf(exitcode.Failed, "%v", err)
 		}
 	}
-	harness := readHarnessFacts(root, rec.ID)
+	// One read of the ledger serves every form of the answer.
+	sum, sumErr := sessionview.Load(root, rec)
+	if sumErr != nil {
+		fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", sumErr)
+	}
+	harness := factsOf(sum)
 	var orphans []int
 	if !live {
 		orphans = seal.Orphans(rec)
@@ -185,10 +190,6 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		return nil
 	}
 	if e.human() {
-		sum, err := sessionview.Load(root, rec)
-		if err != nil {
-			fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", err)
-		}
 		if live {
 			sum.SetLive(st)
 		}

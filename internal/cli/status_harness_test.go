@@ -3,33 +3,30 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/sessionview"
 )
 
 func TestStatusShowsHarnessDrift(t *testing.T) {
-	root := t.TempDir()
-	const id = "ses_drift"
-	ledger := strings.Join([]string{
-		`{"event":"session.starting","telemetry_summary":{"argv0":"claude"}}`,
-		`{"event":"session.started","telemetry_summary":{"pid":42,"harness_version":"2.1.400"}}`,
-		`{"event":"capability.degraded","telemetry_summary":{"reason":"harness_version_unproven","harness_version":"2.1.400"},"capability_degradations":[{"capability":"telemetry","previous_support":"synthesized","current_support":"partial","evidence":"Claude Code 2.1.400 is newer than the newest version lifeloop's tests proved (2.1.330)"}]}`,
-		`{"event":"capability.degraded","telemetry_summary":{"reason":"source_not_found"},"capability_degradations":[{"capability":"telemetry","previous_support":"synthesized","current_support":"unavailable","evidence":"no transcript"}]}`,
-		`{"event":"capability.degraded","telemetry_summary":{"reason":"harness_drift","harness_version":"2.1.400","unreadable":"an assistant line without a readable message.usage"},"capability_degradations":[{"capability":"context_pressure","previous_support":"synthesized","current_support":"partial","evidence":"the harness (version 2.1.400) wrote an assistant line without a readable message.usage"}]}`,
-	}, "\n") + "\n"
-	p := statedir.ReceiptsPath(root, id)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		t.Fatal(err)
+	degraded := func(reason, capability string, cur contract.SupportState, evidence string) contract.LifecycleReceipt {
+		return contract.LifecycleReceipt{Event: contract.EventCapabilityDegraded, TelemetrySummary: map[string]any{"reason": reason},
+			CapabilityDegradations: []contract.CapabilityDegradation{{Capability: capability, PreviousSupport: contract.SupportSynthesized, CurrentSupport: cur, Evidence: &evidence}}}
 	}
-	if err := os.WriteFile(p, []byte(ledger), 0o600); err != nil {
-		t.Fatal(err)
+	var sum sessionview.Summary
+	for _, r := range []contract.LifecycleReceipt{
+		{Event: contract.EventSessionStarting, TelemetrySummary: map[string]any{"argv0": "claude"}},
+		{Event: contract.EventSessionStarted, TelemetrySummary: map[string]any{"pid": 42, "harness_version": "2.1.400"}},
+		degraded("harness_version_unproven", "telemetry", contract.SupportPartial, "Claude Code 2.1.400 is newer than the newest version lifeloop's tests proved (2.1.330)"),
+		degraded("source_not_found", "telemetry", contract.SupportUnavailable, "no transcript"),
+		degraded("harness_drift", "context_pressure", contract.SupportPartial, "the harness (version 2.1.400) wrote an assistant line without a readable message.usage"),
+	} {
+		sum.Apply(r)
 	}
+	facts := factsOf(sum)
 	var out bytes.Buffer
-	facts := readHarnessFacts(root, id)
 	facts.print(&out)
 	got := out.String()
 	for _, want := range []string{"harness   version 2.1.400\n", "drift     telemetry synthesized → partial: Claude Code 2.1.400 is newer", "drift     context_pressure synthesized → partial: the harness (version 2.1.400) wrote an assistant line"} {

@@ -67,6 +67,12 @@ type Summary struct {
 	// Renewal is the session's latest renewal, nil when none was attempted.
 	Renewal *Renewal
 
+	// HarnessVersion is the version the latest session.started recorded.
+	HarnessVersion string
+	// Drift describes each capability.degraded that reported harness
+	// drift (what could not be read, in which version), in ledger order.
+	Drift []string
+
 	// Live is true when the numbers below come from a running wrapper.
 	Live bool
 	// Activity is the harness's activity as its wrapper reports it
@@ -192,8 +198,24 @@ func (s *Summary) Apply(r contract.LifecycleReceipt) {
 			p.Percent = 100 * float64(p.Tokens) / float64(p.Window)
 		}
 		s.Pressure = p
+	case r.Event == contract.EventSessionStarted:
+		if v, _ := r.TelemetrySummary["harness_version"].(string); v != "" {
+			s.HarnessVersion = v
+		}
+	case r.Event == contract.EventCapabilityDegraded:
+		if reason, _ := r.TelemetrySummary["reason"].(string); driftReasons[reason] {
+			for _, d := range r.CapabilityDegradations {
+				if d.Evidence != nil {
+					s.Drift = append(s.Drift, fmt.Sprintf("%s %s → %s: %s", d.Capability, d.PreviousSupport, d.CurrentSupport, *d.Evidence))
+				}
+			}
+		}
 	}
 }
+
+// driftReasons are the telemetry_summary.reason values of the
+// capability.degraded receipts that report harness drift.
+var driftReasons = map[string]bool{"harness_drift": true, "harness_version_unproven": true}
 
 // SetRenewal records the session's renewal status; a status in state
 // not_attempted clears it.
