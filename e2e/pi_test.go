@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -304,26 +303,7 @@ func TestRunPiConcurrentSameFolder(t *testing.T) {
 	mock := startMock(t, mockmodel.Config{})
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
-	prompts := []string{"first concurrent prompt", "second concurrent prompt"}
-	var wg sync.WaitGroup
-	results := make([]testharness.Result, len(prompts))
-	for i, p := range prompts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			results[i] = env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", p)
-		}()
-	}
-	wg.Wait()
-	for i, r := range results {
-		if r.ExitCode != 0 {
-			t.Fatalf("run %d exit %d: %s", i, r.ExitCode, r.Stderr)
-		}
-	}
-	ledgers := sessionLedgers(t, state)
-	if len(ledgers) != 2 {
-		t.Fatalf("%d sessions", len(ledgers))
-	}
+	ledgers := runConcurrentPrints(t, env, ll, state, bin)
 	seen := map[string]bool{}
 	for session, rs := range ledgers {
 		argv, _ := sessionRecord(t, state, session)["argv"].([]any)

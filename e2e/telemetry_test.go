@@ -435,20 +435,17 @@ func resetOf(rs []map[string]any) map[string]any {
 	return nil
 }
 
-// TestRunClaudeConcurrentSameFolder starts two `lifeloop run -- claude -p`
-// in the same folder at once: each session must be bound to its own
-// transcript (the one holding its own prompt).
-func TestRunClaudeConcurrentSameFolder(t *testing.T) {
-	skipShort(t)
-	bin := testharness.ClaudeBin(t)
-	ll := lifeloopBin(t)
-	mock := startMock(t, mockmodel.Config{})
-	env := testharness.NewHarnessEnv(t, mock)
-	state := stateDir(t)
-	prompts := []string{"first concurrent prompt", "second concurrent prompt"}
+// concurrentPrompts are the prompts runConcurrentPrints sends.
+var concurrentPrompts = []string{"first concurrent prompt", "second concurrent prompt"}
+
+// runConcurrentPrints starts `lifeloop run -- BIN -p PROMPT` for each of
+// concurrentPrompts at once in the same folder, checks that each exits 0,
+// and returns the ledgers of the two sessions.
+func runConcurrentPrints(t *testing.T, env *testharness.HarnessEnv, ll, state, bin string) map[string][]map[string]any {
+	t.Helper()
 	var wg sync.WaitGroup
-	results := make([]testharness.Result, len(prompts))
-	for i, p := range prompts {
+	results := make([]testharness.Result, len(concurrentPrompts))
+	for i, p := range concurrentPrompts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -462,9 +459,23 @@ func TestRunClaudeConcurrentSameFolder(t *testing.T) {
 		}
 	}
 	ledgers := sessionLedgers(t, state)
-	if len(ledgers) != 2 {
+	if len(ledgers) != len(concurrentPrompts) {
 		t.Fatalf("%d sessions", len(ledgers))
 	}
+	return ledgers
+}
+
+// TestRunClaudeConcurrentSameFolder starts two `lifeloop run -- claude -p`
+// in the same folder at once: each session must be bound to its own
+// transcript (the one holding its own prompt).
+func TestRunClaudeConcurrentSameFolder(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+	ledgers := runConcurrentPrints(t, env, ll, state, bin)
 	seen := map[string]bool{}
 	for session, rs := range ledgers {
 		argv, _ := sessionRecord(t, state, session)["argv"].([]any)
