@@ -131,63 +131,15 @@ func genLines(n int, rng *rand.Rand) [][]byte {
 	return res
 }
 
-// mutate changes one line the ways real files and hostile ones can
-// differ from the usual shape: keys in another case or escaped, fields
-// twice, null or mistyped values, odd numbers, white space, cuts.
-func mutate(l []byte, rng *rand.Rand) []byte {
-	s := string(l)
-	keys := []string{"type", "subtype", "sessionId", "uuid", "promptId", "agentId", "timestamp", "requestId", "isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isApiErrorMessage", "error", "message", "compactMetadata", "id", "role", "model", "stop_reason", "content", "usage", "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens", "trigger", "preTokens", "postTokens"}
-	k := `"` + keys[rng.IntN(len(keys))] + `"`
-	i := strings.Index(s, k+":")
-	switch rng.IntN(14) {
-	case 0:
-		if i >= 0 {
-			return []byte(s[:i+1] + strings.ToUpper(s[i+1:i+2]) + s[i+2:])
-		}
-	case 1:
-		if i >= 0 {
-			return []byte(s[:i+1] + `\u00` + fmt.Sprintf("%x", s[i+1]) + s[i+2:])
-		}
-	case 2:
-		if i >= 0 {
-			return []byte(s[:i] + k + `:null,` + s[i:])
-		}
-	case 3:
-		if i >= 0 {
-			vals := []string{`null`, `1`, `1.5`, `-0`, `1e3`, `"x"`, `true`, `[]`, `{}`, `"t\u0079pe"`, `"\ud800"`, "\"\xff\"", `12345678901234567890`, `[{"type":"tool_result"},null]`, `[{"Type":"text"}]`, `["x"]`}
-			j := i + len(k) + 1
-			return []byte(s[:j] + vals[rng.IntN(len(vals))] + `,"zz` + s[j:])
-		}
-	case 4:
-		if i >= 0 {
-			j := i + len(k) + 1
-			return []byte(s[:j] + " \t" + s[j:])
-		}
-	case 5:
-		return []byte(s[:rng.IntN(len(s)+1)])
-	case 6:
-		j := rng.IntN(len(s) + 1)
-		return []byte(s[:j] + string([]byte{byte(rng.IntN(256))}) + s[j:])
-	case 7:
-		return []byte(" " + s + " \r")
-	case 8:
-		if i >= 0 {
-			return []byte(s[:i+1] + "\u212a" + s[i+1:]) // KELVIN SIGN
-		}
-	case 9:
-		return []byte(strings.Replace(s, `"content":"`, `"content":"\u003ccommand-name>`, 1))
-	case 10:
-		return []byte(`[` + s + `]`)
-	case 11:
-		return []byte(strings.Replace(s, `:`, `:[{"a":[1,2,{"b":null}]}],"q":`, 1))
-	default:
-		if i >= 0 { // the field twice, the first with another value
-			dup := []string{`"dup"`, `7`, `{}`, `{"total_tokens":3,"input_tokens":4}`, `false`, `true`, `"tool_result"`, `[{"type":"text"}]`}
-			return []byte(s[:i] + k + ":" + dup[rng.IntN(len(dup))] + "," + s[i:])
-		}
-	}
-	return l
+// mutation is how this harness's lines are mutated for the differential
+// tests (telemetrytest.MutateLine).
+var mutation = telemetrytest.Mutation{
+	Keys:   []string{"type", "subtype", "sessionId", "uuid", "promptId", "agentId", "timestamp", "requestId", "isSidechain", "isMeta", "isCompactSummary", "isVisibleInTranscriptOnly", "isApiErrorMessage", "error", "message", "compactMetadata", "id", "role", "model", "stop_reason", "content", "usage", "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens", "output_tokens", "trigger", "preTokens", "postTokens"},
+	Values: []string{`null`, `1`, `1.5`, `-0`, `1e3`, `"x"`, `true`, `[]`, `{}`, `"t\u0079pe"`, `"\ud800"`, "\"\xff\"", `12345678901234567890`, `[{"type":"tool_result"},null]`, `[{"Type":"text"}]`, `["x"]`},
+	Own:    func(s string) string { return strings.Replace(s, `"content":"`, `"content":"\u003ccommand-name>`, 1) },
 }
+
+func mutate(l []byte, rng *rand.Rand) []byte { return telemetrytest.MutateLine(l, rng, mutation) }
 
 // TestParserMatchesReference runs the parser and the reference over the
 // real samples, generated transcripts and mutated copies of both, under
