@@ -204,6 +204,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		StateDir:        root,
 		Argv:            o.Argv,
 		Adapter:         o.Adapter,
+		Registry:        e.Registry(), // one registry per process, shared with the sweep
 		Env:             e.Environ,
 		Dir:             dir,
 		In:              e.In,

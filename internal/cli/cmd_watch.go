@@ -192,7 +192,7 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 		return err
 	}
 	res, err := watch.Run(ctx, watch.Options{
-		StateDir: root, Adapter: o.Adapter, Path: path, Latest: o.Latest, Cwd: cwd,
+		StateDir: root, Adapter: o.Adapter, Registry: e.Registry(), Path: path, Latest: o.Latest, Cwd: cwd,
 		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: fileEvents, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
 		NotFoundAfter: o.NotFoundAfter, OnSession: chainHooks(live.hook(), amqpLive.hook()), Durability: dur, Now: e.Now, IDs: e.IDs,
