@@ -24,8 +24,8 @@
 // Append, Flush and a retry timer of the ledger's own write the spool in
 // order first, so once space returns the ledger goes on gapless. When the
 // spool is full, ticks go first (a spooled tick is replaced by the next
-// one in any case), then other receipts, and session, frame, context and
-// renewal receipts last. After an outage the ledger appends one
+// one in any case), then other receipts, and session (a renewal's steps
+// among them), frame and context receipts last. After an outage the ledger appends one
 // capability.degraded receipt (capability receipts.receipt_ledger) saying what was
 // delayed, what was lost and when. Unrecorded reports what is still
 // waiting.

@@ -70,14 +70,14 @@ type spool struct {
 func (s *spool) len() int { return len(s.items) }
 
 // priority orders what a full spool drops first: ticks (0), then
-// receipts a reader can do without (1), then the session's own story (2).
+// receipts a reader can do without (1), then the session's own story (2):
+// session receipts (a renewal's steps among them), frames, context
+// pressure and compaction.
 func priority(ev contract.Event) int {
 	switch {
 	case ev == contract.EventSupervisorTick:
 		return 0
-	case strings.HasPrefix(string(ev), "session."), strings.HasPrefix(string(ev), "frame."),
-		strings.HasPrefix(string(ev), "context."), strings.HasPrefix(string(ev), "renewal."),
-		strings.HasPrefix(string(ev), "continuation."):
+	case ev.IsFrame(), strings.HasPrefix(string(ev), "session."), strings.HasPrefix(string(ev), "context."):
 		return 2
 	}
 	return 1
