@@ -33,7 +33,7 @@ func lifeloopBin(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(buildDir, "lifeloop")
-		cmd := exec.CommandContext(context.Background(), "go", "build", "-tags", "urfave_cli_no_docs", "-o", builtBin, "./cmd/lifeloop")
+		cmd := exec.CommandContext(context.Background(), "go", "build", "-tags", testharness.BuildTags, "-o", builtBin, "./cmd/lifeloop")
 		cmd.Dir = testharness.ModuleRoot(t)
 		out, err := cmd.CombinedOutput()
 		if err != nil {

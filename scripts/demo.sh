@@ -25,7 +25,7 @@ cleanup() {
 trap cleanup EXIT
 
 echo "== building lifeloop and the mock model server"
-(cd "$root" && go build -o "$work/lifeloop" ./cmd/lifeloop && go build -o "$work/mockmodel" ./internal/testharness/cmd/mockmodel)
+(cd "$root" && make -s build BIN="$work/lifeloop" && go build -o "$work/mockmodel" ./internal/testharness/cmd/mockmodel)
 
 echo "== starting it"
 "$work/mockmodel" -v -reply "Hello from lifeloop's mock model." >"$work/mock.url" 2>"$work/mock.log" &

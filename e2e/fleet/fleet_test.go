@@ -23,6 +23,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/internal/testharness"
+
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/lifeloop/lifeloop/contract"
@@ -60,7 +62,7 @@ func setupAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	build := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "./cmd/lifeloop")
+	build := exec.CommandContext(context.Background(), "go", "build", "-tags", testharness.BuildTags, "-o", bin, "./cmd/lifeloop")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)

@@ -9,6 +9,11 @@ import (
 	"testing"
 )
 
+// BuildTags are the Makefile's BUILDTAGS, for tests that build
+// cmd/lifeloop: they run the binary `make build` makes (static; see the
+// Makefile). TestBuildTagsMatchTheMakefile keeps the two equal.
+const BuildTags = "urfave_cli_no_docs,netgo,osusergo"
+
 // ModuleRoot returns the directory holding lifeloop's go.mod, found by
 // walking up from the test's working directory.
 func ModuleRoot(t testing.TB) string {

@@ -303,3 +303,18 @@ func TestStripANSI(t *testing.T) {
 		})
 	}
 }
+
+// The binary the tests build is the one `make build` makes.
+func TestBuildTagsMatchTheMakefile(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join(ModuleRoot(t), "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^BUILDTAGS\s*:=\s*(\S+)\s*$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("no BUILDTAGS := line in the Makefile")
+	}
+	if string(m[1]) != BuildTags {
+		t.Errorf("Makefile BUILDTAGS = %s, testharness.BuildTags = %s: keep them equal", m[1], BuildTags)
+	}
+}
