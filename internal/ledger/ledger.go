@@ -99,7 +99,6 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ids"
-	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // Warning codes the ledger puts on receipts.
@@ -131,10 +130,12 @@ type SyncMode int
 const (
 	// SyncGroup (the default) is a group commit: one fdatasync at most
 	// GroupWindow after a receipt is written, covering every receipt
-	// written meanwhile, and at once for session.started and session.ended
-	// (the session's state changes) and at Close.
-	// Ticks never cause a sync of their own. A power loss can cost the
-	// last GroupWindow of receipts, never a session's start or end.
+	// written meanwhile; started at once (without Append waiting for it)
+	// for session.started and session.ended, the session's state
+	// changes; and before Close returns. Ticks never cause a sync of
+	// their own. A power loss can cost the last GroupWindow of receipts,
+	// a state change only while its sync runs, and nothing once the
+	// ledger is closed.
 	SyncGroup SyncMode = iota
 	// SyncEach fdatasyncs every receipt before Append returns.
 	SyncEach
@@ -263,12 +264,16 @@ type Ledger struct {
 	spool spool // receipts the storage refused, waiting in order
 
 	// Group commit: dirty is set by a written receipt not yet synced;
-	// syncTimer fires GroupWindow later. fdMu keeps Close from closing the
-	// files under a sync running outside mu.
-	dirty     bool
-	syncTimer *time.Timer
-	fdMu      sync.RWMutex
-	syncs     atomic.Int64 // fdatasyncs of the ledger file, for tests
+	// syncTimer fires window (GroupWindow) later, or at once for a state
+	// change. dirUnsynced marks a new ledger whose folder entry the next
+	// sync flushes too. fdMu keeps Close from closing the files under a
+	// sync running outside mu.
+	dirty       bool
+	dirUnsynced bool
+	window      time.Duration
+	syncTimer   *time.Timer
+	fdMu        sync.RWMutex
+	syncs       atomic.Int64 // fdatasyncs of the ledger file, for tests
 
 	fault func() error // when set, consulted before every write (fault injection in tests)
 }
@@ -292,13 +297,6 @@ func Open(path string, opts Options) (*Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open ledger: %w", err)
 	}
-	if errors.Is(statErr, fs.ErrNotExist) {
-		// A new ledger: make its folder entry durable too.
-		if err := statedir.SyncDir(filepath.Dir(path)); err != nil {
-			f.Close()
-			return nil, err
-		}
-	}
 	if err := tightenFile(f); err != nil {
 		f.Close()
 		return nil, err
@@ -308,7 +306,9 @@ func Open(path string, opts Options) (*Ledger, error) {
 		f.Close()
 		return nil, err
 	}
-	l := &Ledger{path: path, opts: opts, f: f, ext: ext, seed: maphash.MakeSeed()}
+	l := &Ledger{path: path, opts: opts, f: f, ext: ext, seed: maphash.MakeSeed(), window: GroupWindow}
+	// A new ledger's folder entry is made durable with its first sync.
+	l.dirUnsynced = errors.Is(statErr, fs.ErrNotExist)
 	l.reset()
 	if err := l.lock(); err != nil {
 		_ = l.closeFiles()
@@ -359,9 +359,9 @@ func (l *Ledger) Close() error {
 		l.syncTimer.Stop()
 	}
 	var serr error
-	if l.f != nil && l.dirty && l.opts.Sync != SyncNone {
-		serr = l.syncFiles(l.f, l.ext.f)
-		l.dirty = false
+	if l.f != nil && (l.dirty || l.dirUnsynced) && l.opts.Sync != SyncNone {
+		serr = l.syncFiles(l.f, l.ext.f, l.dirUnsynced)
+		l.dirty, l.dirUnsynced = false, false
 	}
 	return errors.Join(serr, l.closeFiles())
 }

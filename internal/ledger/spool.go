@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"syscall"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // The spool's bounds: receipts the storage refused wait in memory until
@@ -366,22 +368,32 @@ func (l *Ledger) synced(ev contract.Event) error {
 	switch {
 	case l.opts.Sync == SyncNone:
 		return nil
-	case l.opts.Sync == SyncEach || ev == contract.EventSessionStarted || ev == contract.EventSessionEnded:
+	case l.opts.Sync == SyncEach:
 		l.dirty = false
-		return l.syncFiles(l.f, l.ext.f)
+		dir := l.dirUnsynced
+		l.dirUnsynced = false
+		return l.syncFiles(l.f, l.ext.f, dir)
 	case ev == contract.EventSupervisorTick:
 		// Ticks ride along with the next sync; they never cause one.
 		return nil
 	}
-	if !l.dirty {
-		// The first unsynced receipt arms the window; later ones ride
-		// along.
-		l.dirty = true
-		if l.syncTimer == nil {
-			l.syncTimer = time.AfterFunc(GroupWindow, l.groupSync)
-		} else {
-			l.syncTimer.Reset(GroupWindow)
-		}
+	stateChange := ev == contract.EventSessionStarted || ev == contract.EventSessionEnded
+	if l.dirty && !stateChange {
+		return nil // the window is armed; this receipt rides along
+	}
+	// The first unsynced receipt arms the window. A state change starts
+	// the sync at once, on the timer's goroutine: the recording path
+	// (the harness's start, its exit code) never waits for the disk, and
+	// Close waits for what is still unsynced.
+	l.dirty = true
+	wait := l.window
+	if stateChange {
+		wait = 0
+	}
+	if l.syncTimer == nil {
+		l.syncTimer = time.AfterFunc(wait, l.groupSync)
+	} else {
+		l.syncTimer.Reset(wait)
 	}
 	return nil
 }
@@ -395,19 +407,28 @@ func (l *Ledger) groupSync() {
 		return
 	}
 	l.dirty = false
+	dir := l.dirUnsynced
+	l.dirUnsynced = false
 	f, x := l.f, l.ext.f
 	l.fdMu.RLock()
 	l.mu.Unlock()
 	defer l.fdMu.RUnlock()
-	if err := l.syncFiles(f, x); err != nil {
+	if err := l.syncFiles(f, x, dir); err != nil {
 		l.opts.Logger.Error("ledger sync failed", "ledger", l.path, "cause", CauseText(err))
 	}
 }
 
-func (l *Ledger) syncFiles(f, ext *os.File) error {
+// syncFiles flushes the ledger and its external-sequence file, and with
+// dir the folder entry of a new ledger.
+func (l *Ledger) syncFiles(f, ext *os.File, dir bool) error {
 	l.syncs.Add(1)
 	if err := unix.Fdatasync(int(f.Fd())); err != nil {
 		return fmt.Errorf("fsync %s: %w", l.path, err)
+	}
+	if dir {
+		if err := statedir.SyncDir(filepath.Dir(l.path)); err != nil {
+			return err
+		}
 	}
 	if ext != nil {
 		if err := unix.Fdatasync(int(ext.Fd())); err != nil {

@@ -252,10 +252,49 @@ func TestGroupCommitSyncsOncePerWindowAndNeverForTicks(t *testing.T) {
 	if n := l.syncs.Load() - base; n > 2 {
 		t.Fatalf("20 receipts within one window caused %d syncs, want one group sync", n)
 	}
+}
+
+// A state change starts its sync at once, without Append waiting for it
+// and without waiting for the window; Close syncs what is left.
+func TestGroupCommitSyncsStateChangesAtOnceAndAtClose(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "receipts.jsonl")
+	l := openTest(t, path)
+	l.window = time.Hour // only a state change or Close can sync now
+	if !l.dirUnsynced {
+		t.Fatal("a new ledger's folder entry is not marked for the first sync")
+	}
+	mustAppend(t, l, testReceipt(contract.EventFrameOpened), AppendOptions{})
+	if n := l.syncs.Load(); n != 0 {
+		t.Fatalf("a frame receipt caused %d syncs before its window ended", n)
+	}
+	for _, ev := range []contract.Event{contract.EventSessionStarted, contract.EventSessionEnded} {
+		before := l.syncs.Load()
+		mustAppend(t, l, testReceipt(ev), AppendOptions{})
+		waitFor(t, func() bool { return l.syncs.Load() > before }, "the sync of "+string(ev))
+		if l.dirUnsynced {
+			t.Fatal("the first sync left the folder entry unsynced")
+		}
+	}
+	mustAppend(t, l, testReceipt(contract.EventFrameOpened), AppendOptions{})
 	before := l.syncs.Load()
-	mustAppend(t, l, testReceipt(contract.EventSessionEnded), AppendOptions{})
-	if l.syncs.Load() != before+1 {
-		t.Fatal("a session receipt was not synced before Append returned")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := l.syncs.Load(); n != before+1 {
+		t.Fatalf("Close synced %d times with a receipt unsynced, want 1", n-before)
+	}
+}
+
+// waitFor polls cond until it holds; the deadline only guards against a
+// hang.
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never happened", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
