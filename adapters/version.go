@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -70,7 +71,7 @@ func ReadVersion(ctx context.Context, argv []string, env []string, path string, 
 	if err != nil {
 		return ""
 	}
-	return versionRe.FindString(out)
+	return versionRe().FindString(out)
 }
 
 // HarnessOutput runs the launcher part of argv (the harness's executable,
@@ -116,7 +117,10 @@ func PackageVersion(argv []string, path string, src VersionSource) string {
 	return packageVersion(prog, src.Package)
 }
 
-var versionRe = regexp.MustCompile(`\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?`)
+// versionRe is compiled on first use, not at every lifeloop start.
+var versionRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\d+\.\d+(?:\.\d+)?(?:-[0-9A-Za-z.]+)?`)
+})
 
 // resolveProgram finds prog on path (the launch's PATH, never lifeloop's
 // own) when it names no folder; "" when it is not there.

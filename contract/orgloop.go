@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -556,7 +555,7 @@ func CheckOrgLoopJSON(data []byte) error {
 	empty := func(s *string) bool { return s == nil || *s == "" }
 
 	// OrgLoop's validateEvent: id, timestamp, source, type, provenance.
-	if ev.ID == nil || !orgLoopIDPattern.MatchString(*ev.ID) {
+	if ev.ID == nil || !prefixedHex(*ev.ID, "evt_", 16) {
 		bad("id must be \"evt_\" and 16 lowercase hex digits")
 	}
 	if ev.Timestamp == nil {
@@ -567,7 +566,7 @@ func CheckOrgLoopJSON(data []byte) error {
 	if empty(ev.Source) {
 		bad("source is missing")
 	}
-	if ev.TraceID != nil && !orgLoopTracePattern.MatchString(*ev.TraceID) {
+	if ev.TraceID != nil && !prefixedHex(*ev.TraceID, "trc_", 16) {
 		bad("trace_id must be \"trc_\" and 16 lowercase hex digits")
 	}
 	if ev.Payload == nil || ev.Payload.Lifecycle == nil {
@@ -650,11 +649,6 @@ func CheckOrgLoopJSON(data []byte) error {
 	}
 	return nil
 }
-
-var (
-	orgLoopIDPattern    = regexp.MustCompile(`^evt_[0-9a-f]{16}$`)
-	orgLoopTracePattern = regexp.MustCompile(`^trc_[0-9a-f]{16}$`)
-)
 
 func terminalWord(t bool) string {
 	if t {

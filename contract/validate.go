@@ -3,14 +3,26 @@ package contract
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// digestPattern is the only accepted content_digest form.
-var digestPattern = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+// prefixedHex reports whether s is prefix and then n lowercase hex digits
+// (sha256:<64>, evt_<16>, trc_<16>). A loop rather than package-level
+// regular expressions: their compilation ran on every lifeloop start.
+func prefixedHex(s, prefix string, n int) bool {
+	hex, ok := strings.CutPrefix(s, prefix)
+	if !ok || len(hex) != n {
+		return false
+	}
+	for i := range len(hex) {
+		if c := hex[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Msg: fmt.Sprintf(format, args...)}
@@ -53,7 +65,7 @@ func nonEmptyPtr(field string, v *string) error {
 }
 
 func digestOK(field string, v *string) error {
-	if v != nil && !digestPattern.MatchString(*v) {
+	if v != nil && !prefixedHex(*v, "sha256:", 64) {
 		return invalid(field, "must be \"sha256:\" followed by 64 lowercase hex digits, got %q", *v)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/lifeloop/lifeloop/telemetry"
 )
@@ -111,7 +112,10 @@ type part struct {
 
 var lastUpdatedOnly = []byte(`{"$set":{"lastUpdated":"`)
 
-var compressedRe = regexp.MustCompile(`^Context compressed from (\d+)% to (\d+)%`)
+// compressedRe is compiled on first use, not at every lifeloop start.
+var compressedRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^Context compressed from (\d+)% to (\d+)%`)
+})
 
 // Parse implements telemetry.Parser.
 func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.Provenance) ([]telemetry.Observation, error) {
@@ -142,7 +146,7 @@ func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.P
 	case l.Type == "info":
 		var text string
 		if json.Unmarshal(l.Content, &text) == nil {
-			if m := compressedRe.FindStringSubmatch(text); m != nil {
+			if m := compressedRe().FindStringSubmatch(text); m != nil {
 				dst = p.flush(dst)
 				o := base
 				o.Kind = telemetry.ObsCompacted

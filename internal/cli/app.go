@@ -173,6 +173,7 @@ func newApp(e *env) *ucli.App {
 		},
 	}
 	for _, c := range app.Commands {
+		withPlainNames(c)
 		if c.Name != "host-hook" { // it always answers its harness and exits 0
 			refuseNegativeDurations(c)
 		}
@@ -187,8 +188,8 @@ func refuseNegativeDurations(c *ucli.Command) {
 	before := c.Before
 	c.Before = func(ctx *ucli.Context) error {
 		for _, f := range c.Flags {
-			df, ok := f.(*ucli.DurationFlag)
-			if !ok {
+			df := durationOf(f)
+			if df == nil {
 				continue
 			}
 			if v := ctx.Duration(df.Name); v < 0 {

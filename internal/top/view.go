@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"charm.land/lipgloss/v2"
@@ -337,15 +338,18 @@ func Once(rows []Row, now time.Time, width int, root, home string) string {
 		return b.String()
 	}
 	for _, l := range Table(rows, now, width, -1) {
-		b.WriteString(trailingSpace.ReplaceAllString(l, "$1"))
+		b.WriteString(trailingSpace().ReplaceAllString(l, "$1"))
 		b.WriteByte('\n')
 	}
 	return b.String()
 }
 
 // trailingSpace matches the padding at the end of a line, before the
-// escape sequences that close its styles.
-var trailingSpace = regexp.MustCompile(` +((?:\x1b\[[0-9;]*m)*)$`)
+// escape sequences that close its styles (compiled on first use, not at
+// every lifeloop start).
+var trailingSpace = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(` +((?:\x1b\[[0-9;]*m)*)$`)
+})
 
 func title(rows []Row, root string) string {
 	live := 0
