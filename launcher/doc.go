@@ -40,5 +40,6 @@
 //     killed with SIGKILL; descendants that escaped the group are reported
 //     in session.ended (leftover_pids).
 //
-// Every signal.Notify has its signal.Stop.
+// Every signal.Notify has its signal.Stop; the supervisor's run off the
+// start-up path (signalCatch).
 package launcher

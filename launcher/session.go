@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -111,6 +112,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	go warmJSON()
 	ad, err := resolveAdapter(o)
 	if err != nil {
 		return Result{}, err
@@ -212,6 +214,14 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	res.SessionID = p.ID
 	res.Unrecorded, res.UnrecordedCause = p.Unrecorded()
 	return res, err
+}
+
+// warmJSON has encoding/json build its encoders for the two types every
+// session writes, on the second core while the session opens: built on
+// first use they cost the start-up path about 0.15 ms of reflection.
+func warmJSON() {
+	_ = json.NewEncoder(io.Discard).Encode(contract.LifecycleReceipt{})
+	_ = json.NewEncoder(io.Discard).Encode(statedir.SessionRecord{})
 }
 
 // withDefaults checks o and fills in its defaults.

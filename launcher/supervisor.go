@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"slices"
 	"strings"
 	"syscall"
@@ -263,6 +262,12 @@ func (s *supervisor) run() (Result, error) {
 	// only cost a synchronous write on the start-up path.
 	s.rec.State = statedir.StatePending
 
+	var sigs *signalCatch
+	if s.cfg.HandleSignals {
+		sigs = catchSignals()
+		defer sigs.release()
+	}
+
 	// A session continued after a wrapper crash records its
 	// session.starting only if no interrupted renewal starts the harness
 	// (the renewal records its own).
@@ -270,13 +275,6 @@ func (s *supervisor) run() (Result, error) {
 		if _, err := s.recordStarting(); err != nil {
 			return Result{ExitCode: exitcode.LaunchFailed, State: statedir.StateFailed, LaunchErr: err}, nil
 		}
-	}
-
-	var sigCh chan os.Signal
-	if s.cfg.HandleSignals {
-		sigCh = make(chan os.Signal, 8)
-		signal.Notify(sigCh, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-		defer signal.Stop(sigCh)
 	}
 
 	term, err := s.cfg.OpenTerminal(s.cfg.Terminal)
@@ -316,6 +314,8 @@ func (s *supervisor) run() (Result, error) {
 	defer close(s.loopDone)
 
 	s.obs = s.cfg.Observations
+	// The signal policy holds before any harness starts.
+	sigCh := sigs.wait()
 	if s.cfg.Recover && s.cfg.Adapter != nil {
 		// Finish a renewal the crashed wrapper left in progress: its
 		// relaunch carries the pending payloads. The loop serves
