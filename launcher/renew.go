@@ -99,10 +99,13 @@ func (s *supervisor) renewDone(r renewResult) {
 		s.done = true
 		return
 	}
-	if res, failed := s.launch(); failed {
+	child, res, failed := s.start()
+	if failed {
 		s.failedResult = &res
 		s.done = true
+		return
 	}
+	s.started(child)
 }
 
 // harnessProcess is the running harness as a renewal sees it (the

@@ -113,6 +113,13 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	go warmJSON()
+	// Catching signals takes a round trip per signal to the runtime's
+	// signal thread; it runs while the session opens.
+	var sigs *signalCatch
+	if o.HandleSignals {
+		sigs = catchSignals()
+		defer sigs.release()
+	}
 	ad, err := resolveAdapter(o)
 	if err != nil {
 		return Result{}, err
@@ -198,6 +205,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		UserArgv:        o.Argv,
 		BridgeArgs:      bridge.args,
 		HandleSignals:   o.HandleSignals,
+		signals:         sigs,
 		ControlSocket:   controlSocketPath(o.StateDir, p.ID),
 		Log:             p.Log,
 		Now:             o.Now,

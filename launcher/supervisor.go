@@ -94,6 +94,10 @@ type Config struct {
 	StartPayloads []contract.PayloadEnvelope
 	// HandleSignals installs the signal policy (see the package doc).
 	HandleSignals bool
+	// signals, when set, are the policy's signals already being caught
+	// (Launch starts that first thing); Run then neither starts nor
+	// releases them.
+	signals *signalCatch
 	// ControlSocket is the control socket path; empty disables it.
 	ControlSocket string
 	// Log receives lifeloop's own messages (never the terminal).
@@ -262,8 +266,8 @@ func (s *supervisor) run() (Result, error) {
 	// only cost a synchronous write on the start-up path.
 	s.rec.State = statedir.StatePending
 
-	var sigs *signalCatch
-	if s.cfg.HandleSignals {
+	sigs := s.cfg.signals
+	if sigs == nil && s.cfg.HandleSignals {
 		sigs = catchSignals()
 		defer sigs.release()
 	}
@@ -288,35 +292,13 @@ func (s *supervisor) run() (Result, error) {
 	s.term = term
 	defer func() { _ = term.Close() }() // restores the terminal on every path
 
-	ctrlCh := make(chan controlCall)
-	if s.cfg.ControlSocket != "" {
-		srv, err := listenControl(s.cfg.ControlSocket, func(ctx context.Context, req ControlRequest) (any, error) {
-			call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
-			select {
-			case ctrlCh <- call:
-			case <-ctx.Done():
-				return nil, errCallerGone(ctx)
-			}
-			select {
-			case r := <-call.reply:
-				return r.res, r.err
-			case <-ctx.Done():
-				return nil, errCallerGone(ctx)
-			}
-		}, s.log)
-		if err != nil {
-			s.log.Warn("control socket unavailable", "err", err)
-			s.warnDegraded("control_socket", err.Error())
-		} else {
-			defer srv.Close()
-		}
-	}
 	defer close(s.loopDone)
-
+	ctrlCh := make(chan controlCall)
 	s.obs = s.cfg.Observations
 	// The signal policy holds before any harness starts.
 	sigCh := sigs.wait()
 	if s.cfg.Recover && s.cfg.Adapter != nil {
+		defer s.serveControl(ctrlCh)()
 		// Finish a renewal the crashed wrapper left in progress: its
 		// relaunch carries the pending payloads. The loop serves
 		// meanwhile; the harness starts when it is done (renewDone).
@@ -325,9 +307,14 @@ func (s *supervisor) run() (Result, error) {
 		if s.cfg.Recover {
 			_, _ = s.recordStarting()
 		}
-		if res, failed := s.launch(); failed {
+		child, res, failed := s.start()
+		if failed {
 			return res, nil
 		}
+		// The control socket opens while the harness starts (off the
+		// path to its exec), before session.json first says it runs.
+		defer s.serveControl(ctrlCh)()
+		s.started(child)
 	}
 	return s.loop(sigCh, ctrlCh), nil
 }
@@ -382,28 +369,63 @@ func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
 	return res.Receipt, err
 }
 
-// launch starts the first harness. failed is true when it could not
+// start starts the first harness. failed is true when it could not
 // start; res is then the session's result.
-func (s *supervisor) launch() (res Result, failed bool) {
+func (s *supervisor) start() (child Process, res Result, failed bool) {
 	child, err := s.term.Start(s.cfg.Spec)
 	if err != nil {
 		switch {
 		case errors.Is(err, ptyio.ErrNotFound):
-			return s.launchFailed(exitcode.NotFound, "command_not_found",
+			res, failed = s.launchFailed(exitcode.NotFound, "command_not_found",
 				fmt.Errorf("%s: command not found; check the name or PATH", s.cfg.Spec.Path))
 		case errors.Is(err, ptyio.ErrNotExecutable):
-			return s.launchFailed(exitcode.NotExecutable, "command_not_executable",
+			res, failed = s.launchFailed(exitcode.NotExecutable, "command_not_executable",
 				fmt.Errorf("%s: not executable; check its permissions", s.cfg.Spec.Path))
 		default:
-			return s.launchFailed(exitcode.LaunchFailed, "start_failed", fmt.Errorf("cannot start %s: %w", s.cfg.Spec.Path, err))
+			res, failed = s.launchFailed(exitcode.LaunchFailed, "start_failed", fmt.Errorf("cannot start %s: %w", s.cfg.Spec.Path, err))
 		}
+		return nil, res, failed
 	}
+	return child, Result{}, false
+}
+
+// started records the first harness: the running record and
+// session.started.
+func (s *supervisor) started(child Process) {
 	if s.cfg.PinnedSessionID != "" {
 		s.noteHarnessSession(s.cfg.PinnedSessionID)
 	}
 	s.attach(child, s.cfg.Spec.Path)
 	s.emitStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"pid": child.Pid()}}, nil)
-	return Result{}, false
+}
+
+// serveControl opens the control socket, whose calls reach the loop on
+// ctrlCh; the returned func closes it. A socket that cannot open is a
+// degraded capability, never a failed session.
+func (s *supervisor) serveControl(ctrlCh chan<- controlCall) (closeFn func()) {
+	if s.cfg.ControlSocket == "" {
+		return func() {}
+	}
+	srv, err := listenControl(s.cfg.ControlSocket, func(ctx context.Context, req ControlRequest) (any, error) {
+		call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
+		select {
+		case ctrlCh <- call:
+		case <-ctx.Done():
+			return nil, errCallerGone(ctx)
+		}
+		select {
+		case r := <-call.reply:
+			return r.res, r.err
+		case <-ctx.Done():
+			return nil, errCallerGone(ctx)
+		}
+	}, s.log)
+	if err != nil {
+		s.log.Warn("control socket unavailable", "err", err)
+		s.warnDegraded("control_socket", err.Error())
+		return func() {}
+	}
+	return srv.Close
 }
 
 // attach makes child the running harness (the first, or a renewal's).

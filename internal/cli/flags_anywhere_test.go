@@ -38,3 +38,25 @@ func TestHoistFlags(t *testing.T) {
 		}
 	}
 }
+
+// The command table names each command as its constructor does, so a
+// command line builds the right one alone.
+func TestCommandTableNames(t *testing.T) {
+	e := &env{Streams: Streams{Getenv: func(string) string { return "" }}}
+	for _, c := range commands {
+		if got := c.build(e).Name; got != c.name {
+			t.Errorf("commands table says %q, its constructor builds %q", c.name, got)
+		}
+		if app := newApp(e, c.name); len(app.Commands) != 1 || app.Commands[0].Name != c.name {
+			t.Errorf("newApp(%q) built %d commands", c.name, len(app.Commands))
+		}
+	}
+	if got := commandNamed([]string{"lifeloop", "run", "--", "true"}); got != "run" {
+		t.Errorf(`commandNamed(run -- true) = %q`, got)
+	}
+	for _, args := range [][]string{{"lifeloop"}, {"lifeloop", "--help"}, {"lifeloop", "help", "run"}, {"lifeloop", "nope"}} {
+		if got := commandNamed(args); got != "" {
+			t.Errorf("commandNamed(%q) = %q, want the whole tree", args, got)
+		}
+	}
+}
