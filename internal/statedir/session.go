@@ -82,12 +82,16 @@ func CreateSessionDir(root, id string) (string, error) {
 	if err := Ensure(SessionsDir(root)); err != nil {
 		return "", err
 	}
+	// A new id: one mkdir makes the folder, ours and at most 0700 (the
+	// continuation/ folder is made by the first payload stored in it).
 	dir := SessionDir(root, id)
-	if err := Ensure(dir); err != nil {
-		return "", err
-	}
-	if err := Ensure(filepath.Join(dir, ContinuationDir)); err != nil {
-		return "", err
+	if err := os.Mkdir(dir, DirPerm); err != nil {
+		if !errors.Is(err, fs.ErrExist) {
+			return "", fmt.Errorf("create session folder %s: %w", dir, err)
+		}
+		if err := checkDir(dir); err != nil {
+			return "", err
+		}
 	}
 	return dir, nil
 }

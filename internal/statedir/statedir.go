@@ -66,10 +66,16 @@ func Resolve(flag string, getenv func(string) string) (string, error) {
 // permissions is tightened to DirPerm; a folder owned by someone else is
 // refused, because its owner could read or forge receipts.
 func Ensure(dir string) error {
-	if err := os.MkdirAll(dir, DirPerm); err != nil {
-		return fmt.Errorf("create state folder %s: %w", dir, err)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if err := os.MkdirAll(dir, DirPerm); err != nil {
+			return fmt.Errorf("create state folder %s: %w", dir, err)
+		}
+		if fi, err = os.Stat(dir); err != nil {
+			return fmt.Errorf("state folder %s: %w", dir, err)
+		}
 	}
-	return checkDir(dir)
+	return checkDirInfo(dir, fi)
 }
 
 func checkDir(dir string) error {
@@ -77,6 +83,12 @@ func checkDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("state folder %s: %w", dir, err)
 	}
+	return checkDirInfo(dir, fi)
+}
+
+// checkDirInfo checks that dir (whose stat is fi) is a folder of ours, at
+// most 0700 (tightening it when wider).
+func checkDirInfo(dir string, fi fs.FileInfo) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("state folder %s is not a folder; remove it or pass another --state-dir", dir)
 	}
