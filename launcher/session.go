@@ -85,6 +85,9 @@ type Options struct {
 
 	// HandleSignals installs the signal policy (true for the CLI).
 	HandleSignals bool
+	// Signals, when set with HandleSignals, are the policy's signals the
+	// caller already catches (CatchSignals) and releases.
+	Signals *SignalCatch
 	// ContinueSession continues an existing session whose wrapper is gone
 	// (e.g. killed during a renewal): same id and ledger; a renewal left
 	// in progress is finished first, delivering its payloads once.
@@ -115,10 +118,10 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	go warmJSON()
 	// Catching signals takes a round trip per signal to the runtime's
 	// signal thread; it runs while the session opens.
-	var sigs *signalCatch
-	if o.HandleSignals {
-		sigs = catchSignals()
-		defer sigs.release()
+	sigs := o.Signals
+	if sigs == nil && o.HandleSignals {
+		sigs = CatchSignals()
+		defer sigs.Release()
 	}
 	ad, err := resolveAdapter(o)
 	if err != nil {

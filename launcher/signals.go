@@ -15,18 +15,21 @@ import (
 // doc).
 var policySignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2}
 
-// signalCatch catches policySignals off the start-up path. Each signal a
-// signal.Notify or signal.Stop names is a round trip to the Go runtime's
-// signal thread: together about 0.5 ms of a `lifeloop run -- true` that
-// the supervisor would otherwise wait for, at start and at exit.
-type signalCatch struct {
+// SignalCatch catches the signal policy's signals off the start-up path.
+// Each signal a signal.Notify or signal.Stop names is a round trip to the
+// Go runtime's signal thread: together about 0.5 ms of a `lifeloop run
+// -- true` that the supervisor would otherwise wait for, at start and at
+// exit. Whoever calls CatchSignals calls Release.
+type SignalCatch struct {
 	ch    chan os.Signal
 	ready chan struct{}
 }
 
-// catchSignals starts catching policySignals; wait says when they are.
-func catchSignals() *signalCatch {
-	c := &signalCatch{ch: make(chan os.Signal, 8), ready: make(chan struct{})}
+// CatchSignals starts catching the policy's signals. A caller that knows
+// early that it will launch (the CLI, before parsing flags) passes the
+// catch in Options.Signals, so it overlaps more of the start-up.
+func CatchSignals() *SignalCatch {
+	c := &SignalCatch{ch: make(chan os.Signal, 8), ready: make(chan struct{})}
 	go func() {
 		signal.Notify(c.ch, policySignals...)
 		close(c.ready)
@@ -35,8 +38,8 @@ func catchSignals() *signalCatch {
 }
 
 // wait returns the channel of caught signals once they are caught; nil
-// (no signals) for a nil signalCatch.
-func (c *signalCatch) wait() <-chan os.Signal {
+// (no signals) for a nil SignalCatch.
+func (c *SignalCatch) wait() <-chan os.Signal {
 	if c == nil {
 		return nil
 	}
@@ -44,10 +47,14 @@ func (c *signalCatch) wait() <-chan os.Signal {
 	return c.ch
 }
 
-// release stops catching, without waiting: the session is over, and a
+// Release stops catching, without waiting: the session is over, and a
 // signal that arrives meanwhile is caught and dropped rather than ending
-// lifeloop before it reports the harness's exit code.
-func (c *signalCatch) release() {
+// lifeloop before it reports the harness's exit code. Release of nil does
+// nothing.
+func (c *SignalCatch) Release() {
+	if c == nil {
+		return
+	}
 	go func() {
 		<-c.ready
 		signal.Stop(c.ch)

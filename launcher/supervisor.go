@@ -95,9 +95,8 @@ type Config struct {
 	// HandleSignals installs the signal policy (see the package doc).
 	HandleSignals bool
 	// signals, when set, are the policy's signals already being caught
-	// (Launch starts that first thing); Run then neither starts nor
-	// releases them.
-	signals *signalCatch
+	// (Launch's); Run then neither starts nor releases them.
+	signals *SignalCatch
 	// ControlSocket is the control socket path; empty disables it.
 	ControlSocket string
 	// Log receives lifeloop's own messages (never the terminal).
@@ -268,8 +267,8 @@ func (s *supervisor) run() (Result, error) {
 
 	sigs := s.cfg.signals
 	if sigs == nil && s.cfg.HandleSignals {
-		sigs = catchSignals()
-		defer sigs.release()
+		sigs = CatchSignals()
+		defer sigs.Release()
 	}
 
 	// A session continued after a wrapper crash records its

@@ -21,6 +21,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/launcher"
 )
 
 // Version is lifeloop's own version; set at build time with -ldflags.
@@ -96,6 +97,8 @@ type env struct {
 	Streams
 	ctx      context.Context
 	registry *adapters.Registry
+	// signals are the signals `run` forwards, caught since Main started.
+	signals *launcher.SignalCatch
 }
 
 // Registry returns the harness registry (built on first use).
@@ -121,6 +124,13 @@ func Main(args []string, s Streams) int {
 	e := &env{Streams: s, ctx: context.Background()}
 	var app *ucli.App
 	if name := commandNamed(args); name != "" {
+		if name == "run" {
+			// Catching the signals `run` forwards takes a round trip per
+			// signal to the runtime's signal thread: started now, it
+			// overlaps the flags' parsing and the session's opening.
+			e.signals = launcher.CatchSignals()
+			defer e.signals.Release()
+		}
 		app = newApp(e, name)
 	} else {
 		app = newApp(e)

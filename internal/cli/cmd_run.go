@@ -229,6 +229,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		PayloadsAt:      at,
 		PayloadArgvOK:   o.PayloadArgvOK,
 		HandleSignals:   true,
+		Signals:         e.signals,
 		OnSession:       chainHooks(live.hook(), amqpLive.hook()),
 		Durability:      dur,
 		Now:             e.Now,
