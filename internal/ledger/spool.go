@@ -382,18 +382,20 @@ func (l *Ledger) synced(ev contract.Event) error {
 		return nil // the window is armed; this receipt rides along
 	}
 	// The first unsynced receipt arms the window. A state change starts
-	// the sync at once, on the timer's goroutine: the recording path
+	// the sync at once, on a goroutine of its own: the recording path
 	// (the harness's start, its exit code) never waits for the disk, and
 	// Close waits for what is still unsynced.
 	l.dirty = true
-	wait := l.window
 	if stateChange {
-		wait = 0
+		// Its own goroutine rather than a timer due now: a timer waits
+		// for a P to look at the timer heap.
+		go l.groupSync()
+		return nil
 	}
 	if l.syncTimer == nil {
-		l.syncTimer = time.AfterFunc(wait, l.groupSync)
+		l.syncTimer = time.AfterFunc(l.window, l.groupSync)
 	} else {
-		l.syncTimer.Reset(wait)
+		l.syncTimer.Reset(l.window)
 	}
 	return nil
 }
