@@ -271,6 +271,12 @@ func (s *supervisor) run() (Result, error) {
 		defer sigs.Release()
 	}
 
+	// The control socket opens on another goroutine meanwhile (a socket,
+	// bind, listen and chmod).
+	ctrlCh := make(chan controlCall)
+	ctl := s.openControl(ctrlCh)
+	defer ctl.close()
+
 	// A session continued after a wrapper crash records its
 	// session.starting only if no interrupted renewal starts the harness
 	// (the renewal records its own).
@@ -292,12 +298,12 @@ func (s *supervisor) run() (Result, error) {
 	defer func() { _ = term.Close() }() // restores the terminal on every path
 
 	defer close(s.loopDone)
-	ctrlCh := make(chan controlCall)
 	s.obs = s.cfg.Observations
-	// The signal policy holds before any harness starts.
+	// The signal policy and the control socket (the harness's hooks call
+	// it) hold before any harness starts.
 	sigCh := sigs.wait()
+	ctl.ready()
 	if s.cfg.Recover && s.cfg.Adapter != nil {
-		defer s.serveControl(ctrlCh)()
 		// Finish a renewal the crashed wrapper left in progress: its
 		// relaunch carries the pending payloads. The loop serves
 		// meanwhile; the harness starts when it is done (renewDone).
@@ -310,9 +316,6 @@ func (s *supervisor) run() (Result, error) {
 		if failed {
 			return res, nil
 		}
-		// The control socket opens while the harness starts (off the
-		// path to its exec), before session.json first says it runs.
-		defer s.serveControl(ctrlCh)()
 		s.started(child)
 	}
 	return s.loop(sigCh, ctrlCh), nil
@@ -398,33 +401,59 @@ func (s *supervisor) started(child Process) {
 	s.emitStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"pid": child.Pid()}}, nil)
 }
 
-// serveControl opens the control socket, whose calls reach the loop on
-// ctrlCh; the returned func closes it. A socket that cannot open is a
-// degraded capability, never a failed session.
-func (s *supervisor) serveControl(ctrlCh chan<- controlCall) (closeFn func()) {
+// controlOpening is the control socket being opened by openControl.
+type controlOpening struct {
+	s    *supervisor
+	done chan struct{}
+	srv  *controlServer
+	err  error
+}
+
+// openControl starts opening the control socket, whose calls reach the
+// loop on ctrlCh; ready waits for it, close closes it.
+func (s *supervisor) openControl(ctrlCh chan<- controlCall) *controlOpening {
+	c := &controlOpening{s: s, done: make(chan struct{})}
 	if s.cfg.ControlSocket == "" {
-		return func() {}
+		close(c.done)
+		return c
 	}
-	srv, err := listenControl(s.cfg.ControlSocket, func(ctx context.Context, req ControlRequest) (any, error) {
-		call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
-		select {
-		case ctrlCh <- call:
-		case <-ctx.Done():
-			return nil, errCallerGone(ctx)
-		}
-		select {
-		case r := <-call.reply:
-			return r.res, r.err
-		case <-ctx.Done():
-			return nil, errCallerGone(ctx)
-		}
-	}, s.log)
-	if err != nil {
-		s.log.Warn("control socket unavailable", "err", err)
-		s.warnDegraded("control_socket", err.Error())
-		return func() {}
+	go func() {
+		defer close(c.done)
+		c.srv, c.err = listenControl(s.cfg.ControlSocket, func(ctx context.Context, req ControlRequest) (any, error) {
+			call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
+			select {
+			case ctrlCh <- call:
+			case <-ctx.Done():
+				return nil, errCallerGone(ctx)
+			}
+			select {
+			case r := <-call.reply:
+				return r.res, r.err
+			case <-ctx.Done():
+				return nil, errCallerGone(ctx)
+			}
+		}, s.log)
+	}()
+	return c
+}
+
+// ready waits until the socket listens. A socket that cannot open is a
+// degraded capability, never a failed session. It runs on the
+// supervisor's goroutine.
+func (c *controlOpening) ready() {
+	<-c.done
+	if c.err != nil {
+		c.s.log.Warn("control socket unavailable", "err", c.err)
+		c.s.warnDegraded("control_socket", c.err.Error())
 	}
-	return srv.Close
+}
+
+// close closes the socket once it is open (or failed to).
+func (c *controlOpening) close() {
+	<-c.done
+	if c.srv != nil {
+		c.srv.Close()
+	}
 }
 
 // attach makes child the running harness (the first, or a renewal's).
