@@ -204,7 +204,14 @@ func median[T int64 | float64 | time.Duration](v []T) T {
 	return s[len(s)/2]
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+// ms prints d in milliseconds, with two decimals under 10 ms.
+func ms(d time.Duration) string {
+	v := float64(d.Microseconds()) / 1000
+	if v < 10 && v > -10 {
+		return fmt.Sprintf("%.2f ms", v)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
 
 func (t *summary) startUp(ll, state string) {
 	env := []string{"LIFELOOP_STATE_DIR=" + state}
@@ -212,11 +219,12 @@ func (t *summary) startUp(ll, state string) {
 	if _, err := exec.LookPath("script"); err != nil {
 		scriptOK = false
 	}
-	var llW, llC, trW, scW, scC []time.Duration
-	var added []time.Duration
+	var llW, llC, trW, scW, scC, verW []time.Duration
+	var added, verAdded []time.Duration
 	var vsScW, vsScC []float64
 	for i := range t.runs + 1 {
 		a := t.measure(env, ll, "run", "--tick", "0", "--", "true")
+		v := t.measure(env, ll, "version")
 		tr := t.measure(nil, "true")
 		var sc measured
 		if scriptOK {
@@ -227,6 +235,7 @@ func (t *summary) startUp(ll, state string) {
 		}
 		llW, llC, trW = append(llW, a.wall), append(llC, a.cpu), append(trW, tr.wall)
 		added = append(added, a.wall-tr.wall)
+		verW, verAdded = append(verW, v.wall), append(verAdded, v.wall-tr.wall)
 		if scriptOK {
 			scW, scC = append(scW, sc.wall), append(scC, sc.cpu)
 			vsScW = append(vsScW, a.wall.Seconds()/sc.wall.Seconds())
@@ -234,6 +243,7 @@ func (t *summary) startUp(ll, state string) {
 		}
 	}
 	t.row("run -- true: wall added over `true`", ms(median(llW)), "true "+ms(median(trW)), "+"+ms(median(added)), "≤ +3 ms")
+	t.row("of which the binary's start (`lifeloop version`)", ms(median(verW)), "true "+ms(median(trW)), "+"+ms(median(verAdded)), "—")
 	if scriptOK {
 		t.row("run -- true: wall vs script(1)", ms(median(llW)), "script "+ms(median(scW)), fmt.Sprintf("%.2f×", median(vsScW)), "≤ 0.2×")
 		t.row("run -- true: CPU vs script(1)", ms(median(llC)), "script "+ms(median(scC)), fmt.Sprintf("%.2f×", median(vsScC)), "≤ 1×")
