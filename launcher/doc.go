@@ -40,6 +40,7 @@
 //     killed with SIGKILL; descendants that escaped the group are reported
 //     in session.ended (leftover_pids).
 //
-// Every signal.Notify has its signal.Stop; the supervisor's run off the
-// start-up path (signalCatch).
+// Every signal.Notify has its signal.Stop. The policy's signals are
+// caught and released off the start-up path (SignalCatch), and caught
+// before any harness starts.
 package launcher

@@ -264,8 +264,8 @@ type Ledger struct {
 	spool spool // receipts the storage refused, waiting in order
 
 	// Group commit: dirty is set by a written receipt not yet synced;
-	// syncTimer fires window (GroupWindow) later, or at once for a state
-	// change. dirUnsynced marks a new ledger whose folder entry the next
+	// syncTimer fires window (GroupWindow) later; a state change starts
+	// a sync on a goroutine of its own at once. dirUnsynced marks a new ledger whose folder entry the next
 	// sync flushes too. fdMu keeps Close from closing the files under a
 	// sync running outside mu.
 	dirty       bool
