@@ -243,10 +243,12 @@ func TestLiveSelf(t *testing.T) {
 	}
 }
 
-// TestLiveGroup starts a shell in its own process group with two
-// background sleeps and finds all three.
-func TestLiveGroup(t *testing.T) {
-	cmd := exec.CommandContext(t.Context(), "sh", "-c", "sleep 1000 & sleep 1000 & echo started; wait")
+// startGroup starts `sh -c script` in a process group of its own and
+// returns its pid (the group's id) once the script has printed "started";
+// the whole group is killed when the test ends.
+func startGroup(t *testing.T, script string) int {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "sh", "-c", script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
 	out, err := cmd.StdoutPipe()
@@ -265,6 +267,13 @@ func TestLiveGroup(t *testing.T) {
 	if _, err := out.Read(line); err != nil || !bytes.Equal(line, []byte("started\n")) {
 		t.Fatalf("read %q: %v", line, err)
 	}
+	return pgid
+}
+
+// TestLiveGroup starts a shell in its own process group with two
+// background sleeps and finds all three.
+func TestLiveGroup(t *testing.T) {
+	pgid := startGroup(t, "sleep 1000 & sleep 1000 & echo started; wait")
 	members, err := GroupMembers(pgid)
 	if err != nil {
 		t.Fatal(err)

@@ -1,11 +1,8 @@
 package procfs
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"slices"
-	"syscall"
 	"testing"
 )
 
@@ -47,25 +44,7 @@ func TestSamplerFakeTree(t *testing.T) {
 // TestSamplerLive checks a sample against GroupStats and Descendants on a
 // real process group, and that a warm sample allocates nothing.
 func TestSamplerLive(t *testing.T) {
-	cmd := exec.CommandContext(t.Context(), "sh", "-c", "sleep 1000 & sleep 1000 & echo started; wait")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	line := make([]byte, len("started\n"))
-	if _, err := out.Read(line); err != nil || !bytes.Equal(line, []byte("started\n")) {
-		t.Fatalf("read %q: %v", line, err)
-	}
+	pgid := startGroup(t, "sleep 1000 & sleep 1000 & echo started; wait")
 	var s Sampler
 	defer s.Close()
 	var desc []int
@@ -125,25 +104,7 @@ func FuzzSampledMatchesParseStat(f *testing.F) {
 // and still count a group member that is no longer a descendant (its
 // parent exited), as the full pass does.
 func TestSamplerWalk(t *testing.T) {
-	cmd := exec.CommandContext(t.Context(), "sh", "-c", "(sleep 1000 &); sleep 1000 & echo started; wait")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + t.TempDir()}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	pgid := cmd.Process.Pid
-	t.Cleanup(func() {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	line := make([]byte, len("started\n"))
-	if _, err := out.Read(line); err != nil || !bytes.Equal(line, []byte("started\n")) {
-		t.Fatalf("read %q: %v", line, err)
-	}
+	pgid := startGroup(t, "(sleep 1000 &); sleep 1000 & echo started; wait")
 	want, err := GroupStats(pgid)
 	if err != nil || len(want) != 3 {
 		t.Fatalf("GroupStats: %d members (%v), want the shell and two sleeps", len(want), err)
