@@ -104,17 +104,13 @@ func (s *Sampler) Sample(pgid, pid int, desc func(int)) (GroupSample, error) {
 		s.walks = FullScanEvery - 1
 	}
 	s.members = s.members[:0]
-	for i := range s.procs {
-		if s.procs[i].pgrp == pgid {
-			s.members = append(s.members, s.procs[i].pid)
-		}
-	}
 	var g GroupSample
 	for i := range s.procs {
 		p := &s.procs[i]
 		if p.pgrp != pgid {
 			continue
 		}
+		s.members = append(s.members, p.pid)
 		if p.pid == pgid && p.state != 'Z' {
 			g.Alive = true
 		}
@@ -139,7 +135,6 @@ func (s *Sampler) Sample(pgid, pid int, desc func(int)) (GroupSample, error) {
 	return g, nil
 }
 
-// scan reads every process's stat into s.procs.
 // open opens the /proc directory and the buffers on first use.
 func (s *Sampler) open() error {
 	if s.opened {
@@ -301,6 +296,7 @@ func dentPID(name []byte) int {
 	return pid
 }
 
+// scan reads every process's stat into s.procs.
 func (s *Sampler) scan() error {
 	if _, err := unix.Seek(s.dirfd, 0, 0); err != nil {
 		return fmt.Errorf("procfs: list processes: %w", err)
