@@ -23,13 +23,12 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// newSession records a running wrapped session with a session.starting
-// and session.started, as run does, holding its wrapper lock; release
-// drops the lock as the wrapper's death would.
-func newSession(t *testing.T, root string) (rec statedir.SessionRecord, release func()) {
+// startWrapped opens a new wrapped session, takes its wrapper lock and
+// records events, as run does; release drops the lock as the wrapper's
+// death would (and is called when the test ends).
+func startWrapped(t *testing.T, root string, events ...contract.Event) (id string, release func()) {
 	t.Helper()
-	reg := builtin.Default()
-	p, err := pipeline.Open(pipeline.Options{StateDir: root, NewSession: true, Adapter: reg.Resolve(nil), Mode: contract.ModeLauncherWrapper})
+	p, err := pipeline.Open(pipeline.Options{StateDir: root, NewSession: true, Adapter: builtin.Default().Resolve(nil), Mode: contract.ModeLauncherWrapper})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,21 +36,30 @@ func newSession(t *testing.T, root string) (rec statedir.SessionRecord, release 
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ev := range []contract.Event{contract.EventSessionStarting, contract.EventSessionStarted} {
+	var once sync.Once
+	release = func() { once.Do(func() { _ = lock.Close() }) }
+	t.Cleanup(release)
+	for _, ev := range events {
 		if _, err := p.Route(context.Background(), moment.Moment{Event: ev}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	p.Close()
+	return p.ID, release
+}
+
+// newSession records a running wrapped session with a session.starting
+// and session.started and its session.json, holding its wrapper lock;
+// release drops the lock as the wrapper's death would.
+func newSession(t *testing.T, root string) (rec statedir.SessionRecord, release func()) {
+	t.Helper()
+	id, release := startWrapped(t, root, contract.EventSessionStarting, contract.EventSessionStarted)
 	now := time.Now()
-	rec = statedir.SessionRecord{ID: p.ID, State: statedir.StateRunning, AdapterID: "generic",
+	rec = statedir.SessionRecord{ID: id, State: statedir.StateRunning, AdapterID: "generic",
 		IntegrationMode: string(contract.ModeLauncherWrapper), StartedAt: &now, WrapperPid: 4242}
 	if err := statedir.WriteSession(root, rec); err != nil {
 		t.Fatal(err)
 	}
-	var once sync.Once
-	release = func() { once.Do(func() { _ = lock.Close() }) }
-	t.Cleanup(release)
 	return rec, release
 }
 
@@ -191,34 +199,23 @@ func TestOrphansFollowTheHarnessGroupAndNotAReusedPid(t *testing.T) {
 func TestAWrapperThatDiedBeforeItsFirstRecordIsFoundAndSealed(t *testing.T) {
 	root := t.TempDir()
 	reg := builtin.Default()
-	p, err := pipeline.Open(pipeline.Options{StateDir: root, NewSession: true, Adapter: reg.Resolve(nil), Mode: contract.ModeLauncherWrapper})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := statedir.HoldWrapper(root, p.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Route(context.Background(), moment.Moment{Event: contract.EventSessionStarting}); err != nil {
-		t.Fatal(err)
-	}
-	p.Close()
+	id, release := startWrapped(t, root, contract.EventSessionStarting)
 	if got, err := Unlisted(root, Options{Registry: reg}); err != nil || len(got) != 0 {
 		t.Fatalf("a starting session was sealed: %v %v", got, err)
 	}
-	_ = lock.Close()
+	release()
 	got, err := Unlisted(root, Options{Registry: reg})
 	if err != nil || len(got) != 1 || got[0].State != statedir.StateLost {
 		t.Fatalf("Unlisted = %+v, %v", got, err)
 	}
-	ends := ended(t, root, p.ID)
+	ends := ended(t, root, id)
 	if len(ends) != 1 || ends[0].Status != contract.StatusFailed {
 		t.Fatalf("the launch that never started must end failed: %+v", ends)
 	}
 	if recs, _ := statedir.ListSessions(root); len(recs) != 1 {
 		t.Fatalf("the sealed session is not listed: %+v", recs)
 	}
-	if again, _ := Unlisted(root, Options{Registry: reg}); len(again) != 0 || len(ended(t, root, p.ID)) != 1 {
+	if again, _ := Unlisted(root, Options{Registry: reg}); len(again) != 0 || len(ended(t, root, id)) != 1 {
 		t.Fatal("a second look sealed again")
 	}
 }
