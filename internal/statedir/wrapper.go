@@ -3,7 +3,6 @@ package statedir
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -57,12 +56,6 @@ func WrapperGone(root, id string) bool {
 	}
 	_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	return true
-}
-
-// HadWrapper reports whether a wrapper ever held session id.
-func HadWrapper(root, id string) bool {
-	_, err := os.Stat(WrapperLockPath(root, id))
-	return !errors.Is(err, fs.ErrNotExist)
 }
 
 func flockNB(f *os.File, how int) error {
