@@ -236,3 +236,27 @@ func TestATornSessionRecordIsRebuiltFromTheLedger(t *testing.T) {
 		t.Fatalf("session.json after rebuilding: %+v %v", back, err)
 	}
 }
+
+// TestARecordOfANewerLifeloopIsNotRebuilt: a session.json with a field
+// this lifeloop does not know is whole, not torn; Unlisted leaves it as
+// it is rather than rebuilding it from the ledger over what it records.
+func TestARecordOfANewerLifeloopIsNotRebuilt(t *testing.T) {
+	root := t.TempDir()
+	rec, release := newSession(t, root)
+	release()
+	path := statedir.SessionPath(root, rec.ID)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer := append([]byte(`{"from_a_newer_lifeloop": true,`), data[1:]...)
+	if err := os.WriteFile(path, newer, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Unlisted(root, Options{Registry: builtin.Default()}); err != nil || len(got) != 0 {
+		t.Fatalf("Unlisted = %+v, %v; want nothing sealed", got, err)
+	}
+	if back, err := os.ReadFile(path); err != nil || string(back) != string(newer) {
+		t.Fatalf("session.json was rewritten: %s (%v)", back, err)
+	}
+}

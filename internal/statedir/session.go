@@ -227,7 +227,8 @@ func WriteSession(root string, rec SessionRecord) error {
 var ErrSessionNotFound = errors.New("session not found")
 
 // ErrNotARecord is wrapped by errors about a session.json that is not a
-// session record at all (empty, torn, not JSON).
+// session record at all (empty, torn, not JSON); never about whole JSON
+// with fields or values this lifeloop does not know.
 var ErrNotARecord = errors.New("not a session record")
 
 // ReadSession reads the session.json of session id. A missing session
@@ -253,6 +254,11 @@ func ReadSessionFile(path string) (SessionRecord, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&rec); err != nil {
+		if json.Valid(data) {
+			// Whole JSON this lifeloop cannot read (a field it does not
+			// know): a record, perhaps of a newer lifeloop, not a torn one.
+			return SessionRecord{}, fmt.Errorf("%s: not a session record this lifeloop reads: %w (upgrade lifeloop if a newer one wrote it)", path, err)
+		}
 		return SessionRecord{}, fmt.Errorf("%s: %w: %w", path, ErrNotARecord, err)
 	}
 	if rec.Schema != SessionSchemaV1 {

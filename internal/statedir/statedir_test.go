@@ -266,22 +266,35 @@ func TestWriteSessionRejects(t *testing.T) {
 	}
 }
 
+// TestReadSessionFileRejects: every malformed session.json is refused,
+// and only one that is not a record at all (empty, torn, not JSON) wraps
+// ErrNotARecord — a record a newer lifeloop wrote (a field this one does
+// not know) must not be taken for a torn one and rebuilt over.
 func TestReadSessionFileRejects(t *testing.T) {
 	dir := t.TempDir()
-	tests := map[string]string{
-		"not json":       "{",
-		"unknown field":  `{"schema":"lifeloop.session.v1","id":"s","state":"running","extra":true}`,
-		"unknown schema": `{"schema":"lifeloop.session.v9","id":"s","state":"running"}`,
-		"bad state":      `{"schema":"lifeloop.session.v1","id":"s","state":"weird"}`,
+	tests := map[string]struct {
+		body     string
+		notARecd bool
+	}{
+		"empty":          {"", true},
+		"not json":       {"{", true},
+		"torn":           {`{"schema":"lifeloop.session.v1","id":"s","sta`, true},
+		"unknown field":  {`{"schema":"lifeloop.session.v1","id":"s","state":"running","extra":true}`, false},
+		"unknown schema": {`{"schema":"lifeloop.session.v9","id":"s","state":"running"}`, false},
+		"bad state":      {`{"schema":"lifeloop.session.v1","id":"s","state":"weird"}`, false},
 	}
-	for name, body := range tests {
+	for name, tt := range tests {
 		t.Run(name, func(t *testing.T) {
 			p := filepath.Join(dir, strings.ReplaceAll(name, " ", "_"))
-			if err := os.WriteFile(p, []byte(body), FilePerm); err != nil {
+			if err := os.WriteFile(p, []byte(tt.body), FilePerm); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := ReadSessionFile(p); err == nil {
+			_, err := ReadSessionFile(p)
+			if err == nil {
 				t.Fatal("accepted")
+			}
+			if got := errors.Is(err, ErrNotARecord); got != tt.notARecd {
+				t.Fatalf("errors.Is(%v, ErrNotARecord) = %v, want %v", err, got, tt.notARecd)
 			}
 		})
 	}
