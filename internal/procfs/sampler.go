@@ -206,18 +206,8 @@ func (s *Sampler) addChildren(pid, threads int) error {
 		if n <= 0 {
 			return nil
 		}
-		for b := s.dents[:n]; len(b) >= 19; {
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
-			if reclen < 19 || reclen > len(b) {
-				return fmt.Errorf("%w: directory entry of %d bytes", ErrMalformed, reclen)
-			}
-			tid := dentPID(b[19:reclen])
-			b = b[reclen:]
-			if tid > 0 {
-				if err := s.readChildren(pid, tid); err != nil {
-					return err
-				}
-			}
+		if err := eachDentPID(s.dents[:n], func(tid int) error { return s.readChildren(pid, tid) }); err != nil {
+			return err
 		}
 	}
 }
@@ -278,6 +268,27 @@ func (s *Sampler) readChildren(pid, tid int) error {
 	}
 }
 
+// eachDentPID calls f with the number each entry of b (linux_dirent64
+// records, as getdents64 fills them) names, skipping the entries that
+// name none, until f fails.
+func eachDentPID(b []byte, f func(int) error) error {
+	for len(b) >= 19 {
+		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
+		reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
+		if reclen < 19 || reclen > len(b) {
+			return fmt.Errorf("%w: directory entry of %d bytes", ErrMalformed, reclen)
+		}
+		pid := dentPID(b[19:reclen])
+		b = b[reclen:]
+		if pid > 0 {
+			if err := f(pid); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // dentPID is the number a /proc directory entry's name spells, or -1.
 func dentPID(name []byte) int {
 	pid := 0
@@ -314,24 +325,15 @@ func (s *Sampler) scan() error {
 		if n <= 0 {
 			return nil
 		}
-		for b := s.dents[:n]; len(b) >= 19; {
-			// struct linux_dirent64: ino u64, off s64, reclen u16, type u8, name.
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
-			if reclen < 19 || reclen > len(b) {
-				return fmt.Errorf("%w: directory entry of %d bytes", ErrMalformed, reclen)
-			}
-			pid := dentPID(b[19:reclen])
-			b = b[reclen:]
-			if pid <= 0 {
-				continue
-			}
+		err = eachDentPID(s.dents[:n], func(pid int) error {
 			p, ok, err := s.read(pid, page)
-			if err != nil {
-				return err
-			}
 			if ok {
 				s.procs = append(s.procs, p)
 			}
+			return err
+		})
+		if err != nil {
+			return err
 		}
 	}
 }

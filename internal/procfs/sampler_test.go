@@ -39,6 +39,15 @@ func TestSamplerFakeTree(t *testing.T) {
 	if g, err := s.Sample(99, 99, nil); err != nil || g != (GroupSample{}) {
 		t.Fatalf("group 99: %+v %v", g, err)
 	}
+	// The fake keeps no children lists: every sample is a full pass.
+	if s.children >= 0 {
+		t.Fatalf("the fake /proc was taken to keep children lists (%d)", s.children)
+	}
+	n := 0
+	count := func(int) { n++ }
+	if a := testing.AllocsPerRun(20, func() { _, _ = s.Sample(10, 10, count) }); a >= 1 {
+		t.Fatalf("a warm full pass allocates %.1f times", a)
+	}
 }
 
 // TestSamplerLive checks a sample against GroupStats and Descendants on a
