@@ -131,8 +131,9 @@ func (x *extStore) has(scope string) bool {
 }
 
 // record appends an entry; the caller holds the ledger lock and writes the
-// receipt with sequence seq right after.
-func (x *extStore) record(scope string, ext, seq uint64, sync bool) error {
+// receipt with sequence seq right after. The entry reaches the disk with
+// the ledger's own sync (syncFiles flushes this file too).
+func (x *extStore) record(scope string, ext, seq uint64) error {
 	if err := x.open(true); err != nil {
 		return err
 	}
@@ -143,11 +144,6 @@ func (x *extStore) record(scope string, ext, seq uint64, sync bool) error {
 	b = append(b, '\n')
 	if _, err := x.f.Write(b); err != nil {
 		return fmt.Errorf("append to %s: %w", x.path, err)
-	}
-	if sync {
-		if err := x.f.Sync(); err != nil {
-			return fmt.Errorf("fsync %s: %w", x.path, err)
-		}
 	}
 	x.end += int64(len(b))
 	if ext > x.last[scope] || !x.has(scope) {

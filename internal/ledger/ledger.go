@@ -691,7 +691,7 @@ func (l *Ledger) appendLocked(r contract.LifecycleReceipt, o AppendOptions) (con
 	}
 
 	if o.ExternalSequence != nil {
-		if err := l.ext.record(o.ExternalScope, *o.ExternalSequence, seq, l.opts.Sync == SyncEach); err != nil {
+		if err := l.ext.record(o.ExternalScope, *o.ExternalSequence, seq); err != nil {
 			l.ext.end, l.ext.last = 0, make(map[string]uint64)
 			return contract.LifecycleReceipt{}, AppendResult{}, err
 		}
