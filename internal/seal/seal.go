@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
@@ -64,8 +65,11 @@ func Check(root string, rec statedir.SessionRecord, o Options) (statedir.Session
 // the state its recorded end implies. It returns their records.
 func Unlisted(root string, o Options) ([]statedir.SessionRecord, error) {
 	entries, err := os.ReadDir(statedir.SessionsDir(root))
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil // no sessions folder: nothing to seal
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking for sessions to seal: %w", err)
 	}
 	var out []statedir.SessionRecord
 	var errs []error

@@ -260,3 +260,18 @@ func TestARecordOfANewerLifeloopIsNotRebuilt(t *testing.T) {
 		t.Fatalf("session.json was rewritten: %s (%v)", back, err)
 	}
 }
+
+// TestUnlistedSaysWhyItCannotLook: no sessions folder is nothing to seal;
+// one that cannot be read is an error, not silence.
+func TestUnlistedSaysWhyItCannotLook(t *testing.T) {
+	root := t.TempDir()
+	if got, err := Unlisted(root, Options{}); err != nil || got != nil {
+		t.Fatalf("no sessions folder: %+v, %v", got, err)
+	}
+	if err := os.WriteFile(statedir.SessionsDir(root), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Unlisted(root, Options{}); err == nil {
+		t.Fatal("a sessions folder that cannot be read was taken for none")
+	}
+}
