@@ -193,12 +193,7 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		if live {
 			sum.SetLive(st)
 		}
-		if err := writeStatusHuman(e.Out, sum, e.Now(), e.Getenv("HOME"), e.painter()); err != nil {
-			return err
-		}
-		harness.print(e.Out)
-		printOrphans(e.Out, rec.ID, orphans)
-		return nil
+		return writeStatusHuman(e.Out, sum, orphans, e.Now(), e.Getenv("HOME"), e.painter())
 	}
 	s := st.Session
 	fmt.Fprintf(e.Out, "session   %s\nstate     %s\nadapter   %s\npid       %d\ncommand   %v\ncwd       %s\n", s.ID, s.State, s.AdapterID, s.Pid, s.Argv, s.Cwd)
@@ -218,8 +213,14 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 // printOrphans names what is left of a harness that outlived its wrapper.
 func printOrphans(w io.Writer, id string, pids []int) {
 	if len(pids) > 0 {
-		fmt.Fprintf(w, "orphan    the harness still runs without its wrapper: pids %v; stop it with `lifeloop abort %s`\n", pids, id)
+		fmt.Fprintf(w, "orphan    %s\n", orphansText(id, pids))
 	}
+}
+
+// orphansText says what is left of the harness of session id that outlived
+// its wrapper, and how to stop it.
+func orphansText(id string, pids []int) string {
+	return fmt.Sprintf("the harness still runs without its wrapper: pids %v; stop it with `lifeloop abort %s`", pids, id)
 }
 
 // simpleControlCommand builds abort, pause and resume: one operation on

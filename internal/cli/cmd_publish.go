@@ -186,11 +186,8 @@ func (l *liveAMQP) onSession(id, _ string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.id = id
-	log := slog.New(slog.DiscardHandler)
-	if f, err := os.OpenFile(statedir.LogPath(l.root, id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, statedir.FilePerm); err == nil {
-		l.logF = f
-		log = slog.New(slog.NewJSONHandler(f, nil)).With("session", id)
-	}
+	var log *slog.Logger
+	l.logF, log = openSessionLog(l.root, id)
 	for _, t := range l.targets {
 		ob, p, err := openAMQPOutbox(l.root, id, t, log, l.e.Now)
 		if err != nil {

@@ -308,8 +308,9 @@ func receiptSummary(r contract.LifecycleReceipt, paint painter) string {
 	return strings.Join(parts, " · ")
 }
 
-// writeStatusHuman prints the short status block of one session.
-func writeStatusHuman(w io.Writer, s sessionview.Summary, now time.Time, home string, paint painter) error {
+// writeStatusHuman prints the short status block of one session; orphans
+// are the pids of its harness still running without a wrapper.
+func writeStatusHuman(w io.Writer, s sessionview.Summary, orphans []int, now time.Time, home string, paint painter) error {
 	var b strings.Builder
 	row := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", paint.paint(sgrBold, fmt.Sprintf("%-10s", k)), v) }
 	row("session", s.ID)
@@ -321,7 +322,17 @@ func writeStatusHuman(w io.Writer, s sessionview.Summary, now time.Time, home st
 		state += " (no live wrapper)"
 	}
 	row("state", state)
-	row("harness", orDash(s.Harness))
+	if len(orphans) > 0 {
+		row("orphan", paint.paint(sgrRed, orphansText(s.ID, orphans)))
+	}
+	harness := orDash(s.Harness)
+	if s.HarnessVersion != "" {
+		harness += " version " + s.HarnessVersion
+	}
+	row("harness", harness)
+	for _, d := range s.Drift {
+		row("drift", paint.paint(sgrYellow, d))
+	}
 	if s.Pid > 0 {
 		row("pid", strconv.Itoa(s.Pid))
 	}

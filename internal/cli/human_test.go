@@ -55,12 +55,36 @@ func TestStatusHumanLive(t *testing.T) {
 	s := sessionview.Summary{ID: "ses_X", Harness: "codex", State: "running", Pid: 9, Started: &start,
 		Live: true, Activity: "idle", Idle: 40 * time.Second, Cwd: "/home/ann/app"}
 	var b strings.Builder
-	if err := writeStatusHuman(&b, s, now, "/home/ann", painter{}); err != nil {
+	if err := writeStatusHuman(&b, s, nil, now, "/home/ann", painter{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"state      running (live)\n", "uptime     1m35s (since ", "activity   idle, no output for 40s\n", "last frame -\n", "pressure   -\n", "renewal    none\n", "cwd        ~/app\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status block lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// The block of a session whose harness outlived its wrapper names the
+// orphans, and the harness's version and drift sit in its own columns.
+func TestStatusHumanHarnessFactsAndOrphans(t *testing.T) {
+	start := time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)
+	s := sessionview.Summary{ID: "ses_X", Harness: "codex", State: "lost", Terminal: true, Started: &start,
+		HarnessVersion: "0.9.1", Drift: []string{"telemetry synthesized → partial: no usage"}}
+	var b strings.Builder
+	if err := writeStatusHuman(&b, s, []int{41, 42}, start.Add(time.Minute), "", painter{}); err != nil {
+		t.Fatal(err)
+	}
+	got := b.String()
+	for _, want := range []string{
+		"state      lost\norphan     the harness still runs without its wrapper: pids [41 42]; stop it with `lifeloop abort ses_X`\n",
+		"harness    codex version 0.9.1\ndrift      telemetry synthesized → partial: no usage\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("status block lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Count(got, "\nharness ") != 1 {
+		t.Errorf("harness told twice:\n%s", got)
 	}
 }

@@ -78,6 +78,17 @@ func (t *orgLoopTarget) open(e *env, root, id, cwd string, log *slog.Logger) (*o
 	return outbox.Open(cfg)
 }
 
+// openSessionLog opens the lifeloop.log of session id for appending and
+// returns it with a JSON logger on it; when it cannot be opened the file
+// is nil and the logger discards.
+func openSessionLog(root, id string) (*os.File, *slog.Logger) {
+	f, err := os.OpenFile(statedir.LogPath(root, id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, statedir.FilePerm)
+	if err != nil {
+		return nil, slog.New(slog.DiscardHandler)
+	}
+	return f, slog.New(slog.NewJSONHandler(f, nil)).With("session", id)
+}
+
 // liveOrgLoop delivers beside a run or watch: it starts when the session
 // exists (launcher's OnSession) and is given orgLoopDrain after the end.
 type liveOrgLoop struct {
@@ -127,11 +138,8 @@ func (l *liveOrgLoop) onSession(id, dir string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.id = id
-	log := slog.New(slog.DiscardHandler)
-	if f, err := os.OpenFile(statedir.LogPath(l.root, id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, statedir.FilePerm); err == nil {
-		l.logF = f
-		log = slog.New(slog.NewJSONHandler(f, nil)).With("session", id)
-	}
+	var log *slog.Logger
+	l.logF, log = openSessionLog(l.root, id)
 	ob, err := l.t.open(l.e, l.root, id, l.cwd, log)
 	if err != nil {
 		l.err = err

@@ -15,7 +15,7 @@ import (
 const coalesce = 50 * time.Millisecond
 
 // fps bounds the renderer's frame rate (its ticker wakes this often while
-// top runs; 20 keeps keys responsive and an idle top cheap).
+// top runs; 10 keeps keys responsive and an idle top cheap).
 const fps = 10
 
 // watchErrMsg says live updates stopped.

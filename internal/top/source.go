@@ -361,6 +361,7 @@ func (s *Source) rescan() {
 	for id := range s.sessions {
 		if !seen[id] {
 			delete(s.sessions, id)
+			delete(s.problems, id)
 		}
 	}
 	s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +181,33 @@ func TestOpenReadsExistingSessions(t *testing.T) {
 	fi, err := os.Stat(statedir.SessionsDir(root))
 	if err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("sessions folder: %v %v", fi.Mode(), err)
+	}
+}
+
+// TestRescanDropsProblemsOfRemovedSessions: a session whose record cannot
+// be read is a problem until it is read, or until its folder is gone.
+func TestRescanDropsProblemsOfRemovedSessions(t *testing.T) {
+	root := t.TempDir()
+	const id = "ses_01TESTTOP0000000000000009"
+	if err := os.MkdirAll(statedir.SessionDir(root, id), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(statedir.SessionDir(root, id), statedir.SessionFile), []byte("not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	src, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := src.Problems(); p[id] == "" {
+		t.Fatalf("an unreadable record is not a problem: %v", p)
+	}
+	if err := os.RemoveAll(statedir.SessionDir(root, id)); err != nil {
+		t.Fatal(err)
+	}
+	src.rescan()
+	if p := src.Problems(); len(p) != 0 {
+		t.Fatalf("problems of a removed session kept: %v", p)
 	}
 }
 
