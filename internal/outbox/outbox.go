@@ -419,17 +419,9 @@ func (o *Outbox) land(ctx context.Context) error {
 			outage = o.cfg.Now()
 			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", o.handled, "err", err.Error())
 		}
-		o.mu.Lock()
-		o.retries++
-		o.mu.Unlock()
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := o.backOff(ctx, &wait); err != nil {
+			return err
 		}
-		wait = min(2*wait, o.cfg.MaxBackoff)
 		for j := i; j < len(o.flights); j++ {
 			g := &o.flights[j]
 			g.wait, g.err = o.cfg.Send(ctx, g.msg.Body, g.msg.ID)
@@ -463,18 +455,27 @@ func (o *Outbox) post(ctx context.Context, seq uint64, m Message) error {
 			outage = o.cfg.Now()
 			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", seq, "err", err.Error())
 		}
-		o.mu.Lock()
-		o.retries++
-		o.mu.Unlock()
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := o.backOff(ctx, &wait); err != nil {
+			return err
 		}
-		wait = min(2*wait, o.cfg.MaxBackoff)
 	}
+}
+
+// backOff counts a retry and sleeps *wait (or until ctx is done, then
+// returning its error), then doubles *wait up to MaxBackoff.
+func (o *Outbox) backOff(ctx context.Context, wait *time.Duration) error {
+	o.mu.Lock()
+	o.retries++
+	o.mu.Unlock()
+	t := time.NewTimer(*wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	*wait = min(2**wait, o.cfg.MaxBackoff)
+	return nil
 }
 
 // record moves the cursor past seq, counting the posts delivered and
