@@ -57,7 +57,7 @@ func setupAndRun(m *testing.M) int {
 	}
 	defer os.RemoveAll(binDir)
 	bin = filepath.Join(binDir, "lifeloop")
-	root, err := moduleRoot()
+	root, err := testharness.FindModuleRoot()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -75,23 +75,6 @@ func setupAndRun(m *testing.M) int {
 	}
 	defer broker.Close()
 	return m.Run()
-}
-
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the test folder")
-		}
-		dir = parent
-	}
 }
 
 func skipShort(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"golang.org/x/sys/unix"
 
 	"github.com/lifeloop/lifeloop/internal/hcp"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -122,9 +123,12 @@ func OpenConsumer(cfg ConsumerConfig) (*Consumer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consume: %w", err)
 	}
-	if err := flockNB(lock); err != nil {
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		_ = lock.Close()
-		return nil, fmt.Errorf("consume: another consumer uses %s: %w", c.statePath, err)
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("consume: another consumer uses %s; stop it first", c.statePath)
+		}
+		return nil, fmt.Errorf("consume: lock %s: %w", c.statePath, err)
 	}
 	c.lock = lock
 	c.state = ConsumerState{Schema: ConsumerStateSchema, Queue: cfg.Queue, Sessions: map[string]uint64{}}

@@ -25,7 +25,7 @@ const dialTimeout = 5 * time.Second
 // Publisher publishes one session's events to one Target. Post sends
 // one message and returns once the broker confirmed it; any failure
 // drops the connection, and the next Post dials again. It is safe for
-// concurrent use (posts are serialised).
+// concurrent use (publishes are serialised).
 type Publisher struct {
 	t          Target
 	routingKey string
@@ -38,8 +38,8 @@ type Publisher struct {
 	ch      *amqp.Channel
 	returns chan amqp.Return
 	// returned holds the message ids the broker returned (no queue took
-	// them) on the current channel.
-	returned map[string]bool
+	// them) on the current channel, each with the broker's reply text.
+	returned map[string]string
 }
 
 // NewPublisher returns the publisher of session sessionID's events.
@@ -115,7 +115,7 @@ func (p *Publisher) connect() error {
 	}
 	p.conn, p.ch = conn, ch
 	p.returns = ch.NotifyReturn(make(chan amqp.Return, 1024))
-	p.returned = map[string]bool{}
+	p.returned = map[string]string{}
 	return nil
 }
 
@@ -131,50 +131,11 @@ func (p *Publisher) drop() {
 // into a queue; any error is worth a retry (a broker that is down, a
 // nack, a message no queue is bound for).
 func (p *Publisher) Post(ctx context.Context, body []byte, id string) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	timeout := p.Timeout
-	if timeout <= 0 {
-		timeout = DefaultConfirmTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := p.connect(); err != nil {
+	wait, err := p.Send(ctx, body, id)
+	if err != nil {
 		return err
 	}
-	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, p.t.Exchange, p.routingKey, true, false, amqp.Publishing{
-		ContentType:  "application/json",
-		DeliveryMode: amqp.Persistent,
-		MessageId:    id,
-		Timestamp:    time.Now(),
-		Type:         hcp.MessageType,
-		AppId:        "lifeloop",
-		Body:         body,
-	})
-	if err != nil {
-		p.drop()
-		return fmt.Errorf("publish to %s: %s", p.t.Redacted(), cleanErr(err))
-	}
-	ok, err := dc.WaitContext(ctx)
-	if err != nil || !ok {
-		p.drop()
-		if err == nil {
-			err = errors.New("the broker did not confirm the message (nack or connection lost)")
-		}
-		return fmt.Errorf("publish to %s: %s", p.t.Redacted(), cleanErr(err))
-	}
-	// A mandatory message no queue took comes back before its confirm.
-	for {
-		select {
-		case r := <-p.returns:
-			if r.MessageId == id {
-				return fmt.Errorf("publish to %s: no queue is bound for routing key %q (%s); bind one or add queue= to the URL", p.t.Redacted(), p.routingKey, strings.ToLower(r.ReplyText))
-			}
-			continue
-		default:
-		}
-		return nil
-	}
+	return wait(ctx)
 }
 
 // Send publishes body as Post does but does not wait: wait returns once
@@ -227,14 +188,14 @@ func (p *Publisher) Send(ctx context.Context, body []byte, id string) (func(cont
 		for drained := false; !drained; {
 			select {
 			case r := <-p.returns:
-				p.returned[r.MessageId] = true
+				p.returned[r.MessageId] = strings.ToLower(r.ReplyText)
 			default:
 				drained = true
 			}
 		}
-		if p.returned[id] {
+		if reply, ok := p.returned[id]; ok {
 			delete(p.returned, id)
-			return fmt.Errorf("publish to %s: no queue is bound for routing key %q; bind one or add queue= to the URL", p.t.Redacted(), p.routingKey)
+			return fmt.Errorf("publish to %s: no queue is bound for routing key %q (%s); bind one or add queue= to the URL", p.t.Redacted(), p.routingKey, reply)
 		}
 		return nil
 	}, nil

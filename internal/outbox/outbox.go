@@ -305,16 +305,8 @@ func (o *Outbox) handle(ctx context.Context, e ledger.Entry) error {
 	if o.cfg.Send != nil {
 		return o.handleWindowed(ctx, e)
 	}
-	var msgs []Message
-	var err error
-	if o.cfg.Expand != nil {
-		msgs, err = o.cfg.Expand(e, false)
-	} else {
-		var m Message
-		m.Body, m.ID, err = o.cfg.Build(e.Receipt)
-		msgs = []Message{m}
-	}
-	if errors.Is(err, ErrSkip) || errors.Is(err, contract.ErrNoOrgLoopPhase) || (err == nil && len(msgs) == 0) {
+	msgs, err := o.messages(e)
+	if err == nil && len(msgs) == 0 {
 		o.mu.Lock()
 		o.state.Through = e.Sequence
 		o.mu.Unlock()
@@ -341,13 +333,9 @@ func (o *Outbox) handle(ctx context.Context, e ledger.Entry) error {
 	return o.record(e.Sequence, "", delivered, nil)
 }
 
-// handleWindowed sends the posts of one entry without waiting, then
-// waits for everything in flight when the ledger has nothing more for
-// now or the window is full.
-func (o *Outbox) handleWindowed(ctx context.Context, e ledger.Entry) error {
-	if e.Sequence <= o.handled {
-		return nil
-	}
+// messages returns the posts of one entry, from Expand or Build: none,
+// without error, for an entry that has none (ErrSkip, no OrgLoop phase).
+func (o *Outbox) messages(e ledger.Entry) ([]Message, error) {
 	var msgs []Message
 	var err error
 	if o.cfg.Expand != nil {
@@ -358,8 +346,19 @@ func (o *Outbox) handleWindowed(ctx context.Context, e ledger.Entry) error {
 		msgs = []Message{m}
 	}
 	if errors.Is(err, ErrSkip) || errors.Is(err, contract.ErrNoOrgLoopPhase) {
-		msgs, err = nil, nil
+		return nil, nil
 	}
+	return msgs, err
+}
+
+// handleWindowed sends the posts of one entry without waiting, then
+// waits for everything in flight when the ledger has nothing more for
+// now or the window is full.
+func (o *Outbox) handleWindowed(ctx context.Context, e ledger.Entry) error {
+	if e.Sequence <= o.handled {
+		return nil
+	}
+	msgs, err := o.messages(e)
 	if err != nil {
 		// Nothing can be sent for this entry: settle what is in flight,
 		// then record it.
@@ -419,17 +418,9 @@ func (o *Outbox) land(ctx context.Context) error {
 			outage = o.cfg.Now()
 			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", o.handled, "err", err.Error())
 		}
-		o.mu.Lock()
-		o.retries++
-		o.mu.Unlock()
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := o.backOff(ctx, &wait); err != nil {
+			return err
 		}
-		wait = min(2*wait, o.cfg.MaxBackoff)
 		for j := i; j < len(o.flights); j++ {
 			g := &o.flights[j]
 			g.wait, g.err = o.cfg.Send(ctx, g.msg.Body, g.msg.ID)
@@ -463,18 +454,27 @@ func (o *Outbox) post(ctx context.Context, seq uint64, m Message) error {
 			outage = o.cfg.Now()
 			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", seq, "err", err.Error())
 		}
-		o.mu.Lock()
-		o.retries++
-		o.mu.Unlock()
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := o.backOff(ctx, &wait); err != nil {
+			return err
 		}
-		wait = min(2*wait, o.cfg.MaxBackoff)
 	}
+}
+
+// backOff counts a retry and sleeps *wait (or until ctx is done, then
+// returning its error), then doubles *wait up to MaxBackoff.
+func (o *Outbox) backOff(ctx context.Context, wait *time.Duration) error {
+	o.mu.Lock()
+	o.retries++
+	o.mu.Unlock()
+	t := time.NewTimer(*wait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+	}
+	*wait = min(2**wait, o.cfg.MaxBackoff)
+	return nil
 }
 
 // record moves the cursor past seq, counting the posts delivered and

@@ -3,6 +3,7 @@ package sink
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,5 +72,19 @@ func TestHCPFormatContinuesTheLedger(t *testing.T) {
 	want := []string{"progress:3", "state_changed:4", "session_closed:5"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// TestHCPUnreadableLedgerIsLogged: a ledger the hcp format cannot read
+// (here a folder) is not silently taken as empty.
+func TestHCPUnreadableLedgerIsLogged(t *testing.T) {
+	var logBuf strings.Builder
+	log := slog.New(slog.NewTextHandler(&logBuf, nil))
+	p := primeHCP(Options{SessionID: "ses_X", LedgerPath: t.TempDir()}, log)
+	if p == nil {
+		t.Fatal("primeHCP returned nil")
+	}
+	if !strings.Contains(logBuf.String(), "cannot read the session's ledger") {
+		t.Fatalf("no warning logged: %q", logBuf.String())
 	}
 }

@@ -128,15 +128,22 @@ func Open(dest string, format Format, o Options) (*Sink, error) {
 }
 
 // primeHCP returns the HCP projector of the session, fed what its ledger
-// already holds.
-func primeHCP(o Options) *hcp.Projector {
+// already holds. A damaged line is skipped, as a replay skips it; a
+// ledger that cannot be read is logged, since the events' sequence then
+// starts over where a replay of the ledger would not.
+func primeHCP(o Options, log *slog.Logger) *hcp.Projector {
 	p := hcp.NewProjector(o.SessionID)
 	if o.LedgerPath == "" {
 		return p
 	}
 	for e, err := range ledger.ReadSince(o.LedgerPath, 0) {
-		if err != nil {
+		var le *ledger.LineError
+		if errors.As(err, &le) {
 			continue
+		}
+		if err != nil {
+			log.Warn("sink: hcp: cannot read the session's ledger; event sequence restarts", "ledger", o.LedgerPath, "err", err.Error())
+			break
 		}
 		p.Project(e.Receipt)
 	}
@@ -157,7 +164,7 @@ func newSink(dest string, format Format, o Options, w io.WriteCloser, closeW boo
 		done:  make(chan struct{}),
 	}
 	if format == FormatHCP {
-		s.hcp = primeHCP(o)
+		s.hcp = primeHCP(o, log)
 	}
 	go s.run()
 	return s

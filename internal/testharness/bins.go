@@ -18,7 +18,7 @@ const BuildTags = "urfave_cli_no_docs,netgo,osusergo"
 // walking up from the test's working directory.
 func ModuleRoot(t testing.TB) string {
 	t.Helper()
-	root, err := findModuleRoot()
+	root, err := FindModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,9 @@ var moduleRoot = sync.OnceValues(func() (string, error) {
 	}
 })
 
-func findModuleRoot() (string, error) { return moduleRoot() }
+// FindModuleRoot is ModuleRoot for callers without a testing.TB (a
+// TestMain).
+func FindModuleRoot() (string, error) { return moduleRoot() }
 
 // ClaudeBin returns the path of the pinned Claude Code binary, or skips the
 // test when it is not installed (fails instead when CI=true).
@@ -97,7 +99,7 @@ func HarnessBinDir() (string, error) {
 	if d := os.Getenv(HarnessDirVar); d != "" {
 		return d, nil
 	}
-	root, err := findModuleRoot()
+	root, err := FindModuleRoot()
 	if err != nil {
 		return "", err
 	}

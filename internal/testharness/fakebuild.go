@@ -28,7 +28,7 @@ func BuildFakeHarness(t testing.TB) string {
 }
 
 func buildFakeHarness() (string, error) {
-	root, err := findModuleRoot()
+	root, err := FindModuleRoot()
 	if err != nil {
 		return "", err
 	}
