@@ -123,13 +123,16 @@ var versionRe = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // resolveProgram finds prog on path (the launch's PATH, never lifeloop's
-// own) when it names no folder; "" when it is not there.
+// own) when it names no folder; "" when it is not there. Like the launch
+// itself (exec.LookPath since Go 1.19), it never takes a program found
+// only through an empty or relative PATH entry, which would run whatever
+// the current folder holds under that name.
 func resolveProgram(prog, path string) string {
 	if strings.ContainsRune(prog, '/') {
 		return prog
 	}
 	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
+		if dir == "" || !filepath.IsAbs(dir) {
 			continue
 		}
 		p := filepath.Join(dir, prog)

@@ -1,6 +1,10 @@
 package adapters
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
 
 func TestCompareVersions(t *testing.T) {
 	for _, tc := range []struct {
@@ -23,5 +27,34 @@ func TestCompareVersions(t *testing.T) {
 	}
 	if UnprovenVersion("x", "2.1.331", src) == "" {
 		t.Error("a newer version not reported")
+	}
+}
+
+// TestHarnessOutputSkipsRelativePath: a PATH entry that is not absolute
+// names the current folder, which the launch refuses; a version read
+// must not run a program found only there.
+func TestHarnessOutputSkipsRelativePath(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.Mkdir(filepath.Join(dir, "sub"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sub", "harness"), []byte("#!/bin/sh\necho 9.9.9\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"sub", "./sub", ":sub"} {
+		if out, err := HarnessOutput(t.Context(), []string{"harness"}, nil, path, []string{"--version"}); err == nil {
+			t.Errorf("PATH %q: ran sub/harness (%q)", path, out)
+		}
+	}
+	abs := filepath.Join(t.TempDir(), "bin")
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(abs, "harness"), []byte("#!/bin/sh\necho 1.2.3\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if got := ReadVersion(t.Context(), []string{"harness"}, nil, ".:"+abs, VersionSource{Args: []string{"--version"}}); got != "1.2.3" {
+		t.Errorf("version %q, want 1.2.3 from the absolute PATH entry", got)
 	}
 }
