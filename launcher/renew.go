@@ -99,13 +99,10 @@ func (s *supervisor) renewDone(r renewResult) {
 		s.done = true
 		return
 	}
-	child, res, failed := s.start()
-	if failed {
+	if res, failed := s.launch(); failed {
 		s.failedResult = &res
 		s.done = true
-		return
 	}
-	s.started(child)
 }
 
 // harnessProcess is the running harness as a renewal sees it (the

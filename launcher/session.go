@@ -86,7 +86,8 @@ type Options struct {
 	// HandleSignals installs the signal policy (true for the CLI).
 	HandleSignals bool
 	// Signals, when set with HandleSignals, are the policy's signals the
-	// caller already catches (CatchSignals) and releases.
+	// caller already catches (CatchSignals) and releases; without
+	// HandleSignals they are not used.
 	Signals *SignalCatch
 	// ContinueSession continues an existing session whose wrapper is gone
 	// (e.g. killed during a renewal): same id and ledger; a renewal left
@@ -118,10 +119,12 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	go warmJSON()
 	// Catching signals takes a round trip per signal to the runtime's
 	// signal thread; it runs while the session opens.
-	sigs := o.Signals
-	if sigs == nil && o.HandleSignals {
-		sigs = CatchSignals()
-		defer sigs.Release()
+	var sigs *SignalCatch
+	if o.HandleSignals {
+		if sigs = o.Signals; sigs == nil {
+			sigs = CatchSignals()
+			defer sigs.Release()
+		}
 	}
 	ad, err := resolveAdapter(o)
 	if err != nil {

@@ -312,11 +312,9 @@ func (s *supervisor) run() (Result, error) {
 		if s.cfg.Recover {
 			_, _ = s.recordStarting()
 		}
-		child, res, failed := s.start()
-		if failed {
+		if res, failed := s.launch(); failed {
 			return res, nil
 		}
-		s.started(child)
 	}
 	return s.loop(sigCh, ctrlCh), nil
 }
@@ -371,34 +369,29 @@ func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
 	return res.Receipt, err
 }
 
-// start starts the first harness. failed is true when it could not
-// start; res is then the session's result.
-func (s *supervisor) start() (child Process, res Result, failed bool) {
+// launch starts the first harness and records it (the running record and
+// session.started). failed is true when it could not start; res is then
+// the session's result.
+func (s *supervisor) launch() (res Result, failed bool) {
 	child, err := s.term.Start(s.cfg.Spec)
 	if err != nil {
 		switch {
 		case errors.Is(err, ptyio.ErrNotFound):
-			res, failed = s.launchFailed(exitcode.NotFound, "command_not_found",
+			return s.launchFailed(exitcode.NotFound, "command_not_found",
 				fmt.Errorf("%s: command not found; check the name or PATH", s.cfg.Spec.Path))
 		case errors.Is(err, ptyio.ErrNotExecutable):
-			res, failed = s.launchFailed(exitcode.NotExecutable, "command_not_executable",
+			return s.launchFailed(exitcode.NotExecutable, "command_not_executable",
 				fmt.Errorf("%s: not executable; check its permissions", s.cfg.Spec.Path))
 		default:
-			res, failed = s.launchFailed(exitcode.LaunchFailed, "start_failed", fmt.Errorf("cannot start %s: %w", s.cfg.Spec.Path, err))
+			return s.launchFailed(exitcode.LaunchFailed, "start_failed", fmt.Errorf("cannot start %s: %w", s.cfg.Spec.Path, err))
 		}
-		return nil, res, failed
 	}
-	return child, Result{}, false
-}
-
-// started records the first harness: the running record and
-// session.started.
-func (s *supervisor) started(child Process) {
 	if s.cfg.PinnedSessionID != "" {
 		s.noteHarnessSession(s.cfg.PinnedSessionID)
 	}
 	s.attach(child, s.cfg.Spec.Path)
 	s.emitStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"pid": child.Pid()}}, nil)
+	return Result{}, false
 }
 
 // controlOpening is the control socket being opened by openControl.

@@ -10,9 +10,11 @@ import (
 	"github.com/lifeloop/lifeloop/ptyio"
 )
 
-// versionReader reads the version of the harness a launch starts
-// (adapters.ReadVersion: the npm package.json above its executable, else
-// its --version) beside the loop: nothing waits for it. session.started
+// versionReader reads the version of the harness a launch starts: the npm
+// package.json above its executable before the loop starts (a PATH lookup
+// and up to eight folders' package.json), else its --version beside the
+// loop, which nothing waits for (adapters.PackageVersion,
+// adapters.ReadVersion). session.started
 // carries it (telemetry_summary.harness_version) when it is known by
 // then; a version newer than the newest one the harness's tests proved
 // is reported once per session as capability.degraded.

@@ -216,8 +216,12 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 		if d.Outcome != contract.PlacementOutcomeFailed {
 			continue
 		}
-		if aerr := o.Adapter.ArgvPlacementError(relaunch, ""); target == "" && aerr != nil {
-			return o.refuse(st, failf(contract.FailurePlacementUnavailable, "payload %q cannot be delivered at the relaunch: %v", p.PayloadID, aerr))
+		if target == "" {
+			// No placement fits: say so when it is because the body
+			// would be in the harness's argv.
+			if aerr := o.Adapter.ArgvPlacementError(relaunch, ""); aerr != nil {
+				return o.refuse(st, failf(contract.FailurePlacementUnavailable, "payload %q cannot be delivered at the relaunch: %v", p.PayloadID, aerr))
+			}
 		}
 		class := *d.FailureClass
 		if target == "" && o.Negotiated != nil && available(o.Negotiated.Continuation.PayloadDelivery) {
