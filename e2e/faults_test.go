@@ -282,19 +282,7 @@ func countLines(t *testing.T, path string) int {
 // receipts; once space returns, sessions seals the session, whose ledger
 // verifies and ends with session.ended; the log stays short.
 func TestFullStateDisk(t *testing.T) {
-	env := faultEnv(t)
-	disk := testutil.SmallTmpfs(t, "512k", faultInjectionCovers)
-	state := filepath.Join(disk, "state")
-	cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--tick", "20ms", "--",
-		"bash", "-c", `for i in $(seq 30); do echo line $i; sleep 0.05; done; exit 7`)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	id := waitForEvent(t, state, "session.started", 20*time.Second)
-	filler := filepath.Join(disk, "filler")
-	testutil.FillDisk(t, filler)
+	env, cmd, stderr, state, id, filler := runFillingDisk(t, `for i in $(seq 30); do echo line $i; sleep 0.05; done; exit 7`)
 	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 7 {
@@ -328,19 +316,7 @@ func TestFullStateDisk(t *testing.T) {
 // writing; EROFS and EIO take the same path in internal/ledger's
 // fault-injecting tests.)
 func TestDiskFullThenFreedMidRun(t *testing.T) {
-	env := faultEnv(t)
-	disk := testutil.SmallTmpfs(t, "512k", faultInjectionCovers)
-	state := filepath.Join(disk, "state")
-	cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--tick", "20ms", "--",
-		"bash", "-c", `for i in $(seq 40); do echo line $i; sleep 0.04; done`)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	id := waitForEvent(t, state, "session.started", 20*time.Second)
-	filler := filepath.Join(disk, "filler")
-	testutil.FillDisk(t, filler)
+	env, cmd, stderr, state, id, filler := runFillingDisk(t, `for i in $(seq 40); do echo line $i; sleep 0.04; done`)
 	time.Sleep(400 * time.Millisecond)
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
@@ -542,4 +518,25 @@ func TestHugeTranscriptLine(t *testing.T) {
 		t.Fatalf("watch peaked at %d MiB reading a 300 MB line", peak)
 	}
 	t.Logf("watch peak RSS %d MiB over a 300 MB line", peak)
+}
+
+// runFillingDisk starts `lifeloop run -- bash -c script` with its state
+// folder on a small tmpfs, waits for the session to start, then fills
+// that disk with the file filler. It returns the started run (its stderr
+// captured), the state folder and the session's id.
+func runFillingDisk(t *testing.T, script string) (env *testharness.HarnessEnv, cmd *exec.Cmd, stderr *strings.Builder, state, id, filler string) {
+	t.Helper()
+	env = faultEnv(t)
+	disk := testutil.SmallTmpfs(t, "512k", faultInjectionCovers)
+	state = filepath.Join(disk, "state")
+	cmd = env.Command(lifeloopBin(t), "run", "--state-dir", state, "--tick", "20ms", "--", "bash", "-c", script)
+	stderr = &strings.Builder{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	id = waitForEvent(t, state, "session.started", 20*time.Second)
+	filler = filepath.Join(disk, "filler")
+	testutil.FillDisk(t, filler)
+	return env, cmd, stderr, state, id, filler
 }

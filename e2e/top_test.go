@@ -214,20 +214,7 @@ func TestTopDashboard(t *testing.T) {
 
 	// q: top quits and the terminal is as it was.
 	top.Type("q")
-	if code, sig, err := top.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
-		t.Fatalf("the shell around top: code %d signal %v (%v)", code, sig, err)
-	}
-	if code, _ := os.ReadFile(after + ".code"); strings.TrimSpace(string(code)) != "0" {
-		t.Errorf("lifeloop top exited with %q", code)
-	}
-	b, errB := os.ReadFile(before)
-	a, errA := os.ReadFile(after)
-	if errB != nil || errA != nil || len(b) == 0 {
-		t.Fatalf("stty -a: %v %v", errB, errA)
-	}
-	if string(a) != string(b) {
-		t.Errorf("the terminal changed:\nbefore: %s\nafter:  %s", b, a)
-	}
+	topExitedRestoring(t, top, before, after, "after q")
 
 	// End everything that is left, through lifeloop, and check nothing
 	// survives.
@@ -271,17 +258,7 @@ func TestTopRestoresTerminalOnSIGTERM(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if code, sig, err := top.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
-		t.Fatalf("the shell around top: code %d signal %v (%v)", code, sig, err)
-	}
-	if code, _ := os.ReadFile(after + ".code"); strings.TrimSpace(string(code)) != "0" {
-		t.Errorf("lifeloop top exited with %q after SIGTERM", code)
-	}
-	b, errB := os.ReadFile(before)
-	a, errA := os.ReadFile(after)
-	if errB != nil || errA != nil || len(b) == 0 || string(a) != string(b) {
-		t.Errorf("the terminal changed (%v, %v):\nbefore: %s\nafter:  %s", errB, errA, b, a)
-	}
+	topExitedRestoring(t, top, before, after, "after SIGTERM")
 	// The output may still be on its way from the terminal after the exit.
 	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(string(top.RawOutput()), "\x1b[?1049l"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -290,4 +267,25 @@ func TestTopRestoresTerminalOnSIGTERM(t *testing.T) {
 		}
 	}
 	assertGroupGone(t, top.Pid())
+}
+
+// topExitedRestoring waits for the shell around top on term to end, then
+// checks that top exited 0 (the shell wrote its code to after+".code") and
+// that `stty -a` after it (in after) matches the one before it (in before).
+func topExitedRestoring(t *testing.T, top *testharness.Terminal, before, after, why string) {
+	t.Helper()
+	if code, sig, err := top.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+		t.Fatalf("the shell around top %s: code %d signal %v (%v)", why, code, sig, err)
+	}
+	if code, _ := os.ReadFile(after + ".code"); strings.TrimSpace(string(code)) != "0" {
+		t.Errorf("lifeloop top exited with %q %s", code, why)
+	}
+	b, errB := os.ReadFile(before)
+	a, errA := os.ReadFile(after)
+	if errB != nil || errA != nil || len(b) == 0 {
+		t.Fatalf("stty -a: %v %v", errB, errA)
+	}
+	if string(a) != string(b) {
+		t.Errorf("the terminal changed %s:\nbefore: %s\nafter:  %s", why, b, a)
+	}
 }
