@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
 )
 
 // BenchmarkSummary is what `make bench` ends with: one table of lifeloop's
@@ -362,7 +364,7 @@ func benchTool(env, name string) string {
 	if p := os.Getenv(env); p != "" {
 		return p
 	}
-	if root, err := moduleRoot(); err == nil {
+	if root, err := testharness.FindModuleRoot(); err == nil {
 		p := filepath.Join(root, ".cache", "bench-tools", "node_modules", ".bin", name)
 		if _, err := os.Stat(p); err == nil {
 			return p
@@ -370,24 +372,6 @@ func benchTool(env, name string) string {
 	}
 	p, _ := exec.LookPath(name)
 	return p
-}
-
-// moduleRoot walks up from the working directory to go.mod.
-func moduleRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", os.ErrNotExist
-		}
-		dir = parent
-	}
 }
 
 // codexFixture is a generated Codex home with one large rollout, and the
@@ -408,7 +392,7 @@ var totalUsage = regexp.MustCompile(`"total_token_usage":\{"input_tokens":(\d+),
 // them.
 func writeCodexRollout(b *testing.B, size int64) *codexFixture {
 	b.Helper()
-	root, err := moduleRoot()
+	root, err := testharness.FindModuleRoot()
 	if err != nil {
 		b.Fatal(err)
 	}
