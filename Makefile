@@ -17,10 +17,11 @@ BUILDTAGS := urfave_cli_no_docs,netgo,osusergo
 build: ## build bin/lifeloop
 	$(GO) build -tags $(BUILDTAGS) -o $(BIN) ./cmd/lifeloop
 
-test: ## every test, with the race detector; installs the pinned harnesses first when one is missing, so the end-to-end tests run
+test: ## every test, with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ), so the end-to-end and fleet tests run
 	@for b in $(PINNED_BINS); do \
 	  if [ ! -x harnesses/node_modules/.bin/$$b ]; then echo "harnesses/node_modules/.bin/$$b is missing: installing the pinned harnesses"; $(NPM_INSTALL); break; fi; \
 	done
+	@[ -x $(RABBITMQ_SERVER) ] || { echo "$(RABBITMQ_SERVER) is missing: installing RabbitMQ for the fleet tests"; $(MAKE) --no-print-directory broker; }
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 unit: ## fast tests only (no real harnesses)
@@ -71,9 +72,12 @@ harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode
 	$(NPM_INSTALL)
 
 # The fleet tests (e2e/fleet, internal/amqpsink) start a private RabbitMQ
-# from Debian's package on loopback; they fail without it.
-broker: ## install RabbitMQ (Debian's rabbitmq-server) for the fleet tests and `lifeloop consume` demos
-	@if [ -x /usr/lib/rabbitmq/bin/rabbitmq-server ]; then echo "rabbitmq-server already installed"; else \
+# from Debian's package on loopback; they fail without it, so `make test`
+# installs it first when it is missing.
+RABBITMQ_SERVER := /usr/lib/rabbitmq/bin/rabbitmq-server
+
+broker: ## install RabbitMQ (Debian's rabbitmq-server) for the fleet tests and `lifeloop consume` demos (`make test` calls it when missing)
+	@if [ -x $(RABBITMQ_SERVER) ]; then echo "rabbitmq-server already installed"; else \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq rabbitmq-server; fi
 
