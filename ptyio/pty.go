@@ -1,44 +1,64 @@
 package ptyio
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"strconv"
+	"time"
 
+	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
 )
 
-// openPTY opens a new pseudo-terminal pair. The master is non-blocking and
-// registered with the runtime poller, so read deadlines and Close interrupt
-// a blocked Read; every later ioctl on it goes through SyscallConn, because
-// os.File.Fd would switch it back to blocking mode. The slave is a plain
-// blocking descriptor for the child.
+// openPTY opens a new pseudo-terminal pair through creack/pty. The master
+// it returns is non-blocking and registered with the runtime poller, so
+// read deadlines and Close interrupt a blocked Read; every later ioctl on
+// it goes through SyscallConn, because os.File.Fd would switch it back to
+// blocking mode. The slave is a plain blocking descriptor for the child.
+//
+// creack/pty hands back a blocking master (its ioctls call Fd), so the
+// master is duplicated, set non-blocking and wrapped anew: os.NewFile
+// registers a non-blocking descriptor with the poller.
 func openPTY() (master, slave *os.File, err error) {
-	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	pm, ps, err := pty.Open()
 	if err != nil {
-		return nil, nil, fmt.Errorf("open /dev/ptmx: %w", err)
+		return nil, nil, err
 	}
-	n, err := unix.IoctlGetInt(mfd, unix.TIOCGPTN)
+	mfd, err := dupNonblock(pm)
+	_ = pm.Close()
 	if err != nil {
-		_ = unix.Close(mfd)
-		return nil, nil, fmt.Errorf("ptsname: %w", err)
+		_ = ps.Close()
+		return nil, nil, fmt.Errorf("set the master non-blocking: %w", err)
 	}
-	if err := unix.IoctlSetPointerInt(mfd, unix.TIOCSPTLCK, 0); err != nil {
-		_ = unix.Close(mfd)
-		return nil, nil, fmt.Errorf("unlockpt: %w", err)
+	master = os.NewFile(uintptr(mfd), "/dev/ptmx")
+	// SetReadDeadline fails with ErrNoDeadline when the poller refused
+	// the descriptor: the relay then could neither time out a drain nor
+	// be interrupted by Close. Fail loudly rather than relay half-broken.
+	if err := master.SetReadDeadline(time.Time{}); errors.Is(err, os.ErrNoDeadline) {
+		_ = master.Close()
+		_ = ps.Close()
+		return nil, nil, fmt.Errorf("the runtime poller does not take this pseudo-terminal's master: %w", err)
 	}
-	name := "/dev/pts/" + strconv.Itoa(n)
-	sfd, err := unix.Open(name, unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	return master, ps, nil
+}
+
+// dupNonblock returns a non-blocking close-on-exec duplicate of f's
+// descriptor.
+func dupNonblock(f *os.File) (int, error) {
+	var fd int
+	err := control(f, func(old int) error {
+		var err error
+		fd, err = unix.FcntlInt(uintptr(old), unix.F_DUPFD_CLOEXEC, 0)
+		return err
+	})
 	if err != nil {
-		_ = unix.Close(mfd)
-		return nil, nil, fmt.Errorf("open %s: %w", name, err)
+		return -1, err
 	}
-	if err := unix.SetNonblock(mfd, true); err != nil {
-		_ = unix.Close(mfd)
-		_ = unix.Close(sfd)
-		return nil, nil, fmt.Errorf("set /dev/ptmx non-blocking: %w", err)
+	if err := unix.SetNonblock(fd, true); err != nil {
+		_ = unix.Close(fd)
+		return -1, err
 	}
-	return os.NewFile(uintptr(mfd), "/dev/ptmx"), os.NewFile(uintptr(sfd), name), nil
+	return fd, nil
 }
 
 // control runs fn on f's descriptor without changing its blocking mode.
@@ -66,7 +86,7 @@ func setSize(f *os.File, cols, rows uint16) error {
 func eofChar(f *os.File) byte {
 	c := byte(4)
 	_ = control(f, func(fd int) error {
-		tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+		tio, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 		if err == nil && tio.Cc[unix.VEOF] != 0 {
 			c = tio.Cc[unix.VEOF]
 		}

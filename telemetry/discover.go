@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ErrNotFound is returned (wrapped) by [Discover] when no file matched
@@ -69,15 +67,12 @@ func SortCandidates(c []Candidate) {
 	})
 }
 
-// BornAt returns the file's birth time (statx) or, where the file system
-// does not record it, its modification time.
+// BornAt returns the file's birth time where the file system records it
+// (statx on Linux, st_birthtimespec on macOS) or else its modification
+// time.
 func BornAt(path string) (time.Time, bool) {
-	var st unix.Statx_t
-	if err := unix.Statx(unix.AT_FDCWD, path, 0, unix.STATX_BTIME|unix.STATX_MTIME, &st); err == nil {
-		if st.Mask&unix.STATX_BTIME != 0 && st.Btime.Sec != 0 {
-			return time.Unix(st.Btime.Sec, int64(st.Btime.Nsec)), true
-		}
-		return time.Unix(st.Mtime.Sec, int64(st.Mtime.Nsec)), true
+	if t, ok := birthTime(path); ok {
+		return t, true
 	}
 	fi, err := os.Stat(path)
 	if err != nil {

@@ -424,7 +424,7 @@ func (l *Ledger) groupSync() {
 // dir the folder entry of a new ledger.
 func (l *Ledger) syncFiles(f, ext *os.File, dir bool) error {
 	l.syncs.Add(1)
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+	if err := datasync(f); err != nil {
 		return fmt.Errorf("fsync %s: %w", l.path, err)
 	}
 	if dir {
@@ -433,7 +433,7 @@ func (l *Ledger) syncFiles(f, ext *os.File, dir bool) error {
 		}
 	}
 	if ext != nil {
-		if err := unix.Fdatasync(int(ext.Fd())); err != nil {
+		if err := datasync(ext); err != nil {
 			return fmt.Errorf("fsync %s: %w", l.path+ExtSuffix, err)
 		}
 	}
