@@ -155,18 +155,16 @@ func checkPeer(conn *net.UnixConn) error {
 	if err != nil {
 		return err
 	}
-	var cred *unix.Ucred
+	var uid int
 	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
-	}); err != nil {
+	if err := raw.Control(func(fd uintptr) { uid, cerr = peerUID(int(fd)) }); err != nil {
 		return err
 	}
 	if cerr != nil {
 		return cerr
 	}
-	if int(cred.Uid) != os.Getuid() {
-		return fmt.Errorf("peer uid %d is not the session owner", cred.Uid)
+	if uid != os.Getuid() {
+		return fmt.Errorf("peer uid %d is not the session owner", uid)
 	}
 	return nil
 }

@@ -13,15 +13,17 @@ import (
 
 // Status is what `lifeloop status` reports about a live session.
 type Status struct {
-	Session     statedir.SessionRecord `json:"session"`
-	Alive       bool                   `json:"alive"`
-	Processes   int                    `json:"processes"`
-	RSSBytes    uint64                 `json:"rss_bytes"`
-	CPUSeconds  float64                `json:"cpu_seconds"`
-	OutputBytes uint64                 `json:"output_bytes"`
-	IdleSeconds float64                `json:"idle_seconds"`
-	Activity    string                 `json:"activity"`
-	Stopping    bool                   `json:"stopping"`
+	Session   statedir.SessionRecord `json:"session"`
+	Alive     bool                   `json:"alive"`
+	Processes int                    `json:"processes"`
+	// RSSBytes and CPUSeconds are absent where the platform does not
+	// measure them (macOS without libproc).
+	RSSBytes    *uint64  `json:"rss_bytes,omitempty"`
+	CPUSeconds  *float64 `json:"cpu_seconds,omitempty"`
+	OutputBytes uint64   `json:"output_bytes"`
+	IdleSeconds float64  `json:"idle_seconds"`
+	Activity    string   `json:"activity"`
+	Stopping    bool     `json:"stopping"`
 	// Renewing is true while a renewal stops and starts the harness.
 	Renewing bool `json:"renewing"`
 }
@@ -90,7 +92,11 @@ func (s *supervisor) status() Status {
 		pid := s.child.Pid()
 		g, _ := s.sampler.Sample(pid, pid, nil)
 		activity, idle := s.currentActivity()
-		st.Alive, st.Processes, st.RSSBytes, st.CPUSeconds = g.Alive, g.Procs, g.RSSBytes, roundMillis(g.CPUSeconds)
+		st.Alive, st.Processes = g.Alive, g.Procs
+		if g.Usage {
+			rss, cpu := g.RSSBytes, roundMillis(g.CPUSeconds)
+			st.RSSBytes, st.CPUSeconds = &rss, &cpu
+		}
 		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
 	}
 	return st

@@ -162,6 +162,7 @@ type supervisor struct {
 	// sampler reads /proc for ticks, its memory reused from tick to tick;
 	// noteDescendant records each descendant it finds.
 	sampler         procfs.Sampler
+	usageDegraded   bool // the process_usage degradation was recorded
 	noteDescendant  func(int)
 	activity        string
 	descendants     map[int]bool
@@ -698,13 +699,18 @@ func (s *supervisor) tick(trigger string) {
 	if s.noteDescendant == nil {
 		s.noteDescendant = func(d int) { s.descendants[d] = true }
 	}
-	// One pass over /proc for the group and the descendants; a failed
+	// One pass over the process table for the group and the descendants; a failed
 	// read leaves the numbers at zero (a tick is evidence, never fatal).
-	g, _ := s.sampler.Sample(pid, pid, s.noteDescendant)
+	g, err := s.sampler.Sample(pid, pid, s.noteDescendant)
+	if err == nil && !g.Usage && !s.usageDegraded {
+		// Once a session: this platform reads no memory or CPU figures.
+		s.usageDegraded = true
+		s.warnDegraded("supervisor.process_usage", "this platform's process table (sysctl kern.proc) gives no memory or CPU time without libproc; ticks leave rss_bytes and cpu_seconds out")
+	}
 	act := s.child.Activity()
 	activity, idle := s.currentActivity()
 	sample := tickSample{
-		Pid: pid, Alive: g.Alive, Processes: g.Procs, RSSBytes: g.RSSBytes, CPUSeconds: g.CPUSeconds,
+		Pid: pid, Alive: g.Alive, Processes: g.Procs, Usage: g.Usage, RSSBytes: g.RSSBytes, CPUSeconds: g.CPUSeconds,
 		OutputBytes: act.BytesOut - s.lastTickBytes, IdleSeconds: idle, Activity: activity,
 	}
 	s.lastTickBytes = act.BytesOut

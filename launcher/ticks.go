@@ -19,9 +19,13 @@ const (
 
 // tickSample is what one supervisor.tick receipt reports.
 type tickSample struct {
-	Pid         int
-	Alive       bool
-	Processes   int
+	Pid       int
+	Alive     bool
+	Processes int
+	// Usage says RSSBytes and CPUSeconds were measured; where the
+	// platform cannot measure them (macOS without libproc) the receipt
+	// leaves both out rather than report zero.
+	Usage       bool
 	RSSBytes    uint64
 	CPUSeconds  float64
 	OutputBytes uint64 // since the previous tick
@@ -105,18 +109,21 @@ func activityOf(lastOutput, started, now time.Time, idleAfter time.Duration) (st
 }
 
 func (s tickSample) summary(trigger, state string) map[string]any {
-	return map[string]any{
+	m := map[string]any{
 		"trigger":      trigger,
 		"state":        state,
 		"pid":          s.Pid,
 		"alive":        s.Alive,
 		"processes":    s.Processes,
-		"rss_bytes":    s.RSSBytes,
-		"cpu_seconds":  roundMillis(s.CPUSeconds),
 		"output_bytes": s.OutputBytes,
 		"idle_seconds": roundMillis(s.IdleSeconds),
 		"activity":     s.Activity,
 	}
+	if s.Usage {
+		m["rss_bytes"] = s.RSSBytes
+		m["cpu_seconds"] = roundMillis(s.CPUSeconds)
+	}
+	return m
 }
 
 func roundMillis(f float64) float64 {

@@ -43,3 +43,23 @@ func TestTickClock(t *testing.T) {
 		d.timer.Stop()
 	}
 }
+
+// TestTickSummaryUsage: a tick reports memory and CPU only when they were
+// measured; where the platform gives none the fields are absent, not 0.
+func TestTickSummaryUsage(t *testing.T) {
+	s := tickSample{Pid: 7, Alive: true, Processes: 2, Usage: true, RSSBytes: 4096, CPUSeconds: 1.23456}
+	m := s.summary("interval", "running")
+	if m["rss_bytes"] != uint64(4096) || m["cpu_seconds"] != 1.235 {
+		t.Fatalf("measured tick summary %v", m)
+	}
+	s.Usage = false
+	m = s.summary("interval", "running")
+	for _, k := range []string{"rss_bytes", "cpu_seconds"} {
+		if _, ok := m[k]; ok {
+			t.Fatalf("unmeasured tick reports %s: %v", k, m)
+		}
+	}
+	if m["processes"] != 2 || m["alive"] != true {
+		t.Fatalf("unmeasured tick lost the process count: %v", m)
+	}
+}

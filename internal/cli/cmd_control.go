@@ -198,7 +198,11 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	s := st.Session
 	fmt.Fprintf(e.Out, "session   %s\nstate     %s\nadapter   %s\npid       %d\ncommand   %v\ncwd       %s\n", s.ID, s.State, s.AdapterID, s.Pid, s.Argv, s.Cwd)
 	if live {
-		fmt.Fprintf(e.Out, "live      yes (%d processes, %d MiB, %.1fs CPU, %s, idle %.0fs)\n", st.Processes, st.RSSBytes>>20, st.CPUSeconds, st.Activity, st.IdleSeconds)
+		usage := ""
+		if st.RSSBytes != nil && st.CPUSeconds != nil {
+			usage = fmt.Sprintf(", %d MiB, %.1fs CPU", *st.RSSBytes>>20, *st.CPUSeconds)
+		}
+		fmt.Fprintf(e.Out, "live      yes (%d processes%s, %s, idle %.0fs)\n", st.Processes, usage, st.Activity, st.IdleSeconds)
 	} else if !s.State.IsTerminal() {
 		fmt.Fprintln(e.Out, "live      no (the wrapper is gone without recording an end)")
 	}

@@ -1,9 +1,16 @@
-// Package procfs reads process facts from Linux /proc for the
-// supervisor's ticks: the members of a process group, the descendants of a
+// Package procfs reads process facts for the supervisor's ticks and for
+// orphan detection: the members of a process group, the descendants of a
 // process, and their memory and CPU use. It only reads; it never signals
 // or changes a process.
 //
-// Processes come and go while /proc is read. A process that disappears
+// On Linux the facts come from /proc. On macOS they come from sysctl
+// kern.proc (no cgo): it names every process with its parent, group,
+// state and start time, but not its memory or CPU time, which only
+// libproc gives; there [UsageMeasured] is false and those figures are
+// reported absent, never as zero. [FS] reads a /proc tree (or a copy of
+// one) on any system, which the platform-neutral tests use.
+//
+// Processes come and go while they are read. A process that disappears
 // between listing and reading is skipped, never an error, so totals cover
 // the processes alive at the moment each was read (CPU time of processes
 // that already exited and were reaped is not included).
@@ -46,10 +53,13 @@ type ProcStat struct {
 	// CPUSeconds is (utime+stime)/ClockTicks.
 	CPUSeconds float64
 	Threads    int
-	// StartTicks is the start time after boot in clock ticks; with PID it
-	// identifies a process across pid reuse.
+	// StartTicks identifies, with PID, a process across pid reuse: its
+	// start time after boot in clock ticks on Linux, in microseconds
+	// since the epoch on macOS. Compare it only with a figure read on the
+	// same machine.
 	StartTicks uint64
-	// RSSBytes is the resident set size (rss pages × page size).
+	// RSSBytes is the resident set size (rss pages × page size). It and
+	// the CPU times are zero where UsageMeasured is false.
 	RSSBytes uint64
 }
 
@@ -139,8 +149,26 @@ func (f FS) Scan() ([]ProcStat, error) {
 
 // GroupMembers returns the pids (sorted) of every process whose process
 // group is pgid, zombies included (their State is 'Z').
-func (f FS) GroupMembers(pgid int) ([]int, error) {
-	stats, err := f.GroupStats(pgid)
+func (f FS) GroupMembers(pgid int) ([]int, error) { return groupMembers(f, pgid) }
+
+// GroupStats is GroupMembers with each member's ProcStat, from one pass
+// over /proc (no second read per member).
+func (f FS) GroupStats(pgid int) ([]ProcStat, error) { return groupStats(f, pgid) }
+
+// Descendants returns the pids (sorted) of every process descending from
+// pid through parent links, pid itself excluded. A process re-parented to
+// a subreaper or init after its parent died is no longer a descendant.
+func (f FS) Descendants(pid int) ([]int, error) { return descendants(f, pid) }
+
+// source is where process facts come from: a /proc tree (FS) or, on
+// macOS, sysctl kern.proc.
+type source interface {
+	Stat(pid int) (ProcStat, error)
+	Scan() ([]ProcStat, error)
+}
+
+func groupMembers(src source, pgid int) ([]int, error) {
+	stats, err := groupStats(src, pgid)
 	if err != nil {
 		return nil, err
 	}
@@ -151,10 +179,8 @@ func (f FS) GroupMembers(pgid int) ([]int, error) {
 	return pids, nil
 }
 
-// GroupStats is GroupMembers with each member's ProcStat, from one pass
-// over /proc (no second read per member).
-func (f FS) GroupStats(pgid int) ([]ProcStat, error) {
-	all, err := f.Scan()
+func groupStats(src source, pgid int) ([]ProcStat, error) {
+	all, err := src.Scan()
 	if err != nil {
 		return nil, err
 	}
@@ -167,11 +193,8 @@ func (f FS) GroupStats(pgid int) ([]ProcStat, error) {
 	return out, nil
 }
 
-// Descendants returns the pids (sorted) of every process descending from
-// pid through parent links, pid itself excluded. A process re-parented to
-// a subreaper or init after its parent died is no longer a descendant.
-func (f FS) Descendants(pid int) ([]int, error) {
-	all, err := f.Scan()
+func descendants(src source, pid int) ([]int, error) {
+	all, err := src.Scan()
 	if err != nil {
 		return nil, err
 	}
@@ -207,10 +230,12 @@ func DescendantsIn(all []ProcStat, pid int) []int {
 
 // Sum adds up RSS and CPU time of pids, skipping those that no longer
 // exist.
-func (f FS) Sum(pids []int) (Totals, error) {
+func (f FS) Sum(pids []int) (Totals, error) { return sum(f, pids) }
+
+func sum(src source, pids []int) (Totals, error) {
 	var t Totals
 	for _, pid := range pids {
-		s, err := f.Stat(pid)
+		s, err := src.Stat(pid)
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
@@ -234,29 +259,27 @@ func (f FS) SelfPeakRSS() (uint64, error) {
 	return ParsePeakRSS(b)
 }
 
-// Package-level shortcuts on the default /proc.
+// Package-level shortcuts on this system's process table (/proc on
+// Linux, sysctl kern.proc on macOS).
 
-// Stat reads /proc/<pid>/stat; see FS.Stat.
-func Stat(pid int) (ProcStat, error) { return FS{}.Stat(pid) }
+// Stat returns the facts of process pid; see FS.Stat.
+func Stat(pid int) (ProcStat, error) { return system.Stat(pid) }
 
 // GroupMembers lists the members of process group pgid; see FS.GroupMembers.
-func GroupMembers(pgid int) ([]int, error) { return FS{}.GroupMembers(pgid) }
+func GroupMembers(pgid int) ([]int, error) { return groupMembers(system, pgid) }
 
 // GroupStats returns the members of process group pgid with their stats;
 // see FS.GroupStats.
-func GroupStats(pgid int) ([]ProcStat, error) { return FS{}.GroupStats(pgid) }
+func GroupStats(pgid int) ([]ProcStat, error) { return groupStats(system, pgid) }
 
 // Scan returns the stats of every process; see FS.Scan.
-func Scan() ([]ProcStat, error) { return FS{}.Scan() }
+func Scan() ([]ProcStat, error) { return system.Scan() }
 
 // Descendants lists the descendants of pid; see FS.Descendants.
-func Descendants(pid int) ([]int, error) { return FS{}.Descendants(pid) }
+func Descendants(pid int) ([]int, error) { return descendants(system, pid) }
 
 // Sum adds up RSS and CPU of pids; see FS.Sum.
-func Sum(pids []int) (Totals, error) { return FS{}.Sum(pids) }
-
-// SelfPeakRSS returns this process's VmHWM in bytes; see FS.SelfPeakRSS.
-func SelfPeakRSS() (uint64, error) { return FS{}.SelfPeakRSS() }
+func Sum(pids []int) (Totals, error) { return sum(system, pids) }
 
 // ErrMalformed is returned for a stat or status file that cannot be parsed.
 var ErrMalformed = errors.New("malformed /proc data")

@@ -6,83 +6,6 @@ import (
 	"testing"
 )
 
-func TestSamplerFakeTree(t *testing.T) {
-	p := func(pid, ppid, pgrp int, rssPages uint64, ticks uint64) ProcStat {
-		return ProcStat{PID: pid, Comm: "p (x) " + string(rune('a'+pid%26)), State: 'S', PPid: ppid, PGrp: pgrp, Session: pgrp,
-			UTimeTicks: ticks, STimeTicks: ticks, RSSBytes: rssPages * 4096}
-	}
-	f := fakeProc(t, []ProcStat{
-		p(1, 0, 1, 1, 0),
-		p(10, 1, 10, 10, 50),
-		p(11, 10, 10, 20, 25),
-		p(12, 11, 12, 30, 0),
-		p(13, 12, 10, 40, 100),
-		p(20, 1, 20, 50, 0),
-	}, "VmHWM:\t 512 kB\n")
-	s := &Sampler{FS: f}
-	defer s.Close()
-	for range 2 { // the second call reuses the open directory
-		var desc []int
-		g, err := s.Sample(10, 10, func(pid int) { desc = append(desc, pid) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := GroupSample{Alive: true, Procs: 3, RSSBytes: 70 * 4096, CPUSeconds: 3.5}
-		if g != want {
-			t.Fatalf("sample %+v, want %+v", g, want)
-		}
-		slices.Sort(desc)
-		if !slices.Equal(desc, []int{11, 12, 13}) {
-			t.Fatalf("descendants %v", desc)
-		}
-	}
-	if g, err := s.Sample(99, 99, nil); err != nil || g != (GroupSample{}) {
-		t.Fatalf("group 99: %+v %v", g, err)
-	}
-	// The fake keeps no children lists: every sample is a full pass.
-	if s.children >= 0 {
-		t.Fatalf("the fake /proc was taken to keep children lists (%d)", s.children)
-	}
-	n := 0
-	count := func(int) { n++ }
-	if a := testing.AllocsPerRun(20, func() { _, _ = s.Sample(10, 10, count) }); a >= 1 {
-		t.Fatalf("a warm full pass allocates %.1f times", a)
-	}
-}
-
-// TestSamplerLive checks a sample against GroupStats and Descendants on a
-// real process group, and that a warm sample allocates nothing.
-func TestSamplerLive(t *testing.T) {
-	pgid := startGroup(t, "sleep 1000 & sleep 1000 & echo started; wait")
-	var s Sampler
-	defer s.Close()
-	var desc []int
-	g, err := s.Sample(pgid, pgid, func(pid int) { desc = append(desc, pid) })
-	if err != nil {
-		t.Fatal(err)
-	}
-	members, err := GroupStats(pgid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !g.Alive || g.Procs != len(members) || g.Procs != 3 || g.RSSBytes == 0 {
-		t.Fatalf("sample %+v, GroupStats %d members", g, len(members))
-	}
-	want, err := Descendants(pgid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(desc)
-	if !slices.Equal(desc, want) || len(desc) != 2 {
-		t.Fatalf("descendants %v, want %v", desc, want)
-	}
-	n := 0
-	count := func(int) { n++ }
-	if a := testing.AllocsPerRun(20, func() { _, _ = s.Sample(pgid, pgid, count) }); a >= 1 {
-		t.Fatalf("a warm sample allocates %.1f times", a)
-	}
-}
-
 // FuzzSampledMatchesParseStat: wherever ParseStat reads a stat line, the
 // sampler's parser reads the same fields from it.
 func FuzzSampledMatchesParseStat(f *testing.F) {
@@ -109,36 +32,35 @@ func FuzzSampledMatchesParseStat(f *testing.F) {
 	})
 }
 
-// TestSamplerWalk: the samples between full passes walk the process tree
-// and still count a group member that is no longer a descendant (its
-// parent exited), as the full pass does.
-func TestSamplerWalk(t *testing.T) {
-	pgid := startGroup(t, "(sleep 1000 &); sleep 1000 & echo started; wait")
-	want, err := GroupStats(pgid)
-	if err != nil || len(want) != 3 {
-		t.Fatalf("GroupStats: %d members (%v), want the shell and two sleeps", len(want), err)
+// TestTreeSum: the summing every platform's Sampler shares, on a fake
+// process list (1 init; 10 leads group 10 and has 11 (group 10) → 12
+// (own group) → 13 (group 10 again); 20 is unrelated; 14 is a zombie
+// member).
+func TestTreeSum(t *testing.T) {
+	p := func(pid, ppid, pgrp int, state byte) sampled {
+		return sampled{pid: pid, ppid: ppid, pgrp: pgrp, state: state, rss: uint64(pid) << 12, cpu: float64(pid)}
 	}
-	var s Sampler
-	defer s.Close()
-	for i := range 3 {
-		var desc []int
-		g, err := s.Sample(pgid, pgid, func(pid int) { desc = append(desc, pid) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !g.Alive || g.Procs != 3 {
-			t.Fatalf("sample %d: %+v, want the 3 members", i, g)
-		}
-		if len(desc) != 1 {
-			t.Fatalf("sample %d: descendants %v, want the one sleep still a child", i, desc)
-		}
+	tr := tree{procs: []sampled{
+		p(1, 0, 1, 'S'), p(10, 1, 10, 'S'), p(11, 10, 10, 'R'), p(12, 11, 12, 'S'),
+		p(13, 12, 10, 'S'), p(14, 10, 10, 'Z'), p(20, 1, 20, 'S'),
+	}}
+	var desc []int
+	g := tr.sum(10, 10, func(pid int) { desc = append(desc, pid) }, true)
+	want := GroupSample{Alive: true, Procs: 4, Usage: true, RSSBytes: (10 + 11 + 13 + 14) << 12, CPUSeconds: 48}
+	if g != want {
+		t.Fatalf("sum %+v, want %+v", g, want)
 	}
-	if s.children > 0 && s.walks != FullScanEvery-3 {
-		t.Fatalf("%d walks left: samples 2 and 3 did not walk", s.walks)
+	slices.Sort(desc)
+	if !slices.Equal(desc, []int{11, 12, 13, 14}) || !slices.Equal(tr.members, []int{10, 11, 13, 14}) {
+		t.Fatalf("descendants %v members %v", desc, tr.members)
 	}
-	n := 0
-	count := func(int) { n++ }
-	if a := testing.AllocsPerRun(20, func() { _, _ = s.Sample(pgid, pgid, count) }); a >= 1 {
-		t.Fatalf("a warm walk allocates %.1f times", a)
+	// Without usage figures (macOS) the sums are absent, not made up.
+	if g := tr.sum(10, 10, nil, false); g.Usage || g.RSSBytes != 0 || g.CPUSeconds != 0 || g.Procs != 4 || !g.Alive {
+		t.Fatalf("sum without usage %+v", g)
+	}
+	// A group whose leader is a zombie is not alive.
+	tr.procs[1].state = 'Z'
+	if g := tr.sum(10, 10, nil, true); g.Alive {
+		t.Fatalf("zombie leader reported alive: %+v", g)
 	}
 }
