@@ -54,7 +54,7 @@ func ptyPair(t *testing.T) (tty *os.File, output func() string) {
 
 func termios(t *testing.T, f *os.File) unix.Termios {
 	t.Helper()
-	st, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	st, err := unix.IoctlGetTermios(int(f.Fd()), ioctlGetTermios)
 	if err != nil {
 		t.Fatal(err)
 	}
