@@ -4,7 +4,7 @@ BIN       := bin/lifeloop
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: build test unit e2e e2e-latest lint fmt bench bench-tools fuzz demo harnesses harnesses-latest broker clean
+.PHONY: build test unit cross dist e2e e2e-latest lint fmt bench bench-tools fuzz demo harnesses harnesses-latest broker clean
 
 # urfave_cli_no_docs leaves out the CLI library's man/markdown generators
 # (and their package init) that lifeloop never uses. netgo and osusergo
@@ -17,12 +17,42 @@ BUILDTAGS := urfave_cli_no_docs,netgo,osusergo
 build: ## build bin/lifeloop
 	$(GO) build -tags $(BUILDTAGS) -o $(BIN) ./cmd/lifeloop
 
-test: ## every test, with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ), so the end-to-end and fleet tests run
+test: cross ## cross-compile and vet every platform, then every test with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ), so the end-to-end and fleet tests run
 	@for b in $(PINNED_BINS); do \
 	  if [ ! -x harnesses/node_modules/.bin/$$b ]; then echo "harnesses/node_modules/.bin/$$b is missing: installing the pinned harnesses"; $(NPM_INSTALL); break; fi; \
 	done
 	@[ -x $(RABBITMQ_SERVER) ] || { echo "$(RABBITMQ_SERVER) is missing: installing RabbitMQ for the fleet tests"; $(MAKE) --no-print-directory broker; }
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+# The supported platforms. CI runs on Linux: the others are compiled and
+# vetted (test files included) there, never run; see README.md.
+PLATFORMS := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+
+cross: ## build and go vet (tests included) for every supported platform
+	@set -e; for p in $(PLATFORMS); do \
+	  echo "cross $$p"; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags $(BUILDTAGS) $(PKGS); \
+	done
+
+# Release archives: one lifeloop-VERSION-OS-ARCH.tar.gz per platform
+# (the binary, README.md, LICENSE when there is one) and SHA256SUMS, into
+# dist/ (git-ignored). Plain go build with -trimpath, static (cgo off),
+# offline (GOPROXY=off): the modules come from the module cache.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+DIST    := dist
+
+dist: ## release archives for every supported platform, with SHA256SUMS, into dist/
+	@set -e; rm -rf $(DIST); mkdir -p $(DIST); \
+	for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; name=lifeloop-$(VERSION)-$$os-$$arch; \
+	  mkdir -p $(DIST)/$$name; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop ./cmd/lifeloop; \
+	  cp README.md $(DIST)/$$name/; [ ! -f LICENSE ] || cp LICENSE $(DIST)/$$name/; \
+	  tar -C $(DIST) --owner=0 --group=0 --numeric-owner -czf $(DIST)/$$name.tar.gz $$name; \
+	  rm -rf $(DIST)/$$name; echo "$(DIST)/$$name.tar.gz"; \
+	done; \
+	cd $(DIST) && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
 
 unit: ## fast tests only (no real harnesses)
 	$(GO) test -short -count=1 $(PKGS)
@@ -59,7 +89,7 @@ fuzz: ## run each fuzz target briefly
 	done
 
 clean:
-	rm -rf bin
+	rm -rf bin dist
 
 # The pinned versions come from harnesses/package-lock.json. `npm install
 # --no-save` rather than `npm ci`: the lock cannot list the other
