@@ -14,11 +14,13 @@ import (
 // it returns is non-blocking and registered with the runtime poller, so
 // read deadlines and Close interrupt a blocked Read; every later ioctl on
 // it goes through SyscallConn, because os.File.Fd would switch it back to
-// blocking mode. The slave is a plain blocking descriptor for the child.
+// blocking mode. The slave is for the child: spawn takes its Fd, which
+// leaves it in blocking mode.
 //
 // creack/pty hands back a blocking master (its ioctls call Fd), so the
 // master is duplicated, set non-blocking and wrapped anew: os.NewFile
-// registers a non-blocking descriptor with the poller.
+// registers a non-blocking descriptor with the poller (epoll on Linux,
+// kqueue on macOS; the macOS path is compiled and vetted, never run here).
 func openPTY() (master, slave *os.File, err error) {
 	pm, ps, err := pty.Open()
 	if err != nil {
