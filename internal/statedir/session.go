@@ -166,9 +166,10 @@ type SessionRecord struct {
 	Argv            []string     `json:"argv"`
 	Cwd             string       `json:"cwd"`
 	Pid             int          `json:"pid"`
-	// PidStartTicks is the harness process's start time (/proc, clock
-	// ticks after boot): with Pid it tells the harness from a process
-	// that reused its pid.
+	// PidStartTicks is the harness process's start time (procfs
+	// StartTicks: clock ticks after boot on Linux, microseconds since the
+	// epoch on macOS): with Pid it tells the harness from a process that
+	// reused its pid.
 	PidStartTicks uint64 `json:"pid_start_ticks,omitempty"`
 	// WrapperPid is the lifeloop process that supervises the session.
 	WrapperPid        int        `json:"wrapper_pid,omitempty"`
