@@ -154,6 +154,9 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ptyio: open a pseudo-terminal: %w (is /dev/pts mounted?)", err)
 	}
+	if !pollable(master) {
+		t.log.Warn("the runtime poller refused the pseudo-terminal: output after the child's exit is drained until every holder closes it")
+	}
 	cols, rows := t.Size()
 	if err := setSize(master, cols, rows); err != nil {
 		_ = master.Close()

@@ -21,32 +21,44 @@ import (
 // master is duplicated, set non-blocking and wrapped anew: os.NewFile
 // registers a non-blocking descriptor with the poller (epoll on Linux,
 // kqueue on macOS; the macOS path is compiled and vetted, never run here).
+//
+// Where the poller will not take the master (kqueue has refused pty
+// masters on some macOS releases), it stays a blocking descriptor: the
+// relay works, but read deadlines do not (see pollable) and Close does
+// not interrupt a Read.
 func openPTY() (master, slave *os.File, err error) {
 	pm, ps, err := pty.Open()
 	if err != nil {
 		return nil, nil, err
 	}
-	mfd, err := dupNonblock(pm)
+	mfd, err := dupMaster(pm)
 	_ = pm.Close()
 	if err != nil {
 		_ = ps.Close()
-		return nil, nil, fmt.Errorf("set the master non-blocking: %w", err)
+		return nil, nil, fmt.Errorf("duplicate the master: %w", err)
 	}
 	master = os.NewFile(uintptr(mfd), "/dev/ptmx")
-	// SetReadDeadline fails with ErrNoDeadline when the poller refused
-	// the descriptor: the relay then could neither time out a drain nor
-	// be interrupted by Close. Fail loudly rather than relay half-broken.
-	if err := master.SetReadDeadline(time.Time{}); errors.Is(err, os.ErrNoDeadline) {
-		_ = master.Close()
-		_ = ps.Close()
-		return nil, nil, fmt.Errorf("the runtime poller does not take this pseudo-terminal's master: %w", err)
+	if !pollable(master) {
+		// The poller refused it: the descriptor must block again, or
+		// every Read would fail with EAGAIN.
+		if err := control(master, func(fd int) error { return unix.SetNonblock(fd, false) }); err != nil {
+			_ = master.Close()
+			_ = ps.Close()
+			return nil, nil, fmt.Errorf("set the master blocking: %w", err)
+		}
 	}
 	return master, ps, nil
 }
 
-// dupNonblock returns a non-blocking close-on-exec duplicate of f's
-// descriptor.
-func dupNonblock(f *os.File) (int, error) {
+// pollable reports whether f is served by the runtime poller, that is
+// whether read deadlines work on it.
+func pollable(f *os.File) bool {
+	return !errors.Is(f.SetReadDeadline(time.Time{}), os.ErrNoDeadline)
+}
+
+// dupMaster returns a close-on-exec duplicate of f's descriptor, set
+// non-blocking where the system allows it.
+func dupMaster(f *os.File) (int, error) {
 	var fd int
 	err := control(f, func(old int) error {
 		var err error
@@ -56,10 +68,7 @@ func dupNonblock(f *os.File) (int, error) {
 	if err != nil {
 		return -1, err
 	}
-	if err := unix.SetNonblock(fd, true); err != nil {
-		_ = unix.Close(fd)
-		return -1, err
-	}
+	_ = unix.SetNonblock(fd, true) // else a blocking master, see openPTY
 	return fd, nil
 }
 
