@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -15,12 +16,13 @@ import (
 // Process is the running harness, as the supervisor exposes it to the
 // Orchestrator.
 type Process interface {
-	// Stop ends the current harness gracefully: types exitCommand (if any)
-	// into its terminal, waits up to grace, then SIGINT/SIGTERM/SIGKILL
-	// with bounded grace each; returns how it ended. It is idempotent: on
-	// a harness that already ended it returns at once (with the facts it
+	// Stop ends the current harness without acting on its screen (it
+	// never types into the harness's terminal): it sends first to the
+	// harness's process group, then SIGTERM and SIGKILL, waiting up to
+	// grace after each; returns how it ended. It is idempotent: on a
+	// harness that already ended it returns at once (with the facts it
 	// has, possibly zero) and no error.
-	Stop(ctx context.Context, exitCommand string, grace time.Duration) (contract.ExitFacts, error)
+	Stop(ctx context.Context, first syscall.Signal, grace time.Duration) (contract.ExitFacts, error)
 	// Start launches argv (the complete command line: placement and
 	// PrepareLaunch already applied) on the same terminal and returns once
 	// it runs.
@@ -61,7 +63,7 @@ type Outcome struct {
 	Recovered       bool                            `json:"recovered"`
 }
 
-// DefaultGrace is how long Stop waits after the exit command.
+// DefaultGrace is how long Stop waits after each stop signal.
 const DefaultGrace = 10 * time.Second
 
 // Orchestrator renews one wrapped session: it stops the harness and
@@ -80,7 +82,7 @@ const DefaultGrace = 10 * time.Second
 // Calls are serialized; an Orchestrator must not be copied after use.
 type Orchestrator struct {
 	// Adapter is the session's adapter; it gives the relaunch command
-	// line, the launch placement and the exit command.
+	// line, the launch placement and the stop signal.
 	Adapter *adapters.Adapter
 	// Argv is the session's command line as the user gave it to
 	// `lifeloop run` (before PrepareLaunch).
@@ -118,6 +120,11 @@ func (o *Orchestrator) harnessID() string {
 		return ""
 	}
 	return o.HarnessSessionID()
+}
+
+func (o *Orchestrator) stopSignal() syscall.Signal {
+	sig, _ := o.Adapter.StopSignal()
+	return sig
 }
 
 func (o *Orchestrator) grace() time.Duration {
@@ -356,7 +363,7 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 					return outcomeOf(*st, started), err
 				}
 			}
-			facts, err := o.Process.Stop(ctx, o.Adapter.ExitCommand(), o.grace())
+			facts, err := o.Process.Stop(ctx, o.stopSignal(), o.grace())
 			if err != nil {
 				class := contract.FailureTransportError
 				if errors.Is(err, context.DeadlineExceeded) {

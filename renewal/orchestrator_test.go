@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func (w *world) hit(point string) {
 // fakeProcess is the Process of one wrapper; it shares the world.
 type fakeProcess struct{ w *world }
 
-func (p fakeProcess) Stop(_ context.Context, exitCommand string, _ time.Duration) (contract.ExitFacts, error) {
+func (p fakeProcess) Stop(_ context.Context, _ syscall.Signal, _ time.Duration) (contract.ExitFacts, error) {
 	p.w.hit("before stop")
 	if err := p.w.stopErr; err != nil {
 		p.w.stopErr = nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
@@ -84,8 +85,10 @@ func startsSession(args []string) bool {
 	return !info && (sub == "" || sub == "run")
 }
 
-// ExitCommand implements adapters.Relauncher.
-func (Harness) ExitCommand() string { return "/exit" }
+// StopSignal implements adapters.Relauncher: the OpenCode TUI ends on
+// SIGTERM with exit code 0, from an empty prompt, a draft or an open
+// permission dialog alike (e2e/renew_safe_test.go).
+func (Harness) StopSignal() syscall.Signal { return syscall.SIGTERM }
 
 // RelaunchArgv implements adapters.Relauncher for the TUI: options that
 // pick a session (-c, -s ID, --fork) are removed; to resume, `-s ID` goes

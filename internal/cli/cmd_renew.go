@@ -20,7 +20,7 @@ import (
 )
 
 // renewTimeout bounds one renew call: the wrapper stops the harness
-// (exit command, then signals with bounded grace each) and starts it
+// (signals with bounded grace each; nothing is typed) and starts it
 // again before it answers.
 const renewTimeout = 3 * time.Minute
 
@@ -41,7 +41,8 @@ func renewCommand(e *env) *ucli.Command {
 		Usage:     "stop a running harness and start it again, delivering continuation payloads at the relaunch",
 		ArgsUsage: "[--payload FILE]... [--fresh|--resume] [--reason TEXT] SESSION|--latest",
 		Description: "Asks the session's live `lifeloop run` to renew the harness: session.ending (reason\n" +
-			"renewal), a graceful stop (the adapter's exit command, then signals), session.ended, and\n" +
+			"renewal), a stop by signal (the adapter's stop signal, then SIGTERM and SIGKILL; nothing is\n" +
+			"typed, so an open permission dialog is never answered and a draft never sent), session.ended, and\n" +
 			"a relaunch with the payloads placed at launch (as the adapter places them: an appended\n" +
 			"system prompt, developer instructions, or the first prompt of a resumed thread), recorded by\n" +
 			"session.starting/started with payload receipts. --fresh (the default) starts a new\n" +
