@@ -401,7 +401,13 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 				return o.fail(st, err)
 			}
 			if st.StartingReceiptID == "" {
-				st.StartingReceiptID = o.record(st, contract.EventSessionStarting, "starting", map[string]any{"placement": string(st.Placement)}, nil)
+				extra := map[string]any{"placement": string(st.Placement)}
+				if !st.Resume {
+					// A fresh conversation: the context pressure the old
+					// one reached no longer holds (sessionview forgets it).
+					extra["context_reset"] = true
+				}
+				st.StartingReceiptID = o.record(st, contract.EventSessionStarting, "starting", extra, nil)
 			}
 			if err := o.write(st); err != nil {
 				return outcomeOf(*st, started), err
