@@ -112,6 +112,14 @@ type Relauncher interface {
 	RelaunchArgv(argv []string, start int, harnessSessionID string, resume bool) ([]string, bool)
 }
 
+// InputReadyText is a harness whose TUI takes typed keys only some time
+// after it has left canonical mode: ReadyText is what it draws once it
+// takes them (its prompt's placeholder or footer). Keys a renewal held
+// wait for it.
+type InputReadyText interface {
+	ReadyText() string
+}
+
 // SessionPinner is a harness whose launch can choose its own session id,
 // so telemetry finds exactly this launch's file.
 type SessionPinner interface {

@@ -90,6 +90,15 @@ func (a *Adapter) PrepareLaunch(argv []string) []string {
 	return p.PrepareLaunch(slices.Clone(argv), parseLaunch(argv).argStart)
 }
 
+// ReadyText is what the harness's TUI draws once it takes typed keys
+// (InputReadyText), or "".
+func (a *Adapter) ReadyText() string {
+	if r, ok := a.h.(InputReadyText); ok {
+		return r.ReadyText()
+	}
+	return ""
+}
+
 // StopSignal is the signal a renewal stops the harness with first
 // (Relauncher.StopSignal), and true; SIGTERM and false for a harness
 // lifeloop cannot relaunch.

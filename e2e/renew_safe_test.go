@@ -77,7 +77,11 @@ var safeTUIs = []safeTUI{
 			return term
 		},
 		send:       func(term *testharness.Terminal) { time.Sleep(250 * time.Millisecond); term.Type("\r") },
-		relaunched: testharness.OpenCodeScreenReady,
+		// The footer: the prompt's placeholder is gone once keys typed
+		// during the renewal are in it.
+		relaunched: func(t testing.TB, term *testharness.Terminal, n int) {
+			waitOutputAfter(t.(*testing.T), term, n, "ctrl+p", screenTimeout)
+		},
 		dialog:     regexp.MustCompile(`(?i)permission required`),
 	},
 	{

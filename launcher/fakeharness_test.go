@@ -93,6 +93,8 @@ func (p *fakeProc) Wait() ptyio.ExitStatus {
 	return p.status
 }
 
+func (p *fakeProc) TakesKeys() bool { return true }
+
 func (p *fakeProc) SignalGroup(sig syscall.Signal) error {
 	p.mu.Lock()
 	p.signals = append(p.signals, sig)

@@ -18,6 +18,9 @@ type Process interface {
 	Wait() ptyio.ExitStatus
 	// SignalGroup signals the harness's whole process group.
 	SignalGroup(sig syscall.Signal) error
+	// TakesKeys reports whether the harness takes typed keys: it reads
+	// its terminal key by key and has drawn the adapter's ready text.
+	TakesKeys() bool
 	Activity() ptyio.Activity
 }
 

@@ -63,9 +63,8 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.renewing = &renewRun{cancel: cancel}
 	// Keys typed while the harness is stopped and started again wait for
-	// the new one (released when the renewal ends: its session.started
-	// waited for the harness to name its session).
-	s.term.HoldInput()
+	// the new one (keyhold.go).
+	s.holdKeys()
 	go func() { // ends with the renewal, which is bounded (3×grace to stop, one start)
 		out, err := do(ctx)
 		cancel(nil)
@@ -76,7 +75,7 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 // renewDone runs on the loop when a renewal has ended.
 func (s *supervisor) renewDone(r renewResult) {
 	s.renewing = nil
-	s.term.ReleaseInput()
+	defer s.releaseKeysWhenRead() // to the harness running once this returns
 	if r.err != nil {
 		s.log.Warn("renewal failed", "err", r.err)
 	} else {
@@ -223,7 +222,7 @@ func (s *supervisor) startAgain(argv []string, pinned string) error {
 			return err
 		}
 	}
-	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir}
+	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
 	child, err := s.term.Start(spec)
 	if err != nil {
 		return err
