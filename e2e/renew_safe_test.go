@@ -76,13 +76,13 @@ var safeTUIs = []safeTUI{
 			testharness.OpenCodeScreenReady(t, term, 0)
 			return term
 		},
-		send:       func(term *testharness.Terminal) { time.Sleep(250 * time.Millisecond); term.Type("\r") },
+		send: func(term *testharness.Terminal) { time.Sleep(250 * time.Millisecond); term.Type("\r") },
 		// The footer: the prompt's placeholder is gone once keys typed
 		// during the renewal are in it.
 		relaunched: func(t testing.TB, term *testharness.Terminal, n int) {
 			waitOutputAfter(t.(*testing.T), term, n, "ctrl+p", screenTimeout)
 		},
-		dialog:     regexp.MustCompile(`(?i)permission required`),
+		dialog: regexp.MustCompile(`(?i)permission required`),
 	},
 	{
 		name: "pi", kind: "claude",
