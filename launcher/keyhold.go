@@ -8,12 +8,10 @@ import "time"
 // the adapter names one (adapters.InputReadyText), it has drawn the text
 // that shows its prompt is up. Keys written before are echoed by the
 // terminal and dropped by a TUI that is not reading its input yet.
-// Releasing at session.started lost them: a resumed Gemini CLI or
-// OpenCode is recorded as started at once, but left canonical mode 1.7 s
-// after its start and took keys only once its prompt was drawn (measured
-// on this machine: Gemini CLI's first key taken at 1.2 s, its placeholder
-// drawn at 1.34 s; OpenCode's at 3.3 s and 3.35 s; Claude Code, Codex
-// and Pi take keys as soon as they leave canonical mode).
+// Releasing them at session.started lost them: a resumed harness is
+// recorded as started at once, but some TUIs leave canonical mode and
+// take keys seconds later (the figures are beside each adapter's
+// ReadyText).
 
 const (
 	// keyHoldMax bounds how long typed keys wait for a relaunched
