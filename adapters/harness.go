@@ -2,6 +2,7 @@ package adapters
 
 import (
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
@@ -96,15 +97,27 @@ const PlacementFilePrefix = "lifeloop-placement-"
 
 // Relauncher starts the harness again after a renewal stopped it.
 type Relauncher interface {
-	// ExitCommand is what typed at the harness's prompt ends the session
-	// cleanly, or "".
-	ExitCommand() string
+	// StopSignal is the signal that, sent to the harness's process
+	// group, ends its interactive session cleanly whatever its screen
+	// shows: an empty prompt, a draft the person has not sent, an open
+	// permission dialog. A renewal never types into the harness's
+	// terminal to stop it: Enter would approve the dialog's default
+	// choice or send the draft as a turn.
+	StopSignal() syscall.Signal
 	// RelaunchArgv returns the command line that continues the harness
 	// session harnessSessionID (resume) or starts a fresh one, and true;
 	// false when argv has no relaunch path. argv is the command line the
 	// session was first launched with (before PrepareLaunch); it must
 	// not be modified.
 	RelaunchArgv(argv []string, start int, harnessSessionID string, resume bool) ([]string, bool)
+}
+
+// InputReadyText is a harness whose TUI takes typed keys only some time
+// after it has left canonical mode: ReadyText is what it draws once it
+// takes them (its prompt's placeholder or footer). Keys a renewal held
+// wait for it.
+type InputReadyText interface {
+	ReadyText() string
 }
 
 // SessionPinner is a harness whose launch can choose its own session id,

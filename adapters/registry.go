@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
@@ -89,13 +90,23 @@ func (a *Adapter) PrepareLaunch(argv []string) []string {
 	return p.PrepareLaunch(slices.Clone(argv), parseLaunch(argv).argStart)
 }
 
-// ExitCommand is what typed at the harness's prompt ends the session
-// cleanly, or "" (no Relauncher).
-func (a *Adapter) ExitCommand() string {
-	if r, ok := a.h.(Relauncher); ok {
-		return r.ExitCommand()
+// ReadyText is what the harness's TUI draws once it takes typed keys
+// (InputReadyText), or "".
+func (a *Adapter) ReadyText() string {
+	if r, ok := a.h.(InputReadyText); ok {
+		return r.ReadyText()
 	}
 	return ""
+}
+
+// StopSignal is the signal a renewal stops the harness with first
+// (Relauncher.StopSignal), and true; SIGTERM and false for a harness
+// lifeloop cannot relaunch.
+func (a *Adapter) StopSignal() (syscall.Signal, bool) {
+	if r, ok := a.h.(Relauncher); ok {
+		return r.StopSignal(), true
+	}
+	return syscall.SIGTERM, false
 }
 
 // Telemetry returns the harness's telemetry, or nil when lifeloop cannot

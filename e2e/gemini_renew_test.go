@@ -27,7 +27,7 @@ func geminiProcs(env *testharness.HarnessEnv) []testharness.Proc {
 
 // TestRenewGeminiTUI renews a real interactive Gemini CLI session wrapped
 // by `lifeloop run`, resumed and fresh: after a first turn, `lifeloop
-// renew --payload FILE` stops the TUI (/quit), starts it again on the same
+// renew --payload FILE` stops the TUI (SIGTERM), starts it again on the same
 // terminal (`--resume ID` or a new pinned session) with the payload as
 // the start of its first prompt (-i; the session runs with
 // --payload-argv-ok, since that is in argv), and the next model request carries
@@ -116,13 +116,11 @@ func TestRenewGeminiTUI(t *testing.T) {
 				t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output())
 			}
 			checkRenewalRecords(t, env, ll, state, ses, "pay_renew", contract.PlacementPrePromptFrame, secret)
-			// The exit command ends the old TUI: the renewal types Enter
-			// 250 ms after "/quit", once the CLI's slash-command suggestions
-			// caught up (50 ms was too soon 1 run in 3: the Enter went to
-			// the suggestion list). No signal may be needed.
+			// The stop signal (SIGTERM to the group) alone ends the old
+			// TUI: no escalation.
 			log, _ := os.ReadFile(filepath.Join(state, "sessions", ses, "lifeloop.log"))
-			if !strings.Contains(string(log), "renewal: harness started again") || strings.Contains(string(log), "renewal: stopping the harness") {
-				t.Errorf("the renewal's stop needed more than /quit:\n%s", log)
+			if !strings.Contains(string(log), "renewal: harness started again") || strings.Count(string(log), "renewal: stopping the harness") != 1 {
+				t.Errorf("the renewal's stop needed more than its stop signal:\n%s", log)
 			}
 			_, rs = onlySession(t, state)
 			second := dig(lastOf(rs, "frame.ended"), "harness_session_id")

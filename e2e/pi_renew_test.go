@@ -69,7 +69,7 @@ func piProcesses(env *testharness.HarnessEnv) []testharness.Proc {
 }
 
 // TestRenewPiTUIUnderLifeloop renews a real interactive Pi session
-// wrapped by `lifeloop run`, resumed and fresh: lifeloop types /quit,
+// wrapped by `lifeloop run`, resumed and fresh: lifeloop stops it (SIGTERM),
 // starts Pi again on the same terminal (`--session ID` to resume) with
 // the payload in --append-system-prompt FILE, and the next model request
 // carries the payload in its system prompt, and the first turn only when

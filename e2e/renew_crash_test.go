@@ -24,7 +24,7 @@ import (
 const (
 	stageNotBegun    = iota // an earlier renewal's status, or none
 	stageStopping           // status stopping, session.ending not recorded yet
-	stageStopHarness        // status stopping, session.ending recorded: the exit command is typed, the harness is being stopped
+	stageStopHarness        // status stopping, session.ending recorded: the stop signal is sent, the harness is being stopped
 	stageEnded              // the old harness ended: the renewal's session.ended is recorded, the status still says stopping
 	stageRelaunching        // status relaunching: the new harness is being started
 	stagePending            // status pending_delivery: the new harness started with the payload

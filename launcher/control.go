@@ -45,7 +45,7 @@ const (
 type ControlHandler func(ctx context.Context, req ControlRequest) (any, error)
 
 // controlDeadline bounds one control call (a renewal answers when it
-// ends, within 4×grace plus a start).
+// ends, within 3×grace plus a start).
 const controlDeadline = 60 * time.Second
 
 // maxControlLine bounds one request line.

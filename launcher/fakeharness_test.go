@@ -1,8 +1,6 @@
 package launcher
 
 import (
-	"bytes"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -69,16 +67,13 @@ func (t *fakeTerminal) count() int {
 	return len(t.procs)
 }
 
-// fakeProc is one fake harness: it exits on the signals in exitOn and,
-// when exitCommand is set, once that command and Enter are typed.
+// fakeProc is one fake harness: it exits on the signals in exitOn.
 type fakeProc struct {
-	pid         int
-	argv        []string
-	exitOn      map[syscall.Signal]bool
-	exitCommand string
+	pid    int
+	argv   []string
+	exitOn map[syscall.Signal]bool
 
 	mu      sync.Mutex
-	typed   bytes.Buffer
 	signals []syscall.Signal
 	status  ptyio.ExitStatus
 	done    chan struct{}
@@ -98,6 +93,8 @@ func (p *fakeProc) Wait() ptyio.ExitStatus {
 	return p.status
 }
 
+func (p *fakeProc) TakesKeys() bool { return true }
+
 func (p *fakeProc) SignalGroup(sig syscall.Signal) error {
 	p.mu.Lock()
 	p.signals = append(p.signals, sig)
@@ -107,17 +104,6 @@ func (p *fakeProc) SignalGroup(sig syscall.Signal) error {
 		p.exit(ptyio.ExitStatus{Code: -1, Signaled: true, Signal: sig})
 	}
 	return nil
-}
-
-func (p *fakeProc) Write(b []byte) (int, error) {
-	p.mu.Lock()
-	p.typed.Write(b)
-	typed := p.typed.String()
-	p.mu.Unlock()
-	if p.exitCommand != "" && strings.Contains(typed, p.exitCommand+"\r") {
-		p.exit(ptyio.ExitStatus{Code: 0})
-	}
-	return len(b), nil
 }
 
 func (p *fakeProc) exit(st ptyio.ExitStatus) {

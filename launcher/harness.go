@@ -8,7 +8,8 @@ import (
 
 // Process is a running harness as the supervisor sees it: *ptyio.Child is
 // one. Every method is safe to call from any goroutine, so a renewal
-// running beside the supervisor loop can stop it.
+// running beside the supervisor loop can stop it. It has no way to type
+// into the harness's terminal: only the person types there.
 type Process interface {
 	Pid() int
 	// Done is closed when the process has exited and its output is
@@ -17,8 +18,9 @@ type Process interface {
 	Wait() ptyio.ExitStatus
 	// SignalGroup signals the harness's whole process group.
 	SignalGroup(sig syscall.Signal) error
-	// Write types into the harness's terminal.
-	Write(p []byte) (int, error)
+	// TakesKeys reports whether the harness takes typed keys: it reads
+	// its terminal key by key and has drawn the adapter's ready text.
+	TakesKeys() bool
 	Activity() ptyio.Activity
 }
 

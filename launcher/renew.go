@@ -63,10 +63,9 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.renewing = &renewRun{cancel: cancel}
 	// Keys typed while the harness is stopped and started again wait for
-	// the new one (released when the renewal ends: its session.started
-	// waited for the harness to name its session).
-	s.term.HoldInput()
-	go func() { // ends with the renewal, which is bounded (4×grace to stop, one start)
+	// the new one (keyhold.go).
+	s.holdKeys()
+	go func() { // ends with the renewal, which is bounded (3×grace to stop, one start)
 		out, err := do(ctx)
 		cancel(nil)
 		s.renewed <- renewResult{out: out, err: err, reply: reply}
@@ -76,7 +75,7 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 // renewDone runs on the loop when a renewal has ended.
 func (s *supervisor) renewDone(r renewResult) {
 	s.renewing = nil
-	s.term.ReleaseInput()
+	defer s.releaseKeysWhenRead() // to the harness running once this returns
 	if r.err != nil {
 		s.log.Warn("renewal failed", "err", r.err)
 	} else {
@@ -110,13 +109,15 @@ func (s *supervisor) renewDone(r renewResult) {
 // goroutine.
 type harnessProcess struct{ s *supervisor }
 
-// Stop ends the current harness: it types exitCommand (if any) into the
-// harness's terminal and waits up to grace, then sends SIGINT, SIGTERM and
-// SIGKILL to its process group, waiting up to grace after each. It is
-// bounded by 4×grace and returns how the harness ended. When ctx ends
-// (the session is being stopped) it returns at once: the loop owns the
+// Stop ends the current harness without acting on its screen: it sends
+// first (the adapter's StopSignal), then SIGTERM and SIGKILL, to the
+// harness's process group, waiting up to grace after each. Nothing is
+// typed into the harness's terminal: an Enter would approve an open
+// permission dialog or send the person's draft as a turn. It is bounded
+// by 3×grace and returns how the harness ended. When ctx ends (the
+// session is being stopped) it returns at once: the loop owns the
 // harness then.
-func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time.Duration) (contract.ExitFacts, error) {
+func (p harnessProcess) Stop(ctx context.Context, first syscall.Signal, grace time.Duration) (contract.ExitFacts, error) {
 	var c Process
 	if !p.s.onLoop(func() { c = p.s.child }) {
 		return contract.ExitFacts{}, errLoopEnded
@@ -128,17 +129,9 @@ func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time
 		st := c.Wait()
 		return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}
 	}
-	steps := []syscall.Signal{0, syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL}
-	if exitCommand == "" {
-		steps = steps[1:]
-	} else {
-		typeCommand(ctx, c, exitCommand)
-	}
-	for _, sig := range steps {
-		if sig != 0 {
-			p.s.log.Info("renewal: stopping the harness", "signal", sigName(sig))
-			_ = c.SignalGroup(sig)
-		}
+	for _, sig := range stopSteps(first) {
+		p.s.log.Info("renewal: stopping the harness", "signal", sigName(sig))
+		_ = c.SignalGroup(sig)
 		t := time.NewTimer(grace)
 		select {
 		case <-c.Done():
@@ -158,24 +151,16 @@ func (p harnessProcess) Stop(ctx context.Context, exitCommand string, grace time
 	}
 }
 
-// enterAfter is the pause between typing the exit command and Enter: a
-// TUI that computes command suggestions after each key, or reads an
-// Enter right after other keys as a newline (one measured: within 30 ms),
-// must have caught up, as it has when a person types.
-const enterAfter = 250 * time.Millisecond
-
-// typeCommand types cmd into the harness's terminal like a person would:
-// the command, then Enter.
-func typeCommand(ctx context.Context, c Process, cmd string) {
-	_, _ = c.Write([]byte(cmd))
-	t := time.NewTimer(enterAfter)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
-		return
+// stopSteps is the order of a renewal's stop signals: first, then
+// SIGTERM and SIGKILL (each once).
+func stopSteps(first syscall.Signal) []syscall.Signal {
+	steps := []syscall.Signal{first}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGKILL} {
+		if sig != first {
+			steps = append(steps, sig)
+		}
 	}
-	_, _ = c.Write([]byte("\r"))
+	return steps
 }
 
 // Start launches argv on the same terminal: raw mode, size and the
@@ -237,7 +222,7 @@ func (s *supervisor) startAgain(argv []string, pinned string) error {
 			return err
 		}
 	}
-	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir}
+	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
 	child, err := s.term.Start(spec)
 	if err != nil {
 		return err

@@ -95,6 +95,13 @@ func TestRenewalBesideTheLoop(t *testing.T) {
 	if ft.count() != 2 {
 		t.Fatalf("%d harnesses started, want 2", ft.count())
 	}
+	// The keys are released once the new harness reads its terminal key
+	// by key (the fake does at once).
+	testutil.WaitFor(t, func() bool {
+		ft.mu.Lock()
+		defer ft.mu.Unlock()
+		return ft.released == 1
+	})
 	ft.mu.Lock()
 	held, released := ft.held, ft.released
 	ft.mu.Unlock()

@@ -389,7 +389,7 @@ func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pi
 // continued session, the receipts its ledger already holds.
 func sessionRecord(o Options, id string, ad *adapters.Adapter, argv []string) (statedir.SessionRecord, []contract.LifecycleReceipt) {
 	rec := statedir.SessionRecord{
-		ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
+		Schema: statedir.SessionSchemaV1, ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
 		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir, WrapperPid: os.Getpid(),
 	}
 	if o.ContinueSession == "" {

@@ -200,6 +200,8 @@ type supervisor struct {
 	calls    chan func()
 	renewed  chan renewResult
 	loopDone chan struct{}
+	// keyHold counts the renewals that held typed keys (keyhold.go).
+	keyHold int
 	// done ends the loop; failedResult, when set, is the session's result
 	// (a harness that could not be started after a recovery).
 	done         bool

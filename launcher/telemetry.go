@@ -19,6 +19,7 @@ type telemetryRunner struct {
 	opts   observe.Options
 	cancel context.CancelFunc
 	w      *observe.Watcher
+	starts int
 }
 
 // start stops the running watcher, if any, and starts one for a harness
@@ -30,6 +31,10 @@ func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Mom
 	o := r.opts
 	o.LaunchedAt, o.HistoryBefore = launched, launched.Truncate(time.Millisecond)
 	o.SessionID, o.Follow = sessionID, sessionID == ""
+	// A watcher started again follows a renewal's new conversation: its
+	// first reading replaces the pressure the earlier one left.
+	o.ReportFirstPressure = r.starts > 0
+	r.starts++
 	ctx, cancel := context.WithCancel(r.ctx)
 	w, err := observe.Start(ctx, o)
 	if err != nil {

@@ -48,6 +48,9 @@ type ChildSpec struct {
 	Env []string
 	// Dir is the working directory; empty means the current one.
 	Dir string
+	// ReadyText, when set, is what the program draws once it takes
+	// input (see Child.TakesKeys).
+	ReadyText string
 }
 
 // ExitStatus is how a child ended.
@@ -105,6 +108,9 @@ type Child struct {
 
 	bytesOut atomic.Uint64
 	lastOut  atomic.Int64 // unix nanos, 0 = never
+
+	ready     *readyText  // ChildSpec.ReadyText; used by copyOutput only
+	readySeen atomic.Bool // the ready text was drawn (or none was named)
 
 	waitDone chan struct{} // closed by the wait goroutine after the reap
 	done     chan struct{} // closed after the reap and the drain
@@ -195,6 +201,8 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 		done:     make(chan struct{}),
 	}
 	c.lastIn.Store(noInput)
+	c.ready = newReadyText(spec.ReadyText)
+	c.readySeen.Store(c.ready == nil)
 	return c, nil
 }
 
@@ -268,6 +276,9 @@ func (c *Child) copyOutput() {
 		if n > 0 {
 			c.bytesOut.Add(uint64(n))
 			c.lastOut.Store(c.t.now().UnixNano())
+			if !c.readySeen.Load() && c.ready.feed(buf[:n]) {
+				c.readySeen.Store(true)
+			}
 			if outOK {
 				if _, werr := c.t.out.Write(buf[:n]); werr != nil {
 					outOK = false
@@ -368,6 +379,13 @@ func (c *Child) Write(p []byte) (int, error) {
 	}
 	return n, nil
 }
+
+// TakesKeys reports whether the child takes typed keys: it reads its
+// terminal key by key (it has left canonical mode, as a TUI does once it
+// reads its input) and has drawn its ChildSpec.ReadyText, when one was
+// named. Keys written before are echoed by the terminal's line
+// discipline, and a TUI that is not reading its input yet drops them.
+func (c *Child) TakesKeys() bool { return c.readySeen.Load() && keyByKey(c.master) }
 
 // Activity returns the output counters. It is cheap (two atomic loads).
 func (c *Child) Activity() Activity {

@@ -105,3 +105,18 @@ func eofChar(f *os.File) byte {
 	})
 	return c
 }
+
+// keyByKey reports whether the program on the pseudo-terminal behind f
+// reads it key by key: canonical mode (ICANON) is off, as a TUI sets it
+// once it reads its input.
+func keyByKey(f *os.File) bool {
+	raw := false
+	_ = control(f, func(fd int) error {
+		tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+		if err == nil {
+			raw = tio.Lflag&unix.ICANON == 0
+		}
+		return err
+	})
+	return raw
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -15,12 +16,13 @@ import (
 // Process is the running harness, as the supervisor exposes it to the
 // Orchestrator.
 type Process interface {
-	// Stop ends the current harness gracefully: types exitCommand (if any)
-	// into its terminal, waits up to grace, then SIGINT/SIGTERM/SIGKILL
-	// with bounded grace each; returns how it ended. It is idempotent: on
-	// a harness that already ended it returns at once (with the facts it
+	// Stop ends the current harness without acting on its screen (it
+	// never types into the harness's terminal): it sends first to the
+	// harness's process group, then SIGTERM and SIGKILL, waiting up to
+	// grace after each; returns how it ended. It is idempotent: on a
+	// harness that already ended it returns at once (with the facts it
 	// has, possibly zero) and no error.
-	Stop(ctx context.Context, exitCommand string, grace time.Duration) (contract.ExitFacts, error)
+	Stop(ctx context.Context, first syscall.Signal, grace time.Duration) (contract.ExitFacts, error)
 	// Start launches argv (the complete command line: placement and
 	// PrepareLaunch already applied) on the same terminal and returns once
 	// it runs.
@@ -44,6 +46,10 @@ type Request struct {
 	Reason string `json:"reason,omitempty"`
 	// Payloads are stored, then delivered at the relaunch.
 	Payloads []contract.PayloadEnvelope `json:"payloads,omitempty"`
+	// DropUndelivered drops the stored payloads the relaunch cannot
+	// place (their receipts say so) instead of keeping them, labelled,
+	// for a later renewal.
+	DropUndelivered bool `json:"drop_undelivered,omitempty"`
 }
 
 // Outcome is the result of Renew or Recover.
@@ -59,9 +65,16 @@ type Outcome struct {
 	Placement       contract.ManifestPlacementClass `json:"placement,omitempty"`
 	PayloadReceipts []contract.PayloadReceipt       `json:"payload_receipts"`
 	Recovered       bool                            `json:"recovered"`
+	// UndeliveredIDs are the payloads the relaunch could not deliver
+	// (state undelivered), dropped when DroppedUndelivered, else kept.
+	UndeliveredIDs     []string `json:"undelivered_payload_ids,omitempty"`
+	DroppedUndelivered bool     `json:"dropped_undelivered,omitempty"`
+	// CarriedIDs are delivered payloads an earlier renewal had left
+	// undelivered.
+	CarriedIDs []string `json:"carried_payload_ids,omitempty"`
 }
 
-// DefaultGrace is how long Stop waits after the exit command.
+// DefaultGrace is how long Stop waits after each stop signal.
 const DefaultGrace = 10 * time.Second
 
 // Orchestrator renews one wrapped session: it stops the harness and
@@ -80,7 +93,7 @@ const DefaultGrace = 10 * time.Second
 // Calls are serialized; an Orchestrator must not be copied after use.
 type Orchestrator struct {
 	// Adapter is the session's adapter; it gives the relaunch command
-	// line, the launch placement and the exit command.
+	// line, the launch placement and the stop signal.
 	Adapter *adapters.Adapter
 	// Argv is the session's command line as the user gave it to
 	// `lifeloop run` (before PrepareLaunch).
@@ -118,6 +131,11 @@ func (o *Orchestrator) harnessID() string {
 		return ""
 	}
 	return o.HarnessSessionID()
+}
+
+func (o *Orchestrator) stopSignal() syscall.Signal {
+	sig, _ := o.Adapter.StopSignal()
+	return sig
 }
 
 func (o *Orchestrator) grace() time.Duration {
@@ -242,7 +260,7 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	if !st.State.InProgress() {
 		st = Status{State: StateStopping, Attempt: st.Attempt + 1, HarnessSessionID: hid, StartedAt: &now}
 	}
-	st.Resume, st.Reason, st.Recovered = req.Resume, req.Reason, false
+	st.Resume, st.Reason, st.Recovered, st.DropUndelivered = req.Resume, req.Reason, false, req.DropUndelivered
 	st.PayloadIDs = ids(pending)
 	st.PayloadPending = len(pending) > 0
 	st.LastError = nil
@@ -264,8 +282,8 @@ func (o *Orchestrator) Recover(ctx context.Context) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, &Error{Class: contract.FailureInternalError, Err: err}
 	}
-	if st.State == StateDelivered || st.State == StateExpired {
-		o.drop(st.PayloadIDs)
+	if st.State == StateDelivered || st.State == StateExpired || st.State == StateUndelivered {
+		o.settle(st)
 		return outcomeOf(st, false), nil
 	}
 	if !st.State.InProgress() {
@@ -294,13 +312,16 @@ func (o *Orchestrator) relaunchID(st Status) string {
 }
 
 // refuse reports a failure found before anything was touched. The status
-// records it unless an earlier renewal is still in progress (whose state
-// Recover needs).
+// records it as an attempt of its own (its own time, none of the previous
+// attempt's payloads or times) unless an earlier renewal is still in
+// progress (whose state Recover needs).
 func (o *Orchestrator) refuse(st Status, err error) (Outcome, error) {
 	if st.State.InProgress() {
 		return outcomeOf(st, false), err
 	}
-	return o.fail(&st, err)
+	now := o.now().UTC()
+	refused := Status{Attempt: st.Attempt + 1, HarnessSessionID: o.harnessID(), StartedAt: &now, FinishedAt: &now}
+	return o.fail(&refused, err)
 }
 
 // fail records err in the status (state failed) and returns it.
@@ -356,7 +377,7 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 					return outcomeOf(*st, started), err
 				}
 			}
-			facts, err := o.Process.Stop(ctx, o.Adapter.ExitCommand(), o.grace())
+			facts, err := o.Process.Stop(ctx, o.stopSignal(), o.grace())
 			if err != nil {
 				class := contract.FailureTransportError
 				if errors.Is(err, context.DeadlineExceeded) {
@@ -380,7 +401,13 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 				return o.fail(st, err)
 			}
 			if st.StartingReceiptID == "" {
-				st.StartingReceiptID = o.record(st, contract.EventSessionStarting, "starting", map[string]any{"placement": string(st.Placement)}, nil)
+				extra := map[string]any{"placement": string(st.Placement)}
+				if !st.Resume {
+					// A fresh conversation: the context pressure the old
+					// one reached no longer holds (sessionview forgets it).
+					extra["context_reset"] = true
+				}
+				st.StartingReceiptID = o.record(st, contract.EventSessionStarting, "starting", extra, nil)
 			}
 			if err := o.write(st); err != nil {
 				return outcomeOf(*st, started), err
@@ -401,18 +428,30 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 			}
 		case StatePendingDelivery:
 			if st.StartedReceiptID == "" {
-				st.StartedReceiptID = o.record(st, contract.EventSessionStarted, "started", map[string]any{"placement": string(st.Placement)}, st.PayloadReceipts)
+				extra := map[string]any{"placement": string(st.Placement)}
+				if len(st.UndeliveredIDs) > 0 {
+					extra["undelivered_payloads"] = undeliveredFate(st.DropUndelivered)
+				}
+				if len(st.CarriedIDs) > 0 {
+					extra["carried_payload_ids"] = st.CarriedIDs
+				}
+				st.StartedReceiptID = o.record(st, contract.EventSessionStarted, "started", extra, st.PayloadReceipts)
 			}
 			now := o.now().UTC()
-			st.State, st.FinishedAt, st.PayloadPending = StateDelivered, &now, false
-			if len(st.ExpiredIDs) > 0 {
+			st.State, st.FinishedAt = StateDelivered, &now
+			st.PayloadPending = len(st.UndeliveredIDs) > 0 && !st.DropUndelivered
+			switch {
+			case len(st.ExpiredIDs) > 0:
 				st.State = StateExpired
 				st.LastError = statusError(failf(contract.FailurePayloadRejected, "payloads %q expired before they could be delivered", st.ExpiredIDs), now)
+			case len(st.UndeliveredIDs) > 0:
+				st.State = StateUndelivered
+				st.LastError = statusError(failf(contract.FailurePlacementUnavailable, "payloads %q were not delivered at this relaunch (their payload receipts say why); %s", st.UndeliveredIDs, undeliveredFate(st.DropUndelivered)), now)
 			}
 			if err := o.write(st); err != nil {
 				return outcomeOf(*st, started), err
 			}
-			o.drop(st.PayloadIDs)
+			o.settle(*st)
 			return outcomeOf(*st, started), nil
 		default:
 			return outcomeOf(*st, started), nil
@@ -439,8 +478,10 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 	now := o.Store.now()
 	var receipts []contract.PayloadReceipt
 	st.ExpiredIDs = nil
+	labelled := map[string]bool{}
 	for _, rec := range all {
 		p := rec.Payload
+		labelled[p.PayloadID] = rec.Undelivered != nil
 		if o.Store.expired(rec, now) && slices.Contains(st.PayloadIDs, p.PayloadID) {
 			r := contract.PayloadReceipt{PayloadID: p.PayloadID, PayloadKind: p.PayloadKind, Status: contract.PlacementOutcomeFailed, ByteSize: p.ByteSize, ContentDigest: p.ContentDigest}
 			if len(p.AcceptablePlacements) > 0 {
@@ -490,7 +531,50 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 	}
 	st.PayloadIDs = delivered
 	st.PayloadReceipts = receipts
+	st.UndeliveredIDs, st.CarriedIDs = nil, nil
+	for _, p := range pending {
+		switch {
+		case !slices.Contains(delivered, p.PayloadID):
+			st.UndeliveredIDs = append(st.UndeliveredIDs, p.PayloadID)
+		case labelled[p.PayloadID]:
+			st.CarriedIDs = append(st.CarriedIDs, p.PayloadID)
+		}
+	}
 	return o.Adapter.PrepareLaunch(argv), nil
+}
+
+// undeliveredFate says what became of the payloads a relaunch could not
+// place.
+func undeliveredFate(dropped bool) string {
+	if dropped {
+		return "dropped"
+	}
+	return "kept"
+}
+
+// settle finishes a renewal's store once its status is final: the
+// delivered payloads are dropped, and the undelivered ones dropped or
+// labelled as the request chose. It is idempotent, so Recover runs it
+// again after a crash.
+func (o *Orchestrator) settle(st Status) {
+	o.drop(st.PayloadIDs)
+	if st.DropUndelivered {
+		o.drop(st.UndeliveredIDs)
+		return
+	}
+	at := o.now().UTC()
+	if st.FinishedAt != nil {
+		at = *st.FinishedAt
+	}
+	for _, id := range st.UndeliveredIDs {
+		u := Undelivered{Attempt: st.Attempt, Resume: st.Resume, HarnessSessionID: st.HarnessSessionID, At: at}
+		for _, r := range st.PayloadReceipts {
+			if r.PayloadID == id {
+				u.Status = r.Status
+			}
+		}
+		_ = o.Store.Label(id, u)
+	}
 }
 
 // drop removes delivered payloads; one already gone is fine.
@@ -522,8 +606,11 @@ func outcomeOf(st Status, started bool) Outcome {
 	if prs == nil {
 		prs = []contract.PayloadReceipt{}
 	}
-	return Outcome{
+	out := Outcome{
 		State: st.State, Attempt: st.Attempt, Resumed: st.Resume, Started: started,
 		Placement: st.Placement, PayloadReceipts: prs, Recovered: st.Recovered,
+		UndeliveredIDs: st.UndeliveredIDs, CarriedIDs: st.CarriedIDs,
 	}
+	out.DroppedUndelivered = len(st.UndeliveredIDs) > 0 && st.DropUndelivered
+	return out
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,7 +53,7 @@ func (w *world) hit(point string) {
 // fakeProcess is the Process of one wrapper; it shares the world.
 type fakeProcess struct{ w *world }
 
-func (p fakeProcess) Stop(_ context.Context, exitCommand string, _ time.Duration) (contract.ExitFacts, error) {
+func (p fakeProcess) Stop(_ context.Context, _ syscall.Signal, _ time.Duration) (contract.ExitFacts, error) {
 	p.w.hit("before stop")
 	if err := p.w.stopErr; err != nil {
 		p.w.stopErr = nil
@@ -529,6 +530,10 @@ func TestRecoverWithNothingToDo(t *testing.T) {
 // TestRenewKeepsUndeliverableStoredPayload: a payload stored earlier
 // (continuation put) whose only placement cannot be met at launch gets a
 // failed receipt and stays stored; the renewal itself is delivered.
+// TestRenewKeepsUndeliverableStoredPayload: a stored payload the
+// relaunch cannot place is not delivered, and the renewal says so: state
+// undelivered (not delivered), its id named, payload_pending true, the
+// payload kept in the store labelled with the attempt that left it.
 func TestRenewKeepsUndeliverableStoredPayload(t *testing.T) {
 	w := newWorld(t)
 	o := w.orchestrator(t, "claude", "claude")
@@ -536,7 +541,7 @@ func TestRenewKeepsUndeliverableStoredPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, err := o.Renew(t.Context(), Request{Payloads: []contract.PayloadEnvelope{payload("pay_1", "one")}})
-	if err != nil || out.State != StateDelivered {
+	if err != nil || out.State != StateUndelivered || !out.Started || strings.Join(out.UndeliveredIDs, ",") != "pay_side" || out.DroppedUndelivered {
 		t.Fatalf("Renew: %+v, %v", out, err)
 	}
 	status := map[string]contract.PlacementOutcome{}
@@ -546,11 +551,95 @@ func TestRenewKeepsUndeliverableStoredPayload(t *testing.T) {
 	if status["pay_1"] != contract.PlacementOutcomeDelivered || status["pay_side"] != contract.PlacementOutcomeFailed {
 		t.Errorf("receipts %v", status)
 	}
-	if pending, _ := o.Store.Pending(); strings.Join(ids(pending), ",") != "pay_side" {
-		t.Errorf("stored after renewal: %v, want pay_side only", ids(pending))
+	st, err := ReadStatus(o.StatusPath)
+	if err != nil || st.State != StateUndelivered || !st.PayloadPending || strings.Join(st.UndeliveredIDs, ",") != "pay_side" ||
+		st.LastError == nil || st.LastError.FailureClass != contract.FailurePlacementUnavailable || !strings.Contains(st.LastError.Message, "pay_side") {
+		t.Errorf("status %+v, %v", st, err)
+	}
+	entries, _ := o.Store.List()
+	if len(entries) != 1 || entries[0].PayloadID != "pay_side" || entries[0].Undelivered == nil ||
+		entries[0].Undelivered.Attempt != 1 || entries[0].Undelivered.Status != contract.PlacementOutcomeFailed {
+		t.Errorf("stored after renewal: %+v, want pay_side only, labelled", entries)
 	}
 	if strings.Contains(strings.Join(w.starts[0], " "), `"pay_side"`) {
 		t.Error("undeliverable payload placed on the command line")
+	}
+	if got := w.ledger[len(w.ledger)-1]; got.ev != contract.EventSessionStarted || got.summary["undelivered_payloads"] != "kept" {
+		t.Errorf("session.started summary %v", got.summary)
+	}
+}
+
+// TestRenewDropsUndeliverable: with DropUndelivered the payload the
+// relaunch cannot place is dropped, its failed receipt recorded.
+func TestRenewDropsUndeliverable(t *testing.T) {
+	w := newWorld(t)
+	o := w.orchestrator(t, "claude", "claude")
+	if _, err := o.Store.Put(payload("pay_side", "x", contract.PlacementSideChannelContext)); err != nil {
+		t.Fatal(err)
+	}
+	out, err := o.Renew(t.Context(), Request{DropUndelivered: true})
+	if err != nil || out.State != StateUndelivered || !out.DroppedUndelivered {
+		t.Fatalf("Renew: %+v, %v", out, err)
+	}
+	if pending, _ := o.Store.Pending(); len(pending) != 0 {
+		t.Errorf("stored after a dropping renewal: %v", ids(pending))
+	}
+	st, _ := ReadStatus(o.StatusPath)
+	if st.PayloadPending || !strings.Contains(st.LastError.Message, "dropped") {
+		t.Errorf("status %+v", st)
+	}
+	if got := w.ledger[len(w.ledger)-1]; got.summary["undelivered_payloads"] != "dropped" || len(got.receipts) != 1 || got.receipts[0].Status != contract.PlacementOutcomeFailed {
+		t.Errorf("session.started %v %v", got.summary, got.receipts)
+	}
+}
+
+// TestUndeliveredPayloadIsCarriedOpenly: a payload a resumed Codex could
+// not take waits; the next (fresh) renewal delivers it and names it as
+// carried over, in its outcome, status and session.started.
+func TestUndeliveredPayloadIsCarriedOpenly(t *testing.T) {
+	w := newWorld(t)
+	o := w.orchestrator(t, "codex", "codex")
+	if _, err := o.Store.Put(payload("pay_dev", "instructions")); err != nil {
+		t.Fatal(err)
+	}
+	out, err := o.Renew(t.Context(), Request{Resume: true})
+	if err != nil || out.State != StateUndelivered || strings.Join(out.UndeliveredIDs, ",") != "pay_dev" {
+		t.Fatalf("resumed Renew: %+v, %v", out, err)
+	}
+	out, err = o.Renew(t.Context(), Request{})
+	if err != nil || out.State != StateDelivered || strings.Join(out.CarriedIDs, ",") != "pay_dev" || len(out.UndeliveredIDs) != 0 {
+		t.Fatalf("fresh Renew: %+v, %v", out, err)
+	}
+	st, _ := ReadStatus(o.StatusPath)
+	if strings.Join(st.CarriedIDs, ",") != "pay_dev" || st.PayloadPending {
+		t.Errorf("status %+v", st)
+	}
+	if got := w.ledger[len(w.ledger)-1]; fmt.Sprint(got.summary["carried_payload_ids"]) != "[pay_dev]" {
+		t.Errorf("session.started summary %v", got.summary)
+	}
+	if pending, _ := o.Store.Pending(); len(pending) != 0 {
+		t.Errorf("stored after delivery: %v", ids(pending))
+	}
+}
+
+// TestRefusalHasItsOwnTimes: a refused renewal is an attempt of its own
+// in the status: its own time, none of the previous attempt's payloads.
+func TestRefusalHasItsOwnTimes(t *testing.T) {
+	w := newWorld(t)
+	o := w.orchestrator(t, "claude", "claude")
+	if _, err := o.Renew(t.Context(), Request{Payloads: []contract.PayloadEnvelope{payload("pay_1", "one")}}); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := ReadStatus(o.StatusPath)
+	w.clock.Advance(time.Hour)
+	big := payload("pay_big", strings.Repeat("x", DefaultMaxBytes+1))
+	if _, err := o.Renew(t.Context(), Request{Payloads: []contract.PayloadEnvelope{big}}); err == nil {
+		t.Fatal("an oversized payload was accepted")
+	}
+	st, _ := ReadStatus(o.StatusPath)
+	if st.State != StateFailed || st.Attempt != first.Attempt+1 || st.StartedAt == nil || !st.StartedAt.Equal(w.clock.Now().UTC()) ||
+		st.FinishedAt == nil || len(st.PayloadIDs) != 0 || len(st.PayloadReceipts) != 0 {
+		t.Errorf("status after the refusal %+v (first %+v)", st, first)
 	}
 }
 

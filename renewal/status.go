@@ -33,20 +33,21 @@ const (
 	StateStopping        State = "stopping"         // payloads stored, the harness being stopped
 	StateRelaunching     State = "relaunching"      // harness stopped, being started again
 	StatePendingDelivery State = "pending_delivery" // harness started with the payloads placed; not yet recorded
-	StateDelivered       State = "delivered"        // recorded and the payloads dropped
+	StateDelivered       State = "delivered"        // recorded, every payload delivered and dropped
+	StateUndelivered     State = "undelivered"      // harness started again, but payloads in UndeliveredIDs were not delivered
 	StateFailed          State = "failed"           // a step failed; see LastError
 	StateExpired         State = "expired"          // payloads expired before they could be delivered
 )
 
 // States lists every State.
-var States = []State{StateNotAttempted, StateStopping, StateRelaunching, StatePendingDelivery, StateDelivered, StateFailed, StateExpired}
+var States = []State{StateNotAttempted, StateStopping, StateRelaunching, StatePendingDelivery, StateDelivered, StateUndelivered, StateFailed, StateExpired}
 
 // InProgress reports whether a renewal in state s has not finished.
 func (s State) InProgress() bool {
 	switch s {
 	case StateStopping, StateRelaunching, StatePendingDelivery:
 		return true
-	case StateNotAttempted, StateDelivered, StateFailed, StateExpired:
+	case StateNotAttempted, StateDelivered, StateUndelivered, StateFailed, StateExpired:
 		return false
 	}
 	return false
@@ -71,11 +72,22 @@ type Status struct {
 	// Reason is the operator's or client's reason for the renewal.
 	Reason string `json:"reason,omitempty"`
 	// PayloadPending is true while payloads of this renewal wait in the
-	// continuation store.
+	// continuation store: before delivery, and after it for those it
+	// could not deliver and kept.
 	PayloadPending bool `json:"payload_pending"`
 	// PayloadIDs are the payloads this renewal delivers (set when the
 	// harness is started with them).
 	PayloadIDs []string `json:"payload_ids"`
+	// UndeliveredIDs are stored payloads this renewal's relaunch could not
+	// place (their receipts say failed or skipped). They are kept, labelled
+	// (Entry.Undelivered), for a later renewal that can place them, or
+	// dropped when DropUndelivered is set.
+	UndeliveredIDs  []string `json:"undelivered_payload_ids,omitempty"`
+	DropUndelivered bool     `json:"drop_undelivered,omitempty"`
+	// CarriedIDs are payloads this renewal delivered that an earlier
+	// renewal had left undelivered: they reach a conversation other than
+	// the one they were first meant for, and say so.
+	CarriedIDs []string `json:"carried_payload_ids,omitempty"`
 	// ExpiredIDs are payloads of this renewal that expired before the
 	// relaunch could deliver them.
 	ExpiredIDs []string `json:"expired_payload_ids,omitempty"`

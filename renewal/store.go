@@ -71,14 +71,29 @@ type Entry struct {
 	Created     time.Time `json:"created"`
 	Expires     time.Time `json:"expires"`
 	Expired     bool      `json:"expired"`
+	// Undelivered is set when a renewal could not deliver the payload
+	// and kept it.
+	Undelivered *Undelivered `json:"undelivered,omitempty"`
+}
+
+// Undelivered labels a payload a renewal could not deliver: which
+// attempt, how its receipt ended, and the conversation it was meant for
+// (the harness session the renewal resumed, or started fresh from).
+type Undelivered struct {
+	Attempt          int                       `json:"attempt"`
+	Status           contract.PlacementOutcome `json:"status"`
+	Resume           bool                      `json:"resume"`
+	HarnessSessionID string                    `json:"harness_session_id,omitempty"`
+	At               time.Time                 `json:"at"`
 }
 
 // stored is the file format of one payload.
 type stored struct {
-	Schema  string                   `json:"schema"`
-	Created time.Time                `json:"created"`
-	Expires time.Time                `json:"expires"`
-	Payload contract.PayloadEnvelope `json:"payload"`
+	Schema      string                   `json:"schema"`
+	Created     time.Time                `json:"created"`
+	Expires     time.Time                `json:"expires"`
+	Undelivered *Undelivered             `json:"undelivered,omitempty"`
+	Payload     contract.PayloadEnvelope `json:"payload"`
 }
 
 // ErrNotFound means no payload with that id is stored.
@@ -203,6 +218,7 @@ func entryOf(rec stored, now time.Time) Entry {
 	return Entry{
 		PayloadID: p.PayloadID, PayloadKind: p.PayloadKind, ClientID: p.ClientID, ByteSize: p.ByteSize,
 		Digest: digest, Created: rec.Created, Expires: rec.Expires, Expired: !now.Before(rec.Expires),
+		Undelivered: rec.Undelivered,
 	}
 }
 
@@ -237,6 +253,24 @@ func (s *Store) Get(id string) (contract.PayloadEnvelope, error) {
 		return contract.PayloadEnvelope{}, failf(contract.FailurePayloadRejected, "payload %q expired at %s", id, rec.Expires.Format(time.RFC3339))
 	}
 	return rec.Payload, nil
+}
+
+// Label marks payload id as left undelivered by a renewal (u). A payload
+// no longer stored is fine: there is nothing to label.
+func (s *Store) Label(id string, u Undelivered) error {
+	rec, err := s.read(s.path(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rec.Undelivered = &u
+	data, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return statedir.WriteFileAtomic(s.path(id), data)
 }
 
 // Drop removes payload id. It fails with ErrNotFound when none is stored.

@@ -48,11 +48,17 @@ func (l Levels) Of(fraction float64) Level {
 // PressureTracker turns [ObsUsage] and [ObsCompacted] observations into
 // level changes. The zero value is not usable; use [NewPressureTracker].
 type PressureTracker struct {
-	levels Levels
-	level  Level
-	window int64
-	known  bool
+	levels      Levels
+	level       Level
+	window      int64
+	known       bool
+	reportFirst bool
 }
+
+// ReportFirstReading makes the first usage reading a change even when it
+// is low: the tracker follows a new conversation, whose level replaces
+// the one an earlier conversation of the session left.
+func (t *PressureTracker) ReportFirstReading() { t.reportFirst = true }
 
 // NewPressureTracker returns a tracker with the given thresholds; invalid
 // thresholds fall back to [DefaultLevels] (check with [Levels.Validate]).
@@ -83,7 +89,7 @@ func (t *PressureTracker) Observe(o Observation) (Observation, bool) {
 		}
 		first := !t.known
 		t.known = true
-		if first && lvl == LevelLow {
+		if first && lvl == LevelLow && !t.reportFirst {
 			t.level = lvl
 			return Observation{}, false // starting low is not a change
 		}

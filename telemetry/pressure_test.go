@@ -148,3 +148,23 @@ func summary(o Observation) string {
 	}
 	return s
 }
+
+// TestPressureTrackerReportsANewConversationsFirstReading: a tracker
+// following a renewal's new conversation reports its first reading even
+// when low (and only the first); a plain tracker does not.
+func TestPressureTrackerReportsANewConversationsFirstReading(t *testing.T) {
+	low := Observation{Kind: ObsUsage, Tokens: 15, Window: 100}
+	plain := NewPressureTracker(DefaultLevels)
+	if _, ok := plain.Observe(low); ok {
+		t.Error("a session's first low reading was reported")
+	}
+	fresh := NewPressureTracker(DefaultLevels)
+	fresh.ReportFirstReading()
+	p, ok := fresh.Observe(low)
+	if !ok || p.Kind != ObsPressure || p.Level != LevelLow || p.Tokens != 15 || p.Percent != 15 {
+		t.Fatalf("first reading of a new conversation: %+v, %v", p, ok)
+	}
+	if _, ok := fresh.Observe(Observation{Kind: ObsUsage, Tokens: 20, Window: 100}); ok {
+		t.Error("a second low reading was reported")
+	}
+}

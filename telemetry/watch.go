@@ -41,6 +41,12 @@ type WatchConfig struct {
 	NewParser func() Parser
 	// Levels are the pressure thresholds (default DefaultLevels).
 	Levels Levels
+	// ReportFirstPressure reports the first usage reading of the first
+	// file followed as a pressure change even when it is low: the watcher
+	// follows a renewal's new conversation, whose level replaces the one
+	// the session's earlier conversation left. A file switched to later
+	// (a new conversation) always reports it.
+	ReportFirstPressure bool
 	// Tail carries MaxLine, Poll, SafetyPoll and ForcePoll for the tailer
 	// and the folder watcher; Path is ignored. Discovered files are always
 	// read from the start; Tail.FromStart applies to an explicit Path.
@@ -93,6 +99,7 @@ type watcher struct {
 	kind     SourceKind
 	parser   Parser
 	pressure *PressureTracker
+	files    int // files followed so far
 	evidence Evidence
 	cur      Candidate
 	curPath  atomicString // cur.Path, read by the folder watcher goroutine
@@ -214,6 +221,10 @@ func (w *watcher) startTail(ctx context.Context, path string, fromStart bool) {
 	w.gen++
 	w.parser = w.cfg.NewParser()
 	w.pressure = NewPressureTracker(w.cfg.Levels)
+	if w.cfg.ReportFirstPressure || w.files > 0 {
+		w.pressure.ReportFirstReading()
+	}
+	w.files++
 	tctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	w.cancel, w.done = cancel, done

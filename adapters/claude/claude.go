@@ -15,6 +15,7 @@ package claude
 import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"syscall"
 )
 
 // Harness is Claude Code to the registry.
@@ -106,5 +107,8 @@ func (Harness) Manifest() contract.AdapterManifest {
 	return m
 }
 
-// ExitCommand implements adapters.Relauncher: /exit ends the TUI cleanly.
-func (Harness) ExitCommand() string { return "/exit" }
+// StopSignal implements adapters.Relauncher: Claude Code ends its TUI on
+// SIGINT with exit code 0 and its SessionEnd hook (reason "other"), from
+// an empty prompt, a draft or an open permission dialog alike
+// (e2e/renew_safe_test.go).
+func (Harness) StopSignal() syscall.Signal { return syscall.SIGINT }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
@@ -213,8 +214,11 @@ func withPrompt(out, pos []string, last bool, text string) ([]string, bool) {
 	return out, false
 }
 
-// ExitCommand implements adapters.Relauncher.
-func (Harness) ExitCommand() string { return "/quit" }
+// StopSignal implements adapters.Relauncher: the Codex TUI ends on
+// SIGINT (exit code 130), restoring its terminal, from an empty prompt
+// or a draft alike (e2e/renew_safe_test.go). The rollout is written as
+// things happen, so nothing it holds is lost.
+func (Harness) StopSignal() syscall.Signal { return syscall.SIGINT }
 
 // RelaunchArgv implements adapters.Relauncher; argv is never modified. A
 // conversation choice is one-shot and always replaced:

@@ -3,6 +3,7 @@ package gemini
 import (
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/lifeloop/lifeloop/contract"
 )
@@ -76,14 +77,18 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 	return slices.Insert(out, start, interactiveShrt, text), contract.ManifestPreFrameLeading, true
 }
 
-// ExitCommand implements adapters.Relauncher: /quit ends the TUI with
-// exit code 0 (TestRunGeminiTUI). Typed by a renewal (the command, then
-// Enter 50 ms later) it races the TUI's slash-command suggestions, which
-// are computed after each key: when the Enter comes first it goes to the
-// suggestion list and the TUI stays; the renewal then stops it with
-// SIGINT to its process group, which the CLI handles as a clean exit
-// (TestRenewGeminiTUI logs which of the two ended it).
-func (Harness) ExitCommand() string { return "/quit" }
+// ReadyText implements adapters.InputReadyText: the prompt's placeholder,
+// drawn once the TUI takes keys (measured: the first key taken 1.2 s
+// after the start, the placeholder drawn at 1.34 s; left canonical mode
+// at 1.7 s on a resume, before it took keys).
+func (Harness) ReadyText() string { return "Type your message" }
+
+// StopSignal implements adapters.Relauncher: sent to the process group
+// (the outer node process ignores it; its child, the TUI, handles it),
+// SIGTERM ends Gemini CLI with exit code 0 and its SessionEnd hook, from
+// an empty prompt, a draft or an open permission dialog alike
+// (e2e/renew_safe_test.go).
+func (Harness) StopSignal() syscall.Signal { return syscall.SIGTERM }
 
 // RelaunchArgv implements adapters.Relauncher; argv is never modified.
 // Options that choose the session (-r/--resume, --session-id,

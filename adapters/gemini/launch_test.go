@@ -58,7 +58,4 @@ func TestRelaunchArgv(t *testing.T) {
 	if _, ok := (Harness{}).RelaunchArgv([]string{"gemini"}, 1, "", true); ok {
 		t.Error("resume without an id")
 	}
-	if (Harness{}).ExitCommand() != "/quit" {
-		t.Error("exit command")
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
@@ -84,8 +85,16 @@ func startsSession(args []string) bool {
 	return !info && (sub == "" || sub == "run")
 }
 
-// ExitCommand implements adapters.Relauncher.
-func (Harness) ExitCommand() string { return "/exit" }
+// ReadyText implements adapters.InputReadyText: the footer's command
+// hint, drawn with the prompt once the TUI takes keys (measured: the
+// first key taken 3.3 s after the start, the footer drawn at 3.35 s; left
+// canonical mode at 1.7 s on a resume, before it took keys).
+func (Harness) ReadyText() string { return "ctrl+p" }
+
+// StopSignal implements adapters.Relauncher: the OpenCode TUI ends on
+// SIGTERM with exit code 0, from an empty prompt, a draft or an open
+// permission dialog alike (e2e/renew_safe_test.go).
+func (Harness) StopSignal() syscall.Signal { return syscall.SIGTERM }
 
 // RelaunchArgv implements adapters.Relauncher for the TUI: options that
 // pick a session (-c, -s ID, --fork) are removed; to resume, `-s ID` goes

@@ -41,9 +41,6 @@ func TestRelaunchArgv(t *testing.T) {
 	if _, ok := a.RelaunchArgv([]string{"opencode"}, "", true); ok {
 		t.Error("resume without a session id")
 	}
-	if a.ExitCommand() != "/exit" {
-		t.Errorf("exit command %q", a.ExitCommand())
-	}
 }
 
 // TestPlacementThroughConfigFile: the envelope placed at launch ends up

@@ -2,6 +2,7 @@ package pi
 
 import (
 	"slices"
+	"syscall"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
@@ -57,9 +58,14 @@ func (Harness) ExternalizePlacement(argv []string, start int, files adapters.Pla
 	return out, nil
 }
 
-// ExitCommand implements adapters.Relauncher: /quit ends the TUI cleanly
-// (session_shutdown, exit 0). Pi has no /exit: typed, it is a prompt.
-func (Harness) ExitCommand() string { return "/quit" }
+// StopSignal implements adapters.Relauncher: Pi's TUI ends on SIGTERM
+// (exit code 143) from an empty prompt or a draft alike
+// (e2e/renew_safe_test.go). It skips the extension's session_shutdown
+// (shared harness facts: the handler re-raises the signal), which the
+// renewal does not need: it records the session's end itself, and the
+// session file is written as things happen. Typing /quit would send a
+// draft with it.
+func (Harness) StopSignal() syscall.Signal { return syscall.SIGTERM }
 
 // RelaunchArgv implements adapters.Relauncher; argv is never modified.
 // Options that choose the session (--continue, --resume, --session,

@@ -92,9 +92,6 @@ func TestRelaunchArgv(t *testing.T) {
 	if _, ok := (Harness{}).RelaunchArgv([]string{"pi"}, 1, "", true); ok {
 		t.Error("resume without an id: ok")
 	}
-	if (Harness{}).ExitCommand() != "/quit" {
-		t.Error("exit command")
-	}
 }
 
 func TestParseArgs(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	ucli "github.com/urfave/cli/v2"
+	"golang.org/x/sys/unix"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
@@ -57,7 +58,7 @@ type adapterListing struct {
 	ContractVersion  string                     `json:"contract_version"`
 	Role             contract.AdapterRole       `json:"role"`
 	IntegrationModes []contract.IntegrationMode `json:"integration_modes"`
-	ExitCommand      string                     `json:"exit_command,omitempty"`
+	StopSignal       string                     `json:"stop_signal,omitempty"`
 	TelemetryKind    string                     `json:"telemetry_kind,omitempty"`
 }
 
@@ -98,7 +99,7 @@ func adaptersRun(_ context.Context, opts adaptersOptions) error {
 		rows = append(rows, adapterListing{
 			ID: a.ID, Aliases: aliases, DisplayName: a.DisplayName, Conformance: a.Conformance,
 			AdapterVersion: m.AdapterVersion, ContractVersion: m.ContractVersion, Role: m.Role,
-			IntegrationModes: m.IntegrationModes, ExitCommand: a.ExitCommand(), TelemetryKind: telemetryKind(a),
+			IntegrationModes: m.IntegrationModes, StopSignal: stopSignal(a), TelemetryKind: telemetryKind(a),
 		})
 	}
 	if opts.JSON {
@@ -187,6 +188,15 @@ func eventsRun(_ context.Context, opts eventsOptions) error {
 
 // telemetryKind names the session-file format lifeloop reads for a: its
 // own id when it has telemetry, else "".
+// stopSignal names the signal a renewal stops a's harness with, or "".
+func stopSignal(a *adapters.Adapter) string {
+	sig, ok := a.StopSignal()
+	if !ok {
+		return ""
+	}
+	return unix.SignalName(sig)
+}
+
 func telemetryKind(a *adapters.Adapter) string {
 	if a.Telemetry() == nil {
 		return ""

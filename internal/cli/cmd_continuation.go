@@ -13,30 +13,34 @@ import (
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
-// continuationOptions are the flags of the continuation subcommands.
-type continuationOptions struct {
-	StateDir string
-	JSON     bool
-}
-
 func continuationCommand(e *env) *ucli.Command {
-	var o continuationOptions
+	// The session is named as every session command names it: its id,
+	// the short id `lifeloop top` and `sessions` print, or --latest.
+	o := controlOptions{ReadOnly: true}
 	sub := func(name, args, usage string, nargs int, withJSON bool, run func(store *renewal.Store, session string, args []string) error) *ucli.Command {
-		flags := []ucli.Flag{stateDirFlag(&o.StateDir)}
-		if withJSON {
-			flags = append(flags, &ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.JSON})
-		}
 		return &ucli.Command{
-			Name: name, ArgsUsage: args, Usage: usage, Flags: flags, OnUsageError: commandUsageError,
+			Name: name, ArgsUsage: args, Usage: usage, Flags: controlFlags(&o, withJSON), OnUsageError: commandUsageError,
 			Action: func(c *ucli.Context) error {
-				if c.NArg() != nargs {
+				rest, want := c.Args().Slice(), nargs
+				if o.Latest {
+					want--
+				} else if len(rest) > 0 {
+					o.Session, rest = rest[0], rest[1:]
+				}
+				if c.NArg() != want {
 					return usageErrorf("continuation %s takes %s, got %d arguments", name, args, c.NArg())
 				}
-				store, err := continuationStore(e, o, c.Args().First())
+				if o.Session != "" {
+					if err := statedir.ValidateSessionID(o.Session); err != nil {
+						return usageErrorf("%v", err)
+					}
+				}
+				root, rec, err := resolveSession(e, o)
 				if err != nil {
 					return err
 				}
-				return run(store, c.Args().First(), c.Args().Tail())
+				store := &renewal.Store{Dir: statedir.ContinuationPath(root, rec.ID), Now: e.Now}
+				return run(store, rec.ID, rest)
 			},
 		}
 	}
@@ -45,7 +49,7 @@ func continuationCommand(e *env) *ucli.Command {
 		Usage:           "manage a session's continuation payloads (delivered at its next renewal)",
 		HideHelpCommand: true,
 		Subcommands: []*ucli.Command{
-			sub("put", "SESSION FILE", "store a payload envelope (FILE, or - for standard input) for the next renewal", 2, false,
+			sub("put", "SESSION|--latest FILE", "store a payload envelope (FILE, or - for standard input) for the next renewal", 2, false,
 				func(store *renewal.Store, session string, args []string) error {
 					p, err := readPayloadFile(e.In, args[0])
 					if err != nil {
@@ -58,7 +62,7 @@ func continuationCommand(e *env) *ucli.Command {
 					fmt.Fprintf(e.Out, "%s: stored %s (%d bytes, %s, expires %s)\n", session, ent.PayloadID, ent.ByteSize, ent.Digest, ent.Expires.Format(time.RFC3339))
 					return nil
 				}),
-			sub("get", "SESSION PAYLOAD_ID", "print a stored payload's body (base64 bodies decoded; a body_ref is printed as is)", 2, true,
+			sub("get", "SESSION|--latest PAYLOAD_ID", "print a stored payload's body (base64 bodies decoded; a body_ref is printed as is)", 2, true,
 				func(store *renewal.Store, session string, args []string) error {
 					p, err := store.Get(args[0])
 					if errors.Is(err, renewal.ErrNotFound) {
@@ -81,7 +85,7 @@ func continuationCommand(e *env) *ucli.Command {
 					_, err = e.Out.Write(body)
 					return err
 				}),
-			sub("drop", "SESSION PAYLOAD_ID", "remove a stored payload", 2, false,
+			sub("drop", "SESSION|--latest PAYLOAD_ID", "remove a stored payload", 2, false,
 				func(store *renewal.Store, session string, args []string) error {
 					if err := store.Drop(args[0]); err != nil {
 						if errors.Is(err, renewal.ErrNotFound) {
@@ -92,7 +96,7 @@ func continuationCommand(e *env) *ucli.Command {
 					fmt.Fprintf(e.Out, "%s: dropped %s\n", session, args[0])
 					return nil
 				}),
-			sub("list", "SESSION", "list stored payloads: id, kind, size, digest, created, expires (never bodies)", 1, true,
+			sub("list", "SESSION|--latest", "list stored payloads: id, kind, size, digest, created, expires, and which renewal left one undelivered (never bodies)", 1, true,
 				func(store *renewal.Store, session string, _ []string) error {
 					ents, err := store.List()
 					if err != nil {
@@ -109,13 +113,13 @@ func continuationCommand(e *env) *ucli.Command {
 						return nil
 					}
 					tw := tabwriter.NewWriter(e.Out, 0, 4, 2, ' ', 0)
-					fmt.Fprintln(tw, "ID\tKIND\tSIZE\tDIGEST\tCREATED\tEXPIRES")
+					fmt.Fprintln(tw, "ID\tKIND\tSIZE\tDIGEST\tCREATED\tEXPIRES\tUNDELIVERED")
 					for _, en := range ents {
 						exp := en.Expires.Format(time.RFC3339)
 						if en.Expired {
 							exp += " (expired)"
 						}
-						fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", en.PayloadID, en.PayloadKind, en.ByteSize, en.Digest, en.Created.Format(time.RFC3339), exp)
+						fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", en.PayloadID, en.PayloadKind, en.ByteSize, en.Digest, en.Created.Format(time.RFC3339), exp, undeliveredLabel(en.Undelivered))
 					}
 					return tw.Flush()
 				}),
@@ -123,17 +127,11 @@ func continuationCommand(e *env) *ucli.Command {
 	}
 }
 
-// continuationStore opens the continuation store of an existing session.
-func continuationStore(e *env, o continuationOptions, session string) (*renewal.Store, error) {
-	root, err := statedir.Resolve(o.StateDir, e.Getenv)
-	if err != nil {
-		return nil, exitf(exitcode.Failed, "%v", err)
+// undeliveredLabel says which renewal left a stored payload undelivered,
+// or "-".
+func undeliveredLabel(u *renewal.Undelivered) string {
+	if u == nil {
+		return "-"
 	}
-	if err := statedir.ValidateSessionID(session); err != nil {
-		return nil, usageErrorf("%v", err)
-	}
-	if _, err := statedir.ReadSession(root, session); err != nil {
-		return nil, exitf(exitcode.Failed, "unknown session %q in %s; see `lifeloop sessions`", session, root)
-	}
-	return &renewal.Store{Dir: statedir.ContinuationPath(root, session), Now: e.Now}, nil
+	return fmt.Sprintf("attempt %d (%s)", u.Attempt, u.Status)
 }

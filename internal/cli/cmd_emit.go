@@ -211,7 +211,7 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	if !exists {
 		now := opts.Now()
 		rec = statedir.SessionRecord{
-			ID: opts.Session, State: statedir.StateRunning, AdapterID: a.ID,
+			Schema: statedir.SessionSchemaV1, ID: opts.Session, State: statedir.StateRunning, AdapterID: a.ID,
 			IntegrationMode: string(contract.ModeManualSkill), Cwd: opts.Cwd, StartedAt: &now, UpdatedAt: now,
 		}
 		if _, err := statedir.CreateSessionDir(root, opts.Session); err != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 )
 
 // renewTimeout bounds one renew call: the wrapper stops the harness
-// (exit command, then signals with bounded grace each) and starts it
+// (signals with bounded grace each; nothing is typed) and starts it
 // again before it answers.
 const renewTimeout = 3 * time.Minute
 
@@ -31,6 +32,8 @@ type renewOptions struct {
 	Fresh    bool
 	Resume   bool
 	Reason   string
+	// DropUndelivered drops the payloads the relaunch cannot place.
+	DropUndelivered bool
 }
 
 func renewCommand(e *env) *ucli.Command {
@@ -41,13 +44,19 @@ func renewCommand(e *env) *ucli.Command {
 		Usage:     "stop a running harness and start it again, delivering continuation payloads at the relaunch",
 		ArgsUsage: "[--payload FILE]... [--fresh|--resume] [--reason TEXT] SESSION|--latest",
 		Description: "Asks the session's live `lifeloop run` to renew the harness: session.ending (reason\n" +
-			"renewal), a graceful stop (the adapter's exit command, then signals), session.ended, and\n" +
+			"renewal), a stop by signal (the adapter's stop signal, then SIGTERM and SIGKILL; nothing is\n" +
+			"typed, so an open permission dialog is never answered and a draft never sent), session.ended, and\n" +
 			"a relaunch with the payloads placed at launch (as the adapter places them: an appended\n" +
 			"system prompt, developer instructions, or the first prompt of a resumed thread), recorded by\n" +
 			"session.starting/started with payload receipts. --fresh (the default) starts a new\n" +
 			"harness conversation; --resume continues the same one. The payload files are checked\n" +
 			"first; payloads are kept private in the session's continuation store until delivered.\n\n" +
-			"Exit status: 0 renewed; 1 refused or failed (the message starts with the failure\n" +
+			"One line per payload says what its receipt says. A stored payload the relaunch cannot place\n" +
+			"(e.g. a resumed conversation that takes no instructions at launch) is not delivered: the\n" +
+			"renewal ends undelivered and the payload stays stored, labelled, for a later renewal that\n" +
+			"can place it (which names it as carried over), or is dropped with --drop-undelivered.\n\n" +
+			"Exit status: 0 renewed with every payload delivered; 1 refused or failed, or a payload\n" +
+			"was not delivered (the message starts with the failure\n" +
 			"class, e.g. payload_too_large, capability_unsupported); 2 usage; 3 a payload file is\n" +
 			"unreadable or not JSON.",
 		OnUsageError: commandUsageError,
@@ -56,6 +65,7 @@ func renewCommand(e *env) *ucli.Command {
 			&ucli.BoolFlag{Name: "fresh", Usage: "start a new harness conversation (default)", Destination: &o.Fresh},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the same harness conversation", Destination: &o.Resume},
 			&ucli.StringFlag{Name: "reason", Usage: "why (recorded in the renewal status and receipts)", Destination: &o.Reason},
+			&ucli.BoolFlag{Name: "drop-undelivered", Usage: "drop stored payloads the relaunch cannot place (their receipts say so) instead of keeping them for a later renewal", Destination: &o.DropUndelivered},
 		),
 		Action: func(c *ucli.Context) error {
 			if c.NArg() > 1 {
@@ -118,10 +128,47 @@ func renewRun(ctx context.Context, e *env, o renewOptions) error {
 		return nil
 	}
 	fmt.Fprintln(e.Out, renewOutcomeLine(rec.ID, out))
+	for _, line := range payloadLines(out) {
+		fmt.Fprintln(e.Out, line)
+	}
 	if out.State != renewal.StateDelivered {
+		if len(out.UndeliveredIDs) > 0 {
+			fmt.Fprintf(e.Err, "lifeloop: %s: payloads %s were not delivered at this relaunch%s\n", contract.FailurePlacementUnavailable, strings.Join(out.UndeliveredIDs, ", "), undeliveredHint(rec.ID, out))
+		}
 		return silentExit(exitcode.Failed)
 	}
 	return nil
+}
+
+// payloadLines are renew's lines for a person, one per payload receipt:
+// what the receipt says, and for a payload not delivered what became of
+// it.
+func payloadLines(out renewal.Outcome) []string {
+	var lines []string
+	for _, r := range out.PayloadReceipts {
+		line := fmt.Sprintf("  %s: %s", r.PayloadID, r.Status)
+		if r.Placement != "" {
+			line += " (" + string(r.Placement) + ")"
+		}
+		switch {
+		case slices.Contains(out.UndeliveredIDs, r.PayloadID) && out.DroppedUndelivered:
+			line += ": not delivered, dropped"
+		case slices.Contains(out.UndeliveredIDs, r.PayloadID):
+			line += ": not delivered, kept for a later renewal that can place it"
+		case slices.Contains(out.CarriedIDs, r.PayloadID):
+			line += ": left undelivered by an earlier renewal, delivered into this conversation"
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// undeliveredHint says what to do about kept payloads.
+func undeliveredHint(id string, out renewal.Outcome) string {
+	if out.DroppedUndelivered {
+		return " and were dropped"
+	}
+	return fmt.Sprintf("; they stay stored for a later renewal (`lifeloop continuation list %s`; `lifeloop continuation drop %s ID` discards one, `renew --drop-undelivered` drops them)", id, id)
 }
 
 // renewOutcomeLine is the one line renew prints about its outcome.
@@ -141,7 +188,7 @@ func renewOutcomeLine(id string, out renewal.Outcome) string {
 // rec to renew it. The command and `lifeloop top` both use it.
 func renewSession(ctx context.Context, e *env, root string, rec statedir.SessionRecord, o renewOptions) (renewal.Outcome, error) {
 	store := &renewal.Store{Dir: statedir.ContinuationPath(root, rec.ID), Now: e.Now}
-	req := renewal.Request{Resume: o.Resume, Reason: o.Reason}
+	req := renewal.Request{Resume: o.Resume, Reason: o.Reason, DropUndelivered: o.DropUndelivered}
 	for _, name := range o.Payloads {
 		p, err := readPayloadFile(e.In, name)
 		if err != nil {
@@ -215,6 +262,16 @@ func renewalStatusRun(e *env, o controlOptions) error {
 	fmt.Fprintf(e.Out, "mode      %s\npending   %v\n", mode, st.PayloadPending)
 	if len(st.PayloadIDs) > 0 {
 		fmt.Fprintf(e.Out, "payloads  %s\n", strings.Join(st.PayloadIDs, " "))
+	}
+	if len(st.UndeliveredIDs) > 0 {
+		fate := "kept"
+		if st.DropUndelivered {
+			fate = "dropped"
+		}
+		fmt.Fprintf(e.Out, "%-10s%s (not delivered)\n", fate, strings.Join(st.UndeliveredIDs, " "))
+	}
+	if len(st.CarriedIDs) > 0 {
+		fmt.Fprintf(e.Out, "carried   %s (left undelivered by an earlier renewal)\n", strings.Join(st.CarriedIDs, " "))
 	}
 	if st.Placement != "" {
 		fmt.Fprintf(e.Out, "placement %s\n", st.Placement)

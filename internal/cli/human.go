@@ -58,7 +58,7 @@ func statusCode(s string) string {
 	switch s {
 	case "failed", "rejected", "aborted", "lost":
 		return sgrRed
-	case "degraded", "aborting", "paused", "pending_delivery", "stopping", "relaunching":
+	case "degraded", "aborting", "paused", "pending_delivery", "stopping", "relaunching", "undelivered":
 		return sgrYellow
 	case "delivered", "running", "completed":
 		return sgrGreen

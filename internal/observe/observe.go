@@ -69,6 +69,9 @@ type Options struct {
 	HistoryOffset int64
 	// Levels are the pressure thresholds (default telemetry.DefaultLevels).
 	Levels telemetry.Levels
+	// ReportFirstPressure reports the first pressure reading even when
+	// low (telemetry.WatchConfig.ReportFirstPressure).
+	ReportFirstPressure bool
 	// NotFoundAfter bounds discovery before capability.degraded (default
 	// DefaultNotFoundAfter).
 	NotFoundAfter time.Duration
@@ -164,6 +167,8 @@ func Config(o Options) (telemetry.WatchConfig, telemetry.SourceKind, error) {
 		Follow: o.Follow,
 		Levels: o.Levels,
 		Tail:   o.Tail,
+
+		ReportFirstPressure: o.ReportFirstPressure,
 	}
 	if cfg.Within <= 0 {
 		cfg.Within = DefaultNotFoundAfter

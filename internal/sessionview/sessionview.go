@@ -198,6 +198,12 @@ func (s *Summary) Apply(r contract.LifecycleReceipt) {
 			p.Percent = 100 * float64(p.Tokens) / float64(p.Window)
 		}
 		s.Pressure = p
+	case r.Event == contract.EventSessionStarting:
+		// A renewal's fresh relaunch starts a new conversation: the old
+		// one's pressure no longer holds until the new one is read.
+		if reset, _ := r.TelemetrySummary["context_reset"].(bool); reset {
+			s.Pressure = nil
+		}
 	case r.Event == contract.EventSessionStarted:
 		if v, _ := r.TelemetrySummary["harness_version"].(string); v != "" {
 			s.HarnessVersion = v

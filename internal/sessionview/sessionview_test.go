@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
 )
@@ -123,5 +124,32 @@ func TestShort(t *testing.T) {
 		if got := Short(in); got != want {
 			t.Errorf("Short(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestFreshRenewalForgetsPressure: a renewal's fresh relaunch
+// (session.starting with context_reset) forgets the old conversation's
+// pressure; a resumed one keeps it; the new conversation's first reading
+// is shown.
+func TestFreshRenewalForgetsPressure(t *testing.T) {
+	var s Summary
+	seq := uint64(0)
+	apply := func(ev contract.Event, sum map[string]any) {
+		seq++
+		n := seq
+		s.Apply(contract.LifecycleReceipt{Event: ev, Sequence: &n, TelemetrySummary: sum})
+	}
+	apply(contract.EventContextPressureObserved, map[string]any{"level": "moderate", "tokens": 120000.0, "window": 200000.0, "percent": 60.0})
+	apply(contract.EventSessionStarting, map[string]any{"reason": "renewal", "resume": true})
+	if s.Pressure == nil || s.Pressure.Level != "moderate" {
+		t.Fatalf("a resumed relaunch lost the pressure: %+v", s.Pressure)
+	}
+	apply(contract.EventSessionStarting, map[string]any{"reason": "renewal", "resume": false, "context_reset": true})
+	if s.Pressure != nil {
+		t.Fatalf("a fresh relaunch kept the old conversation's pressure: %+v", s.Pressure)
+	}
+	apply(contract.EventContextPressureObserved, map[string]any{"level": "low", "tokens": 30000.0, "window": 200000.0, "percent": 15.0})
+	if p := s.Pressure; p == nil || p.Level != "low" || p.Percent != 15 {
+		t.Errorf("the new conversation's pressure: %+v", p)
 	}
 }

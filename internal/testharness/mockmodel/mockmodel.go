@@ -94,8 +94,13 @@ type Config struct {
 	// UsageSequence is consumed one entry per conversation response.
 	UsageSequence []Usage
 	// Logger, when set, receives one line per request (method, path,
-	// status, kind). Bodies are never logged.
+	// status, kind). Bodies are never logged there.
 	Logger *slog.Logger
+	// BodyLog, when set, receives one JSON line per request with its
+	// body ({"kind","method","path","body"}; body is the request's JSON,
+	// or a string when it is not JSON), so a person or script can see
+	// where a marker landed. It is written under the server's lock.
+	BodyLog io.Writer
 }
 
 // Request is one recorded request.
@@ -220,6 +225,24 @@ func (s *Server) record(r *http.Request, body []byte, kind string) {
 	})
 }
 
+// logBody writes one request to BodyLog.
+func (s *Server) logBody(r *http.Request, body []byte, kind string) {
+	if s.cfg.BodyLog == nil {
+		return
+	}
+	var b any = string(body)
+	if json.Valid(body) {
+		b = json.RawMessage(body)
+	}
+	line, err := json.Marshal(map[string]any{"kind": kind, "method": r.Method, "path": r.URL.Path, "body": b})
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, _ = s.cfg.BodyLog.Write(append(line, '\n'))
+}
+
 // nextUsage returns the usage for a conversation response, consuming one
 // sequence entry.
 func (s *Server) nextUsage() Usage {
@@ -249,6 +272,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind, status := s.route(w, r, body)
+	s.logBody(r, body, kind)
 	if s.cfg.Logger != nil {
 		s.cfg.Logger.Info("mockmodel request", "method", r.Method, "path", r.URL.Path, "kind", kind, "status", status)
 	}

@@ -2,6 +2,7 @@ package mockmodel
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -337,5 +338,37 @@ func TestConcurrentUsageSequence(t *testing.T) {
 	}
 	if len(got) != n {
 		t.Errorf("%d distinct usage entries served, want %d", len(got), n)
+	}
+}
+
+// TestBodyLog: with BodyLog every request is one JSON line carrying its
+// kind, path and body (as JSON when it is JSON).
+func TestBodyLog(t *testing.T) {
+	var log bytes.Buffer
+	s, err := Start(Config{BodyLog: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post(t, s, "/v1/messages", `{"model":"m","stream":true,"messages":[{"role":"user","content":"MARKER-77"}]}`)
+	post(t, s, "/nowhere", `not json`)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("body log: %q", log.String())
+	}
+	var first struct {
+		Kind, Path string
+		Body       struct {
+			Messages []struct{ Content string }
+		}
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || !strings.HasPrefix(first.Kind, "claude") || first.Path != "/v1/messages" ||
+		len(first.Body.Messages) != 1 || first.Body.Messages[0].Content != "MARKER-77" {
+		t.Errorf("first line %s (%v)", lines[0], err)
+	}
+	if !strings.Contains(lines[1], `"body":"not json"`) {
+		t.Errorf("second line %s", lines[1])
 	}
 }
