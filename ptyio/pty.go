@@ -112,7 +112,7 @@ func eofChar(f *os.File) byte {
 func keyByKey(f *os.File) bool {
 	raw := false
 	_ = control(f, func(fd int) error {
-		tio, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+		tio, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 		if err == nil {
 			raw = tio.Lflag&unix.ICANON == 0
 		}
