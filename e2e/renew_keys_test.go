@@ -68,10 +68,13 @@ func TestKeysTypedDuringResumeReachTheNewHarness(t *testing.T) {
 				t.Fatalf("lifeloop renew: %v: %s", err, out.String())
 			}
 			n := len(mock.Requests())
-			// Enter once the new harness takes input; the held keys go
-			// before it. (The text on screen proves nothing: the
-			// terminal echoes keys a harness never reads.)
+			// Enter once the new harness shows the held keys in its
+			// prompt: an Enter that comes with them in one burst reads as
+			// a newline to some TUIs. (The text on screen alone proves
+			// nothing: a terminal echoes keys a harness never reads; the
+			// model request below does.)
 			tc.relaunched(t, term, before)
+			waitOutputAfter(t, term, before, typed, screenTimeout)
 			tc.send(term)
 			for deadline := time.Now().Add(screenTimeout); ; time.Sleep(100 * time.Millisecond) {
 				found := false
