@@ -453,7 +453,7 @@ func TestMalformedHookInput(t *testing.T) {
 func TestHugeTranscriptLine(t *testing.T) {
 	env := faultEnv(t)
 	state := stateDir(t)
-	sample, err := os.ReadFile(filepath.Join(testharness.ModuleRoot(t), "..", "shared", "harness-samples", "claude-tool-turn.transcript.jsonl"))
+	sample, err := os.ReadFile(filepath.Join(testharness.ModuleRoot(t), "adapters", "claude", "testdata", "claude-tool-turn.transcript.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
