@@ -146,6 +146,7 @@ type measured struct {
 	wall, cpu time.Duration
 	rssKiB    int64 // 0 when unknown
 	out       []byte
+	end       time.Time // when the process was reaped
 }
 
 // measure runs argv with env added, stdout kept, stdin and stderr empty.

@@ -1,25 +1,57 @@
 package launcher
 
-import "time"
+import (
+	"errors"
+	"fmt"
+	"time"
 
-// drainQuiet is how long the supervisor keeps taking telemetry moments
-// after a harness exited, once none arrive: the last lines a harness
-// writes before it exits (the turn's end, its usage) are read within
-// milliseconds of the write. drainMax bounds the whole drain.
+	"github.com/lifeloop/lifeloop/internal/procfs"
+
+	"golang.org/x/sys/unix"
+)
+
+// The drain after a harness exited ends as soon as the record is
+// complete, not after a fixed quiet:
+//
+//  1. Hooks: a hook process the harness started may still be running
+//     (reporting its last turn, or its session's end) after the harness
+//     itself exited. Such processes stay in the harness's process group,
+//     so the drain waits until no process of that group is left but
+//     zombies, looking after groupPoll, then less and less often. A hook
+//     call that reached the control socket keeps its
+//     process alive until the loop answers it, so once the group is gone
+//     every hook's moment is in.
+//  2. Telemetry: then the watcher reads every followed source (the
+//     files or session database) to its end at
+//     once, without waiting for a file event or a poll, and hands over
+//     what it read (observe.Watcher.Sync).
+//  3. Nothing more can arrive: the moments that waited for a hook are
+//     recorded, and the session ends (or the renewal's relaunch starts).
+//
+// drainMax bounds it all: a process that stays in the harness's group
+// (a daemon it left behind, killed at the session's end) is not waited
+// for longer.
 const (
-	drainQuiet = 500 * time.Millisecond
-	drainMax   = 3 * time.Second
+	drainMax     = 3 * time.Second
+	groupPoll    = 2 * time.Millisecond
+	groupPollMax = 50 * time.Millisecond
 )
 
 // drainState is the loop's phase after a harness exited: the telemetry
 // still in flight is recorded, so the harness session's last receipts
 // come before its session.ended (or before a relaunch's watcher takes
-// over). Hooks are still served meanwhile (a harness may report its last
-// turn as it exits). It ends drainQuiet after the last moment once no
-// moment waits for its hook, or at drainMax.
+// over). Hooks are still served meanwhile.
 type drainState struct {
-	quiet, deadline *time.Timer
-	quietOver       bool
+	// pgid is the harness's process group while it still has members
+	// (0 once it is empty); poll looks at it again.
+	pgid  int
+	poll  *time.Timer
+	every time.Duration
+	// synced is closed once the watcher has caught up; nil before the
+	// catch-up was asked for, and once it is done.
+	synced   <-chan struct{}
+	caughtUp bool
+	deadline *time.Timer
 	// then runs when the drain ends; nil ends the session.
 	then func()
 }
@@ -30,33 +62,105 @@ func (s *supervisor) beginDrain(then func()) {
 	if s.drain != nil {
 		return
 	}
-	s.drain = &drainState{quiet: time.NewTimer(drainQuiet), deadline: time.NewTimer(drainMax), then: then}
-	if s.obs == nil {
-		s.drain.quietOver = true
+	d := &drainState{deadline: time.NewTimer(drainMax), then: then}
+	s.drain = d
+	if s.child != nil {
+		if left := liveMembers(s.child.Pid()); len(left) > 0 {
+			s.log.Info("harness exited; waiting for its process group", "left", left)
+			d.pgid, d.every = s.child.Pid(), groupPoll
+			d.poll = time.NewTimer(d.every)
+			return
+		}
+	}
+	s.catchUp()
+}
+
+// liveMembers lists the processes of group pgid that can still act
+// ("pid comm"); zombies, reaped by whoever adopted them, cannot.
+func liveMembers(pgid int) []string {
+	if errors.Is(unix.Kill(-pgid, 0), unix.ESRCH) {
+		return nil
+	}
+	stats, err := procfs.GroupStats(pgid)
+	if err != nil {
+		return []string{err.Error()} // unknown: wait, within the bound
+	}
+	var left []string
+	for _, p := range stats {
+		if p.State != 'Z' {
+			left = append(left, fmt.Sprintf("%d %s", p.PID, p.Comm))
+		}
+	}
+	return left
+}
+
+// channels returns the group poll, the watcher's answer and the bound
+// (nil when not draining or not waiting for them).
+func (d *drainState) channels() (poll <-chan time.Time, synced <-chan struct{}, deadline <-chan time.Time) {
+	if d == nil {
+		return nil, nil, nil
+	}
+	if d.poll != nil {
+		poll = d.poll.C
+	}
+	return poll, d.synced, d.deadline.C
+}
+
+// pollGroup looks at the harness's group again: once it is empty the
+// telemetry catch-up starts.
+func (s *supervisor) pollGroup() {
+	d := s.drain
+	if d == nil || d.pgid == 0 {
+		return
+	}
+	if len(liveMembers(d.pgid)) > 0 {
+		d.every = min(2*d.every, groupPollMax)
+		d.poll.Reset(d.every)
+		return
+	}
+	d.pgid, d.poll = 0, nil
+	s.log.Info("harness's process group gone")
+	s.catchUp()
+}
+
+// catchUp asks the watcher to read every source to its end; without a
+// watcher (or once its channel closed) there is nothing to wait for.
+func (s *supervisor) catchUp() {
+	d := s.drain
+	if s.obs == nil || s.cfg.Telemetry == nil {
+		d.caughtUp = s.obs == nil
+		s.drainStep()
+		return
+	}
+	d.synced = s.cfg.Telemetry.sync()
+}
+
+// onSynced takes the moments the watcher read before it answered (they
+// are buffered on its channel) and ends the drain.
+func (s *supervisor) onSynced() {
+	d := s.drain
+	d.synced, d.caughtUp = nil, true
+	for s.obs != nil {
+		select {
+		case m, ok := <-s.obs:
+			if !ok {
+				s.obs = nil
+				continue
+			}
+			s.enqueueTelemetry(m)
+		default:
+			s.drainStep()
+			return
+		}
 	}
 	s.drainStep()
 }
 
-// channels returns the drain's timers (nil when not draining).
-func (d *drainState) channels() (quiet, deadline <-chan time.Time) {
-	if d == nil {
-		return nil, nil
-	}
-	return d.quiet.C, d.deadline.C
-}
-
-// moment notes a telemetry moment: the quiet period starts again.
-func (d *drainState) moment() {
-	if d == nil {
-		return
-	}
-	d.quietOver = false
-	d.quiet.Reset(drainQuiet)
-}
-
-// drainStep ends the drain once it is quiet and nothing waits for a hook.
+// drainStep ends the drain once the group is gone and the watcher has
+// caught up: no hook and no transcript line can come any more, so what
+// waits for a hook is recorded as it is.
 func (s *supervisor) drainStep() {
-	if s.drain != nil && s.drain.quietOver && len(s.queue) == 0 {
+	if d := s.drain; d != nil && d.pgid == 0 && d.caughtUp {
 		s.endDrain()
 	}
 }
@@ -67,7 +171,9 @@ func (s *supervisor) endDrain() {
 	if d == nil {
 		return
 	}
-	d.quiet.Stop()
+	if d.poll != nil {
+		d.poll.Stop()
+	}
 	d.deadline.Stop()
 	s.drain = nil
 	s.flushQueue()

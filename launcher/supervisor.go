@@ -18,7 +18,6 @@ import (
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
 	"github.com/lifeloop/lifeloop/renewal"
-	"golang.org/x/sys/unix"
 )
 
 // Defaults of Config's durations.
@@ -200,8 +199,9 @@ type supervisor struct {
 	calls    chan func()
 	renewed  chan renewResult
 	loopDone chan struct{}
-	// keyHold counts the renewals that held typed keys (keyhold.go).
-	keyHold int
+	// keyHold counts the renewals that held typed keys, keyReleased is
+	// the last hold whose release was armed (keyhold.go).
+	keyHold, keyReleased int
 	// done ends the loop; failedResult, when set, is the session's result
 	// (a harness that could not be started after a recovery).
 	done         bool
@@ -507,14 +507,16 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		if len(s.queue) > 0 {
 			queueC = s.queueTimer.C
 		}
-		quietC, deadlineC := s.drain.channels()
+		pollC, syncedC, deadlineC := s.drain.channels()
 		select {
 		case <-childDone:
 			s.beginDrain(nil)
-		case <-quietC:
-			s.drain.quietOver = true
-			s.drainStep()
+		case <-pollC:
+			s.pollGroup()
+		case <-syncedC:
+			s.onSynced()
 		case <-deadlineC:
+			s.log.Warn("drain bound reached", "group_alive", s.drain.pgid != 0, "caught_up", s.drain.caughtUp)
 			s.endDrain()
 		case f := <-s.calls:
 			f()
@@ -545,14 +547,13 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		case m, ok := <-s.obs:
 			if !ok {
 				s.obs = nil
-				if s.drain != nil {
-					s.drain.quietOver = true
+				if s.drain != nil && s.drain.pgid == 0 {
+					s.drain.synced, s.drain.caughtUp = nil, true
 					s.drainStep()
 				}
 				continue
 			}
 			s.enqueueTelemetry(m)
-			s.drain.moment()
 		case <-queueC:
 			s.releaseQueue(s.cfg.Now())
 			s.drainStep()
@@ -609,7 +610,7 @@ func (s *supervisor) finish() Result {
 	pid := s.child.Pid()
 	// Anything still in the harness's group is killed; anything that left
 	// the group (a detached daemon) is reported.
-	if unix.Kill(-pid, 0) == nil {
+	if len(liveMembers(pid)) > 0 {
 		s.log.Warn("killing processes left in the harness group")
 		_ = s.child.SignalGroup(syscall.SIGKILL)
 	}

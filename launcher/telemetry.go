@@ -46,6 +46,17 @@ func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Mom
 	return w.Moments()
 }
 
+// sync asks the running watcher to catch up (observe.Watcher.Sync);
+// without one the channel is closed at once.
+func (r *telemetryRunner) sync() <-chan struct{} {
+	if r.w == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return r.w.Sync()
+}
+
 // stop stops the running watcher and waits for it.
 func (r *telemetryRunner) stop() {
 	if r.cancel != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -119,6 +120,15 @@ type DiscoverConfig struct {
 // session, claims it and returns it. It returns an error wrapping
 // [ErrNotFound] when Within passes first, and ctx.Err() on cancellation.
 func Discover(ctx context.Context, cfg DiscoverConfig) (Candidate, error) {
+	c, _, err := discover(ctx, cfg, nil)
+	return c, err
+}
+
+// discover is Discover answering syncs (TailConfig.Syncs) meanwhile: a
+// sync looks at once; when that finds no file it is answered (nothing was
+// written to read), else it is returned with the file, for the caller to
+// answer once the file is read.
+func discover(ctx context.Context, cfg DiscoverConfig, syncs <-chan func()) (Candidate, []func(), error) {
 	within := cfg.Within
 	if within <= 0 {
 		within = 30 * time.Second
@@ -137,27 +147,61 @@ func Discover(ctx context.Context, cfg DiscoverConfig) (Candidate, error) {
 		return ok
 	}
 	if try() {
-		return found, nil
+		return found, nil, nil
 	}
 	wctx, stop := context.WithCancel(ctx)
 	defer stop()
+	// Syncs are answered on their own goroutine; try runs on both, so it
+	// is serialized.
+	var mu sync.Mutex
+	var pending []func()
+	tryOnce := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return found.Path != "" || try()
+	}
+	syncsDone := make(chan struct{})
+	go func() {
+		defer close(syncsDone)
+		for {
+			select {
+			case <-wctx.Done():
+				return
+			case done := <-syncs:
+				if !tryOnce() {
+					done()
+					continue
+				}
+				mu.Lock()
+				pending = append(pending, done)
+				mu.Unlock()
+				stop()
+				return
+			}
+		}
+	}()
 	dw := &DirWatcher{Roots: cfg.Discoverer.Roots(), Poll: cfg.Poll, SafetyPoll: cfg.Poll, ForcePoll: cfg.ForcePoll}
 	_ = dw.Run(wctx, func(TailMode, error) {}, func(string) {
-		if try() {
+		if tryOnce() {
 			stop()
 		}
 	})
+	stop()
+	<-syncsDone
 	if found.Path != "" {
-		return found, nil
+		return found, pending, nil
+	}
+	for _, done := range pending {
+		done()
 	}
 	if err := parent.Err(); err != nil {
-		return Candidate{}, err
+		return Candidate{}, nil, err
 	}
 	detail := ""
 	if lastErr != nil {
 		detail = fmt.Sprintf(" (last scan error: %v)", lastErr)
 	}
-	return Candidate{}, fmt.Errorf("%w within %s under %s%s; telemetry for this session is unavailable", ErrNotFound, within, strings.Join(cfg.Discoverer.Roots(), ", "), detail)
+	return Candidate{}, nil, fmt.Errorf("%w within %s under %s%s; telemetry for this session is unavailable", ErrNotFound, within, strings.Join(cfg.Discoverer.Roots(), ", "), detail)
 }
 
 // pick returns the first candidate born after `after` that can be claimed:

@@ -49,6 +49,11 @@ type TailConfig struct {
 	// ForcePoll skips fsnotify and polls (used when the caller knows the
 	// file system does not deliver inotify events, and by tests).
 	ForcePoll bool
+	// Syncs, when set, asks for a catch-up: on each value received the
+	// follower reads everything written so far at once (no waiting for an
+	// fsnotify event or a poll), hands it to the sink, and then calls the
+	// value, from its own goroutine.
+	Syncs <-chan func()
 }
 
 // TailEventKind says what a [TailEvent] reports.
@@ -198,6 +203,10 @@ func tail(ctx context.Context, cfg TailConfig, sink func(TailEvent), keep func([
 			t.check()
 		case <-ticker.C:
 			t.check()
+		case done := <-cfg.Syncs:
+			t.check()
+			flush()
+			done()
 		}
 	}
 }

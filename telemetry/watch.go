@@ -47,8 +47,14 @@ type WatchConfig struct {
 	// the session's earlier conversation left. A file switched to later
 	// (a new conversation) always reports it.
 	ReportFirstPressure bool
+	// Syncs, when set, asks for a catch-up (TailConfig.Syncs): on each
+	// value the watcher looks for a newer file (with Follow) or for the
+	// first one, reads what the followed file holds so far at once, hands
+	// every observation to the sink, and then calls the value, from the
+	// sink's goroutine.
+	Syncs <-chan func()
 	// Tail carries MaxLine, Poll, SafetyPoll and ForcePoll for the tailer
-	// and the folder watcher; Path is ignored. Discovered files are always
+	// and the folder watcher; Path and Syncs are ignored. Discovered files are always
 	// read from the start; Tail.FromStart applies to an explicit Path.
 	Tail TailConfig
 }
@@ -91,6 +97,8 @@ type tailMsg struct {
 	gen   int
 	ev    TailEvent
 	batch *tailBatch
+	// synced says the tailer has caught up for the syncs in flight.
+	synced bool
 }
 
 type watcher struct {
@@ -109,6 +117,13 @@ type watcher struct {
 	msgs   chan tailMsg
 	cancel context.CancelFunc
 	done   chan struct{}
+	// tailSync asks the current tailer to catch up (buffered, one request
+	// in flight at most); syncsInFlight wait for its answer and
+	// syncsQueued for the next request.
+	tailSync      chan func()
+	tailCtx       context.Context
+	syncsInFlight []func()
+	syncsQueued   []func()
 }
 
 func (w *watcher) run(ctx context.Context) error {
@@ -168,6 +183,8 @@ func (w *watcher) run(ctx context.Context) error {
 		case m := <-w.msgs:
 			switch {
 			case m.gen != w.gen:
+			case m.synced:
+				w.synced()
 			case m.batch != nil:
 				for i := range m.batch.events {
 					w.handle(m.batch.events[i])
@@ -177,11 +194,48 @@ func (w *watcher) run(ctx context.Context) error {
 				w.handle(m.ev)
 			}
 		case <-notes:
-			if c, ok, _ := pick(w.cfg.Discoverer, w.cfg.Claims, w.cur.Born, true); ok && c.Path != w.cur.Path {
-				w.switchTo(ctx, c)
+			w.lookForNewer(ctx)
+		case done := <-w.cfg.Syncs:
+			if w.cfg.Follow && w.cfg.Discoverer != nil {
+				w.lookForNewer(ctx)
 			}
+			w.syncsQueued = append(w.syncsQueued, done)
+			w.requestSync()
 		}
 	}
+}
+
+// lookForNewer switches to a newer file, if one appeared (Follow).
+func (w *watcher) lookForNewer(ctx context.Context) {
+	if c, ok, _ := pick(w.cfg.Discoverer, w.cfg.Claims, w.cur.Born, true); ok && c.Path != w.cur.Path {
+		w.switchTo(ctx, c)
+	}
+}
+
+// requestSync asks the tailer to catch up for the queued syncs, unless a
+// request is already in flight (its answer asks again).
+func (w *watcher) requestSync() {
+	if len(w.syncsInFlight) > 0 || len(w.syncsQueued) == 0 || w.tailSync == nil {
+		return
+	}
+	w.syncsInFlight, w.syncsQueued = w.syncsQueued, nil
+	gen, msgs, tctx := w.gen, w.msgs, w.tailCtx
+	w.tailSync <- func() {
+		select {
+		case msgs <- tailMsg{gen: gen, synced: true}:
+		case <-tctx.Done():
+		}
+	}
+}
+
+// synced answers the syncs the tailer has caught up for: everything it
+// read before has been handled.
+func (w *watcher) synced() {
+	for _, done := range w.syncsInFlight {
+		done()
+	}
+	w.syncsInFlight = nil
+	w.requestSync()
 }
 
 // discover blocks until a file is found (emitting ObsSourceNotFound once
@@ -190,9 +244,11 @@ func (w *watcher) discover(ctx context.Context) bool {
 	within := w.cfg.Within
 	reported := false
 	for {
-		c, err := Discover(ctx, DiscoverConfig{Discoverer: w.cfg.Discoverer, Claims: w.cfg.Claims, Within: within, Poll: w.cfg.Tail.Poll, ForcePoll: w.cfg.Tail.ForcePoll})
+		c, pending, err := discover(ctx, DiscoverConfig{Discoverer: w.cfg.Discoverer, Claims: w.cfg.Claims, Within: within, Poll: w.cfg.Tail.Poll, ForcePoll: w.cfg.Tail.ForcePoll}, w.cfg.Syncs)
 		if err == nil {
 			w.switchTo(ctx, c)
+			w.syncsQueued = append(w.syncsQueued, pending...)
+			w.requestSync()
 			return true
 		}
 		if ctx.Err() != nil {
@@ -231,6 +287,12 @@ func (w *watcher) startTail(ctx context.Context, path string, fromStart bool) {
 	tc := w.cfg.Tail
 	tc.Path, tc.FromStart = path, fromStart
 	tc.SkipValidate = true // the parser rejects invalid lines; handle counts them
+	// Syncs in flight to the tailer stopped go to this one.
+	w.tailSync, w.tailCtx = make(chan func(), 1), tctx
+	tc.Syncs = w.tailSync
+	w.syncsQueued = append(w.syncsInFlight, w.syncsQueued...)
+	w.syncsInFlight = nil
+	defer w.requestSync()
 	gen, msgs := w.gen, w.msgs
 	if rs, ok := w.cfg.Discoverer.(RecordSource); ok {
 		go func() {

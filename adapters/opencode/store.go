@@ -277,6 +277,9 @@ func follow(ctx context.Context, cfg telemetry.TailConfig, sink func(telemetry.T
 			}
 		case <-ticker.C:
 			f.read(ctx)
+		case done := <-cfg.Syncs:
+			f.read(ctx)
+			done()
 		}
 	}
 }

@@ -93,6 +93,7 @@ type Options struct {
 type Watcher struct {
 	moments <-chan moment.Moment
 	done    chan struct{}
+	syncs   chan func()
 }
 
 // Moments are the moments the watcher observes, in order.
@@ -101,6 +102,27 @@ func (w *Watcher) Moments() <-chan moment.Moment { return w.moments }
 // Wait blocks until the watcher's goroutine has exited (after its context
 // was cancelled).
 func (w *Watcher) Wait() { <-w.done }
+
+// Sync asks the watcher to catch up with what the harness has written so
+// far, without waiting for a file event or a poll. The channel is closed
+// once every moment read by then is on Moments (buffered, or taken), or
+// once the watcher has stopped. It never blocks the caller.
+func (w *Watcher) Sync() <-chan struct{} {
+	out := make(chan struct{})
+	go func() {
+		defer close(out)
+		answered := make(chan struct{})
+		select {
+		case w.syncs <- func() { close(answered) }:
+			select {
+			case <-answered:
+			case <-w.done:
+			}
+		case <-w.done:
+		}
+	}()
+	return out
+}
 
 // Start starts watching the harness's telemetry and returns the
 // moments it observes. The channel is closed when ctx is cancelled (or the
@@ -113,7 +135,8 @@ func Start(ctx context.Context, o Options) (*Watcher, error) {
 		return nil, err
 	}
 	ch := make(chan moment.Moment, 64)
-	w := &Watcher{moments: ch, done: make(chan struct{})}
+	w := &Watcher{moments: ch, done: make(chan struct{}), syncs: make(chan func())}
+	cfg.Syncs = w.syncs
 	conv := newConverter(o, kind)
 	go func() {
 		defer close(w.done)

@@ -1,0 +1,155 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// oneShot is a harness's one-shot prompt, as orchestrators run it.
+type oneShot struct {
+	name string
+	bin  func(testing.TB) string
+	args []string
+}
+
+// oneShots are the five harnesses' one-shot prompts against the mock.
+var oneShots = []oneShot{
+	{"claude", testharness.ClaudeBin, []string{"-p", "hi"}},
+	{"codex", testharness.CodexBin, []string{"exec", "--skip-git-repo-check", "hi"}},
+	{"gemini", testharness.GeminiBin, geminiArgs("hi")},
+	{"opencode", testharness.OpenCodeBin, []string{"run", "hi"}},
+	{"pi", testharness.PiBin, []string{"-p", "hi"}},
+}
+
+// BenchmarkOneShot prints the one-shot rows of the summary alone:
+// LIFELOOP_BENCH_HARNESSES (comma-separated, default all five) picks the
+// harnesses, LIFELOOP_BENCH_RUNS the alternated pairs.
+func BenchmarkOneShot(b *testing.B) {
+	ll := lifeloopBin(b)
+	for b.Loop() {
+		t := &summary{b: b, runs: benchRuns()}
+		t.oneShots(ll)
+		t.print(os.Stdout)
+	}
+}
+
+// oneShots adds a row per harness: its one-shot prompt under `lifeloop
+// run` (hooks and telemetry on, the defaults) against the same prompt
+// bare, alternated pairs in one environment, median wall and CPU ratios;
+// and the time from the harness's exit to lifeloop's.
+func (t *summary) oneShots(ll string) {
+	pick := os.Getenv("LIFELOOP_BENCH_HARNESSES")
+	for _, h := range oneShots {
+		if pick != "" && !slices.Contains(strings.Split(pick, ","), h.name) {
+			continue
+		}
+		t.oneShot(ll, h)
+	}
+}
+
+func (t *summary) oneShot(ll string, h oneShot) {
+	b := t.b
+	bin := h.bin(b)
+	mock, err := mockmodel.Start(mockmodel.Config{Reply: "hello"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = mock.Close() }()
+	env := testharness.NewHarnessEnv(b, mock)
+	state := filepath.Join(b.TempDir(), "state")
+	stand, marks := exitMarker(b, bin, filepath.Base(bin))
+	var bareW, llW, bareC, llC, tail []time.Duration
+	var wall, cpu []float64
+	for i := range t.runs + 1 {
+		bare := t.harnessRun(env, bin, h.args...)
+		wrapped := t.harnessRun(env, ll, append([]string{"run", "--state-dir", state, "--", bin}, h.args...)...)
+		if i == 0 {
+			continue // warm-up
+		}
+		bareW, llW = append(bareW, bare.wall), append(llW, wrapped.wall)
+		bareC, llC = append(bareC, bare.cpu), append(llC, wrapped.cpu)
+		wall = append(wall, wrapped.wall.Seconds()/bare.wall.Seconds())
+		cpu = append(cpu, wrapped.cpu.Seconds()/max(bare.cpu.Seconds(), 1e-3))
+		marked := t.harnessRun(env, ll, append([]string{"run", "--state-dir", state, "--", stand}, h.args...)...)
+		if at, ok := lastMark(marks); ok {
+			tail = append(tail, marked.end.Sub(at))
+		}
+	}
+	cmd := strings.Join(append([]string{h.name}, h.args...), " ")
+	t.row(cmd+": wall", ms(median(llW)), "bare "+ms(median(bareW)), fmt.Sprintf("%.2f×", median(wall)), "≤ 1.05×")
+	t.row(cmd+": CPU", ms(median(llC)), "bare "+ms(median(bareC)), fmt.Sprintf("%.2f×", median(cpu)), "≤ 1.10×")
+	if len(tail) > 0 {
+		t.row(h.name+": harness exit → lifeloop exit", ms(median(tail)), "—", "—", "< 20 ms")
+	}
+}
+
+// harnessRun runs argv in env (its folder, its own process group), stdin
+// from /dev/null, and measures it.
+func (t *summary) harnessRun(env *testharness.HarnessEnv, bin string, args ...string) measured {
+	t.b.Helper()
+	cmd := env.Command(bin, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	start := time.Now()
+	err := cmd.Run()
+	end := time.Now()
+	if err != nil {
+		t.b.Fatalf("%s %v: %v\n%s", bin, args, err, errOut.String())
+	}
+	m := measured{wall: end.Sub(start), out: out.Bytes(), end: end}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return m
+}
+
+// exitMarker writes a stand-in for bin, named like it (so lifeloop
+// takes it for the same harness): it runs bin and, once bin has exited,
+// appends the time in nanoseconds to the returned file. A `--version`
+// call (lifeloop reads the harness's version) marks nothing.
+func exitMarker(b testing.TB, bin, name string) (stand, marks string) {
+	dir := b.TempDir()
+	stand, marks = filepath.Join(dir, name), filepath.Join(dir, "exits")
+	script := "#!/bin/sh\n\"" + bin + "\" \"$@\"\nrc=$?\n" +
+		"case \" $* \" in *\" --version \"*) ;; *) date +%s%N >>\"" + marks + "\" ;; esac\nexit $rc\n"
+	if err := os.WriteFile(stand, []byte(script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return stand, marks
+}
+
+// lastMark is the newest time exitMarker appended to marks.
+func lastMark(marks string) (time.Time, bool) {
+	data, err := os.ReadFile(marks)
+	if err != nil {
+		return time.Time{}, false
+	}
+	lines := strings.Fields(string(data))
+	if len(lines) == 0 {
+		return time.Time{}, false
+	}
+	ns, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(0, ns), true
+}
+
+// benchRuns is LIFELOOP_BENCH_RUNS, default 7.
+func benchRuns() int {
+	if v, err := strconv.Atoi(os.Getenv("LIFELOOP_BENCH_RUNS")); err == nil && v > 0 {
+		return v
+	}
+	return 7
+}
