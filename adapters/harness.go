@@ -192,6 +192,10 @@ type BridgeTarget struct {
 	Env []string
 	// HookCommand is the lifeloop program the hooks run.
 	HookCommand []string
+	// SharedDir is a folder (0700) kept from launch to launch, for bridge
+	// files whose path should not change (a harness may cache what it
+	// compiled from them by path); "" keeps them in SessionDir.
+	SharedDir string
 }
 
 // HostInstaller is a harness whose settings `lifeloop host apply` can add

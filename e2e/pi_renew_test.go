@@ -122,11 +122,11 @@ func TestRenewPiTUIUnderLifeloop(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The relaunch's command line: the payload through a private
-			// file in the session folder, the bridge extension again,
-			// --session ID when resumed.
+			// file in the session folder, the bridge extension again (the
+			// one every launch shares), --session ID when resumed.
 			argv := strings.Join(live.Argv, " ")
 			if strings.Contains(argv, secret) || !strings.Contains(argv, "--append-system-prompt "+filepath.Join(state, "sessions", ses)) ||
-				!strings.Contains(argv, "--extension "+filepath.Join(state, "sessions", ses)) ||
+				!strings.Contains(argv, "--extension "+filepath.Join(state, "bridges", "pi-lifeloop-bridge-")) ||
 				strings.Contains(argv, "--session ") != resume {
 				t.Errorf("the relaunch's recorded command line: %q", live.Argv)
 			}

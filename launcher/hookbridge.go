@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -22,13 +23,17 @@ import (
 // one launch of adapter ad, writing what they need into the session dir.
 // It returns nil when the adapter has no hooks lifeloop can add, or when
 // the user already chose the mechanism.
-func hookBridgeArgs(ad *adapters.Adapter, argv []string, sessionDir string, env []string, exe string) ([]string, error) {
+func hookBridgeArgs(ad *adapters.Adapter, argv []string, stateDir, sessionDir string, env []string, exe string) ([]string, error) {
 	b := ad.HookBridge()
 	if b == nil {
 		return nil, nil
 	}
-	return b.BridgeArgs(adapters.BridgeTarget{Argv: argv, SessionDir: sessionDir, Env: env, HookCommand: []string{exe}})
+	return b.BridgeArgs(adapters.BridgeTarget{Argv: argv, SessionDir: sessionDir, Env: env, HookCommand: []string{exe}, SharedDir: filepath.Join(stateDir, BridgesFolder)})
 }
+
+// BridgesFolder is the folder under the state root holding the hook
+// bridge files every launch shares (adapters.BridgeTarget.SharedDir).
+const BridgesFolder = "bridges"
 
 // hookInput extracts what hooks.Map reads from a forwarded hook call.
 func hookInput(spec *hooks.Spec, a hooks.HookArgs) ([]byte, error) {

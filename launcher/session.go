@@ -155,6 +155,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		"LIFELOOP_SESSION_ID="+p.ID,
 		"LIFELOOP_SESSION_DIR="+p.Dir,
 		"LIFELOOP_STATE_DIR="+o.StateDir,
+		ControlSocketEnv+"="+ControlSocketIn(p.Dir),
 		ledger.DurabilityEnv+"="+o.Durability.String(),
 	)
 
@@ -323,7 +324,7 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 			return b, fmt.Errorf("hook bridge: cannot find the lifeloop executable: %w", err)
 		}
 	}
-	extra, err := hookBridgeArgs(ad, argv, p.Dir, env, exe)
+	extra, err := hookBridgeArgs(ad, argv, o.StateDir, p.Dir, env, exe)
 	if err != nil || extra == nil {
 		return b, err
 	}
@@ -466,6 +467,10 @@ func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.Payl
 func controlSocketPath(root, id string) string {
 	return ControlSocketIn(statedir.SessionDir(root, id))
 }
+
+// ControlSocketEnv names the control socket in the harness's environment:
+// its hooks, and anything it starts, reach the wrapper there.
+const ControlSocketEnv = "LIFELOOP_CONTROL_SOCKET"
 
 // ControlSocketFor returns where the control socket of session id lives.
 func ControlSocketFor(root, id string) string { return controlSocketPath(root, id) }

@@ -1,10 +1,14 @@
 // lifeloop's hook bridge for Pi. `lifeloop run` writes this extension into
 // its session folder for one launch and loads it with --extension; the
-// line above the code gives HOOK, the lifeloop program. Each lifecycle
-// event runs `lifeloop host-hook --adapter pi --hook EVENT` with a JSON
-// object on stdin (session_id, transcript_path, cwd, turn_id, prompt,
-// source, reason; never a prompt to anyone but lifeloop) and waits for
-// it. Context lifeloop answers at a prompt (or at session start, kept for
+// line above the code gives HOOK, the lifeloop program, and
+// $LIFELOOP_CONTROL_SOCKET names the wrapper's control socket (SOCKET).
+// Each lifecycle event hands the wrapper a JSON
+// object (session_id, transcript_path, cwd, turn_id, prompt, source,
+// reason; never a prompt to anyone but lifeloop) and waits for its answer:
+// over SOCKET, one line each way, as `lifeloop host-hook` would forward
+// it, with no process started; when the socket does not answer, by
+// running `lifeloop host-hook --adapter pi --hook EVENT` with the object
+// on stdin (which records why the wrapper could not be reached). Context lifeloop answers at a prompt (or at session start, kept for
 // the first prompt) is added to that prompt as a custom message, which Pi
 // sends to the model after the user's message and keeps in the session.
 // At each session start it also writes the session file's path into the
@@ -12,19 +16,69 @@
 // this launch's file. Every failure is silent: the bridge never stops Pi.
 import { spawn } from "node:child_process";
 import { renameSync, writeFileSync } from "node:fs";
+import { createConnection } from "node:net";
 import { join } from "node:path";
 
 const TIMEOUT_MS = 30000;
+const SOCKET = process.env.LIFELOOP_CONTROL_SOCKET ?? "";
 
 // Pi does not wait for every handler before it goes on (agent_end and
 // session_shutdown of a -p run overlap), so the calls are made one after
 // the other, in the order of the events.
 let queue: Promise<unknown> = Promise.resolve();
 
+// call resolves to the context the wrapper answers for the hook ("" for
+// none).
 function call(hook: string, input: Record<string, unknown>): Promise<string> {
-	const next = queue.then(() => run(hook, input));
+	const next = queue.then(async () => {
+		const answer = await viaSocket(hook, input);
+		return answer ?? additionalContext(await run(hook, input));
+	});
 	queue = next;
 	return next;
+}
+
+// viaSocket hands the call to the wrapper over its control socket and
+// resolves to the context it answers, or undefined when it did not answer.
+function viaSocket(hook: string, input: Record<string, unknown>): Promise<string | undefined> {
+	return new Promise((resolve) => {
+		if (!SOCKET) {
+			resolve(undefined);
+			return;
+		}
+		let buf = "";
+		let done = false;
+		const finish = (v: string | undefined) => {
+			if (!done) {
+				done = true;
+				clearTimeout(timer);
+				conn.destroy();
+				resolve(v);
+			}
+		};
+		const conn = createConnection(SOCKET);
+		const timer = setTimeout(() => finish(undefined), TIMEOUT_MS);
+		conn.on("error", () => finish(undefined));
+		conn.on("close", () => finish(undefined));
+		conn.on("data", (d: Buffer) => {
+			buf += d.toString();
+			const nl = buf.indexOf("\n");
+			if (nl < 0) return;
+			try {
+				const res = JSON.parse(buf.slice(0, nl));
+				if (!res.ok) {
+					finish(undefined);
+					return;
+				}
+				const text = res.result?.additional_context;
+				finish(typeof text === "string" ? text : "");
+			} catch {
+				finish(undefined);
+			}
+		});
+		const req = { op: "hook", args: { adapter: "pi", hook, stdin: { ...input, hook_event_name: hook } } };
+		conn.write(JSON.stringify(req) + "\n");
+	});
 }
 
 function run(hook: string, input: Record<string, unknown>): Promise<string> {
@@ -95,7 +149,7 @@ export default function (pi: any) {
 	});
 	pi.on("session_start", async (event: any, ctx: any) => {
 		pointSession(ctx.sessionManager.getSessionFile());
-		const text = additionalContext(await call("session_start", { ...base(ctx), source: event.reason }));
+		const text = await call("session_start", { ...base(ctx), source: event.reason });
 		if (text) pending.push(text);
 	});
 	pi.on("before_agent_start", async (event: any, ctx: any) => {
@@ -105,7 +159,7 @@ export default function (pi: any) {
 			.getEntries()
 			.filter((e: any) => e.type === "message" && e.message?.role === "user").length;
 		frame = `${ctx.sessionManager.getSessionId()}#${users + 1}`;
-		const text = additionalContext(await call("before_agent_start", { ...base(ctx), turn_id: frame, prompt: event.prompt }));
+		const text = await call("before_agent_start", { ...base(ctx), turn_id: frame, prompt: event.prompt });
 		const context = [...pending, text].filter(Boolean);
 		pending = [];
 		if (context.length === 0) return;

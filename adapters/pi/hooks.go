@@ -1,9 +1,12 @@
 package pi
 
 import (
+	"bytes"
+	"crypto/sha256"
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 
@@ -70,8 +73,27 @@ func (Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) {
 		return nil, nil
 	}
+	src := BridgeSource(b.HookCommand)
 	path := filepath.Join(b.SessionDir, bridgeFile)
-	if err := statedir.WriteFileAtomic(path, BridgeSource(b.HookCommand)); err != nil {
+	if b.SharedDir != "" {
+		// Pi compiles an extension through jiti, whose cache is keyed by
+		// the file's path: a path that changed at every launch cost each
+		// one a TypeScript compilation (about 80 ms). The content (and so
+		// the name) changes only with the lifeloop program's path.
+		sum := sha256.Sum256(src)
+		path = filepath.Join(b.SharedDir, fmt.Sprintf("pi-lifeloop-bridge-%x.ts", sum[:6]))
+	}
+	if have, err := os.ReadFile(path); err != nil || !bytes.Equal(have, src) {
+		if err := os.MkdirAll(filepath.Dir(path), statedir.DirPerm); err != nil {
+			return nil, fmt.Errorf("pi hook bridge extension: %w", err)
+		}
+		if err := statedir.WriteFileAtomic(path, src); err != nil {
+			return nil, fmt.Errorf("pi hook bridge extension: %w", err)
+		}
+	}
+	// The pointer starts empty: telemetry then waits for the file the
+	// extension names instead of discovering by order (TelemetrySource).
+	if err := statedir.WriteFileAtomic(filepath.Join(b.SessionDir, sessionPointer), nil); err != nil {
 		return nil, fmt.Errorf("pi hook bridge extension: %w", err)
 	}
 	return []string{extensionFlag, path}, nil
@@ -81,8 +103,10 @@ func (Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 // path of the session file the bridge extension's Pi writes.
 const sessionPointer = "pi-session-file"
 
-// BridgeSource returns the bridge extension running hookCommand (the
-// lifeloop program and any leading arguments).
+// BridgeSource returns the bridge extension calling the wrapper's control
+// socket (named by $LIFELOOP_CONTROL_SOCKET) and, when that does not
+// answer, running hookCommand (the lifeloop program and any leading
+// arguments).
 func BridgeSource(hookCommand []string) []byte {
 	cmd, _ := json.Marshal(hookCommand)
 	return []byte("const HOOK: string[] = " + string(cmd) + ";\nconst SESSION_POINTER = " + hooks.JSONString(sessionPointer) + ";\n" + bridgeSource)

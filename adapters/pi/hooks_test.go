@@ -44,6 +44,32 @@ func TestBridgeArgs(t *testing.T) {
 	}
 }
 
+// TestBridgeSharedPath: with a shared folder, every launch of the same
+// lifeloop program loads the extension from one path (Pi's compiler
+// cache is keyed by it), written once.
+func TestBridgeSharedPath(t *testing.T) {
+	shared := filepath.Join(t.TempDir(), "bridges")
+	hookCmd := []string{"/bin/lifeloop"}
+	var paths []string
+	for range 2 {
+		args, err := Harness{}.BridgeArgs(adapters.BridgeTarget{Argv: []string{"pi", "-p", "hi"}, SessionDir: t.TempDir(), SharedDir: shared, HookCommand: hookCmd})
+		if err != nil || len(args) != 2 {
+			t.Fatalf("args %q, %v", args, err)
+		}
+		paths = append(paths, args[1])
+	}
+	if paths[0] != paths[1] || filepath.Dir(paths[0]) != shared {
+		t.Fatalf("extension paths %q, want one path in %s", paths, shared)
+	}
+	if src, _ := os.ReadFile(paths[0]); string(src) != string(BridgeSource(hookCmd)) {
+		t.Errorf("shared extension holds:\n%s", src)
+	}
+	other, _ := Harness{}.BridgeArgs(adapters.BridgeTarget{Argv: []string{"pi", "-p", "hi"}, SessionDir: t.TempDir(), SharedDir: shared, HookCommand: []string{"/other/lifeloop"}})
+	if other[1] == paths[0] {
+		t.Error("another lifeloop program shares the extension of the first")
+	}
+}
+
 // TestHooksMap maps the JSON the extension sends for one turn (the shape
 // of bridge.ts's call) to moments with the session file's frame id.
 func TestHooksMap(t *testing.T) {

@@ -38,10 +38,11 @@ func (Harness) TelemetrySource(t adapters.TelemetryTarget) (adapters.TelemetrySo
 	}
 	windows := readWindows(filepath.Join(agent, "models.json"))
 	// Under `lifeloop run` with the hook bridge the extension names the
-	// session file (see hooks.go); without it, discovery goes by order.
+	// session file in the pointer, which BridgeArgs created (empty); without
+	// it, discovery goes by order.
 	var pointer string
 	if dir := adapters.EnvValue(t.Env, "LIFELOOP_SESSION_DIR"); dir != "" {
-		if _, err := os.Stat(filepath.Join(dir, bridgeFile)); err == nil {
+		if _, err := os.Stat(filepath.Join(dir, sessionPointer)); err == nil {
 			pointer = filepath.Join(dir, sessionPointer)
 		}
 	}

@@ -232,10 +232,13 @@ func TestDiscoverer(t *testing.T) {
 	if cands, _ := src.Discoverer.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), []string{"x_e.jsonl"}) {
 		t.Errorf("session dir: %v", telemetrytest.CandPaths(cands))
 	}
-	// Under `lifeloop run` with the bridge extension, the file it names
-	// and nothing before it has named one.
+	// Under `lifeloop run` with the bridge extension (which leaves the
+	// pointer empty at launch), the file it names and nothing before it
+	// has named one.
 	ses := t.TempDir()
-	telemetrytest.WriteFile(t, filepath.Join(ses, bridgeFile), "x")
+	if _, err := (Harness{}).BridgeArgs(adapters.BridgeTarget{Argv: []string{"pi", "-p", "hi"}, SessionDir: ses, SharedDir: t.TempDir(), HookCommand: []string{"/bin/lifeloop"}}); err != nil {
+		t.Fatal(err)
+	}
 	src, _ = Harness{}.TelemetrySource(adapters.TelemetryTarget{Env: []string{"HOME=" + home, "LIFELOOP_SESSION_DIR=" + ses}, Cwd: cwd, LaunchedAt: launch})
 	if cands, _ := src.Discoverer.Candidates(); len(cands) != 0 {
 		t.Errorf("before the pointer: %v", telemetrytest.CandPaths(cands))
