@@ -77,6 +77,8 @@ func BenchmarkSummary(b *testing.B) {
 			t.catchUpCodex(mib)
 		}
 		t.idle(ll, idle)
+		t.oneShots(ll)
+		t.renewals()
 		t.print(os.Stdout)
 	}
 }

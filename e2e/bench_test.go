@@ -67,14 +67,14 @@ func assertPrivateFile(t *testing.T, path string) {
 
 // assertGroupGone fails the test when process group pgid still has live
 // members after a short grace period.
-func assertGroupGone(t *testing.T, pgid int) {
+func assertGroupGone(t testing.TB, pgid int) {
 	t.Helper()
 	if left := testharness.WaitProcessGroupGone(pgid, 15*time.Second); len(left) > 0 {
 		t.Errorf("process group %d still has live members after the harness exited: %v", pgid, left)
 	}
 }
 
-func assertNoProcessLeft(t *testing.T, env *testharness.HarnessEnv, pgid int) {
+func assertNoProcessLeft(t testing.TB, env *testharness.HarnessEnv, pgid int) {
 	t.Helper()
 	assertGroupGone(t, pgid)
 	if procs := env.StrayProcesses(); len(procs) > 0 {

@@ -13,14 +13,14 @@ import (
 // startGeminiTUIUnderLifeloop starts `lifeloop run -- gemini` (extra
 // arguments after the program) in a PTY and waits until the TUI takes
 // input.
-func startGeminiTUIUnderLifeloop(t *testing.T, env *testharness.HarnessEnv, state string, extra ...string) *testharness.Terminal {
+func startGeminiTUIUnderLifeloop(t testing.TB, env *testharness.HarnessEnv, state string, extra ...string) *testharness.Terminal {
 	t.Helper()
 	return startGeminiTUIWith(t, env, state, nil, extra...)
 }
 
 // startGeminiTUIWith is startGeminiTUIUnderLifeloop with runFlags given to
 // `lifeloop run` too.
-func startGeminiTUIWith(t *testing.T, env *testharness.HarnessEnv, state string, runFlags []string, extra ...string) *testharness.Terminal {
+func startGeminiTUIWith(t testing.TB, env *testharness.HarnessEnv, state string, runFlags []string, extra ...string) *testharness.Terminal {
 	t.Helper()
 	bin := testharness.GeminiBin(t)
 	ll := lifeloopBin(t)
@@ -31,7 +31,7 @@ func startGeminiTUIWith(t *testing.T, env *testharness.HarnessEnv, state string,
 }
 
 // waitReceipt waits until the session's ledger holds n receipts of event.
-func waitReceipt(t *testing.T, term *testharness.Terminal, state, event string, n int) []map[string]any {
+func waitReceipt(t testing.TB, term *testharness.Terminal, state, event string, n int) []map[string]any {
 	t.Helper()
 	var rs []map[string]any
 	for deadline := time.Now().Add(screenTimeout); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {

@@ -292,7 +292,7 @@ func TestRelaunchResumesConversation(t *testing.T) {
 // waitOutputAfter waits until the terminal's output past byte n contains
 // s (or s with whitespace removed). The timeout is a safety net against a
 // hung harness, not a timing assertion.
-func waitOutputAfter(t *testing.T, term *testharness.Terminal, n int, s string, timeout time.Duration) {
+func waitOutputAfter(t testing.TB, term *testharness.Terminal, n int, s string, timeout time.Duration) {
 	t.Helper()
 	squeezed := strings.Join(strings.Fields(s), "")
 	deadline := time.Now().Add(timeout)

@@ -55,7 +55,7 @@ func removeBuilt() {
 }
 
 // readJSONL parses every line of a JSONL file.
-func readJSONL(t *testing.T, path string) []map[string]any {
+func readJSONL(t testing.TB, path string) []map[string]any {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -83,7 +83,7 @@ func readJSONL(t *testing.T, path string) []map[string]any {
 
 // sessionLedgers returns every session's receipts under stateDir, keyed
 // by session id, with its session.json.
-func sessionLedgers(t *testing.T, stateDir string) map[string][]map[string]any {
+func sessionLedgers(t testing.TB, stateDir string) map[string][]map[string]any {
 	t.Helper()
 	paths, _ := filepath.Glob(filepath.Join(stateDir, "sessions", "*", "receipts.jsonl"))
 	out := map[string][]map[string]any{}
@@ -95,7 +95,7 @@ func sessionLedgers(t *testing.T, stateDir string) map[string][]map[string]any {
 
 // onlySession returns the id and receipts of the only session under
 // stateDir, failing the test if there is not exactly one.
-func onlySession(t *testing.T, stateDir string) (string, []map[string]any) {
+func onlySession(t testing.TB, stateDir string) (string, []map[string]any) {
 	t.Helper()
 	ls := sessionLedgers(t, stateDir)
 	if len(ls) != 1 {

@@ -21,9 +21,9 @@ type safeTUI struct {
 	// kind is the mock's request kind of the harness's turns.
 	kind string
 	// start runs the TUI under lifeloop and waits until it takes input.
-	start func(t *testing.T, env *testharness.HarnessEnv, state string) *testharness.Terminal
+	start func(t testing.TB, env *testharness.HarnessEnv, state string) *testharness.Terminal
 	// setup adjusts env before the start (nil: nothing).
-	setup func(t *testing.T, env *testharness.HarnessEnv)
+	setup func(t testing.TB, env *testharness.HarnessEnv)
 	// send submits what was typed.
 	send func(term *testharness.Terminal)
 	// relaunched waits for the TUI a renewal started, past byte n.
@@ -39,7 +39,7 @@ type safeTUI struct {
 var safeTUIs = []safeTUI{
 	{
 		name: "claude", kind: "claude",
-		start: func(t *testing.T, env *testharness.HarnessEnv, state string) *testharness.Terminal {
+		start: func(t testing.TB, env *testharness.HarnessEnv, state string) *testharness.Terminal {
 			term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", testharness.ClaudeBin(t)), 120, 40)
 			testharness.ClaudeStarted(t, term, state, 1)
 			testharness.ClaudeScreenReady(t, term, 0)
@@ -51,7 +51,7 @@ var safeTUIs = []safeTUI{
 	},
 	{
 		name: "codex", kind: "codex",
-		start: func(t *testing.T, env *testharness.HarnessEnv, state string) *testharness.Terminal {
+		start: func(t testing.TB, env *testharness.HarnessEnv, state string) *testharness.Terminal {
 			term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", testharness.CodexBin(t)), 120, 40)
 			testharness.CodexScreenReady(t, term, 0)
 			return term
@@ -61,7 +61,7 @@ var safeTUIs = []safeTUI{
 	},
 	{
 		name: "gemini", kind: mockmodel.KindGemini,
-		start: func(t *testing.T, env *testharness.HarnessEnv, state string) *testharness.Terminal {
+		start: func(t testing.TB, env *testharness.HarnessEnv, state string) *testharness.Terminal {
 			return startGeminiTUIUnderLifeloop(t, env, state)
 		},
 		send:       geminiEnter,
@@ -71,7 +71,7 @@ var safeTUIs = []safeTUI{
 	{
 		name: "opencode", kind: "claude",
 		setup: askBeforeBash,
-		start: func(t *testing.T, env *testharness.HarnessEnv, state string) *testharness.Terminal {
+		start: func(t testing.TB, env *testharness.HarnessEnv, state string) *testharness.Terminal {
 			term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", testharness.OpenCodeBin(t)), 120, 40)
 			testharness.OpenCodeScreenReady(t, term, 0)
 			return term
@@ -80,13 +80,13 @@ var safeTUIs = []safeTUI{
 		// The footer: the prompt's placeholder is gone once keys typed
 		// during the renewal are in it.
 		relaunched: func(t testing.TB, term *testharness.Terminal, n int) {
-			waitOutputAfter(t.(*testing.T), term, n, "ctrl+p", screenTimeout)
+			waitOutputAfter(t, term, n, "ctrl+p", screenTimeout)
 		},
 		dialog: regexp.MustCompile(`(?i)permission required`),
 	},
 	{
 		name: "pi", kind: "claude",
-		start: func(t *testing.T, env *testharness.HarnessEnv, state string) *testharness.Terminal {
+		start: func(t testing.TB, env *testharness.HarnessEnv, state string) *testharness.Terminal {
 			term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", testharness.PiBin(t)), 120, 40)
 			testharness.PiScreenReady(t, term, 0)
 			return term
@@ -98,7 +98,7 @@ var safeTUIs = []safeTUI{
 
 // askBeforeBash makes OpenCode ask before it runs a shell command (it
 // allows bash by default).
-func askBeforeBash(t *testing.T, env *testharness.HarnessEnv) {
+func askBeforeBash(t testing.TB, env *testharness.HarnessEnv) {
 	t.Helper()
 	path := filepath.Join(env.OpenCodeConfigDir(), "opencode.json")
 	b, err := os.ReadFile(path)
@@ -145,7 +145,7 @@ func oneStopSignal(t *testing.T, log string) {
 
 // endSafeTUI ends lifeloop (SIGTERM reaches the harness's group) and
 // checks nothing is left.
-func endSafeTUI(t *testing.T, env *testharness.HarnessEnv, term *testharness.Terminal) {
+func endSafeTUI(t testing.TB, env *testharness.HarnessEnv, term *testharness.Terminal) {
 	t.Helper()
 	_ = term.Signal(syscall.SIGTERM)
 	if _, _, err := term.WaitTimeout(screenTimeout); err != nil {

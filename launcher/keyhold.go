@@ -4,7 +4,8 @@ import "time"
 
 // Keys typed while a renewal stops the harness and starts it again are
 // held (startRenewal) and handed to the new harness once it takes them
-// (ptyio.Child.TakesKeys): it reads its terminal key by key, and, where
+// (ptyio.Child.TakesKeys), whether or not the renewal still waits for
+// the harness to name its session: it reads its terminal key by key, and, where
 // the adapter names one (adapters.InputReadyText), it has drawn the text
 // that shows its prompt is up. Keys written before are echoed by the
 // terminal and dropped by a TUI that is not reading its input yet.
@@ -33,6 +34,10 @@ func (s *supervisor) holdKeys() {
 // running reads its terminal key by key, exits, or keyHoldMax has
 // passed; at once when none runs.
 func (s *supervisor) releaseKeysWhenRead() {
+	if s.keyReleased == s.keyHold {
+		return // armed already for this hold
+	}
+	s.keyReleased = s.keyHold
 	c := s.child
 	if c == nil {
 		s.term.ReleaseInput()
@@ -60,7 +65,7 @@ func (s *supervisor) releaseKeysWhenRead() {
 			}
 		}
 		s.onLoop(func() {
-			if s.keyHold != hold || s.renewing != nil {
+			if s.keyHold != hold {
 				return // a later renewal holds them now
 			}
 			s.term.ReleaseInput()

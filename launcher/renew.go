@@ -205,7 +205,13 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 				}
 			}
 		}
-		done(s.startAgain(argv, pinned))
+		err := s.startAgain(argv, pinned)
+		if err == nil {
+			// Keys go to the new harness as soon as it takes them; the
+			// renewal may still wait for it to name its session.
+			s.releaseKeysWhenRead()
+		}
+		done(err)
 	}
 	if pinned == "" {
 		start()

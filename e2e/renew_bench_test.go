@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lifeloop/lifeloop/internal/procfs"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+	"github.com/lifeloop/lifeloop/renewal"
+	"testing"
+)
+
+// BenchmarkRenewal prints the renewal rows of the summary alone
+// (LIFELOOP_BENCH_HARNESSES picks the harnesses, LIFELOOP_BENCH_RENEWALS
+// the renewals per kind, default 3).
+func BenchmarkRenewal(b *testing.B) {
+	for b.Loop() {
+		t := &summary{b: b, runs: renewalRuns()}
+		t.renewals()
+		t.print(os.Stdout)
+	}
+}
+
+func renewalRuns() int {
+	if v, err := strconv.Atoi(os.Getenv("LIFELOOP_BENCH_RENEWALS")); err == nil && v > 0 {
+		return v
+	}
+	return 3
+}
+
+// renewals adds two rows per harness and kind of renewal (resume, fresh)
+// of its TUI under `lifeloop run`: from the renew command to the new
+// harness taking keys, and from the old harness's exit to that. "Taking
+// keys" is what a person sees: keys typed right after the renew command
+// (held meanwhile) drawn in the new harness's prompt.
+func (t *summary) renewals() {
+	pick := os.Getenv("LIFELOOP_BENCH_HARNESSES")
+	for _, tc := range safeTUIs {
+		if pick != "" && !slices.Contains(strings.Split(pick, ","), tc.name) {
+			continue
+		}
+		for _, resume := range []bool{true, false} {
+			t.renewal(tc, resume)
+		}
+	}
+}
+
+func (t *summary) renewal(tc safeTUI, resume bool) {
+	b := t.b
+	ll := lifeloopBin(b)
+	mock, err := mockmodel.Start(mockmodel.Config{Reply: "Answered."})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = mock.Close() }()
+	env := testharness.NewHarnessEnv(b, mock)
+	if tc.setup != nil {
+		tc.setup(b, env)
+	}
+	state := filepath.Join(b.TempDir(), "state")
+	term := tc.start(b, env, state)
+	defer endSafeTUI(b, env, term)
+	term.Type("first prompt")
+	if err := term.WaitFor("first prompt", screenTimeout); err != nil {
+		b.Fatal(err)
+	}
+	tc.send(term)
+	turns := 1
+	waitReceipt(b, term, state, "frame.ended", turns)
+	ses, _ := onlySession(b, state)
+	kind := "--fresh"
+	if resume {
+		kind = "--resume"
+	}
+	var toReady, exitToReady []time.Duration
+	for i := range t.runs {
+		rec, err := statedir.ReadSession(state, ses)
+		if err != nil {
+			b.Fatal(err)
+		}
+		old := rec.Pid
+		before := len(term.Output())
+		start := time.Now()
+		done := startRenew(b, env, ll, state, ses, kind)
+		exited := watchExit(old)
+		typed := fmt.Sprintf("typed %d %s", i, strings.TrimPrefix(kind, "--"))
+		term.Type(typed)
+		waitOutputAfter(b, term, before, typed, screenTimeout)
+		ready := time.Now()
+		if err := <-done; err != nil {
+			b.Fatalf("lifeloop renew %s: %v", kind, err)
+		}
+		toReady = append(toReady, ready.Sub(start))
+		exitToReady = append(exitToReady, ready.Sub(<-exited))
+		// The typed text is the next prompt: the new harness session
+		// binds, as a person's would.
+		tc.send(term)
+		turns++
+		waitReceipt(b, term, state, "frame.ended", turns)
+	}
+	name := fmt.Sprintf("%s renew %s", tc.name, kind)
+	t.row(name+": renew → harness takes keys", ms(median(toReady)), "—", "—", "—")
+	t.row(name+": old harness's exit → takes keys", ms(median(exitToReady)), "—", "—", "≤ 2 s")
+}
+
+// startRenew starts `lifeloop renew KIND SESSION` once it is accepted (a
+// resume is refused with identity_unavailable until the harness named its
+// session) and returns its end.
+func startRenew(b testing.TB, env *testharness.HarnessEnv, ll, state, ses, kind string) <-chan error {
+	statusPath := renewal.StatusPath(statedir.SessionDir(state, ses))
+	for deadline := time.Now().Add(screenTimeout); ; time.Sleep(100 * time.Millisecond) {
+		var out bytes.Buffer
+		renew := env.Command(ll, "renew", "--state-dir", state, kind, ses)
+		renew.Stdout, renew.Stderr = &out, &out
+		if err := renew.Start(); err != nil {
+			b.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			err := renew.Wait()
+			if err != nil {
+				err = fmt.Errorf("%w: %s", err, out.String())
+			}
+			done <- err
+		}()
+		if renewalStarted(statusPath, done) {
+			return done
+		}
+		if !strings.Contains(out.String(), "identity_unavailable") || time.Now().After(deadline) {
+			b.Fatalf("the renewal never started: %s", out.String())
+		}
+	}
+}
+
+// watchExit reports when process pid has exited (is gone or a zombie),
+// looking every millisecond.
+func watchExit(pid int) <-chan time.Time {
+	at := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if st, err := procfs.Stat(pid); err != nil || st.State == 'Z' {
+				break
+			}
+		}
+		at <- time.Now()
+	}()
+	return at
+}
