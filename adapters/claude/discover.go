@@ -63,6 +63,7 @@ type discoverer struct {
 	Launch    time.Time
 	Slack     time.Duration // default telemetry.DefaultSlack
 	SessionID string
+	heads     telemetry.HeadCache
 }
 
 // Dirs returns the project folders for Cwd: its own spelling and, if
@@ -109,7 +110,7 @@ func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 			}
 			cand := telemetry.Candidate{Path: p, Born: born, SessionID: strings.TrimSuffix(name, ".jsonl")}
 			if c.SessionID != "" {
-				if cand.SessionID != c.SessionID && !telemetry.HeadContains(p, []byte(`"sessionId":"`+c.SessionID+`"`)) {
+				if cand.SessionID != c.SessionID && !c.heads.Contains(p, []byte(`"sessionId":"`+c.SessionID+`"`)) {
 					continue
 				}
 				cand.SessionID = c.SessionID
