@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lifeloop/lifeloop/internal/procfs"
@@ -36,24 +37,35 @@ func renewalRuns() int {
 	return 3
 }
 
-// renewals adds two rows per harness and kind of renewal (resume, fresh)
-// of its TUI under `lifeloop run`: from the renew command to the new
-// harness taking keys, and from the old harness's exit to that. "Taking
-// keys" is what a person sees: keys typed right after the renew command
-// (held meanwhile) drawn in the new harness's prompt.
+// renewals adds, per harness, two rows for its TUI under `lifeloop run`
+// (from the launch to session.started in the ledger, and from the
+// harness's exit to lifeloop's once the harness is ended by SIGTERM),
+// and two rows per kind of renewal (resume, fresh): from the renew
+// command to the new harness taking keys, and from the old harness's exit
+// to that, beside the harness's own start in the same run (its launch
+// under lifeloop until its screen takes input). "Taking keys" is what a
+// person sees: keys typed right after the renew command (held meanwhile)
+// drawn in the new harness's prompt.
 func (t *summary) renewals() {
 	pick := os.Getenv("LIFELOOP_BENCH_HARNESSES")
 	for _, tc := range safeTUIs {
 		if pick != "" && !slices.Contains(strings.Split(pick, ","), tc.name) {
 			continue
 		}
+		var starts, ends []time.Duration
 		for _, resume := range []bool{true, false} {
-			t.renewal(tc, resume)
+			start, end := t.renewal(tc, resume)
+			starts, ends = append(starts, start), append(ends, end)
 		}
+		t.row(tc.name+" TUI: launch → session.started", ms(median(starts)), "—", "—", "—")
+		t.row(tc.name+" TUI: harness exit → lifeloop exit", ms(median(ends)), "—", "—", "< 20 ms")
 	}
 }
 
-func (t *summary) renewal(tc safeTUI, resume bool) {
+// renewal runs t.runs renewals of one kind and adds their rows; it
+// returns how long the TUI took from launch to session.started and from
+// its harness's exit to lifeloop's.
+func (t *summary) renewal(tc safeTUI, resume bool) (start, end time.Duration) {
 	b := t.b
 	ll := lifeloopBin(b)
 	mock, err := mockmodel.Start(mockmodel.Config{Reply: "Answered."})
@@ -66,8 +78,12 @@ func (t *summary) renewal(tc safeTUI, resume bool) {
 		tc.setup(b, env)
 	}
 	state := filepath.Join(b.TempDir(), "state")
+	launched := time.Now()
+	started := watchLedger(state, `"event":"session.started"`)
 	term := tc.start(b, env, state)
+	ready := time.Since(launched)
 	defer endSafeTUI(b, env, term)
+	start = (<-started).Sub(launched)
 	term.Type("first prompt")
 	if err := term.WaitFor("first prompt", screenTimeout); err != nil {
 		b.Fatal(err)
@@ -107,8 +123,43 @@ func (t *summary) renewal(tc safeTUI, resume bool) {
 		waitReceipt(b, term, state, "frame.ended", turns)
 	}
 	name := fmt.Sprintf("%s renew %s", tc.name, kind)
-	t.row(name+": renew → harness takes keys", ms(median(toReady)), "—", "—", "—")
-	t.row(name+": old harness's exit → takes keys", ms(median(exitToReady)), "—", "—", "≤ 2 s")
+	own := "its launch → ready " + ms(ready)
+	t.row(name+": renew → harness takes keys", ms(median(toReady)), own, fmt.Sprintf("%.2f×", median(toReady).Seconds()/ready.Seconds()), "—")
+	t.row(name+": old harness's exit → takes keys", ms(median(exitToReady)), own, fmt.Sprintf("%.2f×", median(exitToReady).Seconds()/ready.Seconds()), "≤ 2 s, or the harness's own start")
+
+	// The harness ends (SIGTERM to it alone): how long lifeloop takes to
+	// follow.
+	rec, err := statedir.ReadSession(state, ses)
+	if err != nil {
+		b.Fatal(err)
+	}
+	exited := watchExit(rec.Pid)
+	if err := syscall.Kill(rec.Pid, syscall.SIGTERM); err != nil {
+		b.Fatal(err)
+	}
+	if _, _, err := term.WaitTimeout(screenTimeout); err != nil {
+		b.Fatalf("lifeloop did not end after its harness: %v", err)
+	}
+	return start, time.Since(<-exited)
+}
+
+// watchLedger reports when a receipt containing text first shows in a
+// ledger under state, looking every 2 ms (the zero time after a minute).
+func watchLedger(state, text string) <-chan time.Time {
+	at := make(chan time.Time, 1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+			paths, _ := filepath.Glob(filepath.Join(statedir.SessionsDir(state), "*", statedir.ReceiptsFile))
+			for _, p := range paths {
+				if data, err := os.ReadFile(p); err == nil && bytes.Contains(data, []byte(text)) {
+					at <- time.Now()
+					return
+				}
+			}
+		}
+		at <- time.Time{}
+	}()
+	return at
 }
 
 // startRenew starts `lifeloop renew KIND SESSION` once it is accepted (a
