@@ -77,16 +77,16 @@ func TestWatchSyncReadsWhatNoEventAnnounced(t *testing.T) {
 	r := startWatch(t, WatchConfig{Path: path, NewParser: func() Parser { return echoParser{} }, Tail: tc, Syncs: syncs})
 	r.kind(ObsSourceMode)
 	appendLines(t, path, `{"n":2}`, `{"n":3}`)
-	got := r.sync(syncs)
+	r.sync(syncs)
 	if n := count(r.got, ObsUsage); n != 3 {
 		t.Fatalf("%d lines read by the sync's answer, want 3: %v", n, r.got)
 	}
 	// A second sync with nothing new answers too, and reads nothing.
 	appendLines(t, path, `{"n":4}`)
-	if got = r.sync(syncs); count(got, ObsUsage) != 1 {
+	if got := r.sync(syncs); count(got, ObsUsage) != 1 {
 		t.Errorf("second sync read %v, want the one new line", got)
 	}
-	if got = r.sync(syncs); len(got) != 0 {
+	if got := r.sync(syncs); len(got) != 0 {
 		t.Errorf("a sync with nothing new read %v", got)
 	}
 }

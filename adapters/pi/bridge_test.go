@@ -78,7 +78,7 @@ func runBridge(t *testing.T, socket string) (returned string, spawned []string) 
 // and no process is started; the context answered reaches the prompt.
 func TestBridgeCallsTheSocket(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "c.sock")
-	l, err := net.Listen("unix", socket)
+	l, err := new(net.ListenConfig).Listen(t.Context(), "unix", socket)
 	if err != nil {
 		t.Fatal(err)
 	}
