@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/internal/procfs"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testharness"
@@ -39,10 +40,10 @@ func renewalRuns() int {
 
 // renewals adds, per harness, two rows for its TUI under `lifeloop run`
 // (from the launch to session.started in the ledger, and from the
-// harness's exit to lifeloop's once the harness is ended by SIGTERM),
-// and two rows per kind of renewal (resume, fresh): from the renew
-// command to the new harness taking keys, and from the old harness's exit
-// to that, beside the harness's own start in the same run (its launch
+// harness's exit to lifeloop's once the harness is ended by its stop
+// signal to its process group), and two rows per kind of renewal (resume,
+// fresh): from the renew command to the new harness taking keys, and from
+// the old harness's exit to that, beside the harness's own start in the same run (its launch
 // under lifeloop until its screen takes input). "Taking keys" is what a
 // person sees: keys typed right after the renew command (held meanwhile)
 // drawn in the new harness's prompt.
@@ -127,14 +128,19 @@ func (t *summary) renewal(tc safeTUI, resume bool) (start, end time.Duration) {
 	t.row(name+": renew → harness takes keys", ms(median(toReady)), own, fmt.Sprintf("%.2f×", median(toReady).Seconds()/ready.Seconds()), "—")
 	t.row(name+": old harness's exit → takes keys", ms(median(exitToReady)), own, fmt.Sprintf("%.2f×", median(exitToReady).Seconds()/ready.Seconds()), "≤ 2 s, or the harness's own start")
 
-	// The harness ends (SIGTERM to it alone): how long lifeloop takes to
-	// follow.
+	// The harness ends (its stop signal, to its process group): how long
+	// lifeloop takes to follow.
 	rec, err := statedir.ReadSession(state, ses)
 	if err != nil {
 		b.Fatal(err)
 	}
+	a, err := builtin.Default().Lookup(tc.name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sig, _ := a.StopSignal()
 	exited := watchExit(rec.Pid)
-	if err := syscall.Kill(rec.Pid, syscall.SIGTERM); err != nil {
+	if err := syscall.Kill(-rec.Pid, sig); err != nil {
 		b.Fatal(err)
 	}
 	if _, _, err := term.WaitTimeout(screenTimeout); err != nil {
