@@ -36,7 +36,14 @@ import (
 //     ccusage (and @ccusage/codex) on the same folder when installed
 //     (`make bench-tools`, or LIFELOOP_CCUSAGE, LIFELOOP_CCUSAGE_CODEX);
 //   - idle: `lifeloop run --tick 1s -- sleep` for LIFELOOP_BENCH_IDLE
-//     (default 20s; the target is stated for 60s), CPU as % of a core.
+//     (default 20s; the target is stated for 60s), CPU as % of a core;
+//   - one-shot prompts: each harness's one-shot prompt under `lifeloop
+//     run` against the same prompt bare, and harness exit → lifeloop exit
+//     (oneshot_bench_test.go);
+//   - TUIs and renewals: each harness's TUI from launch to
+//     session.started, its exit to lifeloop's, and renewals (resume,
+//     fresh) until the new harness takes keys, LIFELOOP_BENCH_RENEWALS of
+//     each (default 3; renew_bench_test.go).
 //
 // Peak RSS is read through /usr/bin/time when it exists: a child started
 // by a Go process inherits the parent's RSS in its Maxrss (vfork), the

@@ -25,7 +25,7 @@ import (
 // the renewals per kind, default 3).
 func BenchmarkRenewal(b *testing.B) {
 	for b.Loop() {
-		t := &summary{b: b, runs: renewalRuns()}
+		t := &summary{b: b}
 		t.renewals()
 		t.print(os.Stdout)
 	}
@@ -63,7 +63,7 @@ func (t *summary) renewals() {
 	}
 }
 
-// renewal runs t.runs renewals of one kind and adds their rows; it
+// renewal runs renewalRuns() renewals of one kind and adds their rows; it
 // returns how long the TUI took from launch to session.started and from
 // its harness's exit to lifeloop's.
 func (t *summary) renewal(tc safeTUI, resume bool) (start, end time.Duration) {
@@ -98,7 +98,7 @@ func (t *summary) renewal(tc safeTUI, resume bool) (start, end time.Duration) {
 		kind = "--resume"
 	}
 	var toReady, exitToReady []time.Duration
-	for i := range t.runs {
+	for i := range renewalRuns() {
 		rec, err := statedir.ReadSession(state, ses)
 		if err != nil {
 			b.Fatal(err)
