@@ -110,7 +110,10 @@ func (t *summary) renewal(tc safeTUI, resume bool) (start, end time.Duration) {
 		exited := watchExit(old)
 		typed := fmt.Sprintf("typed %d %s", i, strings.TrimPrefix(kind, "--"))
 		term.Type(typed)
-		waitOutputAfter(b, term, before, typed, screenTimeout)
+		if !outputAfter(term, before, typed, screenTimeout) {
+			logData, _ := os.ReadFile(filepath.Join(statedir.SessionDir(state, ses), "lifeloop.log"))
+			b.Fatalf("%s: the keys typed during the renewal never showed:\n%s\nsession log:\n%s", kind, tailText(term.Output(), 1500), logData)
+		}
 		ready := time.Now()
 		if err := <-done; err != nil {
 			b.Fatalf("lifeloop renew %s: %v", kind, err)
@@ -211,3 +214,23 @@ func watchExit(pid int) <-chan time.Time {
 	}()
 	return at
 }
+
+// outputAfter reports whether s shows in term's output past byte n
+// (spaces aside) within timeout.
+func outputAfter(term *testharness.Terminal, n int, s string, timeout time.Duration) bool {
+	squeezed := strings.Join(strings.Fields(s), "")
+	for deadline := time.Now().Add(timeout); ; time.Sleep(100 * time.Millisecond) {
+		if out := term.Output(); len(out) > n {
+			tail := out[n:]
+			if strings.Contains(tail, s) || strings.Contains(strings.Join(strings.Fields(tail), ""), squeezed) {
+				return true
+			}
+		}
+		if time.Now().After(deadline) || term.Exited() {
+			return false
+		}
+	}
+}
+
+// tailText is the last n bytes of s.
+func tailText(s string, n int) string { return s[max(0, len(s)-n):] }
