@@ -94,8 +94,8 @@ func readPayloadFile(in io.Reader, name string) (contract.PayloadEnvelope, error
 	if err != nil {
 		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "payload file %s: %v", name, err)
 	}
-	if !json.Valid(data) {
-		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "payload file %s is not JSON", name)
+	if why := notJSON(data); why != "" {
+		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "payload file %s %s", name, why)
 	}
 	p, err := contract.DecodePayloadEnvelope(data)
 	if err != nil {
