@@ -83,7 +83,7 @@ func TestRemoveLeftoversRemovesAFallbackSocket(t *testing.T) {
 	if filepath.Dir(sock) == dir {
 		t.Fatalf("socket %s is not a fallback", sock)
 	}
-	ln, err := net.Listen("unix", sock)
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "unix", sock)
 	if err != nil {
 		t.Fatal(err)
 	}

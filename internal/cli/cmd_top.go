@@ -174,11 +174,12 @@ func (a topActions) Renew(ctx context.Context, id string, files []string, resume
 		}
 		// A payload envelope goes as --payload, anything else (text,
 		// markdown) as --note.
-		if isPayloadEnvelope(p) {
+		switch {
+		case isPayloadEnvelope(p):
 			o.Payloads = append(o.Payloads, p)
-		} else if o.Note == "" {
+		case o.Note == "":
 			o.Note = p
-		} else {
+		default:
 			return "", errors.New("top takes one note per renewal")
 		}
 	}

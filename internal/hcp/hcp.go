@@ -25,7 +25,7 @@
 //	receipt warnings
 //	status failed                       error {code, message, recoverable}
 //	session.ended, wrapper_lost         state_changed → PAUSED, reason wrapper_lost (the
-//	                                    session is kept: run --continue-session resumes it)
+//	(not while ABORTING)                session is kept: run --continue-session resumes it)
 //	session.ended (not a renewal's)     state_changed → final state (FinalState), then session_closed
 //	session.ended failed before         state_changed PENDING → REJECTED, reason the summary's
 //	session.started (launch failed)     reason or the failure class, then session_closed
@@ -174,11 +174,12 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		if r.Status == contract.StatusFailed {
 			break
 		}
-		if p.state == StatePending {
+		switch {
+		case p.state == StatePending:
 			b.transition(StateRunning, "started")
-		} else if p.state == StatePaused && p.lost && renewalStep == "" {
+		case p.state == StatePaused && p.lost && renewalStep == "":
 			b.transition(StateRunning, "recovered_from_checkpoint")
-		} else if renewalStep == "started" && p.state == StatePaused {
+		case renewalStep == "started" && p.state == StatePaused:
 			for _, pr := range r.PayloadReceipts {
 				b.add(CheckpointCreated, map[string]any{
 					"checkpoint_id": pr.PayloadID,
@@ -249,7 +250,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 				why = string(*r.FailureClass)
 			}
 			b.close(StateRejected, why)
-		case reason == WrapperLost && p.state != StatePending:
+		case reason == WrapperLost && p.state != StatePending && p.state != StateAborting:
 			// Kept, not closed: run --continue-session may resume it.
 			b.walk(StatePaused, reason)
 			p.lost = true

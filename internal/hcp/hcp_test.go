@@ -437,6 +437,8 @@ func TestSeed001StateMachine(t *testing.T) {
 			[]string{"PENDING>RUNNING:logout", "RUNNING>COMPLETED:logout", "closed:COMPLETED"}},
 		{"emit-only degraded", []step{s(contract.EventCapabilityDegraded, nil)},
 			[]string{"PENDING>RUNNING:observed"}},
+		{"lost wrapper while aborting", with(s(contract.EventSessionEnding, ending("abort")), s(contract.EventSessionEnded, lost)),
+			[]string{"PENDING>RUNNING:started", "RUNNING>ABORTING:abort", "ABORTING>ABORTED:wrapper_lost", "closed:ABORTED"}},
 		{"lost wrapper, never continued", with(s(contract.EventSessionEnded, lost)),
 			[]string{"PENDING>RUNNING:started", "RUNNING>PAUSED:wrapper_lost"}},
 		{"lost wrapper, continued", with(s(contract.EventSessionEnded, lost), s(contract.EventSessionStarting, nil), s(contract.EventSessionStarted, nil), s(contract.EventSessionEnded, ended("completed", "success", "exit_code_0"))),
