@@ -50,7 +50,8 @@ func emitCommand(e *env) *ucli.Command {
 		ArgsUsage: "EVENT",
 		Description: "Records EVENT (e.g. frame.opening, context.compacted, session.ended; see\n" +
 			"`lifeloop events`) in the session's receipt ledger and prints the receipt as JSON.\n" +
-			"The session is created when it does not exist yet. When a live `lifeloop run` owns\n" +
+			"The session is created when it does not exist yet (and removed again when the receipt\n" +
+			"cannot be recorded: a refused emit leaves nothing). When a live `lifeloop run` owns\n" +
 			"the session, the moment is handed to it over its control socket, so it is ordered\n" +
 			"with the wrapper's own receipts and reaches its clients and event sinks.\n\n" +
 			"Exit status: 0 recorded; 1 failed receipt (e.g. a required payload placement the\n" +
