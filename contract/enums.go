@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -203,9 +204,35 @@ var PlacementClasses = []PlacementClass{PlacementDeveloperEquivalentFrame, Place
 // Valid reports whether p is a known payload placement class.
 func (p PlacementClass) Valid() bool { return slices.Contains(PlacementClasses, p) }
 
-// UnmarshalText accepts only known payload placement classes.
+// UnmarshalText accepts only known payload placement classes. A manifest
+// placement class given instead is named as one, with the payload
+// placements lifeloop routes to it.
 func (p *PlacementClass) UnmarshalText(b []byte) error {
-	return parseEnum(p, "placement class", PlacementClasses, b)
+	err := parseEnum(p, "placement class", PlacementClasses, b)
+	var ee *EnumError
+	if errors.As(err, &ee) && ManifestPlacementClass(b).Valid() {
+		ee.Hint = ManifestPlacementHint(ManifestPlacementClass(b))
+	}
+	return err
+}
+
+// ManifestPlacementHint says, for a person who gave manifest placement c
+// where a payload placement belongs, which payload placements lifeloop
+// routes to c (PlacementRoutes).
+func ManifestPlacementHint(c ManifestPlacementClass) string {
+	var via []string
+	for _, pc := range PlacementClasses {
+		for _, e := range []Event{EventSessionStarting, EventFrameOpening} {
+			if slices.Contains(PlacementRoutes(e)[pc], c) && !slices.Contains(via, string(pc)) {
+				via = append(via, string(pc))
+			}
+		}
+	}
+	h := fmt.Sprintf("%q is a manifest placement (where an adapter places a payload), and a payload asks for a payload placement", string(c))
+	if len(via) > 0 {
+		h += fmt.Sprintf(": %s is placed at %s", strings.Join(via, " or "), c)
+	}
+	return h
 }
 
 // ManifestPlacementClass is the trust-neutral lifecycle-timing vocabulary
@@ -382,10 +409,17 @@ type EnumError struct {
 	Kind    string   // e.g. "event", "support state"
 	Value   string   // the rejected value
 	Allowed []string // every accepted value
+	// Hint, when set, follows the message: e.g. that the value belongs
+	// to the other placement vocabulary.
+	Hint string
 }
 
 func (e *EnumError) Error() string {
-	return fmt.Sprintf("unknown %s %q; allowed: %s", e.Kind, e.Value, strings.Join(e.Allowed, ", "))
+	msg := fmt.Sprintf("unknown %s %q; allowed: %s", e.Kind, e.Value, strings.Join(e.Allowed, ", "))
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
 }
 
 func parseEnum[T ~string](dst *T, kind string, all []T, b []byte) error {

@@ -324,19 +324,25 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 //	                                       present; stopped/unknown/session_stopped when nothing is)
 //	session.starting with status failed    failed/failure, reason = failure_class (launch failed)
 //
-// Every other receipt, and any failed receipt with a parent (a client
-// delivery failure, not a session transition), returns ErrNoOrgLoopPhase.
+//	session.ended with status failed       failed/failure, reason = summary reason or failure_class
+//	                                       (a launch that failed after session.starting, e.g. 126/127)
 //
-// The dedupe key of started and terminal phases is exactly OrgLoop's
-// <harness>:<session>:<phase>. An active phase happens many times per
-// session, so its key is <harness>:<session>:active:<ledger sequence>
-// (the receipt id without a ledger): stable for one transition, distinct
-// between transitions.
+// Every other receipt returns ErrNoOrgLoopPhase, and so does a failed
+// receipt with a parent that is not a session transition (a client
+// delivery failure or an idempotency conflict: see sessionTransitionFailed).
+//
+// The dedupe key of started and terminal phases is OrgLoop's
+// <harness>:<session>:<phase>, where the session of the stop and start a
+// renewal records is <session>.r<N> (N its renewal_attempt), so each
+// harness start and stop of a renewed session has a key of its own. An
+// active phase happens many times per session, so its key is
+// <harness>:<session>:active:<ledger sequence> (the receipt id without a
+// ledger): stable for one transition, distinct between transitions.
 //
 // Exit statuses are reported as a shell reports them: the exit code, or
 // 128+N for a process that died of signal N.
 func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) {
-	if r.Status == StatusFailed && r.ParentReceiptID != nil {
+	if r.Status == StatusFailed && r.ParentReceiptID != nil && !sessionTransitionFailed(r) {
 		return OrgLoopEvent{}, ErrNoOrgLoopPhase
 	}
 	var lc OrgLoopLifecycle
@@ -347,6 +353,11 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		lc.Phase, lc.Reason = PhaseActive, "running"
 	case r.Event == EventFrameEnded && r.Status != StatusFailed:
 		lc.Phase, lc.Reason = PhaseActive, "idle"
+	case r.Event == EventSessionEnded && r.Status == StatusFailed && !LifecyclePhase(summaryString(r.TelemetrySummary, SummaryPhase)).Terminal():
+		lc.Phase, lc.Outcome, lc.Reason = PhaseFailed, LifecycleFailure, summaryString(r.TelemetrySummary, SummaryReason)
+		if lc.Reason == "" && r.FailureClass != nil {
+			lc.Reason = string(*r.FailureClass)
+		}
 	case r.Event == EventSessionEnded:
 		c := endedClass(r.TelemetrySummary)
 		lc.Phase, lc.Outcome, lc.Reason = c.Phase, c.Outcome, c.Reason
@@ -371,7 +382,7 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	if harness == "" {
 		harness = HarnessOther
 	}
-	lc.DedupeKey = OrgLoopDedupeKey(harness, id, lc.Phase)
+	lc.DedupeKey = OrgLoopDedupeKey(harness, OrgLoopIncarnation(r, id), lc.Phase)
 	if lc.Phase == PhaseActive {
 		step := r.ReceiptID
 		if r.Sequence != nil {
@@ -426,6 +437,42 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		Payload: p,
 		TraceID: orgLoopID("trc_", "trace", id),
 	}, nil
+}
+
+// sessionTransitionFailed reports whether a failed receipt records the
+// session itself failing (a launch that failed after session.starting, a
+// wrapper that died before its harness started): a session.starting,
+// session.started or session.ended with a telemetry summary, not an
+// idempotency conflict. A client's delivery failure repeats its parent's
+// event with no summary.
+func sessionTransitionFailed(r LifecycleReceipt) bool {
+	switch r.Event {
+	case EventSessionStarting, EventSessionStarted, EventSessionEnded:
+	default:
+		return false
+	}
+	if r.FailureClass != nil && *r.FailureClass == FailureStateConflict {
+		return false
+	}
+	return len(r.TelemetrySummary) > 0
+}
+
+// OrgLoopIncarnation is the session id the dedupe key of r's phase
+// carries: id, or id.r<N> for the stop and start renewal N recorded
+// (telemetry_summary.reason "renewal" and renewal_attempt N).
+func OrgLoopIncarnation(r LifecycleReceipt, id string) string {
+	if summaryString(r.TelemetrySummary, SummaryReason) != StoppedByRenewal {
+		return id
+	}
+	if n, ok := summaryInt(r.TelemetrySummary, "renewal_attempt"); ok && n > 0 {
+		return id + ".r" + strconv.Itoa(n)
+	}
+	return id
+}
+
+func summaryString(sum map[string]any, key string) string {
+	s, _ := sum[key].(string)
+	return s
 }
 
 // OrgLoopDedupeKey is OrgLoop's dedupe key of a lifecycle transition,
@@ -616,10 +663,12 @@ func CheckOrgLoopJSON(data []byte) error {
 		if *lc.Terminal && empty(lc.Outcome) {
 			bad("terminal events must carry payload.lifecycle.outcome")
 		}
-		// Started and terminal transitions happen once per session: the
-		// key is exactly <harness>:<session_id>:<phase>.
+		// Started and terminal transitions happen once per harness start:
+		// the key is exactly <harness>:<session_id>:<phase>, or
+		// <harness>:<session_id>.r<N>:<phase> for a renewal's.
 		if phase != PhaseActive && !empty(lc.DedupeKey) && !empty(s.ID) && !empty(s.Harness) {
-			if want := OrgLoopDedupeKey(*s.Harness, *s.ID, phase); *lc.DedupeKey != want {
+			want := OrgLoopDedupeKey(*s.Harness, *s.ID, phase)
+			if *lc.DedupeKey != want && !renewalKey(*lc.DedupeKey, *s.Harness, *s.ID, phase) {
 				bad("payload.lifecycle.dedupe_key is %q, want %q", *lc.DedupeKey, want)
 			}
 		}
@@ -648,6 +697,20 @@ func CheckOrgLoopJSON(data []byte) error {
 		return errors.New("orgloop conformance: " + strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// renewalKey reports whether key is <harness>:<id>.r<N>:<phase>, N > 0.
+func renewalKey(key, harness, id string, phase LifecyclePhase) bool {
+	mid, ok := strings.CutPrefix(key, harness+":"+id+".r")
+	if !ok {
+		return false
+	}
+	n, ok := strings.CutSuffix(mid, ":"+string(phase))
+	if !ok {
+		return false
+	}
+	v, err := strconv.Atoi(n)
+	return err == nil && v > 0 && strconv.Itoa(v) == n
 }
 
 func terminalWord(t bool) string {

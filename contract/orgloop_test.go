@@ -300,6 +300,18 @@ func TestProjectOrgLoop(t *testing.T) {
 			r.FailureClass = Ptr(FailureTimeout)
 			return r
 		}(),
+		func() LifecycleReceipt { // a client's delivery failure of session.ended
+			r := receipt(EventSessionEnded, StatusFailed, 10, nil)
+			r.ParentReceiptID = Ptr("lfr_parent")
+			r.FailureClass = Ptr(FailureTransportError)
+			return r
+		}(),
+		func() LifecycleReceipt { // an idempotency conflict
+			r := receipt(EventSessionEnded, StatusFailed, 10, map[string]any{SummaryExitStatus: 0.0})
+			r.ParentReceiptID = Ptr("lfr_parent")
+			r.FailureClass = Ptr(FailureStateConflict)
+			return r
+		}(),
 	} {
 		t.Run("not projected: "+string(r.Event)+"/"+string(r.Status), func(t *testing.T) {
 			if _, err := ProjectOrgLoop(r, OrgLoopOptions{SessionID: "ses_A", Harness: HarnessClaudeCode}); !errors.Is(err, ErrNoOrgLoopPhase) {
@@ -355,4 +367,79 @@ func TestCheckOrgLoopJSON(t *testing.T) {
 			t.Fatal("accepted")
 		}
 	})
+}
+
+// TestProjectOrgLoopFailedLaunch: a launch that fails after
+// session.starting (126, 127) records a failed session.ended with a
+// parent; it is the session's one terminal event.
+func TestProjectOrgLoopFailedLaunch(t *testing.T) {
+	for _, tc := range []struct {
+		code   float64
+		reason string
+		fc     FailureClass
+	}{{127, "command_not_found", FailureAdapterUnavailable}, {126, "not_executable", FailureAdapterUnavailable}, {1, "", FailureInternalError}} {
+		sum := map[string]any{SummaryExitStatus: tc.code}
+		if tc.reason != "" {
+			sum[SummaryReason] = tc.reason
+		}
+		r := receipt(EventSessionEnded, StatusFailed, 2, sum)
+		r.ParentReceiptID = Ptr("lfr_starting")
+		r.FailureClass = Ptr(tc.fc)
+		ev, err := ProjectOrgLoop(r, OrgLoopOptions{SessionID: "ses_A", Harness: HarnessCodex})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := AssertLifecycleConformance(ev); err != nil {
+			t.Fatal(err)
+		}
+		want := tc.reason
+		if want == "" {
+			want = string(tc.fc)
+		}
+		lc := ev.Payload.Lifecycle
+		if ev.Type != OrgLoopActorStopped || lc.Phase != PhaseFailed || lc.Outcome != LifecycleFailure || lc.Reason != want ||
+			lc.DedupeKey != "codex:ses_A:failed" || ev.Payload.ExitStatus == nil || *ev.Payload.ExitStatus != int(tc.code) {
+			t.Fatalf("exit %v: %+v exit_status=%v", tc.code, lc, ev.Payload.ExitStatus)
+		}
+	}
+}
+
+// TestProjectOrgLoopRenewalKeys: the stop and start of renewal N carry
+// <session>.r<N> in their dedupe keys; the first start and the last stop
+// keep the session's own.
+func TestProjectOrgLoopRenewalKeys(t *testing.T) {
+	o := OrgLoopOptions{SessionID: "ses_A", Harness: HarnessPi}
+	step := func(ev Event, n float64, extra map[string]any) LifecycleReceipt {
+		sum := map[string]any{"reason": "renewal", "renewal_attempt": n, "renewal_step": "x"}
+		for k, v := range extra {
+			sum[k] = v
+		}
+		return receipt(ev, StatusObserved, 5, sum)
+	}
+	stopped := map[string]any{"phase": "stopped", "outcome": "cancelled", "exit_code": 0.0}
+	keys := map[string]bool{}
+	for _, r := range []LifecycleReceipt{
+		receipt(EventSessionStarted, StatusObserved, 2, nil),
+		step(EventSessionEnded, 1, stopped), step(EventSessionStarted, 1, nil),
+		step(EventSessionEnded, 2, stopped), step(EventSessionStarted, 2, nil),
+		receipt(EventSessionEnded, StatusObserved, 20, map[string]any{SummaryExitStatus: 0.0}),
+	} {
+		ev, err := ProjectOrgLoop(r, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := AssertLifecycleConformance(ev); err != nil {
+			t.Fatal(err)
+		}
+		keys[ev.Payload.Lifecycle.DedupeKey] = true
+	}
+	want := []string{"pi:ses_A:started", "pi:ses_A.r1:stopped", "pi:ses_A.r1:started", "pi:ses_A.r2:stopped", "pi:ses_A.r2:started", "pi:ses_A:completed"}
+	for _, k := range want {
+		if !keys[k] {
+			t.Errorf("no key %s in %v", k, keys)
+		}
+	}
+	if len(keys) != len(want) {
+		t.Fatalf("keys = %v", keys)
+	}
 }

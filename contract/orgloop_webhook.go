@@ -1,5 +1,10 @@
 package contract
 
+import (
+	"strconv"
+	"strings"
+)
+
 // OrgLoop hook types: what OrgLoop's coding-agent connector calls a
 // session's start and its end.
 const (
@@ -28,12 +33,12 @@ type OrgLoopHookPost struct {
 // receipts, active phases included (the connector has no hook for them),
 // return ErrNoOrgLoopPhase.
 //
-// exit_status is the shell-style status of ProjectOrgLoop. When lifeloop
-// saw none it is 1 for a failed phase (a launch that failed), so the
-// connector records a failure; for any other stop it is left out, which
-// OrgLoop's connector reads as 0 (right for a watch that ended idle, not
-// for a stop of unknown cause): meta.phase and meta.outcome say what
-// lifeloop knows.
+// session_id is the session of the event's dedupe key (OrgLoopIncarnation:
+// <session>.r<N> for the stop and start of renewal N), because the
+// connector builds its key from it. exit_status is chosen so the
+// connector's reading of it (seed 003's table) gives lifeloop's phase
+// (connectorExitStatus); when that differs from the status the harness
+// exited with, the real one is in meta.exit_status.
 func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, error) {
 	ev, err := ProjectOrgLoop(r, o)
 	if err != nil {
@@ -41,7 +46,7 @@ func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, 
 	}
 	lc, p := ev.Payload.Lifecycle, ev.Payload
 	post := OrgLoopHookPost{
-		SessionID:        p.SessionID,
+		SessionID:        OrgLoopIncarnation(r, p.SessionID),
 		WorkingDirectory: p.WorkingDirectory,
 		Timestamp:        ev.Timestamp,
 		Meta: map[string]any{
@@ -60,9 +65,9 @@ func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, 
 		post.HookType = OrgLoopHookStop
 		post.Meta["outcome"] = string(lc.Outcome)
 		post.Meta["reason"] = lc.Reason
-		post.ExitStatus = p.ExitStatus
-		if post.ExitStatus == nil && lc.Phase == PhaseFailed {
-			post.ExitStatus = Ptr(1)
+		post.ExitStatus = Ptr(connectorExitStatus(lc, p.ExitStatus))
+		if p.ExitStatus != nil && *p.ExitStatus != *post.ExitStatus {
+			post.Meta["exit_status"] = *p.ExitStatus
 		}
 		if p.DurationSeconds != nil {
 			post.DurationSeconds = *p.DurationSeconds
@@ -70,5 +75,43 @@ func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, 
 	default:
 		return OrgLoopHookPost{}, ErrNoOrgLoopPhase
 	}
+	if post.SessionID != p.SessionID {
+		post.Meta["session_id"] = p.SessionID
+	}
 	return post, nil
+}
+
+// connectorExitStatus is the exit status OrgLoop's connector reads as
+// lifecycle lc's phase: the real one (exit) when it already reads so;
+// else 0 for completed, 1 for failed, and for stopped 128+N for a known
+// signal N in lc.Reason, else 143 (SIGTERM, how lifeloop stops a harness:
+// an abort, a renewal, a lost wrapper, an unknown stop).
+func connectorExitStatus(lc OrgLoopLifecycle, exit *int) int {
+	code := -1
+	if exit != nil {
+		code = *exit
+	}
+	switch lc.Phase {
+	case PhaseCompleted:
+		return 0
+	case PhaseFailed:
+		if code >= 1 && code <= 128 {
+			return code
+		}
+		return 1
+	default:
+		if code > 128 {
+			return code
+		}
+		switch lc.Reason {
+		case "sigint":
+			return 130
+		case "sigkill":
+			return 137
+		}
+		if n, err := strconv.Atoi(strings.TrimPrefix(lc.Reason, "signal_")); err == nil && strings.HasPrefix(lc.Reason, "signal_") && n > 0 && n < 128 {
+			return 128 + n
+		}
+		return 143
+	}
 }

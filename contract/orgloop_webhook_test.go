@@ -100,12 +100,12 @@ func TestOrgLoopWebhookPost(t *testing.T) {
 			t.Fatalf("post = %+v", post)
 		}
 	})
-	t.Run("unknown stop leaves exit_status out and says so in meta", func(t *testing.T) {
+	t.Run("unknown stop reads as stopped and says so in meta", func(t *testing.T) {
 		post, err := OrgLoopWebhookPost(receipt(EventSessionEnded, StatusObserved, 9, nil), o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if post.ExitStatus != nil || post.Meta["phase"] != "stopped" || post.Meta["outcome"] != "unknown" {
+		if post.ExitStatus == nil || *post.ExitStatus != 143 || post.Meta["phase"] != "stopped" || post.Meta["outcome"] != "unknown" {
 			t.Fatalf("post = %+v", post)
 		}
 	})
@@ -116,4 +116,69 @@ func TestOrgLoopWebhookPost(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOrgLoopWebhookStopsThatDidNotComplete runs OrgLoop's connector
+// reading over every kind of stop lifeloop records: it arrives at
+// lifeloop's phase (and outcome, where the connector's table has it), so
+// a route on phase completed fires only for what completed.
+func TestOrgLoopWebhookStopsThatDidNotComplete(t *testing.T) {
+	start := time.Date(2026, 5, 6, 20, 0, 0, 0, time.UTC)
+	end := start.Add(42 * time.Second)
+	ended := func(f ExitFacts) map[string]any {
+		return ledgerJSON(SessionEndedSummary(ClassifyExit(f), f, start, end, "/work/repo"))
+	}
+	renewalStop := ledgerJSON(map[string]any{"reason": "renewal", "renewal_attempt": 2, "renewal_step": "ended",
+		"exit_code": 0, "stopped_by": "renewal", "phase": "stopped", "outcome": "cancelled", "exit_reason": "renewal"})
+	lost := ledgerJSON(SessionEndedSummary(ExitClass{PhaseStopped, LifecycleUnknown, "wrapper_lost"}, ExitFacts{Code: -1}, start, end, "/work/repo"))
+	launchFailed := func(code int, reason string) LifecycleReceipt {
+		r := receipt(EventSessionEnded, StatusFailed, 2, ledgerJSON(map[string]any{"exit_status": code, "reason": reason}))
+		r.ParentReceiptID, r.FailureClass = Ptr("lfr_starting"), Ptr(FailureAdapterUnavailable)
+		return r
+	}
+	refused := receipt(EventSessionStarting, StatusFailed, 1, nil)
+	refused.FailureClass = Ptr(FailureCapabilityUnsupported)
+	rows := map[string]LifecycleReceipt{
+		"abort, exit 0":          receipt(EventSessionEnded, StatusObserved, 9, ended(ExitFacts{Code: 0, StoppedBy: StoppedByAbort, FromWaitStatus: true})),
+		"abort, SIGKILL":         receipt(EventSessionEnded, StatusObserved, 9, ended(ExitFacts{Code: -1, Signaled: true, Signal: 9, StoppedBy: StoppedByAbort})),
+		"sigint answered exit 0": receipt(EventSessionEnded, StatusObserved, 9, ended(ExitFacts{Code: 0, StoppedBy: StoppedBySIGINT, FromWaitStatus: true})),
+		"sigterm, exit 2":        receipt(EventSessionEnded, StatusObserved, 9, ended(ExitFacts{Code: 2, StoppedBy: StoppedBySIGTERM, FromWaitStatus: true})),
+		"timeout, exit 0":        receipt(EventSessionEnded, StatusObserved, 9, ended(ExitFacts{Code: 0, StoppedBy: StoppedByTimeout, FromWaitStatus: true})),
+		"own exit 200":           receipt(EventSessionEnded, StatusObserved, 9, ended(ExitFacts{Code: 200, FromWaitStatus: true})),
+		"renewal's stop":         receipt(EventSessionEnded, StatusObserved, 9, renewalStop),
+		"lost wrapper":           receipt(EventSessionEnded, StatusObserved, 9, lost),
+		"nothing known":          receipt(EventSessionEnded, StatusObserved, 9, nil),
+		"launch failed 127":      launchFailed(127, "command_not_found"),
+		"launch failed 126":      launchFailed(126, "permission_denied"),
+		"launch refused":         refused,
+		"exit 0":                 receipt(EventSessionEnded, StatusObserved, 9, ended(ExitFacts{Code: 0, FromWaitStatus: true})),
+		"watch idle":             receipt(EventSessionEnded, StatusObserved, 9, ledgerJSON(map[string]any{"phase": "completed", "outcome": "success", "reason": "watch_idle"})),
+	}
+	for name, r := range rows {
+		t.Run(name, func(t *testing.T) {
+			o := OrgLoopOptions{SessionID: "ses_A", Harness: HarnessCodex}
+			post, err := OrgLoopWebhookPost(r, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, _ := ProjectOrgLoop(r, o)
+			lc := ev.Payload.Lifecycle
+			phase, outcome, _ := connectorLifecycle(post.HookType, post.ExitStatus)
+			if phase != lc.Phase {
+				t.Fatalf("connector reads %s (exit_status %v), lifeloop says %s", phase, post.ExitStatus, lc.Phase)
+			}
+			if lc.Outcome != LifecycleUnknown && outcome != lc.Outcome {
+				t.Fatalf("connector reads outcome %s, lifeloop says %s", outcome, lc.Outcome)
+			}
+			if post.Meta["dedupe_key"] != lc.DedupeKey || OrgLoopDedupeKey(HarnessCodex, post.SessionID, phase) != lc.DedupeKey {
+				t.Fatalf("connector key %s, lifeloop key %s", OrgLoopDedupeKey(HarnessCodex, post.SessionID, phase), lc.DedupeKey)
+			}
+		})
+	}
+	t.Run("renewal keys", func(t *testing.T) {
+		post, _ := OrgLoopWebhookPost(rows["renewal's stop"], OrgLoopOptions{SessionID: "ses_A", Harness: HarnessCodex})
+		if post.SessionID != "ses_A.r2" || post.Meta["session_id"] != "ses_A" || post.Meta["exit_status"] != nil {
+			t.Fatalf("post = %+v", post)
+		}
+	})
 }

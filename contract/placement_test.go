@@ -135,3 +135,17 @@ func TestResolvePlacement(t *testing.T) {
 		})
 	}
 }
+
+// TestManifestPlacementGivenAsPayloadPlacement: a payload that names a
+// manifest placement is told which vocabulary it used and what to ask.
+func TestManifestPlacementGivenAsPayloadPlacement(t *testing.T) {
+	var p PlacementClass
+	err := p.UnmarshalText([]byte("pre_session"))
+	if err == nil || !strings.Contains(err.Error(), `"pre_session" is a manifest placement`) ||
+		!strings.Contains(err.Error(), "developer_equivalent_frame or pre_prompt_frame is placed at pre_session") {
+		t.Fatalf("err = %v", err)
+	}
+	if err := p.UnmarshalText([]byte("bogus")); err == nil || strings.Contains(err.Error(), "manifest placement") {
+		t.Fatalf("err = %v", err)
+	}
+}

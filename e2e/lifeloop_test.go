@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/hcp"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/launcher"
 )
@@ -127,9 +129,28 @@ func stateDir(t *testing.T) string {
 			if err := checkCoherent(rs); err != nil {
 				t.Errorf("session %s: the receipt stream is not coherent: %v\n%s", id, err, describeStream(rs))
 			}
+			if err := checkHCP(id, rs); err != nil {
+				t.Errorf("session %s: the HCP stream breaks seed 001: %v\n%s", id, err, describeStream(rs))
+			}
 		}
 	})
 	return dir
+}
+
+// checkHCP projects a session's receipts into HCP events and checks them
+// against seed 001's state machine (hcp.CheckStream).
+func checkHCP(id string, rs []map[string]any) error {
+	p := hcp.NewProjector(id)
+	var es []hcp.Envelope
+	for _, m := range rs {
+		b, _ := json.Marshal(m)
+		var r contract.LifecycleReceipt
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		es = append(es, p.Project(r)...)
+	}
+	return hcp.CheckStream(es)
 }
 
 // checkCoherent checks the stream guarantees of docs/contract.md on one

@@ -152,7 +152,7 @@ func TestTopDashboard(t *testing.T) {
 	n := len(mock.RequestsOfKind("claude"))
 	top.Type("/" + shortID(claudeID) + "\r")
 	top.Type("r")
-	topShows(t, top, "payload file")
+	topShows(t, top, "payload envelope file")
 	top.Type(payload + "\r")
 	topShows(t, top, "[r]esumed")
 	top.Type("r")

@@ -108,6 +108,27 @@ func (f *placementFiles) remove() {
 // file's are removed. For whoever finds the wrapper gone and seals the
 // session.
 func RemovePlacementFiles(dir string) error {
+	return removePlacementFiles(dir)
+}
+
+// RemoveLeftovers removes what a killed wrapper left for the session
+// whose folder is dir: its placement files (RemovePlacementFiles) and
+// its control socket when that lived in the temporary folder
+// (ControlSocketIn: the session folder's path was too long). For whoever
+// finds the wrapper gone and seals the session.
+func RemoveLeftovers(dir string) error {
+	err := removePlacementFiles(dir)
+	if sock := ControlSocketIn(dir); filepath.Dir(sock) != filepath.Clean(dir) {
+		if fi, serr := os.Lstat(sock); serr == nil && fi.Mode()&fs.ModeSocket != 0 {
+			if rerr := os.Remove(sock); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
+				err = rerr
+			}
+		}
+	}
+	return err
+}
+
+func removePlacementFiles(dir string) error {
 	inside, _ := filepath.Glob(filepath.Join(dir, "launch-placement-*.txt"))
 	var outside []string
 	if raw, err := os.ReadFile(filepath.Join(dir, outsideList)); err == nil {

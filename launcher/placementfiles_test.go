@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -67,5 +68,32 @@ func TestPlacementFiles(t *testing.T) {
 	}
 	if err := RemovePlacementFiles(ses); err != nil {
 		t.Errorf("second call: %v", err)
+	}
+}
+
+// TestRemoveLeftoversRemovesAFallbackSocket: a session folder whose path
+// is too long for a unix socket has its control socket in the temporary
+// folder; sealing the session removes it there.
+func TestRemoveLeftoversRemovesAFallbackSocket(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 100), "ses_01LEFTOVERTEST"+strings.Repeat("X", 8))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := ControlSocketIn(dir)
+	if filepath.Dir(sock) == dir {
+		t.Fatalf("socket %s is not a fallback", sock)
+	}
+	ln, err := (&net.ListenConfig{}).Listen(t.Context(), "unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false) // as a killed wrapper leaves it
+	_ = ln.Close()
+	t.Cleanup(func() { _ = os.Remove(sock) })
+	if err := RemoveLeftovers(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
+		t.Fatalf("the fallback socket is still there: %v", err)
 	}
 }

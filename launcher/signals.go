@@ -70,6 +70,9 @@ func (s *supervisor) stop(reason string, sig syscall.Signal) {
 		s.signalChild(syscall.SIGKILL)
 		return
 	}
+	// Read before an abort overwrites the state: a paused harness is
+	// continued first, so it can act on the stop signal.
+	paused := s.rec.State == statedir.StatePaused
 	s.stopping = true
 	s.stoppedBy = reason
 	if s.renewing != nil {
@@ -85,7 +88,7 @@ func (s *supervisor) stop(reason string, sig syscall.Signal) {
 		Event:   contract.EventSessionEnding,
 		Summary: map[string]any{"reason": reason, "signal": sigName(sig)},
 	})
-	if s.rec.State == statedir.StatePaused {
+	if paused {
 		s.signalChild(syscall.SIGCONT)
 	}
 	s.signalChild(sig)

@@ -401,7 +401,7 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 				return o.fail(st, err)
 			}
 			if st.StartingReceiptID == "" {
-				extra := map[string]any{"placement": string(st.Placement)}
+				extra := map[string]any{"manifest_placement": string(st.Placement)}
 				if !st.Resume {
 					// A fresh conversation: the context pressure the old
 					// one reached no longer holds (sessionview forgets it).
@@ -428,7 +428,7 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 			}
 		case StatePendingDelivery:
 			if st.StartedReceiptID == "" {
-				extra := map[string]any{"placement": string(st.Placement)}
+				extra := map[string]any{"manifest_placement": string(st.Placement)}
 				if len(st.UndeliveredIDs) > 0 {
 					extra["undelivered_payloads"] = undeliveredFate(st.DropUndelivered)
 				}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -107,8 +106,8 @@ func checkCaseFile(name string, now time.Time) (verdict, detail string) {
 	if err != nil {
 		return "ERROR", fmt.Sprintf("cannot read: %v", unwrapPathError(err))
 	}
-	if !json.Valid(data) {
-		return "ERROR", "not JSON"
+	if why := notJSON(data); why != "" {
+		return "ERROR", strings.TrimPrefix(why, "is ")
 	}
 	ok, detail, err := contract.CheckConformanceCase(data, now)
 	switch {

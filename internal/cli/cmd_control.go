@@ -104,7 +104,7 @@ func (e *env) sweepLostLater(root string, delay time.Duration) (stop func()) {
 
 // sealOptions are how this lifeloop seals a session whose wrapper died.
 func (e *env) sealOptions() seal.Options {
-	return seal.Options{Registry: e.Registry(), Now: e.Now, Cleanup: launcher.RemovePlacementFiles}
+	return seal.Options{Registry: e.Registry(), Now: e.Now, Cleanup: launcher.RemoveLeftovers}
 }
 
 // sessionByShortID finds the one session whose short id (the form the

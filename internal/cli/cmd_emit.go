@@ -2,10 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"io"
+	"os"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
@@ -50,7 +50,8 @@ func emitCommand(e *env) *ucli.Command {
 		ArgsUsage: "EVENT",
 		Description: "Records EVENT (e.g. frame.opening, context.compacted, session.ended; see\n" +
 			"`lifeloop events`) in the session's receipt ledger and prints the receipt as JSON.\n" +
-			"The session is created when it does not exist yet. When a live `lifeloop run` owns\n" +
+			"The session is created when it does not exist yet (and removed again when the receipt\n" +
+			"cannot be recorded: a refused emit leaves nothing). When a live `lifeloop run` owns\n" +
 			"the session, the moment is handed to it over its control socket, so it is ordered\n" +
 			"with the wrapper's own receipts and reaches its clients and event sinks.\n\n" +
 			"Exit status: 0 recorded; 1 failed receipt (e.g. a required payload placement the\n" +
@@ -142,8 +143,8 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		if err != nil {
 			return err
 		}
-		if !json.Valid(data) {
-			return exitf(exitcode.Unreadable, "--payload %s is not JSON; give a payload envelope file", name)
+		if why := notJSON(data); why != "" {
+			return exitf(exitcode.Unreadable, "--payload %s %s; give a payload envelope file", name, why)
 		}
 		p, err := contract.DecodePayloadEnvelope(data)
 		if err != nil {
@@ -233,12 +234,22 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		return exitf(exitcode.Failed, "%v", err)
 	}
 	defer p.Close()
+	// A session this call created and could not record in is removed:
+	// a refused emit leaves no session behind.
+	discard := func() {
+		p.Close()
+		if !exists {
+			removeEmptySession(root, opts.Session)
+		}
+	}
 	res, err := p.Route(ctx, in)
 	if err != nil {
+		discard()
 		return exitf(exitcode.Failed, "%v", err)
 	}
 	p.Close() // the ledger's last attempt, when its storage refused the write
 	if n, cause := p.Unrecorded(); n > 0 {
+		discard()
 		return exitf(exitcode.Failed, "session %s: the receipt could not be recorded in its ledger (%s); free space and emit it again",
 			opts.Session, ledger.CauseText(cause))
 	}
@@ -273,4 +284,13 @@ func emitLive(ctx context.Context, root, id string, in moment.Moment) (contract.
 	var r contract.LifecycleReceipt
 	err := launcher.Call(cctx, launcher.ControlSocketFor(root, id), launcher.OpEmit, args, &r)
 	return r, err
+}
+
+// removeEmptySession removes session id's folder when its ledger holds
+// nothing: emit created it for a receipt it could not record.
+func removeEmptySession(root, id string) {
+	if fi, err := os.Stat(statedir.ReceiptsPath(root, id)); err == nil && fi.Size() > 0 {
+		return
+	}
+	_ = os.RemoveAll(statedir.SessionDir(root, id))
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -105,8 +104,8 @@ func invokeRun(ctx context.Context, opts invokeOptions) error {
 	if err != nil {
 		return exitf(exitcode.Unreadable, "cannot read the dispatch envelope on standard input: %v", err)
 	}
-	if !json.Valid(data) {
-		return exitf(exitcode.Unreadable, "standard input is not JSON; send one dispatch envelope ({\"schema_version\": %q, \"request\": {...}})", contract.Version)
+	if why := notJSON(data); why != "" {
+		return exitf(exitcode.Unreadable, "standard input "+why+"; send one dispatch envelope ({\"schema_version\": %q, \"request\": {...}})", contract.Version)
 	}
 	env, err := contract.DecodeDispatchEnvelope(data)
 	if err != nil {

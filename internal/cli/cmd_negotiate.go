@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -78,8 +77,8 @@ func negotiateRun(_ context.Context, opts negotiateOptions) error {
 	if err != nil {
 		return err
 	}
-	if !json.Valid(data) {
-		return exitf(exitcode.Unreadable, "%s is not JSON; give a capability request object (see `lifeloop negotiate --help`)", inputName(opts.Require))
+	if why := notJSON(data); why != "" {
+		return exitf(exitcode.Unreadable, "%s %s; give a capability request object (see `lifeloop negotiate --help`)", inputName(opts.Require), why)
 	}
 	req, err := contract.DecodeCapabilityRequest(data)
 	if err != nil {

@@ -52,8 +52,9 @@ func publishCommand(e *env) *ucli.Command {
 			"events the broker confirmed. `lifeloop run --events amqp://...` does the same while the\n" +
 			"session runs; publish finishes the stream after lifeloop was gone (a crash, a reboot,\n" +
 			"a broker that stayed down). It retries with backoff until the broker takes every event,\n" +
-			"then prints one JSON line {session_id, published, through}; with --follow it goes on\n" +
-			"until interrupted. An event sent twice (a confirm lost with the connection) carries the\n" +
+			"then prints one JSON line {session_id, published, undeliverable, through}: this call's\n" +
+			"counts; with --follow it goes on until interrupted. It exits 1 when any event of the\n" +
+			"session stays undeliverable. An event sent twice (a confirm lost with the connection) carries the\n" +
 			"same message_id and sequence, for the consumer to skip.\n\n" + amqpURLHelp,
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
@@ -119,14 +120,16 @@ func publishRun(ctx context.Context, e *env, o publishOptions) error {
 	if !o.Follow {
 		ob.Finish()
 	}
+	before := ob.State()
 	runErr := ob.Run(ctx)
 	st := ob.State()
-	out, _ := json.Marshal(map[string]any{"session_id": rec.ID, "published": st.Delivered, "through": st.Through})
+	out, _ := json.Marshal(map[string]any{"session_id": rec.ID, "published": st.Delivered - before.Delivered,
+		"undeliverable": len(st.Undeliverable) - len(before.Undeliverable), "through": st.Through})
 	fmt.Fprintln(e.Out, string(out))
 	if runErr != nil && (!o.Follow || !errors.Is(runErr, context.Canceled)) {
 		return exitf(exitcode.Failed, "publishing session %s to %s stopped before the end of its ledger: %v; run the command again to go on", rec.ID, t.Redacted(), runErr)
 	}
-	return nil
+	return undeliverableExit(rec.ID, st.Undeliverable, ob.StatePath())
 }
 
 // splitEvents separates the amqp:// destinations of --events from the

@@ -14,6 +14,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/hcp"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/outbox"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -65,8 +66,9 @@ func receiptsCommand(e *env) *ucli.Command {
 			"--orgloop-webhook URL prints nothing of the sort: it posts the session's start and stop\n" +
 			"to OrgLoop's coding-agent webhook, those not yet delivered there (by `run` or an\n" +
 			"earlier call), retrying until the receiver takes them, then prints one JSON line\n" +
-			"{session_id, delivered, undeliverable, through}; with --follow it goes on until\n" +
-			"interrupted. The secret comes from $" + orgLoopSecretEnv + ".",
+			"{session_id, delivered, undeliverable, through}: what this call delivered and what the\n" +
+			"receiver refused for good in it; with --follow it goes on until interrupted. It exits 1\n" +
+			"when any post of the session stays undeliverable. The secret comes from $" + orgLoopSecretEnv + ".",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "latest", Usage: "use the most recent session", Destination: &o.Latest},
@@ -219,12 +221,24 @@ func deliverOrgLoop(ctx context.Context, e *env, root string, rec statedir.Sessi
 	if !o.Follow {
 		ob.Finish()
 	}
+	before := ob.State()
 	runErr := ob.Run(ctx)
 	st := ob.State()
-	out, _ := json.Marshal(map[string]any{"session_id": rec.ID, "delivered": st.Delivered, "undeliverable": len(st.Undeliverable), "through": st.Through})
+	out, _ := json.Marshal(map[string]any{"session_id": rec.ID, "delivered": st.Delivered - before.Delivered,
+		"undeliverable": len(st.Undeliverable) - len(before.Undeliverable), "through": st.Through})
 	fmt.Fprintln(e.Out, string(out))
 	if runErr != nil && (!o.Follow || !errors.Is(runErr, context.Canceled)) {
 		return exitf(exitcode.Failed, "OrgLoop webhook delivery of session %s stopped before the end of its ledger: %v; run the command again to go on", rec.ID, runErr)
 	}
-	return nil
+	return undeliverableExit(rec.ID, st.Undeliverable, ob.StatePath())
+}
+
+// undeliverableExit is the failure of a delivery command when posts or
+// events of session id stay undeliverable (refused for good, never
+// retried): nil when none do.
+func undeliverableExit(id string, u []outbox.Undeliverable, statePath string) error {
+	if len(u) == 0 {
+		return nil
+	}
+	return exitf(exitcode.Failed, "%d of session %s's deliveries stay undeliverable (last: %s); see %s", len(u), id, u[len(u)-1].Error, statePath)
 }

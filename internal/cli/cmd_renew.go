@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -29,9 +32,12 @@ const renewTimeout = 3 * time.Minute
 type renewOptions struct {
 	controlOptions
 	Payloads []string
-	Fresh    bool
-	Resume   bool
-	Reason   string
+	// Note is a text or markdown file ("-": standard input) renew wraps
+	// into a continuation payload itself (notePayload).
+	Note   string
+	Fresh  bool
+	Resume bool
+	Reason string
 	// DropUndelivered drops the payloads the relaunch cannot place.
 	DropUndelivered bool
 }
@@ -42,7 +48,7 @@ func renewCommand(e *env) *ucli.Command {
 	return &ucli.Command{
 		Name:      "renew",
 		Usage:     "stop a running harness and start it again, delivering continuation payloads at the relaunch",
-		ArgsUsage: "[--payload FILE]... [--fresh|--resume] [--reason TEXT] SESSION|--latest",
+		ArgsUsage: "[--note FILE] [--payload FILE]... [--fresh|--resume] [--reason TEXT] SESSION|--latest",
 		Description: "Asks the session's live `lifeloop run` to renew the harness: session.ending (reason\n" +
 			"renewal), a stop by signal (the adapter's stop signal, then SIGTERM and SIGKILL; nothing is\n" +
 			"typed, so an open permission dialog is never answered and a draft never sent), session.ended, and\n" +
@@ -51,6 +57,11 @@ func renewCommand(e *env) *ucli.Command {
 			"session.starting/started with payload receipts. --fresh (the default) starts a new\n" +
 			"harness conversation; --resume continues the same one. The payload files are checked\n" +
 			"first; payloads are kept private in the session's continuation store until delivered.\n\n" +
+			"--note FILE (or - for standard input) hands over plain text or markdown as it is: renew\n" +
+			"wraps it into a continuation payload itself (kind handoff_note, its format, size and\n" +
+			"digest, and the placements this session's harness can take at a relaunch), so\n" +
+			"`lifeloop renew --latest --note handoff.md --resume` is all a person types. --payload\n" +
+			"takes payload envelopes (JSON) as before.\n\n" +
 			"One line per payload says what its receipt says. A stored payload the relaunch cannot place\n" +
 			"(e.g. a resumed conversation that takes no instructions at launch) is not delivered: the\n" +
 			"renewal ends undelivered and the payload stays stored, labelled, for a later renewal that\n" +
@@ -61,6 +72,7 @@ func renewCommand(e *env) *ucli.Command {
 			"unreadable or not JSON.",
 		OnUsageError: commandUsageError,
 		Flags: append(controlFlags(&o.controlOptions, true),
+			&ucli.StringFlag{Name: "note", Usage: "text or markdown `FILE` (or - for standard input) to hand to the relaunched harness; wrapped into a continuation payload", Destination: &o.Note},
 			&ucli.GenericFlag{Name: "payload", Usage: "payload envelope JSON `FILE` (or - for standard input) to deliver at the relaunch (repeat for more)", Value: &payloads},
 			&ucli.BoolFlag{Name: "fresh", Usage: "start a new harness conversation (default)", Destination: &o.Fresh},
 			&ucli.BoolFlag{Name: "resume", Usage: "continue the same harness conversation", Destination: &o.Resume},
@@ -76,6 +88,9 @@ func renewCommand(e *env) *ucli.Command {
 			}
 			o.Session = c.Args().First()
 			o.Payloads = payloads.items
+			if o.Note == "-" && slices.Contains(o.Payloads, "-") {
+				return usageErrorf("--note - and --payload - cannot both read standard input")
+			}
 			return renewRun(c.Context, e, o)
 		},
 	}
@@ -94,8 +109,8 @@ func readPayloadFile(in io.Reader, name string) (contract.PayloadEnvelope, error
 	if err != nil {
 		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "payload file %s: %v", name, err)
 	}
-	if !json.Valid(data) {
-		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "payload file %s is not JSON", name)
+	if why := notJSON(data); why != "" {
+		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "payload file %s %s", name, why)
 	}
 	p, err := contract.DecodePayloadEnvelope(data)
 	if err != nil {
@@ -148,7 +163,11 @@ func payloadLines(out renewal.Outcome) []string {
 	for _, r := range out.PayloadReceipts {
 		line := fmt.Sprintf("  %s: %s", r.PayloadID, r.Status)
 		if r.Placement != "" {
-			line += " (" + string(r.Placement) + ")"
+			line += " (payload placement " + string(r.Placement)
+			if out.Placement != "" && (r.Status == contract.PlacementOutcomeDelivered || r.Status == contract.PlacementOutcomeDegraded) {
+				line += " via manifest placement " + string(out.Placement)
+			}
+			line += ")"
 		}
 		switch {
 		case slices.Contains(out.UndeliveredIDs, r.PayloadID) && out.DroppedUndelivered:
@@ -179,7 +198,7 @@ func renewOutcomeLine(id string, out renewal.Outcome) string {
 	}
 	line := fmt.Sprintf("%s: renewal %s (attempt %d, %s, %d payload receipts", id, out.State, out.Attempt, mode, len(out.PayloadReceipts))
 	if out.Placement != "" {
-		line += fmt.Sprintf(" via %s", out.Placement)
+		line += fmt.Sprintf(", placed at launch: manifest placement %s", out.Placement)
 	}
 	return line + ")"
 }
@@ -189,6 +208,16 @@ func renewOutcomeLine(id string, out renewal.Outcome) string {
 func renewSession(ctx context.Context, e *env, root string, rec statedir.SessionRecord, o renewOptions) (renewal.Outcome, error) {
 	store := &renewal.Store{Dir: statedir.ContinuationPath(root, rec.ID), Now: e.Now}
 	req := renewal.Request{Resume: o.Resume, Reason: o.Reason, DropUndelivered: o.DropUndelivered}
+	if o.Note != "" {
+		p, err := readNote(e, rec, o.Note)
+		if err != nil {
+			return renewal.Outcome{}, err
+		}
+		if err := store.Validate(p); err != nil {
+			return renewal.Outcome{}, classError(err)
+		}
+		req.Payloads = append(req.Payloads, p)
+	}
 	for _, name := range o.Payloads {
 		p, err := readPayloadFile(e.In, name)
 		if err != nil {
@@ -274,7 +303,7 @@ func renewalStatusRun(e *env, o controlOptions) error {
 		fmt.Fprintf(e.Out, "carried   %s (left undelivered by an earlier renewal)\n", strings.Join(st.CarriedIDs, " "))
 	}
 	if st.Placement != "" {
-		fmt.Fprintf(e.Out, "placement %s\n", st.Placement)
+		fmt.Fprintf(e.Out, "placement %s (manifest placement, at launch)\n", st.Placement)
 	}
 	if st.Reason != "" {
 		fmt.Fprintf(e.Out, "reason    %s\n", st.Reason)
@@ -289,4 +318,81 @@ func renewalStatusRun(e *env, o controlOptions) error {
 		fmt.Fprintf(e.Out, "error     %s (retry: %s) at %s: %s\n", le.FailureClass, le.RetryClass, le.At.Format(time.RFC3339), le.Message)
 	}
 	return nil
+}
+
+// NoteKind is the payload_kind of a note given to `renew --note`.
+const NoteKind = "handoff_note"
+
+// readNote reads the note file name ("-": standard input) and wraps it
+// into the continuation payload of session rec (notePayload).
+func readNote(e *env, rec statedir.SessionRecord, name string) (contract.PayloadEnvelope, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(e.In)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "note %s: %v", name, err)
+	}
+	var m contract.AdapterManifest
+	if a, lerr := e.Registry().Lookup(rec.AdapterID); lerr == nil {
+		m = a.Manifest()
+	}
+	p, err := notePayload(data, name, m, e.IDs.New("pay"))
+	if err != nil {
+		return contract.PayloadEnvelope{}, exitf(exitcode.Unreadable, "note %s: %v", name, err)
+	}
+	return p, nil
+}
+
+// notePayload wraps a text or markdown note into a continuation payload:
+// kind handoff_note, format text/markdown for a .md or .markdown file
+// (else text/plain), utf8 body with its byte size and digest, and as
+// acceptable placements (each required) the payload placements the
+// adapter's manifest m can carry at a launch: pre_prompt_frame when it
+// claims pre_session or pre_frame_leading (a fresh launch or a resumed
+// conversation's first prompt), then developer_equivalent_frame when it
+// claims pre_session; pre_prompt_frame alone when it claims neither (the
+// relaunch then says why it cannot place it).
+func notePayload(data []byte, name string, m contract.AdapterManifest, id string) (contract.PayloadEnvelope, error) {
+	if len(data) == 0 {
+		return contract.PayloadEnvelope{}, errors.New("is empty")
+	}
+	if !utf8.Valid(data) || bytes.IndexByte(data, 0) >= 0 {
+		return contract.PayloadEnvelope{}, errors.New("is not text (give plain text or markdown; --payload takes payload envelopes)")
+	}
+	format := "text/plain"
+	switch strings.ToLower(filepath.Ext(name)) {
+	case ".md", ".markdown":
+		format = "text/markdown"
+	}
+	usable := func(c contract.ManifestPlacementClass) bool {
+		switch m.Placement[c].Support {
+		case contract.SupportNative, contract.SupportSynthesized, contract.SupportPartial:
+			return true
+		}
+		return false
+	}
+	req := func(pc contract.PlacementClass) contract.AcceptablePlacement {
+		return contract.AcceptablePlacement{Placement: pc, Requirement: contract.RequirementRequired}
+	}
+	places := []contract.AcceptablePlacement{req(contract.PlacementPrePromptFrame)}
+	if usable(contract.ManifestPreSession) {
+		places = append(places, req(contract.PlacementDeveloperEquivalentFrame))
+	}
+	body := string(data)
+	return contract.PayloadEnvelope{
+		SchemaVersion:        contract.SchemaVersion(contract.Version),
+		PayloadID:            id,
+		ClientID:             "lifeloop-operator",
+		PayloadKind:          NoteKind,
+		Format:               format,
+		ContentEncoding:      contract.EncodingUTF8,
+		Body:                 &body,
+		ByteSize:             uint64(len(data)),
+		ContentDigest:        contract.Ptr(contract.Digest(data)),
+		AcceptablePlacements: places,
+	}, nil
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -165,13 +166,22 @@ func (a topActions) Renew(ctx context.Context, id string, files []string, resume
 	o := renewOptions{Resume: resume}
 	for _, f := range files {
 		if f == "-" {
-			return "", errors.New("top reads payloads from files, not standard input")
+			return "", errors.New("top reads notes and payloads from files, not standard input")
 		}
 		p, err := a.e.abs(f)
 		if err != nil {
 			return "", err
 		}
-		o.Payloads = append(o.Payloads, p)
+		// A payload envelope goes as --payload, anything else (text,
+		// markdown) as --note.
+		switch {
+		case isPayloadEnvelope(p):
+			o.Payloads = append(o.Payloads, p)
+		case o.Note == "":
+			o.Note = p
+		default:
+			return "", errors.New("top takes one note per renewal")
+		}
 	}
 	out, err := renewSession(ctx, a.e, a.root, rec, o)
 	if err != nil {
@@ -182,4 +192,19 @@ func (a topActions) Renew(ctx context.Context, id string, files []string, resume
 		return "", errors.New(line)
 	}
 	return line, nil
+}
+
+// isPayloadEnvelope reports whether file holds a JSON object with a
+// payload_id: a payload envelope, not a note.
+func isPayloadEnvelope(file string) bool {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return false
+	}
+	_, ok := m["payload_id"]
+	return ok
 }

@@ -6,25 +6,39 @@
 //
 // The mapping (docs/contract.md, "HCP L2 event stream"):
 //
-//	first session.starting              session_created {state: PENDING}
+//	first receipt                       session_created {state: PENDING}; when it is not a
+//	                                    session.starting or session.started (an emit-only
+//	                                    session), state_changed PENDING → RUNNING, reason observed
 //	session.started (first)             state_changed PENDING → RUNNING, reason started
 //	supervisor.tick whose state differs state_changed <from> → <to>, reason the tick's trigger
-//	session.ending, reason abort        state_changed → ABORTING, reason abort
+//	session.ending of a caller's stop   state_changed → ABORTING, reason abort, sigint,
+//	(abort, SIGINT/SIGTERM/SIGHUP/      sigterm, …
+//	SIGQUIT to the wrapper)
 //	a renewal's session.ending          state_changed RUNNING → PAUSED, reason renewal
 //	a renewal's session.started         checkpoint_created per continuation payload, then
 //	                                    state_changed PAUSED → RUNNING, reason renewed
 //	                                    (recovered_from_checkpoint when the renewal was recovered)
+//	session.started after a lost        state_changed PAUSED → RUNNING, reason
+//	wrapper (run --continue-session)    recovered_from_checkpoint
 //	frame.opening/opened/ending/ended   progress {stage, message, frame_id}
 //	capability.degraded, gap receipts,  warning {code, message, details}
 //	receipt warnings
 //	status failed                       error {code, message, recoverable}
-//	session.ended (not a renewal's)     state_changed → final state, then session_closed
+//	session.ended, wrapper_lost         state_changed → PAUSED, reason wrapper_lost (the
+//	(not while ABORTING)                session is kept: run --continue-session resumes it)
+//	session.ended (not a renewal's)     state_changed → final state (FinalState), then session_closed
+//	session.ended failed before         state_changed PENDING → REJECTED, reason the summary's
+//	session.started (launch failed)     reason or the failure class, then session_closed
 //	session.starting refused by         error, then state_changed PENDING → REJECTED and
 //	capability negotiation              session_closed
 //
-// Every other receipt (ticks without a state change, context events, a
-// renewal's session.ended and session.starting) has no event. Nothing is
-// emitted after session_closed.
+// Every state_changed is a transition of seed 001's table (Transitions):
+// where a receipt skips a state (a session ended while PENDING or PAUSED,
+// aborted without its session.ending), the states between are walked
+// with the same reason. Every other receipt (ticks without a state
+// change, context events, a renewal's session.ended and
+// session.starting) has no event. Nothing is emitted after
+// session_closed.
 package hcp
 
 import (
@@ -108,6 +122,9 @@ type Projector struct {
 	state     string
 	created   bool
 	closed    bool
+	// lost: the session's wrapper was lost (sealed); a later
+	// session.started is its recovery.
+	lost bool
 	// through is the ledger sequence of the last receipt projected.
 	through uint64
 }
@@ -142,21 +159,27 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	b := batch{p: p, r: r}
 	sum := r.TelemetrySummary
 	renewalStep, _ := sum["renewal_step"].(string)
+	reason, _ := sum[contract.SummaryReason].(string)
 
-	switch r.Event {
-	case contract.EventSessionStarting:
-		if !p.created {
-			b.add(SessionCreated, created(r))
-			p.created = true
-			p.state = StatePending
+	if !p.created {
+		b.add(SessionCreated, created(r))
+		p.created = true
+		p.state = StatePending
+		if r.Event != contract.EventSessionStarting && r.Event != contract.EventSessionStarted && r.Event != contract.EventSessionEnded {
+			b.transition(StateRunning, "observed")
 		}
+	}
+	switch r.Event {
 	case contract.EventSessionStarted:
 		if r.Status == contract.StatusFailed {
 			break
 		}
-		if p.state == StatePending {
+		switch {
+		case p.state == StatePending:
 			b.transition(StateRunning, "started")
-		} else if renewalStep == "started" && p.state == StatePaused {
+		case p.state == StatePaused && p.lost && renewalStep == "":
+			b.transition(StateRunning, "recovered_from_checkpoint")
+		case renewalStep == "started" && p.state == StatePaused:
 			for _, pr := range r.PayloadReceipts {
 				b.add(CheckpointCreated, map[string]any{
 					"checkpoint_id": pr.PayloadID,
@@ -165,16 +188,17 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 					"created_at":    b.timestamp(),
 				})
 			}
-			reason := "renewed"
-			if rec, _ := sum["renewal_recovered"].(bool); rec {
-				reason = "recovered_from_checkpoint"
+			why := "renewed"
+			if rec, _ := sum["renewal_recovered"].(bool); rec || p.lost {
+				why = "recovered_from_checkpoint"
 			}
-			b.transition(StateRunning, reason)
+			b.transition(StateRunning, why)
 		}
+		p.lost = false
 	case contract.EventSupervisorTick:
-		if s, ok := sum["state"].(string); ok && p.created {
+		if s, ok := sum["state"].(string); ok {
 			to := strings.ToUpper(s)
-			if to != p.state && (to == StateRunning || to == StatePaused) {
+			if to != p.state && (to == StateRunning || to == StatePaused) && Valid(p.state, to) {
 				trigger, _ := sum["trigger"].(string)
 				if trigger == "" {
 					trigger = "state_change"
@@ -183,12 +207,11 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 			}
 		}
 	case contract.EventSessionEnding:
-		reason, _ := sum["reason"].(string)
 		switch {
 		case renewalStep == "ending" && p.state == StateRunning:
 			b.transition(StatePaused, "renewal")
-		case reason == contract.StoppedByAbort && (p.state == StateRunning || p.state == StatePaused):
-			b.transition(StateAborting, "abort")
+		case callerStop(reason):
+			b.walk(StateAborting, reason)
 		}
 	case contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded:
 		if r.Status != contract.StatusFailed {
@@ -216,22 +239,92 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		b.add(Warning, map[string]any{"code": w.Code, "message": w.Message, "details": map[string]any{"event": string(r.Event)}})
 	}
 	if r.Event == contract.EventSessionStarting && p.state == StatePending && refused(r) {
-		reason := string(*r.FailureClass)
-		b.transition(StateRejected, reason)
-		b.add(SessionClosed, map[string]any{"final_state": StateRejected, "reason": reason})
-		p.closed = true
+		b.close(StateRejected, string(*r.FailureClass))
 	}
-	if r.Event == contract.EventSessionEnded && renewalStep == "" && p.created {
-		final := finalState(p.state, sum, r.Status)
-		reason, _ := sum[contract.SummaryReason].(string)
-		if reason == "" {
-			reason = "session_ended"
+	if r.Event == contract.EventSessionEnded && renewalStep == "" {
+		switch {
+		case r.Status == contract.StatusFailed && p.state == StatePending:
+			// The harness never started: the launch failed (126, 127, …).
+			why := reason
+			if why == "" && r.FailureClass != nil {
+				why = string(*r.FailureClass)
+			}
+			b.close(StateRejected, why)
+		case reason == WrapperLost && p.state != StatePending && p.state != StateAborting:
+			// Kept, not closed: run --continue-session may resume it.
+			b.walk(StatePaused, reason)
+			p.lost = true
+		default:
+			if reason == "" {
+				reason = "session_ended"
+			}
+			b.close(FinalState(p.state, sum, r.Status), reason)
 		}
-		b.transition(final, reason)
-		b.add(SessionClosed, map[string]any{"final_state": final, "reason": reason})
-		p.closed = true
 	}
 	return b.out
+}
+
+// WrapperLost is the session.ended reason of a session sealed after its
+// wrapper died (internal/seal).
+const WrapperLost = "wrapper_lost"
+
+// callerStop reports whether a session.ending reason is a stop asked by
+// lifeloop's caller: an abort, or SIGINT, SIGTERM, SIGHUP or SIGQUIT sent
+// to the wrapper. seed 001 reaches ABORTED only through ABORTING ("Caller
+// sends abort"). A --max-duration timeout is not one: it ends FAILED
+// with reason timeout, as the seed's Session Timeout says.
+func callerStop(reason string) bool {
+	switch reason {
+	case contract.StoppedByAbort, contract.StoppedBySIGINT, contract.StoppedBySIGTERM, "sighup", "sigquit":
+		return true
+	}
+	return false
+}
+
+// Transitions is seed 001's table of valid state transitions.
+var Transitions = map[string][]string{
+	StatePending:  {StateRunning, StateRejected},
+	StateRunning:  {StatePaused, StateAborting, StateCompleted, StateFailed},
+	StatePaused:   {StateRunning, StateAborting},
+	StateAborting: {StateAborted},
+}
+
+// Valid reports whether from → to is in seed 001's table.
+func Valid(from, to string) bool { return slices.Contains(Transitions[from], to) }
+
+// Terminal reports whether state ends a session in seed 001.
+func Terminal(state string) bool {
+	switch state {
+	case StateRejected, StateAborted, StateCompleted, StateFailed:
+		return true
+	}
+	return false
+}
+
+// path is the shortest walk from → to over Transitions (nil when there
+// is none, or from == to).
+func path(from, to string) []string {
+	prev := map[string]string{from: ""}
+	queue := []string{from}
+	for len(queue) > 0 {
+		at := queue[0]
+		queue = queue[1:]
+		for _, n := range Transitions[at] {
+			if _, seen := prev[n]; seen {
+				continue
+			}
+			prev[n] = at
+			if n == to {
+				var out []string
+				for s := to; s != from; s = prev[s] {
+					out = append([]string{s}, out...)
+				}
+				return out
+			}
+			queue = append(queue, n)
+		}
+	}
+	return nil
 }
 
 // batch collects the events of one receipt.
@@ -255,6 +348,21 @@ func (b *batch) add(eventType string, data map[string]any) {
 		Type:       MessageType,
 		Payload:    Event{EventType: eventType, Sequence: b.p.seq, Data: data},
 	})
+}
+
+// walk moves to state to through the states seed 001's table puts
+// between, each with reason; nothing when no walk leads there.
+func (b *batch) walk(to, reason string) {
+	for _, s := range path(b.p.state, to) {
+		b.transition(s, reason)
+	}
+}
+
+// close walks to the terminal state final and emits session_closed.
+func (b *batch) close(final, reason string) {
+	b.walk(final, reason)
+	b.add(SessionClosed, map[string]any{"final_state": final, "reason": reason})
+	b.p.closed = true
 }
 
 func (b *batch) transition(to, reason string) {
@@ -328,18 +436,21 @@ func refused(r contract.LifecycleReceipt) bool {
 	return false
 }
 
-// finalState is the terminal state a session.ended receipt reports.
-func finalState(current string, sum map[string]any, status contract.ReceiptStatus) string {
+// FinalState is the terminal state a session.ended receipt reports, the
+// session being in state current: ABORTED after ABORTING (a caller's
+// stop); COMPLETED for phase completed, and for a session.ended that
+// carries no phase and is not failed (an end reported by a hook or
+// `emit`, with no exit classification); FAILED otherwise — a harness
+// killed by a signal nobody asked lifeloop to send, a timeout, a
+// failure: seed 001's "unrecoverable error".
+func FinalState(current string, sum map[string]any, status contract.ReceiptStatus) string {
 	if current == StateAborting {
 		return StateAborted
 	}
 	phase, _ := sum[contract.SummaryPhase].(string)
-	outcome, _ := sum[contract.SummaryOutcome].(string)
 	switch {
 	case phase == string(contract.PhaseCompleted):
 		return StateCompleted
-	case phase == string(contract.PhaseStopped) && outcome == string(contract.LifecycleCancelled):
-		return StateAborted
 	case phase == "" && status != contract.StatusFailed:
 		return StateCompleted
 	default:

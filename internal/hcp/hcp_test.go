@@ -78,7 +78,9 @@ func failedWith(fc contract.FailureClass, rc contract.RetryClass) func(*contract
 }
 
 // TestSessionCreatedAndClosed: a plain session is created PENDING, runs,
-// and is closed with the final state its session.ended reports.
+// and is closed with the final state its session.ended reports; a
+// harness killed by a signal nobody asked lifeloop to send is FAILED (no
+// caller abort, so no ABORTING).
 func TestSessionCreatedAndClosed(t *testing.T) {
 	for _, c := range []struct {
 		sum   map[string]any
@@ -86,20 +88,24 @@ func TestSessionCreatedAndClosed(t *testing.T) {
 	}{
 		{map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0"}, StateCompleted},
 		{map[string]any{"phase": "failed", "outcome": "failure", "reason": "exit_code_3"}, StateFailed},
-		{map[string]any{"phase": "stopped", "outcome": "cancelled", "reason": "sigterm"}, StateAborted},
+		{map[string]any{"phase": "stopped", "outcome": "cancelled", "reason": "sigkill"}, StateFailed},
 		{map[string]any{"phase": "failed", "outcome": "failure", "reason": "timeout"}, StateFailed},
+		{nil, StateCompleted},
 	} {
 		var b rb
 		rs := []contract.LifecycleReceipt{
 			b.next(contract.EventSessionStarting, nil),
 			b.next(contract.EventSessionStarted, map[string]any{"pid": 42}),
 			b.next(contract.EventSupervisorTick, map[string]any{"state": "running", "trigger": "interval"}),
-			b.next(contract.EventSessionEnding, map[string]any{"reason": "sigterm"}),
-			b.next(contract.EventSessionEnded, c.sum),
-			b.next(contract.EventSupervisorTick, map[string]any{"state": "running"}), // after the close: nothing
 		}
+		if c.sum["reason"] == "timeout" {
+			rs = append(rs, b.next(contract.EventSessionEnding, map[string]any{"reason": "timeout"}))
+		}
+		rs = append(rs, b.next(contract.EventSessionEnded, c.sum),
+			b.next(contract.EventSupervisorTick, map[string]any{"state": "running"})) // after the close: nothing
 		es := project(NewProjector(sid), rs)
 		checkEnvelopes(t, es)
+		checkSeed001(t, es)
 		if got, want := types(es), []string{SessionCreated, StateChanged, StateChanged, SessionClosed}; !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: events %v, want %v", c.final, got, want)
 		}
@@ -109,10 +115,14 @@ func TestSessionCreatedAndClosed(t *testing.T) {
 		if d := es[1].Payload.Data; d["from_state"] != StatePending || d["to_state"] != StateRunning || d["reason"] != "started" {
 			t.Errorf("first state_changed %v", d)
 		}
-		if d := es[2].Payload.Data; d["from_state"] != StateRunning || d["to_state"] != c.final || d["reason"] != c.sum["reason"] {
+		reason := c.sum["reason"]
+		if reason == nil {
+			reason = "session_ended"
+		}
+		if d := es[2].Payload.Data; d["from_state"] != StateRunning || d["to_state"] != c.final || d["reason"] != reason {
 			t.Errorf("final state_changed %v, want → %s", d, c.final)
 		}
-		if d := es[3].Payload.Data; d["final_state"] != c.final || d["reason"] != c.sum["reason"] {
+		if d := es[3].Payload.Data; d["final_state"] != c.final || d["reason"] != reason {
 			t.Errorf("session_closed %v, want %s", d, c.final)
 		}
 		if es[0].Timestamp != "2026-05-06T20:40:01.000Z" {
@@ -220,19 +230,21 @@ func TestWarningAndError(t *testing.T) {
 	}
 }
 
-// TestLaunchFailed: a failed launch is an error, then FAILED and closed.
+// TestLaunchFailed: a launch that fails after session.starting (126,
+// 127) is an error, then PENDING → REJECTED with the reason, and closed.
 func TestLaunchFailed(t *testing.T) {
 	var b rb
 	es := project(NewProjector(sid), []contract.LifecycleReceipt{
-		b.next(contract.EventSessionStarting, nil, failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)),
-		b.next(contract.EventSessionEnded, map[string]any{"phase": "failed", "outcome": "failure", "reason": "adapter_unavailable"}, failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)),
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionEnded, map[string]any{"exit_status": 127, "reason": "command_not_found"}, failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)),
 	})
 	checkEnvelopes(t, es)
-	if got, want := types(es), []string{SessionCreated, Error, Error, StateChanged, SessionClosed}; !reflect.DeepEqual(got, want) {
+	checkSeed001(t, es)
+	if got, want := types(es), []string{SessionCreated, Error, StateChanged, SessionClosed}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("events %v, want %v", got, want)
 	}
-	if es[3].Payload.Data["from_state"] != StatePending || es[4].Payload.Data["final_state"] != StateFailed {
-		t.Fatalf("%+v %+v", es[3].Payload, es[4].Payload)
+	if d := es[2].Payload.Data; d["from_state"] != StatePending || d["to_state"] != StateRejected || d["reason"] != "command_not_found" || es[3].Payload.Data["final_state"] != StateRejected {
+		t.Fatalf("%+v %+v", es[2].Payload, es[3].Payload)
 	}
 }
 
@@ -344,4 +356,117 @@ func TestRejectedByNegotiation(t *testing.T) {
 	if d := es[4].Payload.Data; d["final_state"] != StateRejected {
 		t.Errorf("session_closed %v", d)
 	}
+}
+
+// checkSeed001 fails the test when es breaks seed 001's state machine.
+func checkSeed001(t *testing.T, es []Envelope) {
+	t.Helper()
+	if err := CheckStream(es); err != nil {
+		t.Fatalf("%v\n%v", err, transitions(es))
+	}
+}
+
+func transitions(es []Envelope) []string {
+	var out []string
+	for _, e := range es {
+		switch e.Payload.EventType {
+		case StateChanged:
+			out = append(out, e.Payload.Data["from_state"].(string)+">"+e.Payload.Data["to_state"].(string)+":"+e.Payload.Data["reason"].(string))
+		case SessionClosed:
+			out = append(out, "closed:"+e.Payload.Data["final_state"].(string))
+		}
+	}
+	return out
+}
+
+// TestSeed001StateMachine walks every receipt sequence lifeloop records
+// (plain ends, stops, signals, timeouts, launch failures, refusals,
+// emit-only sessions, renewals, lost wrappers and their recovery)
+// through seed 001's transition table, and checks the transitions each
+// one takes.
+func TestSeed001StateMachine(t *testing.T) {
+	ended := func(phase, outcome, reason string) map[string]any {
+		return map[string]any{"phase": phase, "outcome": outcome, "reason": reason}
+	}
+	ending := func(reason string) map[string]any { return map[string]any{"reason": reason} }
+	tick := func(state string) map[string]any { return map[string]any{"state": state, "trigger": "state_change"} }
+	lost := map[string]any{"phase": "stopped", "outcome": "unknown", "reason": WrapperLost}
+	type step struct {
+		ev  contract.Event
+		sum map[string]any
+		mod []func(*contract.LifecycleReceipt)
+	}
+	s := func(ev contract.Event, sum map[string]any, mod ...func(*contract.LifecycleReceipt)) step {
+		return step{ev, sum, mod}
+	}
+	failed := failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)
+	begin := []step{s(contract.EventSessionStarting, nil), s(contract.EventSessionStarted, nil)}
+	with := func(steps ...step) []step { return append(append([]step(nil), begin...), steps...) }
+	for _, c := range []struct {
+		name  string
+		steps []step
+		want  []string
+	}{
+		{"exit 0", with(s(contract.EventSessionEnded, ended("completed", "success", "exit_code_0"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"}},
+		{"abort", with(s(contract.EventSessionEnding, ending("abort")), s(contract.EventSessionEnded, ended("stopped", "cancelled", "abort"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>ABORTING:abort", "ABORTING>ABORTED:abort", "closed:ABORTED"}},
+		{"abort while paused", with(s(contract.EventSupervisorTick, tick("paused")), s(contract.EventSessionEnding, ending("abort")), s(contract.EventSessionEnded, ended("stopped", "cancelled", "abort"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>PAUSED:state_change", "PAUSED>ABORTING:abort", "ABORTING>ABORTED:abort", "closed:ABORTED"}},
+		{"SIGTERM to the wrapper", with(s(contract.EventSessionEnding, ending("sigterm")), s(contract.EventSessionEnded, ended("stopped", "cancelled", "sigterm"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>ABORTING:sigterm", "ABORTING>ABORTED:sigterm", "closed:ABORTED"}},
+		{"SIGINT answered with exit 0", with(s(contract.EventSessionEnding, ending("sigint")), s(contract.EventSessionEnded, ended("stopped", "cancelled", "sigint"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>ABORTING:sigint", "ABORTING>ABORTED:sigint", "closed:ABORTED"}},
+		{"harness killed by a signal", with(s(contract.EventSessionEnded, ended("stopped", "cancelled", "sigkill"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>FAILED:sigkill", "closed:FAILED"}},
+		{"harness killed while paused", with(s(contract.EventSupervisorTick, tick("paused")), s(contract.EventSessionEnded, ended("stopped", "cancelled", "sigkill"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>PAUSED:state_change", "PAUSED>RUNNING:sigkill", "RUNNING>FAILED:sigkill", "closed:FAILED"}},
+		{"timeout", with(s(contract.EventSessionEnding, ending("timeout")), s(contract.EventSessionEnded, ended("failed", "failure", "timeout"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>FAILED:timeout", "closed:FAILED"}},
+		{"exit 3", with(s(contract.EventSessionEnded, ended("failed", "failure", "exit_code_3"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>FAILED:exit_code_3", "closed:FAILED"}},
+		{"launch failed 127", []step{s(contract.EventSessionStarting, nil), s(contract.EventSessionEnded, map[string]any{"exit_status": 127, "reason": "command_not_found"}, failed)},
+			[]string{"PENDING>REJECTED:command_not_found", "closed:REJECTED"}},
+		{"launch refused", []step{s(contract.EventSessionStarting, nil, failedWith(contract.FailureCapabilityUnsupported, contract.RetryAfterReconfigure))},
+			[]string{"PENDING>REJECTED:capability_unsupported", "closed:REJECTED"}},
+		{"wrapper lost before the harness started", []step{s(contract.EventSessionStarting, nil), s(contract.EventSessionEnded, lost, failedWith(contract.FailureInternalError, contract.RetrySafe))},
+			[]string{"PENDING>REJECTED:wrapper_lost", "closed:REJECTED"}},
+		{"emit-only session", []step{s(contract.EventFrameOpened, map[string]any{"frame_id": "a"}), s(contract.EventFrameEnded, map[string]any{"frame_id": "a"}), s(contract.EventSessionEnded, nil)},
+			[]string{"PENDING>RUNNING:observed", "RUNNING>COMPLETED:session_ended", "closed:COMPLETED"}},
+		{"emit-only session, ended first", []step{s(contract.EventSessionEnded, map[string]any{"reason": "logout"})},
+			[]string{"PENDING>RUNNING:logout", "RUNNING>COMPLETED:logout", "closed:COMPLETED"}},
+		{"emit-only degraded", []step{s(contract.EventCapabilityDegraded, nil)},
+			[]string{"PENDING>RUNNING:observed"}},
+		{"lost wrapper while aborting", with(s(contract.EventSessionEnding, ending("abort")), s(contract.EventSessionEnded, lost)),
+			[]string{"PENDING>RUNNING:started", "RUNNING>ABORTING:abort", "ABORTING>ABORTED:wrapper_lost", "closed:ABORTED"}},
+		{"lost wrapper, never continued", with(s(contract.EventSessionEnded, lost)),
+			[]string{"PENDING>RUNNING:started", "RUNNING>PAUSED:wrapper_lost"}},
+		{"lost wrapper, continued", with(s(contract.EventSessionEnded, lost), s(contract.EventSessionStarting, nil), s(contract.EventSessionStarted, nil), s(contract.EventSessionEnded, ended("completed", "success", "exit_code_0"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>PAUSED:wrapper_lost", "PAUSED>RUNNING:recovered_from_checkpoint", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"}},
+		{"lost wrapper, continued launch failed", with(s(contract.EventSessionEnded, lost), s(contract.EventSessionStarting, nil), s(contract.EventSessionEnded, map[string]any{"exit_status": 127, "reason": "command_not_found"}, failed)),
+			[]string{"PENDING>RUNNING:started", "RUNNING>PAUSED:wrapper_lost", "PAUSED>RUNNING:command_not_found", "RUNNING>FAILED:command_not_found", "closed:FAILED"}},
+		{"aborted while paused, no ending recorded", with(s(contract.EventSupervisorTick, tick("paused")), s(contract.EventSessionEnded, ended("completed", "success", "exit_code_0"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>PAUSED:state_change", "PAUSED>RUNNING:exit_code_0", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"}},
+		{"abort after abort", with(s(contract.EventSessionEnding, ending("abort")), s(contract.EventSupervisorTick, tick("paused")), s(contract.EventSessionEnding, ending("sigterm")), s(contract.EventSessionEnded, ended("failed", "failure", "timeout"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>ABORTING:abort", "ABORTING>ABORTED:timeout", "closed:ABORTED"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var b rb
+			var rs []contract.LifecycleReceipt
+			for _, st := range c.steps {
+				rs = append(rs, b.next(st.ev, st.sum, st.mod...))
+			}
+			es := project(NewProjector(sid), rs)
+			checkEnvelopes(t, es)
+			checkSeed001(t, es)
+			if got := transitions(es); !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("transitions %v, want %v", got, c.want)
+			}
+		})
+	}
+	t.Run("renewals", func(t *testing.T) {
+		for _, rec := range []bool{false, true} {
+			checkSeed001(t, project(NewProjector(sid), renewalLedger(rec)))
+		}
+	})
 }

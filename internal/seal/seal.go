@@ -41,8 +41,9 @@ const ReasonWrapperLost = "wrapper_lost"
 type Options struct {
 	Registry *adapters.Registry
 	Now      func() time.Time
-	// Cleanup, when set, removes what the dead wrapper left for its
-	// harness in the session folder dir (launch placement files).
+	// Cleanup, when set, removes what the dead wrapper left for the
+	// session whose folder is dir (launch placement files, a control
+	// socket in the temporary folder).
 	Cleanup func(dir string) error
 }
 
@@ -170,7 +171,7 @@ func seal(root string, rec statedir.SessionRecord, o Options) (statedir.SessionR
 			}
 		}
 		out.State = statedir.StateLost
-		t := endTime(rec, h)
+		_, t := span(rec, h)
 		out.EndedAt = &t
 		out.Exit = &statedir.ExitInfo{Code: -1, Outcome: string(contract.LifecycleUnknown), Phase: string(contract.PhaseStopped), Reason: ReasonWrapperLost}
 	}
@@ -199,6 +200,20 @@ func endTime(rec statedir.SessionRecord, h history) time.Time {
 	return rec.UpdatedAt
 }
 
+// span is the sealed session's start and end: the recorded start, to
+// the whole second (receipt times are whole seconds), and endTime, never
+// before that start, so ended_at ≥ started_at and duration_s ≥ 0.
+func span(rec statedir.SessionRecord, h history) (start, end time.Time) {
+	end = endTime(rec, h)
+	if rec.StartedAt != nil {
+		start = rec.StartedAt.Truncate(time.Second)
+		if end.Before(start) {
+			end = start
+		}
+	}
+	return start, end
+}
+
 // recordEnd appends the sealing session.ended through the session's
 // pipeline (which repairs a torn tail on opening).
 func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) error {
@@ -213,12 +228,9 @@ func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) er
 	}
 	defer p.Close()
 
-	var started time.Time
-	if rec.StartedAt != nil {
-		started = *rec.StartedAt
-	}
+	started, ended := span(rec, h)
 	class := contract.ExitClass{Phase: contract.PhaseStopped, Outcome: contract.LifecycleUnknown, Reason: ReasonWrapperLost}
-	sum := contract.SessionEndedSummary(class, contract.ExitFacts{Code: -1}, started, endTime(rec, h), rec.Cwd)
+	sum := contract.SessionEndedSummary(class, contract.ExitFacts{Code: -1}, started, ended, rec.Cwd)
 	if rec.Pid > 0 {
 		sum["pid"] = rec.Pid
 	}

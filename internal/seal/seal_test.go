@@ -275,3 +275,34 @@ func TestUnlistedSaysWhyItCannotLook(t *testing.T) {
 		t.Fatal("a sessions folder that cannot be read was taken for none")
 	}
 }
+
+// TestSealingRunsTimeForward: a session whose recorded start is later
+// than its last receipt (receipt times are whole seconds; a clock may
+// step back) is sealed with ended_at ≥ started_at and a duration ≥ 0.
+func TestSealingRunsTimeForward(t *testing.T) {
+	root := t.TempDir()
+	rec, release := newSession(t, root)
+	later := time.Now().Add(time.Hour + 900*time.Millisecond)
+	rec.StartedAt = &later
+	if err := statedir.WriteSession(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	release()
+	got, err := Check(root, rec, Options{Registry: builtin.Default()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.EndedAt == nil || got.EndedAt.Before(later.Truncate(time.Second)) {
+		t.Fatalf("ended at %v, started at %v", got.EndedAt, later)
+	}
+	ends := ended(t, root, rec.ID)
+	if len(ends) != 1 {
+		t.Fatalf("%d session.ended", len(ends))
+	}
+	sum := ends[0].TelemetrySummary
+	start, _ := time.Parse(time.RFC3339, sum[contract.SummaryStartedAt].(string))
+	end, _ := time.Parse(time.RFC3339, sum[contract.SummaryEndedAt].(string))
+	if d, _ := sum[contract.SummaryDurationS].(float64); d < 0 || end.Before(start) {
+		t.Fatalf("summary %v", sum)
+	}
+}

@@ -20,8 +20,9 @@ type Actions interface {
 	// Control sends op ("abort", "pause", "resume") to the session's live
 	// wrapper and returns its answer, one line.
 	Control(ctx context.Context, id, op string) (string, error)
-	// Renew renews the session with the payload files (none: no
-	// payload), fresh or resumed, and returns the outcome, one line.
+	// Renew renews the session with the note or payload envelope files
+	// (none: no payload), fresh or resumed, and returns the outcome, one
+	// line.
 	Renew(ctx context.Context, id string, payloadFiles []string, resume bool) (string, error)
 }
 
@@ -468,9 +469,9 @@ func (m *Model) prompt() string {
 	case modeFilter:
 		return "filter (harness, folder, state): " + m.filter + "▏"
 	case modeRenewPayload:
-		return fmt.Sprintf("renew %s: payload file (enter for none): %s▏", ShortID(m.target.ID), m.input)
+		return fmt.Sprintf("renew %s: note (text or markdown) or payload envelope file (enter for none): %s▏", ShortID(m.target.ID), m.input)
 	case modeRenewMode:
-		p := "no payload"
+		p := "no note or payload"
 		if m.payload != "" {
 			p = m.payload
 		}
