@@ -1,6 +1,7 @@
 # lifeloop — a thin façade over the go tool.
 GO        ?= go
 BIN       := bin/lifeloop
+OTLP_BIN  := $(dir $(BIN))lifeloop-otlp
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
@@ -14,8 +15,9 @@ FUZZTIME  ?= 5s
 # the same tags.
 BUILDTAGS := urfave_cli_no_docs,netgo,osusergo
 
-build: ## build bin/lifeloop
+build: ## build bin/lifeloop and bin/lifeloop-otlp (the OpenTelemetry exporter it starts for --otlp; docs/otel.md)
 	$(GO) build -tags $(BUILDTAGS) -o $(BIN) ./cmd/lifeloop
+	$(GO) build -tags $(BUILDTAGS) -o $(OTLP_BIN) ./cmd/lifeloop-otlp
 
 test: cross ## cross-compile and vet every platform, then every test with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ), so the end-to-end and fleet tests run
 	@for b in $(PINNED_BINS); do \
@@ -32,6 +34,7 @@ cross: ## build and go vet (tests included) for every supported platform
 	@set -e; for p in $(PLATFORMS); do \
 	  echo "cross $$p"; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop-otlp; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags $(BUILDTAGS) $(PKGS); \
 	done
 
@@ -42,12 +45,13 @@ cross: ## build and go vet (tests included) for every supported platform
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 DIST    := dist
 
-dist: ## release archives for every supported platform, with SHA256SUMS, into dist/
+dist: ## release archives (lifeloop and lifeloop-otlp) for every supported platform, with SHA256SUMS, into dist/
 	@set -e; rm -rf $(DIST); mkdir -p $(DIST); \
 	for p in $(PLATFORMS); do \
 	  os=$${p%/*}; arch=$${p#*/}; name=lifeloop-$(VERSION)-$$os-$$arch; \
 	  mkdir -p $(DIST)/$$name; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop ./cmd/lifeloop; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop-otlp ./cmd/lifeloop-otlp; \
 	  cp README.md $(DIST)/$$name/; [ ! -f LICENSE ] || cp LICENSE $(DIST)/$$name/; \
 	  tar -C $(DIST) --owner=0 --group=0 --numeric-owner -czf $(DIST)/$$name.tar.gz $$name; \
 	  rm -rf $(DIST)/$$name; echo "$(DIST)/$$name.tar.gz"; \
