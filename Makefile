@@ -5,7 +5,7 @@ OTLP_BIN  := $(dir $(BIN))lifeloop-otlp
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: build test unit cross dist e2e e2e-latest lint fmt bench bench-tools fuzz demo harnesses harnesses-latest broker clean
+.PHONY: build test unit cross dist e2e e2e-latest lint fmt bench bench-tools fuzz demo harnesses harnesses-latest broker jaeger clean
 
 # urfave_cli_no_docs leaves out the CLI library's man/markdown generators
 # (and their package init) that lifeloop never uses. netgo and osusergo
@@ -24,6 +24,7 @@ test: cross ## cross-compile and vet every platform, then every test with the ra
 	  if [ ! -x harnesses/node_modules/.bin/$$b ]; then echo "harnesses/node_modules/.bin/$$b is missing: installing the pinned harnesses"; $(NPM_INSTALL); break; fi; \
 	done
 	@[ -x $(RABBITMQ_SERVER) ] || { echo "$(RABBITMQ_SERVER) is missing: installing RabbitMQ for the fleet tests"; $(MAKE) --no-print-directory broker; }
+	@[ -x $(JAEGER) ] || { echo "$(JAEGER) is missing: building Jaeger for the OpenTelemetry tests"; $(MAKE) --no-print-directory jaeger; }
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # The supported platforms. CI runs on Linux: the others are compiled and
@@ -114,6 +115,15 @@ broker: ## install RabbitMQ (Debian's rabbitmq-server) for the fleet tests and `
 	@if [ -x $(RABBITMQ_SERVER) ]; then echo "rabbitmq-server already installed"; else \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq rabbitmq-server; fi
+
+# The OpenTelemetry e2e tests (e2e/otel_test.go) send to a real Jaeger v2,
+# a Go program pinned in tools/jaeger/go.mod (a module of its own, so
+# lifeloop's go.mod carries none of its dependencies), built once into
+# .cache/ (git-ignored): about 3 minutes on 2 idle cores, 121 MB.
+JAEGER := .cache/jaeger
+
+jaeger: ## build Jaeger v2 into .cache/jaeger for the OpenTelemetry tests (`make test` calls it when missing)
+	cd tools/jaeger && $(GO) build -o ../../$(JAEGER) github.com/jaegertracing/jaeger/cmd/jaeger
 
 e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
 	$(GO) test -race -count=1 ./e2e/...
