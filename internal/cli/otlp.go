@@ -241,6 +241,7 @@ type exportOptions struct {
 	Since    string
 	Follow   bool
 	Endpoint string
+	Timeout  time.Duration
 	Session  string
 }
 
@@ -259,6 +260,7 @@ func exportCommand(e *env) *ucli.Command {
 				"endpoint in the session's folder records what the backend took, so a run with --otlp whose\n" +
 				"backend was down, or any history, is sent once. Prints one JSON line per session\n" +
 				"{session_id, exported, through, last_sequence, owed}; exit 1 when something is still owed.\n" +
+				"Without --timeout it retries with backoff until the backend takes everything.\n" +
 				"The endpoint comes from --endpoint, else $" + otlpEndpointEnv + ", else $OTEL_EXPORTER_OTLP_ENDPOINT;\n" +
 				"OTEL_EXPORTER_OTLP_HEADERS and the other standard OTLP variables are honoured. The work is\n" +
 				"done by the lifeloop-otlp program installed beside lifeloop.",
@@ -269,6 +271,7 @@ func exportCommand(e *env) *ucli.Command {
 				&ucli.StringFlag{Name: "since", Usage: "with --all: only sessions started within `DURATION` (e.g. 24h) or since an RFC 3339 time", Destination: &o.Since},
 				&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep exporting as the ledgers grow, until interrupted", Destination: &o.Follow},
 				&ucli.StringFlag{Name: "endpoint", Usage: "the backend's OTLP/HTTP `URL` (e.g. http://127.0.0.1:4318)", EnvVars: []string{otlpEndpointEnv}, Destination: &o.Endpoint},
+				&ucli.DurationFlag{Name: "timeout", Usage: "give up on a session after this long, its cursor kept (0: retry with backoff until the backend takes everything)", Destination: &o.Timeout},
 			},
 			OnUsageError: commandUsageError,
 			Action: func(c *ucli.Context) error {
@@ -335,6 +338,9 @@ func exportOTLPRun(ctx context.Context, e *env, o exportOptions) error {
 	}
 	if o.Follow {
 		args = append(args, "--follow")
+	}
+	if o.Timeout > 0 {
+		args = append(args, "--drain", o.Timeout.String())
 	}
 	cmd := exec.CommandContext(ctx, prog, append(args, ids...)...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = e.Environ, e.Out, e.Err
