@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -46,7 +47,7 @@ func jaegerBin(t *testing.T) string {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := (&net.ListenConfig{}).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,9 @@ func (j *jaegerServer) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logF.Close()
-	cmd := exec.Command(j.bin, "--config", j.config)
+	// Not the test's context: kill ends it, and the test kills it
+	// mid-way on purpose.
+	cmd := exec.CommandContext(context.Background(), j.bin, "--config", j.config)
 	cmd.Env = []string{"HOME=" + j.dir, "PATH=/usr/bin:/bin"}
 	cmd.Stdout, cmd.Stderr = logF, logF
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -135,7 +138,7 @@ func (j *jaegerServer) start(t *testing.T) {
 	j.cmd = cmd
 	deadline := time.Now().Add(runTimeout)
 	for {
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/status", j.health))
+		resp, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/status", j.health))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -160,11 +163,19 @@ func (j *jaegerServer) kill() {
 	j.cmd = nil
 }
 
+func httpGet(t *testing.T, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	return http.DefaultClient.Do(req)
+}
+
 func (j *jaegerServer) endpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", j.otlp) }
 
 func (j *jaegerServer) get(t *testing.T, url string) []byte {
 	t.Helper()
-	resp, err := http.Get(url)
+	resp, err := httpGet(t, url)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -174,7 +174,9 @@ func (l *liveOTLP) onSession(id, _ string) {
 		return
 	}
 	defer logF.Close()
-	cmd := exec.Command(l.prog, "--state-dir", l.root, "--endpoint", l.endpoint, "--follow", "--until-stdin-eof",
+	// Not tied to a context: it outlives nothing but the session, and
+	// finish ends it (stdin closed, then killed after the bound).
+	cmd := exec.CommandContext(context.Background(), l.prog, "--state-dir", l.root, "--endpoint", l.endpoint, "--follow", "--until-stdin-eof",
 		"--drain", otlpDrain.String(), "--version", Version, id)
 	cmd.Env = l.e.Environ
 	cmd.Stdout = &l.stdout

@@ -181,7 +181,7 @@ func TestOutcomes(t *testing.T) {
 			}
 			if c.key != "" {
 				if v, ok := attr(s[0].Attrs, c.key); !ok || v.AsInt64() != c.val {
-					t.Errorf("%s = %v, want %d", c.key, v.Emit(), c.val)
+					t.Errorf("%s = %v, want %d", c.key, v.String(), c.val)
 				}
 			}
 		})

@@ -207,7 +207,7 @@ func exportSession(ctx context.Context, s Streams, o options, endpoint string, r
 		rep.Error = err.Error()
 		return rep
 	}
-	defer ob.Close()
+	defer func() { _ = ob.Close() }()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan error, 1)
@@ -227,8 +227,10 @@ func exportSession(ctx context.Context, s Streams, o options, endpoint string, r
 		case runErr = <-done:
 		case <-bound:
 			cancel()
-			<-done
 			runErr = fmt.Errorf("the backend did not take everything within %s", o.drain)
+			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
+				runErr = err
+			}
 		}
 	}
 	st := ob.State()
@@ -238,7 +240,9 @@ func exportSession(ctx context.Context, s Streams, o options, endpoint string, r
 		rep.Owed = rep.LastSequence - rep.Through
 	}
 	rep.OpenSpans = m.Open()
-	if runErr != nil && !(o.follow && !o.untilEOF && errors.Is(runErr, context.Canceled)) {
+	// Following until interrupted ends with the interruption: no error.
+	interrupted := o.follow && !o.untilEOF && errors.Is(runErr, context.Canceled)
+	if runErr != nil && !interrupted {
 		rep.Error = runErr.Error()
 	}
 	return rep
