@@ -518,3 +518,73 @@ func TestOTelBackendDownThenExport(t *testing.T) {
 	}
 	checkTrace(t, j, state, ses)
 }
+
+// TestOTelOutcomes: a harness killed by a signal, and a wrapper killed
+// with SIGKILL (its session sealed as lost by `export otlp`), show their
+// outcome on the session span in the real backend.
+func TestOTelOutcomes(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	j := startJaeger(t)
+	env := testharness.NewHarnessEnv(t, startMock(t, mockmodel.Config{}))
+
+	t.Run("signal", func(t *testing.T) {
+		state := stateDir(t)
+		res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--otlp", j.endpoint(), "--", "sh", "-c", "kill -TERM $$")
+		if res.ExitCode != 128+15 {
+			t.Fatalf("exit %d, want 143\n%s", res.ExitCode, res.Stderr)
+		}
+		id, _ := onlySession(t, state)
+		root := sessionSpan(t, checkTrace(t, j, state, id))
+		if root.tag("lifeloop.session.outcome") != "cancelled" || root.tag("lifeloop.exit.signal") != float64(15) {
+			t.Errorf("session span tags %v, want outcome cancelled, signal 15", root.Tags)
+		}
+	})
+
+	t.Run("lost", func(t *testing.T) {
+		state := stateDir(t)
+		cmd := env.Command(ll, "run", "--state-dir", state, "--otlp", j.endpoint(), "--", "sh", "-c", "touch ready-lost; exec sleep 120")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		ready := filepath.Join(env.Dir, "ready-lost")
+		deadline := time.Now().Add(runTimeout)
+		for {
+			if _, err := os.Stat(ready); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the harness never started")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		id, _ := onlySession(t, state)
+		rec, err := statedir.ReadSession(state, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The harness outlives its wrapper: end it with the test.
+		t.Cleanup(func() { _ = syscall.Kill(-rec.Pid, syscall.SIGKILL) })
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		res := env.Run(runTimeout, ll, "export", "otlp", "--state-dir", state, "--endpoint", j.endpoint(), id)
+		if res.ExitCode != 0 || !strings.Contains(res.Stdout, `"owed":0`) {
+			t.Fatalf("export otlp: exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		root := sessionSpan(t, checkTrace(t, j, state, id))
+		if root.tag("lifeloop.session.outcome") != "lost" || root.tag("otel.status_code") != "ERROR" {
+			t.Errorf("session span tags %v, want outcome lost, status ERROR", root.Tags)
+		}
+	})
+}
+
+func sessionSpan(t *testing.T, spans []jaegerSpan) jaegerSpan {
+	t.Helper()
+	for _, s := range spans {
+		if s.OperationName == otelmap.SpanSession {
+			return s
+		}
+	}
+	t.Fatalf("no %s span in %v", otelmap.SpanSession, spans)
+	return jaegerSpan{}
+}
