@@ -20,7 +20,7 @@ func TestHarnessOTelEnv(t *testing.T) {
 	const id = "ses_01M8E34X430D5EHK9EAAZT3PZJ"
 	for _, keep := range []bool{false, true} {
 		base, forSession := harnessOTelEnv(environ, keep)
-		env := append(base, forSession(id)...)
+		env := slices.Concat(base, forSession(id))
 		get := func(k string) []string {
 			var vs []string
 			for _, kv := range env {
