@@ -57,23 +57,34 @@ func freePort(t *testing.T) int {
 
 func startJaeger(t *testing.T) *jaegerServer {
 	t.Helper()
+	return startJaegerWith(t, true)
+}
+
+// startJaegerWith starts Jaeger; without allSignals it has Jaeger's own
+// default shape, a traces pipeline alone (logs and metrics get 404).
+func startJaegerWith(t *testing.T, allSignals bool) *jaegerServer {
+	t.Helper()
 	j := &jaegerServer{bin: jaegerBin(t), dir: t.TempDir()}
 	j.otlp, j.query, j.prom, j.health = freePort(t), freePort(t), freePort(t), freePort(t)
 	grpcQuery := freePort(t)
 	j.config = filepath.Join(j.dir, "jaeger.yaml")
 	j.logPath = filepath.Join(j.dir, "jaeger.log")
-	cfg := fmt.Sprintf(`service:
-  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      exporters: [jaeger_storage_exporter]
+	pipelines := `
     metrics:
       receivers: [otlp]
       exporters: [prometheus]
     logs:
       receivers: [otlp]
-      exporters: [debug]
+      exporters: [debug]`
+	if !allSignals {
+		pipelines = ""
+	}
+	cfg := fmt.Sprintf(`service:
+  extensions: [jaeger_storage, jaeger_query, healthcheckv2]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [jaeger_storage_exporter]%s
   telemetry:
     metrics:
       level: none
@@ -109,7 +120,7 @@ exporters:
     endpoint: 127.0.0.1:%d
   debug:
     verbosity: detailed
-`, j.query, grpcQuery, filepath.Join(j.dir, "badger"), filepath.Join(j.dir, "badger"), j.health, j.otlp, j.prom)
+`, pipelines, j.query, grpcQuery, filepath.Join(j.dir, "badger"), filepath.Join(j.dir, "badger"), j.health, j.otlp, j.prom)
 	if err := os.WriteFile(j.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -587,4 +598,38 @@ func sessionSpan(t *testing.T, spans []jaegerSpan) jaegerSpan {
 	}
 	t.Fatalf("no %s span in %v", otelmap.SpanSession, spans)
 	return jaegerSpan{}
+}
+
+// TestOTelTracesOnlyBackend: Jaeger in its default shape takes traces
+// and answers 404 to logs and metrics. The trace arrives whole, run owes
+// nothing (a signal the backend does not take is dropped, not retried
+// forever), and export otlp reports what was refused.
+func TestOTelTracesOnlyBackend(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	j := startJaegerWith(t, false)
+	env := testharness.NewHarnessEnv(t, startMock(t, mockmodel.Config{}))
+	state := stateDir(t)
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--otlp", j.endpoint(), "--", "sh", "-c", "echo hi")
+	if res.ExitCode != 0 || strings.Contains(res.Stderr, "OpenTelemetry") {
+		t.Fatalf("exit %d\n%s", res.ExitCode, res.Stderr)
+	}
+	id, _ := onlySession(t, state)
+	checkTrace(t, j, state, id)
+	// The cursor says everything was handled: a new export has nothing
+	// to send and refuses nothing more; the session's log says what the
+	// backend refused.
+	res = env.Run(runTimeout, ll, "export", "otlp", "--state-dir", state, "--endpoint", j.endpoint(), id)
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, `"owed":0`) {
+		t.Fatalf("export otlp: exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	log, err := os.ReadFile(statedir.LogPath(state, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, signal := range []string{"logs", "metrics"} {
+		if !strings.Contains(string(log), `"signal":"`+signal+`"`) || !strings.Contains(string(log), "404 Not Found") {
+			t.Errorf("the session log does not say the backend refused %s:\n%s", signal, log)
+		}
+	}
 }

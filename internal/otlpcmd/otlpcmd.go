@@ -79,7 +79,10 @@ type Report struct {
 	LastSequence uint64   `json:"last_sequence"`
 	Owed         uint64   `json:"owed"`
 	OpenSpans    []string `json:"open_spans,omitempty"`
-	Error        string   `json:"error,omitempty"`
+	// Refused is what the backend refused for good, per signal (e.g. the
+	// logs of a backend that takes only traces): not sent again.
+	Refused map[string]otlpexport.Refusal `json:"refused,omitempty"`
+	Error   string                        `json:"error,omitempty"`
 }
 
 // Main runs the program with args (args[0] is its name) and returns the
@@ -240,6 +243,10 @@ func exportSession(ctx context.Context, s Streams, o options, endpoint string, r
 		rep.Owed = rep.LastSequence - rep.Through
 	}
 	rep.OpenSpans = m.Open()
+	rep.Refused = x.Refused()
+	for signal, r := range rep.Refused {
+		log.Warn("otlp: the backend refused a signal; it is not sent again", "signal", signal, "items", r.Items, "err", r.Error)
+	}
 	// Following until interrupted ends with the interruption: no error.
 	interrupted := o.follow && !o.untilEOF && errors.Is(runErr, context.Canceled)
 	if runErr != nil && !interrupted {

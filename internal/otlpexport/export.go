@@ -15,8 +15,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/url"
+	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -75,6 +78,9 @@ type Exporter struct {
 	spans   *spanCapture
 	lp      *sdklog.LoggerProvider
 	recs    *logCapture
+
+	mu       sync.Mutex
+	refusals map[string]Refusal
 }
 
 // New builds the exporters; it does not connect.
@@ -146,33 +152,86 @@ type Batch struct {
 	spans, logs, measures bool
 }
 
-// Export sends what b still owes: spans, then logs, then metrics.
+// Export sends what b still owes: spans, then logs, then metrics. A
+// signal the backend refuses for good (see refused: e.g. 404 from a
+// backend that takes no logs) is dropped and counted in Refused; any
+// other failure is returned, to be sent again.
 func (x *Exporter) Export(ctx context.Context, b *Batch) error {
 	ctx, cancel := context.WithTimeout(ctx, x.cfg.Timeout)
 	defer cancel()
 	var errs []error
-	if !b.spans {
-		if err := x.exportSpans(ctx, b.Out.Spans); err != nil {
-			errs = append(errs, fmt.Errorf("traces: %w", err))
-		} else {
-			b.spans = true
+	send := func(signal string, done *bool, n int, export func() error) {
+		if *done {
+			return
+		}
+		err := export()
+		switch {
+		case err == nil:
+			*done = true
+		case refused(err):
+			*done = true
+			x.refuse(signal, n, err)
+		default:
+			errs = append(errs, fmt.Errorf("%s: %w", signal, err))
 		}
 	}
-	if !b.logs {
-		if err := x.exportLogs(ctx, b.Out.Logs); err != nil {
-			errs = append(errs, fmt.Errorf("logs: %w", err))
-		} else {
-			b.logs = true
-		}
-	}
-	if !b.measures {
-		if err := x.exportMetrics(ctx, b.Out.Metrics); err != nil {
-			errs = append(errs, fmt.Errorf("metrics: %w", err))
-		} else {
-			b.measures = true
-		}
-	}
+	send("traces", &b.spans, len(b.Out.Spans), func() error { return x.exportSpans(ctx, b.Out.Spans) })
+	send("logs", &b.logs, len(b.Out.Logs), func() error { return x.exportLogs(ctx, b.Out.Logs) })
+	send("metrics", &b.measures, len(b.Out.Metrics), func() error { return x.exportMetrics(ctx, b.Out.Metrics) })
 	return errors.Join(errs...)
+}
+
+// Refusal is what the backend refused of one signal.
+type Refusal struct {
+	Items int    `json:"items"`
+	Error string `json:"error"`
+}
+
+// Refused returns, per signal (traces, logs, metrics), what the backend
+// refused for good so far.
+func (x *Exporter) Refused() map[string]Refusal {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return maps.Clone(x.refusals)
+}
+
+func (x *Exporter) refuse(signal string, n int, err error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.refusals == nil {
+		x.refusals = map[string]Refusal{}
+	}
+	r := x.refusals[signal]
+	r.Items += n
+	r.Error = err.Error()
+	x.refusals[signal] = r
+}
+
+// statusRE finds the HTTP status in the OTLP/HTTP exporters' error for a
+// response they do not retry ("failed to send to URL: 404 Not Found",
+// "failed to send logs to …", "failed to send metrics to …").
+var statusRE = regexp.MustCompile(`failed to send (?:logs |metrics )?to \S+: (\d{3}) `)
+
+// refused reports whether err says the backend will never take this
+// data: 400 (refused as malformed), 404, 405, 415 or 501 (no such signal
+// here, e.g. logs sent to a backend that stores only traces). Every other
+// failure is sent again later — transport errors, 408, 429 and 5xx, and
+// also 401 and 403, so that data sent with a wrong key stays owed until
+// the key is fixed, instead of being dropped.
+func refused(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return false
+	}
+	m := statusRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return false
+	}
+	switch m[1] {
+	case "400", "404", "405", "415", "501":
+		return true
+	}
+	return false
 }
 
 func (x *Exporter) traceID() trace.TraceID { return otelmap.New(x.cfg.SessionID).TraceID() }
