@@ -262,9 +262,14 @@ type Mapper struct {
 	renewals    int
 	frames      map[string]*openSpan
 	frameOrder  []string
-	ended       bool
-	adapter     string
-	conv        string
+	// held is the frame that ended last, kept (up to HoldFrame, by the
+	// receipts' times) until a receipt that is neither a tick nor its own
+	// context observation: the transcript reports a turn's usage after
+	// the turn's end.
+	held    *openSpan
+	ended   bool
+	adapter string
+	conv    string
 
 	frameCount, compactions int64
 	sessionDur, frameDur    *Hist
@@ -288,6 +293,9 @@ func (m *Mapper) Open() []string {
 	}
 	for _, id := range m.frameOrder {
 		names = append(names, m.frames[id].span.Name)
+	}
+	if m.held != nil {
+		names = append(names, m.held.span.Name)
 	}
 	return names
 }
@@ -341,6 +349,9 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 	}
 	if r.HarnessSessionID != nil && *r.HarnessSessionID != "" {
 		m.conv = *r.HarnessSessionID
+	}
+	if m.held != nil && !m.holds(r, t) {
+		m.flushHeld(&out)
 	}
 	renewStep := ""
 	if s, _ := sum["reason"].(string); s == "renewal" {
@@ -484,6 +495,7 @@ func status(s *openSpan, outcome, reason string) {
 // endIncarnation ends the running incarnation and its open frames; sum
 // is its session.ended summary (nil when it ended without one).
 func (m *Mapper) endIncarnation(t time.Time, sum map[string]any, out *Output) {
+	m.flushHeld(out)
 	for _, id := range m.frameOrder {
 		f := m.frames[id]
 		f.set(AttrFrameDone.Bool(false))
@@ -567,7 +579,12 @@ func (m *Mapper) frame(r contract.LifecycleReceipt, t time.Time, sum map[string]
 		return f
 	}
 	f.set(AttrFrameDone.Bool(true))
-	m.end(f, t, out)
+	if t.Before(f.span.Start) {
+		t = f.span.Start
+	}
+	f.span.End = t
+	m.flushHeld(out)
+	m.held = f
 	delete(m.frames, id)
 	for i, o := range m.frameOrder {
 		if o == id {
@@ -585,8 +602,13 @@ func (m *Mapper) frame(r contract.LifecycleReceipt, t time.Time, sum map[string]
 
 func (m *Mapper) pressure(t time.Time, sum map[string]any, out *Output) *openSpan {
 	at := m.ensureIncarnation(t, out)
+	evTime := t
 	if f := m.frames[str(sum["frame_id"])]; f != nil {
 		at = f
+	} else if m.held != nil {
+		// The ended frame's own observation (Map flushed it otherwise).
+		at = m.held
+		evTime = m.held.span.End
 	}
 	level, source := str(sum["level"]), str(sum["source"])
 	attrs := []attribute.KeyValue{AttrLevel.String(level), AttrPrevLevel.String(str(sum["previous_level"])), AttrSource.String(source)}
@@ -598,7 +620,7 @@ func (m *Mapper) pressure(t time.Time, sum map[string]any, out *Output) *openSpa
 	percent, hasPercent := number(sum["percent"])
 	if hasTokens {
 		attrs = append(attrs, AttrTokens.Int64(int64(tokens)))
-		if at != m.incarnation {
+		if at != m.incarnation && at != m.session {
 			// The context the frame's last model request carried.
 			at.set(semconv.GenAIUsageInputTokensKey.Int64(int64(tokens)))
 		}
@@ -609,7 +631,7 @@ func (m *Mapper) pressure(t time.Time, sum map[string]any, out *Output) *openSpa
 	if hasPercent {
 		attrs = append(attrs, AttrUtilization.Float64(percent/100))
 	}
-	at.span.Events = append(at.span.Events, Event{Name: EventPressure, Time: t, Attrs: attrs})
+	at.span.Events = append(at.span.Events, Event{Name: EventPressure, Time: evTime, Attrs: attrs})
 	pa := []attribute.KeyValue{AttrLevel.String(level), AttrSource.String(source)}
 	if hasPercent {
 		out.Metrics = append(out.Metrics, Metric{Name: MetricUtilization, Unit: "1", Description: "Share of the context window in use (0 to 1)", Kind: Gauge, Time: t, Attrs: pa, Value: percent / 100})
@@ -621,6 +643,33 @@ func (m *Mapper) pressure(t time.Time, sum map[string]any, out *Output) *openSpa
 		out.Metrics = append(out.Metrics, Metric{Name: MetricWindow, Unit: "{token}", Description: "Size of the context window", Kind: Gauge, Time: t, Value: window})
 	}
 	return at
+}
+
+// HoldFrame bounds how long, in receipt time, an ended frame waits for
+// its context observation before it is output without one.
+const HoldFrame = 5 * time.Second
+
+// holds reports whether receipt r, recorded at t, leaves the held frame
+// held.
+func (m *Mapper) holds(r contract.LifecycleReceipt, t time.Time) bool {
+	if t.Sub(m.held.span.End) > HoldFrame {
+		return false
+	}
+	switch r.Event {
+	case contract.EventSupervisorTick:
+		return true
+	case contract.EventContextPressureObserved:
+		return str(r.TelemetrySummary["frame_id"]) == m.held.span.frameID()
+	}
+	return false
+}
+
+// flushHeld outputs the held frame, if any.
+func (m *Mapper) flushHeld(out *Output) {
+	if m.held != nil {
+		out.Spans = append(out.Spans, m.held.span)
+		m.held = nil
+	}
 }
 
 func (m *Mapper) counter(name, unit, desc string, t time.Time, n int64) Metric {
@@ -675,3 +724,13 @@ func str(v any) string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// frameID is a frame span's lifeloop.frame.id ("" for other spans).
+func (s Span) frameID() string {
+	for _, kv := range s.Attrs {
+		if kv.Key == AttrFrameID {
+			return kv.Value.AsString()
+		}
+	}
+	return ""
+}

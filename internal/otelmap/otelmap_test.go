@@ -117,16 +117,17 @@ func TestRenewalLedgerIsOneTrace(t *testing.T) {
 	if ren.Start.Before(incs[0].Start) || ren.End.After(incs[1].End) || ren.End.Before(incs[1].Start) {
 		t.Errorf("renewal span %v–%v outside incarnation 1 start %v … incarnation 2 %v–%v", ren.Start, ren.End, incs[0].Start, incs[1].Start, incs[1].End)
 	}
-	var pressure []otelmap.Event
-	for _, s := range r.out.Spans {
-		for _, ev := range s.Events {
-			if ev.Name == otelmap.EventPressure {
-				pressure = append(pressure, ev)
-			}
+	// The transcript reports a turn's context after the turn's end: each
+	// frame still gets its observation, as an event and as its input
+	// tokens.
+	for i, want := range []int64{80200, 15100} {
+		f := frames[i]
+		if v, ok := attr(f.Attrs, semconv.GenAIUsageInputTokensKey); !ok || v.AsInt64() != want {
+			t.Errorf("frame %d: gen_ai.usage.input_tokens %v, want %d", i+1, v.String(), want)
 		}
-	}
-	if len(pressure) != 2 {
-		t.Errorf("pressure events: %d, want 2", len(pressure))
+		if len(f.Events) != 1 || f.Events[0].Name != otelmap.EventPressure || f.Events[0].Time.After(f.End) || f.Events[0].Time.Before(f.Start) {
+			t.Errorf("frame %d: events %+v, want one pressure event within the span", i+1, f.Events)
+		}
 	}
 	var util []float64
 	for _, p := range r.out.Metrics {
