@@ -35,12 +35,17 @@ func lifeloopBin(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(buildDir, "lifeloop")
-		cmd := exec.CommandContext(context.Background(), "go", "build", "-tags", testharness.BuildTags, "-o", builtBin, "./cmd/lifeloop")
-		cmd.Dir = testharness.ModuleRoot(t)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			buildErr = err
-			t.Logf("go build: %s", out)
+		// lifeloop-otlp beside lifeloop, where `run --otlp` and
+		// `export otlp` look for it.
+		for _, pkg := range []string{"./cmd/lifeloop", "./cmd/lifeloop-otlp"} {
+			cmd := exec.CommandContext(context.Background(), "go", "build", "-tags", testharness.BuildTags, "-o", buildDir, pkg)
+			cmd.Dir = testharness.ModuleRoot(t)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				buildErr = err
+				t.Logf("go build %s: %s", pkg, out)
+				return
+			}
 		}
 	})
 	if buildErr != nil {

@@ -97,6 +97,9 @@ type Options struct {
 	// OnSession, when set, is told the session id and folder as soon as
 	// they exist (before launch).
 	OnSession func(id, dir string)
+	// SessionEnv, when set, gives variables to add to the harness's
+	// environment (and its relaunches') once the session id is known.
+	SessionEnv func(id string) []string
 
 	// Durability is the ledger's SyncMode; the harness's hook processes
 	// inherit it through $LIFELOOP_DURABILITY.
@@ -158,6 +161,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		ControlSocketEnv+"="+ControlSocketIn(p.Dir),
 		ledger.DurabilityEnv+"="+o.Durability.String(),
 	)
+	if o.SessionEnv != nil {
+		env = append(env, o.SessionEnv(p.ID)...)
+	}
 
 	bridge, err := bridgeHooks(o, ad, p, argv, env)
 	if err != nil {

@@ -172,6 +172,7 @@ var commands = []struct {
 	{"renewal", renewalCommand},
 	{"continuation", continuationCommand},
 	{"publish", publishCommand},
+	{"export", exportCommand},
 	{"consume", consumeCommand},
 	{"top", topCommand},
 }

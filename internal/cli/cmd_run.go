@@ -42,6 +42,8 @@ type runOptions struct {
 	PayloadAt     string
 	Durability    string
 	PayloadArgvOK bool
+	OTLP          string
+	OTLPHarness   bool
 	Argv          []string
 }
 
@@ -90,6 +92,8 @@ kills the group.`,
 			&ucli.StringFlag{Name: "payload-at", Usage: "where --payload goes: session (pre_session: the command line, else the SessionStart hook) or frame (pre_frame_leading: the first prompt's hook)", Value: "session", Destination: &o.PayloadAt},
 			durabilityFlag(&o.Durability),
 			&ucli.BoolFlag{Name: "payload-argv-ok", Usage: "let a payload placed at launch (and at every renewal) travel on the harness's command line, readable by every local user through ps, where the adapter has no private channel for it; without it such a placement is refused", Destination: &o.PayloadArgvOK},
+			otlpFlag(&o.OTLP),
+			otlpHarnessEnvFlag(&o.OTLPHarness),
 			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal", Value: 120, Destination: &o.Cols},
 			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal", Value: 40, Destination: &o.Rows},
 		},
@@ -195,6 +199,16 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	defer live.finish(o.OrgLoopWait)
 	amqpLive := newLiveAMQP(e, amqpTargets, root)
 	defer amqpLive.finish(o.EventsWait)
+	otlpLive, err := newLiveOTLP(e, o.OTLP, root)
+	if err != nil {
+		return err
+	}
+	defer otlpLive.finish()
+	childEnv := e.Environ
+	var sessionEnv func(string) []string
+	if otlpLive != nil {
+		childEnv, sessionEnv = harnessOTelEnv(e.Environ, o.OTLPHarness)
+	}
 	// Sessions of this state folder whose wrapper died are sealed while
 	// the harness runs (after its start, off its path); a run that ends
 	// first leaves them to the next command that looks.
@@ -205,7 +219,8 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Argv:            o.Argv,
 		Adapter:         o.Adapter,
 		Registry:        e.Registry(), // one registry per process, shared with the sweep
-		Env:             e.Environ,
+		Env:             childEnv,
+		SessionEnv:      sessionEnv,
 		Dir:             dir,
 		In:              e.In,
 		Out:             e.Out,
@@ -230,7 +245,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		PayloadArgvOK:   o.PayloadArgvOK,
 		HandleSignals:   true,
 		Signals:         e.signals,
-		OnSession:       chainHooks(live.hook(), amqpLive.hook()),
+		OnSession:       chainHooks(live.hook(), amqpLive.hook(), otlpLive.hook()),
 		Durability:      dur,
 		Now:             e.Now,
 		IDs:             e.IDs,

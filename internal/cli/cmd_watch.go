@@ -41,6 +41,7 @@ type watchOptions struct {
 	NotFoundAfter time.Duration
 	Levels        string
 	Durability    string
+	OTLP          string
 }
 
 func watchCommand(e *env) *ucli.Command {
@@ -81,6 +82,7 @@ prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 			&ucli.DurationFlag{Name: "until-idle", Usage: "end after this long without new telemetry (0 = until interrupted)", Destination: &o.UntilIdle},
 			&ucli.DurationFlag{Name: "not-found-after", Usage: "report capability.degraded when no file appears within this long", Value: observe.DefaultNotFoundAfter, Destination: &o.NotFoundAfter},
 			levelsFlag(&o.Levels),
+			otlpFlag(&o.OTLP),
 		},
 		Action: func(c *ucli.Context) error {
 			o.Clients = clients.items
@@ -185,6 +187,11 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 	defer live.finish(o.OrgLoopWait)
 	amqpLive := newLiveAMQP(e, amqpTargets, root)
 	defer amqpLive.finish(amqpDrain)
+	otlpLive, err := newLiveOTLP(e, o.OTLP, root)
+	if err != nil {
+		return err
+	}
+	defer otlpLive.finish()
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	dur, err := durability(o.Durability, e.Getenv)
@@ -195,7 +202,7 @@ func watchRun(ctx context.Context, e *env, o watchOptions) error {
 		StateDir: root, Adapter: o.Adapter, Registry: e.Registry(), Path: path, Latest: o.Latest, Cwd: cwd,
 		Env: e.Environ, Clients: clients, ClientEvents: events, ClientTimeout: o.ClientTimeout,
 		Events: fileEvents, Format: format, UntilIdle: o.UntilIdle, Levels: levels,
-		NotFoundAfter: o.NotFoundAfter, OnSession: chainHooks(live.hook(), amqpLive.hook()), Durability: dur, Now: e.Now, IDs: e.IDs,
+		NotFoundAfter: o.NotFoundAfter, OnSession: chainHooks(live.hook(), amqpLive.hook(), otlpLive.hook()), Durability: dur, Now: e.Now, IDs: e.IDs,
 	})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)

@@ -16,6 +16,7 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/otlpcmd"
 	"github.com/lifeloop/lifeloop/schema"
 )
 
@@ -43,6 +44,9 @@ func TestMain(m *testing.M) {
 			os.Exit(Main(os.Args, s))
 		},
 		"orgloop-receiver": orgLoopReceiverMain,
+		"lifeloop-otlp": func() {
+			os.Exit(otlpcmd.Main(os.Args, otlpcmd.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}))
+		},
 	})
 }
 
