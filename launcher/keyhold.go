@@ -17,8 +17,8 @@ import "time"
 const (
 	// keyHoldMax bounds how long typed keys wait for a relaunched
 	// harness to read them; then they are released anyway (and a TUI
-	// still starting drops them). Generous: on two busy cores OpenCode's
-	// TUI took 18–40 s to take keys, and 20 s lost them.
+	// still starting drops them). Generous: on two busy cores one TUI
+	// took 18–40 s to take keys after a renewal, and 20 s lost them.
 	keyHoldMax = 60 * time.Second
 	// keyHoldPoll is how often the terminal's mode is read while keys
 	// wait: nothing announces a change of mode.
