@@ -9,8 +9,11 @@ import (
 
 // DefaultBindWait bounds how long session.started waits for the harness
 // to name its session (a SessionStart hook, the transcript's first line)
-// before it is recorded with what is known.
-const DefaultBindWait = 5 * time.Second
+// before it is recorded with what is known. Nothing the person does waits
+// for it (typed keys go to a relaunched harness once it takes them), so
+// it is sized for a slow start: a Claude TUI relaunched on two busy cores
+// fired its SessionStart hook more than 5 s after its start.
+const DefaultBindWait = 10 * time.Second
 
 // hookBindFactor stretches the wait when payloads wait for the
 // SessionStart hook to place them: only that hook's receipt can carry them.
