@@ -11,7 +11,7 @@ import (
 // to name its session (a SessionStart hook, the transcript's first line)
 // before it is recorded with what is known. Nothing the person does waits
 // for it (typed keys go to a relaunched harness once it takes them), so
-// it is sized for a slow start: a Claude TUI relaunched on two busy cores
+// it is sized for a slow start: a TUI relaunched on two busy cores
 // fired its SessionStart hook more than 5 s after its start.
 const DefaultBindWait = 10 * time.Second
 
