@@ -294,20 +294,8 @@ func TestRelaunchResumesConversation(t *testing.T) {
 // hung harness, not a timing assertion.
 func waitOutputAfter(t testing.TB, term *testharness.Terminal, n int, s string, timeout time.Duration) {
 	t.Helper()
-	squeezed := strings.Join(strings.Fields(s), "")
-	deadline := time.Now().Add(timeout)
-	for {
-		out := term.Output()
-		if len(out) > n {
-			tail := out[n:]
-			if strings.Contains(tail, s) || strings.Contains(strings.Join(strings.Fields(tail), ""), squeezed) {
-				return
-			}
-		}
-		if time.Now().After(deadline) || term.Exited() {
-			t.Fatalf("no %q in the output after byte %d; last output:\n%s", s, n, out[max(0, len(out)-2000):])
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !outputAfter(term, n, s, timeout) {
+		t.Fatalf("no %q in the output after byte %d; last output:\n%s", s, n, tailText(term.Output(), 2000))
 	}
 }
 

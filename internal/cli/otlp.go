@@ -109,7 +109,10 @@ func harnessOTelEnv(environ []string, keep bool) (base []string, forSession func
 	}
 }
 
-// otlpReport is the line lifeloop-otlp prints per session.
+// otlpReport is the line lifeloop-otlp prints per session: the fields of
+// otlpcmd.Report that run and watch read. It is a copy on purpose:
+// importing otlpcmd would link the OpenTelemetry SDK into lifeloop, which
+// cmd/lifeloop/deps_test.go forbids.
 type otlpReport struct {
 	SessionID    string   `json:"session_id"`
 	Endpoint     string   `json:"endpoint"`
