@@ -73,6 +73,10 @@ func FuzzLaunchArgv(f *testing.F) {
 // the adapter was made WithArgvPayloads, and only then placed (with the
 // body still in argv after ExternalizePlacement).
 func TestNoPayloadBodyInArgv(t *testing.T) {
+	// No harness is on this PATH: an adapter that asks the harness it
+	// would start (e.g. for its version) finds none, rather than running
+	// whatever the machine has installed (`npx -y` would download it).
+	t.Setenv("PATH", t.TempDir())
 	const secret = "ARGV-SECRET-9b4e"
 	text := `{"payloads":[{"payload_id":"p","payload_kind":"k","body":"` + secret + ` \"q\" \\ é"}]}`
 	tails := [][]string{
