@@ -19,13 +19,22 @@ build: ## build bin/lifeloop and bin/lifeloop-otlp (the OpenTelemetry exporter i
 	$(GO) build -tags $(BUILDTAGS) -o $(BIN) ./cmd/lifeloop
 	$(GO) build -tags $(BUILDTAGS) -o $(OTLP_BIN) ./cmd/lifeloop-otlp
 
-test: cross ## cross-compile and vet every platform, then every test with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ), so the end-to-end and fleet tests run
+test: ## build every platform and vet, then every test with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ, Jaeger), so the end-to-end, fleet and OpenTelemetry tests run
+	@$(MAKE) --no-print-directory -j4 cross missing-harnesses missing-broker missing-jaeger
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
+
+# What `make test` installs when it is missing, side by side with `make
+# cross` (-j4): npm and apt wait on the network while the go builds use
+# the processors.
+.PHONY: missing-harnesses missing-broker missing-jaeger
+missing-harnesses:
 	@for b in $(PINNED_BINS); do \
 	  if [ ! -x harnesses/node_modules/.bin/$$b ]; then echo "harnesses/node_modules/.bin/$$b is missing: installing the pinned harnesses"; $(NPM_INSTALL); break; fi; \
 	done
+missing-broker:
 	@[ -x $(RABBITMQ_SERVER) ] || { echo "$(RABBITMQ_SERVER) is missing: installing RabbitMQ for the fleet tests"; $(MAKE) --no-print-directory broker; }
+missing-jaeger:
 	@[ -x $(JAEGER) ] || { echo "$(JAEGER) is missing: building Jaeger for the OpenTelemetry tests"; $(MAKE) --no-print-directory jaeger; }
-	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # The supported platforms. CI runs on Linux: the others are compiled
 # there, never run; see README.md. go vet (test files included) runs once
