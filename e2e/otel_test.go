@@ -30,7 +30,7 @@ import (
 // its log (Jaeger stores no logs).
 type jaegerServer struct {
 	bin, dir, config, logPath string
-	otlp, query, prom, health int
+	otlp, grpc, query, prom, health int
 	cmd                       *exec.Cmd
 }
 
@@ -65,7 +65,7 @@ func startJaeger(t *testing.T) *jaegerServer {
 func startJaegerWith(t *testing.T, allSignals bool) *jaegerServer {
 	t.Helper()
 	j := &jaegerServer{bin: jaegerBin(t), dir: t.TempDir()}
-	j.otlp, j.query, j.prom, j.health = freePort(t), freePort(t), freePort(t), freePort(t)
+	j.otlp, j.grpc, j.query, j.prom, j.health = freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
 	grpcQuery := freePort(t)
 	j.config = filepath.Join(j.dir, "jaeger.yaml")
 	j.logPath = filepath.Join(j.dir, "jaeger.log")
@@ -113,6 +113,8 @@ receivers:
     protocols:
       http:
         endpoint: 127.0.0.1:%d
+      grpc:
+        endpoint: 127.0.0.1:%d
 exporters:
   jaeger_storage_exporter:
     trace_storage: store
@@ -120,7 +122,7 @@ exporters:
     endpoint: 127.0.0.1:%d
   debug:
     verbosity: detailed
-`, pipelines, j.query, grpcQuery, filepath.Join(j.dir, "badger"), filepath.Join(j.dir, "badger"), j.health, j.otlp, j.prom)
+`, pipelines, j.query, grpcQuery, filepath.Join(j.dir, "badger"), filepath.Join(j.dir, "badger"), j.health, j.otlp, j.grpc, j.prom)
 	if err := os.WriteFile(j.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -183,6 +185,9 @@ func httpGet(t *testing.T, url string) (*http.Response, error) {
 }
 
 func (j *jaegerServer) endpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", j.otlp) }
+
+// grpcEndpoint is its OTLP/gRPC receiver (http://: without TLS).
+func (j *jaegerServer) grpcEndpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", j.grpc) }
 
 func (j *jaegerServer) get(t *testing.T, url string) []byte {
 	t.Helper()
@@ -443,6 +448,30 @@ func TestOTelEveryHarnessIsOneTrace(t *testing.T) {
 	if pressured == 0 {
 		t.Error("no harness observed context pressure: the pressure metric was never checked")
 	}
+}
+
+// TestOTelOverGRPC: with the standard OTEL_EXPORTER_OTLP_PROTOCOL=grpc,
+// `lifeloop run --otlp` sends a one-shot prompt's session to the
+// backend's OTLP/gRPC receiver: the same trace, logs and metrics as over
+// HTTP, nothing owed.
+func TestOTelOverGRPC(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	j := startJaeger(t)
+	mock := startMock(t, mockmodel.Config{Reply: "hello", Usage: mockmodel.Usage{InputTokens: 120000, OutputTokens: 50}})
+	env := testharness.NewHarnessEnv(t, mock)
+	env.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	state := stateDir(t)
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--otlp", j.grpcEndpoint(), "--", testharness.ClaudeBin(t), "-p", "hi")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if strings.Contains(res.Stderr, "OpenTelemetry") {
+		t.Errorf("run with a healthy gRPC backend warned:\n%s", res.Stderr)
+	}
+	id, _ := onlySession(t, state)
+	checkTrace(t, j, state, id)
+	checkLogsAndMetrics(t, j, state, id)
 }
 
 // TestOTelBackendDownThenExport: a Claude Code TUI session under

@@ -41,7 +41,7 @@ const (
 func otlpFlag(dest *string) ucli.Flag {
 	return &ucli.StringFlag{
 		Name:        "otlp",
-		Usage:       "export the session to the OpenTelemetry backend at `URL` (OTLP/HTTP, e.g. http://127.0.0.1:4318) from the ledger, as traces, logs and metrics; see docs/otel.md",
+		Usage:       "export the session to the OpenTelemetry backend at `URL` (OTLP/HTTP, e.g. http://127.0.0.1:4318; OTLP/gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc) from the ledger, as traces, logs and metrics; see docs/otel.md",
 		EnvVars:     []string{otlpEndpointEnv},
 		Destination: dest,
 	}
@@ -257,7 +257,7 @@ func exportCommand(e *env) *ucli.Command {
 		Usage: "send sessions from their ledgers to another system",
 		Subcommands: []*ucli.Command{{
 			Name:      "otlp",
-			Usage:     "export sessions to an OpenTelemetry backend (OTLP/HTTP) as traces, logs and metrics, from where the last export stopped",
+			Usage:     "export sessions to an OpenTelemetry backend (OTLP over HTTP or gRPC) as traces, logs and metrics, from where the last export stopped",
 			ArgsUsage: "SESSION|--latest|--all",
 			Description: "Sends each session's receipts as one trace (a lifeloop.session span, an invoke_agent span per\n" +
 				"harness incarnation, a span per frame, a linked lifeloop.renewal span per renewal), one log\n" +
@@ -275,7 +275,7 @@ func exportCommand(e *env) *ucli.Command {
 				&ucli.BoolFlag{Name: "all", Usage: "export every session", Destination: &o.All},
 				&ucli.StringFlag{Name: "since", Usage: "with --all: only sessions started within `DURATION` (e.g. 24h) or since an RFC 3339 time", Destination: &o.Since},
 				&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep exporting as the ledgers grow, until interrupted", Destination: &o.Follow},
-				&ucli.StringFlag{Name: "endpoint", Usage: "the backend's OTLP/HTTP `URL` (e.g. http://127.0.0.1:4318)", EnvVars: []string{otlpEndpointEnv}, Destination: &o.Endpoint},
+				&ucli.StringFlag{Name: "endpoint", Usage: "the backend's OTLP `URL` (e.g. http://127.0.0.1:4318; gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc)", EnvVars: []string{otlpEndpointEnv}, Destination: &o.Endpoint},
 				&ucli.DurationFlag{Name: "timeout", Usage: "give up on a session after this long, its cursor kept (0: retry with backoff until the backend takes everything)", Destination: &o.Timeout},
 			},
 			OnUsageError: commandUsageError,

@@ -46,8 +46,12 @@ const (
 )
 
 // DefaultEndpoint is where the OTLP exporters send when neither
-// --endpoint nor OTEL_EXPORTER_OTLP_ENDPOINT says.
-const DefaultEndpoint = "http://localhost:4318"
+// --endpoint nor OTEL_EXPORTER_OTLP_ENDPOINT says; DefaultGRPCEndpoint
+// when every signal goes over gRPC.
+const (
+	DefaultEndpoint     = "http://localhost:4318"
+	DefaultGRPCEndpoint = "http://localhost:4317"
+)
 
 // Streams are what the program takes from its process.
 type Streams struct {
@@ -59,6 +63,7 @@ type Streams struct {
 type options struct {
 	stateDir   string
 	endpoint   string
+	protocol   string
 	follow     bool
 	untilEOF   bool
 	drain      time.Duration
@@ -92,14 +97,15 @@ func Main(args []string, s Streams) int {
 	fs.SetOutput(s.Err)
 	var o options
 	fs.StringVar(&o.stateDir, "state-dir", "", "lifeloop's state `DIR` (required)")
-	fs.StringVar(&o.endpoint, "endpoint", "", "OTLP/HTTP base `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else "+DefaultEndpoint+")")
+	fs.StringVar(&o.endpoint, "endpoint", "", "the backend's OTLP base `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else "+DefaultEndpoint+", or "+DefaultGRPCEndpoint+" over gRPC)")
+	fs.StringVar(&o.protocol, "protocol", "", "`http/protobuf`, http/json (traces only; protobuf for logs and metrics) or grpc, for every signal (default: $OTEL_EXPORTER_OTLP_PROTOCOL and the per-signal variables, else http/protobuf)")
 	fs.BoolVar(&o.follow, "follow", false, "keep exporting as the ledgers grow, until interrupted")
 	fs.BoolVar(&o.untilEOF, "until-stdin-eof", false, "with --follow: stop following when standard input closes, then export what the ledger holds for at most --drain")
 	fs.DurationVar(&o.drain, "drain", 0, "bound on the export after the end (0: until everything is sent or interrupted)")
 	fs.StringVar(&o.version, "version", "", "lifeloop's `VERSION` (service.version)")
 	fs.Usage = func() {
-		fmt.Fprintf(s.Err, "usage: lifeloop-otlp --state-dir DIR [--endpoint URL] [--follow [--until-stdin-eof]] [--drain D] SESSION...\n\n"+
-			"Exports each session's ledger as OpenTelemetry traces, logs and metrics over OTLP/HTTP,\n"+
+		fmt.Fprintf(s.Err, "usage: lifeloop-otlp --state-dir DIR [--endpoint URL] [--protocol P] [--follow [--until-stdin-eof]] [--drain D] SESSION...\n\n"+
+			"Exports each session's ledger as OpenTelemetry traces, logs and metrics over OTLP (HTTP or gRPC),\n"+
 			"from where the last export to the same endpoint stopped. `lifeloop export otlp` runs it.\n"+
 			"OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE and the per-signal\n"+
 			"variables are honoured; OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME add to the resource.\n\n")
@@ -132,8 +138,16 @@ func run(ctx context.Context, s Streams, o options) int {
 	if endpoint == "" {
 		endpoint = s.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT")
 	}
+	protos, err := otlpexport.Protocols(otlpexport.Config{Protocol: o.protocol}, s.Getenv)
+	if err != nil {
+		fmt.Fprintf(s.Err, "lifeloop-otlp: %v\n", err)
+		return exitUsage
+	}
 	if endpoint == "" {
 		endpoint = DefaultEndpoint
+		if protos["traces"] == otlpexport.ProtocolGRPC && protos["logs"] == otlpexport.ProtocolGRPC && protos["metrics"] == otlpexport.ProtocolGRPC {
+			endpoint = DefaultGRPCEndpoint
+		}
 	}
 	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		fmt.Fprintf(s.Err, "lifeloop-otlp: endpoint %q: give an http:// or https:// URL such as http://127.0.0.1:4318\n", endpoint)
@@ -193,7 +207,7 @@ func exportSession(ctx context.Context, s Streams, o options, endpoint string, r
 	if logF != nil {
 		defer logF.Close()
 	}
-	x, err := otlpexport.New(ctx, otlpexport.Config{Endpoint: o.endpoint, SessionID: id, Version: o.version, Resource: res})
+	x, err := otlpexport.New(ctx, otlpexport.Config{Endpoint: o.endpoint, Protocol: o.protocol, Getenv: s.Getenv, SessionID: id, Version: o.version, Resource: res})
 	if err != nil {
 		rep.Error = err.Error()
 		return rep

@@ -1,6 +1,7 @@
 // Package otlpexport sends what package otelmap makes of a ledger to an
-// OpenTelemetry backend over OTLP/HTTP (protobuf), through the official
-// Go SDK: spans are built by the SDK's tracer (with the ids otelmap
+// OpenTelemetry backend over OTLP — HTTP (protobuf) or gRPC, per signal
+// as the standard OTEL_EXPORTER_OTLP_*PROTOCOL variables say — through
+// the official Go SDK: spans are built by the SDK's tracer (with the ids otelmap
 // derived), log records by its logger, metric data points as the SDK's
 // metricdata, and each signal goes out through its OTLP exporter.
 //
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -23,18 +25,24 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploggrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	otellog "go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/sdk/instrumentation"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/lifeloop/lifeloop/internal/otelmap"
 )
@@ -45,15 +53,33 @@ const ScopeName = "github.com/lifeloop/lifeloop"
 // DefaultTimeout bounds one export request when Config.Timeout is 0.
 const DefaultTimeout = 10 * time.Second
 
-// Config says where to send and as whom.
+// The OTLP transports (the values of OTEL_EXPORTER_OTLP_PROTOCOL). The
+// Go SDK sends JSON over HTTP for traces only: its log and metric HTTP
+// exporters speak protobuf, so http/json means protobuf for those two.
+const (
+	ProtocolHTTP = "http/protobuf"
+	ProtocolJSON = "http/json"
+	ProtocolGRPC = "grpc"
+)
+
+// Config says where to send, how and as whom.
 type Config struct {
-	// Endpoint is the OTLP/HTTP base URL (http://127.0.0.1:4318); each
-	// signal goes to its path under it (/v1/traces, /v1/logs,
-	// /v1/metrics). Empty: the exporters read the standard
-	// OTEL_EXPORTER_OTLP_* variables (default http://localhost:4318).
-	// Headers, TLS, compression and timeouts come from those variables
-	// in both cases.
+	// Endpoint is the backend's base URL: for OTLP/HTTP
+	// (http://127.0.0.1:4318) each signal goes to its path under it
+	// (/v1/traces, /v1/logs, /v1/metrics); for gRPC
+	// (http://127.0.0.1:4317, http:// meaning without TLS) the path is
+	// ignored. Empty: the exporters read the standard
+	// OTEL_EXPORTER_OTLP_* variables (default localhost, port 4318 or
+	// 4317). Headers, TLS, compression and timeouts come from those
+	// variables in both cases.
 	Endpoint string
+	// Protocol is ProtocolHTTP, ProtocolJSON or ProtocolGRPC for every
+	// signal. Empty:
+	// each signal's OTEL_EXPORTER_OTLP_{TRACES,LOGS,METRICS}_PROTOCOL,
+	// else OTEL_EXPORTER_OTLP_PROTOCOL, else ProtocolHTTP.
+	Protocol string
+	// Getenv reads the standard variables (default os.Getenv).
+	Getenv func(string) string
 	// SessionID is the lifeloop session exported (service.instance.id).
 	SessionID string
 	// Adapter is the session's harness adapter id.
@@ -72,8 +98,8 @@ type Exporter struct {
 	cfg     Config
 	res     *resource.Resource
 	traces  *otlptrace.Exporter
-	logs    *otlploghttp.Exporter
-	metrics *otlpmetrichttp.Exporter
+	logs    sdklog.Exporter
+	metrics sdkmetric.Exporter
 	tp      *sdktrace.TracerProvider
 	spans   *spanCapture
 	lp      *sdklog.LoggerProvider
@@ -102,30 +128,9 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	attrs = append(attrs, cfg.Resource...)
 	res := resource.NewSchemaless(attrs...)
 
-	var topts []otlptracehttp.Option
-	var lopts []otlploghttp.Option
-	var mopts []otlpmetrichttp.Option
-	if cfg.Endpoint != "" {
-		base := strings.TrimRight(cfg.Endpoint, "/")
-		topts = append(topts, otlptracehttp.WithEndpointURL(base+"/v1/traces"))
-		lopts = append(lopts, otlploghttp.WithEndpointURL(base+"/v1/logs"))
-		mopts = append(mopts, otlpmetrichttp.WithEndpointURL(base+"/v1/metrics"))
-	}
-	topts = append(topts, otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}), otlptracehttp.WithTimeout(cfg.Timeout))
-	lopts = append(lopts, otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}), otlploghttp.WithTimeout(cfg.Timeout))
-	mopts = append(mopts, otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}), otlpmetrichttp.WithTimeout(cfg.Timeout))
-
-	te, err := otlptracehttp.New(ctx, topts...)
+	te, le, me, err := exporters(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("otlp traces exporter: %w", err)
-	}
-	le, err := otlploghttp.New(ctx, lopts...)
-	if err != nil {
-		return nil, fmt.Errorf("otlp logs exporter: %w", err)
-	}
-	me, err := otlpmetrichttp.New(ctx, mopts...)
-	if err != nil {
-		return nil, fmt.Errorf("otlp metrics exporter: %w", err)
+		return nil, err
 	}
 	x := &Exporter{cfg: cfg, res: res, traces: te, logs: le, metrics: me, spans: &spanCapture{}, recs: &logCapture{}}
 	x.tp = sdktrace.NewTracerProvider(
@@ -136,6 +141,109 @@ func New(ctx context.Context, cfg Config) (*Exporter, error) {
 	)
 	x.lp = sdklog.NewLoggerProvider(sdklog.WithResource(res), sdklog.WithProcessor(x.recs))
 	return x, nil
+}
+
+// Protocols returns the transport of each signal (traces, logs,
+// metrics) as cfg and getenv (the standard variables) say, or an error
+// naming the variable whose value is not one this program speaks.
+func Protocols(cfg Config, getenv func(string) string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, signal := range []string{"traces", "logs", "metrics"} {
+		p, from := cfg.Protocol, "the protocol"
+		if p == "" {
+			from = "OTEL_EXPORTER_OTLP_" + strings.ToUpper(signal) + "_PROTOCOL"
+			if p = getenv(from); p == "" {
+				from = "OTEL_EXPORTER_OTLP_PROTOCOL"
+				p = getenv(from)
+			}
+		}
+		switch p {
+		case "", ProtocolHTTP:
+			out[signal] = ProtocolHTTP
+		case ProtocolJSON:
+			out[signal] = ProtocolHTTP
+			if signal == "traces" {
+				out[signal] = ProtocolJSON
+			}
+		case ProtocolGRPC:
+			out[signal] = ProtocolGRPC
+		default:
+			return nil, fmt.Errorf("%s=%q: use http/protobuf, http/json or grpc", from, p)
+		}
+	}
+	return out, nil
+}
+
+// exporters builds each signal's OTLP exporter for its protocol, with the
+// SDK's own retries off.
+func exporters(ctx context.Context, cfg Config) (*otlptrace.Exporter, sdklog.Exporter, sdkmetric.Exporter, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	protos, err := Protocols(cfg, getenv)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	base := strings.TrimRight(cfg.Endpoint, "/")
+	var (
+		te *otlptrace.Exporter
+		le sdklog.Exporter
+		me sdkmetric.Exporter
+	)
+	if protos["traces"] == ProtocolGRPC {
+		opts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}), otlptracegrpc.WithTimeout(cfg.Timeout)}
+		if base != "" {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(base))
+		}
+		te, err = otlptracegrpc.New(ctx, opts...)
+	} else {
+		enc := otlptracehttp.EncodingProtobuf
+		if protos["traces"] == ProtocolJSON {
+			enc = otlptracehttp.EncodingJSON
+		}
+		opts := []otlptracehttp.Option{otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}), otlptracehttp.WithTimeout(cfg.Timeout), otlptracehttp.WithEncoding(enc)}
+		if base != "" {
+			opts = append(opts, otlptracehttp.WithEndpointURL(base+"/v1/traces"))
+		}
+		te, err = otlptracehttp.New(ctx, opts...)
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("otlp traces exporter: %w", err)
+	}
+	if protos["logs"] == ProtocolGRPC {
+		opts := []otlploggrpc.Option{otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: false}), otlploggrpc.WithTimeout(cfg.Timeout)}
+		if base != "" {
+			opts = append(opts, otlploggrpc.WithEndpointURL(base))
+		}
+		le, err = otlploggrpc.New(ctx, opts...)
+	} else {
+		opts := []otlploghttp.Option{otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}), otlploghttp.WithTimeout(cfg.Timeout)}
+		if base != "" {
+			opts = append(opts, otlploghttp.WithEndpointURL(base+"/v1/logs"))
+		}
+		le, err = otlploghttp.New(ctx, opts...)
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("otlp logs exporter: %w", err)
+	}
+	if protos["metrics"] == ProtocolGRPC {
+		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}), otlpmetricgrpc.WithTimeout(cfg.Timeout)}
+		if base != "" {
+			opts = append(opts, otlpmetricgrpc.WithEndpointURL(base))
+		}
+		me, err = otlpmetricgrpc.New(ctx, opts...)
+	} else {
+		opts := []otlpmetrichttp.Option{otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}), otlpmetrichttp.WithTimeout(cfg.Timeout)}
+		if base != "" {
+			opts = append(opts, otlpmetrichttp.WithEndpointURL(base+"/v1/metrics"))
+		}
+		me, err = otlpmetrichttp.New(ctx, opts...)
+	}
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("otlp metrics exporter: %w", err)
+	}
+	return te, le, me, nil
 }
 
 // Shutdown closes the exporters (bounded by ctx). It is idempotent.
@@ -213,12 +321,18 @@ func (x *Exporter) refuse(signal string, n int, err error) {
 var statusRE = regexp.MustCompile(`failed to send (?:logs |metrics )?to \S+: (\d{3}) `)
 
 // refused reports whether err says the backend will never take this
-// data: 400 (refused as malformed), 404, 405, 415 or 501 (no such signal
-// here, e.g. logs sent to a backend that stores only traces). Every other
-// failure is sent again later — transport errors, 408, 429 and 5xx, and
-// also 401 and 403, so that data sent with a wrong key stays owed until
-// the key is fixed, instead of being dropped.
+// data. Over HTTP: 400 (refused as malformed), 404, 405, 415 or 501 (no
+// such signal here, e.g. logs sent to a backend that stores only
+// traces). Over gRPC the same answers: InvalidArgument and Unimplemented.
+// Every other failure is sent again later — transport errors, 408, 429
+// and 5xx (Unavailable, ResourceExhausted, DeadlineExceeded…), and also
+// 401 and 403 (Unauthenticated, PermissionDenied), so that data sent
+// with a wrong key stays owed until the key is fixed, instead of being
+// dropped.
 func refused(err error) bool {
+	if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown {
+		return st.Code() == codes.InvalidArgument || st.Code() == codes.Unimplemented
+	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		return false

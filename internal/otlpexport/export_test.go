@@ -3,12 +3,15 @@ package otlpexport
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/lifeloop/lifeloop/internal/otelmap"
 )
@@ -57,5 +60,64 @@ func TestResourceNames(t *testing.T) {
 	}
 	if got[semconv.ServiceNameKey] != "mine" || got[semconv.ServiceInstanceIDKey] != "ses_x" || got[semconv.ServiceVersionKey] != "1.2.3" {
 		t.Errorf("resource %v", got)
+	}
+}
+
+// TestRefusedOverGRPC: the gRPC exporters' status errors are read as the
+// HTTP answers are: InvalidArgument and Unimplemented are refused for
+// good, the rest stays owed.
+func TestRefusedOverGRPC(t *testing.T) {
+	for _, c := range []struct {
+		code codes.Code
+		want bool
+	}{
+		{codes.Unimplemented, true}, {codes.InvalidArgument, true},
+		{codes.Unavailable, false}, {codes.Unauthenticated, false}, {codes.PermissionDenied, false},
+		{codes.ResourceExhausted, false}, {codes.DeadlineExceeded, false}, {codes.Internal, false},
+	} {
+		err := fmt.Errorf("traces export: %w", status.Error(c.code, "no"))
+		if got := refused(err); got != c.want {
+			t.Errorf("refused(%v) = %v, want %v", c.code, got, c.want)
+		}
+	}
+}
+
+// TestProtocols: the standard variables pick each signal's transport,
+// the per-signal one first; an explicit protocol wins; http/json is JSON
+// for traces only (the SDK has no JSON log or metric exporter); unknown
+// values are refused with the variable named.
+func TestProtocols(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, c := range []struct {
+		cfg     Config
+		getenv  func(string) string
+		want    map[string]string
+		wantErr string
+	}{
+		{Config{}, env(), map[string]string{"traces": ProtocolHTTP, "logs": ProtocolHTTP, "metrics": ProtocolHTTP}, ""},
+		{Config{}, env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), map[string]string{"traces": ProtocolGRPC, "logs": ProtocolGRPC, "metrics": ProtocolGRPC}, ""},
+		{Config{}, env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", "http/protobuf"),
+			map[string]string{"traces": ProtocolGRPC, "logs": ProtocolHTTP, "metrics": ProtocolGRPC}, ""},
+		{Config{Protocol: ProtocolHTTP}, env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), map[string]string{"traces": ProtocolHTTP, "logs": ProtocolHTTP, "metrics": ProtocolHTTP}, ""},
+		{Config{}, env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"), map[string]string{"traces": ProtocolJSON, "logs": ProtocolHTTP, "metrics": ProtocolHTTP}, ""},
+		{Config{}, env("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "h2"), nil, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"},
+		{Config{Protocol: "udp"}, env(), nil, `"udp"`},
+	} {
+		got, err := Protocols(c.cfg, c.getenv)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("Protocols(%+v) error %v, want one naming %s", c.cfg, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || !maps.Equal(got, c.want) {
+			t.Errorf("Protocols(%+v) = %v, %v; want %v", c.cfg, got, err, c.want)
+		}
 	}
 }
