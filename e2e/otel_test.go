@@ -29,9 +29,9 @@ import (
 // its Prometheus exporter, log records printed by its debug exporter into
 // its log (Jaeger stores no logs).
 type jaegerServer struct {
-	bin, dir, config, logPath string
+	bin, dir, config, logPath       string
 	otlp, grpc, query, prom, health int
-	cmd                       *exec.Cmd
+	cmd                             *exec.Cmd
 }
 
 // jaegerBin is the Jaeger that `make jaeger` builds (`make test` builds
