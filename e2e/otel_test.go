@@ -662,3 +662,58 @@ func TestOTelTracesOnlyBackend(t *testing.T) {
 		}
 	}
 }
+
+// TestOTelFollowNewSessionsAndWatch: `lifeloop export otlp --all
+// --follow`, started on an empty state folder, exports a session that
+// starts after it (a `claude -p` run without --otlp) whole; and
+// `lifeloop watch --otlp` over that Claude session's transcript sends
+// the watch session's trace, logs and metrics before it exits.
+func TestOTelFollowNewSessionsAndWatch(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	j := startJaeger(t)
+	mock := startMock(t, mockmodel.Config{Reply: "hello", Usage: mockmodel.Usage{InputTokens: 120000, OutputTokens: 50}})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+	var exportOut, exportErr strings.Builder
+	export := env.Command(ll, "export", "otlp", "--state-dir", state, "--all", "--follow", "--endpoint", j.endpoint())
+	export.Stdout, export.Stderr = &exportOut, &exportErr
+	if err := export.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := false
+	t.Cleanup(func() {
+		if !exited {
+			_ = export.Process.Kill()
+			_ = export.Wait()
+		}
+	})
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", testharness.ClaudeBin(t), "-p", "hi")
+	if res.ExitCode != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	id, _ := onlySession(t, state)
+	checkTrace(t, j, state, id)
+	checkLogsAndMetrics(t, j, state, id)
+	_ = export.Process.Signal(syscall.SIGINT)
+	err := export.Wait()
+	exited = true
+	if err != nil {
+		t.Errorf("export otlp --all --follow interrupted: %v\nstdout: %s\nstderr: %s", err, exportOut.String(), exportErr.String())
+	}
+	if !strings.Contains(exportOut.String(), `"session_id":"`+id+`"`) || !strings.Contains(exportOut.String(), `"owed":0}`) {
+		t.Errorf("export report names no session %s with nothing owed:\n%s", id, exportOut.String())
+	}
+
+	watchState := stateDir(t)
+	w := env.Run(runTimeout, ll, "watch", "--state-dir", watchState, "--adapter", "claude", "--cwd", env.Dir, "--until-idle", "2s", "--otlp", j.endpoint())
+	if w.ExitCode != 0 {
+		t.Fatalf("watch --otlp: exit %d\n%s\n%s", w.ExitCode, w.Stdout, w.Stderr)
+	}
+	if strings.Contains(w.Stderr, "OpenTelemetry") {
+		t.Errorf("watch with a healthy backend warned:\n%s", w.Stderr)
+	}
+	wid, _ := onlySession(t, watchState)
+	checkTrace(t, j, watchState, wid)
+	checkLogsAndMetrics(t, j, watchState, wid)
+}

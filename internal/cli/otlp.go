@@ -272,7 +272,7 @@ func exportCommand(e *env) *ucli.Command {
 			Flags: []ucli.Flag{
 				stateDirFlag(&o.StateDir),
 				&ucli.BoolFlag{Name: "latest", Usage: "export the most recent session", Destination: &o.Latest},
-				&ucli.BoolFlag{Name: "all", Usage: "export every session", Destination: &o.All},
+				&ucli.BoolFlag{Name: "all", Usage: "export every session (with --follow, also those that start later)", Destination: &o.All},
 				&ucli.StringFlag{Name: "since", Usage: "with --all: only sessions started within `DURATION` (e.g. 24h) or since an RFC 3339 time", Destination: &o.Since},
 				&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep exporting as the ledgers grow, until interrupted", Destination: &o.Follow},
 				&ucli.StringFlag{Name: "endpoint", Usage: "the backend's OTLP `URL` (e.g. http://127.0.0.1:4318; gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc)", EnvVars: []string{otlpEndpointEnv}, Destination: &o.Endpoint},
@@ -284,7 +284,12 @@ func exportCommand(e *env) *ucli.Command {
 					return usageErrorf("export otlp takes one SESSION (got %d arguments)", c.NArg())
 				}
 				o.Session = c.Args().First()
-				return exportOTLPRun(c.Context, e, o)
+				// SIGINT or SIGTERM to lifeloop alone (not its process
+				// group) still stops lifeloop-otlp, which then writes its
+				// cursor and reports: never an orphaned exporter.
+				ctx, stop := signalContext(c.Context)
+				defer stop()
+				return exportOTLPRun(ctx, e, o)
 			},
 		}},
 	}
@@ -323,7 +328,7 @@ func exportOTLPRun(ctx context.Context, e *env, o exportOptions) error {
 				ids = append(ids, rec.ID)
 			}
 		}
-		if len(ids) == 0 {
+		if len(ids) == 0 && !o.Follow {
 			return exitf(exitcode.Failed, "no session to export in %s", root)
 		}
 	default:
@@ -343,6 +348,10 @@ func exportOTLPRun(ctx context.Context, e *env, o exportOptions) error {
 	}
 	if o.Follow {
 		args = append(args, "--follow")
+		if o.All {
+			// Sessions started after this export: followed as they appear.
+			args = append(args, "--new-sessions")
+		}
 	}
 	if o.Timeout > 0 {
 		args = append(args, "--drain", o.Timeout.String())
@@ -356,6 +365,10 @@ func exportOTLPRun(ctx context.Context, e *env, o exportOptions) error {
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
+		return nil
+	case ctx.Err() != nil && cmd.ProcessState != nil && cmd.ProcessState.ExitCode() == 0:
+		// Interrupted, and the program ended well (its cursor written,
+		// its reports printed): exec reports the cancellation only.
 		return nil
 	case errors.As(err, &ee) && ee.ExitCode() == exitcode.Usage:
 		return silentExit(exitcode.Usage)

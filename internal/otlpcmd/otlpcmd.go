@@ -65,6 +65,7 @@ type options struct {
 	endpoint   string
 	protocol   string
 	follow     bool
+	newOnes    bool
 	untilEOF   bool
 	drain      time.Duration
 	version    string
@@ -100,11 +101,12 @@ func Main(args []string, s Streams) int {
 	fs.StringVar(&o.endpoint, "endpoint", "", "the backend's OTLP base `URL` (default: $OTEL_EXPORTER_OTLP_ENDPOINT, else "+DefaultEndpoint+", or "+DefaultGRPCEndpoint+" over gRPC)")
 	fs.StringVar(&o.protocol, "protocol", "", "`http/protobuf`, http/json (traces only; protobuf for logs and metrics) or grpc, for every signal (default: $OTEL_EXPORTER_OTLP_PROTOCOL and the per-signal variables, else http/protobuf)")
 	fs.BoolVar(&o.follow, "follow", false, "keep exporting as the ledgers grow, until interrupted")
+	fs.BoolVar(&o.newOnes, "new-sessions", false, "with --follow: also export every session that starts in the state folder later, until interrupted")
 	fs.BoolVar(&o.untilEOF, "until-stdin-eof", false, "with --follow: stop following when standard input closes, then export what the ledger holds for at most --drain")
 	fs.DurationVar(&o.drain, "drain", 0, "bound on the export after the end (0: until everything is sent or interrupted)")
 	fs.StringVar(&o.version, "version", "", "lifeloop's `VERSION` (service.version)")
 	fs.Usage = func() {
-		fmt.Fprintf(s.Err, "usage: lifeloop-otlp --state-dir DIR [--endpoint URL] [--protocol P] [--follow [--until-stdin-eof]] [--drain D] SESSION...\n\n"+
+		fmt.Fprintf(s.Err, "usage: lifeloop-otlp --state-dir DIR [--endpoint URL] [--protocol P] [--follow [--until-stdin-eof | --new-sessions]] [--drain D] SESSION...\n\n"+
 			"Exports each session's ledger as OpenTelemetry traces, logs and metrics over OTLP (HTTP or gRPC),\n"+
 			"from where the last export to the same endpoint stopped. `lifeloop export otlp` runs it.\n"+
 			"OTEL_EXPORTER_OTLP_HEADERS, _TIMEOUT, _COMPRESSION, _CERTIFICATE and the per-signal\n"+
@@ -118,7 +120,11 @@ func Main(args []string, s Streams) int {
 		return exitUsage
 	}
 	o.sessionIDs = fs.Args()
-	if o.stateDir == "" || len(o.sessionIDs) == 0 {
+	if o.newOnes && (!o.follow || o.untilEOF) {
+		fmt.Fprintln(s.Err, "lifeloop-otlp: --new-sessions goes with --follow (and not --until-stdin-eof)")
+		return exitUsage
+	}
+	if o.stateDir == "" || (len(o.sessionIDs) == 0 && !o.newOnes) {
 		fs.Usage()
 		return exitUsage
 	}
@@ -185,8 +191,45 @@ func run(ctx context.Context, s Streams, o options) int {
 	for _, id := range o.sessionIDs {
 		wg.Go(func() { one(id) })
 	}
+	if o.newOnes {
+		wg.Go(func() { followNew(ctx, o, func(id string) { wg.Go(func() { one(id) }) }) })
+	}
 	wg.Wait()
 	return code
+}
+
+// newSessionPoll is how often --new-sessions looks for sessions started
+// since.
+const newSessionPoll = time.Second
+
+// followNew calls start once for every session of o.stateDir that is
+// not among o.sessionIDs and has a ledger, as they appear, until ctx
+// ends.
+func followNew(ctx context.Context, o options, start func(id string)) {
+	seen := map[string]bool{}
+	for _, id := range o.sessionIDs {
+		seen[id] = true
+	}
+	t := time.NewTicker(newSessionPoll)
+	defer t.Stop()
+	for {
+		recs, _ := statedir.ListSessions(o.stateDir)
+		for _, rec := range recs {
+			if seen[rec.ID] {
+				continue
+			}
+			if _, err := os.Stat(statedir.ReceiptsPath(o.stateDir, rec.ID)); err != nil {
+				continue // no ledger yet: the next look
+			}
+			seen[rec.ID] = true
+			start(rec.ID)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // StatePath is the cursor file of session id's export to endpoint, named
