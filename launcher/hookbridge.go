@@ -14,7 +14,7 @@ import (
 
 // The hook bridge: for one launch, `lifeloop run` points the harness's
 // native hooks at `lifeloop host-hook`, which forwards each hook call over
-// the control socket (OpHook) to the supervisor. Nothing in the user's
+// the control socket (control.OpHook) to the supervisor. Nothing in the user's
 // files changes: the harness (adapters.HookBridge) says which launch
 // arguments do it, e.g. a settings file in the session folder that the
 // harness merges with the user's own.

@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
@@ -158,7 +159,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		"LIFELOOP_SESSION_ID="+p.ID,
 		"LIFELOOP_SESSION_DIR="+p.Dir,
 		"LIFELOOP_STATE_DIR="+o.StateDir,
-		ControlSocketEnv+"="+ControlSocketIn(p.Dir),
+		control.SocketEnv+"="+control.SocketIn(p.Dir),
 		ledger.DurabilityEnv+"="+o.Durability.String(),
 	)
 	if o.SessionEnv != nil {
@@ -219,7 +220,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		BridgeArgs:      bridge.args,
 		HandleSignals:   o.HandleSignals,
 		signals:         sigs,
-		ControlSocket:   controlSocketPath(o.StateDir, p.ID),
+		ControlSocket:   control.SocketFor(o.StateDir, p.ID),
 		Log:             p.Log,
 		Now:             o.Now,
 	}
@@ -300,7 +301,7 @@ func continuable(root, id string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := Call(ctx, ControlSocketFor(root, id), OpStatus, nil, nil); err == nil {
+	if err := control.Call(ctx, control.SocketFor(root, id), control.OpStatus, nil, nil); err == nil {
 		return fmt.Errorf("--continue-session: session %s still has a live wrapper; use `lifeloop renew %s`", id, id)
 	}
 	return nil
@@ -467,30 +468,6 @@ func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.Payl
 		return argv, nil, payloads, ad.ArgvPlacementError(argv, contract.ManifestPreSession)
 	}
 	return out, fit, rest, nil
-}
-
-// controlSocketPath is the control socket of session id under root.
-func controlSocketPath(root, id string) string {
-	return ControlSocketIn(statedir.SessionDir(root, id))
-}
-
-// ControlSocketEnv names the control socket in the harness's environment:
-// its hooks, and anything it starts, reach the wrapper there.
-const ControlSocketEnv = "LIFELOOP_CONTROL_SOCKET"
-
-// ControlSocketFor returns where the control socket of session id lives.
-func ControlSocketFor(root, id string) string { return controlSocketPath(root, id) }
-
-// ControlSocketIn returns the control socket of the session whose folder
-// is dir: dir/control.sock, or — unix socket paths are limited to 108
-// bytes — a socket under the temporary folder named after the session
-// when that path would be too long.
-func ControlSocketIn(dir string) string {
-	p := filepath.Join(dir, statedir.ControlSocket)
-	if len(p) < 100 {
-		return p
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("lifeloop-%d-%s.sock", os.Getuid(), filepath.Base(dir)))
 }
 
 // routerRecorder adapts the router to the supervisor's Recorder.

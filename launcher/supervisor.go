@@ -13,6 +13,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/procfs"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -126,7 +127,7 @@ type Result struct {
 // caller's connection: a call whose caller gave up is not executed.
 type controlCall struct {
 	ctx   context.Context
-	req   ControlRequest
+	req   control.Request
 	reply chan controlReply
 }
 
@@ -401,7 +402,7 @@ func (s *supervisor) launch() (res Result, failed bool) {
 type controlOpening struct {
 	s    *supervisor
 	done chan struct{}
-	srv  *controlServer
+	srv  *control.Server
 	err  error
 }
 
@@ -415,7 +416,7 @@ func (s *supervisor) openControl(ctrlCh chan<- controlCall) *controlOpening {
 	}
 	go func() {
 		defer close(c.done)
-		c.srv, c.err = listenControl(s.cfg.ControlSocket, func(ctx context.Context, req ControlRequest) (any, error) {
+		c.srv, c.err = control.Listen(s.cfg.ControlSocket, func(ctx context.Context, req control.Request) (any, error) {
 			call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
 			select {
 			case ctrlCh <- call:

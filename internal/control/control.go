@@ -1,4 +1,10 @@
-package launcher
+// Package control is the wire between a running session's wrapper and
+// whoever asks it something: one line of JSON request, one line of JSON
+// answer, over a unix socket in the session folder that only the
+// session owner's uid may use. It holds the requests, answers and
+// operations, the server the wrapper runs, the typed client the CLI and
+// the session views use, and where the socket lives.
+package control
 
 import (
 	"bufio"
@@ -9,21 +15,25 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
-// ControlRequest is one line of JSON sent to a live wrapper's control
+// Request is one line of JSON sent to a live wrapper's control
 // socket. Op is one of the Op* constants; Args carries op-specific JSON.
-type ControlRequest struct {
+type Request struct {
 	Op   string          `json:"op"`
 	Args json.RawMessage `json:"args,omitempty"`
 }
 
-// ControlResponse is the wrapper's one-line JSON answer.
-type ControlResponse struct {
+// Response is the wrapper's one-line JSON answer.
+type Response struct {
 	OK     bool            `json:"ok"`
 	Error  string          `json:"error,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
@@ -40,32 +50,79 @@ const (
 	OpRenew  = "renew"
 )
 
-// ControlHandler answers one control request. It must not block for long:
+// Handler answers one control request. It must not block for long:
 // long operations (abort) start and answer at once.
-type ControlHandler func(ctx context.Context, req ControlRequest) (any, error)
+type Handler func(ctx context.Context, req Request) (any, error)
 
-// controlDeadline bounds one control call (a renewal answers when it
+// deadline bounds one control call (a renewal answers when it
 // ends, within 3×grace plus a start).
-const controlDeadline = 60 * time.Second
+const deadline = 60 * time.Second
 
-// maxControlLine bounds one request line.
-const maxControlLine = 4 << 20
+// maxLine bounds one request line.
+const maxLine = 4 << 20
 
-// controlServer serves a unix socket in the session directory. Only peers
+// SocketEnv names the control socket in the harness's environment: its
+// hooks, and anything it starts, reach the wrapper there.
+const SocketEnv = "LIFELOOP_CONTROL_SOCKET"
+
+// SocketFor returns where the control socket of session id under root
+// lives.
+func SocketFor(root, id string) string { return SocketIn(statedir.SessionDir(root, id)) }
+
+// SocketIn returns the control socket of the session whose folder is
+// dir: dir/control.sock, or — unix socket paths are limited to 108
+// bytes — a socket under the temporary folder named after the session
+// when that path would be too long.
+func SocketIn(dir string) string {
+	p := filepath.Join(dir, statedir.ControlSocket)
+	if len(p) < 100 {
+		return p
+	}
+	return filepath.Join(os.TempDir(), fmt.Sprintf("lifeloop-%d-%s.sock", os.Getuid(), filepath.Base(dir)))
+}
+
+// Status is what `lifeloop status` reports about a live session.
+type Status struct {
+	Session   statedir.SessionRecord `json:"session"`
+	Alive     bool                   `json:"alive"`
+	Processes int                    `json:"processes"`
+	// RSSBytes and CPUSeconds are absent where the platform does not
+	// measure them (macOS without libproc).
+	RSSBytes    *uint64  `json:"rss_bytes,omitempty"`
+	CPUSeconds  *float64 `json:"cpu_seconds,omitempty"`
+	OutputBytes uint64   `json:"output_bytes"`
+	IdleSeconds float64  `json:"idle_seconds"`
+	Activity    string   `json:"activity"`
+	Stopping    bool     `json:"stopping"`
+	// Renewing is true while a renewal stops and starts the harness.
+	Renewing bool `json:"renewing"`
+}
+
+// EmitArgs are the arguments of the emit operation.
+type EmitArgs struct {
+	Event           contract.Event             `json:"event"`
+	FrameID         string                     `json:"frame_id,omitempty"`
+	ParentFrameID   string                     `json:"parent_frame_id,omitempty"`
+	Payloads        []contract.PayloadEnvelope `json:"payloads,omitempty"`
+	IdempotencyKey  string                     `json:"idempotency_key,omitempty"`
+	TelemetryDetail map[string]any             `json:"telemetry_summary,omitempty"`
+}
+
+// Server serves a unix socket in the session directory. Only peers
 // with the wrapper's own uid are answered (SO_PEERCRED).
-type controlServer struct {
+type Server struct {
 	ln      *net.UnixListener
 	path    string
-	handler ControlHandler
+	handler Handler
 	log     *slog.Logger
 	wg      sync.WaitGroup
 	ctx     context.Context
 	cancel  context.CancelFunc
 }
 
-// listenControl creates the socket at path (mode 0600) and starts serving.
+// Listen creates the socket at path (mode 0600) and starts serving h.
 // Close stops accepting and waits for in-flight requests.
-func listenControl(path string, h ControlHandler, log *slog.Logger) (*controlServer, error) {
+func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
 	_ = os.Remove(path) // a stale socket from a crashed wrapper
 	old := unix.Umask(0o177)
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
@@ -78,13 +135,13 @@ func listenControl(path string, h ControlHandler, log *slog.Logger) (*controlSer
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &controlServer{ln: ln, path: path, handler: h, log: log, ctx: ctx, cancel: cancel}
+	s := &Server{ln: ln, path: path, handler: h, log: log, ctx: ctx, cancel: cancel}
 	s.wg.Add(1)
 	go s.accept() // exits when ln is closed
 	return s, nil
 }
 
-func (s *controlServer) accept() {
+func (s *Server) accept() {
 	defer s.wg.Done()
 	for {
 		conn, err := s.ln.AcceptUnix()
@@ -99,29 +156,29 @@ func (s *controlServer) accept() {
 	}
 }
 
-func (s *controlServer) serve(conn *net.UnixConn) {
+func (s *Server) serve(conn *net.UnixConn) {
 	defer func() { _ = conn.Close() }()
-	_ = conn.SetDeadline(time.Now().Add(controlDeadline))
+	_ = conn.SetDeadline(time.Now().Add(deadline))
 	if err := checkPeer(conn); err != nil {
 		s.log.Warn("control: peer refused", "err", err)
-		writeResponse(conn, ControlResponse{Error: err.Error()})
+		writeResponse(conn, Response{Error: err.Error()})
 		return
 	}
 	r := bufio.NewReaderSize(conn, 64<<10)
-	line, err := readLimitedLine(r, maxControlLine)
+	line, err := readLimitedLine(r, maxLine)
 	if err != nil {
-		writeResponse(conn, ControlResponse{Error: "unreadable request: " + err.Error()})
+		writeResponse(conn, Response{Error: "unreadable request: " + err.Error()})
 		return
 	}
-	var req ControlRequest
+	var req Request
 	if err := json.Unmarshal(line, &req); err != nil {
-		writeResponse(conn, ControlResponse{Error: "request is not JSON: " + err.Error()})
+		writeResponse(conn, Response{Error: "request is not JSON: " + err.Error()})
 		return
 	}
 	// The call lives as long as its caller's connection: the deadline,
 	// the caller hanging up or the server closing ends it, so an operation
 	// the caller gave up on is never executed later.
-	ctx, cancel := context.WithDeadline(s.ctx, time.Now().Add(controlDeadline))
+	ctx, cancel := context.WithDeadline(s.ctx, time.Now().Add(deadline))
 	defer cancel()
 	go func() { // ends when the connection is closed (at the latest when serve returns)
 		var b [1]byte
@@ -130,20 +187,20 @@ func (s *controlServer) serve(conn *net.UnixConn) {
 	}()
 	res, err := s.handler(ctx, req)
 	if err != nil {
-		writeResponse(conn, ControlResponse{Error: err.Error()})
+		writeResponse(conn, Response{Error: err.Error()})
 		return
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {
-		writeResponse(conn, ControlResponse{Error: "internal: " + err.Error()})
+		writeResponse(conn, Response{Error: "internal: " + err.Error()})
 		return
 	}
-	writeResponse(conn, ControlResponse{OK: true, Result: raw})
+	writeResponse(conn, Response{OK: true, Result: raw})
 }
 
 // Close stops the server, removes the socket file and waits for handlers.
 // It is idempotent.
-func (s *controlServer) Close() {
+func (s *Server) Close() {
 	s.cancel()
 	_ = s.ln.Close()
 	s.wg.Wait()
@@ -186,7 +243,7 @@ func readLimitedLine(r *bufio.Reader, max int) ([]byte, error) {
 	}
 }
 
-func writeResponse(conn net.Conn, resp ControlResponse) {
+func writeResponse(conn net.Conn, resp Response) {
 	b, _ := json.Marshal(resp)
 	_, _ = conn.Write(append(b, '\n'))
 }
@@ -212,7 +269,7 @@ func Call(ctx context.Context, path string, op string, args any, out any) error 
 	} else {
 		_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
 	}
-	req := ControlRequest{Op: op}
+	req := Request{Op: op}
 	if args != nil {
 		raw, err := json.Marshal(args)
 		if err != nil {
@@ -224,11 +281,11 @@ func Call(ctx context.Context, path string, op string, args any, out any) error 
 	if _, err := conn.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("control socket: %w", err)
 	}
-	line, err := readLimitedLine(bufio.NewReader(conn), maxControlLine)
+	line, err := readLimitedLine(bufio.NewReader(conn), maxLine)
 	if err != nil {
 		return fmt.Errorf("control socket: no answer: %w", err)
 	}
-	var resp ControlResponse
+	var resp Response
 	if err := json.Unmarshal(line, &resp); err != nil {
 		return fmt.Errorf("control socket: bad answer: %w", err)
 	}
@@ -239,4 +296,12 @@ func Call(ctx context.Context, path string, op string, args any, out any) error 
 		return json.Unmarshal(resp.Result, out)
 	}
 	return nil
+}
+
+// GetStatus asks the wrapper at path for its status (ErrNotLive when
+// nothing listens there).
+func GetStatus(ctx context.Context, path string) (Status, error) {
+	var st Status
+	err := Call(ctx, path, OpStatus, nil, &st)
+	return st, err
 }
