@@ -121,7 +121,7 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 	if m.Event != contract.EventSessionStarted {
 		s.releaseStarted(m)
 	}
-	if len(s.queue) > 0 {
+	if s.k.Waiting() {
 		s.flushQueue() // the emitted moment comes after everything observed before it
 	}
 	res, ok, err := s.commit(m, false)

@@ -234,7 +234,7 @@ func (s *supervisor) startAgain(argv []string, pinned string) error {
 		return err
 	}
 	if pinned != "" {
-		s.noteHarnessSession(pinned)
+		s.bind(pinned)
 	}
 	s.rec.Argv = adapters.RedactPlacement(argv)
 	if s.rec.State == statedir.StatePending {
@@ -268,7 +268,7 @@ func (s *supervisor) renewer() *renewal.Orchestrator {
 // goroutine.
 func (s *supervisor) currentHarnessSession() string {
 	var id string
-	s.onLoop(func() { id = s.harnessSessionID })
+	s.onLoop(func() { id = s.k.HarnessSession() })
 	return id
 }
 
@@ -288,10 +288,7 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 		switch ev {
 		case contract.EventSessionStarting:
 			resume, _ := summary["resume"].(bool)
-			s.resumed = resume
-			if !resume {
-				s.harnessSessionID = "" // a fresh harness session names itself
-			}
+			s.k.Relaunch(resume) // a fresh harness session names itself
 			res, _, _ := s.commit(m, false)
 			reply(res.Receipt.ReceiptID)
 		case contract.EventSessionStarted:

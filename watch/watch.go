@@ -23,6 +23,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -175,7 +176,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if topts.Path != "" {
 		rec.Argv = []string{topts.Path}
 	}
-	ob := &observer{p: p, rec: rec, stateDir: o.StateDir, now: o.Now, frames: map[string]string{}}
+	ob := &observer{p: p, rec: rec, stateDir: o.StateDir, now: o.Now,
+		k: stream.New(stream.Config{Manifest: ad.Manifest(), Mode: contract.ModeTelemetryOnly})}
 	ob.save()
 	p.Log.Info("watch started", "adapter", ad.ID, "cwd", o.Cwd, "path", topts.Path)
 
@@ -247,65 +249,57 @@ func latestFile(o observe.Options, now time.Time) (string, error) {
 	return newest.Path, nil
 }
 
-// observer records moments of a watch session: it chains frame
-// receipts to their frame.opening and the rest to the binding receipt,
-// sets the harness session id on every receipt once known, and keeps
-// session.json up to date.
+// observer records moments of a watch session. The stream's rules are
+// the keeper's (internal/stream), as for `lifeloop run`: a moment the
+// stream already tells is dropped, a skipped frame stage the manifest
+// declares is inferred, frame receipts chain to their frame.opening and
+// the rest to the binding receipt, and every receipt carries the harness
+// session id once known. The observer keeps session.json up to date.
 type observer struct {
 	p        *pipeline.Pipeline
 	rec      statedir.SessionRecord
 	stateDir string
 	now      func() time.Time
-	harness  string
-	root     string
-	frames   map[string]string
+	k        *stream.Keeper
 	count    int
 }
 
 func (w *observer) observe(ctx context.Context, m moment.Moment) {
-	if m.HarnessSessionID != "" && m.HarnessSessionID != w.harness {
-		w.harness = m.HarnessSessionID
-		w.rec.HarnessSessionIDs = append(w.rec.HarnessSessionIDs, m.HarnessSessionID)
-		w.save()
-	}
-	if m.HarnessSessionID == "" {
-		m.HarnessSessionID = w.harness
-	}
-	if m.Parent == nil {
-		if m.Frame != nil {
-			if id, ok := w.frames[m.Frame.FrameID]; ok {
-				m.Parent = &id
-			} else if m.Frame.ParentFrameID != nil {
-				if id, ok := w.frames[*m.Frame.ParentFrameID]; ok {
-					m.Parent = &id
-				}
-			}
+	if id := m.HarnessSessionID; id != "" && id != w.k.HarnessSession() {
+		if m.Event == contract.EventSessionStarted && w.k.HarnessSession() != "" {
+			// A newer file of a resumed or renewed harness: the next
+			// harness session, which no launch of ours opened.
+			w.k.NextHarnessSession()
 		}
-		if m.Parent == nil && w.root != "" {
-			r := w.root
-			m.Parent = &r
+		if w.k.Bind(id) {
+			w.rec.HarnessSessionIDs = append(w.rec.HarnessSessionIDs, id)
+			w.save()
 		}
 	}
-	res, err := w.p.Route(ctx, m)
-	r := res.Receipt
-	if err != nil {
-		w.p.Log.Error("recording receipt failed", "event", m.Event, "err", err)
-		return
+	for _, r := range w.k.OfferTranscript(m, w.now(), true) {
+		w.record(ctx, r.Moment)
 	}
-	w.count++
-	if m.Event == contract.EventSessionStarted {
-		w.root = r.ReceiptID
-	}
-	if m.Frame != nil && m.Event == contract.EventFrameOpening {
-		w.frames[m.Frame.FrameID] = r.ReceiptID
+}
+
+// record records m and the frame stages it implies, unless the stream
+// already tells it.
+func (w *observer) record(ctx context.Context, m moment.Moment) {
+	for _, o := range w.k.Admit(m) {
+		o = w.k.Link(o)
+		res, err := w.p.Route(ctx, o)
+		if err != nil {
+			w.p.Log.Error("recording receipt failed", "event", o.Event, "err", err)
+			continue
+		}
+		w.count++
+		w.k.Recorded(o, res.Receipt.ReceiptID)
 	}
 }
 
 func (w *observer) end(reason string, start time.Time) {
 	now := w.now()
-	m := moment.Moment{
-		Event:            contract.EventSessionEnded,
-		HarnessSessionID: w.harness,
+	w.record(context.Background(), moment.Moment{
+		Event: contract.EventSessionEnded,
 		Summary: map[string]any{
 			"reason":     "watch_" + reason,
 			"phase":      string(contract.PhaseCompleted),
@@ -313,14 +307,7 @@ func (w *observer) end(reason string, start time.Time) {
 			"duration_s": float64(now.Sub(start).Milliseconds()) / 1000,
 			"note":       "the watch ended; the harness itself is not supervised in telemetry_only mode",
 		},
-	}
-	if w.root != "" {
-		r := w.root
-		m.Parent = &r
-	}
-	if _, err := w.p.Route(context.Background(), m); err == nil {
-		w.count++
-	}
+	})
 	w.rec.State = statedir.StateCompleted
 	w.rec.EndedAt = &now
 	w.rec.Exit = &statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}
