@@ -73,6 +73,15 @@ func (s *supervisor) status() control.Status {
 		}
 		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
 	}
+	now := s.cfg.Now()
+	for _, h := range s.k.Holds() {
+		ch := control.Hold{Event: h.Event, Reason: h.Reason}
+		if !h.Until.IsZero() {
+			left := roundMillis(max(h.Until.Sub(now), 0).Seconds())
+			ch.SecondsLeft = &left
+		}
+		st.Holding = append(st.Holding, ch)
+	}
 	return st
 }
 

@@ -204,6 +204,9 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 			usage = fmt.Sprintf(", %d MiB, %.1fs CPU", *st.RSSBytes>>20, *st.CPUSeconds)
 		}
 		fmt.Fprintf(e.Out, "live      yes (%d processes%s, %s, idle %.0fs)\n", st.Processes, usage, st.Activity, st.IdleSeconds)
+		for _, h := range st.Holding {
+			fmt.Fprintf(e.Out, "holding   %s\n", h)
+		}
 	} else if !s.State.IsTerminal() {
 		fmt.Fprintln(e.Out, "live      no (the wrapper is gone without recording an end)")
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -96,6 +97,29 @@ type Status struct {
 	Stopping    bool     `json:"stopping"`
 	// Renewing is true while a renewal stops and starts the harness.
 	Renewing bool `json:"renewing"`
+	// Holding is what the session's stream holds back, in order, and why
+	// (a session.started waiting for the harness to name its session, a
+	// transcript moment waiting for the hook's report); empty when
+	// nothing waits.
+	Holding []Hold `json:"holding,omitempty"`
+}
+
+// Hold is one moment the stream holds back.
+type Hold struct {
+	Event  contract.Event `json:"event"`
+	Reason string         `json:"reason"`
+	// SecondsLeft is how long it may still wait; absent for a moment that
+	// only waits behind the ones held before it.
+	SecondsLeft *float64 `json:"seconds_left,omitempty"`
+}
+
+// String says what is held, why and for how long, in one line.
+func (h Hold) String() string {
+	s := string(h.Event) + " held: " + h.Reason
+	if h.SecondsLeft != nil {
+		s += fmt.Sprintf(", %.0f s left", math.Ceil(*h.SecondsLeft))
+	}
+	return s
 }
 
 // EmitArgs are the arguments of the emit operation.

@@ -80,6 +80,9 @@ type Summary struct {
 	Activity string
 	// Idle is how long the harness has produced no output (live only).
 	Idle time.Duration
+	// Holding says, one line each, what the session's stream holds back
+	// and why (live only; control.Hold).
+	Holding []string
 
 	frames map[string]struct{}
 }
@@ -238,6 +241,10 @@ func (s *Summary) SetRenewal(st renewal.Status) {
 // are taken from it too.
 func (s *Summary) SetLive(st control.Status) {
 	s.Live = true
+	s.Holding = s.Holding[:0]
+	for _, h := range st.Holding {
+		s.Holding = append(s.Holding, h.String())
+	}
 	s.Activity = st.Activity
 	s.Idle = time.Duration(st.IdleSeconds * float64(time.Second))
 	if st.Session.ID == s.ID {
