@@ -65,7 +65,13 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 	// Keys typed while the harness is stopped and started again wait for
 	// the new one (keyhold.go).
 	s.holdKeys()
+	orch := s.orch
 	go func() { // ends with the renewal, which is bounded (3×grace to stop, one start)
+		if ad := s.cfg.Adapter; ad != nil && ad.TakesFacts() && orch != nil {
+			// The relaunch's command line depends on facts about the
+			// harness: read once per session, off the loop.
+			orch.Adapter = ad.WithFacts(s.version.harnessFacts(ctx))
+		}
 		out, err := do(ctx)
 		cancel(nil)
 		s.renewed <- renewResult{out: out, err: err, reply: reply}

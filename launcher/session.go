@@ -178,6 +178,14 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	files := &placementFiles{dir: p.Dir}
 	defer files.remove()
+	// A launch placement whose command line depends on facts about the
+	// harness (its version, its --help) is handed them, read once for
+	// the session with the harness's environment.
+	var facts *adapters.Facts
+	if ad.TakesFacts() && len(o.Payloads) > 0 && o.PayloadsAt != contract.EventFrameOpening {
+		f := readFacts(ctx, ad, argv, env)
+		facts, ad = &f, ad.WithFacts(f)
+	}
 	placed, err := placePayloads(o, ad, argv, files, bridge.recorder != nil)
 	if err != nil {
 		return Result{}, err
@@ -212,6 +220,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Telemetry:       tel,
 		Files:           files,
 		StartPayloads:   placed.atLaunch,
+		Facts:           facts,
 		Adapter:         ad,
 		Registry:        o.Registry,
 		Recover:         o.ContinueSession != "",

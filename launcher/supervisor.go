@@ -75,6 +75,10 @@ type Config struct {
 	// wrappers.
 	Recover bool
 	Prior   []contract.LifecycleReceipt
+	// Facts are what the launch read about the harness for its argv
+	// methods (adapters.Facts), nil when it read none; a renewal reads
+	// them, once, when it first needs them.
+	Facts *adapters.Facts
 	// Adapter is the session's adapter and UserArgv the command line as
 	// the user gave it; renewal relaunches with them. BridgeArgs are the
 	// hook bridge's launch arguments, added again at a relaunch.
@@ -226,7 +230,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	s.armQueue()
 	defer s.queueTimer.Stop()
-	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec)
+	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec, cfg.Facts)
 	defer s.version.stop()
 	defer func() { _ = s.sampler.Close() }()
 	return s.run()
