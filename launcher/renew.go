@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"syscall"
 	"time"
 
@@ -190,12 +189,10 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 		done(errStopping(s.stoppedBy))
 		return
 	}
-	if len(s.cfg.BridgeArgs) > 0 && !slices.Contains(argv, s.cfg.BridgeArgs[len(s.cfg.BridgeArgs)-1]) {
-		argv = adapters.InsertArgs(argv, s.cfg.BridgeArgs)
-	}
-	var pinned string
-	if t := s.cfg.Telemetry; t != nil {
-		argv, pinned = t.pinRelaunch(argv)
+	argv, pinned, err := s.relaunchRecipe().argv(argv)
+	if err != nil {
+		done(err)
+		return
 	}
 	start := func() {
 		if s.stopping {
@@ -226,14 +223,22 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 	s.beginDrain(start)
 }
 
+// relaunchRecipe is the launch recipe of a relaunch: the first launch's,
+// with the session's adapter (which knows the harness's facts).
+func (s *supervisor) relaunchRecipe() launchRecipe {
+	r := s.cfg.Recipe
+	if r.ad == nil {
+		r = launchRecipe{bridge: s.cfg.BridgeArgs, pin: s.cfg.Telemetry != nil}
+	}
+	r.ad = s.cfg.Adapter
+	if r.ad == nil {
+		r.bridge, r.pin, r.files = nil, false, nil
+	}
+	return r
+}
+
 // startAgain starts the relaunched harness.
 func (s *supervisor) startAgain(argv []string, pinned string) error {
-	var err error
-	if s.cfg.Adapter != nil && s.cfg.Files != nil {
-		if argv, err = s.cfg.Adapter.ExternalizePlacement(argv, s.cfg.Files.target(s.cfg.Spec.Env)); err != nil {
-			return err
-		}
-	}
 	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
 	child, err := s.term.Start(spec)
 	if err != nil {

@@ -170,7 +170,6 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	argv = bridge.argv
 
 	if o.ContinueSession != "" {
 		// Payload bodies the gone wrapper's launch files still hold.
@@ -186,13 +185,16 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		f := readFacts(ctx, ad, argv, env)
 		facts, ad = &f, ad.WithFacts(f)
 	}
-	placed, err := placePayloads(o, ad, argv, files, bridge.recorder != nil)
+	placed, err := placePayloads(o, ad, argv, bridge.recorder != nil)
 	if err != nil {
 		return Result{}, err
 	}
-	argv = placed.argv
-
-	tel, argv, pinned := followTelemetry(ctx, o, ad, p, argv, env)
+	tel := followTelemetry(ctx, o, ad, p, env)
+	recipe := launchRecipe{ad: ad, bridge: bridge.args, pin: tel != nil, files: files, env: env}
+	argv, pinned, err := recipe.argv(placed.argv)
+	if err != nil {
+		return Result{}, fmt.Errorf("--payload: %w", err)
+	}
 	var observations <-chan Moment
 	if tel != nil {
 		defer tel.stop()
@@ -218,7 +220,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Recorder:        recorder,
 		Observations:    observations,
 		Telemetry:       tel,
-		Files:           files,
+		Recipe:          recipe,
 		StartPayloads:   placed.atLaunch,
 		Facts:           facts,
 		Adapter:         ad,
@@ -316,10 +318,12 @@ func continuable(root, id string) error {
 	return nil
 }
 
-// hookBridge is what installing the hook bridge changed: the command line
-// (args inserted into argv) and the recorder for hook moments.
+// hookBridge is what installing the hook bridge adds: launch arguments
+// and the recorder for hook moments.
 type hookBridge struct {
-	argv, args []string
+	// args are the bridge's launch arguments (the launch recipe adds
+	// them).
+	args []string
 	// recorder records hook moments whose clients answer synchronously,
 	// so their payloads reach the harness through the hook's response;
 	// nil without a bridge.
@@ -329,7 +333,7 @@ type hookBridge struct {
 // bridgeHooks points the harness's native hooks at `lifeloop host-hook`
 // for this launch, when o asks for it and the adapter can.
 func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, env []string) (hookBridge, error) {
-	b := hookBridge{argv: argv}
+	var b hookBridge
 	if !o.Hooks {
 		return b, nil
 	}
@@ -348,7 +352,7 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 	if err != nil {
 		return b, err
 	}
-	b.argv, b.args, b.recorder = adapters.InsertArgs(argv, extra), extra, &routerRecorder{rt: rt}
+	b.args, b.recorder = extra, &routerRecorder{rt: rt}
 	return b, nil
 }
 
@@ -363,7 +367,7 @@ type placement struct {
 // can take at launch into the command line (moved into a private file
 // where the harness has a file form); the others go to the hook bridge,
 // which must then exist.
-func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placementFiles, bridged bool) (placement, error) {
+func placePayloads(o Options, ad *adapters.Adapter, argv []string, bridged bool) (placement, error) {
 	pl := placement{argv: argv, atLaunch: o.Payloads}
 	if o.PayloadsAt == contract.EventFrameOpening {
 		pl.atLaunch, pl.atHook = nil, o.Payloads
@@ -376,10 +380,6 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placem
 		}
 		pl.atHook = append(pl.atHook, rest...)
 	}
-	var err error
-	if pl.argv, err = ad.ExternalizePlacement(pl.argv, files.target(o.Env)); err != nil {
-		return pl, fmt.Errorf("--payload: %w", err)
-	}
 	if len(pl.atHook) > 0 && !bridged {
 		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, pl.atHook[0].PayloadID)
 	}
@@ -387,19 +387,18 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placem
 }
 
 // followTelemetry prepares the telemetry watcher when the adapter has
-// telemetry and o wants it: the session id is pinned on the command line
-// where the harness lets a launch choose it. It returns nil otherwise.
-func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, env []string) (*telemetryRunner, []string, string) {
+// telemetry and o wants it (the launch recipe then pins the session id
+// where the harness lets a launch choose it). It returns nil otherwise.
+func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pipeline.Pipeline, env []string) *telemetryRunner {
 	t := ad.Telemetry()
 	if t == nil || o.NoTelemetry {
-		return nil, argv, ""
+		return nil
 	}
-	argv, pinned := ad.PinSession(argv)
 	return &telemetryRunner{ctx: ctx, log: p.Log, ad: ad, opts: observe.Options{
 		Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
 		Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID},
 		Now:    o.Now, Log: p.Log,
-	}}, argv, pinned
+	}}
 }
 
 // sessionRecord is the session.json the launch starts from, and, for a

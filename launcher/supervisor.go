@@ -64,8 +64,10 @@ type Config struct {
 	// Telemetry, when set, runs the watcher behind Observations; a
 	// renewal that relaunches the harness into a new session restarts it.
 	Telemetry *telemetryRunner
-	// Files keeps payload text a relaunched harness reads from a file.
-	Files *placementFiles
+	// Recipe completes a relaunch's command line as it completed the
+	// first launch's (hook bridge, session pin, placement files); the
+	// zero recipe, as in tests, leaves it as the renewal placed it.
+	Recipe launchRecipe
 	// HookRecorder records hook moments that can place payloads, with
 	// synchronous clients; nil records them like any other moment.
 	HookRecorder SyncRecorder
