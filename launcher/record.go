@@ -79,7 +79,9 @@ func bridgeStartsSessions(ad *adapters.Adapter) bool {
 
 // emit records m now, or queues it behind the moments that wait.
 func (s *supervisor) emit(m Moment) {
-	s.recordReady(s.k.Offer(m))
+	if r, ok := s.k.Offer(m); ok {
+		s.commitQueued(r)
+	}
 }
 
 // enqueueTelemetry offers a transcript moment to the keeper; its harness
@@ -88,13 +90,17 @@ func (s *supervisor) enqueueTelemetry(m Moment) {
 	if m.HarnessSessionID != "" {
 		s.bind(m.HarnessSessionID)
 	}
-	s.recordReady(s.k.OfferTranscript(m, s.cfg.Now(), s.obs != nil))
+	if r, ok := s.k.OfferTranscript(m, s.cfg.Now(), s.obs != nil); ok {
+		s.commitQueued(r)
+	}
 	s.releaseQueue(s.cfg.Now())
 }
 
 // enqueueHook offers a hook moment that places nothing.
 func (s *supervisor) enqueueHook(m Moment) {
-	s.recordReady(s.k.OfferHook(m, s.cfg.Now(), s.obs != nil))
+	if r, ok := s.k.OfferHook(m, s.cfg.Now(), s.obs != nil); ok {
+		s.commitQueued(r)
+	}
 	s.releaseQueue(s.cfg.Now())
 }
 
@@ -108,7 +114,9 @@ func (s *supervisor) emitStarted(m Moment, reply func(string)) {
 	if reply != nil {
 		tag = reply
 	}
-	s.recordReady(s.k.OfferStarted(m, tag, s.cfg.Now(), waitHook))
+	if r, ok := s.k.OfferStarted(m, tag, s.cfg.Now(), waitHook); ok {
+		s.commitQueued(r)
+	}
 	s.armQueue()
 }
 

@@ -289,7 +289,7 @@ func (s *Stream) Observe(ctx context.Context, m moment.Moment) {
 			s.bound(id)
 		}
 	}
-	for _, r := range s.k.OfferTranscript(m, s.now(), true) {
+	if r, ok := s.k.OfferTranscript(m, s.now(), true); ok {
 		s.Record(ctx, r.Moment)
 	}
 }

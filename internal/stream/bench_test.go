@@ -27,7 +27,7 @@ func BenchmarkTranscriptMoment(b *testing.B) {
 			m.Frame = &contract.FrameContext{FrameID: strconv.Itoa(n / len(evs))}
 		}
 		k.Bind(m.HarnessSessionID)
-		for _, r := range k.OfferTranscript(m, now, true) {
+		if r, ok := k.OfferTranscript(m, now, true); ok {
 			for _, o := range k.Admit(r.Moment) {
 				o = k.Link(o)
 				k.Recorded(o, "r")

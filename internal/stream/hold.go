@@ -27,8 +27,8 @@ import (
 // order, through Admit (which may drop it or add inferred stages). Tag is
 // what the caller gave when offering it (OfferStarted's).
 //
-// The Offer methods return what is ready at once (nothing when the
-// moment was queued or absorbed); what waits in the queue comes out of
+// The Offer methods return the moment when it is ready at once (ok false
+// when it was queued or absorbed); what waits in the queue comes out of
 // Pop (or Release), so after an offer the caller records what it returned
 // and then pops what is due. A moment offered while the caller records a
 // popped one goes behind those still queued.
@@ -90,12 +90,12 @@ func (k *Keeper) Next() (at time.Time, ok bool) {
 
 // Offer is a moment of the wrapper's own (a tick, a degradation, a
 // renewal step): recorded now unless moments wait, then behind them.
-func (k *Keeper) Offer(m Moment) []Ready {
+func (k *Keeper) Offer(m Moment) (r Ready, ok bool) {
 	if len(k.queue) > 0 {
 		k.queue = append(k.queue, held{m: m})
-		return nil
+		return Ready{}, false
 	}
-	return []Ready{{Moment: m}}
+	return Ready{Moment: m}, true
 }
 
 // OfferStarted offers a harness session's session.started: ready now when
@@ -104,20 +104,20 @@ func (k *Keeper) Offer(m Moment) []Ready {
 // session-start hook to place them: only that hook's receipt may carry
 // them, so the wait is longer and a transcript naming the session does
 // not end it. tag comes back with the moment when it is released.
-func (k *Keeper) OfferStarted(m Moment, tag any, now time.Time, payloadsWaitHook bool) []Ready {
+func (k *Keeper) OfferStarted(m Moment, tag any, now time.Time, payloadsWaitHook bool) (r Ready, ok bool) {
 	if !k.expectsBinding() && !payloadsWaitHook {
 		if len(k.queue) > 0 {
 			k.queue = append(k.queue, held{key: keyStarted, m: m, tag: tag})
-			return nil
+			return Ready{}, false
 		}
-		return []Ready{{Moment: m, Tag: tag}}
+		return Ready{Moment: m, Tag: tag}, true
 	}
 	wait := k.cfg.BindWait
 	if payloadsWaitHook {
 		wait *= HookBindFactor
 	}
 	k.queue = append(k.queue, held{key: keyStarted, m: m, until: now.Add(wait), tag: tag, waitHook: payloadsWaitHook})
-	return nil
+	return Ready{}, false
 }
 
 // expectsBinding reports whether the harness will name its session: the
@@ -134,7 +134,15 @@ func (k *Keeper) expectsBinding() bool {
 // binding completes a held session.started; a transcript moment a hook
 // already reported corroborates the hook's receipt. The caller has bound
 // m's harness session id (Bind) before.
-func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) []Ready {
+func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) (r Ready, ok bool) {
+	if len(k.queue) == 0 && (m.Frame == nil || !k.cfg.Bridged[m.Event]) {
+		// Nothing waits and no hook reports it: the common case, decided
+		// without building the moment's queue key.
+		if k.Has(m) {
+			return Ready{}, false
+		}
+		return Ready{Moment: m}, true
+	}
 	key := queueKey(m)
 	if key == keyStarted {
 		if i := k.queued(keyStarted); i >= 0 {
@@ -143,25 +151,25 @@ func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) [
 			if !q.waitHook {
 				q.until = time.Time{}
 			}
-			return nil
+			return Ready{}, false
 		}
 	}
 	if k.Has(m) {
-		return nil // another source reported it first
+		return Ready{}, false // another source reported it first
 	}
 	if i := k.queued(key); key != "" && key != keyStarted && i >= 0 && k.queue[i].fromHook {
 		k.queue[i].m.Summary["transcript"] = m.Summary // the hook's receipt, waiting, absorbs it
-		return nil
+		return Ready{}, false
 	}
 	q := held{key: key, m: m}
 	if key != "" && key != keyStarted && k.cfg.Bridged[m.Event] {
 		q.until = now.Add(NativeWindow) // native wins: wait for the hook's report
 	} else if len(k.queue) == 0 {
-		return []Ready{{Moment: m}}
+		return Ready{Moment: m}, true
 	}
 	k.insert(q)
 	k.settle(m, transcriptOpen)
-	return nil
+	return Ready{}, false
 }
 
 // OfferHook orders a hook moment that places nothing with the moments
@@ -170,25 +178,25 @@ func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) [
 // reports waits (up to NativeWindow) for them, so the frame's receipts
 // keep their causal order. transcriptOpen says a transcript is still
 // being read.
-func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) []Ready {
+func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Ready, ok bool) {
 	key := queueKey(m)
 	if i := k.queued(key); key != "" && key != keyStarted && i >= 0 {
 		q := &k.queue[i]
 		m.Summary["transcript"] = q.m.Summary // native wins; the transcript corroborates
 		q.m, q.until, q.fromHook = m, time.Time{}, true
-		return nil
+		return Ready{}, false
 	}
 	if k.Has(m) {
-		return nil
+		return Ready{}, false
 	}
 	q := held{key: key, m: m, fromHook: true}
 	if k.missingEarlier(m, len(k.queue), transcriptOpen) {
 		q.until = now.Add(NativeWindow)
 	} else if len(k.queue) == 0 {
-		return []Ready{{Moment: m}}
+		return Ready{Moment: m}, true
 	}
 	k.insert(q)
-	return nil
+	return Ready{}, false
 }
 
 // insert queues q before the first waiting moment of the same frame at a

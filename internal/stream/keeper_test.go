@@ -69,6 +69,14 @@ func (s *story) record(rs []Ready) {
 	}
 }
 
+// one is an offer's answer as a list.
+func one(r Ready, ok bool) []Ready {
+	if !ok {
+		return nil
+	}
+	return []Ready{r}
+}
+
 func (s *story) pop() {
 	for r, ok := s.k.Pop(s.now); ok; r, ok = s.k.Pop(s.now) {
 		s.record([]Ready{r})
@@ -80,14 +88,14 @@ type step func(s *story)
 
 func wrapper(ev contract.Event) step {
 	return func(s *story) {
-		s.record(s.k.Offer(Moment{Event: ev, Summary: map[string]any{"source": "wrapper"}}))
+		s.record(one(s.k.Offer(Moment{Event: ev, Summary: map[string]any{"source": "wrapper"}})))
 		s.pop()
 	}
 }
 
 func started(payloadsWaitHook bool) step {
 	return func(s *story) {
-		s.record(s.k.OfferStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"source": "wrapper"}}, "started", s.now, payloadsWaitHook))
+		s.record(one(s.k.OfferStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"source": "wrapper"}}, "started", s.now, payloadsWaitHook)))
 		s.pop()
 	}
 }
@@ -101,7 +109,7 @@ func transcript(ev contract.Event, frame, hs string) step {
 		if hs != "" {
 			s.k.Bind(hs)
 		}
-		s.record(s.k.OfferTranscript(m, s.now, true))
+		s.record(one(s.k.OfferTranscript(m, s.now, true)))
 		s.pop()
 	}
 }
@@ -124,7 +132,7 @@ func hook(ev contract.Event, frame, hs string) step {
 			return
 		}
 		s.record(s.k.ReleaseStarted(m))
-		s.record(s.k.OfferHook(m, s.now, true))
+		s.record(one(s.k.OfferHook(m, s.now, true)))
 		s.pop()
 	}
 }
@@ -140,7 +148,7 @@ func relaunch(resumed bool) step {
 		s.record(s.k.ReleaseStarted(Moment{}))
 		s.record(s.k.Flush())
 		s.k.Relaunch(resumed)
-		s.record(s.k.Offer(Moment{Event: contract.EventSessionStarting, Summary: map[string]any{"source": "renewal"}}))
+		s.record(one(s.k.Offer(Moment{Event: contract.EventSessionStarting, Summary: map[string]any{"source": "renewal"}})))
 	}
 }
 
