@@ -114,8 +114,15 @@ func (s *supervisor) emitStarted(m Moment, reply func(string)) {
 	if reply != nil {
 		tag = reply
 	}
-	if r, ok := s.k.OfferStarted(m, tag, s.cfg.Now(), waitHook); ok {
+	now := s.cfg.Now()
+	if r, ok := s.k.OfferStarted(m, tag, now, waitHook); ok {
 		s.commitQueued(r)
+	} else {
+		for _, h := range s.k.Holds() {
+			if h.Event == contract.EventSessionStarted && !h.Until.IsZero() {
+				s.log.Info("session.started held", "reason", h.Reason, "at_most", h.Until.Sub(now).Round(time.Millisecond))
+			}
+		}
 	}
 	s.armQueue()
 }
