@@ -24,10 +24,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 	"github.com/lifeloop/lifeloop/internal/testutil"
-	"github.com/lifeloop/lifeloop/launcher"
 )
 
 // faultEnv is an isolated environment for lifeloop processes the test
@@ -390,7 +390,7 @@ func TestHostileControlClients(t *testing.T) {
 	// Ended before the test's context is (which would SIGKILL it).
 	defer func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }()
 	id := waitForEvent(t, state, "session.started", 20*time.Second)
-	sock := launcher.ControlSocketFor(state, id)
+	sock := control.SocketFor(state, id)
 	var conns []net.Conn
 	defer func() {
 		for _, c := range conns {

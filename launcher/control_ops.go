@@ -8,35 +8,9 @@ import (
 	"syscall"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
-
-// Status is what `lifeloop status` reports about a live session.
-type Status struct {
-	Session   statedir.SessionRecord `json:"session"`
-	Alive     bool                   `json:"alive"`
-	Processes int                    `json:"processes"`
-	// RSSBytes and CPUSeconds are absent where the platform does not
-	// measure them (macOS without libproc).
-	RSSBytes    *uint64  `json:"rss_bytes,omitempty"`
-	CPUSeconds  *float64 `json:"cpu_seconds,omitempty"`
-	OutputBytes uint64   `json:"output_bytes"`
-	IdleSeconds float64  `json:"idle_seconds"`
-	Activity    string   `json:"activity"`
-	Stopping    bool     `json:"stopping"`
-	// Renewing is true while a renewal stops and starts the harness.
-	Renewing bool `json:"renewing"`
-}
-
-// EmitArgs are the arguments of the emit control operation.
-type EmitArgs struct {
-	Event           contract.Event             `json:"event"`
-	FrameID         string                     `json:"frame_id,omitempty"`
-	ParentFrameID   string                     `json:"parent_frame_id,omitempty"`
-	Payloads        []contract.PayloadEnvelope `json:"payloads,omitempty"`
-	IdempotencyKey  string                     `json:"idempotency_key,omitempty"`
-	TelemetryDetail map[string]any             `json:"telemetry_summary,omitempty"`
-}
 
 // errCallerGone is the answer to a control caller whose connection ended
 // (timeout, hang-up) before the loop answered; nothing was executed
@@ -52,7 +26,7 @@ var errHarnessGone = errors.New("the harness has exited; the session is ending")
 // onControl serves one control call on the loop. Every operation answers
 // at once except renew, which answers when the renewal ends.
 func (s *supervisor) onControl(call controlCall) {
-	if call.req.Op == OpRenew {
+	if call.req.Op == control.OpRenew {
 		s.onRenew(call.req.Args, call.reply)
 		return
 	}
@@ -60,34 +34,34 @@ func (s *supervisor) onControl(call controlCall) {
 	call.reply <- controlReply{res, err}
 }
 
-func (s *supervisor) control(req ControlRequest) (any, error) {
+func (s *supervisor) control(req control.Request) (any, error) {
 	switch req.Op {
-	case OpStatus:
+	case control.OpStatus:
 		return s.status(), nil
-	case OpHook:
+	case control.OpHook:
 		return s.onHook(req.Args)
 	}
 	if s.drain != nil && s.renewing == nil {
 		return nil, errHarnessGone
 	}
 	switch req.Op {
-	case OpAbort:
+	case control.OpAbort:
 		if s.stopping && s.aborting {
 			return map[string]any{"state": s.rec.State, "note": "abort already in progress"}, nil
 		}
 		s.stop(contract.StoppedByAbort, syscall.SIGTERM)
 		return map[string]any{"state": s.rec.State}, nil
-	case OpPause, OpResume:
+	case control.OpPause, control.OpResume:
 		return s.pauseResume(req.Op)
-	case OpEmit:
+	case control.OpEmit:
 		return s.onEmit(req.Args)
 	default:
 		return nil, fmt.Errorf("unknown control operation %q", req.Op)
 	}
 }
 
-func (s *supervisor) status() Status {
-	st := Status{Session: s.rec, Stopping: s.stopping, Renewing: s.renewing != nil, Activity: s.activity}
+func (s *supervisor) status() control.Status {
+	st := control.Status{Session: s.rec, Stopping: s.stopping, Renewing: s.renewing != nil, Activity: s.activity}
 	if s.child != nil {
 		pid := s.child.Pid()
 		g, _ := s.sampler.Sample(pid, pid, nil)
@@ -99,6 +73,15 @@ func (s *supervisor) status() Status {
 		}
 		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
 	}
+	now := s.cfg.Now()
+	for _, h := range s.k.Holds() {
+		ch := control.Hold{Event: h.Event, Reason: h.Reason}
+		if !h.Until.IsZero() {
+			left := roundMillis(max(h.Until.Sub(now), 0).Seconds())
+			ch.SecondsLeft = &left
+		}
+		st.Holding = append(st.Holding, ch)
+	}
 	return st
 }
 
@@ -107,7 +90,7 @@ func (s *supervisor) pauseResume(op string) (any, error) {
 		return nil, fmt.Errorf("cannot %s while a renewal stops and starts the harness", op)
 	}
 	from, to, sig := statedir.StateRunning, statedir.StatePaused, syscall.SIGSTOP
-	if op == OpResume {
+	if op == control.OpResume {
 		from, to, sig = statedir.StatePaused, statedir.StateRunning, syscall.SIGCONT
 	}
 	if s.rec.State != from || s.child == nil {
@@ -126,7 +109,7 @@ func (s *supervisor) pauseResume(op string) (any, error) {
 // emit` on a live session): in order with the wrapper's own receipts, and
 // under the same coherence rules.
 func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
-	var a EmitArgs
+	var a control.EmitArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, fmt.Errorf("emit: bad arguments: %w", err)
 	}
@@ -147,7 +130,7 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 	if m.Event != contract.EventSessionStarted {
 		s.releaseStarted(m)
 	}
-	if len(s.queue) > 0 {
+	if s.k.Waiting() {
 		s.flushQueue() // the emitted moment comes after everything observed before it
 	}
 	res, ok, err := s.commit(m, false)

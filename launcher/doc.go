@@ -14,8 +14,10 @@
 // renewal. A renewal runs beside it (renew.go) and asks it for what it
 // needs by message; a harness that exited is drained (drain.go) before
 // the session ends. Every moment reaches the ledger through one path
-// (record.go) that keeps the stream coherent (coherence.go, nativewins.go;
-// docs/contract.md "One coherent stream per session"). The harness sits
+// (record.go): the session's keeper (internal/stream) decides what is
+// recorded, in which order and linked to what (docs/contract.md "One
+// coherent stream per session"); the loop records what it releases and
+// arms one timer at its next deadline. The harness sits
 // behind Process and Terminal (harness.go), so tests run it without a
 // PTY. Nothing here writes to the terminal the harness owns: messages go
 // to the session log (lifeloop.log), and the CLI prints to stderr only

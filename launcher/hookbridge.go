@@ -10,11 +10,12 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/stream"
 )
 
 // The hook bridge: for one launch, `lifeloop run` points the harness's
 // native hooks at `lifeloop host-hook`, which forwards each hook call over
-// the control socket (OpHook) to the supervisor. Nothing in the user's
+// the control socket (control.OpHook) to the supervisor. Nothing in the user's
 // files changes: the harness (adapters.HookBridge) says which launch
 // arguments do it, e.g. a settings file in the session folder that the
 // harness merges with the user's own.
@@ -69,7 +70,7 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 	}
 	// Some hooks also report turns of other threads (a hidden helper
 	// thread); only the session's own thread counts once it is known.
-	if mapped.OtherThreads && s.harnessSessionID != "" && mapped.HarnessSessionID != s.harnessSessionID {
+	if mapped.OtherThreads && s.k.HarnessSession() != "" && mapped.HarnessSessionID != s.k.HarnessSession() {
 		s.log.Info("hook: call for another thread ignored", "hook", a.Hook)
 		return hooks.HookReply{}, nil
 	}
@@ -92,12 +93,14 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 			reply.Receipts++
 			continue
 		}
-		q, held := s.takeQueued(m)
+		ahead, q, held := s.k.Take(m)
+		s.recordReady(ahead)
+		s.armQueue()
 		switch {
-		case held && q.key == keyStarted:
-			m = mergeStarted(q.m, m) // the hook names the session the held receipt waited for
+		case held && q.Started:
+			m = stream.MergeStarted(q.Moment, m) // the hook names the session the held receipt waited for
 		case held:
-			m.Summary["transcript"] = q.m.Summary // native wins; the transcript corroborates
+			m.Summary["transcript"] = q.Moment.Summary // native wins; the transcript corroborates
 		case m.Event != contract.EventSessionStarted:
 			s.releaseStarted(m) // the session has started: this hook reports a later moment
 		}
@@ -105,8 +108,8 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 			m.Payloads = append(m.Payloads, s.pendingFor(mm.Event)...)
 		}
 		rec, ok, err := s.recordHook(m, canPlace)
-		if held && q.reply != nil {
-			q.reply(rec.receiptID)
+		if reply, ok := q.Tag.(func(string)); held && ok {
+			reply(rec.receiptID)
 		}
 		if err != nil || !ok {
 			continue

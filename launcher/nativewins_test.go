@@ -11,6 +11,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
@@ -44,7 +45,7 @@ func TestNativeWins(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var reply hooks.HookReply
-	if err := Call(ctx, f.cfg.ControlSocket, OpHook, hooks.HookArgs{Adapter: "codex", Hook: "notify", Argv: []string{string(notify)}}, &reply); err != nil {
+	if err := control.Call(ctx, f.cfg.ControlSocket, control.OpHook, hooks.HookArgs{Adapter: "codex", Hook: "notify", Argv: []string{string(notify)}}, &reply); err != nil {
 		t.Fatal(err)
 	}
 	<-done

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -114,11 +115,11 @@ func RemovePlacementFiles(dir string) error {
 // RemoveLeftovers removes what a killed wrapper left for the session
 // whose folder is dir: its placement files (RemovePlacementFiles) and
 // its control socket when that lived in the temporary folder
-// (ControlSocketIn: the session folder's path was too long). For whoever
+// (control.SocketIn: the session folder's path was too long). For whoever
 // finds the wrapper gone and seals the session.
 func RemoveLeftovers(dir string) error {
 	err := removePlacementFiles(dir)
-	if sock := ControlSocketIn(dir); filepath.Dir(sock) != filepath.Clean(dir) {
+	if sock := control.SocketIn(dir); filepath.Dir(sock) != filepath.Clean(dir) {
 		if fi, serr := os.Lstat(sock); serr == nil && fi.Mode()&fs.ModeSocket != 0 {
 			if rerr := os.Remove(sock); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
 				err = rerr

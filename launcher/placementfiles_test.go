@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/internal/control"
 )
 
 // TestPlacementFiles: a file in a harness's own folder is new (0600, the
@@ -79,7 +80,7 @@ func TestRemoveLeftoversRemovesAFallbackSocket(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	sock := ControlSocketIn(dir)
+	sock := control.SocketIn(dir)
 	if filepath.Dir(sock) == dir {
 		t.Fatalf("socket %s is not a fallback", sock)
 	}

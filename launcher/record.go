@@ -3,8 +3,10 @@ package launcher
 import (
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/stream"
 )
 
 // DefaultBindWait bounds how long session.started waits for the harness
@@ -15,34 +17,182 @@ import (
 // fired its SessionStart hook more than 5 s after its start.
 const DefaultBindWait = 10 * time.Second
 
-// hookBindFactor stretches the wait when payloads wait for the
-// SessionStart hook to place them: only that hook's receipt can carry them.
-const hookBindFactor = 3
+// HookFailedWarning marks the receipt `lifeloop host-hook` records when a
+// hook call could not reach its wrapper.
+const HookFailedWarning = stream.HookFailedWarning
 
-// The path of every moment the supervisor records: emit (ordered behind
-// moments that wait in the queue) → commit (coherence: dropped, or with
-// the frame stages it implies) → recordOne (harness session id, parent
-// link, the Recorder) → noteReceipt (the links later receipts need).
+// The rules of the story live in internal/stream; the supervisor is the
+// I/O around its keeper. The path of every moment the supervisor
+// records: offer it to the keeper (emit, enqueueTelemetry, enqueueHook,
+// emitStarted) → record what the keeper says is ready, then what its
+// queue releases (recordReady, releaseQueue) → commit (the keeper's
+// Admit: dropped, or with the frame stages it implies) → recordOne (the
+// keeper's Link: harness session id, parent link; the Recorder; the
+// keeper's Recorded) → arm the one queue timer at the keeper's Next.
+
+// newKeeper returns the keeper of a session run with cfg.
+func newKeeper(cfg Config) *stream.Keeper {
+	var manifest contract.AdapterManifest
+	kc := stream.Config{Mode: contract.ModeLauncherWrapper, Transcript: cfg.Telemetry != nil, BindWait: cfg.BindWait}
+	if cfg.Adapter != nil {
+		manifest = cfg.Adapter.Manifest()
+		if len(cfg.BridgeArgs) > 0 {
+			kc.Bridged = bridgedFrameEvents(cfg.Adapter)
+			kc.HookNamesSession = bridgeStartsSessions(cfg.Adapter)
+		}
+	}
+	kc.Manifest = manifest
+	k := stream.New(kc)
+	k.Known(cfg.Record.HarnessSessionIDs)
+	k.Resume(cfg.Prior)
+	return k
+}
+
+// bridgedFrameEvents are the frame events the hook bridge of `run`
+// reports natively for an adapter (adapters.HookBridge).
+func bridgedFrameEvents(ad *adapters.Adapter) map[contract.Event]bool {
+	b := ad.HookBridge()
+	if b == nil {
+		return nil
+	}
+	out := map[contract.Event]bool{}
+	for _, e := range b.BridgedFrameEvents() {
+		out[e] = true
+	}
+	return out
+}
+
+// bridgeStartsSessions reports whether the hook bridge has a hook that
+// reports session.started.
+func bridgeStartsSessions(ad *adapters.Adapter) bool {
+	spec := ad.Hooks()
+	if spec == nil {
+		return false
+	}
+	for _, h := range spec.Hooks {
+		if h.Role == hooks.RoleSessionStart {
+			return true
+		}
+	}
+	return false
+}
 
 // emit records m now, or queues it behind the moments that wait.
 func (s *supervisor) emit(m Moment) {
-	if len(s.queue) > 0 {
-		s.queue = append(s.queue, queuedMoment{m: m})
-		s.armQueue()
-		return
+	if r, ok := s.k.Offer(m); ok {
+		s.commitQueued(r)
 	}
-	_, _, _ = s.commit(m, false)
 }
 
-// commit records m unless the stream already tells it (coherence.go),
-// preceded by the frame stages it implies. ok is false when m was
-// dropped; res is m's own receipt (sync: recorded with the synchronous
-// clients, see SyncRecorder).
+// enqueueTelemetry offers a transcript moment to the keeper; its harness
+// session id is known at once, even while m waits.
+func (s *supervisor) enqueueTelemetry(m Moment) {
+	if m.HarnessSessionID != "" {
+		s.bind(m.HarnessSessionID)
+	}
+	if r, ok := s.k.OfferTranscript(m, s.cfg.Now(), s.obs != nil); ok {
+		s.commitQueued(r)
+	}
+	s.releaseQueue(s.cfg.Now())
+}
+
+// enqueueHook offers a hook moment that places nothing.
+func (s *supervisor) enqueueHook(m Moment) {
+	if r, ok := s.k.OfferHook(m, s.cfg.Now(), s.obs != nil); ok {
+		s.commitQueued(r)
+	}
+	s.releaseQueue(s.cfg.Now())
+}
+
+// emitStarted records a harness session's session.started: at once when
+// its harness session id is known or nothing will tell it, else held
+// until the SessionStart hook or the transcript names the session, or the
+// bind wait passes. reply, when set, gets the receipt id.
+func (s *supervisor) emitStarted(m Moment, reply func(string)) {
+	waitHook := len(s.pendingFor(contract.EventSessionStarted)) > 0 && len(s.cfg.BridgeArgs) > 0
+	var tag any
+	if reply != nil {
+		tag = reply
+	}
+	now := s.cfg.Now()
+	if r, ok := s.k.OfferStarted(m, tag, now, waitHook); ok {
+		s.commitQueued(r)
+	} else {
+		for _, h := range s.k.Holds() {
+			if h.Event == contract.EventSessionStarted && !h.Until.IsZero() {
+				s.log.Info("session.started held", "reason", h.Reason, "at_most", h.Until.Sub(now).Round(time.Millisecond))
+			}
+		}
+	}
+	s.armQueue()
+}
+
+// recordReady records moments the keeper released, in order.
+func (s *supervisor) recordReady(rs []stream.Ready) {
+	for _, r := range rs {
+		s.commitQueued(r)
+	}
+}
+
+// commitQueued records a moment the keeper released and answers the
+// reply it was offered with.
+func (s *supervisor) commitQueued(r stream.Ready) {
+	res, _, _ := s.commit(r.Moment, false)
+	if reply, ok := r.Tag.(func(string)); ok {
+		reply(res.Receipt.ReceiptID)
+	}
+}
+
+// releaseQueue records the queued moments whose wait is over, in order.
+func (s *supervisor) releaseQueue(now time.Time) {
+	for r, ok := s.k.Pop(now); ok; r, ok = s.k.Pop(now) {
+		s.commitQueued(r)
+	}
+	s.armQueue()
+}
+
+// flushQueue records every queued moment (the harness has exited).
+func (s *supervisor) flushQueue() {
+	for r, ok := s.k.PopAny(); ok; r, ok = s.k.PopAny() {
+		s.commitQueued(r)
+	}
+	s.armQueue()
+}
+
+// releaseStarted records a held session.started and what waits ahead of
+// it: moment by reports something later.
+func (s *supervisor) releaseStarted(by Moment) {
+	s.recordReady(s.k.ReleaseStarted(by))
+	s.armQueue()
+}
+
+// armQueue points the queue timer at the keeper's next deadline.
+func (s *supervisor) armQueue() {
+	if s.queueTimer == nil {
+		s.queueTimer = time.NewTimer(time.Hour)
+		s.queueTimer.Stop()
+	}
+	s.queueTimer.Stop()
+	at, ok := s.k.Next()
+	if !ok {
+		return
+	}
+	d := at.Sub(s.cfg.Now())
+	if at.IsZero() || d < 0 {
+		d = 0
+	}
+	s.queueTimer.Reset(d)
+}
+
+// commit records m unless the stream already tells it, preceded by the
+// frame stages it implies. ok is false when m was dropped; res is m's own
+// receipt (sync: recorded with the synchronous clients, see
+// SyncRecorder).
 func (s *supervisor) commit(m Moment, sync bool) (res SyncResult, ok bool, err error) {
 	if m.HarnessSessionID != "" {
-		s.noteHarnessSession(m.HarnessSessionID)
+		s.bind(m.HarnessSessionID)
 	}
-	out := s.coh.admit(m)
+	out := s.k.Admit(m)
 	if len(out) == 0 {
 		s.log.Debug("moment already in the stream; dropped", "event", m.Event)
 		return SyncResult{}, false, nil
@@ -62,16 +212,7 @@ func (s *supervisor) commit(m Moment, sync bool) (res SyncResult, ok bool, err e
 
 // recordOne records one moment through the Recorder.
 func (s *supervisor) recordOne(m Moment, sync bool) (SyncResult, error) {
-	if m.HarnessSessionID == "" {
-		m.HarnessSessionID = s.harnessSessionID
-	}
-	if m.Parent == nil {
-		m.Parent = s.parentFor(m)
-	}
-	if m.Frame != nil && m.Summary["frame_id"] == nil {
-		m.Summary = clone(m.Summary)
-		m.Summary["frame_id"] = m.Frame.FrameID
-	}
+	m = s.k.Link(m)
 	var res SyncResult
 	var err error
 	if sync && s.cfg.HookRecorder != nil {
@@ -83,145 +224,15 @@ func (s *supervisor) recordOne(m Moment, sync bool) (SyncResult, error) {
 		s.log.Error("recording receipt failed", "event", m.Event, "err", err)
 		return res, err
 	}
-	s.noteReceipt(m, res.Receipt.ReceiptID)
+	s.k.Recorded(m, res.Receipt.ReceiptID)
 	return res, nil
 }
 
-// noteReceipt remembers the receipts later ones link to.
-func (s *supervisor) noteReceipt(m Moment, id string) {
-	switch m.Event {
-	case contract.EventSessionStarting:
-		s.startingReceipt, s.endingReceipt = id, ""
-	case contract.EventSessionStarted:
-		s.startedReceipt = id
-	case contract.EventSessionEnding:
-		s.endingReceipt = id
-	case contract.EventFrameOpening:
-		if m.Frame != nil {
-			s.frameReceipts[m.Frame.FrameID] = id
-		}
-	}
-}
-
-// parentFor is the receipt m chains to: session.started to its
-// session.starting, a relaunch's session.starting to the session.started
-// before it, session.ended to session.ending, a frame's moments to its
-// opening (or its parent frame's), everything else to session.started.
-func (s *supervisor) parentFor(m Moment) *string {
-	ref := func(ids ...string) *string {
-		for _, id := range ids {
-			if id != "" {
-				return &id
-			}
-		}
-		return nil
-	}
-	switch m.Event {
-	case contract.EventSessionStarting:
-		return ref(s.startedReceipt)
-	case contract.EventSessionStarted:
-		return ref(s.startingReceipt)
-	case contract.EventSessionEnded:
-		return ref(s.endingReceipt, s.startedReceipt, s.startingReceipt)
-	}
-	if m.Frame != nil {
-		if id, ok := s.frameReceipts[m.Frame.FrameID]; ok {
-			return &id
-		}
-		if m.Frame.ParentFrameID != nil {
-			if id, ok := s.frameReceipts[*m.Frame.ParentFrameID]; ok {
-				return &id
-			}
-		}
-	}
-	return ref(s.startedReceipt, s.startingReceipt)
-}
-
-// noteHarnessSession remembers a harness session id: in session.json and
-// on every later receipt.
-func (s *supervisor) noteHarnessSession(id string) {
-	s.harnessSessionID = id
-	if !s.harnessSessions[id] {
-		s.harnessSessions[id] = true
+// bind notes a harness session id: on every later receipt and, the first
+// time, in session.json.
+func (s *supervisor) bind(id string) {
+	if s.k.Bind(id) {
 		s.rec.HarnessSessionIDs = append(s.rec.HarnessSessionIDs, id)
 		s.saveRecord()
 	}
-}
-
-// expectsBinding reports whether the harness will name its session: the
-// transcript of a new harness session, or the hook bridge's SessionStart
-// hook. A pinned launch knows the id but still waits for the evidence
-// that the harness took it; a resumed one is named by its hook only (its
-// transcript goes on).
-func (s *supervisor) expectsBinding() bool {
-	if s.cfg.Telemetry != nil && !s.resumed {
-		return true
-	}
-	return len(s.cfg.BridgeArgs) > 0 && s.bridgeStartsSessions()
-}
-
-// bridgeStartsSessions reports whether the hook bridge has a hook that
-// reports session.started.
-func (s *supervisor) bridgeStartsSessions() bool {
-	spec := s.cfg.Adapter.Hooks()
-	if spec == nil {
-		return false
-	}
-	for _, h := range spec.Hooks {
-		if h.Role == hooks.RoleSessionStart {
-			return true
-		}
-	}
-	return false
-}
-
-// emitStarted records a harness session's session.started: at once when
-// its harness session id is known or nothing will tell it, else held in
-// the queue until the SessionStart hook or the transcript names the
-// session, or the bind wait passes. reply, when set, gets the receipt id.
-func (s *supervisor) emitStarted(m Moment, reply func(string)) {
-	waitHook := len(s.pendingFor(contract.EventSessionStarted)) > 0 && len(s.cfg.BridgeArgs) > 0
-	if !s.expectsBinding() && !waitHook {
-		if len(s.queue) > 0 {
-			s.queue = append(s.queue, queuedMoment{key: keyStarted, m: m, reply: reply})
-			s.armQueue()
-			return
-		}
-		res, _, _ := s.commit(m, false)
-		if reply != nil {
-			reply(res.Receipt.ReceiptID)
-		}
-		return
-	}
-	wait := s.cfg.BindWait
-	if waitHook {
-		wait *= hookBindFactor
-	}
-	s.queue = append(s.queue, queuedMoment{key: keyStarted, m: m, until: s.cfg.Now().Add(wait), reply: reply, waitHook: waitHook})
-	s.armQueue()
-}
-
-// mergeStarted is the held session.started completed by the evidence
-// that named the session: the evidence's id and provenance, the held
-// moment's own facts (pid, renewal step, payload receipts).
-func mergeStarted(held, evidence Moment) Moment {
-	out := held
-	if evidence.HarnessSessionID == "" {
-		evidence.HarnessSessionID = held.HarnessSessionID
-	}
-	out.HarnessSessionID = evidence.HarnessSessionID
-	if evidence.EventID != "" {
-		out.EventID = evidence.EventID
-	}
-	sum := clone(evidence.Summary)
-	for k, v := range held.Summary {
-		sum[k] = v
-	}
-	if out.HarnessSessionID != "" {
-		sum["binding"] = "harness_session_id"
-	}
-	out.Summary = sum
-	out.Payloads = append(out.Payloads, evidence.Payloads...)
-	out.Warnings = append(out.Warnings, evidence.Warnings...)
-	return out
 }

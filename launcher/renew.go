@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"syscall"
 	"time"
 
@@ -65,7 +64,13 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 	// Keys typed while the harness is stopped and started again wait for
 	// the new one (keyhold.go).
 	s.holdKeys()
+	orch := s.orch
 	go func() { // ends with the renewal, which is bounded (3×grace to stop, one start)
+		if ad := s.cfg.Adapter; ad != nil && ad.TakesFacts() && orch != nil {
+			// The relaunch's command line depends on facts about the
+			// harness: read once per session, off the loop.
+			orch.Adapter = ad.WithFacts(s.version.harnessFacts(ctx))
+		}
 		out, err := do(ctx)
 		cancel(nil)
 		s.renewed <- renewResult{out: out, err: err, reply: reply}
@@ -184,12 +189,10 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 		done(errStopping(s.stoppedBy))
 		return
 	}
-	if len(s.cfg.BridgeArgs) > 0 && !slices.Contains(argv, s.cfg.BridgeArgs[len(s.cfg.BridgeArgs)-1]) {
-		argv = adapters.InsertArgs(argv, s.cfg.BridgeArgs)
-	}
-	var pinned string
-	if t := s.cfg.Telemetry; t != nil {
-		argv, pinned = t.pinRelaunch(argv)
+	argv, pinned, err := s.relaunchRecipe().argv(argv)
+	if err != nil {
+		done(err)
+		return
 	}
 	start := func() {
 		if s.stopping {
@@ -220,21 +223,29 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 	s.beginDrain(start)
 }
 
+// relaunchRecipe is the launch recipe of a relaunch: the first launch's,
+// with the session's adapter (which knows the harness's facts).
+func (s *supervisor) relaunchRecipe() launchRecipe {
+	r := s.cfg.Recipe
+	if r.ad == nil {
+		r = launchRecipe{bridge: s.cfg.BridgeArgs, pin: s.cfg.Telemetry != nil}
+	}
+	r.ad = s.cfg.Adapter
+	if r.ad == nil {
+		r.bridge, r.pin, r.files = nil, false, nil
+	}
+	return r
+}
+
 // startAgain starts the relaunched harness.
 func (s *supervisor) startAgain(argv []string, pinned string) error {
-	var err error
-	if s.cfg.Adapter != nil && s.cfg.Files != nil {
-		if argv, err = s.cfg.Adapter.ExternalizePlacement(argv, s.cfg.Files.target(s.cfg.Spec.Env)); err != nil {
-			return err
-		}
-	}
 	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
 	child, err := s.term.Start(spec)
 	if err != nil {
 		return err
 	}
 	if pinned != "" {
-		s.noteHarnessSession(pinned)
+		s.bind(pinned)
 	}
 	s.rec.Argv = adapters.RedactPlacement(argv)
 	if s.rec.State == statedir.StatePending {
@@ -268,7 +279,7 @@ func (s *supervisor) renewer() *renewal.Orchestrator {
 // goroutine.
 func (s *supervisor) currentHarnessSession() string {
 	var id string
-	s.onLoop(func() { id = s.harnessSessionID })
+	s.onLoop(func() { id = s.k.HarnessSession() })
 	return id
 }
 
@@ -288,10 +299,7 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 		switch ev {
 		case contract.EventSessionStarting:
 			resume, _ := summary["resume"].(bool)
-			s.resumed = resume
-			if !resume {
-				s.harnessSessionID = "" // a fresh harness session names itself
-			}
+			s.k.Relaunch(resume) // a fresh harness session names itself
 			res, _, _ := s.commit(m, false)
 			reply(res.Receipt.ReceiptID)
 		case contract.EventSessionStarted:

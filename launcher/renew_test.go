@@ -12,6 +12,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testutil"
 	"github.com/lifeloop/lifeloop/ptyio"
@@ -43,7 +44,7 @@ func callCtl(t *testing.T, f *fixture, op string, args, out any) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return Call(ctx, f.cfg.ControlSocket, op, args, out)
+	return control.Call(ctx, f.cfg.ControlSocket, op, args, out)
 }
 
 // renewAsync sends a renew request and returns where its answer arrives.
@@ -51,7 +52,7 @@ func renewAsync(t *testing.T, f *fixture, req renewal.Request) <-chan error {
 	errc := make(chan error, 1)
 	go func() {
 		var out renewal.Outcome
-		errc <- callCtl(t, f, OpRenew, req, &out)
+		errc <- callCtl(t, f, control.OpRenew, req, &out)
 	}()
 	return errc
 }
@@ -73,15 +74,15 @@ func TestRenewalBesideTheLoop(t *testing.T) {
 			t.Fatalf("renew ended before the harness stopped: %v", err)
 		default:
 		}
-		var st Status
-		return callCtl(t, f, OpStatus, nil, &st) == nil && st.Renewing
+		var st control.Status
+		return callCtl(t, f, control.OpStatus, nil, &st) == nil && st.Renewing
 	})
 	ticksBefore := countEvents(f.rec.events(), contract.EventSupervisorTick)
 
 	start := time.Now()
 	in, _ := json.Marshal(map[string]any{"session_id": "s-1", "hook_event_name": "SessionEnd", "reason": "other"})
 	var reply hooks.HookReply
-	if err := callCtl(t, f, OpHook, hooks.HookArgs{Adapter: "claude", Hook: "SessionEnd", Stdin: in}, &reply); err != nil {
+	if err := callCtl(t, f, control.OpHook, hooks.HookArgs{Adapter: "claude", Hook: "SessionEnd", Stdin: in}, &reply); err != nil {
 		t.Fatalf("hook during a renewal: %v", err)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -147,11 +148,11 @@ func TestStopDuringRenewal(t *testing.T) {
 
 	errc := renewAsync(t, f, renewal.Request{Payloads: []contract.PayloadEnvelope{testutil.Payload("pay_kept", "keep me", devFrame)}})
 	testutil.WaitFor(t, func() bool {
-		var st Status
-		return callCtl(t, f, OpStatus, nil, &st) == nil && st.Renewing
+		var st control.Status
+		return callCtl(t, f, control.OpStatus, nil, &st) == nil && st.Renewing
 	})
 	start := time.Now()
-	if err := callCtl(t, f, OpAbort, nil, nil); err != nil {
+	if err := callCtl(t, f, control.OpAbort, nil, nil); err != nil {
 		t.Fatalf("abort during a renewal: %v", err)
 	}
 	if err := <-errc; err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
@@ -158,7 +159,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		"LIFELOOP_SESSION_ID="+p.ID,
 		"LIFELOOP_SESSION_DIR="+p.Dir,
 		"LIFELOOP_STATE_DIR="+o.StateDir,
-		ControlSocketEnv+"="+ControlSocketIn(p.Dir),
+		control.SocketEnv+"="+control.SocketIn(p.Dir),
 		ledger.DurabilityEnv+"="+o.Durability.String(),
 	)
 	if o.SessionEnv != nil {
@@ -169,7 +170,6 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	argv = bridge.argv
 
 	if o.ContinueSession != "" {
 		// Payload bodies the gone wrapper's launch files still hold.
@@ -177,13 +177,24 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	files := &placementFiles{dir: p.Dir}
 	defer files.remove()
-	placed, err := placePayloads(o, ad, argv, files, bridge.recorder != nil)
+	// A launch placement whose command line depends on facts about the
+	// harness (its version, its --help) is handed them, read once for
+	// the session with the harness's environment.
+	var facts *adapters.Facts
+	if ad.TakesFacts() && len(o.Payloads) > 0 && o.PayloadsAt != contract.EventFrameOpening {
+		f := readFacts(ctx, ad, argv, env)
+		facts, ad = &f, ad.WithFacts(f)
+	}
+	placed, err := placePayloads(o, ad, argv, bridge.recorder != nil)
 	if err != nil {
 		return Result{}, err
 	}
-	argv = placed.argv
-
-	tel, argv, pinned := followTelemetry(ctx, o, ad, p, argv, env)
+	tel := followTelemetry(ctx, o, ad, p, env)
+	recipe := launchRecipe{ad: ad, bridge: bridge.args, pin: tel != nil, files: files, env: env}
+	argv, pinned, err := recipe.argv(placed.argv)
+	if err != nil {
+		return Result{}, fmt.Errorf("--payload: %w", err)
+	}
 	var observations <-chan Moment
 	if tel != nil {
 		defer tel.stop()
@@ -209,8 +220,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Recorder:        recorder,
 		Observations:    observations,
 		Telemetry:       tel,
-		Files:           files,
+		Recipe:          recipe,
 		StartPayloads:   placed.atLaunch,
+		Facts:           facts,
 		Adapter:         ad,
 		Registry:        o.Registry,
 		Recover:         o.ContinueSession != "",
@@ -219,7 +231,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		BridgeArgs:      bridge.args,
 		HandleSignals:   o.HandleSignals,
 		signals:         sigs,
-		ControlSocket:   controlSocketPath(o.StateDir, p.ID),
+		ControlSocket:   control.SocketFor(o.StateDir, p.ID),
 		Log:             p.Log,
 		Now:             o.Now,
 	}
@@ -300,16 +312,18 @@ func continuable(root, id string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	if err := Call(ctx, ControlSocketFor(root, id), OpStatus, nil, nil); err == nil {
+	if err := control.Call(ctx, control.SocketFor(root, id), control.OpStatus, nil, nil); err == nil {
 		return fmt.Errorf("--continue-session: session %s still has a live wrapper; use `lifeloop renew %s`", id, id)
 	}
 	return nil
 }
 
-// hookBridge is what installing the hook bridge changed: the command line
-// (args inserted into argv) and the recorder for hook moments.
+// hookBridge is what installing the hook bridge adds: launch arguments
+// and the recorder for hook moments.
 type hookBridge struct {
-	argv, args []string
+	// args are the bridge's launch arguments (the launch recipe adds
+	// them).
+	args []string
 	// recorder records hook moments whose clients answer synchronously,
 	// so their payloads reach the harness through the hook's response;
 	// nil without a bridge.
@@ -319,7 +333,7 @@ type hookBridge struct {
 // bridgeHooks points the harness's native hooks at `lifeloop host-hook`
 // for this launch, when o asks for it and the adapter can.
 func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, env []string) (hookBridge, error) {
-	b := hookBridge{argv: argv}
+	var b hookBridge
 	if !o.Hooks {
 		return b, nil
 	}
@@ -338,7 +352,7 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 	if err != nil {
 		return b, err
 	}
-	b.argv, b.args, b.recorder = adapters.InsertArgs(argv, extra), extra, &routerRecorder{rt: rt}
+	b.args, b.recorder = extra, &routerRecorder{rt: rt}
 	return b, nil
 }
 
@@ -353,7 +367,7 @@ type placement struct {
 // can take at launch into the command line (moved into a private file
 // where the harness has a file form); the others go to the hook bridge,
 // which must then exist.
-func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placementFiles, bridged bool) (placement, error) {
+func placePayloads(o Options, ad *adapters.Adapter, argv []string, bridged bool) (placement, error) {
 	pl := placement{argv: argv, atLaunch: o.Payloads}
 	if o.PayloadsAt == contract.EventFrameOpening {
 		pl.atLaunch, pl.atHook = nil, o.Payloads
@@ -366,10 +380,6 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placem
 		}
 		pl.atHook = append(pl.atHook, rest...)
 	}
-	var err error
-	if pl.argv, err = ad.ExternalizePlacement(pl.argv, files.target(o.Env)); err != nil {
-		return pl, fmt.Errorf("--payload: %w", err)
-	}
 	if len(pl.atHook) > 0 && !bridged {
 		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, pl.atHook[0].PayloadID)
 	}
@@ -377,19 +387,18 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, files *placem
 }
 
 // followTelemetry prepares the telemetry watcher when the adapter has
-// telemetry and o wants it: the session id is pinned on the command line
-// where the harness lets a launch choose it. It returns nil otherwise.
-func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, env []string) (*telemetryRunner, []string, string) {
+// telemetry and o wants it (the launch recipe then pins the session id
+// where the harness lets a launch choose it). It returns nil otherwise.
+func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pipeline.Pipeline, env []string) *telemetryRunner {
 	t := ad.Telemetry()
 	if t == nil || o.NoTelemetry {
-		return nil, argv, ""
+		return nil
 	}
-	argv, pinned := ad.PinSession(argv)
 	return &telemetryRunner{ctx: ctx, log: p.Log, ad: ad, opts: observe.Options{
 		Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
 		Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID},
 		Now:    o.Now, Log: p.Log,
-	}}, argv, pinned
+	}}
 }
 
 // sessionRecord is the session.json the launch starts from, and, for a
@@ -467,30 +476,6 @@ func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.Payl
 		return argv, nil, payloads, ad.ArgvPlacementError(argv, contract.ManifestPreSession)
 	}
 	return out, fit, rest, nil
-}
-
-// controlSocketPath is the control socket of session id under root.
-func controlSocketPath(root, id string) string {
-	return ControlSocketIn(statedir.SessionDir(root, id))
-}
-
-// ControlSocketEnv names the control socket in the harness's environment:
-// its hooks, and anything it starts, reach the wrapper there.
-const ControlSocketEnv = "LIFELOOP_CONTROL_SOCKET"
-
-// ControlSocketFor returns where the control socket of session id lives.
-func ControlSocketFor(root, id string) string { return controlSocketPath(root, id) }
-
-// ControlSocketIn returns the control socket of the session whose folder
-// is dir: dir/control.sock, or — unix socket paths are limited to 108
-// bytes — a socket under the temporary folder named after the session
-// when that path would be too long.
-func ControlSocketIn(dir string) string {
-	p := filepath.Join(dir, statedir.ControlSocket)
-	if len(p) < 100 {
-		return p
-	}
-	return filepath.Join(os.TempDir(), fmt.Sprintf("lifeloop-%d-%s.sock", os.Getuid(), filepath.Base(dir)))
 }
 
 // routerRecorder adapts the router to the supervisor's Recorder.

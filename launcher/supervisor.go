@@ -6,16 +6,16 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/procfs"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/ptyio"
 	"github.com/lifeloop/lifeloop/renewal"
 )
@@ -64,8 +64,10 @@ type Config struct {
 	// Telemetry, when set, runs the watcher behind Observations; a
 	// renewal that relaunches the harness into a new session restarts it.
 	Telemetry *telemetryRunner
-	// Files keeps payload text a relaunched harness reads from a file.
-	Files *placementFiles
+	// Recipe completes a relaunch's command line as it completed the
+	// first launch's (hook bridge, session pin, placement files); the
+	// zero recipe, as in tests, leaves it as the renewal placed it.
+	Recipe launchRecipe
 	// HookRecorder records hook moments that can place payloads, with
 	// synchronous clients; nil records them like any other moment.
 	HookRecorder SyncRecorder
@@ -75,6 +77,10 @@ type Config struct {
 	// wrappers.
 	Recover bool
 	Prior   []contract.LifecycleReceipt
+	// Facts are what the launch read about the harness for its argv
+	// methods (adapters.Facts), nil when it read none; a renewal reads
+	// them, once, when it first needs them.
+	Facts *adapters.Facts
 	// Adapter is the session's adapter and UserArgv the command line as
 	// the user gave it; renewal relaunches with them. BridgeArgs are the
 	// hook bridge's launch arguments, added again at a relaunch.
@@ -126,7 +132,7 @@ type Result struct {
 // caller's connection: a call whose caller gave up is not executed.
 type controlCall struct {
 	ctx   context.Context
-	req   ControlRequest
+	req   control.Request
 	reply chan controlReply
 }
 
@@ -148,45 +154,28 @@ type supervisor struct {
 	// version reads the harness's version (version.go).
 	version *versionReader
 
-	startedAt time.Time
-	// The current harness session's receipts, for parent links.
-	startingReceipt string
-	startedReceipt  string
-	endingReceipt   string
-	stopping        bool
-	stoppedBy       string
-	aborting        bool
-	graceTimer      *time.Timer
-	lastTickBytes   uint64
+	startedAt     time.Time
+	stopping      bool
+	stoppedBy     string
+	aborting      bool
+	graceTimer    *time.Timer
+	lastTickBytes uint64
 	// sampler reads /proc for ticks, its memory reused from tick to tick;
 	// noteDescendant records each descendant it finds.
-	sampler         procfs.Sampler
-	usageDegraded   bool // the process_usage degradation was recorded
-	noteDescendant  func(int)
-	activity        string
-	descendants     map[int]bool
-	harnessSessions map[string]bool
-	// harnessSessionID is the latest harness session id observed; it is
-	// set on every receipt once known.
-	harnessSessionID string
-	// resumed says the current harness session continues the one before
-	// it (a resumed renewal).
-	resumed bool
-	// coh keeps the stream coherent (coherence.go).
-	coh *coherence
-	// frameReceipts maps a frame id to the receipt that opened it, so the
-	// frame's later receipts chain to it.
-	frameReceipts map[string]string
+	sampler        procfs.Sampler
+	usageDegraded  bool // the process_usage degradation was recorded
+	noteDescendant func(int)
+	activity       string
+	descendants    map[int]bool
+	// k keeps the session's story coherent (internal/stream): what is
+	// recorded, in which order, linked to what, and what waits.
+	k *stream.Keeper
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
-	// nativeFrames are the frame events the hook bridge reports; the
-	// transcript's version of them waits in queue for the hook's
-	// (nativewins.go).
-	nativeFrames map[contract.Event]bool
 	// obs is the telemetry watcher's channel (replaced when a renewal
 	// restarts the watcher); nil once closed.
-	obs        <-chan Moment
-	queue      []queuedMoment
+	obs <-chan Moment
+	// queueTimer wakes the loop at the keeper's next deadline.
 	queueTimer *time.Timer
 	// drain is set while telemetry still in flight is taken after a
 	// harness exited (drain.go).
@@ -229,34 +218,21 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.OpenTerminal == nil {
 		cfg.OpenTerminal = OpenPTY
 	}
-	var manifest contract.AdapterManifest
-	if cfg.Adapter != nil {
-		manifest = cfg.Adapter.Manifest()
-	}
 	s := &supervisor{
-		cfg:             cfg,
-		ctx:             ctx,
-		log:             cfg.Log,
-		rec:             cfg.Record,
-		descendants:     map[int]bool{},
-		harnessSessions: map[string]bool{},
-		frameReceipts:   map[string]string{},
-		coh:             newCoherence(manifest, contract.ModeLauncherWrapper),
-		hookPayloads:    cfg.HookPayloads,
-		calls:           make(chan func()),
-		renewed:         make(chan renewResult, 1),
-		loopDone:        make(chan struct{}),
-	}
-	for _, id := range cfg.Record.HarnessSessionIDs {
-		s.harnessSessions[id] = true
-	}
-	s.resume(cfg.Prior)
-	if len(cfg.BridgeArgs) > 0 && cfg.Adapter != nil {
-		s.nativeFrames = bridgedFrameEvents(cfg.Adapter)
+		cfg:          cfg,
+		ctx:          ctx,
+		log:          cfg.Log,
+		rec:          cfg.Record,
+		descendants:  map[int]bool{},
+		k:            newKeeper(cfg),
+		hookPayloads: cfg.HookPayloads,
+		calls:        make(chan func()),
+		renewed:      make(chan renewResult, 1),
+		loopDone:     make(chan struct{}),
 	}
 	s.armQueue()
 	defer s.queueTimer.Stop()
-	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec)
+	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec, cfg.Facts)
 	defer s.version.stop()
 	defer func() { _ = s.sampler.Close() }()
 	return s.run()
@@ -322,46 +298,6 @@ func (s *supervisor) run() (Result, error) {
 	return s.loop(sigCh, ctrlCh), nil
 }
 
-// resume takes up the stream of a continued session where the receipts
-// of its earlier wrappers left it.
-func (s *supervisor) resume(prior []contract.LifecycleReceipt) {
-	for _, r := range prior {
-		if hookCallFailed(r) {
-			continue
-		}
-		m := Moment{Event: r.Event}
-		if id := priorFrameID(r); id != "" {
-			m.Frame = &contract.FrameContext{FrameID: id}
-		}
-		s.coh.admit(m)
-		s.noteReceipt(m, r.ReceiptID)
-	}
-}
-
-// hookCallFailed reports the receipt host-hook records for a hook call
-// that never reached a wrapper (not a lifecycle moment of the stream).
-func hookCallFailed(r contract.LifecycleReceipt) bool {
-	return r.Status == contract.StatusFailed && slices.ContainsFunc(r.Warnings, func(w contract.Warning) bool { return w.Code == HookFailedWarning })
-}
-
-// HookFailedWarning marks the receipt `lifeloop host-hook` records when a
-// hook call could not reach its wrapper.
-const HookFailedWarning = "host_hook_failed"
-
-// priorFrameID is the frame a recorded receipt belongs to: its
-// telemetry_summary.frame_id, else its "<frame>/<event>" event id.
-func priorFrameID(r contract.LifecycleReceipt) string {
-	if id, ok := r.TelemetrySummary["frame_id"].(string); ok {
-		return id
-	}
-	if frameStage(r.Event) > 0 {
-		if id, ok := strings.CutSuffix(r.EventID, "/"+string(r.Event)); ok {
-			return id
-		}
-	}
-	return ""
-}
-
 // recordStarting records the wrapper's session.starting.
 func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
 	res, _, err := s.commit(Moment{
@@ -390,7 +326,7 @@ func (s *supervisor) launch() (res Result, failed bool) {
 		}
 	}
 	if s.cfg.PinnedSessionID != "" {
-		s.noteHarnessSession(s.cfg.PinnedSessionID)
+		s.bind(s.cfg.PinnedSessionID)
 	}
 	s.attach(child, s.cfg.Spec.Path)
 	s.emitStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"pid": child.Pid()}}, nil)
@@ -401,7 +337,7 @@ func (s *supervisor) launch() (res Result, failed bool) {
 type controlOpening struct {
 	s    *supervisor
 	done chan struct{}
-	srv  *controlServer
+	srv  *control.Server
 	err  error
 }
 
@@ -415,7 +351,7 @@ func (s *supervisor) openControl(ctrlCh chan<- controlCall) *controlOpening {
 	}
 	go func() {
 		defer close(c.done)
-		c.srv, c.err = listenControl(s.cfg.ControlSocket, func(ctx context.Context, req ControlRequest) (any, error) {
+		c.srv, c.err = control.Listen(s.cfg.ControlSocket, func(ctx context.Context, req control.Request) (any, error) {
 			call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
 			select {
 			case ctrlCh <- call:
@@ -504,7 +440,7 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 			graceC = s.graceTimer.C
 		}
 		var queueC <-chan time.Time
-		if len(s.queue) > 0 {
+		if s.k.Waiting() {
 			queueC = s.queueTimer.C
 		}
 		pollC, syncedC, deadlineC := s.drain.channels()

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testutil"
@@ -185,14 +186,14 @@ func TestAbortOverControlSocket(t *testing.T) {
 	done := make(chan Result, 1)
 	go func() { done <- f.run(t) }()
 	testutil.WaitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
-	var st Status
-	if err := Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, &st); err != nil {
+	var st control.Status
+	if err := control.Call(context.Background(), f.cfg.ControlSocket, control.OpStatus, nil, &st); err != nil {
 		t.Fatal(err)
 	}
 	if !st.Alive || st.Session.State != statedir.StateRunning || st.Processes < 1 {
 		t.Fatalf("status %+v", st)
 	}
-	if err := Call(context.Background(), f.cfg.ControlSocket, OpAbort, nil, nil); err != nil {
+	if err := control.Call(context.Background(), f.cfg.ControlSocket, control.OpAbort, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done
@@ -203,8 +204,8 @@ func TestAbortOverControlSocket(t *testing.T) {
 	if !ok || ending.Summary["reason"] != contract.StoppedByAbort {
 		t.Fatalf("session.ending %+v", ending)
 	}
-	if err := Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, nil); !errors.Is(err, ErrNotLive) {
-		t.Fatalf("after exit: %v, want ErrNotLive", err)
+	if err := control.Call(context.Background(), f.cfg.ControlSocket, control.OpStatus, nil, nil); !errors.Is(err, control.ErrNotLive) {
+		t.Fatalf("after exit: %v, want control.ErrNotLive", err)
 	}
 }
 
@@ -213,21 +214,21 @@ func TestPauseResume(t *testing.T) {
 	done := make(chan Result, 1)
 	go func() { done <- f.run(t) }()
 	testutil.WaitFor(t, func() bool { return strings.Contains(f.out.String(), "ready") })
-	if err := Call(context.Background(), f.cfg.ControlSocket, OpPause, nil, nil); err != nil {
+	if err := control.Call(context.Background(), f.cfg.ControlSocket, control.OpPause, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	var st Status
-	_ = Call(context.Background(), f.cfg.ControlSocket, OpStatus, nil, &st)
+	var st control.Status
+	_ = control.Call(context.Background(), f.cfg.ControlSocket, control.OpStatus, nil, &st)
 	if st.Session.State != statedir.StatePaused {
 		t.Fatalf("state %s after pause", st.Session.State)
 	}
-	if err := Call(context.Background(), f.cfg.ControlSocket, OpPause, nil, nil); err == nil {
+	if err := control.Call(context.Background(), f.cfg.ControlSocket, control.OpPause, nil, nil); err == nil {
 		t.Fatal("pausing a paused session succeeded")
 	}
-	if err := Call(context.Background(), f.cfg.ControlSocket, OpResume, nil, nil); err != nil {
+	if err := control.Call(context.Background(), f.cfg.ControlSocket, control.OpResume, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	_ = Call(context.Background(), f.cfg.ControlSocket, OpAbort, nil, nil)
+	_ = control.Call(context.Background(), f.cfg.ControlSocket, control.OpAbort, nil, nil)
 	res := <-done
 	if res.State != statedir.StateAborted {
 		t.Fatalf("result %+v", res)

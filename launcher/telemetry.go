@@ -66,16 +66,6 @@ func (r *telemetryRunner) stop() {
 	}
 }
 
-// pinRelaunch prepares a renewal's relaunch: a harness that lets a launch
-// choose its session, started into a new session, gets a pinned session
-// id, returned, and then needs a new watcher for its file (start). A
-// resumed harness chooses its session itself and writes on to the file
-// already followed, and a harness without pinning is followed to its new
-// file by discovery: pinned is "" and the watcher goes on.
-func (r *telemetryRunner) pinRelaunch(argv []string) (out []string, pinned string) {
-	return r.ad.PinSession(argv)
-}
-
 // clone returns a shallow copy of m.
 func clone(m map[string]any) map[string]any {
 	out := make(map[string]any, len(m))

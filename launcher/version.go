@@ -18,6 +18,10 @@ import (
 // carries it (telemetry_summary.harness_version) when it is known by
 // then; a version newer than the newest one the harness's tests proved
 // is reported once per session as capability.degraded.
+//
+// It also holds the facts the harness's argv methods are handed
+// (adapters.Facts): the version, and --help where the adapter needs it,
+// each read at most once per session, with the harness's environment.
 type versionReader struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -26,11 +30,17 @@ type versionReader struct {
 	src    adapters.VersionSource
 	name   string
 	warned bool
+	// What the facts are read from, and the facts once read.
+	ad        *adapters.Adapter
+	argv, env []string
+	path      string
+	facts     *adapters.Facts
 }
 
 // startVersionRead starts reading the version of the harness spec
-// starts; nil when the adapter knows no version source.
-func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.ChildSpec) *versionReader {
+// starts; nil when the adapter knows no version source. known, when set,
+// are the facts the launch already read (the version is not read again).
+func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.ChildSpec, known *adapters.Facts) *versionReader {
 	if ad == nil {
 		return nil
 	}
@@ -39,14 +49,13 @@ func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.Chil
 		return nil
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r := &versionReader{cancel: cancel, src: src, name: ad.DisplayName}
 	argv := append([]string{spec.Path}, spec.Args...)
-	path := ""
-	for _, kv := range spec.Env {
-		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = p
-		}
+	r := &versionReader{cancel: cancel, src: src, name: ad.DisplayName, ad: ad, argv: argv, env: spec.Env, path: envPath(spec.Env), facts: known}
+	if known != nil {
+		r.v = known.Version
+		return r
 	}
+	path := r.path
 	if r.v = adapters.PackageVersion(argv, path, src); r.v != "" {
 		return r
 	}
@@ -59,6 +68,53 @@ func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.Chil
 		r.mu.Unlock()
 	}()
 	return r
+}
+
+// envPath is the PATH of env, or "".
+func envPath(env []string) string {
+	path := ""
+	for _, kv := range env {
+		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = p
+		}
+	}
+	return path
+}
+
+// readFacts reads the facts of the harness argv starts with env, for
+// its argv methods: the version (the package.json, else --version), and
+// --help when the adapter needs it for that version.
+func readFacts(ctx context.Context, ad *adapters.Adapter, argv, env []string) adapters.Facts {
+	var f adapters.Facts
+	path := envPath(env)
+	if src, ok := ad.VersionSource(); ok {
+		f.Version = adapters.ReadVersion(ctx, argv, env, path, src)
+	}
+	if ad.NeedsHelp(f.Version) {
+		f.Help = adapters.ReadHelp(ctx, argv, env, path)
+	}
+	return f
+}
+
+// harnessFacts returns the facts for the harness's argv methods, read
+// the first time they are asked for (after the version read ends) and
+// kept for the session. It runs on a renewal's goroutine, never the
+// loop's.
+func (r *versionReader) harnessFacts(ctx context.Context) adapters.Facts {
+	if r == nil {
+		return adapters.Facts{}
+	}
+	r.wg.Wait()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.facts == nil {
+		f := adapters.Facts{Version: r.v}
+		if r.ad.NeedsHelp(f.Version) {
+			f.Help = adapters.ReadHelp(ctx, r.argv, r.env, r.path)
+		}
+		r.facts = &f
+	}
+	return *r.facts
 }
 
 // stop ends the read and waits for it.

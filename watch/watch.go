@@ -23,6 +23,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -175,7 +176,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if topts.Path != "" {
 		rec.Argv = []string{topts.Path}
 	}
-	ob := &observer{p: p, rec: rec, stateDir: o.StateDir, now: o.Now, frames: map[string]string{}}
+	ob := &observer{p: p, rec: rec, stateDir: o.StateDir, now: o.Now}
+	ob.s = NewStream(ad.Manifest(), o.Now, func(ctx context.Context, m moment.Moment) (contract.LifecycleReceipt, error) {
+		res, err := p.Route(ctx, m)
+		if err != nil {
+			p.Log.Error("recording receipt failed", "event", m.Event, "err", err)
+		}
+		return res.Receipt, err
+	}, ob.bound)
 	ob.save()
 	p.Log.Info("watch started", "adapter", ad.ID, "cwd", o.Cwd, "path", topts.Path)
 
@@ -220,7 +228,7 @@ loop:
 		ob.observe(context.Background(), m)
 	}
 	ob.end(reason, start)
-	return Result{SessionID: p.ID, Reason: reason, Receipts: ob.count}, nil
+	return Result{SessionID: p.ID, Reason: reason, Receipts: ob.s.Count}, nil
 }
 
 // latestFile returns the newest file the adapter's discoverer lists for
@@ -247,65 +255,81 @@ func latestFile(o observe.Options, now time.Time) (string, error) {
 	return newest.Path, nil
 }
 
-// observer records moments of a watch session: it chains frame
-// receipts to their frame.opening and the rest to the binding receipt,
-// sets the harness session id on every receipt once known, and keeps
-// session.json up to date.
+// Stream is the story a watch records from a harness's telemetry. Its
+// rules are the keeper's (internal/stream), as for `lifeloop run`: a
+// moment the stream already tells is dropped, a skipped frame stage the
+// manifest declares for telemetry_only is inferred, frame receipts chain
+// to their frame.opening and the rest to the binding receipt, and every
+// receipt carries the harness session id once known.
+type Stream struct {
+	k     *stream.Keeper
+	now   func() time.Time
+	route func(context.Context, moment.Moment) (contract.LifecycleReceipt, error)
+	bound func(id string)
+	// Count is the number of receipts recorded.
+	Count int
+}
+
+// NewStream returns the stream of a watched harness whose adapter has
+// manifest m: route records one moment, bound (optional) is told each
+// harness session id the first time it is seen.
+func NewStream(m contract.AdapterManifest, now func() time.Time, route func(context.Context, moment.Moment) (contract.LifecycleReceipt, error), bound func(id string)) *Stream {
+	return &Stream{k: stream.New(stream.Config{Manifest: m, Mode: contract.ModeTelemetryOnly}), now: now, route: route, bound: bound}
+}
+
+// Observe records a telemetry moment.
+func (s *Stream) Observe(ctx context.Context, m moment.Moment) {
+	if id := m.HarnessSessionID; id != "" && id != s.k.HarnessSession() {
+		if m.Event == contract.EventSessionStarted && s.k.HarnessSession() != "" {
+			// A newer file of a resumed or renewed harness: the next
+			// harness session, which no launch of ours opened.
+			s.k.NextHarnessSession()
+		}
+		if s.k.Bind(id) && s.bound != nil {
+			s.bound(id)
+		}
+	}
+	if r, ok := s.k.OfferTranscript(m, s.now(), true); ok {
+		s.Record(ctx, r.Moment)
+	}
+}
+
+// Record records m, preceded by the frame stages it implies, unless the
+// stream already tells it.
+func (s *Stream) Record(ctx context.Context, m moment.Moment) {
+	for _, o := range s.k.Admit(m) {
+		o = s.k.Link(o)
+		r, err := s.route(ctx, o)
+		if err != nil {
+			continue
+		}
+		s.Count++
+		s.k.Recorded(o, r.ReceiptID)
+	}
+}
+
+// observer records the moments of a watch session into its Stream and
+// keeps session.json up to date.
 type observer struct {
 	p        *pipeline.Pipeline
 	rec      statedir.SessionRecord
 	stateDir string
 	now      func() time.Time
-	harness  string
-	root     string
-	frames   map[string]string
-	count    int
+	s        *Stream
 }
 
-func (w *observer) observe(ctx context.Context, m moment.Moment) {
-	if m.HarnessSessionID != "" && m.HarnessSessionID != w.harness {
-		w.harness = m.HarnessSessionID
-		w.rec.HarnessSessionIDs = append(w.rec.HarnessSessionIDs, m.HarnessSessionID)
-		w.save()
-	}
-	if m.HarnessSessionID == "" {
-		m.HarnessSessionID = w.harness
-	}
-	if m.Parent == nil {
-		if m.Frame != nil {
-			if id, ok := w.frames[m.Frame.FrameID]; ok {
-				m.Parent = &id
-			} else if m.Frame.ParentFrameID != nil {
-				if id, ok := w.frames[*m.Frame.ParentFrameID]; ok {
-					m.Parent = &id
-				}
-			}
-		}
-		if m.Parent == nil && w.root != "" {
-			r := w.root
-			m.Parent = &r
-		}
-	}
-	res, err := w.p.Route(ctx, m)
-	r := res.Receipt
-	if err != nil {
-		w.p.Log.Error("recording receipt failed", "event", m.Event, "err", err)
-		return
-	}
-	w.count++
-	if m.Event == contract.EventSessionStarted {
-		w.root = r.ReceiptID
-	}
-	if m.Frame != nil && m.Event == contract.EventFrameOpening {
-		w.frames[m.Frame.FrameID] = r.ReceiptID
-	}
+func (w *observer) observe(ctx context.Context, m moment.Moment) { w.s.Observe(ctx, m) }
+
+// bound saves a harness session id new to the session.
+func (w *observer) bound(id string) {
+	w.rec.HarnessSessionIDs = append(w.rec.HarnessSessionIDs, id)
+	w.save()
 }
 
 func (w *observer) end(reason string, start time.Time) {
 	now := w.now()
-	m := moment.Moment{
-		Event:            contract.EventSessionEnded,
-		HarnessSessionID: w.harness,
+	w.s.Record(context.Background(), moment.Moment{
+		Event: contract.EventSessionEnded,
 		Summary: map[string]any{
 			"reason":     "watch_" + reason,
 			"phase":      string(contract.PhaseCompleted),
@@ -313,14 +337,7 @@ func (w *observer) end(reason string, start time.Time) {
 			"duration_s": float64(now.Sub(start).Milliseconds()) / 1000,
 			"note":       "the watch ended; the harness itself is not supervised in telemetry_only mode",
 		},
-	}
-	if w.root != "" {
-		r := w.root
-		m.Parent = &r
-	}
-	if _, err := w.p.Route(context.Background(), m); err == nil {
-		w.count++
-	}
+	})
 	w.rec.State = statedir.StateCompleted
 	w.rec.EndedAt = &now
 	w.rec.Exit = &statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}

@@ -18,8 +18,12 @@ import (
 	"syscall"
 )
 
-// Harness is Claude Code to the registry.
-type Harness struct{}
+// Harness is Claude Code to the registry. Its argv methods know the
+// facts a launch read about the Claude it starts (WithFacts), and run
+// nothing themselves.
+type Harness struct {
+	facts adapters.Facts
+}
 
 var (
 	_ adapters.Harness               = Harness{}
@@ -30,6 +34,7 @@ var (
 	_ adapters.Telemetry             = Harness{}
 	_ adapters.HookBridge            = Harness{}
 	_ adapters.HostInstaller         = Harness{}
+	_ adapters.FactsTaker            = Harness{}
 )
 
 // Describe implements adapters.Harness.

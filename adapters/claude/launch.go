@@ -29,10 +29,10 @@ import (
 //
 // A resumed conversation also gets `--system-prompt-snapshot off` when the
 // Claude it runs has that option (see freshSystemPrompt).
-func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
+func (h Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
 	out, class, ok := placeText(argv, start, text)
 	if ok {
-		out = freshSystemPrompt(out, start)
+		out = h.freshSystemPrompt(out, start)
 	}
 	return out, class, ok
 }
@@ -44,9 +44,10 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 // the payload placed for the resumed session would never reach the model
 // (TestRenewClaudeTUIUnderLifeloop against 2.1.330). `--system-prompt-snapshot
 // off` renders the prompt afresh, as 2.1.197 always did. Releases without
-// the option reject it, so it is added only when the Claude argv starts
-// has it (snapshotSupported); argv that sets it already is left alone.
-func freshSystemPrompt(argv []string, start int) []string {
+// the option reject it, so it is added only when the facts the launch
+// read about the Claude argv starts say it has it (snapshotSupported);
+// argv that sets it already is left alone.
+func (h Harness) freshSystemPrompt(argv []string, start int) []string {
 	resumes := false
 	for _, ca := range parseArgs(argv[start:]) {
 		switch ca.Option {
@@ -56,7 +57,7 @@ func freshSystemPrompt(argv []string, start int) []string {
 			resumes = true
 		}
 	}
-	if !resumes || !snapshotSupported(argv) {
+	if !resumes || !h.snapshotSupported() {
 		return argv
 	}
 	return slices.Insert(slices.Clone(argv), start, snapshotFlag, "off")

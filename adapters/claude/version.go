@@ -1,8 +1,6 @@
 package claude
 
 import (
-	"context"
-	"os"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -25,20 +23,32 @@ func (Harness) Version() adapters.VersionSource {
 	}
 }
 
-// snapshotSupported reports whether the Claude that argv starts has
-// --system-prompt-snapshot: 2.1.330 and later have it, 2.1.197 and
-// earlier do not; for a release in between, or an unknown version, its
-// --help says.
-func snapshotSupported(argv []string) bool {
-	v := adapters.ReadVersion(context.Background(), argv, os.Environ(), os.Getenv("PATH"), Harness{}.Version())
+// NeedsHelp implements adapters.FactsTaker: a resumed conversation's
+// command line depends on whether the Claude it runs has
+// --system-prompt-snapshot; 2.1.330 and later have it, 2.1.197 and
+// earlier do not, and for a release in between, or an unknown version,
+// its --help says.
+func (Harness) NeedsHelp(version string) bool {
+	return version == "" || adapters.CompareVersions(version, newestProven) < 0 && adapters.CompareVersions(version, pinnedVersion) > 0
+}
+
+// WithFacts implements adapters.FactsTaker.
+func (h Harness) WithFacts(f adapters.Facts) adapters.Harness {
+	h.facts = f
+	return h
+}
+
+// snapshotSupported reports whether the Claude the facts describe has
+// --system-prompt-snapshot (see NeedsHelp). It runs nothing: without
+// facts (a harness whose version and --help could not be read) it is
+// false, and a resumed conversation gets no snapshot option.
+func (h Harness) snapshotSupported() bool {
+	v := h.facts.Version
 	switch {
 	case v != "" && adapters.CompareVersions(v, newestProven) >= 0:
 		return true
 	case v != "" && adapters.CompareVersions(v, pinnedVersion) <= 0:
 		return false
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), adapters.DefaultVersionTimeout)
-	defer cancel()
-	out, err := adapters.HarnessOutput(ctx, argv, os.Environ(), os.Getenv("PATH"), []string{"--help"})
-	return err == nil && strings.Contains(out, snapshotFlag)
+	return strings.Contains(h.facts.Help, snapshotFlag)
 }

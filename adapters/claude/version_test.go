@@ -45,36 +45,53 @@ func TestHarnessVersionFromPackage(t *testing.T) {
 // A payload placed into a resumed conversation needs
 // --system-prompt-snapshot off where Claude has the option (2.1.330),
 // and must not get it where Claude rejects it (2.1.197) or when the
-// conversation is new.
+// conversation is new. The launch reads the facts (version, and --help
+// for a release in between); PlaceAtLaunch only reads what it is handed
+// (the executable here fails if run).
 func TestPlaceAtLaunchResumedSnapshot(t *testing.T) {
 	for _, tc := range []struct {
-		version string
-		resume  bool
-		want    bool
+		facts  adapters.Facts
+		resume bool
+		want   bool
 	}{
-		{"2.1.330", true, true},
-		{"2.2.0", true, true},
-		{"2.1.197", true, false},
-		{"2.1.330", false, false},
+		{adapters.Facts{Version: "2.1.330"}, true, true},
+		{adapters.Facts{Version: "2.2.0"}, true, true},
+		{adapters.Facts{Version: "2.1.197"}, true, false},
+		{adapters.Facts{Version: "2.1.330"}, false, false},
+		{adapters.Facts{Version: "2.1.250", Help: "  " + snapshotFlag + " <mode>  ..."}, true, true},
+		{adapters.Facts{Version: "2.1.250", Help: "no such option"}, true, false},
+		{adapters.Facts{}, true, false},
 	} {
-		bin := fakeInstall(t, tc.version)
+		bin := fakeInstall(t, "9.9.9")
 		argv := []string{bin}
 		if tc.resume {
 			argv = append(argv, "--resume", "3c9f4c1e-0000-4000-8000-000000000000")
 		}
-		out, _, ok := Harness{}.PlaceAtLaunch(argv, 1, "payload")
+		h := Harness{}.WithFacts(tc.facts).(Harness)
+		out, _, ok := h.PlaceAtLaunch(argv, 1, "payload")
 		if !ok {
-			t.Fatalf("%s: not placed", tc.version)
+			t.Fatalf("%+v: not placed", tc.facts)
 		}
 		i := slices.Index(out, snapshotFlag)
 		if got := i >= 0 && i+1 < len(out) && out[i+1] == "off"; got != tc.want {
-			t.Errorf("%s resume=%v: %q, want snapshot off %v", tc.version, tc.resume, out, tc.want)
+			t.Errorf("%+v resume=%v: %q, want snapshot off %v", tc.facts, tc.resume, out, tc.want)
 		}
 	}
 	// A command line that chooses the snapshot itself keeps its choice.
 	bin := fakeInstall(t, "2.1.330")
-	out, _, _ := Harness{}.PlaceAtLaunch([]string{bin, "--resume", "x", snapshotFlag, "on"}, 1, "payload")
+	h := Harness{}.WithFacts(adapters.Facts{Version: "2.1.330"}).(Harness)
+	out, _, _ := h.PlaceAtLaunch([]string{bin, "--resume", "x", snapshotFlag, "on"}, 1, "payload")
 	if n := len(slices.DeleteFunc(slices.Clone(out), func(s string) bool { return s != snapshotFlag })); n != 1 {
 		t.Errorf("%q: the user's --system-prompt-snapshot was not kept alone", out)
+	}
+}
+
+// Only a version between the pinned and the newest proven one, or an
+// unknown one, needs --help read.
+func TestNeedsHelp(t *testing.T) {
+	for v, want := range map[string]bool{"": true, "2.1.250": true, "2.1.197": false, "2.1.330": false, "2.3.0": false, "2.0.1": false} {
+		if got := (Harness{}).NeedsHelp(v); got != want {
+			t.Errorf("NeedsHelp(%q) = %v, want %v", v, got, want)
+		}
 	}
 }

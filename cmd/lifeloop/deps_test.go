@@ -22,3 +22,36 @@ func TestNoOpenTelemetrySDK(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyTheCLIImportsTheLauncher: the launcher is `run`'s I/O; no
+// package under internal/ but the CLI depends on it (the control wire is
+// internal/control, the rules of the stream internal/stream).
+func TestOnlyTheCLIImportsTheLauncher(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	const launcher = "github.com/lifeloop/lifeloop/launcher"
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, "github.com/lifeloop/lifeloop/internal/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		checked++
+		if f[0] == "github.com/lifeloop/lifeloop/internal/cli" || strings.HasPrefix(f[0], "github.com/lifeloop/lifeloop/internal/cli/") {
+			continue
+		}
+		for _, d := range f[1:] {
+			if d == launcher {
+				t.Errorf("%s depends on the launcher; reach a live wrapper through internal/control", f[0])
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("only %d packages listed", checked)
+	}
+}

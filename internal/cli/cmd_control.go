@@ -11,6 +11,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/sessionview"
@@ -146,16 +147,16 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	if err != nil {
 		return err
 	}
-	st := launcher.Status{Session: rec}
+	st := control.Status{Session: rec}
 	live := false
 	if !rec.State.IsTerminal() {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), launcher.OpStatus, nil, &st)
+		err := control.Call(cctx, control.SocketFor(root, rec.ID), control.OpStatus, nil, &st)
 		switch {
 		case err == nil:
 			live = true
-		case errors.Is(err, launcher.ErrNotLive):
+		case errors.Is(err, control.ErrNotLive):
 			// The wrapper is gone without recording an end (killed).
 		default:
 			return exitf(exitcode.Failed, "%v", err)
@@ -180,7 +181,7 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		}{false, st.Session, orphans, harness}
 		if live {
 			out = struct {
-				launcher.Status
+				control.Status
 				Live bool `json:"live"`
 				harnessFacts
 			}{st, true, harness}
@@ -203,6 +204,9 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 			usage = fmt.Sprintf(", %d MiB, %.1fs CPU", *st.RSSBytes>>20, *st.CPUSeconds)
 		}
 		fmt.Fprintf(e.Out, "live      yes (%d processes%s, %s, idle %.0fs)\n", st.Processes, usage, st.Activity, st.IdleSeconds)
+		for _, h := range st.Holding {
+			fmt.Fprintf(e.Out, "holding   %s\n", h)
+		}
 	} else if !s.State.IsTerminal() {
 		fmt.Fprintln(e.Out, "live      no (the wrapper is gone without recording an end)")
 	}
@@ -242,7 +246,7 @@ func simpleControlCommand(e *env, name, op, usage string) *ucli.Command {
 			if err != nil {
 				return err
 			}
-			if op == launcher.OpAbort && (rec.State.IsTerminal() || statedir.WrapperGone(root, rec.ID)) {
+			if op == control.OpAbort && (rec.State.IsTerminal() || statedir.WrapperGone(root, rec.ID)) {
 				if pids := seal.Orphans(rec); len(pids) > 0 {
 					return abortOrphan(c.Context, e, rec, pids)
 				}
@@ -287,8 +291,8 @@ func controlSession(ctx context.Context, root string, rec statedir.SessionRecord
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	var res map[string]any
-	if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), op, nil, &res); err != nil {
-		if errors.Is(err, launcher.ErrNotLive) {
+	if err := control.Call(cctx, control.SocketFor(root, rec.ID), op, nil, &res); err != nil {
+		if errors.Is(err, control.ErrNotLive) {
 			return nil, exitf(exitcode.Failed, "session %s has no live wrapper (its lifeloop run is gone)", rec.ID)
 		}
 		return nil, exitf(exitcode.Failed, "%s %s: %v", name, rec.ID, err)
@@ -297,13 +301,13 @@ func controlSession(ctx context.Context, root string, rec statedir.SessionRecord
 }
 
 func abortCommand(e *env) *ucli.Command {
-	return simpleControlCommand(e, "abort", launcher.OpAbort, "stop a running session: SIGTERM, grace, then SIGKILL (state aborted)")
+	return simpleControlCommand(e, "abort", control.OpAbort, "stop a running session: SIGTERM, grace, then SIGKILL (state aborted)")
 }
 
 func pauseCommand(e *env) *ucli.Command {
-	return simpleControlCommand(e, "pause", launcher.OpPause, "suspend a running harness (SIGSTOP to its process group)")
+	return simpleControlCommand(e, "pause", control.OpPause, "suspend a running harness (SIGSTOP to its process group)")
 }
 
 func resumeCommand(e *env) *ucli.Command {
-	return simpleControlCommand(e, "resume", launcher.OpResume, "continue a paused harness (SIGCONT to its process group)")
+	return simpleControlCommand(e, "resume", control.OpResume, "continue a paused harness (SIGCONT to its process group)")
 }

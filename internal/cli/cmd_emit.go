@@ -12,13 +12,13 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/launcher"
 )
 
 // emitOptions are the inputs of `lifeloop emit`.
@@ -189,7 +189,7 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 				return exitf(exitcode.Failed, "writing the receipt: %v", werr)
 			}
 			return receiptExit(r)
-		case !errors.Is(err, launcher.ErrNotLive):
+		case !errors.Is(err, control.ErrNotLive):
 			return exitf(exitcode.Failed, "emit through the live wrapper of %s: %v", opts.Session, err)
 		}
 		// No live wrapper: record directly below.
@@ -267,9 +267,9 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 }
 
 // emitLive hands the moment to the session's live wrapper over its control
-// socket; launcher.ErrNotLive means nothing listens there.
+// socket; control.ErrNotLive means nothing listens there.
 func emitLive(ctx context.Context, root, id string, in moment.Moment) (contract.LifecycleReceipt, error) {
-	args := launcher.EmitArgs{Event: in.Event, Payloads: in.Payloads}
+	args := control.EmitArgs{Event: in.Event, Payloads: in.Payloads}
 	if in.IdempotencyKey != nil {
 		args.IdempotencyKey = *in.IdempotencyKey
 	}
@@ -282,7 +282,7 @@ func emitLive(ctx context.Context, root, id string, in moment.Moment) (contract.
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var r contract.LifecycleReceipt
-	err := launcher.Call(cctx, launcher.ControlSocketFor(root, id), launcher.OpEmit, args, &r)
+	err := control.Call(cctx, control.SocketFor(root, id), control.OpEmit, args, &r)
 	return r, err
 }
 

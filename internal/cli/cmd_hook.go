@@ -20,10 +20,10 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/nativehook"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/launcher"
 )
 
 // DefaultHookTimeout bounds one host-hook call: the harness waits for it.
@@ -224,7 +224,7 @@ func forwardHook(ctx context.Context, dir string, opts hookOptions, input []byte
 		}
 	}
 	var reply hooks.HookReply
-	err := launcher.Call(ctx, launcher.ControlSocketIn(dir), launcher.OpHook, args, &reply)
+	err := control.Call(ctx, control.SocketIn(dir), control.OpHook, args, &reply)
 	if err != nil && (ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded)) {
 		err = fmt.Errorf("%w (%w)", context.DeadlineExceeded, err)
 	}

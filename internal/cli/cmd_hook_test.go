@@ -13,15 +13,15 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/launcher"
 )
 
 // fakeWrapper serves the control socket of session id under root; answer
 // is called with each request and returns the response line (nil: never
 // answer until the test ends).
-func fakeWrapper(t *testing.T, root, id string, answer func(launcher.ControlRequest) []byte) {
+func fakeWrapper(t *testing.T, root, id string, answer func(control.Request) []byte) {
 	t.Helper()
 	if err := statedir.WriteSession(root, statedir.SessionRecord{ID: id, State: statedir.StateRunning, AdapterID: "claude", IntegrationMode: "launcher_wrapper"}); err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func fakeWrapper(t *testing.T, root, id string, answer func(launcher.ControlRequ
 				if err != nil {
 					return
 				}
-				var req launcher.ControlRequest
+				var req control.Request
 				_ = json.Unmarshal(line, &req)
 				resp := answer(req)
 				if resp == nil {
@@ -73,7 +73,7 @@ func TestHostHookForwardsToLiveWrapper(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "st")
 	var got hooks.HookArgs
 	var op string
-	fakeWrapper(t, root, "w1", func(req launcher.ControlRequest) []byte {
+	fakeWrapper(t, root, "w1", func(req control.Request) []byte {
 		op = req.Op
 		_ = json.Unmarshal(req.Args, &got)
 		return []byte(`{"ok":true,"result":{"additional_context":"{\"payloads\":[]}","receipts":1}}`)
@@ -84,7 +84,7 @@ func TestHostHookForwardsToLiveWrapper(t *testing.T) {
 	if out.String() != want {
 		t.Fatalf("stdout %q, want %q", out, want)
 	}
-	if op != launcher.OpHook || got.Adapter != "claude" || got.Hook != "UserPromptSubmit" || string(got.Stdin) != promptJSON {
+	if op != control.OpHook || got.Adapter != "claude" || got.Hook != "UserPromptSubmit" || string(got.Stdin) != promptJSON {
 		t.Fatalf("wrapper got op %q args %+v", op, got)
 	}
 	// The wrapper records; host-hook adds nothing of its own.
@@ -96,11 +96,11 @@ func TestHostHookForwardsToLiveWrapper(t *testing.T) {
 func TestHostHookWrapperFailures(t *testing.T) {
 	tests := []struct {
 		name   string
-		answer func(launcher.ControlRequest) []byte
+		answer func(control.Request) []byte
 		class  string
 	}{
-		{"wrapper never answers", func(launcher.ControlRequest) []byte { return nil }, `"failure_class":"timeout"`},
-		{"wrapper refuses", func(launcher.ControlRequest) []byte { return []byte(`{"ok":false,"error":"boom"}`) }, `"failure_class":"transport_error"`},
+		{"wrapper never answers", func(control.Request) []byte { return nil }, `"failure_class":"timeout"`},
+		{"wrapper refuses", func(control.Request) []byte { return []byte(`{"ok":false,"error":"boom"}`) }, `"failure_class":"transport_error"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

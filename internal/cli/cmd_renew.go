@@ -17,9 +17,9 @@ import (
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/launcher"
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
@@ -234,8 +234,8 @@ func renewSession(ctx context.Context, e *env, root string, rec statedir.Session
 	cctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
 	var out renewal.Outcome
-	if err := launcher.Call(cctx, launcher.ControlSocketFor(root, rec.ID), launcher.OpRenew, req, &out); err != nil {
-		if errors.Is(err, launcher.ErrNotLive) {
+	if err := control.Call(cctx, control.SocketFor(root, rec.ID), control.OpRenew, req, &out); err != nil {
+		if errors.Is(err, control.ErrNotLive) {
 			return out, exitf(exitcode.Failed, "session %s has no live wrapper (its lifeloop run is gone); restart it with `lifeloop run`", rec.ID)
 		}
 		return out, exitf(exitcode.Failed, "renew %s: %v", rec.ID, err)

@@ -349,6 +349,9 @@ func writeStatusHuman(w io.Writer, s sessionview.Summary, orphans []int, now tim
 			act += ", no output for " + humanDuration(s.Idle)
 		}
 		row("activity", act)
+		for _, h := range s.Holding {
+			row("holding", paint.paint(sgrYellow, h))
+		}
 	}
 	if f := s.LastFrame; f != nil {
 		frames := "1 frame"

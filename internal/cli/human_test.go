@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/sessionview"
 )
 
@@ -54,11 +56,15 @@ func TestStatusHumanLive(t *testing.T) {
 	now := start.Add(95 * time.Second)
 	s := sessionview.Summary{ID: "ses_X", Harness: "codex", State: "running", Pid: 9, Started: &start,
 		Live: true, Activity: "idle", Idle: 40 * time.Second, Cwd: "/home/ann/app"}
+	left := 8.6
+	s.SetLive(control.Status{Activity: "idle", IdleSeconds: 40, Holding: []control.Hold{{
+		Event: contract.EventSessionStarted, Reason: "waiting for the relaunched harness to name its session", SecondsLeft: &left}}})
 	var b strings.Builder
 	if err := writeStatusHuman(&b, s, nil, now, "/home/ann", painter{}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"state      running (live)\n", "uptime     1m35s (since ", "activity   idle, no output for 40s\n", "last frame -\n", "pressure   -\n", "renewal    none\n", "cwd        ~/app\n"} {
+	for _, want := range []string{"state      running (live)\n",
+		"holding    session.started held: waiting for the relaunched harness to name its session, 9 s left\n", "uptime     1m35s (since ", "activity   idle, no output for 40s\n", "last frame -\n", "pressure   -\n", "renewal    none\n", "cwd        ~/app\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("status block lacks %q:\n%s", want, b.String())
 		}

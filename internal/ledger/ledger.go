@@ -782,25 +782,14 @@ func gapReceipt(r contract.LifecycleReceipt, gap *Gap, seq uint64, now time.Time
 	if inv == "" {
 		inv = src.New(ids.PrefixInvocation)
 	}
-	return contract.LifecycleReceipt{
-		SchemaVersion:    contract.ReceiptSchemaVersion,
-		ReceiptID:        src.New(ids.PrefixReceipt),
-		ClientID:         r.ClientID,
-		AdapterID:        r.AdapterID,
-		InvocationID:     inv,
-		Event:            contract.EventReceiptGapDetected,
-		EventID:          src.New(ids.PrefixEvent),
-		Sequence:         &s,
-		IntegrationMode:  r.IntegrationMode,
-		Status:           contract.StatusObserved,
-		AtEpochS:         now.Unix(),
-		HarnessSessionID: r.HarnessSessionID,
-		HarnessRunID:     r.HarnessRunID,
-		HarnessTaskID:    r.HarnessTaskID,
-		TelemetrySummary: map[string]any{"gap_scope": gap.Scope, "gap_from": gap.From, "gap_to": gap.To},
-		Warnings: []contract.Warning{{
-			Code:    WarnReceiptGap,
-			Message: fmt.Sprintf("external sequence %q skipped %d..%d; those receipts were never delivered to the ledger", gap.Scope, gap.From, gap.To),
-		}},
-	}
+	g := contract.DerivedReceipt(r)
+	g.InvocationID = inv
+	g.ReceiptID, g.Event, g.EventID = src.New(ids.PrefixReceipt), contract.EventReceiptGapDetected, src.New(ids.PrefixEvent)
+	g.Sequence, g.Status, g.AtEpochS = &s, contract.StatusObserved, now.Unix()
+	g.TelemetrySummary = map[string]any{"gap_scope": gap.Scope, "gap_from": gap.From, "gap_to": gap.To}
+	g.Warnings = []contract.Warning{{
+		Code:    WarnReceiptGap,
+		Message: fmt.Sprintf("external sequence %q skipped %d..%d; those receipts were never delivered to the ledger", gap.Scope, gap.From, gap.To),
+	}}
+	return g
 }

@@ -338,28 +338,20 @@ func (l *Ledger) degradedReceipt(r contract.LifecycleReceipt, o outage) contract
 	if o.lostTotal() > 0 {
 		warn.Code = "ledger_receipts_lost"
 	}
-	return contract.LifecycleReceipt{
-		SchemaVersion:    contract.ReceiptSchemaVersion,
-		ReceiptID:        src.New(ids.PrefixReceipt),
-		ClientID:         r.ClientID,
-		AdapterID:        r.AdapterID,
-		InvocationID:     inv,
-		Event:            contract.EventCapabilityDegraded,
-		EventID:          src.New(ids.PrefixEvent),
-		IntegrationMode:  r.IntegrationMode,
-		Status:           contract.StatusDegraded,
-		AtEpochS:         o.until.Unix(),
-		HarnessSessionID: r.HarnessSessionID,
-		CapabilityDegradations: []contract.CapabilityDegradation{{
-			Capability: CapabilityLedger, PreviousSupport: contract.SupportNative, CurrentSupport: current,
-			ObservedAtEpochS: &at, Evidence: &ev, RetryClass: &rc,
-		}},
-		TelemetrySummary: map[string]any{
-			"ledger_outage_from": o.since.Unix(), "ledger_outage_to": o.until.Unix(),
-			"receipts_delayed": o.delayed, "receipts_lost": o.lostTotal(), "ticks_coalesced": o.coalesced,
-		},
-		Warnings: []contract.Warning{warn},
+	d := contract.DerivedReceipt(r)
+	d.InvocationID = inv
+	d.ReceiptID, d.Event, d.EventID = src.New(ids.PrefixReceipt), contract.EventCapabilityDegraded, src.New(ids.PrefixEvent)
+	d.Status, d.AtEpochS = contract.StatusDegraded, o.until.Unix()
+	d.CapabilityDegradations = []contract.CapabilityDegradation{{
+		Capability: CapabilityLedger, PreviousSupport: contract.SupportNative, CurrentSupport: current,
+		ObservedAtEpochS: &at, Evidence: &ev, RetryClass: &rc,
+	}}
+	d.TelemetrySummary = map[string]any{
+		"ledger_outage_from": o.since.Unix(), "ledger_outage_to": o.until.Unix(),
+		"receipts_delayed": o.delayed, "receipts_lost": o.lostTotal(), "ticks_coalesced": o.coalesced,
 	}
+	d.Warnings = []contract.Warning{warn}
+	return d
 }
 
 // synced applies the SyncMode after a receipt of event ev was written.

@@ -13,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
@@ -357,4 +358,24 @@ func TestRealFullDisk(t *testing.T) {
 		t.Fatalf("after space returned: %d receipts, last %s", len(entries), entries[len(entries)-1].Receipt.Event)
 	}
 	t.Logf("real tmpfs: %d of 50 receipts held while full, all recorded after", spooled)
+}
+
+// TestDegradedReceiptKeepsHarnessIdentity: the capability.degraded
+// receipt that ends an outage carries the harness run and task of the
+// receipt it reports with, like every derived receipt (it used to drop
+// them while the gap receipt kept them).
+func TestDegradedReceiptKeepsHarnessIdentity(t *testing.T) {
+	sid, run, task := "hs", "hr", "ht"
+	l := &Ledger{opts: Options{IDs: ids.SourceFunc(func(p string) string { return p + "1" })}}
+	ref := contract.LifecycleReceipt{ClientID: "c", AdapterID: "a", InvocationID: "inv_x", IntegrationMode: contract.ModeLauncherWrapper,
+		HarnessSessionID: &sid, HarnessRunID: &run, HarnessTaskID: &task}
+	now := time.Unix(100, 0)
+	d := l.degradedReceipt(ref, outage{ref: ref, since: now, until: now.Add(time.Second)})
+	if d.HarnessSessionID != &sid || d.HarnessRunID != &run || d.HarnessTaskID != &task || d.InvocationID != "inv_x" {
+		t.Fatalf("degraded receipt lost the harness identity: %+v", d)
+	}
+	g := gapReceipt(ref, &Gap{Scope: "s", From: 1, To: 2}, 3, now, l.opts.IDs)
+	if g.HarnessRunID != &run || g.HarnessTaskID != &task || g.ClientID != "c" {
+		t.Fatalf("gap receipt lost the harness identity: %+v", g)
+	}
 }

@@ -25,7 +25,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/launcher"
+	"github.com/lifeloop/lifeloop/internal/stream"
 )
 
 // Recorder records hook calls under one state root.
@@ -110,7 +110,7 @@ func (r Recorder) RecordFailure(id string, mapped hooks.Mapped, fail Failure) {
 		Event: ev, Frame: frame, HarnessSessionID: mapped.HarnessSessionID,
 		Failure:  &fail.Class,
 		Summary:  map[string]any{"hook": fail.Hook, "adapter": fail.Adapter},
-		Warnings: []contract.Warning{{Code: launcher.HookFailedWarning, Message: truncate(fail.Message, 300)}},
+		Warnings: []contract.Warning{{Code: stream.HookFailedWarning, Message: truncate(fail.Message, 300)}},
 	}
 	if ev == contract.EventCapabilityDegraded {
 		m.Degradations = []contract.CapabilityDegradation{{Capability: "native_hook", PreviousSupport: contract.SupportNative,
@@ -151,10 +151,11 @@ func (r Recorder) Record(mapped hooks.Mapped) {
 	}
 	// One coherent stream, as a wrapper keeps it: a moment the ledger
 	// already tells (another hook reported it) is dropped.
-	coh := launcher.NewCoherent(a.Manifest(), contract.ModeNativeHook, ledgerReceipts(r.Root, rec.ID))
+	k := stream.New(stream.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook})
+	k.Resume(ledgerReceipts(r.Root, rec.ID))
 	var ms []moment.Moment
 	for _, m := range mapped.Moments {
-		ms = append(ms, coh.Admit(moment.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
+		ms = append(ms, k.Admit(moment.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
 			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary})...)
 	}
 	r.route(rec, ms)

@@ -191,24 +191,11 @@ func (a *AsyncClients) Close(ctx context.Context) error {
 // return it to.
 func (r *Router) recordClientFailure(observed contract.LifecycleReceipt, fc contract.FailureClass, rc contract.RetryClass, warnings []contract.Warning) {
 	parent := observed.ReceiptID
-	f := contract.LifecycleReceipt{
-		SchemaVersion:    contract.ReceiptSchemaVersion,
-		ReceiptID:        r.cfg.IDs.New(ids.PrefixReceipt),
-		ClientID:         observed.ClientID,
-		AdapterID:        observed.AdapterID,
-		InvocationID:     observed.InvocationID,
-		Event:            observed.Event,
-		EventID:          observed.EventID,
-		ParentReceiptID:  &parent,
-		IntegrationMode:  observed.IntegrationMode,
-		Status:           contract.StatusFailed,
-		AtEpochS:         r.cfg.Now().Unix(),
-		HarnessSessionID: observed.HarnessSessionID,
-		HarnessRunID:     observed.HarnessRunID,
-		HarnessTaskID:    observed.HarnessTaskID,
-		FailureClass:     &fc,
-		RetryClass:       &rc,
-	}
+	f := contract.DerivedReceipt(observed)
+	f.ReceiptID = r.cfg.IDs.New(ids.PrefixReceipt)
+	f.Event, f.EventID, f.ParentReceiptID = observed.Event, observed.EventID, &parent
+	f.Status, f.AtEpochS = contract.StatusFailed, r.cfg.Now().Unix()
+	f.FailureClass, f.RetryClass = &fc, &rc
 	f.Warnings = slices.Concat(warnings, r.takeWarnings())
 	if _, err := r.record(f, moment.Moment{}); err != nil {
 		r.log.Error("recording an async client failure failed", "parent_receipt_id", parent, "err", err)

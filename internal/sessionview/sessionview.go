@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/launcher"
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
@@ -80,6 +80,9 @@ type Summary struct {
 	Activity string
 	// Idle is how long the harness has produced no output (live only).
 	Idle time.Duration
+	// Holding says, one line each, what the session's stream holds back
+	// and why (live only; control.Hold).
+	Holding []string
 
 	frames map[string]struct{}
 }
@@ -236,8 +239,12 @@ func (s *Summary) SetRenewal(st renewal.Status) {
 // SetLive records what a running wrapper reports (see Live). Its session
 // record is newer than the one on disk when Load ran, so state and pid
 // are taken from it too.
-func (s *Summary) SetLive(st launcher.Status) {
+func (s *Summary) SetLive(st control.Status) {
 	s.Live = true
+	s.Holding = s.Holding[:0]
+	for _, h := range st.Holding {
+		s.Holding = append(s.Holding, h.String())
+	}
 	s.Activity = st.Activity
 	s.Idle = time.Duration(st.IdleSeconds * float64(time.Second))
 	if st.Session.ID == s.ID {
@@ -253,15 +260,15 @@ func (s *Summary) SetLive(st launcher.Status) {
 // Live asks the wrapper of session id under root for its live status,
 // waiting at most timeout. ok is false (and err nil) when no wrapper
 // answers: the session has ended or its wrapper is gone.
-func Live(ctx context.Context, root, id string, timeout time.Duration) (st launcher.Status, ok bool, err error) {
+func Live(ctx context.Context, root, id string, timeout time.Duration) (st control.Status, ok bool, err error) {
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	err = launcher.Call(cctx, launcher.ControlSocketFor(root, id), launcher.OpStatus, nil, &st)
-	if errors.Is(err, launcher.ErrNotLive) {
-		return launcher.Status{}, false, nil
+	err = control.Call(cctx, control.SocketFor(root, id), control.OpStatus, nil, &st)
+	if errors.Is(err, control.ErrNotLive) {
+		return control.Status{}, false, nil
 	}
 	if err != nil {
-		return launcher.Status{}, false, err
+		return control.Status{}, false, err
 	}
 	return st, true, nil
 }

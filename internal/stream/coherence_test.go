@@ -1,4 +1,4 @@
-package launcher
+package stream
 
 import (
 	"fmt"
@@ -76,10 +76,10 @@ func TestCoherenceFrameInterleavings(t *testing.T) {
 			n := 0
 			interleavings(tc.sources, func(in []Moment) {
 				n++
-				c := newCoherence(allDeclared(), contract.ModeLauncherWrapper)
+				c := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
 				var out []Moment
 				for _, m := range in {
-					out = append(out, c.admit(m)...)
+					out = append(out, c.Admit(m)...)
 				}
 				checkFrameStream(t, in, out)
 			})
@@ -128,8 +128,8 @@ func checkFrameStream(t *testing.T, in, out []Moment) {
 func TestCoherenceInfersOnlyDeclared(t *testing.T) {
 	m := allDeclared()
 	m.LifecycleEvents[contract.EventFrameOpened] = contract.EventSupport{Support: contract.SupportUnavailable}
-	c := newCoherence(m, contract.ModeLauncherWrapper)
-	out := c.admit(frameMoment(contract.EventFrameEnded, "f", "hook"))
+	c := New(Config{Manifest: m, Mode: contract.ModeLauncherWrapper})
+	out := c.Admit(frameMoment(contract.EventFrameEnded, "f", "hook"))
 	var evs []contract.Event
 	for _, o := range out {
 		evs = append(evs, o.Event)
@@ -141,7 +141,7 @@ func TestCoherenceInfersOnlyDeclared(t *testing.T) {
 	if out[0].Summary["source"] != "inferred" || out[0].Summary["inferred_from"] != "frame.ended" {
 		t.Errorf("inferred summary %v", out[0].Summary)
 	}
-	if late := c.admit(frameMoment(contract.EventFrameOpened, "f", "transcript")); len(late) != 0 {
+	if late := c.Admit(frameMoment(contract.EventFrameOpened, "f", "transcript")); len(late) != 0 {
 		t.Errorf("a stage after its frame ended was recorded: %v", late)
 	}
 }
@@ -150,7 +150,7 @@ func TestCoherenceInfersOnlyDeclared(t *testing.T) {
 // started, at most one ending, one ended, whoever reports them; a new
 // session.starting (a renewal) opens the next harness session.
 func TestCoherenceSessionMoments(t *testing.T) {
-	c := newCoherence(allDeclared(), contract.ModeLauncherWrapper)
+	c := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
 	in := []contract.Event{
 		contract.EventSessionStarting, contract.EventSessionStarted, contract.EventSessionStarted, // process, hook
 		contract.EventSessionEnding, contract.EventSessionEnding, // renewal, SessionEnd hook
@@ -161,7 +161,7 @@ func TestCoherenceSessionMoments(t *testing.T) {
 	}
 	var got []contract.Event
 	for _, ev := range in {
-		for _, m := range c.admit(Moment{Event: ev}) {
+		for _, m := range c.Admit(Moment{Event: ev}) {
 			got = append(got, m.Event)
 		}
 	}
@@ -173,7 +173,7 @@ func TestCoherenceSessionMoments(t *testing.T) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
 	// A late session.started after the end is dropped too.
-	if out := c.admit(Moment{Event: contract.EventSessionStarted}); out != nil {
+	if out := c.Admit(Moment{Event: contract.EventSessionStarted}); out != nil {
 		t.Errorf("session.started after session.ended recorded: %v", out)
 	}
 }

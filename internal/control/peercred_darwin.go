@@ -1,11 +1,11 @@
-package launcher
+package control
 
 import "golang.org/x/sys/unix"
 
 // peerUID returns the user id of the process at the other end of the
-// Unix socket fd (SO_PEERCRED).
+// Unix socket fd (LOCAL_PEERCRED).
 func peerUID(fd int) (int, error) {
-	cred, err := unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+	cred, err := unix.GetsockoptXucred(fd, unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return 0, err
 	}

@@ -1,0 +1,400 @@
+package stream
+
+import (
+	"slices"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// What the keeper holds back, and why.
+//
+// Native wins: when the hook bridge and the transcript report the same
+// frame moment, the hook's receipt is the one recorded and the
+// transcript's provenance is attached to it. A transcript moment the
+// bridge also reports therefore waits up to NativeWindow; moments behind
+// it wait too, so receipts keep the transcript's order. A hook that never
+// comes releases the transcript moment when the window ends; a hook that
+// comes after the transcript moment was recorded is a duplicate and is
+// dropped (the ledger is append-only).
+//
+// The held session.started: a harness session's session.started is
+// recorded at once when nothing will name the session, else held until
+// the session-start hook or the transcript names it, or the bind wait
+// passes.
+
+// Ready is a moment the keeper released: the caller records it now, in
+// order, through Admit (which may drop it or add inferred stages). Tag is
+// what the caller gave when offering it (OfferStarted's).
+//
+// The Offer methods return the moment when it is ready at once (ok false
+// when it was queued or absorbed); what waits in the queue comes out of
+// Pop (or Release), so after an offer the caller records what it returned
+// and then pops what is due. A moment offered while the caller records a
+// popped one goes behind those still queued.
+type Ready struct {
+	Moment Moment
+	Tag    any
+}
+
+// Held is a moment the keeper removed from its queue for a hook's receipt
+// to absorb (Take).
+type Held struct {
+	Moment Moment
+	Tag    any
+	// Started says it is the held session.started.
+	Started bool
+}
+
+// held is a moment waiting to be recorded; until is zero for a moment
+// that only waits for those ahead of it.
+type held struct {
+	key   string
+	m     Moment
+	until time.Time
+	tag   any
+	// waitHook keeps a held session.started for the session-start hook
+	// even when the transcript names the session first.
+	waitHook bool
+	// fromHook marks a hook's moment (which a transcript moment never
+	// replaces).
+	fromHook bool
+}
+
+// keyStarted is the queue key of a held session.started.
+const keyStarted = "session.started"
+
+// queueKey is the key a later report of the same moment finds m by.
+func queueKey(m Moment) string {
+	if m.Event == contract.EventSessionStarted && m.Frame == nil {
+		return keyStarted
+	}
+	if m.Frame == nil {
+		return ""
+	}
+	return string(m.Event) + "\x00" + m.Frame.FrameID
+}
+
+// Waiting reports whether moments wait in the queue.
+func (k *Keeper) Waiting() bool { return len(k.queue) > 0 }
+
+// Next returns when the keeper next needs Release: the head's deadline
+// (at once when it only waits for nothing); ok is false when nothing
+// waits.
+func (k *Keeper) Next() (at time.Time, ok bool) {
+	if len(k.queue) == 0 {
+		return time.Time{}, false
+	}
+	return k.queue[0].until, true
+}
+
+// Offer is a moment of the wrapper's own (a tick, a degradation, a
+// renewal step): recorded now unless moments wait, then behind them.
+func (k *Keeper) Offer(m Moment) (r Ready, ok bool) {
+	if len(k.queue) > 0 {
+		k.queue = append(k.queue, held{m: m})
+		return Ready{}, false
+	}
+	return Ready{Moment: m}, true
+}
+
+// OfferStarted offers a harness session's session.started: ready now when
+// nothing will name the session, else held until the harness names it or
+// the bind wait passes. payloadsWaitHook says payloads wait for the
+// session-start hook to place them: only that hook's receipt may carry
+// them, so the wait is longer and a transcript naming the session does
+// not end it. tag comes back with the moment when it is released.
+func (k *Keeper) OfferStarted(m Moment, tag any, now time.Time, payloadsWaitHook bool) (r Ready, ok bool) {
+	if !k.expectsBinding() && !payloadsWaitHook {
+		if len(k.queue) > 0 {
+			k.queue = append(k.queue, held{key: keyStarted, m: m, tag: tag})
+			return Ready{}, false
+		}
+		return Ready{Moment: m, Tag: tag}, true
+	}
+	wait := k.cfg.BindWait
+	if payloadsWaitHook {
+		wait *= HookBindFactor
+	}
+	k.queue = append(k.queue, held{key: keyStarted, m: m, until: now.Add(wait), tag: tag, waitHook: payloadsWaitHook})
+	return Ready{}, false
+}
+
+// expectsBinding reports whether the harness will name its session: the
+// transcript of a new harness session, or a hook that reports
+// session.started. A pinned launch knows the id but still waits for the
+// evidence that the harness took it; a resumed one is named by its hook
+// only (its transcript goes on).
+func (k *Keeper) expectsBinding() bool {
+	return (k.cfg.Transcript && !k.resumed) || k.cfg.HookNamesSession
+}
+
+// OfferTranscript offers a transcript moment: ready now, or queued when a
+// hook may still report it or moments ahead of it wait. A transcript
+// binding completes a held session.started; a transcript moment a hook
+// already reported corroborates the hook's receipt. The caller has bound
+// m's harness session id (Bind) before.
+func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) (r Ready, ok bool) {
+	if len(k.queue) == 0 && (m.Frame == nil || !k.cfg.Bridged[m.Event]) {
+		// Nothing waits and no hook reports it: the common case, decided
+		// without building the moment's queue key.
+		if k.Has(m) {
+			return Ready{}, false
+		}
+		return Ready{Moment: m}, true
+	}
+	key := queueKey(m)
+	if key == keyStarted {
+		if i := k.queued(keyStarted); i >= 0 {
+			q := &k.queue[i]
+			q.m = MergeStarted(q.m, m)
+			if !q.waitHook {
+				q.until = time.Time{}
+			}
+			return Ready{}, false
+		}
+	}
+	if k.Has(m) {
+		return Ready{}, false // another source reported it first
+	}
+	if i := k.queued(key); key != "" && key != keyStarted && i >= 0 && k.queue[i].fromHook {
+		k.queue[i].m.Summary["transcript"] = m.Summary // the hook's receipt, waiting, absorbs it
+		return Ready{}, false
+	}
+	q := held{key: key, m: m}
+	if key != "" && key != keyStarted && k.cfg.Bridged[m.Event] {
+		q.until = now.Add(NativeWindow) // native wins: wait for the hook's report
+	} else if len(k.queue) == 0 {
+		return Ready{Moment: m}, true
+	}
+	k.insert(q)
+	k.settle(m, transcriptOpen)
+	return Ready{}, false
+}
+
+// OfferHook orders a hook moment that places nothing with the moments
+// that wait: it takes the place of the transcript's report of the same
+// moment, and a frame stage whose earlier stages only the transcript
+// reports waits (up to NativeWindow) for them, so the frame's receipts
+// keep their causal order. transcriptOpen says a transcript is still
+// being read.
+func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Ready, ok bool) {
+	key := queueKey(m)
+	if i := k.queued(key); key != "" && key != keyStarted && i >= 0 {
+		q := &k.queue[i]
+		m.Summary["transcript"] = q.m.Summary // native wins; the transcript corroborates
+		q.m, q.until, q.fromHook = m, time.Time{}, true
+		return Ready{}, false
+	}
+	if k.Has(m) {
+		return Ready{}, false
+	}
+	q := held{key: key, m: m, fromHook: true}
+	if k.missingEarlier(m, len(k.queue), transcriptOpen) {
+		q.until = now.Add(NativeWindow)
+	} else if len(k.queue) == 0 {
+		return Ready{Moment: m}, true
+	}
+	k.insert(q)
+	return Ready{}, false
+}
+
+// insert queues q before the first waiting moment of the same frame at a
+// later stage (so a late earlier stage still comes first), else last.
+func (k *Keeper) insert(q held) {
+	pos := len(k.queue)
+	if s := frameStage(q.m.Event); s > 0 && q.m.Frame != nil {
+		for i, e := range k.queue {
+			if e.m.Frame != nil && e.m.Frame.FrameID == q.m.Frame.FrameID && frameStage(e.m.Event) > s {
+				pos = i
+				break
+			}
+		}
+	}
+	k.queue = slices.Insert(k.queue, pos, q)
+}
+
+// missingEarlier reports whether frame moment m still lacks an earlier
+// stage the transcript will report: declared by the manifest, neither
+// admitted nor among the first upTo queued moments, with a transcript
+// being read.
+func (k *Keeper) missingEarlier(m Moment, upTo int, transcriptOpen bool) bool {
+	s := frameStage(m.Event)
+	if s <= 1 || m.Frame == nil || !transcriptOpen {
+		return false
+	}
+	id := m.Frame.FrameID
+	for j := k.frames[id] + 1; j < s; j++ {
+		if !k.declared[frameStages[j-1]] {
+			continue
+		}
+		if !slices.ContainsFunc(k.queue[:upTo], func(e held) bool {
+			return e.m.Frame != nil && e.m.Frame.FrameID == id && frameStage(e.m.Event) == j
+		}) {
+			return true
+		}
+	}
+	return false
+}
+
+// settle releases the hook moments of m's frame that waited for the
+// earlier stages now queued ahead of them.
+func (k *Keeper) settle(m Moment, transcriptOpen bool) {
+	if m.Frame == nil {
+		return
+	}
+	for i := range k.queue {
+		e := &k.queue[i]
+		if e.fromHook && !e.until.IsZero() && e.m.Frame != nil && e.m.Frame.FrameID == m.Frame.FrameID && !k.missingEarlier(e.m, i, transcriptOpen) {
+			e.until = time.Time{}
+		}
+	}
+}
+
+// queued returns the index of the queued moment with key, or -1.
+func (k *Keeper) queued(key string) int {
+	for i, q := range k.queue {
+		if q.key == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// Pop removes and returns the head of the queue when its wait is over at
+// now.
+func (k *Keeper) Pop(now time.Time) (Ready, bool) {
+	if len(k.queue) == 0 || k.queue[0].until.After(now) {
+		return Ready{}, false
+	}
+	q := k.queue[0]
+	k.queue = k.queue[1:]
+	return Ready{Moment: q.m, Tag: q.tag}, true
+}
+
+// PopAny removes and returns the head of the queue, due or not (nothing
+// more can come: the harness has exited, or a renewal step comes after
+// everything observed before it).
+func (k *Keeper) PopAny() (Ready, bool) {
+	if len(k.queue) == 0 {
+		return Ready{}, false
+	}
+	q := k.queue[0]
+	k.queue = k.queue[1:]
+	return Ready{Moment: q.m, Tag: q.tag}, true
+}
+
+// Release returns the queued moments whose wait is over at now, in order.
+func (k *Keeper) Release(now time.Time) []Ready {
+	var out []Ready
+	for r, ok := k.Pop(now); ok; r, ok = k.Pop(now) {
+		out = append(out, r)
+	}
+	return out
+}
+
+// Flush returns every queued moment, in order.
+func (k *Keeper) Flush() []Ready {
+	var out []Ready
+	for r, ok := k.PopAny(); ok; r, ok = k.PopAny() {
+		out = append(out, r)
+	}
+	return out
+}
+
+// Take is called for a hook moment that may place payloads: when another
+// source's report of it waits in the queue, it is removed and returned,
+// for the hook's receipt to absorb, with the moments ahead of it, ready to
+// record first.
+func (k *Keeper) Take(m Moment) (ahead []Ready, q Held, ok bool) {
+	key := queueKey(m)
+	if key == "" {
+		return nil, Held{}, false
+	}
+	i := k.queued(key)
+	if i < 0 {
+		return nil, Held{}, false
+	}
+	for _, a := range k.queue[:i] {
+		ahead = append(ahead, Ready{Moment: a.m, Tag: a.tag})
+	}
+	h := k.queue[i]
+	k.queue = slices.Delete(k.queue, 0, i+1)
+	return ahead, Held{Moment: h.m, Tag: h.tag, Started: h.key == keyStarted}, true
+}
+
+// ReleaseStarted releases a held session.started and what waits ahead of
+// it: moment by reports something later, so the session has started (and
+// by's harness session id, if any, names it).
+func (k *Keeper) ReleaseStarted(by Moment) []Ready {
+	i := k.queued(keyStarted)
+	if i < 0 {
+		return nil
+	}
+	if by.HarnessSessionID != "" && k.queue[i].m.HarnessSessionID == "" {
+		k.queue[i].m = MergeStarted(k.queue[i].m, Moment{HarnessSessionID: by.HarnessSessionID})
+	}
+	out := make([]Ready, 0, i+1)
+	for _, a := range k.queue[:i+1] {
+		out = append(out, Ready{Moment: a.m, Tag: a.tag})
+	}
+	k.queue = slices.Delete(k.queue, 0, i+1)
+	return out
+}
+
+// MergeStarted is the held session.started completed by the evidence
+// that named the session: the evidence's id and provenance, the held
+// moment's own facts (pid, renewal step, payload receipts).
+func MergeStarted(heldM, evidence Moment) Moment {
+	out := heldM
+	if evidence.HarnessSessionID == "" {
+		evidence.HarnessSessionID = heldM.HarnessSessionID
+	}
+	out.HarnessSessionID = evidence.HarnessSessionID
+	if evidence.EventID != "" {
+		out.EventID = evidence.EventID
+	}
+	sum := cloneSummary(evidence.Summary)
+	for k, v := range heldM.Summary {
+		sum[k] = v
+	}
+	if out.HarnessSessionID != "" {
+		sum["binding"] = "harness_session_id"
+	}
+	out.Summary = sum
+	out.Payloads = append(out.Payloads, evidence.Payloads...)
+	out.Warnings = append(out.Warnings, evidence.Warnings...)
+	return out
+}
+
+// Hold is one moment the keeper holds back: its event, why, and until
+// when (zero: only behind the moments ahead of it).
+type Hold struct {
+	Event  contract.Event
+	Reason string
+	Until  time.Time
+}
+
+// Holds says what the keeper holds back and why, in order.
+func (k *Keeper) Holds() []Hold {
+	out := make([]Hold, 0, len(k.queue))
+	for i, q := range k.queue {
+		h := Hold{Event: q.m.Event, Until: q.until}
+		switch {
+		case q.key == keyStarted && q.waitHook:
+			h.Reason = "waiting for the session-start hook that places the session's payloads"
+		case q.key == keyStarted && k.launches > 1:
+			h.Reason = "waiting for the relaunched harness to name its session"
+		case q.key == keyStarted:
+			h.Reason = "waiting for the harness to name its session"
+		case q.until.IsZero() && i > 0:
+			h.Reason = "behind the moments held before it"
+		case q.fromHook:
+			h.Reason = "waiting for the transcript's earlier stages of its frame"
+		default:
+			h.Reason = "waiting for the hook's report of the same moment"
+		}
+		out = append(out, h)
+	}
+	return out
+}

@@ -1,0 +1,364 @@
+// Package stream keeps the rules of a session's story (docs/contract.md,
+// "One coherent stream"): whatever order the sources report in — the
+// wrapper, the hook bridge, a harness's notify program, the transcript —
+// a session's ledger tells one story.
+//
+// A Keeper is pure: it does no I/O, starts no goroutine and arms no
+// timer. It is offered moments with their source and the time, and
+// answers with what is ready to record, in order; when it next needs to
+// be woken (Next); what it still holds and why (Holds); and, once told
+// what was recorded (Recorded), the links later receipts need (Link). The
+// caller — `run`'s supervisor loop, `watch`, `host-hook` — does the I/O
+// around it: records what is ready, arms one timer for Next, and saves
+// the session record when Bind reports a new harness session.
+//
+// A ledger is a sequence of harness sessions, each opened by
+// session.starting (the launch, or a renewal's relaunch). In each:
+// session.started once, session.ending at most once, session.ended once.
+// Per frame id: frame.opening, frame.opened, frame.ending, frame.ended
+// each at most once and in that order. A moment that repeats one already
+// recorded, or that arrives after a later stage of its frame, is dropped
+// (the ledger is append-only); a stage that was skipped is recorded,
+// marked inferred, right before the later one that implies it, when the
+// adapter's manifest declares that event for the integration mode.
+package stream
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/moment"
+)
+
+// Moment is one lifecycle fact offered to the keeper.
+type Moment = moment.Moment
+
+// HookFailedWarning marks the receipt `lifeloop host-hook` records when a
+// hook call could not reach its wrapper: not a moment of the story.
+const HookFailedWarning = "host_hook_failed"
+
+// frameStages are the frame events in causal order.
+var frameStages = []contract.Event{
+	contract.EventFrameOpening, contract.EventFrameOpened,
+	contract.EventFrameEnding, contract.EventFrameEnded,
+}
+
+// frameStage returns ev's position in frameStages (1-based), or 0.
+func frameStage(ev contract.Event) int {
+	for i, e := range frameStages {
+		if e == ev {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// Config is what a keeper needs to know about its session.
+type Config struct {
+	// Manifest and Mode say which frame stages may be inferred: those the
+	// manifest declares (support other than unavailable) for Mode.
+	Manifest contract.AdapterManifest
+	Mode     contract.IntegrationMode
+	// Bridged are the frame events a hook bridge reports natively: the
+	// transcript's report of one waits up to NativeWindow for the hook's.
+	Bridged map[contract.Event]bool
+	// Transcript says a transcript is read: a new harness session names
+	// itself there. HookNamesSession says a hook reports session.started
+	// with the harness's session id. Either makes session.started wait
+	// (up to BindWait) for the harness to name its session.
+	Transcript       bool
+	HookNamesSession bool
+	BindWait         time.Duration
+}
+
+// NativeWindow is how long a transcript frame moment waits for the hook
+// that reports the same moment.
+const NativeWindow = 2 * time.Second
+
+// HookBindFactor stretches the bind wait when payloads wait for the
+// session-start hook to place them: only that hook's receipt can carry
+// them.
+const HookBindFactor = 3
+
+// Keeper keeps one session's stream coherent. It is not safe for
+// concurrent use: one goroutine offers it moments.
+type Keeper struct {
+	cfg Config
+	// declared are the frame events that may be inferred.
+	declared map[contract.Event]bool
+	// frames holds each frame's highest admitted stage.
+	frames map[string]int
+	// The current harness session's session.* moments so far.
+	starting, started, ending, ended bool
+	// launches counts the harness sessions opened (session.starting).
+	launches int
+	// resumed says the current harness session continues the one before
+	// it (a resumed renewal): its transcript goes on, only a hook names it.
+	resumed bool
+
+	// The current harness session's receipts, for parent links, and the
+	// receipt that opened each frame.
+	startingReceipt, startedReceipt, endingReceipt string
+	frameReceipts                                  map[string]string
+
+	// harness is the latest harness session id; known are all the ids
+	// the session has had.
+	harness string
+	known   map[string]bool
+
+	queue []held
+}
+
+// New returns the keeper of a session configured by cfg.
+func New(cfg Config) *Keeper {
+	k := &Keeper{cfg: cfg, declared: map[contract.Event]bool{}, frames: map[string]int{},
+		frameReceipts: map[string]string{}, known: map[string]bool{}}
+	for _, ev := range frameStages {
+		if s, ok := cfg.Manifest.LifecycleEvents[ev]; ok && s.Support != contract.SupportUnavailable && s.Support != "" && slices.Contains(s.Modes, cfg.Mode) {
+			k.declared[ev] = true
+		}
+	}
+	return k
+}
+
+// Resume takes up the stream where prior, the session's receipts so far
+// (a continued session, or a native session recorded one hook call at a
+// time), left it.
+func (k *Keeper) Resume(prior []contract.LifecycleReceipt) {
+	for _, r := range prior {
+		if HookCallFailed(r) {
+			continue
+		}
+		m := Moment{Event: r.Event}
+		if id := PriorFrameID(r); id != "" {
+			m.Frame = &contract.FrameContext{FrameID: id}
+		}
+		k.Admit(m)
+		k.Recorded(m, r.ReceiptID)
+	}
+}
+
+// Known seeds the harness session ids the session already had.
+func (k *Keeper) Known(ids []string) {
+	for _, id := range ids {
+		k.known[id] = true
+	}
+}
+
+// HookCallFailed reports the receipt host-hook records for a hook call
+// that never reached a wrapper (not a lifecycle moment of the stream).
+func HookCallFailed(r contract.LifecycleReceipt) bool {
+	return r.Status == contract.StatusFailed && slices.ContainsFunc(r.Warnings, func(w contract.Warning) bool { return w.Code == HookFailedWarning })
+}
+
+// PriorFrameID is the frame a recorded receipt belongs to: its
+// telemetry_summary.frame_id, else its "<frame>/<event>" event id.
+func PriorFrameID(r contract.LifecycleReceipt) string {
+	if id, ok := r.TelemetrySummary["frame_id"].(string); ok {
+		return id
+	}
+	if frameStage(r.Event) > 0 {
+		if id, ok := strings.CutSuffix(r.EventID, "/"+string(r.Event)); ok {
+			return id
+		}
+	}
+	return ""
+}
+
+// Admit returns the moments to record for m, in order: none when the
+// stream already tells m, else m preceded by the inferred stages of its
+// frame it implies. The caller records them all, in order.
+func (k *Keeper) Admit(m Moment) []Moment {
+	switch m.Event {
+	case contract.EventSessionStarting:
+		if k.starting && !k.started && !k.ending && !k.ended {
+			return nil // the same launch again (a recovery repeating a step a killed wrapper recorded)
+		}
+		k.starting, k.started, k.ending, k.ended = true, false, false, false
+		k.launches++
+	case contract.EventSessionStarted:
+		if k.started || k.ended {
+			return nil
+		}
+		k.started = true
+	case contract.EventSessionEnding:
+		if k.ending || k.ended {
+			return nil
+		}
+		k.ending = true
+	case contract.EventSessionEnded:
+		if k.ended {
+			return nil
+		}
+		k.ended = true
+	}
+	s := frameStage(m.Event)
+	if s == 0 || m.Frame == nil {
+		return []Moment{m}
+	}
+	id := m.Frame.FrameID
+	have := k.frames[id]
+	if have >= s {
+		return nil
+	}
+	k.frames[id] = s
+	var out []Moment
+	for j := have + 1; j < s; j++ {
+		ev := frameStages[j-1]
+		if k.declared[ev] {
+			out = append(out, inferred(ev, m))
+		}
+	}
+	return append(out, m)
+}
+
+// Has reports whether the stream already tells frame moment m (or a
+// later stage of its frame).
+func (k *Keeper) Has(m Moment) bool {
+	s := frameStage(m.Event)
+	return s > 0 && m.Frame != nil && k.frames[m.Frame.FrameID] >= s
+}
+
+// inferred is stage ev of m's frame, implied by m.
+func inferred(ev contract.Event, m Moment) Moment {
+	fc := *m.Frame
+	s := map[string]any{"source": "inferred", "inferred_from": string(m.Event), "frame_id": fc.FrameID}
+	if fc.ParentFrameID != nil {
+		s["parent_frame_id"] = *fc.ParentFrameID
+	}
+	return Moment{
+		Event: ev, Frame: &fc, HarnessSessionID: m.HarnessSessionID,
+		EventID: fc.FrameID + "/" + string(ev), Summary: s,
+	}
+}
+
+// Bind notes harness session id id, which later receipts carry. It
+// reports whether the session never had it before (the caller saves it
+// in the session record).
+func (k *Keeper) Bind(id string) bool {
+	if id == "" {
+		return false
+	}
+	k.harness = id
+	if k.known[id] {
+		return false
+	}
+	k.known[id] = true
+	return true
+}
+
+// HarnessSession is the latest harness session id ("" before the harness
+// named one, or after a fresh relaunch).
+func (k *Keeper) HarnessSession() string { return k.harness }
+
+// Relaunch opens the next harness session of a renewal: resumed keeps
+// the harness session id (the harness continues it), a fresh one waits
+// for the relaunched harness to name its new session.
+func (k *Keeper) Relaunch(resumed bool) {
+	k.resumed = resumed
+	if !resumed {
+		k.harness = ""
+	}
+}
+
+// NextHarnessSession opens the next harness session when no launch step
+// of the caller's did (`watch` following the newer file of a resumed or
+// renewed harness): its session.* moments are told again.
+func (k *Keeper) NextHarnessSession() {
+	k.started, k.ending, k.ended = false, false, false
+}
+
+// Link completes admitted moment m for recording: the harness session id
+// once known, the parent receipt it chains to, and its frame id in the
+// summary.
+func (k *Keeper) Link(m Moment) Moment {
+	if m.HarnessSessionID == "" {
+		m.HarnessSessionID = k.harness
+	}
+	if m.Parent == nil {
+		m.Parent = k.parentFor(m)
+	}
+	if m.Frame != nil && m.Summary["frame_id"] == nil {
+		m.Summary = cloneSummary(m.Summary)
+		m.Summary["frame_id"] = m.Frame.FrameID
+	}
+	return m
+}
+
+// Recorded notes that m was recorded as receipt id: the receipts later
+// ones link to.
+func (k *Keeper) Recorded(m Moment, id string) {
+	switch m.Event {
+	case contract.EventSessionStarting:
+		k.startingReceipt, k.endingReceipt = id, ""
+	case contract.EventSessionStarted:
+		k.startedReceipt = id
+	case contract.EventSessionEnding:
+		k.endingReceipt = id
+	case contract.EventFrameOpening:
+		if m.Frame != nil {
+			k.frameReceipts[m.Frame.FrameID] = id
+		}
+	}
+}
+
+// Links are the last recorded receipts later ones chain to.
+type Links struct {
+	Starting, Started, Ending string
+	// Frames maps a frame id to the receipt that opened it.
+	Frames map[string]string
+}
+
+// Links returns the receipts later ones chain to.
+func (k *Keeper) Links() Links {
+	f := make(map[string]string, len(k.frameReceipts))
+	for id, r := range k.frameReceipts {
+		f[id] = r
+	}
+	return Links{Starting: k.startingReceipt, Started: k.startedReceipt, Ending: k.endingReceipt, Frames: f}
+}
+
+// parentFor is the receipt m chains to: session.started to its
+// session.starting (without one, as in `watch`, to the session.started
+// before it), a relaunch's session.starting to the session.started before
+// it, session.ended to session.ending, a frame's moments to its
+// opening (or its parent frame's), everything else to session.started.
+func (k *Keeper) parentFor(m Moment) *string {
+	ref := func(ids ...string) *string {
+		for _, id := range ids {
+			if id != "" {
+				return &id
+			}
+		}
+		return nil
+	}
+	switch m.Event {
+	case contract.EventSessionStarting:
+		return ref(k.startedReceipt)
+	case contract.EventSessionStarted:
+		return ref(k.startingReceipt, k.startedReceipt)
+	case contract.EventSessionEnded:
+		return ref(k.endingReceipt, k.startedReceipt, k.startingReceipt)
+	}
+	if m.Frame != nil {
+		if id, ok := k.frameReceipts[m.Frame.FrameID]; ok {
+			return &id
+		}
+		if m.Frame.ParentFrameID != nil {
+			if id, ok := k.frameReceipts[*m.Frame.ParentFrameID]; ok {
+				return &id
+			}
+		}
+	}
+	return ref(k.startedReceipt, k.startingReceipt)
+}
+
+func cloneSummary(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

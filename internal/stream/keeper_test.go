@@ -1,0 +1,353 @@
+package stream
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// story drives a keeper the way its callers do: offers moments, records
+// what is ready (Admit, Link, Recorded) and pops what is due, and keeps
+// the recorded stream as lines "event frame source parent".
+type story struct {
+	t      *testing.T
+	k      *Keeper
+	now    time.Time
+	n      int
+	lines  []string
+	byID   map[string]string // receipt id → event
+	tagged map[string]string // OfferStarted's tag → receipt id
+}
+
+func newStory(t *testing.T, cfg Config) *story {
+	if cfg.Manifest.LifecycleEvents == nil {
+		cfg.Manifest = allDeclared()
+	}
+	if cfg.Mode == "" {
+		cfg.Mode = contract.ModeLauncherWrapper
+	}
+	if cfg.BindWait == 0 {
+		cfg.BindWait = 10 * time.Second
+	}
+	return &story{t: t, k: New(cfg), now: time.Unix(1000, 0), byID: map[string]string{}, tagged: map[string]string{}}
+}
+
+func (s *story) record(rs []Ready) {
+	for _, r := range rs {
+		var last string
+		for _, m := range s.k.Admit(r.Moment) {
+			m = s.k.Link(m)
+			s.n++
+			id := fmt.Sprintf("r%d", s.n)
+			parent := "-"
+			if m.Parent != nil {
+				parent = s.byID[*m.Parent]
+			}
+			frame := "-"
+			if m.Frame != nil {
+				frame = m.Frame.FrameID
+			}
+			src, _ := m.Summary["source"].(string)
+			if src == "" {
+				src = "-"
+			}
+			line := fmt.Sprintf("%s %s %s %s", m.Event, frame, src, parent)
+			if m.HarnessSessionID != "" {
+				line += " hs=" + m.HarnessSessionID
+			}
+			s.lines = append(s.lines, line)
+			s.byID[id] = string(m.Event) + "@" + frame
+			s.k.Recorded(m, id)
+			last = id
+		}
+		if tag, ok := r.Tag.(string); ok {
+			s.tagged[tag] = last
+		}
+	}
+}
+
+// one is an offer's answer as a list.
+func one(r Ready, ok bool) []Ready {
+	if !ok {
+		return nil
+	}
+	return []Ready{r}
+}
+
+func (s *story) pop() {
+	for r, ok := s.k.Pop(s.now); ok; r, ok = s.k.Pop(s.now) {
+		s.record([]Ready{r})
+	}
+}
+
+// step is one thing that happens to the keeper.
+type step func(s *story)
+
+func wrapper(ev contract.Event) step {
+	return func(s *story) {
+		s.record(one(s.k.Offer(Moment{Event: ev, Summary: map[string]any{"source": "wrapper"}})))
+		s.pop()
+	}
+}
+
+func started(payloadsWaitHook bool) step {
+	return func(s *story) {
+		s.record(one(s.k.OfferStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"source": "wrapper"}}, "started", s.now, payloadsWaitHook)))
+		s.pop()
+	}
+}
+
+func transcript(ev contract.Event, frame, hs string) step {
+	return func(s *story) {
+		m := Moment{Event: ev, HarnessSessionID: hs, Summary: map[string]any{"source": "transcript"}}
+		if frame != "" {
+			m.Frame = &contract.FrameContext{FrameID: frame, FrameClass: contract.FrameTopLevel}
+		}
+		if hs != "" {
+			s.k.Bind(hs)
+		}
+		s.record(one(s.k.OfferTranscript(m, s.now, true)))
+		s.pop()
+	}
+}
+
+func hook(ev contract.Event, frame, hs string) step {
+	return func(s *story) {
+		m := Moment{Event: ev, HarnessSessionID: hs, Summary: map[string]any{"source": "hook"}}
+		if frame != "" {
+			m.Frame = &contract.FrameContext{FrameID: frame, FrameClass: contract.FrameTopLevel}
+		}
+		if ev == contract.EventSessionStarted {
+			// A session-start hook takes the held receipt over.
+			ahead, q, ok := s.k.Take(m)
+			s.record(ahead)
+			if ok && q.Started {
+				m = MergeStarted(q.Moment, m)
+			}
+			s.record([]Ready{{Moment: m, Tag: q.Tag}})
+			s.pop()
+			return
+		}
+		s.record(s.k.ReleaseStarted(m))
+		s.record(one(s.k.OfferHook(m, s.now, true)))
+		s.pop()
+	}
+}
+
+func wait(d time.Duration) step {
+	return func(s *story) { s.now = s.now.Add(d); s.pop() }
+}
+
+func flush() step { return func(s *story) { s.record(s.k.Flush()) } }
+
+func relaunch(resumed bool) step {
+	return func(s *story) {
+		s.record(s.k.ReleaseStarted(Moment{}))
+		s.record(s.k.Flush())
+		s.k.Relaunch(resumed)
+		s.record(one(s.k.Offer(Moment{Event: contract.EventSessionStarting, Summary: map[string]any{"source": "renewal"}})))
+	}
+}
+
+func holds(want ...string) step {
+	return func(s *story) {
+		var got []string
+		for _, h := range s.k.Holds() {
+			left := "-"
+			if !h.Until.IsZero() {
+				left = h.Until.Sub(s.now).String()
+			}
+			got = append(got, fmt.Sprintf("%s: %s (%s)", h.Event, h.Reason, left))
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			s.t.Errorf("holds:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+	}
+}
+
+const (
+	starting = contract.EventSessionStarting
+	startedE = contract.EventSessionStarted
+	opening  = contract.EventFrameOpening
+	opened   = contract.EventFrameOpened
+	ending   = contract.EventFrameEnding
+	ended    = contract.EventFrameEnded
+	sEnded   = contract.EventSessionEnded
+	pressure = contract.EventContextPressureObserved
+)
+
+// TestStreamRules: the contract's stream rules as the keeper keeps them,
+// one story each: who reports what, when, and the stream recorded
+// (event, frame, source, the receipt it links to, the harness session).
+func TestStreamRules(t *testing.T) {
+	bridged := map[contract.Event]bool{ended: true}
+	for _, tc := range []struct {
+		name  string
+		cfg   Config
+		steps []step
+		want  []string
+	}{
+		{
+			name:  "native wins: the hook's report replaces the transcript's, which it carries",
+			cfg:   Config{Bridged: bridged},
+			steps: []step{wrapper(starting), started(false), transcript(opening, "f1", ""), transcript(ended, "f1", ""), hook(ended, "f1", ""), flush()},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@-",
+				"frame.opening f1 transcript session.started@-",
+				"frame.opened f1 inferred frame.opening@f1", "frame.ending f1 inferred frame.opening@f1",
+				"frame.ended f1 hook frame.opening@f1",
+			},
+		},
+		{
+			name:  "native wins: no hook within the window, the transcript's report is recorded; a late hook is dropped",
+			cfg:   Config{Bridged: bridged},
+			steps: []step{wrapper(starting), started(false), transcript(ended, "f1", ""), transcript(pressure, "", ""), wait(NativeWindow), hook(ended, "f1", "")},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@-",
+				"frame.opening f1 inferred session.started@-", "frame.opened f1 inferred frame.opening@f1",
+				"frame.ending f1 inferred frame.opening@f1", "frame.ended f1 transcript frame.opening@f1",
+				"context.pressure_observed - transcript session.started@-",
+			},
+		},
+		{
+			name:  "a hook's later stage waits for the transcript's earlier ones",
+			cfg:   Config{Bridged: bridged},
+			steps: []step{wrapper(starting), started(false), hook(ending, "f1", ""), transcript(opening, "f1", ""), transcript(opened, "f1", ""), transcript(ending, "f1", "")},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@-",
+				"frame.opening f1 transcript session.started@-", "frame.opened f1 transcript frame.opening@f1",
+				"frame.ending f1 hook frame.opening@f1",
+			},
+		},
+		{
+			name:  "inferred stages: only those the manifest declares",
+			cfg:   Config{Manifest: declaredOnly(opening, ended)},
+			steps: []step{wrapper(starting), started(false), transcript(ended, "f1", "")},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@-",
+				"frame.opening f1 inferred session.started@-", "frame.ended f1 transcript frame.opening@f1",
+			},
+		},
+		{
+			name: "held session.started: the transcript names the session",
+			cfg:  Config{Transcript: true},
+			steps: []step{wrapper(starting), started(false), holds("session.started: waiting for the harness to name its session (10s)"),
+				wrapper(contract.EventSupervisorTick), wait(3 * time.Second),
+				holds("session.started: waiting for the harness to name its session (7s)", "supervisor.tick: behind the moments held before it (-)"),
+				transcript(startedE, "", "hs-1"), holds()},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@- hs=hs-1",
+				"supervisor.tick - wrapper session.started@- hs=hs-1",
+			},
+		},
+		{
+			name:  "held session.started: nothing names the session within the bind wait",
+			cfg:   Config{Transcript: true},
+			steps: []step{wrapper(starting), started(false), wait(9 * time.Second), holds("session.started: waiting for the harness to name its session (1s)"), wait(time.Second), holds()},
+			want:  []string{"session.starting - wrapper -", "session.started - wrapper session.starting@-"},
+		},
+		{
+			name:  "held session.started: a later moment releases it",
+			cfg:   Config{HookNamesSession: true},
+			steps: []step{wrapper(starting), started(false), hook(opening, "f1", "hs-2")},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@- hs=hs-2",
+				"frame.opening f1 hook session.started@- hs=hs-2",
+			},
+		},
+		{
+			name: "held session.started: payloads wait for the session-start hook, not the transcript",
+			cfg:  Config{Transcript: true, HookNamesSession: true},
+			steps: []step{wrapper(starting), started(true), transcript(startedE, "", "hs-3"),
+				holds("session.started: waiting for the session-start hook that places the session's payloads (30s)"),
+				hook(startedE, "", "hs-3")},
+			want: []string{"session.starting - wrapper -", "session.started - wrapper session.starting@- hs=hs-3"},
+		},
+		{
+			name: "a fresh relaunch's session.started waits for the relaunched harness; a resumed one does not",
+			cfg:  Config{Transcript: true},
+			steps: []step{wrapper(starting), started(false), transcript(startedE, "", "hs-1"),
+				relaunch(false), started(false), holds("session.started: waiting for the relaunched harness to name its session (10s)"),
+				transcript(startedE, "", "hs-2"),
+				relaunch(true), started(false), holds()},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@- hs=hs-1",
+				"session.starting - renewal session.started@-", "session.started - wrapper session.starting@- hs=hs-2",
+				"session.starting - renewal session.started@- hs=hs-2", "session.started - wrapper session.starting@- hs=hs-2",
+			},
+		},
+		{
+			name:  "each session moment once per harness session, whoever reports it",
+			cfg:   Config{},
+			steps: []step{wrapper(starting), started(false), hook(startedE, "", ""), transcript(startedE, "", ""), wrapper(sEnded), hook(sEnded, "", "")},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@-",
+				"session.ended - wrapper session.started@-",
+			},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newStory(t, tc.cfg)
+			for _, st := range tc.steps {
+				st(s)
+			}
+			if strings.Join(s.lines, "\n") != strings.Join(tc.want, "\n") {
+				t.Fatalf("recorded:\n%s\nwant:\n%s", strings.Join(s.lines, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}
+
+func declaredOnly(evs ...contract.Event) contract.AdapterManifest {
+	m := contract.AdapterManifest{LifecycleEvents: map[contract.Event]contract.EventSupport{}}
+	for _, ev := range evs {
+		m.LifecycleEvents[ev] = contract.EventSupport{Support: contract.SupportSynthesized, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}
+	}
+	return m
+}
+
+// TestResumeAfterCrash: a wrapper continuing a crashed session's ledger
+// takes the story up where the receipts left it: a repeated launch step
+// is dropped, a frame's recorded stages are not told again, and new
+// receipts link to the recorded ones; a failed hook call's receipt is
+// not part of the story.
+func TestResumeAfterCrash(t *testing.T) {
+	hsid := "hs-9"
+	prior := []contract.LifecycleReceipt{
+		{ReceiptID: "p1", Event: starting},
+		{ReceiptID: "p2", Event: startedE, HarnessSessionID: &hsid},
+		{ReceiptID: "p3", Event: opening, EventID: "f1/frame.opening"},
+		{ReceiptID: "p4", Event: opened, TelemetrySummary: map[string]any{"frame_id": "f1"}},
+		{ReceiptID: "p5", Event: ended, Status: contract.StatusFailed, Warnings: []contract.Warning{{Code: HookFailedWarning}},
+			TelemetrySummary: map[string]any{"frame_id": "f2"}},
+	}
+	k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
+	k.Known([]string{hsid})
+	k.Resume(prior)
+	if k.Bind(hsid) {
+		t.Error("a harness session id the session already had was reported new")
+	}
+	if out := k.Admit(Moment{Event: startedE}); out != nil {
+		t.Errorf("session.started told again: %v", out)
+	}
+	if out := k.Admit(Moment{Event: opened, Frame: &contract.FrameContext{FrameID: "f1"}}); out != nil {
+		t.Errorf("a recorded frame stage told again: %v", out)
+	}
+	out := k.Admit(Moment{Event: ending, Frame: &contract.FrameContext{FrameID: "f1"}, Summary: map[string]any{}})
+	if len(out) != 1 {
+		t.Fatalf("frame.ending after the resumed frame.opened: %v", out)
+	}
+	if m := k.Link(out[0]); m.Parent == nil || *m.Parent != "p3" || m.HarnessSessionID != hsid {
+		t.Errorf("frame.ending links to %v (harness %q), want p3 and %s", m.Parent, m.HarnessSessionID, hsid)
+	}
+	// f2's failed hook call left no trace: its first stage is not inferred away.
+	if out := k.Admit(Moment{Event: opening, Frame: &contract.FrameContext{FrameID: "f2"}}); len(out) != 1 {
+		t.Errorf("frame f2 after a failed hook call: %v", out)
+	}
+	if l := k.Links(); l.Starting != "p1" || l.Started != "p2" || l.Frames["f1"] != "p3" {
+		t.Errorf("links after resuming: %+v", l)
+	}
+}
