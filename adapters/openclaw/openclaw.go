@@ -91,6 +91,7 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunOpenClawTUI",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunOpenClawAgent",
 		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenClawCompaction",
+		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
 		"context_pressure":                    "TestRunOpenClawAgent",
 		"session_identity.harness_session_id": "TestRunOpenClawAgent",
 		"telemetry_sources.database":          "TestRunOpenClawAgent",
