@@ -2,8 +2,13 @@ package e2e
 
 import (
 	"database/sql"
+	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/adapters/pi"
@@ -249,6 +254,78 @@ func TestRunOpenClawCompaction(t *testing.T) {
 	}
 	for _, r := range databasePressure(second) {
 		t.Logf("second run pressure %s", toJSON(r["telemetry_summary"]))
+	}
+	if procs := env.StrayProcesses(); len(procs) > 0 {
+		t.Errorf("processes left behind: %+v", procs)
+	}
+}
+
+// TestRunOpenClawConcurrentSameFolder starts two `lifeloop run -- openclaw
+// agent --local` in the same folder at once. One embedded OpenClaw owns a
+// state folder at a time, so each has its own (OPENCLAW_STATE_DIR, with
+// the same configuration): each lifeloop session is bound to the session
+// in its own state folder's database, the one holding its own prompt.
+func TestRunOpenClawConcurrentSameFolder(t *testing.T) {
+	skipShort(t)
+	t.Parallel()
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{})
+	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UseOpenClaw(t)
+	cfg, err := os.ReadFile(filepath.Join(env.OpenClawStateDir(), "openclaw.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := stateDir(t)
+	var wg sync.WaitGroup
+	dbs := make([]string, len(concurrentPrompts))
+	errs := make([]error, len(concurrentPrompts))
+	for i, p := range concurrentPrompts {
+		dir := filepath.Join(env.Home, fmt.Sprintf("openclaw-state-%d", i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "openclaw.json"), cfg, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		dbs[i] = filepath.Join(dir, "agents", "main", "agent", "openclaw-agent.sqlite")
+		cmd := env.Command(ll, "run", "--state-dir", state, "--", bin, "agent", "--local", "-m", p)
+		cmd.Env = append(cmd.Env, "OPENCLAW_STATE_DIR="+dir)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("%w: %s", err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("run %d: %v", i, err)
+		}
+	}
+	ledgers := sessionLedgers(t, state)
+	if len(ledgers) != len(concurrentPrompts) {
+		t.Fatalf("%d sessions", len(ledgers))
+	}
+	seen := map[string]bool{}
+	for session, rs := range ledgers {
+		argv, _ := sessionRecord(t, state, session)["argv"].([]any)
+		prompt := argv[len(argv)-1].(string)
+		i := slices.Index(concurrentPrompts, prompt)
+		ended := lastOf(rs, "frame.ended")
+		path, _ := dig(ended, "telemetry_summary", "path").(string)
+		db, sid, _ := strings.Cut(path, "#")
+		if db != dbs[i] || sid == "" {
+			t.Errorf("session %s (prompt %q) read from %q, want %s#<id>", session, prompt, path, dbs[i])
+		}
+		assertHarnessSession(t, state, session, rs, sid)
+		if seen[sid] {
+			t.Errorf("both sessions bound to %s", sid)
+		}
+		seen[sid] = true
+		assertSessionLifecycle(t, rs, "openclaw", "completed", "exit_code_0")
 	}
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)

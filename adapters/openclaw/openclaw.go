@@ -52,6 +52,12 @@
 //     yet, so every frame is synthesized from the database.
 //   - `lifeloop host apply`: hooks are plugins, not entries of a settings
 //     file.
+//   - Renewal: the TUI takes a launch message only on its command line
+//     (`chat --message TEXT`, no file form), where lifeloop puts no
+//     payload. A relaunch without one (SIGTERM ends the TUI with 0; `chat`
+//     again on the same --session key continues the session) showed the
+//     conversation again, but Enter on a typed prompt added a line instead
+//     of sending it under the e2e terminal; not resolved, so no Relauncher.
 package openclaw
 
 import (

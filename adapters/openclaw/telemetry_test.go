@@ -151,7 +151,7 @@ func agentDB(t *testing.T, state string) (string, *sql.DB) {
 		`CREATE TABLE session_windows (session_id TEXT PRIMARY KEY, session_key TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL)`,
 		`CREATE TABLE transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT, created_at INTEGER NOT NULL, event_zstd BLOB, PRIMARY KEY (session_id, seq))`,
 	} {
-		if _, err := db.Exec(q); err != nil {
+		if _, err := db.ExecContext(t.Context(), q); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -160,7 +160,7 @@ func agentDB(t *testing.T, state string) (string, *sql.DB) {
 
 func addSession(t *testing.T, db *sql.DB, id string, at time.Time) {
 	t.Helper()
-	if _, err := db.Exec(`INSERT INTO session_windows VALUES (?, ?, ?, ?)`, id, "agent:main:"+id, at.UnixMilli(), at.UnixMilli()); err != nil {
+	if _, err := db.ExecContext(t.Context(), `INSERT INTO session_windows VALUES (?, ?, ?, ?)`, id, "agent:main:"+id, at.UnixMilli(), at.UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -171,15 +171,15 @@ func addRow(t *testing.T, db *sql.DB, id string, seq int64, js string, z bool, a
 	var err error
 	if z {
 		enc, _ := zstd.NewWriter(nil)
-		_, err = db.Exec(`INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd) VALUES (?, ?, NULL, ?, ?)`, id, seq, at.UnixMilli(), enc.EncodeAll([]byte(js), nil))
+		_, err = db.ExecContext(t.Context(), `INSERT INTO transcript_events (session_id, seq, event_json, created_at, event_zstd) VALUES (?, ?, NULL, ?, ?)`, id, seq, at.UnixMilli(), enc.EncodeAll([]byte(js), nil))
 		_ = enc.Close()
 	} else {
-		_, err = db.Exec(`INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)`, id, seq, js, at.UnixMilli())
+		_, err = db.ExecContext(t.Context(), `INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES (?, ?, ?, ?)`, id, seq, js, at.UnixMilli())
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`UPDATE session_windows SET updated_at = ? WHERE session_id = ?`, at.UnixMilli(), id); err != nil {
+	if _, err := db.ExecContext(t.Context(), `UPDATE session_windows SET updated_at = ? WHERE session_id = ?`, at.UnixMilli(), id); err != nil {
 		t.Fatal(err)
 	}
 }

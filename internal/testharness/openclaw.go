@@ -137,12 +137,13 @@ var openClawEnv = map[string]string{
 	"OPENCLAW_DISABLE_BONJOUR": "1",
 }
 
-// OpenClawScreenReady waits until OpenClaw's TUI on term shows its
-// footer past byte n, with the mock model named.
+// OpenClawScreenReady waits until OpenClaw's TUI on term says it is ready
+// and idle past byte n: its footer (with the model's name) is drawn
+// before that, and an Enter typed then can be lost.
 func OpenClawScreenReady(t testing.TB, term *Terminal, n int) {
 	t.Helper()
 	waitAfter(t, term, n, openClawReady, ReadyTimeout)
 }
 
-// openClawReady is the end of the TUI's footer once its session is open.
-const openClawReady = "mock-model"
+// openClawReady is the TUI's status once it takes a prompt.
+const openClawReady = "ready | idle"
