@@ -217,7 +217,10 @@ func TestRunOpenClawCompaction(t *testing.T) {
 	var ledgers [][]map[string]any
 	for i, prompt := range []string{"fill the context", "go on"} {
 		state := stateDir(t)
-		res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "agent", "--local", "--session-id", sid, "-m", prompt)
+		// The second run makes three model requests (OpenClaw's memory
+		// flush, the summary, the turn): on a loaded machine that takes
+		// longer than one turn's bound.
+		res := env.Run(2*runTimeout, ll, "run", "--state-dir", state, "--", bin, "agent", "--local", "--session-id", sid, "-m", prompt)
 		if res.ExitCode != 0 {
 			t.Fatalf("run %d: exit %d\nstdout: %s\nstderr: %s", i+1, res.ExitCode, res.Stdout, res.Stderr)
 		}
