@@ -78,7 +78,7 @@ var (
 // for OpenClaw: its events project as harness "other", adapter "openclaw".
 func (Harness) Describe() adapters.Description {
 	return adapters.Description{
-		ID: "openclaw", DisplayName: "OpenClaw", Conformance: adapters.ConformancePre,
+		ID: "openclaw", DisplayName: "OpenClaw", Conformance: adapters.ConformanceV1,
 		Names:          []string{"openclaw"},
 		OrgLoopHarness: contract.HarnessOther,
 	}
