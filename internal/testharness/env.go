@@ -95,6 +95,9 @@ func NewHarnessEnv(t testing.TB, mock *mockmodel.Server) *HarnessEnv {
 	if err := e.writeOpenCodeConfig(DefaultOpenCodeLimits); err != nil {
 		t.Fatal(err)
 	}
+	if err := e.writeOpenClawConfig(); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		for _, p := range e.KillStrays() {
 			t.Logf("testharness: killed a process left behind by the harness: pid %d: %s", p.PID, p.Cmdline)
@@ -191,6 +194,9 @@ func (e *HarnessEnv) Env() []string {
 		"npm_config_registry":           "http://127.0.0.1:9/",
 	}
 	for k, v := range piEnv {
+		vars[k] = v
+	}
+	for k, v := range openClawEnv {
 		vars[k] = v
 	}
 	e.geminiEnv(vars)

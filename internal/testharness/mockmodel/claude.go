@@ -25,13 +25,18 @@ type contentBlock struct {
 	Content json.RawMessage `json:"content"`
 }
 
+// harnessContextPrefix begins a user message OpenClaw adds after the
+// prompt with its own runtime context (active exec sessions, sub-agents):
+// not what the user asked, so claudeTurn looks past it.
+const harnessContextPrefix = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+
 // claudeTurn decides what the latest user message asks for: "tool" (the
 // trigger word is in the prompt), "after-tool" (it carries a tool_result)
 // or "text".
 func claudeTurn(req messagesRequest, trigger string) string {
 	for i := len(req.Messages) - 1; i >= 0; i-- {
 		m := req.Messages[i]
-		if m.Role != "user" {
+		if m.Role != "user" || isHarnessContext(m.Content) {
 			continue
 		}
 		var plain string
@@ -163,9 +168,25 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, body []by
 	return kind, http.StatusOK
 }
 
+// isHarnessContext reports a user message that is only OpenClaw's
+// runtime context block.
+func isHarnessContext(content json.RawMessage) bool {
+	var blocks []contentBlock
+	if json.Unmarshal(content, &blocks) != nil || len(blocks) == 0 {
+		return false
+	}
+	for _, b := range blocks {
+		if b.Type != "text" || !strings.HasPrefix(b.Text, harnessContextPrefix) {
+			return false
+		}
+	}
+	return true
+}
+
 // shellTool is the name of the shell tool the request offers: "Bash"
 // (Claude Code), or "bash" when only that is offered (OpenCode, and Pi,
-// whose anthropic-messages provider names its tools in lower case).
+// whose anthropic-messages provider names its tools in lower case), or
+// "exec" (OpenClaw's).
 func shellTool(tools []json.RawMessage) string {
 	for _, raw := range tools {
 		var t struct {
@@ -179,8 +200,8 @@ func shellTool(tools []json.RawMessage) string {
 		var t struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(raw, &t) == nil && t.Name == "bash" {
-			return "bash"
+		if json.Unmarshal(raw, &t) == nil && (t.Name == "bash" || t.Name == "exec") {
+			return t.Name
 		}
 	}
 	return "Bash"
