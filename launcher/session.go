@@ -385,7 +385,8 @@ func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pi
 		return nil, argv, ""
 	}
 	argv, pinned := ad.PinSession(argv)
-	return &telemetryRunner{ctx: ctx, log: p.Log, ad: ad, opts: observe.Options{
+	resumedID, resumed := ad.ResumedSession(argv)
+	return &telemetryRunner{ctx: ctx, log: p.Log, ad: ad, resumed: resumed, resumedID: resumedID, opts: observe.Options{
 		Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
 		Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID},
 		Now:    o.Now, Log: p.Log,

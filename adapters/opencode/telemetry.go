@@ -156,7 +156,7 @@ func (d *Discoverer) scan() ([]telemetry.Candidate, error) {
 	}
 	out := make([]telemetry.Candidate, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, telemetry.Candidate{Path: SessionPath(d.Database, s.ID), Born: s.Created, SessionID: s.ID})
+		out = append(out, telemetry.Candidate{Path: SessionPath(d.Database, s.ID), Born: s.Created, SessionID: s.ID, Updated: s.Updated})
 	}
 	telemetry.SortCandidates(out)
 	return out, nil

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// Sessions resumed at launch: `lifeloop run -- <harness> <resume>` follows
+// the harness session the command line continues (by id, or the
+// harness's latest for "continue") from its current end: the binding
+// names that session's file, its earlier turns are not reported again,
+// and the turn the launch adds gets frames and pressure (from the level
+// the earlier turns left).
+
+// runResumed runs `lifeloop run -- bin args...` in a state folder of its
+// own and returns the session's receipts; it must complete.
+func runResumed(t *testing.T, env *testharness.HarnessEnv, adapter, bin string, args ...string) []map[string]any {
+	t.Helper()
+	state := stateDir(t)
+	argv := append([]string{"run", "--state-dir", state, "--tick", "0", "--", bin}, args...)
+	res := env.Run(runTimeout, lifeloopBin(t), argv...)
+	if res.ExitCode != 0 {
+		t.Fatalf("lifeloop run %v: exit %d\nstdout: %s\nstderr: %s", args, res.ExitCode, res.Stdout, res.Stderr)
+	}
+	_, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, adapter, "completed", "exit_code_0")
+	return rs
+}
+
+// assertResumed checks a resumed launch's receipts: every receipt from
+// the binding on carries sid, the telemetry binding (when the telemetry
+// bound first) names path, no capability was lost, exactly one top-level
+// turn was recorded, and the pressure receipts of the telemetry are
+// want, each read from path.
+func assertResumed(t *testing.T, rs []map[string]any, sid, path string, want []wantPressure) {
+	t.Helper()
+	bound := false
+	for _, r := range rs {
+		if r["harness_session_id"] == sid {
+			bound = true
+		} else if bound {
+			t.Errorf("%s #%v has harness_session_id %v, want %s", r["event"], r["sequence"], r["harness_session_id"], sid)
+		}
+		if r["event"] == "session.started" && dig(r, "telemetry_summary", "binding") != nil && dig(r, "telemetry_summary", "source") != "hook" {
+			if p := dig(r, "telemetry_summary", "path"); p != path {
+				t.Errorf("binding to %v, want %s", p, path)
+			}
+		}
+		if r["event"] == "capability.degraded" {
+			t.Errorf("capability.degraded: %s", toJSON(r["telemetry_summary"]))
+		}
+	}
+	if !bound {
+		t.Fatalf("no receipt carries harness session %s: %s", sid, describeStream(rs))
+	}
+	for _, ev := range []string{"frame.opening", "frame.opened", "frame.ending", "frame.ended"} {
+		n := 0
+		for _, r := range receiptsFor(rs, ev) {
+			if dig(r, "telemetry_summary", "parent_frame_id") == nil {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("%d top-level %s, want 1 (the resumed launch's turn): %v", n, ev, eventsOf(rs))
+		}
+	}
+	var got []map[string]any
+	for _, r := range receiptsFor(rs, "context.pressure_observed") {
+		if src := dig(r, "telemetry_summary", "source"); src != "hook" {
+			got = append(got, r)
+		}
+	}
+	var desc []string
+	for _, r := range got {
+		desc = append(desc, toJSON(r["telemetry_summary"]))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d pressure receipts, want %d:\n%s", len(got), len(want), strings.Join(desc, "\n"))
+	}
+	for i, w := range want {
+		s := got[i]["telemetry_summary"]
+		if num(dig(s, "tokens")) != w.tokens || num(dig(s, "window")) != w.window || dig(s, "level") != w.level || dig(s, "previous_level") != w.prev {
+			t.Errorf("pressure %d: %s, want tokens %d window %d %s → %s", i, toJSON(s), w.tokens, w.window, w.prev, w.level)
+		}
+		if p, _ := dig(s, "path").(string); p != path {
+			t.Errorf("pressure %d read from %v, want %s", i, dig(s, "path"), path)
+		}
+	}
+}
+
+// TestRunOpenCodeResumedAtLaunch: `opencode run -c` (the latest session
+// of the folder) and `opencode run -s ID` under lifeloop run are followed
+// in OpenCode's database from the session's current end: 5107 (moderate,
+// history) → 7620 (high) → 2120 (low).
+func TestRunOpenCodeResumedAtLaunch(t *testing.T) {
+	skipShort(t)
+	bin := testharness.OpenCodeBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
+		{InputTokens: 100, CacheCreationInputTokens: 2000, CacheReadInputTokens: 3000, OutputTokens: 7},
+		{InputTokens: 7000, CacheReadInputTokens: 600, OutputTokens: 20},
+		{InputTokens: 2100, OutputTokens: 20},
+	}})
+	env := testharness.NewHarnessEnv(t, mock)
+	env.SetOpenCodeLimits(testharness.OpenCodeLimits{Context: 10000, Output: 1000})
+	if res := env.Run(runTimeout, bin, "run", "first", "turn"); res.ExitCode != 0 {
+		t.Fatalf("opencode exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	sid, _ := openCodeTurns(t, env)
+	path := env.OpenCodeDB() + "#" + sid
+	rs := runResumed(t, env, "opencode", bin, "run", "-c", "second", "turn")
+	assertResumed(t, rs, sid, path, []wantPressure{{7620, 10000, "high", "moderate"}})
+	rs = runResumed(t, env, "opencode", bin, "run", "-s", sid, "third", "turn")
+	assertResumed(t, rs, sid, path, []wantPressure{{2120, 10000, "low", "high"}})
+	if _, turns := openCodeTurns(t, env); len(turns) != 3 {
+		t.Errorf("OpenCode turns %v, want 3 in one session", turns)
+	}
+}
