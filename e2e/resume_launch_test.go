@@ -118,3 +118,59 @@ func TestRunOpenCodeResumedAtLaunch(t *testing.T) {
 		t.Errorf("OpenCode turns %v, want 3 in one session", turns)
 	}
 }
+
+// TestRunClaudeResumedAtLaunch: `claude -p -c` (the folder's latest
+// conversation) and `claude -p --resume ID` under lifeloop run are
+// followed in the conversation's transcript from its current end:
+// 55100 (moderate, history) → 80200 (high) → 20100 (low) of 100 000.
+func TestRunClaudeResumedAtLaunch(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
+		{InputTokens: 50000, CacheReadInputTokens: 5000, OutputTokens: 100},
+		{InputTokens: 80000, OutputTokens: 200},
+		{InputTokens: 20000, OutputTokens: 100},
+	}})
+	env := testharness.NewHarnessEnv(t, mock)
+	env.Setenv("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "100000")
+	if res := env.Run(runTimeout, bin, "-p", "first turn"); res.ExitCode != 0 {
+		t.Fatalf("claude exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	transcript := onlyOne(t, "transcript", env.ClaudeTranscripts())
+	_, sid := claudePromptIDs(t, transcript)
+	rs := runResumed(t, env, "claude", bin, "-p", "-c", "second turn")
+	assertResumed(t, rs, sid, transcript, []wantPressure{{80200, 100000, "high", "moderate"}})
+	rs = runResumed(t, env, "claude", bin, "-p", "--resume", sid, "third turn")
+	assertResumed(t, rs, sid, transcript, []wantPressure{{20100, 100000, "low", "high"}})
+	if got := env.ClaudeTranscripts(); len(got) != 1 {
+		t.Errorf("transcripts %v, want the one resumed", got)
+	}
+}
+
+// TestRunCodexResumedAtLaunch: `codex exec resume --last` (the folder's
+// latest thread) and `codex exec resume ID` under lifeloop run are
+// followed in the thread's rollout from its current end: 50100
+// (moderate, history) → 75200 (high) → 20100 (low) of 95 000.
+func TestRunCodexResumedAtLaunch(t *testing.T) {
+	skipShort(t)
+	bin := testharness.CodexBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
+		{InputTokens: 50000, OutputTokens: 100},
+		{InputTokens: 75000, OutputTokens: 200},
+		{InputTokens: 20000, OutputTokens: 100},
+	}})
+	env := testharness.NewHarnessEnv(t, mock)
+	exec := []string{"exec", "--skip-git-repo-check", "-c", "model_context_window=100000"}
+	if res := env.Run(runTimeout, bin, append(exec, "first turn")...); res.ExitCode != 0 {
+		t.Fatalf("codex exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	rollout := onlyOne(t, "rollout", env.CodexRollouts())
+	_, thread, _ := codexTurns(t, rollout)
+	rs := runResumed(t, env, "codex", bin, append(exec, "resume", "--last", "second turn")...)
+	assertResumed(t, rs, thread, rollout, []wantPressure{{75200, 95000, "high", "moderate"}})
+	rs = runResumed(t, env, "codex", bin, append(exec, "resume", thread, "third turn")...)
+	assertResumed(t, rs, thread, rollout, []wantPressure{{20100, 95000, "low", "high"}})
+	if got := env.CodexRollouts(); len(got) != 1 {
+		t.Errorf("rollouts %v, want the one resumed", got)
+	}
+}
