@@ -174,3 +174,57 @@ func TestRunCodexResumedAtLaunch(t *testing.T) {
 		t.Errorf("rollouts %v, want the one resumed", got)
 	}
 }
+
+// TestRunGeminiResumedAtLaunch: `gemini -r latest` (the project's latest
+// session) and `gemini -r ID` under lifeloop run are followed in the
+// session's chat file from its current end: 110100 (moderate, history) →
+// 160200 (high) → 40100 (low) of 209 715.
+func TestRunGeminiResumedAtLaunch(t *testing.T) {
+	skipShort(t)
+	bin := testharness.GeminiBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
+		{InputTokens: 110000, OutputTokens: 100},
+		{InputTokens: 160000, OutputTokens: 200},
+		{InputTokens: 40000, OutputTokens: 100},
+	}})
+	env := geminiSettingsEnv(t, mock, 0.2)
+	if res := env.Run(runTimeout, bin, geminiArgs("first turn")...); res.ExitCode != 0 {
+		t.Fatalf("gemini exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	chat := onlyOne(t, "chat file", env.GeminiChats())
+	_, sid := geminiPrompts(t, chat)
+	rs := runResumed(t, env, "gemini", bin, geminiArgs("second turn", "-r", "latest")...)
+	assertResumed(t, rs, sid, chat, []wantPressure{{160200, 209715, "high", "moderate"}})
+	rs = runResumed(t, env, "gemini", bin, geminiArgs("third turn", "-r", sid)...)
+	assertResumed(t, rs, sid, chat, []wantPressure{{40100, 209715, "low", "high"}})
+	if got := env.GeminiChats(); len(got) != 1 {
+		t.Errorf("chat files %v, want the one resumed", got)
+	}
+}
+
+// TestRunPiResumedAtLaunch: `pi -c` (the folder's latest session) and
+// `pi --session ID` under lifeloop run are followed in the session's file
+// from its current end: 110200 (moderate, history) → 160200 (high) →
+// 40100 (low) of 200 000.
+func TestRunPiResumedAtLaunch(t *testing.T) {
+	skipShort(t)
+	bin := testharness.PiBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
+		{InputTokens: 100000, CacheReadInputTokens: 10000, OutputTokens: 200},
+		{InputTokens: 160000, OutputTokens: 200},
+		{InputTokens: 40000, OutputTokens: 100},
+	}})
+	env := testharness.NewHarnessEnv(t, mock)
+	if res := env.Run(runTimeout, bin, "-p", "first turn"); res.ExitCode != 0 {
+		t.Fatalf("pi exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	file := onlyOne(t, "session file", env.PiSessions())
+	_, sid := piSession(t, file)
+	rs := runResumed(t, env, "pi", bin, "-c", "-p", "second turn")
+	assertResumed(t, rs, sid, file, []wantPressure{{160200, testharness.PiContextWindow, "high", "moderate"}})
+	rs = runResumed(t, env, "pi", bin, "--session", sid, "-p", "third turn")
+	assertResumed(t, rs, sid, file, []wantPressure{{40100, testharness.PiContextWindow, "low", "high"}})
+	if got := env.PiSessions(); len(got) != 1 {
+		t.Errorf("session files %v, want the one resumed", got)
+	}
+}
