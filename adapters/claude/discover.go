@@ -102,10 +102,10 @@ type discoverer struct {
 	// ProjectDirName(Cwd) (ProjectNameFromEnv).
 	ProjectName string
 	Cwd         string
-	Launch    time.Time
-	Slack     time.Duration // default telemetry.DefaultSlack
-	SessionID string
-	heads     telemetry.HeadCache
+	Launch      time.Time
+	Slack       time.Duration // default telemetry.DefaultSlack
+	SessionID   string
+	heads       telemetry.HeadCache
 }
 
 // Dirs returns the project folders for Cwd: its own spelling and, if
