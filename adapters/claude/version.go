@@ -14,7 +14,7 @@ import (
 // version too ("version"), which the parser reports.
 const (
 	pinnedVersion = "2.1.197"
-	newestProven  = "2.1.330"
+	newestProven  = "2.1.332"
 )
 
 // Version implements adapters.Versioned.
