@@ -15,6 +15,9 @@ import (
 const (
 	pinnedVersion = "2.1.197"
 	newestProven  = "2.1.332"
+	// snapshotSince is the first release known to have
+	// --system-prompt-snapshot.
+	snapshotSince = "2.1.330"
 )
 
 // Version implements adapters.Versioned.
@@ -32,7 +35,7 @@ func (Harness) Version() adapters.VersionSource {
 func snapshotSupported(argv []string) bool {
 	v := adapters.ReadVersion(context.Background(), argv, os.Environ(), os.Getenv("PATH"), Harness{}.Version())
 	switch {
-	case v != "" && adapters.CompareVersions(v, newestProven) >= 0:
+	case v != "" && adapters.CompareVersions(v, snapshotSince) >= 0:
 		return true
 	case v != "" && adapters.CompareVersions(v, pinnedVersion) <= 0:
 		return false
