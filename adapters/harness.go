@@ -128,6 +128,17 @@ type SessionPinner interface {
 	PinSession(argv []string, start int) ([]string, string)
 }
 
+// SessionResumer is a harness whose command line can continue a session
+// it recorded earlier (resume, continue): lifeloop then follows that
+// session's file from its current end instead of waiting for a new one.
+type SessionResumer interface {
+	// ResumedSession returns the harness session id argv continues, ""
+	// for the harness's latest session of the folder, and true; false
+	// when argv starts a new session, or continues one lifeloop cannot
+	// tell from the command line (an interactive picker, an index).
+	ResumedSession(argv []string, start int) (string, bool)
+}
+
 // Telemetry is a harness whose own session files lifeloop reads.
 type Telemetry interface {
 	// TelemetrySource says where the file of a launch lives and how to

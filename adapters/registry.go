@@ -149,6 +149,16 @@ func (a *Adapter) PinSession(argv []string) ([]string, string) {
 	return p.PinSession(argv, parseLaunch(argv).argStart)
 }
 
+// ResumedSession returns the harness session argv continues ("" for the
+// harness's latest of the folder) and true, when the harness can say.
+func (a *Adapter) ResumedSession(argv []string) (string, bool) {
+	r, ok := a.h.(SessionResumer)
+	if !ok {
+		return "", false
+	}
+	return r.ResumedSession(argv, parseLaunch(argv).argStart)
+}
+
 // Registry is an ordered set of adapters with unique ids and aliases.
 type Registry struct {
 	adapters []*Adapter

@@ -23,6 +23,11 @@ type VersionSource struct {
 	// package.json above the executable names the version without running
 	// anything.
 	Package string
+	// Successor is the npm package the harness is published as since it
+	// moved to a new name ("" when it has not): Package is then the old
+	// name, frozen at its last release. The package.json of either names
+	// the version; `make harnesses-latest` installs the successor.
+	Successor string
 	// Args make the harness print its version (e.g. --version); the first
 	// dotted version number in what it prints is taken. Used only when no
 	// package.json tells.
@@ -114,7 +119,10 @@ func PackageVersion(argv []string, path string, src VersionSource) string {
 	if prog == "" {
 		return ""
 	}
-	return packageVersion(prog, src.Package)
+	if v := packageVersion(prog, src.Package); v != "" || src.Successor == "" {
+		return v
+	}
+	return packageVersion(prog, src.Successor)
 }
 
 // versionRe is compiled on first use, not at every lifeloop start.

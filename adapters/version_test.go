@@ -58,3 +58,29 @@ func TestHarnessOutputSkipsRelativePath(t *testing.T) {
 		t.Errorf("version %q, want 1.2.3 from the absolute PATH entry", got)
 	}
 }
+
+// TestPackageVersionSuccessor: a harness installed under the name it moved
+// to is read from the successor's package.json.
+func TestPackageVersionSuccessor(t *testing.T) {
+	src := VersionSource{Package: "@old/agent", Successor: "@new/agent"}
+	for _, name := range []string{"@old/agent", "@new/agent", "@other/agent"} {
+		pkg := filepath.Join(t.TempDir(), "node_modules", name)
+		if err := os.MkdirAll(filepath.Join(pkg, "dist"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"`+name+`","version":"1.5.2"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cli := filepath.Join(pkg, "dist", "cli.js")
+		if err := os.WriteFile(cli, []byte("#!/bin/sh\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		want := "1.5.2"
+		if name == "@other/agent" {
+			want = ""
+		}
+		if got := PackageVersion([]string{cli}, "", src); got != want {
+			t.Errorf("%s: version %q, want %q", name, got, want)
+		}
+	}
+}

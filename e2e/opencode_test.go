@@ -4,7 +4,9 @@ import (
 	"database/sql"
 	"net/url"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
@@ -265,6 +267,74 @@ func TestWatchOpenCode(t *testing.T) {
 	assertOpenCodeBinding(t, env, state, session, rs, sid)
 	assertOpenCodePressure(t, rs, []wantPressure{{7620, 10000, "high", "low"}})
 	assertFrames(t, rs, turns)
+}
+
+// TestWatchOpenCodeLatest: `lifeloop watch --adapter opencode --latest`
+// picks the newest finished OpenCode session of the folder in OpenCode's
+// database, binds its id from its rows (its earlier turn is history: not
+// reported again, its pressure level is kept), and records the turn that
+// `opencode run -s <id>` then adds: frames and pressure from the moderate
+// level the history left (5107 → 7620 of 10 000).
+func TestWatchOpenCodeLatest(t *testing.T) {
+	skipShort(t)
+	bin := testharness.OpenCodeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
+		{InputTokens: 100, CacheCreationInputTokens: 2000, CacheReadInputTokens: 3000, OutputTokens: 7},
+		{InputTokens: 7000, CacheReadInputTokens: 600, OutputTokens: 20},
+	}})
+	env := testharness.NewHarnessEnv(t, mock)
+	env.SetOpenCodeLimits(testharness.OpenCodeLimits{Context: 10000, Output: 1000})
+	if res := env.Run(runTimeout, bin, "run", "first", "turn"); res.ExitCode != 0 {
+		t.Fatalf("opencode exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	sid, first := openCodeTurns(t, env)
+
+	state := stateDir(t)
+	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", "opencode", "--latest", "--cwd", env.Dir)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-done
+	})
+	// The binding comes from the session's existing rows: the watch has
+	// taken the session's end by then.
+	waitForEvent(t, state, "session.started", runTimeout)
+	if res := env.Run(runTimeout, bin, "run", "-s", sid, "second", "turn"); res.ExitCode != 0 {
+		t.Fatalf("opencode -s exited %d: %s", res.ExitCode, res.Stderr)
+	}
+	waitForEvent(t, state, "frame.ended", runTimeout)
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case err := <-done:
+		done <- err
+		if err != nil {
+			t.Fatalf("watch: %v; output %s", err, out.String())
+		}
+	case <-time.After(runTimeout):
+		t.Fatal("watch did not end on SIGINT")
+	}
+	if !strings.Contains(out.String(), `"reason":"interrupted"`) {
+		t.Errorf("watch printed %q", out.String())
+	}
+	session, rs := onlySession(t, state)
+	if rec := sessionRecord(t, state, session); rec["integration_mode"] != "telemetry_only" || rec["state"] != "completed" {
+		t.Errorf("session record %s", toJSON(rec))
+	}
+	sid2, turns := openCodeTurns(t, env)
+	if sid2 != sid || len(turns) != 2 || turns[0] != first[0] {
+		t.Fatalf("OpenCode turns %v in %s, want the first %v and one more", turns, sid2, first)
+	}
+	assertOpenCodeBinding(t, env, state, session, rs, sid)
+	assertOpenCodePressure(t, rs, []wantPressure{{7620, 10000, "high", "moderate"}})
+	assertFrames(t, rs, turns[1:])
 }
 
 // TestRunOpenCodePayloadAtLaunch: `lifeloop run --payload` places the

@@ -505,12 +505,15 @@ func toJSON(v any) string {
 
 // watchHarness starts `lifeloop watch --adapter adapter --cwd <project>`
 // before the harness runs, runs it, and returns the watch session's
-// receipts once the watch has ended (--until-idle).
+// receipts once the watch has ended (--until-idle). The idle bound
+// counts from the watch's start until the harness writes its first line:
+// Claude Code 2.1.332 on a loaded machine took longer than 5 s to write
+// its transcript's first line, so the bound is 15 s.
 func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string, args ...string) (string, string, []map[string]any) {
 	t.Helper()
 	ll := lifeloopBin(t)
 	state := stateDir(t)
-	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", adapter, "--cwd", env.Dir, "--until-idle", "5s")
+	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", adapter, "--cwd", env.Dir, "--until-idle", "15s")
 	var out strings.Builder
 	cmd.Stdout = &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

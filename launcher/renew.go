@@ -252,6 +252,7 @@ func (s *supervisor) startAgain(argv []string, pinned string) error {
 		s.rec.State = statedir.StateRunning
 	}
 	s.attach(child, argv[0])
+	s.rereadVersion(spec)
 	s.log.Info("renewal: harness started again", "pid", child.Pid())
 	return nil
 }

@@ -197,6 +197,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	var observations <-chan Moment
 	if tel != nil {
+		// A command line that continues an earlier harness session: that
+		// session is followed from its current end.
+		tel.resumedID, tel.resumed = ad.ResumedSession(argv)
 		defer tel.stop()
 		observations = tel.start(pinned, o.Now())
 	}

@@ -233,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	s.armQueue()
 	defer s.queueTimer.Stop()
 	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec, cfg.Facts)
-	defer s.version.stop()
+	defer func() { s.version.stop() }() // a relaunch reads it again (rereadVersion)
 	defer func() { _ = s.sampler.Close() }()
 	return s.run()
 }

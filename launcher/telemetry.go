@@ -20,6 +20,11 @@ type telemetryRunner struct {
 	cancel context.CancelFunc
 	w      *observe.Watcher
 	starts int
+	// resumed: the launch's command line continues an earlier harness
+	// session (resumedID, "" for the harness's latest), followed from
+	// its current end by the first watcher.
+	resumed   bool
+	resumedID string
 }
 
 // start stops the running watcher, if any, and starts one for a harness
@@ -34,6 +39,13 @@ func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Mom
 	// A watcher started again follows a renewal's new conversation: its
 	// first reading replaces the pressure the earlier one left.
 	o.ReportFirstPressure = r.starts > 0
+	if r.resumed && r.starts == 0 {
+		if ro, ok, err := observe.Resumed(o, r.resumedID); err != nil {
+			r.log.Warn("telemetry: the resumed session cannot be read; following new sessions", "err", err)
+		} else if ok {
+			o = ro
+		}
+	}
 	r.starts++
 	ctx, cancel := context.WithCancel(r.ctx)
 	w, err := observe.Start(ctx, o)

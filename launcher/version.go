@@ -148,9 +148,32 @@ func (s *supervisor) withHarnessVersion(m Moment) Moment {
 	return m
 }
 
-// warnUnprovenVersion records, once per session and after its
-// session.started, a capability.degraded when the harness runs a version
-// newer than the newest one its tests proved.
+// rereadVersion reads the version of a relaunched harness again: the
+// harness may have updated itself since the last start. Later
+// session.started receipts carry what it reads, and a version newer than
+// the newest proven one is reported again, at once when the version is
+// already known, unless it is the version already reported.
+func (s *supervisor) rereadVersion(spec ptyio.ChildSpec) {
+	reported := ""
+	if r := s.version; r != nil {
+		if r.warned {
+			reported = r.version()
+		}
+		r.stop()
+	}
+	s.version = startVersionRead(s.ctx, s.cfg.Adapter, spec, nil) // and the facts with it, for the next relaunch
+	if s.version == nil {
+		return
+	}
+	if v := s.version.version(); v != "" && v == reported {
+		s.version.warned = true
+	}
+	s.warnUnprovenVersion()
+}
+
+// warnUnprovenVersion records, once per session and harness version and
+// after its session.started, a capability.degraded when the harness runs
+// a version newer than the newest one its tests proved.
 func (s *supervisor) warnUnprovenVersion() {
 	r := s.version
 	if r == nil || r.warned {

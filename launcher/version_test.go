@@ -4,10 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/testutil"
+	"github.com/lifeloop/lifeloop/ptyio"
+	"github.com/lifeloop/lifeloop/renewal"
 )
 
 // TestSessionStartedHarnessVersion: session.started names the version of
@@ -67,5 +71,62 @@ func TestSessionStartedHarnessVersion(t *testing.T) {
 				t.Errorf("capability.degraded %+v", d)
 			}
 		})
+	}
+}
+
+// TestRelaunchRereadsVersion: a harness that updated itself between its
+// start and a renewal's relaunch runs a new version; the relaunch reads
+// it again, so the new unproven version is reported (once) although the
+// first start's version was proven.
+func TestRelaunchRereadsVersion(t *testing.T) {
+	f := newFixture(t, "unused")
+	ft := &fakeTerminal{}
+	f.cfg.OpenTerminal = func(ptyio.TerminalConfig) (Terminal, error) { return ft, nil }
+	pkg := filepath.Join(t.TempDir(), "node_modules", "@anthropic-ai", "claude-code")
+	if err := os.MkdirAll(pkg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	setVersion := func(v string) {
+		if err := os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"@anthropic-ai/claude-code","version":"`+v+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setVersion("2.1.330")
+	cli := filepath.Join(pkg, "cli.js")
+	if err := os.WriteFile(cli, []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
+	f.cfg.Record.AdapterID = "claude"
+	f.cfg.UserArgv = []string{cli}
+	f.cfg.Spec = ptyio.ChildSpec{Path: cli, Env: []string{"PATH=/usr/bin:/bin"}}
+	f.cfg.Grace = 300 * time.Millisecond
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
+
+	unproven := func() []Moment {
+		f.rec.mu.Lock()
+		defer f.rec.mu.Unlock()
+		var out []Moment
+		for _, m := range f.rec.moments {
+			if m.Event == contract.EventCapabilityDegraded && m.Summary["reason"] == "harness_version_unproven" {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	setVersion("9.0.0")
+	if err := <-renewAsync(t, f, renewal.Request{Reason: "test"}); err != nil {
+		t.Fatalf("renew: %v", err)
+	}
+	if ft.count() != 2 {
+		t.Fatalf("%d harnesses started, want 2", ft.count())
+	}
+	ft.proc(1).exit(ptyio.ExitStatus{Code: 0})
+	<-done
+	got := unproven()
+	if len(got) != 1 || got[0].Summary["harness_version"] != "9.0.0" {
+		t.Fatalf("harness_version_unproven receipts %+v, want one for 9.0.0", got)
 	}
 }

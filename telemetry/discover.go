@@ -28,6 +28,21 @@ type Candidate struct {
 	Path      string
 	Born      time.Time // birth time where the file system keeps it, else mtime
 	SessionID string    // the harness session id when the file names it
+	// Updated is the last write to the session when the store records it
+	// (a database row); zero for a file, whose modification time says.
+	Updated time.Time
+}
+
+// LastWrite returns when c was last written: Updated, else the file's
+// modification time, else Born.
+func (c Candidate) LastWrite() time.Time {
+	if !c.Updated.IsZero() {
+		return c.Updated
+	}
+	if fi, err := os.Stat(c.Path); err == nil {
+		return fi.ModTime()
+	}
+	return c.Born
 }
 
 // Discoverer lists the files a harness launch may be writing. It holds no

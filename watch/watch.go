@@ -132,15 +132,19 @@ func Run(ctx context.Context, o Options) (Result, error) {
 			return Result{}, fmt.Errorf("watch: the file %q is not absolute", topts.Path)
 		}
 		topts.Path = filepath.Clean(topts.Path)
-		fi, err := os.Stat(topts.Path)
+	}
+	cfg, _, err := observe.Config(topts)
+	if err != nil {
+		return Result{}, err
+	}
+	if topts.Path != "" {
+		// A harness whose sessions are records of a store names one by
+		// path; its end is the store's, not a file size.
+		p, end, err := telemetry.SourceEnd(cfg.Discoverer, topts.Path)
 		if err != nil {
 			return Result{}, fmt.Errorf("cannot watch %s: %w", topts.Path, err)
 		}
-		topts.FromStart = true
-		topts.HistoryOffset = fi.Size()
-	}
-	if _, _, err := observe.Config(topts); err != nil {
-		return Result{}, err
+		topts.Path, topts.FromStart, topts.HistoryOffset = p, true, end
 	}
 
 	p, err := pipeline.Open(pipeline.Options{

@@ -3,6 +3,7 @@ package builtin
 import (
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -301,3 +302,39 @@ func (h fakeHarness) Manifest() contract.AdapterManifest {
 }
 
 func (h fakeHarness) Evidence() map[string]string { return h.evidence }
+
+// TestHarnessPackagesAgree: harnesses/package.json (what `make harnesses`
+// and `make harnesses-latest` install) pins each adapter's package at its
+// Pinned version, and its lifeloop.successors names the same successor
+// packages as the adapters' version sources.
+func TestHarnessPackagesAgree(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "harnesses", "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct {
+		Dependencies map[string]string `json:"dependencies"`
+		Lifeloop     struct {
+			Successors map[string]string `json:"successors"`
+		} `json:"lifeloop"`
+	}
+	if err := json.Unmarshal(b, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	successors := map[string]string{}
+	for _, a := range Default().All() {
+		src, ok := a.VersionSource()
+		if !ok || src.Package == "" {
+			continue
+		}
+		if v, ok := pkg.Dependencies[src.Package]; ok && v != src.Pinned {
+			t.Errorf("%s: harnesses/package.json pins %s %s, the adapter %s", a.ID, src.Package, v, src.Pinned)
+		}
+		if src.Successor != "" {
+			successors[src.Package] = src.Successor
+		}
+	}
+	if !maps.Equal(successors, pkg.Lifeloop.Successors) {
+		t.Errorf("harnesses/package.json successors %v, the adapters' %v", pkg.Lifeloop.Successors, successors)
+	}
+}

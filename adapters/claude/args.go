@@ -1,6 +1,10 @@
 package claude
 
-import "github.com/lifeloop/lifeloop/adapters"
+import (
+	"strings"
+
+	"github.com/lifeloop/lifeloop/adapters"
+)
 
 // Claude Code's command line, as Commander reads it (`claude --help`,
 // 2.1.197).
@@ -95,4 +99,57 @@ func isPrint(args []adapters.Arg) bool {
 		}
 	}
 	return false
+}
+
+// ResumedSession implements adapters.SessionResumer: `-r/--resume ID`
+// (a session id; any other value is the picker's search term) continues
+// that conversation and `-c/--continue` the folder's most recent one,
+// written on to the same transcript; with --fork-session, or with the
+// interactive picker, the session is not known from the command line.
+func (Harness) ResumedSession(argv []string, start int) (string, bool) {
+	if !validStart(argv, start) || !startsSession(argv[start:]) {
+		return "", false
+	}
+	var id string
+	resumed := false
+	for _, ca := range parseArgs(argv[start:]) {
+		switch ca.Option {
+		case "--fork-session", "--session-id", "--from-pr":
+			return "", false
+		case "-c", "--continue":
+			resumed = true
+		case "-r", "--resume":
+			value := ""
+			if _, v, ok := strings.Cut(ca.Words[0], "="); ok {
+				value = v
+			} else if len(ca.Words) > 1 {
+				value = ca.Words[1]
+			}
+			if !isUUID(value) {
+				return "", false
+			}
+			id, resumed = value, true
+		}
+	}
+	return id, resumed
+}
+
+// isUUID reports whether s is a UUID in its 8-4-4-4-12 hex spelling.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -10,8 +10,49 @@ import (
 	"time"
 	"unicode/utf16"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
+
+// projectNameVar renames the project folder (Claude Code 2.1.331 and
+// later): read only when CLAUDE_CONFIG_DIR is set, and only a name of 1 to
+// 64 letters, digits, '_' and '-' that is not a reserved Windows device
+// name (con, prn, aux, nul, com0-9, lpt0-9); otherwise ignored (read in
+// the 2.1.332 bundle).
+const projectNameVar = "CLAUDE_CODE_PROJECT_DIR_NAME"
+
+// validProjectName reports whether Claude Code takes name as a project
+// folder's name.
+func validProjectName(name string) bool {
+	if len(name) == 0 || len(name) > 64 {
+		return false
+	}
+	for _, r := range name {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '_', r == '-':
+		default:
+			return false
+		}
+	}
+	switch l := strings.ToLower(name); {
+	case l == "con", l == "prn", l == "aux", l == "nul":
+		return false
+	case len(l) == 4 && (strings.HasPrefix(l, "com") || strings.HasPrefix(l, "lpt")) && l[3] >= '0' && l[3] <= '9':
+		return false
+	}
+	return true
+}
+
+// ProjectNameFromEnv returns the project folder name the harness
+// environment env sets through CLAUDE_CODE_PROJECT_DIR_NAME, "" when
+// Claude Code would not use it.
+func ProjectNameFromEnv(env []string) string {
+	name := adapters.EnvValue(env, projectNameVar)
+	if adapters.EnvValue(env, configDirVar) == "" || !validProjectName(name) {
+		return ""
+	}
+	return name
+}
 
 // ProjectDirName returns the folder name Claude Code (checked against
 // 2.1.197) uses under <config>/projects for the working folder cwd: every
@@ -59,16 +100,22 @@ func ProjectDirName(cwd string) string {
 // exact.
 type discoverer struct {
 	ConfigDir string // CLAUDE_CONFIG_DIR, else ~/.claude (resolved by the caller)
-	Cwd       string
-	Launch    time.Time
-	Slack     time.Duration // default telemetry.DefaultSlack
-	SessionID string
-	heads     telemetry.HeadCache
+	// ProjectName, when set, is the project folder's name instead of
+	// ProjectDirName(Cwd) (ProjectNameFromEnv).
+	ProjectName string
+	Cwd         string
+	Launch      time.Time
+	Slack       time.Duration // default telemetry.DefaultSlack
+	SessionID   string
+	heads       telemetry.HeadCache
 }
 
 // Dirs returns the project folders for Cwd: its own spelling and, if
 // different, its symlink-resolved spelling (the harness uses the latter).
 func (c *discoverer) Dirs() []string {
+	if c.ProjectName != "" {
+		return []string{filepath.Join(c.ConfigDir, "projects", c.ProjectName)}
+	}
 	var dirs []string
 	seen := map[string]bool{}
 	for _, cwd := range telemetry.CwdSpellings(c.Cwd) {

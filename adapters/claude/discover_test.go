@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/telemetry"
 	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
@@ -101,5 +102,33 @@ func TestDiscoverConcurrentSessionsWithClaims(t *testing.T) {
 	_, err := telemetry.Discover(context.Background(), telemetry.DiscoverConfig{Discoverer: d, Claims: set.For("ses_C"), Within: 50 * time.Millisecond, Poll: 10 * time.Millisecond})
 	if !errors.Is(err, telemetry.ErrNotFound) {
 		t.Errorf("third session: err %v, want ErrNotFound", err)
+	}
+}
+
+// TestProjectDirNameVariable: CLAUDE_CODE_PROJECT_DIR_NAME (2.1.331)
+// renames the project folder discovery reads, when CLAUDE_CONFIG_DIR is
+// set and the name is one Claude Code takes; otherwise the folder is
+// named after the working folder.
+func TestProjectDirNameVariable(t *testing.T) {
+	cfgDir, home, cwd := t.TempDir(), t.TempDir(), t.TempDir()
+	def := func(base string) string { return filepath.Join(base, "projects", claude.ProjectDirName(cwd)) }
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"CLAUDE_CONFIG_DIR=" + cfgDir, "CLAUDE_CODE_PROJECT_DIR_NAME=team_proj-1"}, filepath.Join(cfgDir, "projects", "team_proj-1")},
+		{[]string{"CLAUDE_CONFIG_DIR=" + cfgDir}, def(cfgDir)},
+		{[]string{"HOME=" + home, "CLAUDE_CODE_PROJECT_DIR_NAME=team"}, def(filepath.Join(home, ".claude"))},
+		{[]string{"CLAUDE_CONFIG_DIR=" + cfgDir, "CLAUDE_CODE_PROJECT_DIR_NAME=a.b"}, def(cfgDir)},
+		{[]string{"CLAUDE_CONFIG_DIR=" + cfgDir, "CLAUDE_CODE_PROJECT_DIR_NAME=COM1"}, def(cfgDir)},
+		{[]string{"CLAUDE_CONFIG_DIR=" + cfgDir, "CLAUDE_CODE_PROJECT_DIR_NAME=" + strings.Repeat("x", 65)}, def(cfgDir)},
+	} {
+		src, err := claude.Harness{}.TelemetrySource(adapters.TelemetryTarget{Env: tc.env, Cwd: cwd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := src.Discoverer.Roots(); len(got) != 1 || got[0] != tc.want {
+			t.Errorf("%v: roots %v, want %s", tc.env, got, tc.want)
+		}
 	}
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
-// Claude Code's command hooks (2.1.197) read their input as JSON on stdin.
+// Claude Code's command hooks (2.1.197; 2.1.332 adds SessionStart source
+// "fork", a forked conversation's own new session) read their input as
+// JSON on stdin.
 // prompt_id is on UserPromptSubmit and on every later hook of the same
 // prompt (Stop, SessionEnd), so it is the frame id. Settings files merge:
 // a --settings file adds its hooks to the user's own, which keep firing.
@@ -31,7 +33,20 @@ func (Harness) Hooks() *hooks.Spec {
 			{Name: "SubagentStop", Role: hooks.RoleSubagentStop},
 			{Name: "SessionEnd", Role: hooks.RoleSessionEnd},
 		},
-		Ignored: []string{"PreToolUse", "PostToolUse"},
+		// Every other hook of 2.1.332 maps to no lifecycle moment: tool
+		// calls, permissions, notifications, tasks, teammates, worktrees,
+		// files and folders, configuration, elicitation, skills, and the
+		// model switch (2.1.331: PreModelSwitch/PostModelSwitch; the next
+		// reply's usage carries the new model to telemetry). PostCompact
+		// adds nothing to PreCompact and SessionStart source compact.
+		Ignored: []string{
+			"PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "Notification",
+			"UserPromptExpansion", "StopFailure", "SubagentStart", "PostCompact", "PreModelSwitch",
+			"PostModelSwitch", "PermissionRequest", "PermissionDenied", "Setup", "TeammateIdle",
+			"TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
+			"WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged",
+			"DirectoryAdded", "MessageDisplay", "PreSkillShellCommand",
+		},
 		FrameID: frameID,
 		Matcher: "*",
 	}

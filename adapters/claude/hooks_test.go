@@ -43,6 +43,13 @@ func TestMap(t *testing.T) {
 			want:  []wantMoment{{event: contract.EventSessionStarted, summary: map[string]any{"hook": "SessionStart", "source": "startup"}}},
 		},
 		{
+			// 2.1.331 and later: a forked conversation starts a session of
+			// its own (a new id), no compaction.
+			name: "claude SessionStart fork", adapter: "claude", hook: "SessionStart", sid: "9f1c2a3b-0000-4000-8000-000000000001", accepts: contract.ManifestPreSession,
+			input: `{"session_id":"9f1c2a3b-0000-4000-8000-000000000001","cwd":"/p","hook_event_name":"SessionStart","source":"fork","session_title":"t"}`,
+			want:  []wantMoment{{event: contract.EventSessionStarted, summary: map[string]any{"hook": "SessionStart", "source": "fork"}}},
+		},
+		{
 			name: "claude SessionStart compact", adapter: "claude", hook: "SessionStart", sid: claudeSID, accepts: contract.ManifestPreSession,
 			input: `{"session_id":"` + claudeSID + `","cwd":"/p","hook_event_name":"SessionStart","source":"compact"}`,
 			want: []wantMoment{

@@ -225,3 +225,28 @@ func TestPinClaudeSession(t *testing.T) {
 		})
 	}
 }
+
+func TestResumedSession(t *testing.T) {
+	const id = "0b7e3c2a-1f2d-4c5e-8a9b-0c1d2e3f4a5b"
+	for _, c := range []struct {
+		args   []string
+		id     string
+		resume bool
+	}{
+		{[]string{"-p", "--resume", id, "hi"}, id, true},
+		{[]string{"-r=" + id}, id, true},
+		{[]string{"-c", "-p", "hi"}, "", true},
+		{[]string{"--continue"}, "", true},
+		{[]string{"--resume"}, "", false},
+		{[]string{"--resume", "search words"}, "", false},
+		{[]string{"--resume", id, "--fork-session"}, "", false},
+		{[]string{"--session-id", id}, "", false},
+		{[]string{"-p", "hi"}, "", false},
+		{[]string{"mcp", "list"}, "", false},
+	} {
+		got, ok := claude.Harness{}.ResumedSession(append([]string{"claude"}, c.args...), 1)
+		if got != c.id || ok != c.resume {
+			t.Errorf("%v: %q %v, want %q %v", c.args, got, ok, c.id, c.resume)
+		}
+	}
+}

@@ -19,7 +19,8 @@ const (
 )
 
 // TelemetrySource implements adapters.Telemetry: the transcript under
-// $CLAUDE_CONFIG_DIR (else $HOME/.claude)/projects/<cwd>/, measured against
+// $CLAUDE_CONFIG_DIR (else $HOME/.claude)/projects/<cwd>/ (or the folder
+// CLAUDE_CODE_PROJECT_DIR_NAME names), measured against
 // the window the harness's environment sets.
 func (Harness) TelemetrySource(t adapters.TelemetryTarget) (adapters.TelemetrySource, error) {
 	dir := adapters.EnvValue(t.Env, configDirVar)
@@ -33,7 +34,7 @@ func (Harness) TelemetrySource(t adapters.TelemetryTarget) (adapters.TelemetrySo
 	cfg := windowConfigOf(t.Env)
 	return adapters.TelemetrySource{
 		Kind:       telemetry.SourceTranscript,
-		Discoverer: &discoverer{ConfigDir: dir, Cwd: t.Cwd, Launch: t.LaunchedAt, SessionID: t.SessionID},
+		Discoverer: &discoverer{ConfigDir: dir, ProjectName: ProjectNameFromEnv(t.Env), Cwd: t.Cwd, Launch: t.LaunchedAt, SessionID: t.SessionID},
 		NewParser:  func() telemetry.Parser { return newParser(cfg) },
 	}, nil
 }

@@ -12,7 +12,10 @@ import (
 // version too ("version"), which the parser reports.
 const (
 	pinnedVersion = "2.1.197"
-	newestProven  = "2.1.330"
+	newestProven  = "2.1.332"
+	// snapshotSince is the first release known to have
+	// --system-prompt-snapshot.
+	snapshotSince = "2.1.330"
 )
 
 // Version implements adapters.Versioned.
@@ -45,7 +48,7 @@ func (h Harness) WithFacts(f adapters.Facts) adapters.Harness {
 func (h Harness) snapshotSupported() bool {
 	v := h.facts.Version
 	switch {
-	case v != "" && adapters.CompareVersions(v, newestProven) >= 0:
+	case v != "" && adapters.CompareVersions(v, snapshotSince) >= 0:
 		return true
 	case v != "" && adapters.CompareVersions(v, pinnedVersion) <= 0:
 		return false

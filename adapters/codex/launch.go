@@ -278,3 +278,63 @@ func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([
 	}
 	return slices.Clone(argv), false
 }
+
+// ResumedSession implements adapters.SessionResumer: `codex resume ID`,
+// `codex exec resume ID [PROMPT]` continue thread ID (a UUID; a thread
+// name is not read here), `exec resume --last` the folder's most recent
+// one, appended to the same rollout. The TUI's `resume --last` skips
+// sessions of `codex exec` unless --include-non-interactive, which the
+// rollouts do not tell apart here: it is followed as a new session, as
+// are --all (any folder), the picker, and fork.
+func (Harness) ResumedSession(argv []string, start int) (string, bool) {
+	if start <= 0 || start > len(argv) {
+		return "", false
+	}
+	args := argv[start:]
+	sub, at := subcommand(args)
+	var opts, pos []string
+	switch sub {
+	case "resume":
+		opts, pos = positionalsAfter(args[at+1:])
+		if slices.Contains(opts, "--last") && !slices.Contains(opts, "--include-non-interactive") {
+			return "", false
+		}
+	case "exec", "e":
+		opts, pos = positionalsAfter(args[at+1:])
+		if len(pos) == 0 || pos[0] != "resume" {
+			return "", false
+		}
+		pos = pos[1:]
+	default:
+		return "", false
+	}
+	switch {
+	case slices.Contains(opts, "--all"):
+		return "", false
+	case slices.Contains(opts, "--last"):
+		return "", true
+	case len(pos) > 0 && isUUID(pos[0]):
+		return strings.ToLower(pos[0]), true
+	}
+	return "", false
+}
+
+// isUUID reports whether s is a UUID in its 8-4-4-4-12 hex spelling.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+				return false
+			}
+		}
+	}
+	return true
+}

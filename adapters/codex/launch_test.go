@@ -264,3 +264,30 @@ func FuzzPrepareLaunch(f *testing.F) {
 		}
 	})
 }
+
+func TestResumedSession(t *testing.T) {
+	const id = "0b7e3c2a-1f2d-4c5e-8a9b-0c1d2e3f4a5b"
+	for _, c := range []struct {
+		args   []string
+		id     string
+		resume bool
+	}{
+		{[]string{"exec", "--skip-git-repo-check", "resume", "--last", "hi"}, "", true},
+		{[]string{"exec", "resume", id, "hi"}, id, true},
+		{[]string{"-m", "gpt", "e", "resume", id}, id, true},
+		{[]string{"resume", id}, id, true},
+		{[]string{"resume", "--last", "--include-non-interactive"}, "", true},
+		{[]string{"resume", "--last"}, "", false},
+		{[]string{"resume"}, "", false},
+		{[]string{"exec", "resume", "--last", "--all", "hi"}, "", false},
+		{[]string{"exec", "resume", "my-thread", "hi"}, "", false},
+		{[]string{"exec", "hi"}, "", false},
+		{[]string{"fork", id}, "", false},
+		{[]string{"hello"}, "", false},
+	} {
+		got, ok := Harness{}.ResumedSession(append([]string{"codex"}, c.args...), 1)
+		if got != c.id || ok != c.resume {
+			t.Errorf("%v: %q %v, want %q %v", c.args, got, ok, c.id, c.resume)
+		}
+	}
+}

@@ -54,18 +54,24 @@ func (c *Discoverer) Roots() []string { return []string{filepath.Join(c.Home, "s
 func (c *Discoverer) SourceKind() telemetry.SourceKind { return SourceRollout }
 
 // Candidates implements telemetry.Discoverer. Only the date folders from
-// the day before Launch to the day after now (local and UTC) are scanned.
+// the day before Launch to the day after now (local and UTC) are scanned;
+// every one when Launch is zero (a resumed session of any age).
 func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	now := time.Now
 	if c.Now != nil {
 		now = c.Now
 	}
-	start := c.Launch
-	if start.IsZero() {
-		start = now()
-	}
 	days := map[string]bool{}
-	for d := start.Add(-24 * time.Hour); !d.After(now().Add(24 * time.Hour)); d = d.Add(12 * time.Hour) {
+	if c.Launch.IsZero() {
+		// Any age (a resumed session): every date folder.
+		dirs, _ := filepath.Glob(filepath.Join(c.Home, "sessions", "*", "*", "*"))
+		for _, d := range dirs {
+			if rel, err := filepath.Rel(filepath.Join(c.Home, "sessions"), d); err == nil {
+				days[filepath.ToSlash(rel)] = true
+			}
+		}
+	}
+	for d := c.Launch.Add(-24 * time.Hour); !c.Launch.IsZero() && !d.After(now().Add(24*time.Hour)); d = d.Add(12 * time.Hour) {
 		days[d.Local().Format("2006/01/02")] = true
 		days[d.UTC().Format("2006/01/02")] = true
 	}

@@ -3,6 +3,7 @@ package gemini
 import (
 	"crypto/rand"
 	"fmt"
+	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
 )
@@ -114,4 +115,56 @@ func newUUID() string {
 	b[6] = b[6]&0x0f | 0x40
 	b[8] = b[8]&0x3f | 0x80
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
+}
+
+// ResumedSession implements adapters.SessionResumer: `-r/--resume` with
+// no value or `latest` continues the project's most recent session, with
+// a session id that session, appended to its chat file (measured: same
+// session id, same file, a second header line); an index (`-r 3`) and
+// --session-file are not read here: followed as a new session.
+func (Harness) ResumedSession(argv []string, start int) (string, bool) {
+	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
+		return "", false
+	}
+	for _, ca := range parseArgs(argv[start:]) {
+		switch ca.Option {
+		case "--session-file", "--session-id":
+			return "", false
+		case "-r", "--resume":
+			value := ""
+			if _, v, ok := strings.Cut(ca.Words[0], "="); ok {
+				value = v
+			} else if len(ca.Words) > 1 {
+				value = ca.Words[1]
+			}
+			switch {
+			case value == "" || value == "latest":
+				return "", true
+			case isUUID(value):
+				return strings.ToLower(value), true
+			}
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// isUUID reports whether s is a UUID in its 8-4-4-4-12 hex spelling.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -42,3 +42,27 @@ func TestPinSession(t *testing.T) {
 		}
 	}
 }
+
+func TestResumedSession(t *testing.T) {
+	const id = "0b7e3c2a-1f2d-4c5e-8a9b-0c1d2e3f4a5b"
+	for _, c := range []struct {
+		args   []string
+		id     string
+		resume bool
+	}{
+		{[]string{"-r", "latest", "-p", "hi"}, "", true},
+		{[]string{"-r", "-p", "hi"}, "", true},
+		{[]string{"--resume"}, "", true},
+		{[]string{"--resume=" + id}, id, true},
+		{[]string{"-m", "m", "-r", id, "-p", "hi"}, id, true},
+		{[]string{"-r", "3"}, "", false},
+		{[]string{"--session-id", id}, "", false},
+		{[]string{"-p", "hi"}, "", false},
+		{[]string{"--list-sessions"}, "", false},
+	} {
+		got, ok := Harness{}.ResumedSession(append([]string{"gemini"}, c.args...), 1)
+		if got != c.id || ok != c.resume {
+			t.Errorf("%v: %q %v, want %q %v", c.args, got, ok, c.id, c.resume)
+		}
+	}
+}

@@ -94,11 +94,15 @@ type chatLine struct {
 	Model     string          `json:"model"`
 	ToolCalls json.RawMessage `json:"toolCalls"`
 	Display   json.RawMessage `json:"displayContent"`
-	Tokens    *struct {
-		Input  int64 `json:"input"`
-		Output int64 `json:"output"`
-		Total  int64 `json:"total"`
-	} `json:"tokens"`
+	// Tokens is null until the response's usage is known (the record is
+	// appended again with it); absent or without a total it is a format
+	// this parser no longer reads.
+	Tokens json.RawMessage `json:"tokens"`
+}
+
+// tokens is a gemini record's usage.
+type tokens struct {
+	Total *int64 `json:"total"`
 }
 
 type setPatch struct {
@@ -321,8 +325,23 @@ func (p *Parser) gemini(dst []telemetry.Observation, l *chatLine, base telemetry
 		o.Window = p.window()
 		dst = append(dst, p.stamp(o))
 	}
-	if l.Tokens != nil {
-		tot := l.Tokens.Total
+	raw := bytes.TrimSpace(l.Tokens)
+	var tk tokens
+	switch {
+	case string(raw) == "null":
+	case len(raw) == 0 || json.Unmarshal(raw, &tk) != nil || tk.Total == nil:
+		// 0.61.0 writes tokens (null, then the usage with its total) on
+		// every gemini record: one without is a format this parser no
+		// longer reads, and pressure goes blind.
+		o := base
+		o.Kind = telemetry.ObsUnreadable
+		o.FrameID = p.turn
+		o.Detail = "a gemini record without a readable tokens.total"
+		dst = append(dst, p.stamp(o))
+		tk.Total = nil
+	}
+	if tk.Total != nil {
+		tot := *tk.Total
 		if prev, ok := p.seen[l.ID]; !ok || prev != tot || l.ID == "" {
 			if len(p.seen) > 4096 {
 				clear(p.seen)

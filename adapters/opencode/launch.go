@@ -186,3 +186,46 @@ var (
 	_ adapters.LaunchPlacer          = Harness{}
 	_ adapters.PlacementExternalizer = Harness{}
 )
+
+// runValueOptions are `opencode run`'s own options that take a value.
+var runValueOptions = map[string]bool{
+	"-f": true, "--file": true, "--format": true, "--title": true, "--attach": true,
+	"--variant": true, "--command": true, "--dir": true,
+}
+
+// ResumedSession implements adapters.SessionResumer: `-s/--session ID`
+// continues session ID and `-c/--continue` the most recently updated
+// session of the folder, in the TUI and in `run` alike (measured: the
+// same session id, its rows appended to); with --fork the continuation
+// is a new session (a copy), followed as a new one.
+func (Harness) ResumedSession(argv []string, start int) (string, bool) {
+	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
+		return "", false
+	}
+	args := argv[start:]
+	var id string
+	var resumed, fork bool
+	for i := 0; i < len(args); i++ {
+		name, value, inline := strings.Cut(args[i], "=")
+		switch {
+		case args[i] == "--":
+			i = len(args)
+		case name == "--fork":
+			fork = true
+		case name == "-c" || name == "--continue":
+			resumed = true
+		case name == "-s" || name == "--session":
+			if !inline && i+1 < len(args) {
+				i++
+				value = args[i]
+			}
+			id, resumed = value, value != ""
+		case (valueOptions[name] || runValueOptions[name]) && !inline:
+			i++
+		}
+	}
+	if !resumed || fork {
+		return "", false
+	}
+	return id, true
+}

@@ -86,3 +86,28 @@ func TestPlacementThroughConfigFile(t *testing.T) {
 		}
 	}
 }
+
+func TestResumedSession(t *testing.T) {
+	for _, c := range []struct {
+		args   []string
+		id     string
+		resume bool
+	}{
+		{[]string{"run", "-s", "ses_1", "hi"}, "ses_1", true},
+		{[]string{"run", "--session=ses_2", "hi"}, "ses_2", true},
+		{[]string{"-s", "ses_3"}, "ses_3", true},
+		{[]string{"run", "-c", "hi"}, "", true},
+		{[]string{"--continue"}, "", true},
+		{[]string{"run", "-s", "ses_1", "--fork", "hi"}, "", false},
+		{[]string{"run", "hi"}, "", false},
+		{[]string{"-m", "-c", "hi"}, "", false},
+		{[]string{"run", "--", "-c"}, "", false},
+		{[]string{"session", "list"}, "", false},
+	} {
+		argv := append([]string{"opencode"}, c.args...)
+		id, ok := Harness{}.ResumedSession(argv, 1)
+		if id != c.id || ok != c.resume {
+			t.Errorf("%v: %q %v, want %q %v", c.args, id, ok, c.id, c.resume)
+		}
+	}
+}

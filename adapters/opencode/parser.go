@@ -56,6 +56,7 @@ type Parser struct {
 	window func(provider, model string) int64
 
 	sessionID string
+	version   string // OpenCode's, from the session's record
 
 	settled settledSet        // messages classified (user) or completed (assistant)
 	pending map[string]int64  // user messages waiting for their first part → created (ms)
@@ -119,24 +120,37 @@ func (s *settledSet) add(id string) {
 func (p *Parser) SourceKind() telemetry.SourceKind { return SourceDatabase }
 
 type tokens struct {
-	Total     int64 `json:"total"`
-	Input     int64 `json:"input"`
-	Output    int64 `json:"output"`
-	Reasoning int64 `json:"reasoning"`
+	Total     *int64 `json:"total"`
+	Input     *int64 `json:"input"`
+	Output    *int64 `json:"output"`
+	Reasoning int64  `json:"reasoning"`
 	Cache     struct {
 		Read  int64 `json:"read"`
 		Write int64 `json:"write"`
 	} `json:"cache"`
 }
 
+func val(v *int64) int64 {
+	if v == nil {
+		return 0
+	}
+	return *v
+}
+
+// readable reports whether t has the numbers the context size is read
+// from: total, or input and output.
+func (t *tokens) readable() bool {
+	return t != nil && (t.Total != nil || t.Input != nil && t.Output != nil)
+}
+
 func (t *tokens) context() int64 {
 	if t == nil {
 		return 0
 	}
-	if t.Total > 0 {
-		return t.Total
+	if n := val(t.Total); n > 0 {
+		return n
 	}
-	return t.Input + t.Output + t.Reasoning + t.Cache.Read + t.Cache.Write
+	return val(t.Input) + val(t.Output) + t.Reasoning + t.Cache.Read + t.Cache.Write
 }
 
 type info struct {
@@ -147,6 +161,7 @@ type info struct {
 	Mode       string          `json:"mode"`
 	Summary    json.RawMessage `json:"summary"`
 	ModelID    string          `json:"modelID"`
+	Version    string          `json:"version"`
 	ProviderID string          `json:"providerID"`
 	Finish     string          `json:"finish"`
 	Tokens     *tokens         `json:"tokens"`
@@ -198,6 +213,9 @@ func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.P
 	if r.Type == "" {
 		return dst, telemetry.ErrNotObject
 	}
+	if in := r.Data.Info; in != nil && in.Version != "" && in.ID != "" && in.ID == r.Data.SessionID {
+		p.version = in.Version // the session's own record: OpenCode's version
+	}
 	if r.Data.SessionID != "" && r.Data.SessionID != p.sessionID {
 		p.sessionID = r.Data.SessionID
 		o := p.obs(telemetry.ObsHarnessSession, src, time.Time{})
@@ -227,7 +245,7 @@ func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.P
 }
 
 func (p *Parser) obs(kind telemetry.ObsKind, src telemetry.Provenance, at time.Time) telemetry.Observation {
-	return telemetry.Observation{Kind: kind, HarnessSessionID: p.sessionID, Source: src, At: at}
+	return telemetry.Observation{Kind: kind, HarnessSessionID: p.sessionID, HarnessVersion: p.version, Source: src, At: at}
 }
 
 // user notes a new user message; its first part decides what it is.
@@ -280,7 +298,16 @@ func (p *Parser) part(dst []telemetry.Observation, pt *part, at time.Time, src t
 		}
 		return append(dst, o)
 	}
-	if pt.Type == "step-finish" && pt.Tokens != nil {
+	if pt.Type == "step-finish" && !pt.Tokens.readable() {
+		// 1.18.33 records tokens on every step-finish (one per model
+		// request): one without is a format this parser no longer reads,
+		// and pressure goes blind.
+		o := p.obs(telemetry.ObsUnreadable, src, at)
+		o.FrameID = p.frame
+		o.Detail = "a step-finish part without readable tokens (total, or input and output)"
+		return append(dst, o)
+	}
+	if pt.Type == "step-finish" {
 		a := p.asst[pt.MessageID]
 		if a == nil || a.summary {
 			return dst

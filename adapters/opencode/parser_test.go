@@ -112,6 +112,20 @@ func TestParserRules(t *testing.T) {
 			},
 		},
 		{
+			name: "drift: step-finish tokens renamed (the message's own tokens still read)",
+			lines: []string{
+				userMsg("msg_u1", 1), textPart("msg_u1", ""),
+				asstMsg("msg_a1", "msg_u1", ""),
+				`{"seq":1,"type":"message.part.updated.1","data":{"sessionID":"ses_a","part":{"id":"prt_sf","messageID":"msg_a1","type":"step-finish","usage":{"totalTokens":5}},"time":8}}`,
+				`{"seq":1,"type":"message.part.updated.1","data":{"sessionID":"ses_a","part":{"id":"prt_sf2","messageID":"msg_a1","type":"step-finish","tokens":{"sum":5}},"time":8}}`,
+				asstMsg("msg_a1", "msg_u1", `,"completed":9},"finish":"stop","x":{`),
+			},
+			want: []string{
+				"harness_session id=ses_a", "frame_opening frame=msg_u1", "frame_opened frame=msg_u1",
+				"unreadable frame=msg_u1", "unreadable frame=msg_u1", "frame_ended frame=msg_u1 trigger=stop",
+			},
+		},
+		{
 			name:  "not a record",
 			lines: []string{`[1]`, `{}`, `nope`},
 		},

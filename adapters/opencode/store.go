@@ -377,3 +377,23 @@ func (f *follower) read(ctx context.Context) {
 		}
 	}
 }
+
+// sessionEnd returns one past the seq of session id's last event (0 when
+// it has none); an error when the database has no such session.
+func sessionEnd(ctx context.Context, db *sql.DB, id string) (int64, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM session WHERE id = ?", id).Scan(&n); err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("OpenCode's database has no session %s", id)
+	}
+	var last sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT max(seq) FROM event WHERE aggregate_id = ?", id).Scan(&last); err != nil {
+		return 0, err
+	}
+	if !last.Valid {
+		return 0, nil
+	}
+	return last.Int64 + 1, nil
+}

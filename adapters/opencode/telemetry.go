@@ -3,6 +3,7 @@ package opencode
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,7 +156,7 @@ func (d *Discoverer) scan() ([]telemetry.Candidate, error) {
 	}
 	out := make([]telemetry.Candidate, 0, len(ss))
 	for _, s := range ss {
-		out = append(out, telemetry.Candidate{Path: SessionPath(d.Database, s.ID), Born: s.Created, SessionID: s.ID})
+		out = append(out, telemetry.Candidate{Path: SessionPath(d.Database, s.ID), Born: s.Created, SessionID: s.ID, Updated: s.Updated})
 	}
 	telemetry.SortCandidates(out)
 	return out, nil
@@ -165,4 +166,47 @@ func (d *Discoverer) scan() ([]telemetry.Candidate, error) {
 // created its tables in yet.
 func isMissingSchema(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "no such table")
+}
+
+var _ telemetry.SourceResolver = (*Discoverer)(nil)
+
+// Resolve implements telemetry.SourceResolver: "<database>#<session id>"
+// names that session; the database's own path names its newest top-level
+// session of Cwd (of any folder when Cwd is empty), whatever its age.
+func (d *Discoverer) Resolve(path string) (string, error) {
+	if _, _, err := splitSessionPath(path); err == nil {
+		return path, nil
+	}
+	if err := walReady(path); err != nil {
+		return "", fmt.Errorf("%s is not an OpenCode database (%w); give the database, or <database>%s<session id>", path, err, sessionSep)
+	}
+	ss, err := (&Discoverer{Database: path, Cwd: d.Cwd}).Candidates()
+	if err != nil {
+		return "", err
+	}
+	if len(ss) == 0 {
+		where := "any folder"
+		if d.Cwd != "" {
+			where = d.Cwd
+		}
+		return "", fmt.Errorf("the OpenCode database %s holds no session of %s; give --cwd the session's folder, or <database>%s<session id>", path, where, sessionSep)
+	}
+	return ss[len(ss)-1].Path, nil
+}
+
+// End implements telemetry.SourceResolver: one past the seq of the
+// session's last event (Follow's offsets are seqs).
+func (d *Discoverer) End(path string) (int64, error) {
+	dbPath, id, err := splitSessionPath(path)
+	if err != nil {
+		return 0, err
+	}
+	db, err := openDB(dbPath)
+	if err != nil {
+		return 0, fmt.Errorf("opening OpenCode's database: %w", err)
+	}
+	defer func() { _ = db.Close() }()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return sessionEnd(ctx, db, id)
 }

@@ -3,6 +3,7 @@ package opencode
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os"
@@ -306,5 +307,40 @@ func TestTelemetrySourcePaths(t *testing.T) {
 	src, err := Harness{}.TelemetrySource(adapters.TelemetryTarget{Env: []string{"HOME=/h"}, Cwd: "/p"})
 	if err != nil || src.Kind != SourceDatabase || src.Discoverer.Roots()[0] != "/h/.local/share/opencode" {
 		t.Errorf("source %+v, %v", src, err)
+	}
+}
+
+// TestResolveAndEnd: `lifeloop watch` names a session by
+// "<database>#<id>" or by the database (its newest session of the
+// folder); a session ends one past its last event's seq.
+func TestResolveAndEnd(t *testing.T) {
+	r := realDatabase(t)
+	d := &Discoverer{Database: r.DB, Cwd: r.Cwd}
+	for _, c := range []struct{ in, want string }{
+		{r.DB, SessionPath(r.DB, r.Compact)},
+		{SessionPath(r.DB, r.Turn), SessionPath(r.DB, r.Turn)},
+	} {
+		got, err := d.Resolve(c.in)
+		if err != nil || got != c.want {
+			t.Errorf("Resolve(%s) = %q, %v; want %q", c.in, got, err, c.want)
+		}
+	}
+	if _, err := (&Discoverer{Database: r.DB, Cwd: filepath.Dir(r.Cwd)}).Resolve(r.DB); err == nil || !strings.Contains(err.Error(), "holds no session of") {
+		t.Errorf("other folder: %v", err)
+	}
+	if _, err := d.Resolve(filepath.Join(t.TempDir(), "opencode.db")); err == nil || !strings.Contains(err.Error(), "not an OpenCode database") {
+		t.Errorf("missing database: %v", err)
+	}
+	recs := records(t, r.DB, r.Turn)
+	var last struct{ Seq int64 }
+	if err := json.Unmarshal([]byte(recs[len(recs)-1]), &last); err != nil {
+		t.Fatal(err)
+	}
+	end, err := d.End(SessionPath(r.DB, r.Turn))
+	if err != nil || end != last.Seq+1 {
+		t.Errorf("End = %d, %v; want %d", end, err, last.Seq+1)
+	}
+	if _, err := d.End(SessionPath(r.DB, "ses_nothere")); err == nil || !strings.Contains(err.Error(), "no session ses_nothere") {
+		t.Errorf("unknown session: %v", err)
 	}
 }

@@ -322,11 +322,11 @@ type entry struct {
 		StopReason   string `json:"stopReason"`
 		ErrorMessage string `json:"errorMessage"`
 		Usage        *struct {
-			Input       int64 `json:"input"`
-			Output      int64 `json:"output"`
-			CacheRead   int64 `json:"cacheRead"`
-			CacheWrite  int64 `json:"cacheWrite"`
-			TotalTokens int64 `json:"totalTokens"`
+			Input       *int64 `json:"input"`
+			Output      *int64 `json:"output"`
+			CacheRead   int64  `json:"cacheRead"`
+			CacheWrite  int64  `json:"cacheWrite"`
+			TotalTokens *int64 `json:"totalTokens"`
 		} `json:"usage"`
 	} `json:"message"`
 	TokensBefore *int64 `json:"tokensBefore"`
@@ -411,10 +411,19 @@ func (p *parser) message(dst []telemetry.Observation, e *entry, base telemetry.O
 			o.Window = p.window()
 			dst = append(dst, p.stamp(o))
 		}
-		if u := m.Usage; u != nil {
-			tokens := u.TotalTokens
+		if u := m.Usage; u == nil || (u.TotalTokens == nil && u.Input == nil && u.Output == nil) {
+			// 0.73.1 records usage (zeros for a failed call) on every
+			// assistant message: one without is a format this parser no
+			// longer reads, and pressure goes blind.
+			o := base
+			o.Kind = telemetry.ObsUnreadable
+			o.FrameID = p.frame
+			o.Detail = "an assistant message without a readable usage (totalTokens, input, output)"
+			dst = append(dst, p.stamp(o))
+		} else {
+			tokens := deref(u.TotalTokens)
 			if tokens == 0 {
-				tokens = u.Input + u.Output + u.CacheRead + u.CacheWrite
+				tokens = deref(u.Input) + deref(u.Output) + u.CacheRead + u.CacheWrite
 			}
 			if tokens > 0 {
 				o := base
@@ -441,6 +450,13 @@ func (p *parser) message(dst []telemetry.Observation, e *entry, base telemetry.O
 		}
 	}
 	return dst
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 // end closes the open turn.

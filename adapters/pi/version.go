@@ -2,10 +2,13 @@ package pi
 
 import "github.com/lifeloop/lifeloop/adapters"
 
-// Version implements adapters.Versioned: the package.json of @mariozechner/pi-coding-agent above
-// the executable names the version; `pi --version` prints it otherwise.
+// Version implements adapters.Versioned: the package.json of
+// @mariozechner/pi-coding-agent (or of its successor,
+// @earendil-works/pi-coding-agent: Pi's 1.x line is published under that
+// name, the old one is frozen at 0.73.1) above the executable names the
+// version; `pi --version` prints it otherwise.
 // Pinned 0.73.1; the newest version the end-to-end tests passed against is
 // 0.73.1 (docs/harnesses.md).
 func (Harness) Version() adapters.VersionSource {
-	return adapters.VersionSource{Package: "@mariozechner/pi-coding-agent", Args: []string{"--version"}, Pinned: "0.73.1", NewestProven: "0.73.1"}
+	return adapters.VersionSource{Package: "@mariozechner/pi-coding-agent", Successor: "@earendil-works/pi-coding-agent", Args: []string{"--version"}, Pinned: "0.73.1", NewestProven: "0.73.1"}
 }

@@ -62,6 +62,8 @@ Which file: FILE; or --latest, the newest one written for --cwd in the last
 week; or, with neither, the next one a harness creates for --cwd (default:
 the current folder). A file that already exists is read from its start to
 learn the session id and pressure level; its earlier turns are not reported.
+A harness that keeps its sessions as rows of a database takes the database
+as FILE (its newest session of --cwd) or <database>#<session id>.
 
 The watch ends on SIGINT or SIGTERM, or after --until-idle without new
 telemetry; it then records session.ended, marks the session completed,

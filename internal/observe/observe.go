@@ -567,3 +567,43 @@ func clone(m map[string]any) map[string]any {
 func roundPercent(p float64) float64 {
 	return float64(int64(p*100+0.5)) / 100
 }
+
+// Resumed returns o following the session a launch continues (id, or
+// the newest written session of o.Cwd when id is ""), read from its
+// start for the binding and the pressure level, its existing records
+// history: the turns the harness adds from now on are reported. Follow
+// stays as o says (a newer file, e.g. a renewal's fresh session, is
+// still switched to). ok is false when no such session exists yet: the
+// launch is then followed as a new one.
+func Resumed(o Options, id string) (Options, bool, error) {
+	ro := o
+	ro.LaunchedAt, ro.SessionID, ro.Path = time.Time{}, id, ""
+	cfg, _, err := Config(ro)
+	if err != nil {
+		return o, false, err
+	}
+	cs, err := cfg.Discoverer.Candidates()
+	if err != nil {
+		return o, false, err
+	}
+	var pick *telemetry.Candidate
+	var last time.Time
+	for i := range cs {
+		c := &cs[i]
+		if id != "" && c.SessionID != id {
+			continue
+		}
+		if w := c.LastWrite(); pick == nil || w.After(last) {
+			pick, last = c, w
+		}
+	}
+	if pick == nil {
+		return o, false, nil
+	}
+	path, end, err := telemetry.SourceEnd(cfg.Discoverer, pick.Path)
+	if err != nil {
+		return o, false, err
+	}
+	o.Path, o.FromStart, o.HistoryOffset = path, true, end
+	return o, true, nil
+}

@@ -322,3 +322,41 @@ func TestTelemetryUnavailable(t *testing.T) {
 		}
 	}
 }
+
+// TestResumed: a launch continuing a session follows its file from its
+// current end (by id, or the newest written for "latest"); a session
+// that does not exist leaves the options as they were.
+func TestResumed(t *testing.T) {
+	home := t.TempDir()
+	cwd := filepath.Join(home, "proj")
+	projects := filepath.Join(home, ".claude", "projects", claude.ProjectDirName(cwd))
+	if err := os.MkdirAll(projects, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	const other = "1a2b3c4d-0000-4000-8000-000000000002"
+	older := filepath.Join(projects, other+".jsonl")
+	writeLines(t, older, strings.ReplaceAll(tUser("u0", "p0"), testSID, other))
+	path := filepath.Join(projects, testSID+".jsonl")
+	writeLines(t, path, tUser("u1", "p1"), tAsst("m1", "end_turn", 1000))
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(older, old, old); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Harness: claude.Harness{}, Env: []string{"HOME=" + home}, Cwd: cwd, LaunchedAt: time.Now(), Follow: true}
+	for _, id := range []string{testSID, ""} {
+		got, ok, err := Resumed(o, id)
+		if err != nil || !ok || got.Path != path || !got.FromStart || got.HistoryOffset != fi.Size() || !got.Follow {
+			t.Errorf("Resumed(%q) = path %q from start %v offset %d follow %v, %v %v; want %s at %d", id, got.Path, got.FromStart, got.HistoryOffset, got.Follow, ok, err, path, fi.Size())
+		}
+	}
+	if got, ok, err := Resumed(o, other); err != nil || !ok || got.Path != older {
+		t.Errorf("Resumed(other) = %q %v %v", got.Path, ok, err)
+	}
+	if got, ok, err := Resumed(o, "9f9f9f9f-0000-4000-8000-000000000009"); err != nil || ok || got.Path != "" {
+		t.Errorf("unknown session: %q %v %v", got.Path, ok, err)
+	}
+}

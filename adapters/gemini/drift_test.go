@@ -1,0 +1,105 @@
+package gemini_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters/gemini"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/observe"
+)
+
+// watchChat follows the chat-file text (written to a file) from its start
+// and returns the moments observed until the watcher has been quiet for
+// a while.
+func watchChat(t *testing.T, text string) []moment.Moment {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "session-2026-11-23T13-54-3c9f4c1e.jsonl")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := observe.Start(ctx, observe.Options{Harness: gemini.Harness{}, Env: []string{"HOME=" + t.TempDir()}, Path: path, FromStart: true, Cwd: t.TempDir()})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	defer w.Wait()
+	defer cancel()
+	var out []moment.Moment
+	for {
+		select {
+		case m, ok := <-w.Moments():
+			if !ok {
+				return out
+			}
+			out = append(out, m)
+		case <-time.After(time.Second):
+			return out
+		}
+	}
+}
+
+func degradedOf(ms []moment.Moment) []moment.Moment {
+	var out []moment.Moment
+	for _, m := range ms {
+		if m.Event == contract.EventCapabilityDegraded {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// A Gemini CLI release that changes the usage of its gemini records
+// blinds context pressure: the watcher says so once (not once per
+// record), naming what it could not read; frames still come. A record
+// written before its usage is known (tokens null) and a record type the
+// parser does not know stay silent.
+func TestTelemetryDrift(t *testing.T) {
+	sample, err := os.ReadFile(filepath.Join("testdata", "gemini-tool-turn.chat.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := `{"id":"x1","timestamp":"2026-11-23T13:54:40.000Z","type":"brand-new-record","payload":{"x":1}}` + "\n"
+	pending := `{"id":"x2","timestamp":"2026-11-23T13:54:40.000Z","type":"gemini","content":"","tokens":null,"model":"gemini-2.5-flash"}` + "\n"
+
+	t.Run("as recorded", func(t *testing.T) {
+		ms := watchChat(t, string(sample)+pending+unknown)
+		if d := degradedOf(ms); len(d) != 0 {
+			t.Errorf("capability.degraded for a chat file in the known format: %+v", d)
+		}
+	})
+
+	t.Run("usage renamed", func(t *testing.T) {
+		drifted := strings.ReplaceAll(string(sample), `"total":`, `"totalTokens":`)
+		if strings.Count(drifted, `"totalTokens":`) < 2 {
+			t.Fatal("the sample has fewer than two gemini records with usage")
+		}
+		ms := watchChat(t, drifted+unknown)
+		d := degradedOf(ms)
+		if len(d) != 1 {
+			t.Fatalf("%d capability.degraded, want exactly one: %+v", len(d), d)
+		}
+		s := d[0].Summary
+		if s["reason"] != "harness_drift" || !strings.Contains(s["unreadable"].(string), "tokens.total") {
+			t.Errorf("summary %v", s)
+		}
+		if len(d[0].Degradations) != 1 || d[0].Degradations[0].Capability != "context_pressure" || d[0].Degradations[0].CurrentSupport != contract.SupportPartial {
+			t.Errorf("degradations %+v", d[0].Degradations)
+		}
+		frames := 0
+		for _, m := range ms {
+			if m.Event == contract.EventFrameEnded {
+				frames++
+			}
+		}
+		if frames == 0 {
+			t.Error("no frame.ended: the drifted records stopped the turn's frames too")
+		}
+	})
+}

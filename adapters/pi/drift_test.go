@@ -1,0 +1,103 @@
+package pi_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters/pi"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/moment"
+	"github.com/lifeloop/lifeloop/internal/observe"
+)
+
+// watchSession follows the session-file text (written to a file) from its start
+// and returns the moments observed until the watcher has been quiet for
+// a while.
+func watchSession(t *testing.T, text string) []moment.Moment {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "2026-11-23T13-54-00-000Z_3c9f4c1e-0000-4000-8000-000000000000.jsonl")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w, err := observe.Start(ctx, observe.Options{Harness: pi.Harness{}, Env: []string{"HOME=" + t.TempDir()}, Path: path, FromStart: true, Cwd: t.TempDir()})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	defer w.Wait()
+	defer cancel()
+	var out []moment.Moment
+	for {
+		select {
+		case m, ok := <-w.Moments():
+			if !ok {
+				return out
+			}
+			out = append(out, m)
+		case <-time.After(time.Second):
+			return out
+		}
+	}
+}
+
+func degradedOf(ms []moment.Moment) []moment.Moment {
+	var out []moment.Moment
+	for _, m := range ms {
+		if m.Event == contract.EventCapabilityDegraded {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// A Pi release that changes the usage of its assistant messages blinds
+// context pressure: the watcher says so once (not once per message),
+// naming what it could not read; frames still come. An entry type the
+// parser does not know stays silent.
+func TestTelemetryDrift(t *testing.T) {
+	sample, err := os.ReadFile(filepath.Join("testdata", "pi-tool-turn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unknown := `{"type":"brand-new-entry","id":"x1","timestamp":"2026-11-23T13:54:40.000Z","payload":{"x":1}}` + "\n"
+
+	t.Run("as recorded", func(t *testing.T) {
+		ms := watchSession(t, string(sample)+unknown)
+		if d := degradedOf(ms); len(d) != 0 {
+			t.Errorf("capability.degraded for a session file in the known format: %+v", d)
+		}
+	})
+
+	t.Run("usage renamed", func(t *testing.T) {
+		drifted := strings.ReplaceAll(string(sample), `"usage":`, `"tokenUsage":`)
+		if strings.Count(drifted, `"tokenUsage":`) < 2 {
+			t.Fatal("the sample has fewer than two assistant messages with usage")
+		}
+		ms := watchSession(t, drifted+unknown)
+		d := degradedOf(ms)
+		if len(d) != 1 {
+			t.Fatalf("%d capability.degraded, want exactly one: %+v", len(d), d)
+		}
+		s := d[0].Summary
+		if s["reason"] != "harness_drift" || !strings.Contains(s["unreadable"].(string), "usage") {
+			t.Errorf("summary %v", s)
+		}
+		if len(d[0].Degradations) != 1 || d[0].Degradations[0].Capability != "context_pressure" || d[0].Degradations[0].CurrentSupport != contract.SupportPartial {
+			t.Errorf("degradations %+v", d[0].Degradations)
+		}
+		frames := 0
+		for _, m := range ms {
+			if m.Event == contract.EventFrameEnded {
+				frames++
+			}
+		}
+		if frames == 0 {
+			t.Error("no frame.ended: the drifted messages stopped the turn's frames too")
+		}
+	})
+}
