@@ -32,7 +32,7 @@ func (Harness) Version() adapters.VersionSource {
 // earlier do not, and for a release in between, or an unknown version,
 // its --help says.
 func (Harness) NeedsHelp(version string) bool {
-	return version == "" || adapters.CompareVersions(version, newestProven) < 0 && adapters.CompareVersions(version, pinnedVersion) > 0
+	return version == "" || adapters.CompareVersions(version, snapshotSince) < 0 && adapters.CompareVersions(version, pinnedVersion) > 0
 }
 
 // WithFacts implements adapters.FactsTaker.
