@@ -175,7 +175,14 @@ func TestRenewNeverApprovesADialog(t *testing.T) {
 			state := stateDir(t)
 			term := tc.start(t, env, state)
 			at := len(term.Output())
-			term.Type("please " + mockmodel.DefaultToolTrigger + " now")
+			prompt := "please " + mockmodel.DefaultToolTrigger + " now"
+			term.Type(prompt)
+			// Enter only once the prompt is on the screen: on a busy
+			// machine an Enter that arrives with the last typed keys is
+			// taken as part of a paste (a new line), not as sending.
+			if err := term.WaitForAfter(at, prompt, screenTimeout); err != nil {
+				t.Fatal(err)
+			}
 			tc.send(term)
 			waitOutputMatch(t, term, at, tc.dialog)
 			n := len(mock.RequestsOfKind(tc.kind))
