@@ -194,6 +194,7 @@ func mock(env *testharness.HarnessEnv) *mockmodel.Server { return env.Mock }
 // TestWatchGemini observes a headless Gemini tool turn that lifeloop did
 // not launch: binding, frames, pressure with the mock's numbers.
 func TestWatchGemini(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.GeminiBin(t)
 	env := geminiTelemetryEnv(t)

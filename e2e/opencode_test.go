@@ -257,6 +257,7 @@ func TestRunOpenCodeCompactionTelemetry(t *testing.T) {
 // launch: `lifeloop watch --adapter opencode` finds its session in the
 // database, binds its id and records its frames and pressure.
 func TestWatchOpenCode(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{{InputTokens: 7000, CacheReadInputTokens: 600, OutputTokens: 20}}})
@@ -276,6 +277,7 @@ func TestWatchOpenCode(t *testing.T) {
 // `opencode run -s <id>` then adds: frames and pressure from the moderate
 // level the history left (5107 → 7620 of 10 000).
 func TestWatchOpenCodeLatest(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	ll := lifeloopBin(t)

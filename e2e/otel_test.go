@@ -402,6 +402,7 @@ func checkLogsAndMetrics(t *testing.T, j *jaegerServer, state, id string) {
 // with every receipt as a log record and the session's metrics, all sent
 // before lifeloop exits (nothing owed).
 func TestOTelEveryHarnessIsOneTrace(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	j := startJaeger(t)
@@ -455,6 +456,7 @@ func TestOTelEveryHarnessIsOneTrace(t *testing.T) {
 // backend's OTLP/gRPC receiver: the same trace, logs and metrics as over
 // HTTP, nothing owed.
 func TestOTelOverGRPC(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	j := startJaeger(t)
@@ -482,6 +484,7 @@ func TestOTelOverGRPC(t *testing.T) {
 // both incarnations, both frames, the renewal linked to both — and every
 // receipt as a log record.
 func TestOTelBackendDownThenExport(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
@@ -563,6 +566,7 @@ func TestOTelBackendDownThenExport(t *testing.T) {
 // with SIGKILL (its session sealed as lost by `export otlp`), show their
 // outcome on the session span in the real backend.
 func TestOTelOutcomes(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	j := startJaeger(t)
@@ -634,6 +638,7 @@ func sessionSpan(t *testing.T, spans []jaegerSpan) jaegerSpan {
 // nothing (a signal the backend does not take is dropped, not retried
 // forever), and export otlp reports what was refused.
 func TestOTelTracesOnlyBackend(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	j := startJaegerWith(t, false)
@@ -669,6 +674,7 @@ func TestOTelTracesOnlyBackend(t *testing.T) {
 // `lifeloop watch --otlp` over that Claude session's transcript sends
 // the watch session's trace, logs and metrics before it exits.
 func TestOTelFollowNewSessionsAndWatch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	j := startJaeger(t)

@@ -271,6 +271,7 @@ func TestRunPiCompactionTelemetry(t *testing.T) {
 
 // TestWatchPi observes a `pi -p` tool turn that lifeloop did not launch.
 func TestWatchPi(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: piToolUsage})

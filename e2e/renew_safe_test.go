@@ -160,6 +160,7 @@ func endSafeTUI(t testing.TB, env *testharness.HarnessEnv, term *testharness.Ter
 // file is never created), no tool result reaches the model, and the
 // harness is started again.
 func TestRenewNeverApprovesADialog(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	const file = "renewal-approved-4d1c"
 	for _, tc := range safeTUIs {
@@ -208,6 +209,7 @@ func TestRenewNeverApprovesADialog(t *testing.T) {
 // never sent by a renewal: no model request carries it, on all five
 // harnesses, and the harness's stop signal alone ended it.
 func TestRenewNeverSendsADraft(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	for _, tc := range safeTUIs {
 		t.Run(tc.name, func(t *testing.T) {

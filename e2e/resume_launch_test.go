@@ -96,6 +96,7 @@ func assertResumed(t *testing.T, rs []map[string]any, sid, path string, want []w
 // in OpenCode's database from the session's current end: 5107 (moderate,
 // history) → 7620 (high) → 2120 (low).
 func TestRunOpenCodeResumedAtLaunch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
@@ -124,6 +125,7 @@ func TestRunOpenCodeResumedAtLaunch(t *testing.T) {
 // followed in the conversation's transcript from its current end:
 // 55100 (moderate, history) → 80200 (high) → 20100 (low) of 100 000.
 func TestRunClaudeResumedAtLaunch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
@@ -152,6 +154,7 @@ func TestRunClaudeResumedAtLaunch(t *testing.T) {
 // followed in the thread's rollout from its current end: 50100
 // (moderate, history) → 75200 (high) → 20100 (low) of 95 000.
 func TestRunCodexResumedAtLaunch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
@@ -180,6 +183,7 @@ func TestRunCodexResumedAtLaunch(t *testing.T) {
 // session's chat file from its current end: 110100 (moderate, history) →
 // 160200 (high) → 40100 (low) of 209 715.
 func TestRunGeminiResumedAtLaunch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.GeminiBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
@@ -207,6 +211,7 @@ func TestRunGeminiResumedAtLaunch(t *testing.T) {
 // from its current end: 110200 (moderate, history) → 160200 (high) →
 // 40100 (low) of 200 000.
 func TestRunPiResumedAtLaunch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{

@@ -560,6 +560,7 @@ func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string
 // TestWatchClaude observes a `claude -p` tool turn that lifeloop did not
 // launch: binding, frames, pressure with the mock's numbers.
 func TestWatchClaude(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
@@ -585,6 +586,7 @@ func TestWatchClaude(t *testing.T) {
 // TestWatchCodex observes a `codex exec` tool turn that lifeloop did not
 // launch.
 func TestWatchCodex(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
