@@ -684,7 +684,7 @@ func CheckOrgLoopJSON(data []byte) error {
 		}
 		// Started and terminal transitions happen once per harness start:
 		// the key is exactly <harness>:<session_id>:<phase>, or
-		// <harness>:<session_id>.r<N>:<phase> for a renewal's.
+		// <harness>:<session_id>.r<N>:<phase> for a renewal's, .s<N> for a switch's.
 		if phase != PhaseActive && !empty(lc.DedupeKey) && !empty(s.ID) && !empty(s.Harness) {
 			want := OrgLoopDedupeKey(*s.Harness, *s.ID, phase)
 			if *lc.DedupeKey != want && !renewalKey(*lc.DedupeKey, *s.Harness, *s.ID, phase) {
@@ -718,9 +718,13 @@ func CheckOrgLoopJSON(data []byte) error {
 	return nil
 }
 
-// renewalKey reports whether key is <harness>:<id>.r<N>:<phase>, N > 0.
+// renewalKey reports whether key is <harness>:<id>.r<N>:<phase> (a
+// renewal's) or <harness>:<id>.s<N>:<phase> (a switch's), N > 0.
 func renewalKey(key, harness, id string, phase LifecyclePhase) bool {
 	mid, ok := strings.CutPrefix(key, harness+":"+id+".r")
+	if !ok {
+		mid, ok = strings.CutPrefix(key, harness+":"+id+".s")
+	}
 	if !ok {
 		return false
 	}

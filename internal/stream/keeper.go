@@ -229,10 +229,11 @@ func (k *Keeper) Admit(m Moment) []Moment {
 // switched reports whether session.started m, reported by a hook, opens
 // a new harness session inside the same process: the current harness
 // session has started under another id and has not ended (the harness
-// started a new conversation in place, e.g. a "clear" or "new" command).
+// started a new conversation in place, e.g. a "clear" or "new" command;
+// its session-end hook may have reported session.ending first).
 func (k *Keeper) switched(m Moment) bool {
 	src, _ := m.Summary["source"].(string)
-	return src == "hook" && k.started && !k.ending && !k.ended &&
+	return src == "hook" && k.started && !k.ended &&
 		k.current != "" && m.HarnessSessionID != "" && m.HarnessSessionID != k.current
 }
 

@@ -59,10 +59,19 @@ func TestHarnessSessionSwitch(t *testing.T) {
 			"session.starting - wrapper -",
 			"session.started - wrapper session.starting@-",
 		}},
-		{"after session.ending", []Moment{starting, hook("A"), ending, hook("B")}, []string{
+		{"after the session-end hook's session.ending", []Moment{starting, hook("A"), ending, hook("B")}, []string{
 			"session.starting - wrapper -",
 			"session.started - hook session.starting@- hs=A",
 			"session.ending - wrapper session.started@- hs=A",
+			"session.ended - inferred session.ending@- hs=A",
+			"session.starting - inferred session.started@- hs=B",
+			"session.started - hook session.starting@- hs=B",
+		}},
+		{"after session.ended", []Moment{starting, hook("A"), ending, ended, hook("B")}, []string{
+			"session.starting - wrapper -",
+			"session.started - hook session.starting@- hs=A",
+			"session.ending - wrapper session.started@- hs=A",
+			"session.ended - wrapper session.ending@- hs=A",
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
