@@ -16,7 +16,7 @@ import (
 // stream of two harness sessions, the first closed by a session.ended
 // with reason harness_session_switched under its own id, the second
 // opened by session.starting/session.started under the new one, whose id
-// later receipts carry; OrgLoop sees each session started and stopped
+// later receipts carry and `status`/`top` name; OrgLoop sees each session started and stopped
 // (its own dedupe keys) and HCP pauses the session with the old harness
 // session id and runs it again with the new one, closing it once.
 func assertSwitched(t *testing.T, env *testharness.HarnessEnv, state, harness string) {
@@ -53,7 +53,18 @@ func assertSwitched(t *testing.T, env *testharness.HarnessEnv, state, harness st
 		}
 	}
 
+	var st map[string]any
+	llJSON(t, env, &st, "status", "--state-dir", state, "--json", session)
+	if st["harness_session_id"] != cur {
+		t.Errorf("status --json harness_session_id %v, want the current %v", st["harness_session_id"], cur)
+	}
 	ll := lifeloopBin(t)
+	res := env.Run(runTimeout, ll, "top", "--json", "--state-dir", state)
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(res.Stdout), &rows); err != nil || len(rows) != 1 || rows[0]["harness_session_id"] != cur {
+		t.Errorf("top --json (%v): %s, want harness_session_id %v", err, res.Stdout, cur)
+	}
+
 	out := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--latest", "--format", "orgloop")
 	if out.ExitCode != 0 {
 		t.Fatalf("receipts --format orgloop: exit %d: %s", out.ExitCode, out.Stderr)
