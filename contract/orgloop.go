@@ -77,6 +77,16 @@ const (
 	StoppedByRenewal = "renewal"
 )
 
+// HarnessSessionSwitched is the telemetry_summary.reason of the
+// session.ended that closes a harness session the harness switched away
+// from inside one process (a new conversation started in place), and of
+// the session.starting and session.started that open the new one. The
+// process is still alive; SummarySwitch numbers the switch (1, 2, …).
+const (
+	HarnessSessionSwitched = "harness_session_switched"
+	SummarySwitch          = "harness_session_switch"
+)
+
 // ExitFacts is what a supervisor knows about how a harness process ended.
 type ExitFacts struct {
 	// Code is the exit status when the process exited normally (-1 when it
@@ -334,7 +344,9 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 // The dedupe key of started and terminal phases is OrgLoop's
 // <harness>:<session>:<phase>, where the session of the stop and start a
 // renewal records is <session>.r<N> (N its renewal_attempt), so each
-// harness start and stop of a renewed session has a key of its own. An
+// harness start and stop of a renewed session has a key of its own; the
+// stop and start of a harness's Nth switch to a new harness session
+// inside one process are keyed <session>.s<N> the same way. An
 // active phase happens many times per session, so its key is
 // <harness>:<session>:active:<ledger sequence> (the receipt id without a
 // ledger): stable for one transition, distinct between transitions.
@@ -458,9 +470,16 @@ func sessionTransitionFailed(r LifecycleReceipt) bool {
 }
 
 // OrgLoopIncarnation is the session id the dedupe key of r's phase
-// carries: id, or id.r<N> for the stop and start renewal N recorded
-// (telemetry_summary.reason "renewal" and renewal_attempt N).
+// carries: id, id.r<N> for the stop and start renewal N recorded
+// (telemetry_summary.reason "renewal" and renewal_attempt N), or id.s<N>
+// for the stop and start of the harness's Nth switch to a new harness
+// session inside one process (reason harness_session_switched).
 func OrgLoopIncarnation(r LifecycleReceipt, id string) string {
+	if summaryString(r.TelemetrySummary, SummaryReason) == HarnessSessionSwitched {
+		if n, ok := summaryInt(r.TelemetrySummary, SummarySwitch); ok && n > 0 {
+			return id + ".s" + strconv.Itoa(n)
+		}
+	}
 	if summaryString(r.TelemetrySummary, SummaryReason) != StoppedByRenewal {
 		return id
 	}
@@ -665,7 +684,7 @@ func CheckOrgLoopJSON(data []byte) error {
 		}
 		// Started and terminal transitions happen once per harness start:
 		// the key is exactly <harness>:<session_id>:<phase>, or
-		// <harness>:<session_id>.r<N>:<phase> for a renewal's.
+		// <harness>:<session_id>.r<N>:<phase> for a renewal's, .s<N> for a switch's.
 		if phase != PhaseActive && !empty(lc.DedupeKey) && !empty(s.ID) && !empty(s.Harness) {
 			want := OrgLoopDedupeKey(*s.Harness, *s.ID, phase)
 			if *lc.DedupeKey != want && !renewalKey(*lc.DedupeKey, *s.Harness, *s.ID, phase) {
@@ -699,9 +718,13 @@ func CheckOrgLoopJSON(data []byte) error {
 	return nil
 }
 
-// renewalKey reports whether key is <harness>:<id>.r<N>:<phase>, N > 0.
+// renewalKey reports whether key is <harness>:<id>.r<N>:<phase> (a
+// renewal's) or <harness>:<id>.s<N>:<phase> (a switch's), N > 0.
 func renewalKey(key, harness, id string, phase LifecyclePhase) bool {
 	mid, ok := strings.CutPrefix(key, harness+":"+id+".r")
+	if !ok {
+		mid, ok = strings.CutPrefix(key, harness+":"+id+".s")
+	}
 	if !ok {
 		return false
 	}

@@ -443,3 +443,28 @@ func TestProjectOrgLoopRenewalKeys(t *testing.T) {
 		t.Fatalf("keys = %v", keys)
 	}
 }
+
+// TestOrgLoopSwitchKeys: the stop and start of a switch to a new harness
+// session inside one process have keys of their own, so OrgLoop sees
+// two sessions started and stopped.
+func TestOrgLoopSwitchKeys(t *testing.T) {
+	o := OrgLoopOptions{SessionID: "s1", Harness: "claude-code"}
+	sw := map[string]any{SummaryReason: HarnessSessionSwitched, SummarySwitch: 1.0, SummaryPhase: "stopped", SummaryOutcome: "success"}
+	var keys []string
+	for _, r := range []LifecycleReceipt{
+		{ReceiptID: "r1", Event: EventSessionStarted},
+		{ReceiptID: "r2", Event: EventSessionEnded, TelemetrySummary: sw},
+		{ReceiptID: "r3", Event: EventSessionStarted, TelemetrySummary: map[string]any{SummaryReason: HarnessSessionSwitched, SummarySwitch: 1}},
+		{ReceiptID: "r4", Event: EventSessionEnded, TelemetrySummary: map[string]any{SummaryPhase: "completed", SummaryOutcome: "success"}},
+	} {
+		ev, err := ProjectOrgLoop(r, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, ev.Payload.Lifecycle.DedupeKey)
+	}
+	want := []string{"claude-code:s1:started", "claude-code:s1.s1:stopped", "claude-code:s1.s1:started", "claude-code:s1:completed"}
+	if strings.Join(keys, " ") != strings.Join(want, " ") {
+		t.Errorf("keys %v, want %v", keys, want)
+	}
+}

@@ -34,7 +34,8 @@ type OrgLoopHookPost struct {
 // return ErrNoOrgLoopPhase.
 //
 // session_id is the session of the event's dedupe key (OrgLoopIncarnation:
-// <session>.r<N> for the stop and start of renewal N), because the
+// <session>.r<N> for the stop and start of renewal N, <session>.s<N> for
+// those of the Nth switch to a new harness session), because the
 // connector builds its key from it. exit_status is chosen so the
 // connector's reading of it (seed 003's table) gives lifeloop's phase
 // (connectorExitStatus); when that differs from the status the harness

@@ -329,6 +329,9 @@ func writeStatusHuman(w io.Writer, s sessionview.Summary, orphans []int, now tim
 	if s.HarnessVersion != "" {
 		harness += " version " + s.HarnessVersion
 	}
+	if s.HarnessSession != "" {
+		harness += " session " + s.HarnessSession
+	}
 	row("harness", harness)
 	for _, d := range s.Drift {
 		row("drift", paint.paint(sgrYellow, d))

@@ -13,6 +13,9 @@ import (
 // context pressure (absent before its first reading, and after a fresh
 // renewal until the new conversation's first one).
 type harnessFacts struct {
+	// Session is the current harness session id (the latest
+	// session.started's: a switch inside the process names a new one).
+	Session  string          `json:"harness_session_id,omitempty"`
 	Version  string          `json:"harness_version,omitempty"`
 	Drift    []string        `json:"drift,omitempty"`
 	Pressure *statusPressure `json:"pressure,omitempty"`
@@ -27,7 +30,7 @@ type statusPressure struct {
 }
 
 func factsOf(sum sessionview.Summary) harnessFacts {
-	h := harnessFacts{Version: sum.HarnessVersion, Drift: sum.Drift}
+	h := harnessFacts{Session: sum.HarnessSession, Version: sum.HarnessVersion, Drift: sum.Drift}
 	if p := sum.Pressure; p != nil {
 		h.Pressure = &statusPressure{Level: p.Level, Tokens: p.Tokens, Window: p.Window, Percent: max(p.Percent, 0)}
 	}
@@ -36,6 +39,9 @@ func factsOf(sum sessionview.Summary) harnessFacts {
 
 // print adds the facts to the status block, one line each.
 func (h harnessFacts) print(w io.Writer) {
+	if h.Session != "" {
+		fmt.Fprintf(w, "harness   session %s\n", h.Session)
+	}
 	if h.Version != "" {
 		fmt.Fprintf(w, "harness   version %s\n", h.Version)
 	}

@@ -18,6 +18,12 @@
 //	a renewal's session.started         checkpoint_created per continuation payload, then
 //	                                    state_changed PAUSED → RUNNING, reason renewed
 //	                                    (recovered_from_checkpoint when the renewal was recovered)
+//	a switch's session.ended (reason    state_changed RUNNING → PAUSED, reason
+//	harness_session_switched)           harness_session_switched, with the old
+//	                                    harness_session_id (the session is not closed)
+//	a switch's session.started          state_changed PAUSED → RUNNING, reason
+//	                                    harness_session_switched, with the new
+//	                                    harness_session_id
 //	session.started after a lost        state_changed PAUSED → RUNNING, reason
 //	wrapper (run --continue-session)    recovered_from_checkpoint
 //	frame.opening/opened/ending/ended   progress {stage, message, frame_id}
@@ -37,7 +43,7 @@
 // aborted without its session.ending), the states between are walked
 // with the same reason. Every other receipt (ticks without a state
 // change, context events, a renewal's session.ended and
-// session.starting) has no event. Nothing is emitted after
+// session.starting, a switch's session.starting) has no event. Nothing is emitted after
 // session_closed.
 package hcp
 
@@ -175,6 +181,8 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 			break
 		}
 		switch {
+		case reason == contract.HarnessSessionSwitched && p.state == StatePaused:
+			b.transitionData(StateRunning, reason, switchData(r))
 		case p.state == StatePending:
 			b.transition(StateRunning, "started")
 		case p.state == StatePaused && p.lost && renewalStep == "":
@@ -243,6 +251,13 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	}
 	if r.Event == contract.EventSessionEnded && renewalStep == "" {
 		switch {
+		case reason == contract.HarnessSessionSwitched:
+			// The harness switched to a new harness session inside its
+			// process: paused until the new one's session.started, never
+			// closed.
+			if p.state == StateRunning {
+				b.transitionData(StatePaused, reason, switchData(r))
+			}
 		case r.Status == contract.StatusFailed && p.state == StatePending:
 			// The harness never started: the launch failed (126, 127, …).
 			why := reason
@@ -365,12 +380,32 @@ func (b *batch) close(final, reason string) {
 	b.p.closed = true
 }
 
-func (b *batch) transition(to, reason string) {
+func (b *batch) transition(to, reason string) { b.transitionData(to, reason, nil) }
+
+// transitionData is transition with extra data on the state_changed.
+func (b *batch) transitionData(to, reason string, extra map[string]any) {
 	if to == b.p.state {
 		return
 	}
-	b.add(StateChanged, map[string]any{"from_state": b.p.state, "to_state": to, "reason": reason})
+	d := map[string]any{"from_state": b.p.state, "to_state": to, "reason": reason}
+	for k, v := range extra {
+		d[k] = v
+	}
+	b.add(StateChanged, d)
 	b.p.state = to
+}
+
+// switchData names the harness sessions of a switch inside one process:
+// the one a session.ended closes, or the one a session.started opens.
+func switchData(r contract.LifecycleReceipt) map[string]any {
+	d := map[string]any{}
+	if r.HarnessSessionID != nil {
+		d["harness_session_id"] = *r.HarnessSessionID
+	}
+	if n, ok := r.TelemetrySummary[contract.SummarySwitch]; ok {
+		d["harness_session_switch"] = n
+	}
+	return d
 }
 
 // MessageID is the message id of the index-th event of receipt

@@ -470,3 +470,40 @@ func TestSeed001StateMachine(t *testing.T) {
 		}
 	})
 }
+
+// TestHarnessSessionSwitch: a switch to a new harness session inside
+// one process pauses the session with the old harness session id and
+// runs it again with the new one; only the process's end closes it.
+func TestHarnessSessionSwitch(t *testing.T) {
+	var b rb
+	hs := func(id string) func(*contract.LifecycleReceipt) {
+		return func(r *contract.LifecycleReceipt) { r.HarnessSessionID = &id }
+	}
+	sw := func(extra map[string]any) map[string]any {
+		m := map[string]any{"reason": contract.HarnessSessionSwitched, contract.SummarySwitch: 1}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	es := project(NewProjector(sid), []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionStarted, nil, hs("A")),
+		b.next(contract.EventSessionEnded, sw(map[string]any{"phase": "stopped", "outcome": "success"}), hs("A")),
+		b.next(contract.EventSessionStarting, sw(nil), hs("B")),
+		b.next(contract.EventSessionStarted, sw(nil), hs("B")),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0"}, hs("B")),
+	})
+	checkEnvelopes(t, es)
+	checkSeed001(t, es)
+	want := []string{SessionCreated, StateChanged, StateChanged, StateChanged, StateChanged, SessionClosed}
+	if got := types(es); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if d := es[2].Payload.Data; d["to_state"] != StatePaused || d["reason"] != contract.HarnessSessionSwitched || d["harness_session_id"] != "A" {
+		t.Errorf("switch away %v", d)
+	}
+	if d := es[3].Payload.Data; d["to_state"] != StateRunning || d["reason"] != contract.HarnessSessionSwitched || d["harness_session_id"] != "B" {
+		t.Errorf("switch to %v", d)
+	}
+}

@@ -8,7 +8,8 @@
 //
 //   - one trace per lifeloop session, its root span lifeloop.session;
 //   - one "invoke_agent {harness}" span per harness process incarnation
-//     (the launch and every renewal's relaunch), with the GenAI semantic
+//     (the launch, every renewal's relaunch, and every switch to a new
+//     harness session inside the process), with the GenAI semantic
 //     conventions of SemconvVersion;
 //   - one lifeloop.frame span per frame (turn), child of its incarnation
 //     or of its parent frame;
@@ -397,7 +398,9 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 		inc := m.ensureIncarnation(t, &out)
 		at = inc
 		m.endIncarnation(t, sum, &out)
-		if renewStep == "" {
+		// A renewal's stop, or a switch to a new harness session inside
+		// the process, ends the incarnation only: the session goes on.
+		if why, _ := sum["reason"].(string); renewStep == "" && why != contract.HarnessSessionSwitched {
 			m.endSession(t, sum, &out)
 		}
 	case contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded:

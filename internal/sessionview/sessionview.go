@@ -67,6 +67,10 @@ type Summary struct {
 	// Renewal is the session's latest renewal, nil when none was attempted.
 	Renewal *Renewal
 
+	// HarnessSession is the harness session id the latest session.started
+	// named: the current one, after the harness switched to a new
+	// harness session inside its process ("" when none was named).
+	HarnessSession string
 	// HarnessVersion is the version the latest session.started recorded.
 	HarnessVersion string
 	// Drift describes each capability.degraded that reported harness
@@ -204,10 +208,15 @@ func (s *Summary) Apply(r contract.LifecycleReceipt) {
 	case r.Event == contract.EventSessionStarting:
 		// A renewal's fresh relaunch starts a new conversation: the old
 		// one's pressure no longer holds until the new one is read.
-		if reset, _ := r.TelemetrySummary["context_reset"].(bool); reset {
+		// So does a switch to a new harness session inside the process.
+		reset, _ := r.TelemetrySummary["context_reset"].(bool)
+		if why, _ := r.TelemetrySummary[contract.SummaryReason].(string); reset || why == contract.HarnessSessionSwitched {
 			s.Pressure = nil
 		}
 	case r.Event == contract.EventSessionStarted:
+		if r.HarnessSessionID != nil && *r.HarnessSessionID != "" {
+			s.HarnessSession = *r.HarnessSessionID
+		}
 		if v, _ := r.TelemetrySummary["harness_version"].(string); v != "" {
 			s.HarnessVersion = v
 		}

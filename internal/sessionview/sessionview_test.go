@@ -153,3 +153,26 @@ func TestFreshRenewalForgetsPressure(t *testing.T) {
 		t.Errorf("the new conversation's pressure: %+v", p)
 	}
 }
+
+// TestSwitchNamesTheCurrentHarnessSession: after the harness switched to
+// a new harness session inside its process, the summary names the new
+// one, the old conversation's pressure is gone, and the session is not
+// over (its session.ended closed only the old harness session).
+func TestSwitchNamesTheCurrentHarnessSession(t *testing.T) {
+	var s Summary
+	seq := uint64(0)
+	apply := func(ev contract.Event, hs string, sum map[string]any) {
+		seq++
+		n := seq
+		s.Apply(contract.LifecycleReceipt{Event: ev, Sequence: &n, HarnessSessionID: &hs, TelemetrySummary: sum})
+	}
+	sw := map[string]any{"reason": contract.HarnessSessionSwitched, contract.SummarySwitch: 1.0}
+	apply(contract.EventSessionStarted, "A", nil)
+	apply(contract.EventContextPressureObserved, "A", map[string]any{"level": "moderate", "tokens": 120000.0, "window": 200000.0, "percent": 60.0})
+	apply(contract.EventSessionEnded, "A", sw)
+	apply(contract.EventSessionStarting, "B", sw)
+	apply(contract.EventSessionStarted, "B", sw)
+	if s.HarnessSession != "B" || s.Pressure != nil || s.Exit != nil || s.Terminal {
+		t.Errorf("after the switch: session %q, pressure %+v, exit %+v, terminal %v", s.HarnessSession, s.Pressure, s.Exit, s.Terminal)
+	}
+}

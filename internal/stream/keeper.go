@@ -107,6 +107,12 @@ type Keeper struct {
 	// the session has had.
 	harness string
 	known   map[string]bool
+	// current is the id the current harness session's session.started
+	// named (or the first bound after it, when it named none); switches
+	// counts the harness's switches to a new harness session inside one
+	// process.
+	current  string
+	switches int
 
 	queue []held
 }
@@ -131,7 +137,10 @@ func (k *Keeper) Resume(prior []contract.LifecycleReceipt) {
 		if HookCallFailed(r) {
 			continue
 		}
-		m := Moment{Event: r.Event}
+		m := Moment{Event: r.Event, Summary: r.TelemetrySummary}
+		if r.HarnessSessionID != nil {
+			m.HarnessSessionID = *r.HarnessSessionID
+		}
 		if id := PriorFrameID(r); id != "" {
 			m.Frame = &contract.FrameContext{FrameID: id}
 		}
@@ -179,6 +188,9 @@ func (k *Keeper) Admit(m Moment) []Moment {
 		k.starting, k.started, k.ending, k.ended = true, false, false, false
 		k.launches++
 	case contract.EventSessionStarted:
+		if k.switched(m) {
+			return k.switchTo(m)
+		}
 		if k.started || k.ended {
 			return nil
 		}
@@ -214,6 +226,60 @@ func (k *Keeper) Admit(m Moment) []Moment {
 	return append(out, m)
 }
 
+// switched reports whether session.started m, reported by a hook, opens
+// a new harness session inside the same process: the current harness
+// session has started under another id and has not ended (the harness
+// started a new conversation in place, e.g. a "clear" or "new" command;
+// its session-end hook may have reported session.ending first).
+func (k *Keeper) switched(m Moment) bool {
+	src, _ := m.Summary["source"].(string)
+	return src == "hook" && k.started && !k.ended &&
+		k.current != "" && m.HarnessSessionID != "" && m.HarnessSessionID != k.current
+}
+
+// switchTo closes the current harness session and opens the one m names:
+// session.ended (reason harness_session_switched; the process is still
+// alive) for the old id, then session.starting and m for the new one,
+// each numbered by the switch.
+func (k *Keeper) switchTo(m Moment) []Moment {
+	k.switches++
+	old := k.current
+	n := k.switches
+	sum := func(extra map[string]any) map[string]any {
+		out := map[string]any{
+			contract.SummaryReason:        contract.HarnessSessionSwitched,
+			contract.SummarySwitch:        n,
+			"previous_harness_session_id": old,
+			"harness_session_id":          m.HarnessSessionID,
+		}
+		for key, v := range extra {
+			out[key] = v
+		}
+		return out
+	}
+	ended := Moment{
+		Event: contract.EventSessionEnded, HarnessSessionID: old,
+		EventID: old + "/" + string(contract.EventSessionEnded),
+		Summary: sum(map[string]any{"source": "inferred", "inferred_from": string(m.Event),
+			contract.SummaryPhase: string(contract.PhaseStopped), contract.SummaryOutcome: string(contract.LifecycleSuccess)}),
+	}
+	starting := Moment{
+		Event: contract.EventSessionStarting, HarnessSessionID: m.HarnessSessionID,
+		EventID: m.HarnessSessionID + "/" + string(contract.EventSessionStarting),
+		Summary: sum(map[string]any{"source": "inferred", "inferred_from": string(m.Event)}),
+	}
+	m.Summary = cloneSummary(m.Summary)
+	for key, v := range sum(nil) {
+		if key != "harness_session_id" {
+			m.Summary[key] = v
+		}
+	}
+	k.starting, k.started, k.ending, k.ended = true, true, false, false
+	k.launches++
+	k.current = m.HarnessSessionID
+	return []Moment{ended, starting, m}
+}
+
 // Has reports whether the stream already tells frame moment m (or a
 // later stage of its frame).
 func (k *Keeper) Has(m Moment) bool {
@@ -242,6 +308,9 @@ func (k *Keeper) Bind(id string) bool {
 		return false
 	}
 	k.harness = id
+	if k.started && !k.ended && k.current == "" {
+		k.current = id
+	}
 	if k.known[id] {
 		return false
 	}
@@ -293,8 +362,18 @@ func (k *Keeper) Recorded(m Moment, id string) {
 	switch m.Event {
 	case contract.EventSessionStarting:
 		k.startingReceipt, k.endingReceipt = id, ""
+		if m.HarnessSessionID == "" {
+			k.current = ""
+		}
 	case contract.EventSessionStarted:
 		k.startedReceipt = id
+		if m.HarnessSessionID != "" {
+			k.current = m.HarnessSessionID
+		}
+	case contract.EventSessionEnded:
+		if r, _ := m.Summary[contract.SummaryReason].(string); r == contract.HarnessSessionSwitched {
+			k.switches = max(k.switches, summaryN(m.Summary[contract.SummarySwitch]))
+		}
 	case contract.EventSessionEnding:
 		k.endingReceipt = id
 	case contract.EventFrameOpening:
@@ -353,6 +432,18 @@ func (k *Keeper) parentFor(m Moment) *string {
 		}
 	}
 	return ref(k.startedReceipt, k.startingReceipt)
+}
+
+// summaryN reads a switch number recorded in memory (int) or read back
+// from a ledger (float64).
+func summaryN(v any) int {
+	switch n := v.(type) {
+	case int:
+		return n
+	case float64:
+		return int(n)
+	}
+	return 0
 }
 
 func cloneSummary(m map[string]any) map[string]any {

@@ -34,13 +34,16 @@ type Pressure struct {
 // receipts report, and the last event other than a tick. Nothing in it
 // asks the live wrapper.
 type Row struct {
-	ID        string     `json:"id"`
-	Harness   string     `json:"harness"`
-	State     string     `json:"state"`
-	Cwd       string     `json:"cwd"`
-	Pid       int        `json:"pid,omitempty"`
-	StartedAt *time.Time `json:"started_at,omitempty"`
-	EndedAt   *time.Time `json:"ended_at,omitempty"`
+	ID      string `json:"id"`
+	Harness string `json:"harness"`
+	// HarnessSessionID is the current harness session (the latest
+	// session.started's id: a switch inside the process names a new one).
+	HarnessSessionID string     `json:"harness_session_id,omitempty"`
+	State            string     `json:"state"`
+	Cwd              string     `json:"cwd"`
+	Pid              int        `json:"pid,omitempty"`
+	StartedAt        *time.Time `json:"started_at,omitempty"`
+	EndedAt          *time.Time `json:"ended_at,omitempty"`
 	// Frames counts the distinct frames (turns) of the ledger.
 	Frames int `json:"frames"`
 	// Pressure is the last context.pressure_observed; nil when none.
@@ -125,7 +128,7 @@ func (s *session) row() Row {
 		ID: sum.ID, Harness: sum.Harness, State: sum.State, Cwd: sum.Cwd, Pid: sum.Pid,
 		StartedAt: sum.Started, EndedAt: sum.Ended, Frames: sum.Frames,
 		Activity: s.activity, OutputAt: s.outputAt, LastEvent: s.lastEvent, LastEventAt: s.lastEventAt,
-		Sequence: sum.LastSequence,
+		Sequence: sum.LastSequence, HarnessSessionID: sum.HarnessSession,
 	}
 	if p := sum.Pressure; p != nil {
 		r.Pressure = &Pressure{Level: p.Level, Tokens: p.Tokens, Window: p.Window, Percent: max(p.Percent, 0)}
