@@ -513,7 +513,10 @@ func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string
 	t.Helper()
 	ll := lifeloopBin(t)
 	state := stateDir(t)
-	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", adapter, "--cwd", env.Dir, "--until-idle", "15s")
+	// --until-idle counts from the watch's start too: it must outlast the
+	// harness's own start before its first transcript line, which on a
+	// busy machine took more than 15 s (OpenCode, Gemini, Claude 2.1.332).
+	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", adapter, "--cwd", env.Dir, "--until-idle", "30s")
 	var out strings.Builder
 	cmd.Stdout = &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
