@@ -63,3 +63,23 @@ func ScanArgs(args []string, arityOf func(name string) Arity) []Arg {
 	}
 	return out
 }
+
+// IsUUID reports whether s is a UUID in its 8-4-4-4-12 hex spelling.
+func IsUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i, r := range s {
+		switch i {
+		case 8, 13, 18, 23:
+			if r != '-' {
+				return false
+			}
+		default:
+			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -125,31 +125,11 @@ func (Harness) ResumedSession(argv []string, start int) (string, bool) {
 			} else if len(ca.Words) > 1 {
 				value = ca.Words[1]
 			}
-			if !isUUID(value) {
+			if !adapters.IsUUID(value) {
 				return "", false
 			}
 			id, resumed = value, true
 		}
 	}
 	return id, resumed
-}
-
-// isUUID reports whether s is a UUID in its 8-4-4-4-12 hex spelling.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, r := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if r != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
-				return false
-			}
-		}
-	}
-	return true
 }

@@ -313,28 +313,8 @@ func (Harness) ResumedSession(argv []string, start int) (string, bool) {
 		return "", false
 	case slices.Contains(opts, "--last"):
 		return "", true
-	case len(pos) > 0 && isUUID(pos[0]):
+	case len(pos) > 0 && adapters.IsUUID(pos[0]):
 		return strings.ToLower(pos[0]), true
 	}
 	return "", false
-}
-
-// isUUID reports whether s is a UUID in its 8-4-4-4-12 hex spelling.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, r := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if r != '-' {
-				return false
-			}
-		default:
-			if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
-				return false
-			}
-		}
-	}
-	return true
 }

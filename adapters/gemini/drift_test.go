@@ -1,59 +1,25 @@
 package gemini_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/lifeloop/lifeloop/adapters/gemini"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/moment"
-	"github.com/lifeloop/lifeloop/internal/observe"
+	"github.com/lifeloop/lifeloop/internal/observe/observetest"
 )
 
-// watchChat follows the chat-file text (written to a file) from its start
-// and returns the moments observed until the watcher has been quiet for
-// a while.
+// watchChat follows text (written to a file) from its start and returns the
+// moments observed until the watcher has been quiet for a second.
 func watchChat(t *testing.T, text string) []moment.Moment {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "session-2026-11-23T13-54-3c9f4c1e.jsonl")
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	w, err := observe.Start(ctx, observe.Options{Harness: gemini.Harness{}, Env: []string{"HOME=" + t.TempDir()}, Path: path, FromStart: true, Cwd: t.TempDir()})
-	if err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	defer w.Wait()
-	defer cancel()
-	var out []moment.Moment
-	for {
-		select {
-		case m, ok := <-w.Moments():
-			if !ok {
-				return out
-			}
-			out = append(out, m)
-		case <-time.After(time.Second):
-			return out
-		}
-	}
+	return observetest.WatchText(t, gemini.Harness{}, "session-2026-11-23T13-54-3c9f4c1e.jsonl", text)
 }
 
-func degradedOf(ms []moment.Moment) []moment.Moment {
-	var out []moment.Moment
-	for _, m := range ms {
-		if m.Event == contract.EventCapabilityDegraded {
-			out = append(out, m)
-		}
-	}
-	return out
-}
+func degradedOf(ms []moment.Moment) []moment.Moment { return observetest.Degraded(ms) }
 
 // A Gemini CLI release that changes the usage of its gemini records
 // blinds context pressure: the watcher says so once (not once per
