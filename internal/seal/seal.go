@@ -244,6 +244,23 @@ func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) er
 			"the lifeloop wrapper of this session (pid %d) ended without recording the session's end; the session was sealed when it was next looked at",
 			rec.WrapperPid)}},
 	}
+	if h.last.ReceiptID == "" {
+		// The wrapper died after opening the session's ledger and before
+		// recording anything: the sealed story starts where a launch
+		// starts, so it stays one coherent stream (a session.ended never
+		// comes first). Idempotent like the end, for racing sealers.
+		skey := "lifeloop-seal-start:" + rec.ID
+		sum := map[string]any{contract.SummaryReason: ReasonWrapperLost}
+		if rec.Cwd != "" {
+			sum["cwd"] = rec.Cwd
+		}
+		res, err := p.Route(context.Background(), moment.Moment{Event: contract.EventSessionStarting, IdempotencyKey: &skey, Summary: sum})
+		if err != nil {
+			return err
+		}
+		startID := res.Receipt.ReceiptID
+		m.Parent = &startID
+	}
 	if h.started != "" {
 		m.Parent = &h.started
 	} else {

@@ -220,6 +220,40 @@ func TestAWrapperThatDiedBeforeItsFirstRecordIsFoundAndSealed(t *testing.T) {
 	}
 }
 
+// TestAWrapperThatDiedBeforeAnyReceiptTellsAWholeStory: a wrapper killed
+// after opening its session's ledger and before its session.starting is
+// sealed with a session.starting and a failed session.ended linked to it,
+// never a lone session.ended; a second look adds nothing.
+func TestAWrapperThatDiedBeforeAnyReceiptTellsAWholeStory(t *testing.T) {
+	root := t.TempDir()
+	reg := builtin.Default()
+	id, release := startWrapped(t, root)
+	release()
+	if got, err := Unlisted(root, Options{Registry: reg}); err != nil || len(got) != 1 || got[0].State != statedir.StateLost {
+		t.Fatalf("Unlisted = %+v, %v", got, err)
+	}
+	story := func() []contract.LifecycleReceipt {
+		var rs []contract.LifecycleReceipt
+		for e, err := range ledger.ReadSince(statedir.ReceiptsPath(root, id), 0) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, e.Receipt)
+		}
+		return rs
+	}
+	rs := story()
+	if len(rs) != 2 || rs[0].Event != contract.EventSessionStarting || rs[1].Event != contract.EventSessionEnded {
+		t.Fatalf("sealed story %+v, want session.starting then session.ended", rs)
+	}
+	if rs[1].Status != contract.StatusFailed || rs[1].ParentReceiptID == nil || *rs[1].ParentReceiptID != rs[0].ReceiptID {
+		t.Fatalf("session.ended %+v: want failed, linked to the session.starting", rs[1])
+	}
+	if again, _ := Unlisted(root, Options{Registry: reg}); len(again) != 0 || len(story()) != 2 {
+		t.Fatal("a second look sealed again")
+	}
+}
+
 func TestATornSessionRecordIsRebuiltFromTheLedger(t *testing.T) {
 	root := t.TempDir()
 	rec, release := newSession(t, root)
