@@ -41,7 +41,7 @@ missing-jaeger:
 # there, never run; see README.md. go vet (test files included) runs once
 # per operating system: the code differs by OS (files *_linux.go,
 # *_darwin.go), never by architecture, so vetting the other architecture
-# again found nothing and cost a minute or more each.
+# checks the same code again, at a minute or more each.
 PLATFORMS     := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 VET_PLATFORMS := linux/amd64 darwin/arm64
 
