@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/lifeloop/lifeloop/adapters/pi"
-	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/observe/observetest"
 )
@@ -45,25 +44,6 @@ func TestTelemetryDrift(t *testing.T) {
 			t.Fatal("the sample has fewer than two assistant messages with usage")
 		}
 		ms := watchSession(t, drifted+unknown)
-		d := degradedOf(ms)
-		if len(d) != 1 {
-			t.Fatalf("%d capability.degraded, want exactly one: %+v", len(d), d)
-		}
-		s := d[0].Summary
-		if s["reason"] != "harness_drift" || !strings.Contains(s["unreadable"].(string), "usage") {
-			t.Errorf("summary %v", s)
-		}
-		if len(d[0].Degradations) != 1 || d[0].Degradations[0].Capability != "context_pressure" || d[0].Degradations[0].CurrentSupport != contract.SupportPartial {
-			t.Errorf("degradations %+v", d[0].Degradations)
-		}
-		frames := 0
-		for _, m := range ms {
-			if m.Event == contract.EventFrameEnded {
-				frames++
-			}
-		}
-		if frames == 0 {
-			t.Error("no frame.ended: the drifted messages stopped the turn's frames too")
-		}
+		observetest.OneDrift(t, ms, "usage")
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +58,27 @@ func Degraded(ms []moment.Moment) []moment.Moment {
 		}
 	}
 	return out
+}
+
+// OneDrift checks what a harness's changed usage format must give: one
+// capability.degraded (not one per record) with reason harness_drift,
+// naming unreadable among what it could not read, context pressure
+// down to partial, and frames still ending. It returns that moment.
+func OneDrift(t testing.TB, ms []moment.Moment, unreadable string) moment.Moment {
+	t.Helper()
+	d := Degraded(ms)
+	if len(d) != 1 {
+		t.Fatalf("%d capability.degraded, want exactly one: %+v", len(d), d)
+	}
+	s := d[0].Summary
+	if got, _ := s["unreadable"].(string); s["reason"] != "harness_drift" || !strings.Contains(got, unreadable) {
+		t.Errorf("summary %v, want reason harness_drift naming %q", s, unreadable)
+	}
+	if len(d[0].Degradations) != 1 || d[0].Degradations[0].Capability != "context_pressure" || d[0].Degradations[0].CurrentSupport != contract.SupportPartial {
+		t.Errorf("degradations %+v", d[0].Degradations)
+	}
+	if !slices.ContainsFunc(ms, func(m moment.Moment) bool { return m.Event == contract.EventFrameEnded }) {
+		t.Error("no frame.ended: the drifted records stopped the turn's frames too")
+	}
+	return d[0]
 }
