@@ -88,6 +88,7 @@ var (
 )
 
 func TestClaudePrintTurns(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	tests := []struct {
@@ -170,6 +171,7 @@ func TestClaudePrintTurns(t *testing.T) {
 // against the real binary for working directories with '.', '_', other
 // punctuation, and a path over 200 characters.
 func TestClaudeProjectFolderNaming(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	mock := startMock(t, mockmodel.Config{})
@@ -207,6 +209,7 @@ func TestClaudeProjectFolderNaming(t *testing.T) {
 }
 
 func TestCodexExecTurns(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	tests := []struct {
@@ -300,6 +303,7 @@ func TestCodexExecTurns(t *testing.T) {
 }
 
 func TestClaudeTUI(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	const reply = "Interactive reply from the mock."
@@ -337,6 +341,7 @@ func TestClaudeTUI(t *testing.T) {
 }
 
 func TestCodexTUI(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	tests := []struct {

@@ -17,6 +17,7 @@ import (
 // done) loses nothing: `lifeloop run --continue-session` relaunches with
 // the pending payload, which reaches the model exactly once.
 func TestContinueSessionFinishesInterruptedRenewal(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)

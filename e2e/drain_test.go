@@ -36,6 +36,7 @@ exit 0
 // (no quiet period waits for it). Run a few times: the write and the exit
 // are microseconds apart.
 func TestLastWordsPrecedeSessionEnded(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{})

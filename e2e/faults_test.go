@@ -118,6 +118,7 @@ func groupAlive(pgid int) bool { return len(testharness.ProcessGroupMembers(pgid
 // orphan; sessions shows lost; the ledger gets exactly one session.ended;
 // status names the orphan and abort stops it.
 func TestKilledWrapperIsSealedAndItsOrphanStopped(t *testing.T) {
+	t.Parallel() // see the package doc
 	env := faultEnv(t)
 	state := stateDir(t)
 	cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--tick", "50ms", "--",
@@ -159,6 +160,7 @@ func TestKilledWrapperIsSealedAndItsOrphanStopped(t *testing.T) {
 // hangup ends when its wrapper is killed (the kernel hangs up the PTY), so
 // the common case leaves no orphan.
 func TestHarnessDiesWithItsKilledWrapper(t *testing.T) {
+	t.Parallel() // see the package doc
 	env := faultEnv(t)
 	state := stateDir(t)
 	cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", "sleep", "60")
@@ -190,6 +192,7 @@ func TestHarnessDiesWithItsKilledWrapper(t *testing.T) {
 // coherent story (stateDir's check), and every receipt a sink was handed
 // (acknowledged) is in the ledger.
 func TestWrapperKilledAtRandomPoints(t *testing.T) {
+	t.Parallel() // see the package doc
 	for _, mode := range []string{"group", "sync"} {
 		t.Run(mode, func(t *testing.T) {
 			env := faultEnv(t)
@@ -253,6 +256,7 @@ func TestWrapperKilledAtRandomPoints(t *testing.T) {
 // TestKilledHarnessIsRecorded: SIGKILL of the harness itself ends the
 // session with the signal, the wrapper exits 137.
 func TestKilledHarnessIsRecorded(t *testing.T) {
+	t.Parallel() // see the package doc
 	env := faultEnv(t)
 	state := stateDir(t)
 	res := env.Run(30*time.Second, lifeloopBin(t), "run", "--state-dir", state, "--", "sh", "-c", "kill -9 $$")
@@ -282,6 +286,7 @@ func countLines(t *testing.T, path string) int {
 // receipts; once space returns, sessions seals the session, whose ledger
 // verifies and ends with session.ended; the log stays short.
 func TestFullStateDisk(t *testing.T) {
+	t.Parallel() // see the package doc
 	env, cmd, stderr, state, id, filler := runFillingDisk(t, `for i in $(seq 30); do echo line $i; sleep 0.05; done; exit 7`)
 	err := cmd.Wait()
 	var ee *exec.ExitError
@@ -316,6 +321,7 @@ func TestFullStateDisk(t *testing.T) {
 // writing; EROFS and EIO take the same path in internal/ledger's
 // fault-injecting tests.)
 func TestDiskFullThenFreedMidRun(t *testing.T) {
+	t.Parallel() // see the package doc
 	env, cmd, stderr, state, id, filler := runFillingDisk(t, `for i in $(seq 40); do echo line $i; sleep 0.04; done`)
 	time.Sleep(400 * time.Millisecond)
 	if err := os.Remove(filler); err != nil {
@@ -343,6 +349,7 @@ func TestDiskFullThenFreedMidRun(t *testing.T) {
 // TestManyConcurrentSessions: 200 wrapped sessions at once with 10 ms
 // ticks all end completed with verifying ledgers.
 func TestManyConcurrentSessions(t *testing.T) {
+	t.Parallel() // see the package doc
 	env := faultEnv(t)
 	state := stateDir(t)
 	const n = 200
@@ -381,6 +388,7 @@ func TestManyConcurrentSessions(t *testing.T) {
 // TestHostileControlClients: 200 half-open connections and garbage on
 // the control socket never stall the session's status or its harness.
 func TestHostileControlClients(t *testing.T) {
+	t.Parallel() // see the package doc
 	env := faultEnv(t)
 	state := stateDir(t)
 	cmd := env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", "sleep", "30")
@@ -427,6 +435,7 @@ func TestHostileControlClients(t *testing.T) {
 // TestMalformedHookInput: garbage on a hook's stdin is answered at once
 // and never blocks the harness that called it.
 func TestMalformedHookInput(t *testing.T) {
+	t.Parallel() // see the package doc
 	env := faultEnv(t)
 	state := stateDir(t)
 	for _, in := range []string{"not json at all", "{\"hook_event_name\":", strings.Repeat("x", 2<<20), "\x00\x01\x02"} {
@@ -451,6 +460,7 @@ func TestMalformedHookInput(t *testing.T) {
 // pasted whole) is skipped without holding it in memory: `watch` stays
 // far under the line's size and still reads the lines around it.
 func TestHugeTranscriptLine(t *testing.T) {
+	t.Parallel() // see the package doc
 	env := faultEnv(t)
 	state := stateDir(t)
 	sample, err := os.ReadFile(filepath.Join(testharness.ModuleRoot(t), "adapters", "claude", "testdata", "claude-tool-turn.transcript.jsonl"))

@@ -19,6 +19,7 @@ import (
 // one frame named the same by BeforeAgent and AfterAgent, and the user's
 // own hook still fired. `host remove` restores the file byte for byte.
 func TestHostApplyGeminiHooks(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.GeminiBin(t)
 	ll := lifeloopBin(t)
@@ -104,6 +105,7 @@ func TestHostApplyGeminiHooks(t *testing.T) {
 // alike, so each frame event is recorded once, the SessionStart hook's
 // session.started and the binding agree on the session id.
 func TestRunGeminiWithHostHooks(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.GeminiBin(t)
 	ll := lifeloopBin(t)

@@ -25,6 +25,7 @@ func geminiArgs(prompt string, extra ...string) []string {
 // terminal, the session lifecycle in the ledger, one model request, no
 // process left.
 func TestRunGeminiPrompt(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.GeminiBin(t)
 	ll := lifeloopBin(t)
@@ -149,6 +150,7 @@ var geminiTelemetryPressure = []wantPressure{
 // records one frame for the prompt and two pressure receipts with the
 // mock's numbers, every receipt from the binding on carrying the id.
 func TestRunGeminiTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.GeminiBin(t)
 	ll := lifeloopBin(t)

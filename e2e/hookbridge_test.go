@@ -49,6 +49,7 @@ esac
 // reach the model request, their payload receipts say delivered, and the
 // user's own hooks still fire.
 func TestRunClaudeHookBridge(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
@@ -151,6 +152,7 @@ func assertFramesOnce(t *testing.T, receipts []map[string]any) {
 // developer instructions, each read from a private file — and reaches the
 // model; session.starting's payload receipt says delivered at pre_session.
 func TestRunPayloadAtLaunch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	cases := []struct {
@@ -194,6 +196,7 @@ func TestRunPayloadAtLaunch(t *testing.T) {
 // report of the same turn end does not make a second receipt (native
 // wins, whichever arrives first).
 func TestRunCodexNotify(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)

@@ -20,6 +20,7 @@ import (
 // and the user's own hook still fired. `host remove` then restores the
 // settings file byte for byte.
 func TestHostApplyClaudeNativeHooks(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
@@ -116,6 +117,7 @@ func TestHostApplyClaudeNativeHooks(t *testing.T) {
 // recorded), and the user's notify program still called with the
 // notification.
 func TestHostApplyCodexHooksAndNotify(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)

@@ -103,6 +103,7 @@ func followLedger(ctx context.Context, t *testing.T, state string) <-chan ledger
 // watch session's ledger: a user prompt (frame.opening) and the answer's
 // completion (frame.ended), 100 of each. The p99 must stay under 50 ms.
 func TestWatchOpenCodeAppendToReceipt(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	ll := lifeloopBin(t)

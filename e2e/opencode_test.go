@@ -118,6 +118,7 @@ func assertOpenCodeBinding(t *testing.T, env *testharness.HarnessEnv, state, ses
 // numbers (input 100 + cache write 2000 + cache read 3000 + output 7 = 5107
 // of the configured 10 000 window: moderate).
 func TestRunOpenCodeRun(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	ll := lifeloopBin(t)
@@ -204,6 +205,7 @@ func assertCausalOrder(t *testing.T, rs []map[string]any) {
 // level, context.compacted (auto, pre_tokens 9050) with the reset to low,
 // and frames for both turns.
 func TestRunOpenCodeCompactionTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	ll := lifeloopBin(t)
@@ -344,6 +346,7 @@ func TestWatchOpenCodeLatest(t *testing.T) {
 // of the conversation request (not in the user's message), the process
 // table never shows it, and session.starting records it delivered.
 func TestRunOpenCodePayloadAtLaunch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	ll := lifeloopBin(t)
@@ -378,6 +381,7 @@ func TestRunOpenCodePayloadAtLaunch(t *testing.T) {
 // usage of each request in turn — 5220 (moderate) then 7630 (high) of
 // 10 000.
 func TestRunOpenCodeToolTurn(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	ll := lifeloopBin(t)

@@ -76,6 +76,7 @@ func exitOpenCode(t *testing.T, term *testharness.Terminal) {
 // (context.compacted, trigger manual, pre_tokens the turn's 12 + 5; no
 // turn of its own), /exit, session completed, no OpenCode process left.
 func TestRunOpenCodeTUI(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
@@ -105,6 +106,7 @@ func TestRunOpenCodeTUI(t *testing.T) {
 // TestRunOpenCodeTUISigint: OpenCode exits 0 on SIGINT; lifeloop records
 // the session as stopped by the signal (cancelled), not as a success.
 func TestRunOpenCodeTUISigint(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	mock := startMock(t, mockmodel.Config{})
 	term, env, state, _ := openCodeTUI(t, mock)
@@ -142,6 +144,7 @@ func openCodeProcesses(env *testharness.HarnessEnv) int {
 // resumed carries the first turn and fresh does not, the delivered
 // receipt is recorded, and the terminal takes the next prompt.
 func TestRenewOpenCodeTUIUnderLifeloop(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	for _, resume := range []bool{true, false} {
 		name := map[bool]string{true: "resume", false: "fresh"}[resume]

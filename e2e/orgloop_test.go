@@ -26,6 +26,7 @@ import (
 // a whole OrgLoop event with OrgLoop's dedupe keys, the two agree on ids,
 // and the receiver gets the session's start and stop once each.
 func TestRunClaudeOrgLoop(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)

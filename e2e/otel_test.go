@@ -32,6 +32,7 @@ type jaegerServer struct {
 	bin, dir, config, logPath       string
 	otlp, grpc, query, prom, health int
 	cmd                             *exec.Cmd
+	exited                          chan struct{} // closed once cmd has been reaped
 }
 
 // jaegerBin is the Jaeger that `make jaeger` builds (`make test` builds
@@ -65,10 +66,29 @@ func startJaeger(t *testing.T) *jaegerServer {
 func startJaegerWith(t *testing.T, allSignals bool) *jaegerServer {
 	t.Helper()
 	j := &jaegerServer{bin: jaegerBin(t), dir: t.TempDir()}
-	j.otlp, j.grpc, j.query, j.prom, j.health = freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
-	grpcQuery := freePort(t)
 	j.config = filepath.Join(j.dir, "jaeger.yaml")
 	j.logPath = filepath.Join(j.dir, "jaeger.log")
+	t.Cleanup(j.kill)
+	// A free port is free only until another test takes it: tests run in
+	// parallel, so a port taken in between means new ports and a new try.
+	for attempt := 1; ; attempt++ {
+		j.writeConfig(t, allSignals)
+		err := j.launch(t)
+		if err == nil {
+			return j
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("jaeger attempt %d: a port was taken meanwhile; new ports", attempt)
+	}
+}
+
+// writeConfig picks free ports and writes Jaeger's configuration.
+func (j *jaegerServer) writeConfig(t *testing.T, allSignals bool) {
+	t.Helper()
+	j.otlp, j.grpc, j.query, j.prom, j.health = freePort(t), freePort(t), freePort(t), freePort(t), freePort(t)
+	grpcQuery := freePort(t)
 	pipelines := `
     metrics:
       receivers: [otlp]
@@ -126,13 +146,19 @@ exporters:
 	if err := os.WriteFile(j.config, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	j.start(t)
-	t.Cleanup(j.kill)
-	return j
 }
 
 // start runs Jaeger (its own process group) and waits until it is healthy.
 func (j *jaegerServer) start(t *testing.T) {
+	t.Helper()
+	if err := j.launch(t); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// launch runs Jaeger and waits until it is healthy; an error when it
+// exits first (its log says why).
+func (j *jaegerServer) launch(t *testing.T) error {
 	t.Helper()
 	logF, err := os.OpenFile(j.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -149,14 +175,24 @@ func (j *jaegerServer) start(t *testing.T) {
 		t.Fatal(err)
 	}
 	j.cmd = cmd
+	exited := make(chan struct{})
+	j.exited = exited
+	go func() { _ = cmd.Wait(); close(exited) }()
 	deadline := time.Now().Add(runTimeout)
 	for {
 		resp, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/status", j.health))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return nil
 			}
+		}
+		select {
+		case <-exited:
+			j.cmd = nil
+			b, _ := os.ReadFile(j.logPath)
+			return fmt.Errorf("jaeger exited before it was healthy:\n%s", b)
+		default:
 		}
 		if time.Now().After(deadline) {
 			b, _ := os.ReadFile(j.logPath)
@@ -172,7 +208,7 @@ func (j *jaegerServer) kill() {
 		return
 	}
 	_ = syscall.Kill(-j.cmd.Process.Pid, syscall.SIGKILL)
-	_ = j.cmd.Wait()
+	<-j.exited
 	j.cmd = nil
 }
 

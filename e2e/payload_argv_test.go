@@ -98,6 +98,7 @@ func (w *cmdlineWatch) stop() (map[string][]string, int) {
 // (Codex layers one profile only), so the placement is refused with a
 // one-line error naming --payload-argv-ok, exit 125, and nothing starts.
 func TestPayloadNeverInArgv(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	tests := []struct {
 		name string

@@ -19,6 +19,7 @@ import (
 // prompt, their payload receipts say delivered, and the user's own
 // extension still runs.
 func TestRunPiHookBridge(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
@@ -112,6 +113,7 @@ export default function (pi: any) { pi.on("before_agent_start", () => { writeFil
 // is delivered there (pre_session) and reaches the model with the first
 // prompt: the extension keeps it until then.
 func TestRunPiHookSessionStartContext(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)

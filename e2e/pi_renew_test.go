@@ -20,6 +20,7 @@ import (
 // pre_session, and neither the recorded command line nor the ledger holds
 // the body.
 func TestRunPiPayloadAtLaunch(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
@@ -76,6 +77,7 @@ func piProcesses(env *testharness.HarnessEnv) []testharness.Proc {
 // resumed. One Pi process runs after the renewal, the payload is not on
 // its command line, the typed prompt works, /quit ends the session.
 func TestRenewPiTUIUnderLifeloop(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	for _, resume := range []bool{true, false} {
 		name := map[bool]string{true: "resume", false: "fresh"}[resume]

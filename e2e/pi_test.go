@@ -47,6 +47,7 @@ func piSession(t *testing.T, path string) ([]string, string) {
 // TestRunPiPrint: `lifeloop run -- pi -p` completes, with its events
 // projected for OrgLoop (harness pi), and leaves no process.
 func TestRunPiPrint(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
@@ -102,6 +103,7 @@ func startPiTUIUnderLifeloop(t *testing.T, reply string, extra ...string) (*test
 // its turn is in the ledger (from the session file), and /quit ends the
 // session as completed with no process left.
 func TestRunPiTUI(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	term, env, state, _ := startPiTUIUnderLifeloop(t, reply)
@@ -144,6 +146,7 @@ func TestRunPiTUI(t *testing.T) {
 // TestRunPiTUISigint: Pi exits 130 on SIGINT; lifeloop records the session
 // as stopped by the signal, cancelled.
 func TestRunPiTUISigint(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	term, env, state, _ := startPiTUIUnderLifeloop(t, "unused")
 	if err := term.Signal(syscall.SIGINT); err != nil {
@@ -181,6 +184,7 @@ var piToolUsage = []mockmodel.Usage{
 // session file's id on every receipt from the binding on. --no-hooks
 // leaves the frames to the session file alone.
 func TestRunPiTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
@@ -221,6 +225,7 @@ func TestRunPiTelemetry(t *testing.T) {
 // records context.compacted with Pi's tokensBefore, the reset to low, and
 // the second reply's level.
 func TestRunPiCompactionTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
@@ -298,6 +303,7 @@ func TestWatchPi(t *testing.T) {
 // --no-hooks, discovery goes by order and overlapping launches were seen
 // swapped.)
 func TestRunPiConcurrentSameFolder(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
@@ -344,6 +350,7 @@ func TestRunPiConcurrentSameFolder(t *testing.T) {
 // session and opens the second (assertSwitched: two started/ended pairs,
 // OrgLoop and HCP follow).
 func TestRunPiTUINewSession(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	term, env, state, _ := startPiTUIUnderLifeloop(t, reply)

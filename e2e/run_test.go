@@ -81,6 +81,7 @@ func assertNoDrift(t *testing.T, receipts []map[string]any) {
 }
 
 func TestRunClaudePrint(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
@@ -107,6 +108,7 @@ func TestRunClaudePrint(t *testing.T) {
 }
 
 func TestRunCodexExec(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)
@@ -142,6 +144,7 @@ func startClaudeTUIUnderLifeloop(t *testing.T, reply string) (*testharness.Termi
 }
 
 func TestRunClaudeTUI(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	term, env, state := startClaudeTUIUnderLifeloop(t, reply)
@@ -182,6 +185,7 @@ func TestRunClaudeTUI(t *testing.T) {
 // Claude exits 0 on SIGINT: the session must still be recorded as stopped
 // by lifeloop, not as a success.
 func TestRunClaudeTUISigint(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	term, env, state := startClaudeTUIUnderLifeloop(t, "unused")
 	if err := term.Signal(syscall.SIGINT); err != nil {
@@ -215,6 +219,7 @@ func TestRunClaudeTUISigint(t *testing.T) {
 }
 
 func TestRunCodexTUI(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)

@@ -244,6 +244,7 @@ func onlyOne(t *testing.T, what string, paths []string) string {
 // moderate → high) with the mock's numbers, one frame per turn with the
 // transcript's promptId, and the transcript's sessionId on every receipt.
 func TestRunClaudeTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
@@ -290,6 +291,7 @@ func TestRunClaudeTelemetry(t *testing.T) {
 // which Codex records as a 95 000 effective window) around a tool turn
 // whose responses total 50 100 and 80 200 tokens: low → moderate → high.
 func TestRunCodexTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)
@@ -326,6 +328,7 @@ func TestRunCodexTelemetry(t *testing.T) {
 // conversation, Claude compacts, and lifeloop records context.compacted
 // with the transcript's pre/post tokens and the reset to low.
 func TestRunClaudeCompactionTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
@@ -376,6 +379,7 @@ func TestRunClaudeCompactionTelemetry(t *testing.T) {
 // TestRunCodexCompactionTelemetry drives Codex into a mid-turn compaction
 // (window 10000, auto-compact at 8000, 9300 tokens reported).
 func TestRunCodexCompactionTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)
@@ -469,6 +473,7 @@ func runConcurrentPrints(t *testing.T, env *testharness.HarnessEnv, ll, state, b
 // in the same folder at once: each session must be bound to its own
 // transcript (the one holding its own prompt).
 func TestRunClaudeConcurrentSameFolder(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
@@ -614,6 +619,7 @@ func TestWatchCodex(t *testing.T) {
 // TestRunClaudeNoTelemetry: --no-telemetry leaves the transcript alone (no
 // binding, no pressure) and does not pin the session id.
 func TestRunClaudeNoTelemetry(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
