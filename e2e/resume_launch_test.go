@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
@@ -25,7 +28,11 @@ func runResumed(t *testing.T, env *testharness.HarnessEnv, adapter, bin string, 
 	if res.ExitCode != 0 {
 		t.Fatalf("lifeloop run %v: exit %d\nstdout: %s\nstderr: %s", args, res.ExitCode, res.Stdout, res.Stderr)
 	}
-	_, rs := onlySession(t, state)
+	id, rs := onlySession(t, state)
+	if os.Getenv("LIFELOOP_E2E_DEBUG") != "" {
+		b, _ := os.ReadFile(filepath.Join(state, "sessions", id, "lifeloop.log"))
+		t.Logf("%v\n%s", args, b)
+	}
 	assertSessionLifecycle(t, rs, adapter, "completed", "exit_code_0")
 	return rs
 }
@@ -179,9 +186,9 @@ func TestRunCodexResumedAtLaunch(t *testing.T) {
 }
 
 // TestRunGeminiResumedAtLaunch: `gemini -r latest` (the project's latest
-// session) and `gemini -r ID` under lifeloop run are followed in the
-// session's chat file from its current end: 110100 (moderate, history) →
-// 160200 (high) → 40100 (low) of 209 715.
+// session) and `gemini -r ID` (a minute later) under lifeloop run are
+// followed in the session's chat file from its current end: 110100
+// (moderate, history) → 160200 (high) → 40100 (low) of 209 715.
 func TestRunGeminiResumedAtLaunch(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
@@ -199,10 +206,16 @@ func TestRunGeminiResumedAtLaunch(t *testing.T) {
 	_, sid := geminiPrompts(t, chat)
 	rs := runResumed(t, env, "gemini", bin, geminiArgs("second turn", "-r", "latest")...)
 	assertResumed(t, rs, sid, chat, []wantPressure{{160200, 209715, "high", "moderate"}})
+	// Resumed in a later minute than its file's, the session gets a second
+	// file named for that minute, holding only a header and the context;
+	// the turn still goes to the first file, which is the one followed.
+	now := time.Now()
+	time.Sleep(time.Until(now.Truncate(time.Minute).Add(time.Minute + time.Second)))
 	rs = runResumed(t, env, "gemini", bin, geminiArgs("third turn", "-r", sid)...)
 	assertResumed(t, rs, sid, chat, []wantPressure{{40100, 209715, "low", "high"}})
-	if got := env.GeminiChats(); len(got) != 1 {
-		t.Errorf("chat files %v, want the one resumed", got)
+	got := env.GeminiChats()
+	if len(got) < 2 || got[0] != chat {
+		t.Errorf("chat files %v, want %s and the later minute's stray file", got, chat)
 	}
 }
 

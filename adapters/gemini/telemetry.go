@@ -100,7 +100,8 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	for _, c := range telemetry.CwdSpellings(d.Cwd) {
 		hashes = append(hashes, ProjectHash(c))
 	}
-	var out []telemetry.Candidate
+	var all []telemetry.Candidate
+	first := map[string]time.Time{} // each session's earliest file
 	for _, p := range paths {
 		if d.SessionID != "" && !strings.HasSuffix(p, "-"+prefix(d.SessionID, 8)+".jsonl") {
 			continue
@@ -113,14 +114,28 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 		if !ok || h.Kind == "subagent" || !slices.Contains(hashes, h.ProjectHash) {
 			continue
 		}
-		if d.SessionID != "" {
-			if h.SessionID != d.SessionID {
+		if f, seen := first[h.SessionID]; !seen || born.Before(f) {
+			first[h.SessionID] = born
+		}
+		all = append(all, telemetry.Candidate{Path: p, Born: born, SessionID: h.SessionID})
+	}
+	var out []telemetry.Candidate
+	for _, c := range all {
+		switch {
+		case c.Born.After(first[c.SessionID]):
+			// A session resumed in a later minute than its file's gets a
+			// second file, named for that minute, holding only a header and
+			// the session context; its turns go to the first file (measured
+			// with 0.61.0). The conversation is the first file.
+			continue
+		case d.SessionID != "":
+			if c.SessionID != d.SessionID {
 				continue
 			}
-		} else if born.Before(d.Launch.Add(-telemetry.Slack(d.Slack))) {
+		case c.Born.Before(d.Launch.Add(-telemetry.Slack(d.Slack))):
 			continue
 		}
-		out = append(out, telemetry.Candidate{Path: p, Born: born, SessionID: h.SessionID})
+		out = append(out, c)
 	}
 	telemetry.SortCandidates(out)
 	return out, nil

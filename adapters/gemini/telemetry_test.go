@@ -53,6 +53,18 @@ func TestDiscoverer(t *testing.T) {
 	if cands, _ := d.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), []string{filepath.Base(old)}) {
 		t.Errorf("by session id: %v", cands)
 	}
+	// Resumed in a later minute, a session gets a second file holding only
+	// a header and its context; the conversation stays in the first one,
+	// which is the one found, by session id or among the new sessions.
+	time.Sleep(20 * time.Millisecond)
+	chat("proj", "session-2026-11-23T14-02-aaaaaaaa.jsonl", "aaaaaaaa-1", cwd, "main")
+	if cands, _ := d.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), []string{filepath.Base(old)}) {
+		t.Errorf("resumed in a later minute, by session id: %v", cands)
+	}
+	d = &Discoverer{Home: home, Cwd: cwd, Launch: launch, Slack: 10 * time.Millisecond}
+	if cands, _ := d.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), []string{filepath.Base(mine)}) {
+		t.Errorf("resumed in a later minute, new sessions: %v, want only %s", cands, mine)
+	}
 	if got := d.Roots(); !slices.Equal(got, []string{filepath.Join(home, "tmp")}) {
 		t.Errorf("roots %v", got)
 	}
