@@ -303,7 +303,6 @@ func TestCodexExecTurns(t *testing.T) {
 }
 
 func TestClaudeTUI(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	const reply = "Interactive reply from the mock."
@@ -341,7 +340,6 @@ func TestClaudeTUI(t *testing.T) {
 }
 
 func TestCodexTUI(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	tests := []struct {

@@ -35,7 +35,6 @@ func geminiProcs(env *testharness.HarnessEnv) []testharness.Proc {
 // Exactly one Gemini CLI (its two node processes) runs afterwards, the
 // terminal takes a typed /quit, and the renewal's records are complete.
 func TestRenewGeminiTUI(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	for _, tc := range []struct {
 		name   string

@@ -75,7 +75,6 @@ func geminiPrompt(t *testing.T, term *testharness.Terminal, state, prompt string
 // context.compacted (pre 250 100, post the next response's 3 050) and the
 // reset to low. /quit ends the session: completed, no process left.
 func TestRunGeminiTUI(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	mock := startMock(t, mockmodel.Config{Reply: reply, UsageSequence: []mockmodel.Usage{
@@ -135,7 +134,6 @@ func TestRunGeminiTUI(t *testing.T) {
 // signal reaches the harness (whose outer process ignores it; lifeloop
 // signals the group), the session ends stopped/cancelled, no process left.
 func TestRunGeminiTUISigint(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	env := testharness.NewHarnessEnv(t, startMock(t, mockmodel.Config{}))
 	state := stateDir(t)

@@ -85,7 +85,6 @@ func anyRequestCarries(t *testing.T, reqs []mockmodel.Request, text string) (str
 // prompt), the interactive Claude TUI, and `codex exec` (a developer
 // message). A control run without placement proves the check can fail.
 func TestLaunchPlacementReachesModel(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	tests := []struct {
 		name    string
@@ -209,7 +208,6 @@ func runClaudeTUITurn(t *testing.T, env *testharness.HarnessEnv, argv []string, 
 // the same conversation — the second run's model request carries the
 // first prompt — and delivers the payload.
 func TestRelaunchResumesConversation(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	tests := []struct {
 		adapter string
@@ -412,7 +410,6 @@ func claudeTUIAfterOneTurn(t *testing.T, reply, prompt string) (*testharness.Ter
 // delivered payload receipt); the continuation store is empty afterwards
 // and the renewal status is delivered.
 func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	const reply = "Interactive reply through lifeloop."
@@ -505,7 +502,6 @@ func TestRenewClaudeTUIUnderLifeloop(t *testing.T) {
 // the end: the payload is never there when fresh, and is there in the
 // opted-in resume (the poller's control).
 func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	tests := []struct {
 		name      string
@@ -630,7 +626,6 @@ func TestRenewCodexTUIUnderLifeloop(t *testing.T) {
 // transcript of the new session is followed — its own harness session id,
 // its turn answered per the transcript.
 func TestRenewClaudeTUIFresh(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	const reply = "Interactive reply through lifeloop."

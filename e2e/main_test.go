@@ -3,12 +3,13 @@
 // against the loopback mock model server. They are skipped with -short,
 // and skipped when the binaries are missing unless CI=true.
 //
-// Every test runs in parallel with the others (t.Parallel), as many at
+// Most tests run in parallel with the others (t.Parallel), as many at
 // once as -parallel allows (GOMAXPROCS by default): each has its own HOME,
 // state folder, mock model and backend, and finds its stray processes by
-// its own marker, so no test shares anything with another. Most spend
-// their time in a harness's start-up or waiting on it, which keeps
-// `make test` short on two cores.
+// its own marker, so no test shares anything with another. Those that
+// type into a harness's terminal and time their keys (the TUIs, the
+// renewals, the typeahead and top) run one after another first, on a
+// machine the others do not load yet.
 package e2e
 
 import (

@@ -55,10 +55,22 @@ func askOpenCode(t *testing.T, term *testharness.Terminal, state, prompt string)
 		_, rs := onlySession(t, state)
 		before = countFrames(rs)
 	}
-	term.Type(prompt)
-	time.Sleep(200 * time.Millisecond) // the TUI drops an Enter typed with the text
-	term.Type("\r")
+	typeThenEnter(t, term, prompt)
 	return waitLedger(t, state, "frame.ended for "+prompt, func(rs []map[string]any) bool { return countFrames(rs) > before })
+}
+
+// typeThenEnter types text, waits until the TUI shows it, then presses
+// Enter: OpenCode drops an Enter that arrives with the text, and on a busy
+// machine the echo may take longer than any fixed pause.
+func typeThenEnter(t *testing.T, term *testharness.Terminal, text string) {
+	t.Helper()
+	n := len(term.Output())
+	term.Type(text)
+	if err := term.WaitForAfter(n, text, screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	term.Type("\r")
 }
 
 // exitOpenCode types /exit, waits for its completion entry, presses
@@ -76,16 +88,13 @@ func exitOpenCode(t *testing.T, term *testharness.Terminal) {
 // (context.compacted, trigger manual, pre_tokens the turn's 12 + 5; no
 // turn of its own), /exit, session completed, no OpenCode process left.
 func TestRunOpenCodeTUI(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	term, env, state, _ := openCodeTUI(t, mock)
 	askOpenCode(t, term, state, "hello through lifeloop")
 	// A manual compaction: /compact from the TUI.
-	term.Type("/compact")
-	time.Sleep(300 * time.Millisecond)
-	term.Type("\r")
+	typeThenEnter(t, term, "/compact")
 	waitLedger(t, state, "context.compacted", func(rs []map[string]any) bool { return len(receiptsFor(rs, "context.compacted")) > 0 })
 	exitOpenCode(t, term)
 	session, rs := onlySession(t, state)
@@ -106,7 +115,6 @@ func TestRunOpenCodeTUI(t *testing.T) {
 // TestRunOpenCodeTUISigint: OpenCode exits 0 on SIGINT; lifeloop records
 // the session as stopped by the signal (cancelled), not as a success.
 func TestRunOpenCodeTUISigint(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	mock := startMock(t, mockmodel.Config{})
 	term, env, state, _ := openCodeTUI(t, mock)
@@ -144,7 +152,6 @@ func openCodeProcesses(env *testharness.HarnessEnv) int {
 // resumed carries the first turn and fresh does not, the delivered
 // receipt is recorded, and the terminal takes the next prompt.
 func TestRenewOpenCodeTUIUnderLifeloop(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	for _, resume := range []bool{true, false} {
 		name := map[bool]string{true: "resume", false: "fresh"}[resume]

@@ -77,7 +77,6 @@ func piProcesses(env *testharness.HarnessEnv) []testharness.Proc {
 // resumed. One Pi process runs after the renewal, the payload is not on
 // its command line, the typed prompt works, /quit ends the session.
 func TestRenewPiTUIUnderLifeloop(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	for _, resume := range []bool{true, false} {
 		name := map[bool]string{true: "resume", false: "fresh"}[resume]

@@ -103,7 +103,6 @@ func startPiTUIUnderLifeloop(t *testing.T, reply string, extra ...string) (*test
 // its turn is in the ledger (from the session file), and /quit ends the
 // session as completed with no process left.
 func TestRunPiTUI(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	term, env, state, _ := startPiTUIUnderLifeloop(t, reply)
@@ -146,7 +145,6 @@ func TestRunPiTUI(t *testing.T) {
 // TestRunPiTUISigint: Pi exits 130 on SIGINT; lifeloop records the session
 // as stopped by the signal, cancelled.
 func TestRunPiTUISigint(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	term, env, state, _ := startPiTUIUnderLifeloop(t, "unused")
 	if err := term.Signal(syscall.SIGINT); err != nil {
@@ -350,7 +348,6 @@ func TestRunPiConcurrentSameFolder(t *testing.T) {
 // session and opens the second (assertSwitched: two started/ended pairs,
 // OrgLoop and HCP follow).
 func TestRunPiTUINewSession(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	term, env, state, _ := startPiTUIUnderLifeloop(t, reply)

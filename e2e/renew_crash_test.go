@@ -188,7 +188,6 @@ func waitCmd(t *testing.T, cmd *exec.Cmd, timeout time.Duration) {
 //     the same renewal_attempt and renewal_step — consumers drop the repeat,
 //     and so does this test.
 func TestRenewCrashRecovery(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	points := []struct {
 		name  string

@@ -21,7 +21,6 @@ import (
 // payload pending, and no model request carries it. The next, fresh
 // renewal delivers it and says it was carried over from the earlier one.
 func TestRenewSaysWhatWasNotDelivered(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)

@@ -16,7 +16,6 @@ import (
 // 15% low, never the old one's 80% high — right after the relaunch they
 // show no pressure at all (the old one no longer holds).
 func TestFreshRenewalResetsPressure(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)

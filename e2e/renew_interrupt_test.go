@@ -19,7 +19,6 @@ import (
 // left; a renewal it cut short keeps its payload in the continuation
 // store. The stream stays coherent (stateDir's checker).
 func TestSIGINTDuringClaudeRenewal(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	term, env, state := startClaudeTUIUnderLifeloop(t, "unused")
 	ll := lifeloopBin(t)

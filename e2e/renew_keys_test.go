@@ -21,7 +21,6 @@ import (
 // prompt the model then gets. Gemini CLI and OpenCode take input seconds
 // after they start; keys released earlier were lost.
 func TestKeysTypedDuringResumeReachTheNewHarness(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	for _, tc := range safeTUIs {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,7 +17,6 @@ import (
 // resumed conversation's next model request, and renew says how it was
 // placed in both placement vocabularies.
 func TestRenewWithANote(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	term, env, state, _ := claudeTUIAfterOneTurn(t, "Reply before the note.", "first prompt 7e3a")

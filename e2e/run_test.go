@@ -144,7 +144,6 @@ func startClaudeTUIUnderLifeloop(t *testing.T, reply string) (*testharness.Termi
 }
 
 func TestRunClaudeTUI(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	term, env, state := startClaudeTUIUnderLifeloop(t, reply)
@@ -185,7 +184,6 @@ func TestRunClaudeTUI(t *testing.T) {
 // Claude exits 0 on SIGINT: the session must still be recorded as stopped
 // by lifeloop, not as a success.
 func TestRunClaudeTUISigint(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	term, env, state := startClaudeTUIUnderLifeloop(t, "unused")
 	if err := term.Signal(syscall.SIGINT); err != nil {
@@ -219,7 +217,6 @@ func TestRunClaudeTUISigint(t *testing.T) {
 }
 
 func TestRunCodexTUI(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)

@@ -117,7 +117,6 @@ func assertSwitched(t *testing.T, env *testharness.HarnessEnv, state, harness st
 // closes the first and opens the second (assertSwitched), and the turn
 // after /clear is bound to the new one.
 func TestRunClaudeTUIClear(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	term, env, state := startClaudeTUIUnderLifeloop(t, reply)

@@ -78,7 +78,6 @@ func shortID(id string) string { return id[len(id)-8:] }
 // records its end, the record says aborted); `q` quits and leaves the
 // terminal as it found it (`stty -a` before and after).
 func TestTopDashboard(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
@@ -237,7 +236,6 @@ func TestTopDashboard(t *testing.T) {
 // SIGTERM: it exits 0, leaves the alternate screen, and `stty -a` is the
 // same before and after.
 func TestTopRestoresTerminalOnSIGTERM(t *testing.T) {
-	t.Parallel() // see the package doc
 	ll := lifeloopBin(t)
 	state := stateDir(t)
 	dir := t.TempDir()

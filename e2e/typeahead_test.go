@@ -18,7 +18,6 @@ import (
 // reach the new Codex: the prompt typed during the renewal is the one the
 // mock model gets.
 func TestCodexTypeaheadDuringRenewal(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.CodexBin(t)
 	ll := lifeloopBin(t)
