@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -24,40 +25,58 @@ import (
 // data under the test's folder: it stores OTLP log records (OTLP/HTTP
 // protobuf) and answers LogsQL queries through its query API.
 type logStore struct {
-	port int
-	cmd  *exec.Cmd
+	bin, dir string
+	port     int
 }
 
 // startLogStore starts the VictoriaLogs that `make victorialogs` builds
 // (`make test` builds it when it is missing) and waits until it is
-// healthy; the test's cleanup kills it.
+// healthy; the test's cleanup kills it. A port taken by a parallel test
+// between its pick and the start means a new port and a new try.
 func startLogStore(t *testing.T) *logStore {
 	t.Helper()
-	bin := filepath.Join(testharness.ModuleRoot(t), ".cache", "victoria-logs")
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("%s is missing: run `make victorialogs` (make test builds it when missing)", bin)
+	l := &logStore{bin: filepath.Join(testharness.ModuleRoot(t), ".cache", "victoria-logs"), dir: t.TempDir()}
+	if _, err := os.Stat(l.bin); err != nil {
+		t.Fatalf("%s is missing: run `make victorialogs` (make test builds it when missing)", l.bin)
 	}
-	dir := t.TempDir()
-	l := &logStore{port: freePort(t)}
-	logF, err := os.OpenFile(filepath.Join(dir, "victoria-logs.log"), os.O_CREATE|os.O_WRONLY, 0o600)
+	for attempt := 1; ; attempt++ {
+		err := l.launch(t)
+		if err == nil {
+			return l
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("victoria-logs attempt %d: its port was taken meanwhile; a new port", attempt)
+	}
+}
+
+// launch runs VictoriaLogs (its own process group) on a free port and
+// waits until it is healthy; an error when it exits first.
+func (l *logStore) launch(t *testing.T) error {
+	t.Helper()
+	l.port = freePort(t)
+	logPath := filepath.Join(l.dir, "victoria-logs.log")
+	logF, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer logF.Close()
-	cmd := exec.CommandContext(context.Background(), bin,
+	cmd := exec.CommandContext(context.Background(), l.bin,
 		"-httpListenAddr", fmt.Sprintf("127.0.0.1:%d", l.port),
-		"-storageDataPath", filepath.Join(dir, "data"),
+		"-storageDataPath", filepath.Join(l.dir, "data"),
 		"-loggerLevel", "WARN")
-	cmd.Env = []string{"HOME=" + dir, "PATH=/usr/bin:/bin"}
+	cmd.Env = []string{"HOME=" + l.dir, "PATH=/usr/bin:/bin"}
 	cmd.Stdout, cmd.Stderr = logF, logF
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	l.cmd = cmd
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
+		<-exited
 	})
 	deadline := time.Now().Add(runTimeout)
 	for {
@@ -65,11 +84,17 @@ func startLogStore(t *testing.T) *logStore {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return l
+				return nil
 			}
 		}
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(logPath)
+			return fmt.Errorf("victoria-logs exited before it was healthy:\n%s", b)
+		default:
+		}
 		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(filepath.Join(dir, "victoria-logs.log"))
+			b, _ := os.ReadFile(logPath)
 			t.Fatalf("victoria-logs did not become healthy:\n%s", b)
 		}
 		time.Sleep(100 * time.Millisecond)
