@@ -171,7 +171,7 @@ e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
 demo: harnesses/node_modules/.bin/claude ## build lifeloop, run a real `claude -p` turn under `lifeloop run` against the bundled mock model, print the receipts
 	./scripts/demo.sh
 
-demo-otel: harnesses/node_modules/.bin/claude missing-jaeger ## the demo under `lifeloop run --otlp` into a Jaeger on 127.0.0.1: prints the trace's URL in the Jaeger UI, keeps Jaeger running until Ctrl-C
+demo-otel: harnesses/node_modules/.bin/claude missing-jaeger ## the demo under `lifeloop run --otlp` into Jaeger (and VictoriaLogs, when built) on 127.0.0.1: prints the trace's URL, its spans and its log records, keeps them running until Ctrl-C
 	./scripts/demo-otel.sh
 
 harnesses/node_modules/.bin/claude harnesses/node_modules/.bin/codex: harnesses/package-lock.json

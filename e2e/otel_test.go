@@ -567,8 +567,7 @@ func TestOTelBackendDownThenExport(t *testing.T) {
 	term.Type("\r")
 	rs := waitSessionLedger(t, state, ses, "the first turn's end", frames(1))
 	// Each harness process is handed its own incarnation span as parent.
-	var handed []string
-	handed = append(handed, traceparentOf(t, rs, 1))
+	handed := []string{traceparentOf(t, rs, 1)}
 	// The first frame's span reaches the backend while the session runs.
 	if _, spans := j.traceOf(t, ses, 1); !slices.ContainsFunc(spans, func(s jaegerSpan) bool { return s.OperationName == otelmap.SpanFrame }) {
 		t.Fatalf("the first frame did not reach jaeger while the session ran: %v", spans)
@@ -693,12 +692,12 @@ func TestOTelOutcomes(t *testing.T) {
 // the supervisor.tick after it.
 func traceparentOf(t *testing.T, rs []map[string]any, n int) string {
 	t.Helper()
-	pid := 0
+	pid, started := 0, 0
 	for _, r := range rs {
 		if r["event"] == "session.started" {
-			n--
+			started++
 		}
-		if n != 0 || (r["event"] != "session.started" && r["event"] != "supervisor.tick") {
+		if started != n || (r["event"] != "session.started" && r["event"] != "supervisor.tick") {
 			continue
 		}
 		sum, _ := r["telemetry_summary"].(map[string]any)
@@ -708,7 +707,7 @@ func traceparentOf(t *testing.T, rs []map[string]any, n int) string {
 		}
 	}
 	if pid == 0 {
-		t.Fatalf("no pid in the session.started of that process: %v", rs)
+		t.Fatalf("no pid on the session.started of harness process %d or a tick after it: %v", n, rs)
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
 	if err != nil {
