@@ -5,7 +5,7 @@ OTLP_BIN  := $(dir $(BIN))lifeloop-otlp
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: build test unit cross dist e2e e2e-latest lint fmt bench bench-tools fuzz demo harnesses harnesses-latest broker jaeger clean
+.PHONY: build test unit cross dist e2e e2e-latest lint fmt bench bench-tools fuzz demo demo-otel harnesses harnesses-latest broker jaeger victorialogs clean
 
 # urfave_cli_no_docs leaves out the CLI library's man/markdown generators
 # (and their package init) that lifeloop never uses. netgo and osusergo
@@ -19,14 +19,14 @@ build: ## build bin/lifeloop and bin/lifeloop-otlp (the OpenTelemetry exporter i
 	$(GO) build -tags $(BUILDTAGS) -o $(BIN) ./cmd/lifeloop
 	$(GO) build -tags $(BUILDTAGS) -o $(OTLP_BIN) ./cmd/lifeloop-otlp
 
-test: ## build every platform and vet, then every test with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ, Jaeger), so the end-to-end, fleet and OpenTelemetry tests run
-	@$(MAKE) --no-print-directory -j4 cross missing-harnesses missing-broker missing-jaeger
+test: ## build every platform and vet, then every test with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ, Jaeger, VictoriaLogs), so the end-to-end, fleet and OpenTelemetry tests run
+	@$(MAKE) --no-print-directory -j4 cross missing-harnesses missing-broker missing-jaeger missing-victorialogs
 	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # What `make test` installs when it is missing, side by side with `make
 # cross` (-j4): npm and apt wait on the network while the go builds use
 # the processors.
-.PHONY: missing-harnesses missing-broker missing-jaeger
+.PHONY: missing-harnesses missing-broker missing-jaeger missing-victorialogs
 missing-harnesses:
 	@for b in $(PINNED_BINS); do \
 	  if [ ! -x harnesses/node_modules/.bin/$$b ]; then echo "harnesses/node_modules/.bin/$$b is missing: installing the pinned harnesses"; $(NPM_INSTALL); break; fi; \
@@ -36,6 +36,8 @@ missing-broker:
 	@[ -x $(RABBITMQ_SERVER) ] || { echo "$(RABBITMQ_SERVER) is missing: installing RabbitMQ for the fleet tests"; $(MAKE) --no-print-directory broker; }
 missing-jaeger:
 	@[ -x $(JAEGER) ] || { echo "$(JAEGER) is missing: building Jaeger for the OpenTelemetry tests"; $(MAKE) --no-print-directory jaeger; }
+missing-victorialogs:
+	@[ -x $(VICTORIALOGS) ] || { echo "$(VICTORIALOGS) is missing: building VictoriaLogs for the OpenTelemetry tests"; $(MAKE) --no-print-directory victorialogs; }
 
 # The supported platforms. CI runs on Linux: the others are compiled
 # there, never run; see README.md. go vet (test files included) runs once
@@ -153,11 +155,24 @@ JAEGER := .cache/jaeger
 jaeger: ## build Jaeger v2 into .cache/jaeger for the OpenTelemetry tests (`make test` calls it when missing)
 	cd tools/jaeger && $(GO) build -o ../../$(JAEGER) github.com/jaegertracing/jaeger/cmd/jaeger
 
+# Jaeger stores no logs: the receipt log records go to VictoriaLogs, which
+# takes OTLP/HTTP logs and answers LogsQL queries, pinned the same way in
+# tools/victorialogs/go.mod and built into .cache/ without cgo (its zstd
+# is then pure Go): 150 s of CPU from an empty build cache (under 4
+# minutes on 2 cores even one at a time), 22 MB.
+VICTORIALOGS := .cache/victoria-logs
+
+victorialogs: ## build VictoriaLogs into .cache/victoria-logs for the OpenTelemetry tests' log store (`make test` calls it when missing)
+	cd tools/victorialogs && CGO_ENABLED=0 $(GO) build -o ../../$(VICTORIALOGS) github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs
+
 e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
 	$(GO) test -race -count=1 ./e2e/...
 
 demo: harnesses/node_modules/.bin/claude ## build lifeloop, run a real `claude -p` turn under `lifeloop run` against the bundled mock model, print the receipts
 	./scripts/demo.sh
+
+demo-otel: harnesses/node_modules/.bin/claude missing-jaeger ## the demo under `lifeloop run --otlp` into Jaeger (and VictoriaLogs, when built) on 127.0.0.1: prints the trace's URL, its spans and its log records, keeps them running until Ctrl-C
+	./scripts/demo-otel.sh
 
 harnesses/node_modules/.bin/claude harnesses/node_modules/.bin/codex: harnesses/package-lock.json
 	$(NPM_INSTALL)

@@ -7,11 +7,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -395,12 +399,13 @@ func checkTrace(t *testing.T, j *jaegerServer, state, id string) []jaegerSpan {
 }
 
 // checkLogsAndMetrics: every receipt of session id reached the backend
-// as a log record (printed by its debug exporter), and the session's
-// metrics are on its Prometheus endpoint — the pressure gauge when the
-// ledger observed pressure.
+// as a log record (printed by its debug exporter: the log records sent
+// over gRPC, or to a backend killed and started again, are checked
+// there; checkStoredLogs checks them in a log store), and the session's
+// metrics are on its Prometheus endpoint.
 func checkLogsAndMetrics(t *testing.T, j *jaegerServer, state, id string) {
 	t.Helper()
-	want, receipts := expected(t, state, id)
+	_, receipts := expected(t, state, id)
 	logs, err := os.ReadFile(j.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -410,6 +415,14 @@ func checkLogsAndMetrics(t *testing.T, j *jaegerServer, state, id string) {
 			t.Errorf("session %s: receipt %s never reached the backend as a log record", id, r)
 		}
 	}
+	checkMetrics(t, j, state, id)
+}
+
+// checkMetrics: the session's metrics are on the backend's Prometheus
+// endpoint — the pressure gauge when the ledger observed pressure.
+func checkMetrics(t *testing.T, j *jaegerServer, state, id string) {
+	t.Helper()
+	want, _ := expected(t, state, id)
 	metrics := string(j.get(t, fmt.Sprintf("http://127.0.0.1:%d/metrics", j.prom)))
 	inst := `instance="` + id + `"`
 	has := func(name string) bool {
@@ -435,13 +448,16 @@ func checkLogsAndMetrics(t *testing.T, j *jaegerServer, state, id string) {
 // real harnesses under `lifeloop run --otlp` shows up in a real Jaeger as
 // one trace (trace id derived from the session id) holding exactly the
 // spans its ledger gives — session, invoke_agent incarnation, frames —
-// with every receipt as a log record and the session's metrics, all sent
-// before lifeloop exits (nothing owed).
+// with the session's metrics, and every receipt as a log record in a real
+// log store (VictoriaLogs, through the standard
+// OTEL_EXPORTER_OTLP_LOGS_ENDPOINT) correlated to a span of that trace,
+// all sent before lifeloop exits (nothing owed).
 func TestOTelEveryHarnessIsOneTrace(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	j := startJaeger(t)
+	logs := startLogStore(t)
 	// 120 000 of a 200 000 window: every harness observes pressure.
 	mock := startMock(t, mockmodel.Config{Reply: "hello", Usage: mockmodel.Usage{InputTokens: 120000, OutputTokens: 50}})
 	pressured := 0
@@ -449,6 +465,7 @@ func TestOTelEveryHarnessIsOneTrace(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			bin := h.bin(t)
 			env := testharness.NewHarnessEnv(t, mock)
+			env.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", logs.logsEndpoint())
 			state := stateDir(t)
 			res := env.Run(runTimeout, ll, append([]string{"run", "--state-dir", state, "--otlp", j.endpoint(), "--", bin}, h.args...)...)
 			if res.ExitCode != 0 {
@@ -479,7 +496,8 @@ func TestOTelEveryHarnessIsOneTrace(t *testing.T) {
 			} else {
 				pressured++
 			}
-			checkLogsAndMetrics(t, j, state, id)
+			checkMetrics(t, j, state, id)
+			checkStoredLogs(t, logs, spans, state, id)
 		})
 	}
 	if pressured == 0 {
@@ -547,7 +565,9 @@ func TestOTelBackendDownThenExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	term.Type("\r")
-	waitSessionLedger(t, state, ses, "the first turn's end", frames(1))
+	rs := waitSessionLedger(t, state, ses, "the first turn's end", frames(1))
+	// Each harness process is handed its own incarnation span as parent.
+	handed := []string{traceparentOf(t, rs, 1)}
 	// The first frame's span reaches the backend while the session runs.
 	if _, spans := j.traceOf(t, ses, 1); !slices.ContainsFunc(spans, func(s jaegerSpan) bool { return s.OperationName == otelmap.SpanFrame }) {
 		t.Fatalf("the first frame did not reach jaeger while the session ran: %v", spans)
@@ -563,7 +583,8 @@ func TestOTelBackendDownThenExport(t *testing.T) {
 	term.Type("second prompt 8b4d")
 	waitOutputAfter(t, term, at, "second prompt 8b4d", screenTimeout)
 	term.Type("\r")
-	waitSessionLedger(t, state, ses, "the second turn's end", frames(2))
+	rs = waitSessionLedger(t, state, ses, "the second turn's end", frames(2))
+	handed = append(handed, traceparentOf(t, rs, 2))
 	endSafeTUI(t, env, term)
 	if out := term.Output(); !strings.Contains(out, "OpenTelemetry export of session "+ses+" owes") || !strings.Contains(out, "lifeloop export otlp "+ses) {
 		t.Errorf("run did not say what it owes and how to send it:\n%s", out[max(0, len(out)-2000):])
@@ -588,6 +609,13 @@ func TestOTelBackendDownThenExport(t *testing.T) {
 	}
 	if count[otelmap.SpanSession] != 1 || count["invoke_agent claude"] != 2 || count[otelmap.SpanFrame] != 2 || count[otelmap.SpanRenewal] != 1 {
 		t.Errorf("spans %v, want 1 session, 2 invoke_agent claude, 2 frames, 1 renewal", count)
+	}
+	for n, tp := range handed {
+		if !slices.ContainsFunc(spans, func(s jaegerSpan) bool {
+			return s.OperationName == "invoke_agent claude" && s.tag("lifeloop.incarnation") == float64(n+1) && tp == s.SpanID
+		}) {
+			t.Errorf("harness process %d was handed the parent span %s, not the id of incarnation %d in jaeger", n+1, tp, n+1)
+		}
 	}
 	checkLogsAndMetrics(t, j, state, ses)
 	// A second export sends nothing more.
@@ -656,6 +684,44 @@ func TestOTelOutcomes(t *testing.T) {
 			t.Errorf("session span tags %v, want outcome lost, status ERROR", root.Tags)
 		}
 	})
+}
+
+// traceparentOf returns the parent span id of the TRACEPARENT the n-th
+// harness process of a session (still running) was started with, read
+// from /proc: its pid is on its session.started (the n-th in rs) or on
+// the supervisor.tick after it.
+func traceparentOf(t *testing.T, rs []map[string]any, n int) string {
+	t.Helper()
+	pid, started := 0, 0
+	for _, r := range rs {
+		if r["event"] == "session.started" {
+			started++
+		}
+		if started != n || (r["event"] != "session.started" && r["event"] != "supervisor.tick") {
+			continue
+		}
+		sum, _ := r["telemetry_summary"].(map[string]any)
+		if p, _ := sum["pid"].(float64); p > 0 {
+			pid = int(p)
+			break
+		}
+	}
+	if pid == 0 {
+		t.Fatalf("no pid on the session.started of harness process %d or a tick after it: %v", n, rs)
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kv := range strings.SplitSeq(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(kv, "TRACEPARENT="); ok {
+			if parts := strings.Split(v, "-"); len(parts) == 4 {
+				return parts[2]
+			}
+		}
+	}
+	t.Fatalf("harness process %d has no TRACEPARENT", pid)
+	return ""
 }
 
 func sessionSpan(t *testing.T, spans []jaegerSpan) jaegerSpan {
@@ -758,4 +824,45 @@ func TestOTelFollowNewSessionsAndWatch(t *testing.T) {
 	wid, _ := onlySession(t, watchState)
 	checkTrace(t, j, watchState, wid)
 	checkLogsAndMetrics(t, j, watchState, wid)
+}
+
+// TestOTelTracesAsJSON: with the standard
+// OTEL_EXPORTER_OTLP_PROTOCOL=http/json the traces go to the backend's
+// OTLP/HTTP receiver as JSON (seen on the way, through a proxy that
+// notes each request's content type), the backend takes them and the
+// trace is queryable whole.
+func TestOTelTracesAsJSON(t *testing.T) {
+	t.Parallel() // see the package doc
+	skipShort(t)
+	ll := lifeloopBin(t)
+	j := startJaeger(t)
+	target, err := url.Parse(j.endpoint())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	types := map[string][]string{} // path -> content types
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		types[r.URL.Path] = append(types[r.URL.Path], r.Header.Get("Content-Type"))
+		mu.Unlock()
+		proxy.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+
+	env := testharness.NewHarnessEnv(t, startMock(t, mockmodel.Config{}))
+	env.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+	state := stateDir(t)
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--otlp", srv.URL, "--", "sh", "-c", "echo hi")
+	if res.ExitCode != 0 || strings.Contains(res.Stderr, "OpenTelemetry") {
+		t.Fatalf("exit %d\n%s", res.ExitCode, res.Stderr)
+	}
+	id, _ := onlySession(t, state)
+	checkTrace(t, j, state, id)
+	mu.Lock()
+	defer mu.Unlock()
+	if got := types["/v1/traces"]; len(got) == 0 || slices.ContainsFunc(got, func(ct string) bool { return ct != "application/json" }) {
+		t.Errorf("traces sent with content types %q, want application/json only", got)
+	}
 }

@@ -22,7 +22,7 @@ type fakeTerminal struct {
 func (t *fakeTerminal) Start(spec ptyio.ChildSpec) (Process, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := &fakeProc{pid: 1<<30 + len(t.procs), argv: append([]string{spec.Path}, spec.Args...), done: make(chan struct{}),
+	p := &fakeProc{pid: 1<<30 + len(t.procs), argv: append([]string{spec.Path}, spec.Args...), env: spec.Env, done: make(chan struct{}),
 		exitOn: map[syscall.Signal]bool{syscall.SIGINT: true, syscall.SIGTERM: true, syscall.SIGKILL: true}}
 	if t.behave != nil {
 		t.behave(len(t.procs), p)
@@ -71,6 +71,7 @@ func (t *fakeTerminal) count() int {
 type fakeProc struct {
 	pid    int
 	argv   []string
+	env    []string
 	exitOn map[syscall.Signal]bool
 
 	mu      sync.Mutex

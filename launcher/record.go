@@ -225,6 +225,9 @@ func (s *supervisor) recordOne(m Moment, sync bool) (SyncResult, error) {
 		return res, err
 	}
 	s.k.Recorded(m, res.Receipt.ReceiptID)
+	if startsProcess(m.Event, m.Summary) {
+		s.processes++
+	}
 	return res, nil
 }
 

@@ -239,7 +239,7 @@ func (s *supervisor) relaunchRecipe() launchRecipe {
 
 // startAgain starts the relaunched harness.
 func (s *supervisor) startAgain(argv []string, pinned string) error {
-	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.cfg.Spec.Env, Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
+	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.processEnv(s.cfg.Spec.Env), Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
 	child, err := s.term.Start(spec)
 	if err != nil {
 		return err

@@ -98,9 +98,11 @@ type Options struct {
 	// OnSession, when set, is told the session id and folder as soon as
 	// they exist (before launch).
 	OnSession func(id, dir string)
-	// SessionEnv, when set, gives variables to add to the harness's
-	// environment (and its relaunches') once the session id is known.
-	SessionEnv func(id string) []string
+	// SessionEnv, when set, gives variables to add to the environment of
+	// session id's harness process numbered process (1 at the launch, one
+	// more at each relaunch; processenv.go); each relaunch gets them again
+	// with its number.
+	SessionEnv func(id string, process int) []string
 
 	// Durability is the ledger's SyncMode; the harness's hook processes
 	// inherit it through $LIFELOOP_DURABILITY.
@@ -163,7 +165,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		ledger.DurabilityEnv+"="+o.Durability.String(),
 	)
 	if o.SessionEnv != nil {
-		env = append(env, o.SessionEnv(p.ID)...)
+		env = append(env, o.SessionEnv(p.ID, 1)...)
 	}
 
 	bridge, err := bridgeHooks(o, ad, p, argv, env)
@@ -224,6 +226,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Observations:    observations,
 		Telemetry:       tel,
 		Recipe:          recipe,
+		ProcessEnv:      processEnvOf(o, p.ID),
 		StartPayloads:   placed.atLaunch,
 		Facts:           facts,
 		Adapter:         ad,

@@ -64,6 +64,10 @@ type Config struct {
 	// Telemetry, when set, runs the watcher behind Observations; a
 	// renewal that relaunches the harness into a new session restarts it.
 	Telemetry *telemetryRunner
+	// ProcessEnv, when set, gives variables the harness process numbered
+	// n (processenv.go) gets in place of their values in Spec.Env, at the
+	// launch and at each relaunch.
+	ProcessEnv func(n int) []string
 	// Recipe completes a relaunch's command line as it completed the
 	// first launch's (hook bridge, session pin, placement files); the
 	// zero recipe, as in tests, leaves it as the renewal placed it.
@@ -191,6 +195,9 @@ type supervisor struct {
 	// keyHold counts the renewals that held typed keys, keyReleased is
 	// the last hold whose release was armed (keyhold.go).
 	keyHold, keyReleased int
+	// processes counts the session.starting receipts that started (or
+	// start) a harness process (processenv.go).
+	processes int
 	// done ends the loop; failedResult, when set, is the session's result
 	// (a harness that could not be started after a recovery).
 	done         bool
@@ -229,6 +236,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		calls:        make(chan func()),
 		renewed:      make(chan renewResult, 1),
 		loopDone:     make(chan struct{}),
+		processes:    priorProcesses(cfg.Prior),
 	}
 	s.armQueue()
 	defer s.queueTimer.Stop()
@@ -312,7 +320,9 @@ func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
 // session.started). failed is true when it could not start; res is then
 // the session's result.
 func (s *supervisor) launch() (res Result, failed bool) {
-	child, err := s.term.Start(s.cfg.Spec)
+	spec := s.cfg.Spec
+	spec.Env = s.processEnv(spec.Env)
+	child, err := s.term.Start(spec)
 	if err != nil {
 		switch {
 		case errors.Is(err, ptyio.ErrNotFound):

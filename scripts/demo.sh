@@ -3,6 +3,11 @@
 # against it under `lifeloop run` in a throw-away HOME, then print the
 # session's receipts (`lifeloop receipts --latest`). Needs `make harnesses`
 # (make demo runs it when the harnesses are missing).
+#
+# With LIFELOOP_DEMO_OTLP=URL the run exports to that OTLP/HTTP endpoint
+# (`lifeloop run --otlp URL`, scripts/demo-otel.sh), its logs to
+# LIFELOOP_DEMO_OTLP_LOGS when set (OTEL_EXPORTER_OTLP_LOGS_ENDPOINT);
+# with LIFELOOP_DEMO_SESSION_OUT=FILE the session id is written to FILE.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -40,14 +45,18 @@ echo "   listening on $url"
 
 mkdir -p "$work/home" "$work/project"
 prompt="${1:-Say hello}"
-echo "== lifeloop run -- claude -p \"$prompt\" (HOME=$work/home, cwd=$work/project)"
+otlp=()
+[[ -z "${LIFELOOP_DEMO_OTLP:-}" ]] || otlp=(--otlp "$LIFELOOP_DEMO_OTLP")
+otlp_env=()
+[[ -z "${LIFELOOP_DEMO_OTLP_LOGS:-}" ]] || otlp_env=(OTEL_EXPORTER_OTLP_LOGS_ENDPOINT="$LIFELOOP_DEMO_OTLP_LOGS")
+echo "== lifeloop run ${otlp[*]} -- claude -p \"$prompt\" (HOME=$work/home, cwd=$work/project)"
 set +e
 (cd "$work/project" && env -i PATH="$PATH" HOME="$work/home" TERM="${TERM:-xterm}" \
   LIFELOOP_STATE_DIR="$work/state" \
   ANTHROPIC_BASE_URL="$url" ANTHROPIC_API_KEY=sk-lifeloop-demo-key \
   DISABLE_AUTOUPDATER=1 DISABLE_TELEMETRY=1 DISABLE_ERROR_REPORTING=1 \
-  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 \
-  timeout 180 "$work/lifeloop" run -- "$claude" -p "$prompt" </dev/null)
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 "${otlp_env[@]}" \
+  timeout 180 "$work/lifeloop" run "${otlp[@]}" -- "$claude" -p "$prompt" </dev/null)
 code=$?
 set -e
 echo "== lifeloop run exited with code $code (the harness's own)"
@@ -60,4 +69,7 @@ echo "== lifeloop sessions"
 
 echo "== lifeloop receipts --latest (the session's lifecycle receipts, NDJSON)"
 "$work/lifeloop" receipts --latest --state-dir "$work/state"
+if [[ -n "${LIFELOOP_DEMO_SESSION_OUT:-}" ]]; then
+  ls "$work/state/sessions" >"$LIFELOOP_DEMO_SESSION_OUT"
+fi
 exit "$code"

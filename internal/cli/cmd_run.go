@@ -205,7 +205,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	}
 	defer otlpLive.finish()
 	childEnv := e.Environ
-	var sessionEnv func(string) []string
+	var sessionEnv func(string, int) []string
 	if otlpLive != nil {
 		childEnv, sessionEnv = harnessOTelEnv(e.Environ, o.OTLPHarness)
 	}

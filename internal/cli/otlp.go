@@ -82,12 +82,13 @@ func findOTLPProgram(e *env) (string, error) {
 	return "", fmt.Errorf("%s was found neither beside lifeloop nor on PATH (nor in $%s): install it with lifeloop (`make build` puts both in bin/)", otlpProgram, otlpProgramEnv)
 }
 
-// harnessOTelEnv returns environ as the harness of session id inherits it
-// under --otlp: TRACEPARENT names the session's root span and
-// OTEL_RESOURCE_ATTRIBUTES gains lifeloop.session.id, so the harness's own
-// telemetry, when the user turns it on, joins lifeloop's trace;
-// OTEL_EXPORTER_OTLP_* are removed unless keep.
-func harnessOTelEnv(environ []string, keep bool) (base []string, forSession func(id string) []string) {
+// harnessOTelEnv returns environ as harness process n of session id
+// inherits it under --otlp: TRACEPARENT names the incarnation span that
+// process opens (otelid.ProcessSpan) and OTEL_RESOURCE_ATTRIBUTES gains
+// lifeloop.session.id, so the harness's own telemetry, when the user
+// turns it on, joins lifeloop's trace; OTEL_EXPORTER_OTLP_* are removed
+// unless keep.
+func harnessOTelEnv(environ []string, keep bool) (base []string, forSession func(id string, n int) []string) {
 	resAttrs := ""
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
@@ -100,12 +101,12 @@ func harnessOTelEnv(environ []string, keep bool) (base []string, forSession func
 			base = append(base, kv)
 		}
 	}
-	return base, func(id string) []string {
+	return base, func(id string, n int) []string {
 		attrs := "lifeloop.session.id=" + id
 		if resAttrs != "" {
 			attrs = resAttrs + "," + attrs
 		}
-		return []string{"TRACEPARENT=" + otelid.Traceparent(id), "OTEL_RESOURCE_ATTRIBUTES=" + attrs}
+		return []string{"TRACEPARENT=" + otelid.Traceparent(id, otelid.ProcessSpan(n)), "OTEL_RESOURCE_ATTRIBUTES=" + attrs}
 	}
 }
 

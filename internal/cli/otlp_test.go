@@ -20,7 +20,7 @@ func TestHarnessOTelEnv(t *testing.T) {
 	const id = "ses_01M8E34X430D5EHK9EAAZT3PZJ"
 	for _, keep := range []bool{false, true} {
 		base, forSession := harnessOTelEnv(environ, keep)
-		env := slices.Concat(base, forSession(id))
+		env := slices.Concat(base, forSession(id, 2))
 		get := func(k string) []string {
 			var vs []string
 			for _, kv := range env {
@@ -30,8 +30,8 @@ func TestHarnessOTelEnv(t *testing.T) {
 			}
 			return vs
 		}
-		if got := get("TRACEPARENT"); !slices.Equal(got, []string{otelid.Traceparent(id)}) {
-			t.Errorf("keep=%v: TRACEPARENT %v, want the session span's alone", keep, got)
+		if got := get("TRACEPARENT"); !slices.Equal(got, []string{otelid.Traceparent(id, otelid.ProcessSpan(2))}) {
+			t.Errorf("keep=%v: TRACEPARENT %v, want the second process's incarnation span's alone", keep, got)
 		}
 		if got := get("OTEL_RESOURCE_ATTRIBUTES"); !slices.Equal(got, []string{"team=infra,lifeloop.session.id=" + id}) {
 			t.Errorf("keep=%v: OTEL_RESOURCE_ATTRIBUTES %v", keep, got)
@@ -44,7 +44,7 @@ func TestHarnessOTelEnv(t *testing.T) {
 			t.Errorf("keep=%v: other variables changed: %v", keep, env)
 		}
 	}
-	if tp := otelid.Traceparent(id); len(tp) != 55 || !strings.HasPrefix(tp, "00-") || !strings.HasSuffix(tp, "-01") {
+	if tp := otelid.Traceparent(id, otelid.SessionSpan); len(tp) != 55 || !strings.HasPrefix(tp, "00-") || !strings.HasSuffix(tp, "-01") {
 		t.Errorf("traceparent %q", tp)
 	}
 }

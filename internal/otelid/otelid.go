@@ -9,6 +9,7 @@ package otelid
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 )
 
 // SessionSpan is the span key of a session's root span.
@@ -36,8 +37,19 @@ func SpanID(id, key string) [8]byte {
 	return s
 }
 
-// Traceparent is the W3C traceparent of session id's root span, sampled.
-func Traceparent(id string) string {
-	t, s := TraceID(id), SpanID(id, SessionSpan)
+// ProcessSpan is the span key of the incarnation ("invoke_agent") span
+// that harness process n of a session opens (1 at the launch, one more
+// at each relaunch). A switch to a new harness session inside a process
+// opens a further incarnation, ProcessSwitchSpan.
+func ProcessSpan(n int) string { return "incarnation/" + strconv.Itoa(n) }
+
+// ProcessSwitchSpan is the span key of the k-th incarnation (k >= 2) of
+// harness process n: the k-1-th switch to a new harness session inside it.
+func ProcessSwitchSpan(n, k int) string { return ProcessSpan(n) + "/" + strconv.Itoa(k) }
+
+// Traceparent is the W3C traceparent of the span key in session id's
+// trace, sampled.
+func Traceparent(id, key string) string {
+	t, s := TraceID(id), SpanID(id, key)
 	return "00-" + hex.EncodeToString(t[:]) + "-" + hex.EncodeToString(s[:]) + "-01"
 }

@@ -259,10 +259,15 @@ type Mapper struct {
 	session     *openSpan
 	incarnation *openSpan
 	incarnN     int
-	renewal     *openSpan
-	renewals    int
-	frames      map[string]*openSpan
-	frameOrder  []string
+	// process numbers the harness processes as the launcher does (each
+	// session.starting that is not a switch inside the process), inProc
+	// the incarnations of the running one: the first incarnation of
+	// process n has the span id TRACEPARENT handed it.
+	process, inProc int
+	renewal         *openSpan
+	renewals        int
+	frames          map[string]*openSpan
+	frameOrder      []string
 	// held is the frame that ended last, kept (up to HoldFrame, by the
 	// receipts' times) until a receipt that is neither a tick nor its own
 	// context observation: the transcript reports a turn's usage after
@@ -365,6 +370,9 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 		if m.incarnation != nil {
 			m.endIncarnation(t, nil, &out)
 		}
+		if why, _ := sum[contract.SummaryReason].(string); why != contract.HarnessSessionSwitched {
+			m.process, m.inProc = m.process+1, 0
+		}
 		at = m.openIncarnation(t)
 	case contract.EventSessionStarted:
 		at = m.ensureIncarnation(t, &out)
@@ -453,7 +461,13 @@ func (m *Mapper) ensureIncarnation(t time.Time, out *Output) *openSpan {
 
 func (m *Mapper) openIncarnation(t time.Time) *openSpan {
 	m.incarnN++
-	m.incarnation = m.open("incarnation/"+itoa(m.incarnN), "invoke_agent "+m.adapter, m.session, t,
+	m.process = max(m.process, 1)
+	m.inProc++
+	key := otelid.ProcessSpan(m.process)
+	if m.inProc > 1 {
+		key = otelid.ProcessSwitchSpan(m.process, m.inProc)
+	}
+	m.incarnation = m.open(key, "invoke_agent "+m.adapter, m.session, t,
 		semconv.GenAIOperationNameInvokeAgent,
 		semconv.GenAIAgentNameKey.String(m.adapter),
 		AttrIncarnation.Int(m.incarnN))

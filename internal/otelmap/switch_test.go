@@ -3,8 +3,11 @@ package otelmap_test
 import (
 	"testing"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/otelid"
 	"github.com/lifeloop/lifeloop/internal/otelmap"
 )
 
@@ -37,9 +40,15 @@ func TestSwitchIsTwoIncarnationsOfOneSession(t *testing.T) {
 	if len(sessions) != 1 || len(incs) != 2 {
 		t.Fatalf("%d session spans, %d incarnations; want 1, 2", len(sessions), len(incs))
 	}
+	// The process keeps the TRACEPARENT it was launched with: its first
+	// incarnation's; the switch opens another span of the same process.
+	keys := []string{otelid.ProcessSpan(1), otelid.ProcessSwitchSpan(1, 2)}
 	for i, inc := range incs {
 		if inc.Parent != sessions[0].ID {
 			t.Errorf("incarnation %d: parent %v, want the session", i+1, inc.Parent)
+		}
+		if want := trace.SpanID(otelid.SpanID("ses_switch", keys[i])); inc.ID != want {
+			t.Errorf("incarnation %d: id %v, want %v (%s)", i+1, inc.ID, want, keys[i])
 		}
 	}
 	if !sessions[0].End.After(incs[0].End) {

@@ -193,8 +193,8 @@ func exporters(ctx context.Context, cfg Config) (*otlptrace.Exporter, sdklog.Exp
 	)
 	if protos["traces"] == ProtocolGRPC {
 		opts := []otlptracegrpc.Option{otlptracegrpc.WithRetry(otlptracegrpc.RetryConfig{Enabled: false}), otlptracegrpc.WithTimeout(cfg.Timeout)}
-		if base != "" {
-			opts = append(opts, otlptracegrpc.WithEndpointURL(base))
+		if u := endpointOf(getenv, "traces", base, ""); u != "" {
+			opts = append(opts, otlptracegrpc.WithEndpointURL(u))
 		}
 		te, err = otlptracegrpc.New(ctx, opts...)
 	} else {
@@ -203,8 +203,8 @@ func exporters(ctx context.Context, cfg Config) (*otlptrace.Exporter, sdklog.Exp
 			enc = otlptracehttp.EncodingJSON
 		}
 		opts := []otlptracehttp.Option{otlptracehttp.WithRetry(otlptracehttp.RetryConfig{Enabled: false}), otlptracehttp.WithTimeout(cfg.Timeout), otlptracehttp.WithEncoding(enc)}
-		if base != "" {
-			opts = append(opts, otlptracehttp.WithEndpointURL(base+"/v1/traces"))
+		if u := endpointOf(getenv, "traces", base, "/v1/traces"); u != "" {
+			opts = append(opts, otlptracehttp.WithEndpointURL(u))
 		}
 		te, err = otlptracehttp.New(ctx, opts...)
 	}
@@ -213,14 +213,14 @@ func exporters(ctx context.Context, cfg Config) (*otlptrace.Exporter, sdklog.Exp
 	}
 	if protos["logs"] == ProtocolGRPC {
 		opts := []otlploggrpc.Option{otlploggrpc.WithRetry(otlploggrpc.RetryConfig{Enabled: false}), otlploggrpc.WithTimeout(cfg.Timeout)}
-		if base != "" {
-			opts = append(opts, otlploggrpc.WithEndpointURL(base))
+		if u := endpointOf(getenv, "logs", base, ""); u != "" {
+			opts = append(opts, otlploggrpc.WithEndpointURL(u))
 		}
 		le, err = otlploggrpc.New(ctx, opts...)
 	} else {
 		opts := []otlploghttp.Option{otlploghttp.WithRetry(otlploghttp.RetryConfig{Enabled: false}), otlploghttp.WithTimeout(cfg.Timeout)}
-		if base != "" {
-			opts = append(opts, otlploghttp.WithEndpointURL(base+"/v1/logs"))
+		if u := endpointOf(getenv, "logs", base, "/v1/logs"); u != "" {
+			opts = append(opts, otlploghttp.WithEndpointURL(u))
 		}
 		le, err = otlploghttp.New(ctx, opts...)
 	}
@@ -229,14 +229,14 @@ func exporters(ctx context.Context, cfg Config) (*otlptrace.Exporter, sdklog.Exp
 	}
 	if protos["metrics"] == ProtocolGRPC {
 		opts := []otlpmetricgrpc.Option{otlpmetricgrpc.WithRetry(otlpmetricgrpc.RetryConfig{Enabled: false}), otlpmetricgrpc.WithTimeout(cfg.Timeout)}
-		if base != "" {
-			opts = append(opts, otlpmetricgrpc.WithEndpointURL(base))
+		if u := endpointOf(getenv, "metrics", base, ""); u != "" {
+			opts = append(opts, otlpmetricgrpc.WithEndpointURL(u))
 		}
 		me, err = otlpmetricgrpc.New(ctx, opts...)
 	} else {
 		opts := []otlpmetrichttp.Option{otlpmetrichttp.WithRetry(otlpmetrichttp.RetryConfig{Enabled: false}), otlpmetrichttp.WithTimeout(cfg.Timeout)}
-		if base != "" {
-			opts = append(opts, otlpmetrichttp.WithEndpointURL(base+"/v1/metrics"))
+		if u := endpointOf(getenv, "metrics", base, "/v1/metrics"); u != "" {
+			opts = append(opts, otlpmetrichttp.WithEndpointURL(u))
 		}
 		me, err = otlpmetrichttp.New(ctx, opts...)
 	}
@@ -244,6 +244,20 @@ func exporters(ctx context.Context, cfg Config) (*otlptrace.Exporter, sdklog.Exp
 		return nil, nil, nil, fmt.Errorf("otlp metrics exporter: %w", err)
 	}
 	return te, le, me, nil
+}
+
+// endpointOf is the URL signal is sent to: the standard per-signal
+// OTEL_EXPORTER_OTLP_{TRACES,LOGS,METRICS}_ENDPOINT as given (a whole
+// URL, nothing appended), else base with the signal's path (none over
+// gRPC); "" when neither is set (the exporter's own default).
+func endpointOf(getenv func(string) string, signal, base, path string) string {
+	if v := getenv("OTEL_EXPORTER_OTLP_" + strings.ToUpper(signal) + "_ENDPOINT"); v != "" {
+		return v
+	}
+	if base == "" {
+		return ""
+	}
+	return base + path
 }
 
 // Shutdown closes the exporters (bounded by ctx). It is idempotent.

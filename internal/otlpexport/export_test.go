@@ -121,3 +121,20 @@ func TestProtocols(t *testing.T) {
 		}
 	}
 }
+
+// TestEndpointOf: a per-signal endpoint is used as given, over the base
+// with the signal's path.
+func TestEndpointOf(t *testing.T) {
+	env := map[string]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://logs:9428/insert/opentelemetry/v1/logs"}
+	getenv := func(k string) string { return env[k] }
+	for _, c := range []struct{ signal, base, path, want string }{
+		{"logs", "http://h:4318", "/v1/logs", "http://logs:9428/insert/opentelemetry/v1/logs"},
+		{"traces", "http://h:4318", "/v1/traces", "http://h:4318/v1/traces"},
+		{"metrics", "http://h:4317", "", "http://h:4317"},
+		{"traces", "", "/v1/traces", ""},
+	} {
+		if got := endpointOf(getenv, c.signal, c.base, c.path); got != c.want {
+			t.Errorf("%s over %q: %q, want %q", c.signal, c.base, got, c.want)
+		}
+	}
+}
