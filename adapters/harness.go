@@ -203,6 +203,11 @@ type BridgeTarget struct {
 	Env []string
 	// HookCommand is the lifeloop program the hooks run.
 	HookCommand []string
+	// HookHTTP opens the wrapper's HTTP door for hook calls and says where
+	// it listens; nil when the wrapper has none. A harness that can post
+	// its hooks over HTTP uses it instead of HookCommand: no process is
+	// started per call.
+	HookHTTP func() (hooks.HTTPTarget, error)
 	// SharedDir is a folder (0700) kept from launch to launch, for bridge
 	// files whose path should not change (a harness may cache what it
 	// compiled from them by path); "" keeps them in SessionDir.

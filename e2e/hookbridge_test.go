@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,7 +89,24 @@ func TestRunClaudeHookBridge(t *testing.T) {
 		t.Errorf("the user's own UserPromptSubmit hook did not fire: %v", err)
 	}
 
-	_, receipts := onlySession(t, state)
+	session, receipts := onlySession(t, state)
+	// The pinned Claude posts its hooks to the session's door (no process
+	// per call), except SessionStart, which it runs only as a program.
+	bridge, err := os.ReadFile(filepath.Join(state, "sessions", session, "claude-hooks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var installed struct {
+		Hooks map[string][]struct{ Hooks []struct{ Type string } }
+	}
+	if err := json.Unmarshal(bridge, &installed); err != nil {
+		t.Fatal(err)
+	}
+	for hook, want := range map[string]string{"SessionStart": "command", "UserPromptSubmit": "http", "Stop": "http", "SessionEnd": "http"} {
+		if g := installed.Hooks[hook]; len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != want {
+			t.Errorf("%s installed as %+v, want one %s hook", hook, g, want)
+		}
+	}
 	if os.Getenv("LIFELOOP_E2E_DEBUG") != "" {
 		for _, r := range receipts {
 			t.Logf("%v %v %v", r["event"], r["telemetry_summary"], r["warnings"])

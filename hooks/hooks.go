@@ -80,6 +80,9 @@ const (
 type Hook struct {
 	Name string
 	Role Role
+	// CommandOnly: the harness runs this hook only as a program, never
+	// as an HTTP call (SettingsFile keeps it a command hook).
+	CommandOnly bool
 }
 
 // Custom is a hook the harness maps itself (a program called with its

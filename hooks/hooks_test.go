@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/contract"
@@ -16,9 +18,9 @@ import (
 var testSpec = &Spec{
 	Adapter: "h",
 	Hooks: []Hook{
-		{"Start", RoleSessionStart}, {"Prompt", RolePromptSubmit}, {"Model", RoleModelRequest},
-		{"PreC", RolePreCompact}, {"PostC", RolePostCompact}, {"Stop", RoleTurnStop},
-		{"Sub", RoleSubagentStop}, {"End", RoleSessionEnd},
+		{Name: "Start", Role: RoleSessionStart}, {Name: "Prompt", Role: RolePromptSubmit}, {Name: "Model", Role: RoleModelRequest},
+		{Name: "PreC", Role: RolePreCompact}, {Name: "PostC", Role: RolePostCompact}, {Name: "Stop", Role: RoleTurnStop},
+		{Name: "Sub", Role: RoleSubagentStop}, {Name: "End", Role: RoleSessionEnd},
 	},
 	Ignored: []string{"Tool"},
 	Custom: map[string]Custom{"note": {FromArgv: true, Map: func(m Mapped, in []byte) (Mapped, error) {
@@ -151,7 +153,7 @@ func TestSettingsFile(t *testing.T) {
 	for _, matcher := range []string{"*", ""} {
 		spec := *testSpec
 		spec.Matcher = matcher
-		data := SettingsFile(&spec, []string{"/opt/my tools/lifeloop"})
+		data := SettingsFile(&spec, []string{"/opt/my tools/lifeloop"}, nil)
 		var s struct {
 			Hooks map[string][]map[string]json.RawMessage `json:"hooks"`
 		}
@@ -176,6 +178,41 @@ func TestSettingsFile(t *testing.T) {
 			if want := "'/opt/my tools/lifeloop' host-hook --adapter h --hook " + h; entries[0].Command != want {
 				t.Errorf("%s: command %q, want %q", h, entries[0].Command, want)
 			}
+		}
+	}
+}
+
+// TestSettingsFileHTTP: with an HTTP target every hook posts its JSON
+// there with the bearer token, except a CommandOnly hook, which stays a
+// program.
+func TestSettingsFileHTTP(t *testing.T) {
+	spec := *testSpec
+	spec.Hooks = slices.Clone(spec.Hooks)
+	spec.Hooks[0].CommandOnly = true
+	data := SettingsFile(&spec, []string{"/usr/bin/lifeloop"}, &HTTPTarget{URL: "http://127.0.0.1:4000/hook", Token: "t0k"})
+	var s struct {
+		Hooks map[string][]struct {
+			Hooks []struct {
+				Type, Command, URL string
+				Headers            map[string]string
+				Timeout            int
+			}
+		}
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, data)
+	}
+	for i, h := range spec.Hooks {
+		e := s.Hooks[h.Name][0].Hooks[0]
+		if i == 0 {
+			if e.Type != "command" || e.URL != "" || !strings.HasSuffix(e.Command, " host-hook --adapter h --hook "+h.Name) {
+				t.Errorf("%s (command only): %+v", h.Name, e)
+			}
+			continue
+		}
+		if e.Type != "http" || e.Command != "" || e.URL != "http://127.0.0.1:4000/hook/h/"+h.Name ||
+			e.Headers["Authorization"] != "Bearer t0k" || e.Timeout != HTTPTimeoutSeconds {
+			t.Errorf("%s: %+v", h.Name, e)
 		}
 	}
 }

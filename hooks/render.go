@@ -3,6 +3,7 @@ package hooks
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -92,26 +93,51 @@ func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// SettingsFile renders a settings file with one command hook per hook of
-// spec (in order) running Command(hookCommand, spec.Adapter, hook):
+// HTTPTarget is where a live `lifeloop run` takes hook calls over HTTP:
+// the harness posts a hook's JSON to URL/<adapter>/<hook> with the
+// bearer Token, and the answer's body is the hook's response, as a
+// program's stdout would be. No process is started per call.
+type HTTPTarget struct {
+	URL   string
+	Token string
+}
+
+// HTTPTimeoutSeconds bounds one HTTP hook call on the harness's side;
+// the wrapper answers well within it.
+const HTTPTimeoutSeconds = 5
+
+// SettingsFile renders a settings file with one hook per hook of spec
+// (in order): a command hook running Command(hookCommand, spec.Adapter,
+// hook), or, when http is set and the hook is not CommandOnly, an HTTP
+// hook posting to http:
 //
 //	{"hooks":{"Event":[{"matcher":"*","hooks":[{"type":"command","command":"..."}]}]}}
+//	{"hooks":{"Event":[{"matcher":"*","hooks":[{"type":"http","url":"...","headers":{...},"timeout":5}]}]}}
 //
 // with "matcher" only when spec.Matcher is set.
-func SettingsFile(spec *Spec, hookCommand []string) []byte {
+func SettingsFile(spec *Spec, hookCommand []string, http *HTTPTarget) []byte {
 	adapterID, matcher := spec.Adapter, spec.Matcher
 	var b bytes.Buffer
 	b.WriteString("{\n  \"hooks\": {")
-	for i, h := range spec.Names() {
+	for i, h := range spec.Hooks {
 		if i > 0 {
 			b.WriteString(",")
 		}
-		b.WriteString("\n    " + JSONString(h) + ": [\n      {\n")
+		b.WriteString("\n    " + JSONString(h.Name) + ": [\n      {\n")
 		if matcher != "" {
 			b.WriteString("        \"matcher\": " + JSONString(matcher) + ",\n")
 		}
-		b.WriteString("        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": " +
-			JSONString(Command(hookCommand, adapterID, h)) + "\n          }\n        ]\n      }\n    ]")
+		b.WriteString("        \"hooks\": [\n          {\n")
+		if http != nil && !h.CommandOnly {
+			b.WriteString("            \"type\": \"http\",\n" +
+				"            \"url\": " + JSONString(http.URL+"/"+adapterID+"/"+h.Name) + ",\n" +
+				"            \"headers\": {\"Authorization\": " + JSONString("Bearer "+http.Token) + "},\n" +
+				"            \"timeout\": " + strconv.Itoa(HTTPTimeoutSeconds) + "\n")
+		} else {
+			b.WriteString("            \"type\": \"command\",\n" +
+				"            \"command\": " + JSONString(Command(hookCommand, adapterID, h.Name)) + "\n")
+		}
+		b.WriteString("          }\n        ]\n      }\n    ]")
 	}
 	b.WriteString("\n  }\n}\n")
 	return b.Bytes()

@@ -15,7 +15,9 @@ import (
 
 // The hook bridge: for one launch, `lifeloop run` points the harness's
 // native hooks at `lifeloop host-hook`, which forwards each hook call over
-// the control socket (control.OpHook) to the supervisor. Nothing in the user's
+// the control socket (control.OpHook) to the supervisor, or, for a
+// harness that can post its hooks over HTTP, at the session's hook door
+// (hookdoor.go), which hands them to the supervisor the same way. Nothing in the user's
 // files changes: the harness (adapters.HookBridge) says which launch
 // arguments do it, e.g. a settings file in the session folder that the
 // harness merges with the user's own.
@@ -24,12 +26,15 @@ import (
 // one launch of adapter ad, writing what they need into the session dir.
 // It returns nil when the adapter has no hooks lifeloop can add, or when
 // the user already chose the mechanism.
-func hookBridgeArgs(ad *adapters.Adapter, argv []string, stateDir, sessionDir string, env []string, exe string) ([]string, error) {
+// door, when set, opens the session's HTTP door for a harness that posts
+// its hooks (adapters.BridgeTarget.HookHTTP).
+func hookBridgeArgs(ad *adapters.Adapter, argv []string, stateDir, sessionDir string, env []string, exe string, door func() (hooks.HTTPTarget, error)) ([]string, error) {
 	b := ad.HookBridge()
 	if b == nil {
 		return nil, nil
 	}
-	return b.BridgeArgs(adapters.BridgeTarget{Argv: argv, SessionDir: sessionDir, Env: env, HookCommand: []string{exe}, SharedDir: filepath.Join(stateDir, BridgesFolder)})
+	return b.BridgeArgs(adapters.BridgeTarget{Argv: argv, SessionDir: sessionDir, Env: env, HookCommand: []string{exe}, HookHTTP: door,
+		SharedDir: filepath.Join(stateDir, BridgesFolder)})
 }
 
 // BridgesFolder is the folder under the state root holding the hook

@@ -169,6 +169,9 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 
 	bridge, err := bridgeHooks(o, ad, p, argv, env)
+	if bridge.door != nil {
+		defer bridge.door.close()
+	}
 	if err != nil {
 		return Result{}, err
 	}
@@ -243,6 +246,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	if bridge.recorder != nil {
 		cfg.HookRecorder = bridge.recorder
+		cfg.hookDoor = bridge.door
 		cfg.HookPayloads = placed.atHook
 		cfg.HookPayloadsAt = o.PayloadsAt
 	}
@@ -334,6 +338,9 @@ type hookBridge struct {
 	// so their payloads reach the harness through the hook's response;
 	// nil without a bridge.
 	recorder *routerRecorder
+	// door takes the hook calls the harness posts over HTTP; nil when its
+	// hooks run as programs.
+	door *hookDoor
 }
 
 // bridgeHooks points the harness's native hooks at `lifeloop host-hook`
@@ -350,7 +357,9 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 			return b, fmt.Errorf("hook bridge: cannot find the lifeloop executable: %w", err)
 		}
 	}
-	extra, err := hookBridgeArgs(ad, argv, o.StateDir, p.Dir, env, exe)
+	var door lazyHookDoor
+	extra, err := hookBridgeArgs(ad, argv, o.StateDir, p.Dir, env, exe, door.open)
+	b.door = door.door
 	if err != nil || extra == nil {
 		return b, err
 	}

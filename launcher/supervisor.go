@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/procfs"
@@ -106,6 +108,9 @@ type Config struct {
 	// signals, when set, are the policy's signals already being caught
 	// (Launch's); Run then neither starts nor releases them.
 	signals *SignalCatch
+	// hookDoor, when set, takes the hook calls the harness posts over
+	// HTTP (hookdoor.go); they reach the loop as control calls do.
+	hookDoor *hookDoor
 	// ControlSocket is the control socket path; empty disables it.
 	ControlSocket string
 	// Log receives lifeloop's own messages (never the terminal).
@@ -346,6 +351,7 @@ func (s *supervisor) launch() (res Result, failed bool) {
 // controlOpening is the control socket being opened by openControl.
 type controlOpening struct {
 	s    *supervisor
+	door *hookDoor
 	done chan struct{}
 	srv  *control.Server
 	err  error
@@ -354,27 +360,43 @@ type controlOpening struct {
 // openControl starts opening the control socket, whose calls reach the
 // loop on ctrlCh; ready waits for it, close closes it.
 func (s *supervisor) openControl(ctrlCh chan<- controlCall) *controlOpening {
-	c := &controlOpening{s: s, done: make(chan struct{})}
+	c := &controlOpening{s: s, door: s.cfg.hookDoor, done: make(chan struct{})}
+	toLoop := func(ctx context.Context, req control.Request) (any, error) {
+		call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
+		select {
+		case ctrlCh <- call:
+		case <-ctx.Done():
+			return nil, errCallerGone(ctx)
+		}
+		select {
+		case r := <-call.reply:
+			return r.res, r.err
+		case <-ctx.Done():
+			return nil, errCallerGone(ctx)
+		}
+	}
+	if c.door != nil {
+		serve := hookServer(func(ctx context.Context, args hooks.HookArgs) ([]byte, error) {
+			raw, err := json.Marshal(args)
+			if err != nil {
+				return nil, err
+			}
+			res, err := toLoop(ctx, control.Request{Op: control.OpHook, Args: raw})
+			if err != nil {
+				return nil, err
+			}
+			reply, _ := res.(hooks.HookReply)
+			return hooks.Response(s.hookSpec(args.Adapter), args.Hook, reply.AdditionalContext), nil
+		})
+		c.door.serve.Store(&serve)
+	}
 	if s.cfg.ControlSocket == "" {
 		close(c.done)
 		return c
 	}
 	go func() {
 		defer close(c.done)
-		c.srv, c.err = control.Listen(s.cfg.ControlSocket, func(ctx context.Context, req control.Request) (any, error) {
-			call := controlCall{ctx: ctx, req: req, reply: make(chan controlReply, 1)}
-			select {
-			case ctrlCh <- call:
-			case <-ctx.Done():
-				return nil, errCallerGone(ctx)
-			}
-			select {
-			case r := <-call.reply:
-				return r.res, r.err
-			case <-ctx.Done():
-				return nil, errCallerGone(ctx)
-			}
-		}, s.log)
+		c.srv, c.err = control.Listen(s.cfg.ControlSocket, toLoop, s.log)
 	}()
 	return c
 }
@@ -392,6 +414,9 @@ func (c *controlOpening) ready() {
 
 // close closes the socket once it is open (or failed to).
 func (c *controlOpening) close() {
+	if c.door != nil {
+		c.door.serve.Store(nil) // calls after the loop ends are refused
+	}
 	<-c.done
 	if c.srv != nil {
 		c.srv.Close()

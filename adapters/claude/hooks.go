@@ -26,7 +26,7 @@ func (Harness) Hooks() *hooks.Spec {
 	return &hooks.Spec{
 		Adapter: "claude",
 		Hooks: []hooks.Hook{
-			{Name: "SessionStart", Role: hooks.RoleSessionStart},
+			{Name: "SessionStart", Role: hooks.RoleSessionStart, CommandOnly: true},
 			{Name: "UserPromptSubmit", Role: hooks.RolePromptSubmit},
 			{Name: "PreCompact", Role: hooks.RolePreCompact},
 			{Name: "Stop", Role: hooks.RoleTurnStop},
@@ -74,16 +74,36 @@ const bridgeFile = "claude-hooks.json"
 // BridgeArgs implements adapters.HookBridge: a settings file with
 // lifeloop's hooks in the session folder, loaded with --settings FILE.
 // Nothing when the command line already passes --settings (Claude reads
-// one such file).
+// one such file). A Claude that posts hooks over HTTP (httpHooks) posts
+// them to the wrapper's door, except SessionStart, which Claude runs only
+// as a program: one process per session instead of one per hook call.
 func (h Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 	if slices.ContainsFunc(b.Argv, func(a string) bool { return a == settingsFlag || strings.HasPrefix(a, settingsFlag+"=") }) {
 		return nil, nil
 	}
+	var door *hooks.HTTPTarget
+	if b.HookHTTP != nil && h.httpHooks(b) {
+		if t, err := b.HookHTTP(); err == nil {
+			door = &t
+		}
+	}
 	path := filepath.Join(b.SessionDir, bridgeFile)
-	if err := statedir.WriteFileAtomic(path, hooks.SettingsFile(h.Hooks(), b.HookCommand)); err != nil {
+	if err := statedir.WriteFileAtomic(path, hooks.SettingsFile(h.Hooks(), b.HookCommand, door)); err != nil {
 		return nil, fmt.Errorf("hook bridge settings: %w", err)
 	}
 	return []string{settingsFlag, path}, nil
+}
+
+// httpHooksSince is the oldest release lifeloop proved posting hooks over
+// HTTP ("type": "http"; Claude refuses them for SessionStart and Setup).
+const httpHooksSince = pinnedVersion
+
+// httpHooks reports whether the Claude the launch runs is known, without
+// running it (the package.json above its executable), to post hooks over
+// HTTP; an unknown version keeps command hooks.
+func (h Harness) httpHooks(b adapters.BridgeTarget) bool {
+	v := adapters.PackageVersion(b.Argv, adapters.EnvValue(b.Env, "PATH"), h.Version())
+	return v != "" && adapters.CompareVersions(v, httpHooksSince) >= 0
 }
 
 // HostSettingsPath implements adapters.HostInstaller: .claude/settings.json

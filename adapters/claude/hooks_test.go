@@ -186,7 +186,7 @@ func TestResponse(t *testing.T) {
 
 func TestClaudeLaunchSettings(t *testing.T) {
 	spec := claude.Harness{}.Hooks()
-	data := hooks.SettingsFile(spec, []string{"/opt/my tools/lifeloop"})
+	data := hooks.SettingsFile(spec, []string{"/opt/my tools/lifeloop"}, nil)
 	var s struct {
 		Hooks map[string][]struct {
 			Matcher string `json:"matcher"`
