@@ -100,10 +100,39 @@ const httpHooksSince = pinnedVersion
 
 // httpHooks reports whether the Claude the launch runs is known, without
 // running it (the package.json above its executable), to post hooks over
-// HTTP; an unknown version keeps command hooks.
+// HTTP, and would post them to the loopback door directly: an unknown
+// version keeps command hooks, and so does an environment whose proxy
+// Claude would send the posts through (HTTPS_PROXY or HTTP_PROXY without
+// 127.0.0.1 in NO_PROXY).
 func (h Harness) httpHooks(b adapters.BridgeTarget) bool {
 	v := adapters.PackageVersion(b.Argv, adapters.EnvValue(b.Env, "PATH"), h.Version())
-	return v != "" && adapters.CompareVersions(v, httpHooksSince) >= 0
+	return v != "" && adapters.CompareVersions(v, httpHooksSince) >= 0 && !proxiesLoopback(b.Env)
+}
+
+// proxiesLoopback reports whether Claude would send a post to
+// 127.0.0.1 through a proxy (its rule, read in 2.1.197: the first of
+// https_proxy, HTTPS_PROXY, http_proxy, HTTP_PROXY, unless no_proxy or
+// NO_PROXY is "*" or lists the host, with or without the port).
+func proxiesLoopback(env []string) bool {
+	proxy := ""
+	for _, k := range []string{"https_proxy", "HTTPS_PROXY", "http_proxy", "HTTP_PROXY"} {
+		if proxy = adapters.EnvValue(env, k); proxy != "" {
+			break
+		}
+	}
+	if proxy == "" {
+		return false
+	}
+	noProxy := adapters.EnvValue(env, "no_proxy")
+	if noProxy == "" {
+		noProxy = adapters.EnvValue(env, "NO_PROXY")
+	}
+	for _, h := range strings.FieldsFunc(noProxy, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		if h == "*" || h == "127.0.0.1" {
+			return false
+		}
+	}
+	return true
 }
 
 // HostSettingsPath implements adapters.HostInstaller: .claude/settings.json
