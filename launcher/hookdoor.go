@@ -47,7 +47,7 @@ const hookDoorTimeout = 2 * time.Second
 
 // openHookDoor listens on a loopback port the kernel picks.
 func openHookDoor() (*hookDoor, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
