@@ -90,6 +90,10 @@ type PlacementFiles struct {
 	// file's name is a fixed prefix (PlacementFilePrefix), a unique part
 	// and suffix; it is created exclusively, never replacing a file.
 	WriteIn func(dir, suffix, text string) (string, error)
+	// Setenv sets a variable in the harness's environment for this start
+	// (in place of Env's entry for it), so a value never reaches the
+	// command line; nil when the command line must carry it.
+	Setenv func(name, value string)
 }
 
 // PlacementFilePrefix begins the name of every file WriteIn creates.
@@ -193,6 +197,26 @@ type HookBridge interface {
 	BridgedFrameEvents() []contract.Event
 }
 
+// BridgeEnviron is a hook bridge installed (also, or only) through the
+// harness's environment: a harness that loads a plugin named in a
+// variable, say.
+type BridgeEnviron interface {
+	HookBridge
+	// BridgeEnv returns the variables (NAME=VALUE) that install the
+	// bridge for one launch, composed with what b.Env already holds for
+	// them (they replace those entries: the harness's own value must be
+	// kept inside the new one); nil when the bridge needs none or cannot
+	// be installed.
+	BridgeEnv(b BridgeTarget) ([]string, error)
+}
+
+// BridgeUnavailable is a BridgeEnv (or BridgeArgs) error that does not
+// stop the launch: the harness runs without the bridge, for the reason
+// given, which lifeloop logs.
+type BridgeUnavailable struct{ Reason string }
+
+func (e *BridgeUnavailable) Error() string { return "hook bridge not installed: " + e.Reason }
+
 // BridgeTarget is the launch a hook bridge is installed for.
 type BridgeTarget struct {
 	// Argv is the command line so far (after PrepareLaunch).
@@ -251,4 +275,24 @@ func EnvValue(env []string, key string) string {
 		}
 	}
 	return ""
+}
+
+// WithEnv returns env with each NAME=VALUE of set in place of every
+// earlier entry for NAME (a new slice; env is not modified).
+func WithEnv(env, set []string) []string {
+	if len(set) == 0 {
+		return env
+	}
+	names := make(map[string]bool, len(set))
+	for _, kv := range set {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		if k, _, _ := strings.Cut(kv, "="); !names[k] {
+			out = append(out, kv)
+		}
+	}
+	return append(out, set...)
 }

@@ -131,6 +131,16 @@ func (a *Adapter) HookBridge() HookBridge {
 	return b
 }
 
+// BridgeEnv returns the variables the harness's hook bridge adds to its
+// environment for one launch (BridgeEnviron), or nil.
+func (a *Adapter) BridgeEnv(b BridgeTarget) ([]string, error) {
+	e, ok := a.h.(BridgeEnviron)
+	if !ok {
+		return nil, nil
+	}
+	return e.BridgeEnv(b)
+}
+
 // HostInstaller returns how `host apply` installs the harness's hooks,
 // or nil.
 func (a *Adapter) HostInstaller() HostInstaller {

@@ -22,19 +22,26 @@ import (
 // arguments do it, e.g. a settings file in the session folder that the
 // harness merges with the user's own.
 
-// hookBridgeArgs returns the arguments that install the hook bridge for
-// one launch of adapter ad, writing what they need into the session dir.
-// It returns nil when the adapter has no hooks lifeloop can add, or when
-// the user already chose the mechanism.
+// hookBridgeArgs returns the arguments and the environment variables
+// that install the hook bridge for one launch of adapter ad, writing what
+// they need into the session dir. Both are nil when the adapter has no
+// hooks lifeloop can add, or when the user already chose the mechanism.
 // door, when set, opens the session's HTTP door for a harness that posts
 // its hooks (adapters.BridgeTarget.HookHTTP).
-func hookBridgeArgs(ad *adapters.Adapter, argv []string, stateDir, sessionDir string, env []string, exe string, door func() (hooks.HTTPTarget, error)) ([]string, error) {
+func hookBridgeArgs(ad *adapters.Adapter, argv []string, stateDir, sessionDir string, env []string, exe string, door func() (hooks.HTTPTarget, error)) (args, vars []string, err error) {
 	b := ad.HookBridge()
 	if b == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return b.BridgeArgs(adapters.BridgeTarget{Argv: argv, SessionDir: sessionDir, Env: env, HookCommand: []string{exe}, HookHTTP: door,
-		SharedDir: filepath.Join(stateDir, BridgesFolder)})
+	t := adapters.BridgeTarget{Argv: argv, SessionDir: sessionDir, Env: env, HookCommand: []string{exe}, HookHTTP: door,
+		SharedDir: filepath.Join(stateDir, BridgesFolder)}
+	if args, err = b.BridgeArgs(t); err != nil {
+		return nil, nil, err
+	}
+	if vars, err = ad.BridgeEnv(t); err != nil {
+		return nil, nil, err
+	}
+	return args, vars, nil
 }
 
 // BridgesFolder is the folder under the state root holding the hook

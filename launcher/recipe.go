@@ -20,7 +20,11 @@ import (
 //     writes on to the file already followed, and a harness without
 //     pinning is followed to its new file by discovery;
 //  3. the placement moved off the command line into private files
-//     (adapters.PlacementExternalizer), with the harness's environment.
+//     (adapters.PlacementExternalizer), with the harness's environment,
+//     which it may complete for this start (PlacementFiles.Setenv).
+//
+// The environment it starts from already carries the hook bridge's
+// variables (adapters.BridgeEnviron), the same at every start.
 type launchRecipe struct {
 	ad *adapters.Adapter
 	// bridge are the hook bridge's launch arguments (none without one).
@@ -28,14 +32,15 @@ type launchRecipe struct {
 	// pin pins the harness session where the adapter can.
 	pin bool
 	// files keeps placement text out of the command line; env is the
-	// harness's environment.
+	// harness's environment (nil: the supervisor's).
 	files *placementFiles
 	env   []string
 }
 
 // argv completes placed, a command line with its launch placements, and
-// returns it with the pinned harness session id ("" when none).
-func (r launchRecipe) argv(placed []string) (argv []string, pinned string, err error) {
+// returns it with the environment to start it with (nil: the
+// supervisor's) and the pinned harness session id ("" when none).
+func (r launchRecipe) argv(placed []string) (argv, env []string, pinned string, err error) {
 	argv = placed
 	if len(r.bridge) > 0 && !slices.Contains(argv, r.bridge[len(r.bridge)-1]) {
 		argv = adapters.InsertArgs(argv, r.bridge)
@@ -43,10 +48,15 @@ func (r launchRecipe) argv(placed []string) (argv []string, pinned string, err e
 	if r.pin {
 		argv, pinned = r.ad.PinSession(argv)
 	}
+	env = r.env
 	if r.files != nil {
-		if argv, err = r.ad.ExternalizePlacement(argv, r.files.target(r.env)); err != nil {
-			return nil, "", err
+		var set []string
+		t := r.files.target(r.env)
+		t.Setenv = func(name, value string) { set = append(set, name+"="+value) }
+		if argv, err = r.ad.ExternalizePlacement(argv, t); err != nil {
+			return nil, nil, "", err
 		}
+		env = adapters.WithEnv(r.env, set)
 	}
-	return argv, pinned, nil
+	return argv, env, pinned, nil
 }

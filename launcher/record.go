@@ -36,7 +36,7 @@ func newKeeper(cfg Config) *stream.Keeper {
 	kc := stream.Config{Mode: contract.ModeLauncherWrapper, Transcript: cfg.Telemetry != nil, BindWait: cfg.BindWait}
 	if cfg.Adapter != nil {
 		manifest = cfg.Adapter.Manifest()
-		if len(cfg.BridgeArgs) > 0 {
+		if cfg.bridged() {
 			kc.Bridged = bridgedFrameEvents(cfg.Adapter)
 			kc.HookNamesSession = bridgeStartsSessions(cfg.Adapter)
 		}
@@ -47,6 +47,10 @@ func newKeeper(cfg Config) *stream.Keeper {
 	k.Resume(cfg.Prior)
 	return k
 }
+
+// bridged reports whether `run` installed the hook bridge (arguments,
+// environment or both).
+func (c Config) bridged() bool { return len(c.BridgeArgs) > 0 || len(c.BridgeEnv) > 0 }
 
 // bridgedFrameEvents are the frame events the hook bridge of `run`
 // reports natively for an adapter (adapters.HookBridge).
@@ -109,7 +113,7 @@ func (s *supervisor) enqueueHook(m Moment) {
 // until the SessionStart hook or the transcript names the session, or the
 // bind wait passes. reply, when set, gets the receipt id.
 func (s *supervisor) emitStarted(m Moment, reply func(string)) {
-	waitHook := len(s.pendingFor(contract.EventSessionStarted)) > 0 && len(s.cfg.BridgeArgs) > 0
+	waitHook := len(s.pendingFor(contract.EventSessionStarted)) > 0 && s.cfg.bridged()
 	var tag any
 	if reply != nil {
 		tag = reply

@@ -189,7 +189,7 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 		done(errStopping(s.stoppedBy))
 		return
 	}
-	argv, pinned, err := s.relaunchRecipe().argv(argv)
+	argv, env, pinned, err := s.relaunchRecipe().argv(argv)
 	if err != nil {
 		done(err)
 		return
@@ -208,7 +208,7 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 				}
 			}
 		}
-		err := s.startAgain(argv, pinned)
+		err := s.startAgain(argv, env, pinned)
 		if err == nil {
 			// Keys go to the new harness as soon as it takes them; the
 			// renewal may still wait for it to name its session.
@@ -237,9 +237,13 @@ func (s *supervisor) relaunchRecipe() launchRecipe {
 	return r
 }
 
-// startAgain starts the relaunched harness.
-func (s *supervisor) startAgain(argv []string, pinned string) error {
-	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.processEnv(s.cfg.Spec.Env), Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
+// startAgain starts the relaunched harness, with env (nil: the first
+// start's environment).
+func (s *supervisor) startAgain(argv, env []string, pinned string) error {
+	if env == nil {
+		env = s.cfg.Spec.Env
+	}
+	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.processEnv(env), Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
 	child, err := s.term.Start(spec)
 	if err != nil {
 		return err

@@ -175,6 +175,10 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	// The bridge's variables replace the harness's own entries for them
+	// (the adapter kept their values inside its own), for this launch
+	// and every relaunch.
+	env = adapters.WithEnv(env, bridge.env)
 
 	if o.ContinueSession != "" {
 		// Payload bodies the gone wrapper's launch files still hold.
@@ -196,7 +200,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	}
 	tel := followTelemetry(ctx, o, ad, p, env)
 	recipe := launchRecipe{ad: ad, bridge: bridge.args, pin: tel != nil, files: files, env: env}
-	argv, pinned, err := recipe.argv(placed.argv)
+	argv, startEnv, pinned, err := recipe.argv(placed.argv)
 	if err != nil {
 		return Result{}, fmt.Errorf("--payload: %w", err)
 	}
@@ -218,7 +222,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	cfg := Config{
 		StateDir:        o.StateDir,
 		Record:          rec,
-		Spec:            ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: env, Dir: o.Dir},
+		Spec:            ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: startEnv, Dir: o.Dir},
 		Terminal:        ptyio.TerminalConfig{In: o.In, Out: o.Out, Cols: o.Cols, Rows: o.Rows, Logger: p.Log},
 		Tick:            o.Tick,
 		IdleAfter:       o.IdleAfter,
@@ -238,6 +242,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Prior:           prior,
 		UserArgv:        o.Argv,
 		BridgeArgs:      bridge.args,
+		BridgeEnv:       bridge.env,
 		HandleSignals:   o.HandleSignals,
 		signals:         sigs,
 		ControlSocket:   control.SocketFor(o.StateDir, p.ID),
@@ -332,8 +337,9 @@ func continuable(root, id string) error {
 // and the recorder for hook moments.
 type hookBridge struct {
 	// args are the bridge's launch arguments (the launch recipe adds
-	// them).
+	// them); env the variables it sets in the harness's environment.
 	args []string
+	env  []string
 	// recorder records hook moments whose clients answer synchronously,
 	// so their payloads reach the harness through the hook's response;
 	// nil without a bridge.
@@ -358,16 +364,20 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 		}
 	}
 	var door lazyHookDoor
-	extra, err := hookBridgeArgs(ad, argv, o.StateDir, p.Dir, env, exe, door.open)
+	extra, vars, err := hookBridgeArgs(ad, argv, o.StateDir, p.Dir, env, exe, door.open)
 	b.door = door.door
-	if err != nil || extra == nil {
+	if unavailable := (*adapters.BridgeUnavailable)(nil); errors.As(err, &unavailable) {
+		p.Log.Warn("hook bridge not installed; the harness runs without it", "reason", unavailable.Reason)
+		return b, nil
+	}
+	if err != nil || (extra == nil && vars == nil) {
 		return b, err
 	}
 	rt, err := p.SyncRouter()
 	if err != nil {
 		return b, err
 	}
-	b.args, b.recorder = extra, &routerRecorder{rt: rt}
+	b.args, b.env, b.recorder = extra, vars, &routerRecorder{rt: rt}
 	return b, nil
 }
 

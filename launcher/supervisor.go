@@ -89,10 +89,13 @@ type Config struct {
 	Facts *adapters.Facts
 	// Adapter is the session's adapter and UserArgv the command line as
 	// the user gave it; renewal relaunches with them. BridgeArgs are the
-	// hook bridge's launch arguments, added again at a relaunch.
+	// hook bridge's launch arguments, added again at a relaunch;
+	// BridgeEnv the variables it added to Spec.Env (which a relaunch
+	// keeps).
 	Adapter    *adapters.Adapter
 	UserArgv   []string
 	BridgeArgs []string
+	BridgeEnv  []string
 	// Registry answers hook calls that name another adapter than the
 	// session's; nil serves the session's adapter only.
 	Registry *adapters.Registry

@@ -1,7 +1,6 @@
 package opencode
 
 import (
-	"encoding/json"
 	"slices"
 	"strings"
 	"syscall"
@@ -24,14 +23,14 @@ import (
 //	                         request, in a new or a continued session
 //
 // So a continuation payload goes into the system prompt (pre_session)
-// through a private file named in OPENCODE_CONFIG_CONTENT, set for the
-// harness alone by an `env` in front of it on the command line (env
-// replaces itself with OpenCode: one process). PlaceAtLaunch puts the
-// envelope in an `env` assignment of its own (payloadVar), which
+// through a private file named in OPENCODE_CONFIG_CONTENT's
+// instructions. PlaceAtLaunch puts the envelope in an `env` assignment of
+// its own (payloadVar) in front of the program, which
 // ExternalizePlacement — run by lifeloop before every start — turns into
-// the file and the OPENCODE_CONFIG_CONTENT that names it: the body never
-// reaches the process table. Not handled: an OPENCODE_CONFIG_CONTENT the
-// user sets in the environment is shadowed for that launch.
+// the file, and the assignment into the harness's OPENCODE_CONFIG_CONTENT
+// (the user's own, and the hook bridge's plugin, with the file added:
+// mergeConfig), set in its environment: neither the body nor the user's
+// configuration reaches the process table or the session record.
 
 // payloadVar carries the envelope from PlaceAtLaunch to
 // ExternalizePlacement.
@@ -157,26 +156,41 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 }
 
 // ExternalizePlacement implements adapters.PlacementExternalizer: the
-// envelope in LIFELOOP_OPENCODE_PAYLOAD goes into the file files.Write returns,
-// and the assignment becomes OPENCODE_CONFIG_CONTENT={"instructions":
-// [file]}, merged by OpenCode over the user's configuration.
+// envelope in LIFELOOP_OPENCODE_PAYLOAD goes into the file files.Write
+// returns, added to the "instructions" of the OPENCODE_CONFIG_CONTENT in
+// files.Env (mergeConfig), which files.Setenv sets for the harness; the
+// assignment leaves the command line (with the `env` in front of it when
+// nothing else is assigned there). Without Setenv the merged value takes
+// the assignment's place. A user's value that is not a JSON object is an
+// error: lifeloop neither replaces nor shadows it.
 func (Harness) ExternalizePlacement(argv []string, start int, files adapters.PlacementFiles) ([]string, error) {
 	for i := 0; i < start && i < len(argv); i++ {
 		text, ok := strings.CutPrefix(argv[i], payloadVar+"=")
 		if !ok {
 			continue
 		}
+		user := adapters.EnvValue(files.Env, configVar)
+		if _, err := mergeConfig(user, nil); err != nil {
+			return argv, err
+		}
 		path, err := files.Write(text)
 		if err != nil {
 			return argv, err
 		}
-		cfg, err := json.Marshal(map[string]any{"instructions": []string{path}})
+		cfg, err := mergeConfig(user, map[string][]string{"instructions": {path}})
 		if err != nil {
 			return argv, err
 		}
 		out := slices.Clone(argv)
-		out[i] = configVar + "=" + string(cfg)
-		return out, nil
+		if files.Setenv == nil {
+			out[i] = configVar + "=" + cfg
+			return out, nil
+		}
+		files.Setenv(configVar, cfg)
+		if i == 1 && out[0] == "env" && (len(out) < 3 || !strings.Contains(out[2], "=")) {
+			return out[2:], nil
+		}
+		return slices.Delete(out, i, i+1), nil
 	}
 	return argv, nil
 }

@@ -1,6 +1,7 @@
 package opencode
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,12 +45,14 @@ func TestRelaunchArgv(t *testing.T) {
 }
 
 // TestPlacementThroughConfigFile: the envelope placed at launch ends up
-// in a private file named by OPENCODE_CONFIG_CONTENT in front of the
-// program; the process table shows the path only, and the command line
-// still resolves to OpenCode.
+// in a private file named in the instructions of the harness's
+// OPENCODE_CONFIG_CONTENT, set in its environment next to the user's own
+// configuration; the command line shows neither, and still resolves to
+// OpenCode.
 func TestPlacementThroughConfigFile(t *testing.T) {
 	a := adapter(t)
 	env := `{"payloads":[{"body":"SECRET"}]}`
+	user := configVar + `={"model":"p/m","instructions":["/u.md"]}`
 	for _, argv := range [][]string{{"opencode"}, {"opencode", "-s", "ses_x"}, {"/bin/opencode", "run", "hi"}, {"env", "A=1", "opencode"}} {
 		placed, target, ok := a.PlaceAtLaunch(argv, env)
 		if !ok || target != contract.ManifestPreSession {
@@ -57,18 +60,29 @@ func TestPlacementThroughConfigFile(t *testing.T) {
 		}
 		twice, _, _ := a.PlaceAtLaunch(placed, env)
 		dir := t.TempDir()
-		var files []string
-		out, err := a.ExternalizePlacement(twice, adapters.PlacementFiles{Write: func(text string) (string, error) {
-			p := filepath.Join(dir, "payload")
-			files = append(files, p)
-			return p, os.WriteFile(p, []byte(text), 0o600)
-		}})
+		var files, set []string
+		out, err := a.ExternalizePlacement(twice, adapters.PlacementFiles{
+			Env: []string{"HOME=/h", user},
+			Write: func(text string) (string, error) {
+				p := filepath.Join(dir, "payload")
+				files = append(files, p)
+				return p, os.WriteFile(p, []byte(text), 0o600)
+			},
+			Setenv: func(name, value string) { set = append(set, name+"="+value) },
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		joined := strings.Join(out, " ")
-		if strings.Contains(joined, "SECRET") || !strings.Contains(joined, configVar+`={"instructions":["`+files[0]+`"]}`) {
+		if strings.Contains(joined, "SECRET") || strings.Contains(joined, configVar) || strings.Contains(joined, payloadVar) {
 			t.Errorf("externalized %q", out)
+		}
+		want := configVar + `={"instructions":["/u.md","` + files[0] + `"],"model":"p/m"}`
+		if len(set) != 1 || set[0] != want {
+			t.Errorf("environment set %q, want %q", set, want)
+		}
+		if argv[0] == "env" && !slices.Equal(out, argv) {
+			t.Errorf("the user's own env assignments: %q, want %q", out, argv)
 		}
 		if b, _ := os.ReadFile(files[0]); string(b) != env+"\n\n"+env {
 			t.Errorf("file holds %q", b)
@@ -79,11 +93,27 @@ func TestPlacementThroughConfigFile(t *testing.T) {
 		if red := adapters.RedactPlacement(placed); strings.Contains(strings.Join(red, " "), "SECRET") {
 			t.Errorf("redacted %q", red)
 		}
+		// Without Setenv the value takes the assignment's place.
+		out, err = a.ExternalizePlacement(twice, adapters.PlacementFiles{Write: func(string) (string, error) { return "/f", nil }})
+		if err != nil || !slices.Contains(out, configVar+`={"instructions":["/f"]}`) {
+			t.Errorf("without Setenv: %q, %v", out, err)
+		}
 	}
 	for _, argv := range [][]string{{"opencode", "serve"}, {"opencode", "--version"}} {
 		if _, _, ok := a.PlaceAtLaunch(argv, env); ok {
 			t.Errorf("placed into %q", argv)
 		}
+	}
+	// A user's value lifeloop cannot add to is left alone: no file, an
+	// error saying why.
+	placed, _, _ := a.PlaceAtLaunch([]string{"opencode"}, env)
+	_, err := a.ExternalizePlacement(placed, adapters.PlacementFiles{
+		Env:    []string{configVar + "=not json"},
+		Write:  func(string) (string, error) { t.Error("wrote a file"); return "", nil },
+		Setenv: func(string, string) { t.Error("set the environment") },
+	})
+	if !errors.Is(err, errUserConfig) {
+		t.Errorf("invalid user config: %v", err)
 	}
 }
 

@@ -1,0 +1,174 @@
+package opencode
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// OpenCode has no command hooks; its plugins (JavaScript modules run in
+// its own process) get every event of its bus. A plugin named in
+// OPENCODE_CONFIG_CONTENT's "plugin" list as a file:// URL loads for one
+// launch, with no file in the user's folders (measured with 1.18.33). The
+// hook bridge is such a plugin (bridge.js), written once per lifeloop
+// program into the state folder's bridges/ (0600 in 0700); `lifeloop
+// run` adds it to the launch's environment (BridgeEnv), merged into the
+// user's own OPENCODE_CONFIG_CONTENT. It reports each top-level turn
+// with the database's frame id (the user message that opens it):
+//
+//	prompt  frame.opening   first part of a user message, no turn open
+//	reply   frame.opened    first answer of the turn
+//	end     frame.ending,   the turn's last answer completed, or
+//	        frame.ended     session.idle with the turn still open
+//
+// The database stays the source of the session id, usage (pressure) and
+// compactions: the plugin's events carry nothing the rows do not, and
+// its frames win over the rows' (stream keeper: native wins).
+
+//go:embed bridge.js
+var bridgeSource string
+
+// Hook names the plugin reports under.
+const (
+	hookPrompt = "prompt"
+	hookReply  = "reply"
+	hookEnd    = "end"
+)
+
+// Hooks implements adapters.NativeHooks: the plugin's reports, mapped by
+// mapBridge (none is a settings-file hook).
+func (Harness) Hooks() *hooks.Spec {
+	c := hooks.Custom{Map: mapBridge}
+	return &hooks.Spec{
+		Adapter: "opencode",
+		Custom:  map[string]hooks.Custom{hookPrompt: c, hookReply: c, hookEnd: c},
+	}
+}
+
+// bridgeInput is one report of the plugin.
+type bridgeInput struct {
+	SessionID  string `json:"session_id"`
+	TurnID     string `json:"turn_id"`
+	Cwd        string `json:"cwd"`
+	Hook       string `json:"hook_event_name"`
+	Trigger    string `json:"trigger"`
+	StopReason string `json:"stop_reason"`
+}
+
+// mapBridge maps a plugin report to its frame moments.
+func mapBridge(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
+	var in bridgeInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		return m, fmt.Errorf("%w: %w", hooks.ErrInvalidInput, err)
+	}
+	if in.Hook != "" && in.Hook != m.Hook {
+		return m, fmt.Errorf("%w: hook_event_name %q does not match --hook %q", hooks.ErrInvalidInput, in.Hook, m.Hook)
+	}
+	if in.SessionID == "" || in.TurnID == "" {
+		return m, fmt.Errorf("%w: a report without session_id or turn_id", hooks.ErrInvalidInput)
+	}
+	m.HarnessSessionID, m.Cwd, m.TurnID = in.SessionID, in.Cwd, in.TurnID
+	fc := &contract.FrameContext{FrameID: in.TurnID, FrameClass: contract.FrameTopLevel}
+	moment := func(ev contract.Event) hooks.MappedMoment {
+		s := map[string]any{"hook": m.Hook}
+		if in.Trigger != "" {
+			s["trigger"] = in.Trigger
+		}
+		if in.StopReason != "" && (ev == contract.EventFrameEnding || ev == contract.EventFrameEnded) {
+			s["stop_reason"] = in.StopReason
+		}
+		return hooks.MappedMoment{Event: ev, Frame: fc, Summary: s, EventID: hooks.EventID(in.TurnID, ev)}
+	}
+	switch m.Hook {
+	case hookPrompt:
+		m.Moments = append(m.Moments, moment(contract.EventFrameOpening))
+	case hookReply:
+		m.Moments = append(m.Moments, moment(contract.EventFrameOpened))
+	case hookEnd:
+		m.Moments = append(m.Moments, moment(contract.EventFrameEnding), moment(contract.EventFrameEnded))
+	}
+	return m, nil
+}
+
+// bridgedFrameEvents are the frame events the plugin reports natively.
+var bridgedFrameEvents = []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
+
+// BridgedFrameEvents implements adapters.HookBridge.
+func (Harness) BridgedFrameEvents() []contract.Event {
+	return append([]contract.Event(nil), bridgedFrameEvents...)
+}
+
+// BridgeArgs implements adapters.HookBridge: none, the plugin goes
+// through the environment (BridgeEnv).
+func (Harness) BridgeArgs(adapters.BridgeTarget) ([]string, error) { return nil, nil }
+
+// BridgeEnv implements adapters.BridgeEnviron: OPENCODE_CONFIG_CONTENT
+// with the plugin's file:// URL added to the "plugin" list of the value
+// b.Env already has (the user's own configuration, kept as it is).
+// Nothing for a command line that starts no session; the bridge is
+// unavailable when the user's value is not a JSON object (OpenCode's own
+// parser would have to guess its meaning, so lifeloop leaves it alone).
+func (Harness) BridgeEnv(b adapters.BridgeTarget) ([]string, error) {
+	start := adapters.ArgStart(b.Argv)
+	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) {
+		return nil, nil
+	}
+	user := adapters.EnvValue(b.Env, configVar)
+	if _, err := mergeConfig(user, nil); err != nil {
+		return nil, &adapters.BridgeUnavailable{Reason: err.Error()}
+	}
+	path, err := writePlugin(b)
+	if err != nil {
+		return nil, err
+	}
+	value, err := mergeConfig(user, map[string][]string{"plugin": {(&url.URL{Scheme: "file", Path: path}).String()}})
+	if err != nil {
+		return nil, err
+	}
+	return []string{configVar + "=" + value}, nil
+}
+
+// PluginSource returns the plugin, running hookCommand (the lifeloop
+// program and any leading arguments) when the control socket does not
+// answer.
+func PluginSource(hookCommand []string) []byte {
+	cmd, _ := json.Marshal(hookCommand)
+	return []byte("const HOOK = " + string(cmd) + ";\n" + bridgeSource)
+}
+
+// writePlugin writes the plugin where b keeps bridge files (the shared
+// folder, named by its content, else the session folder) and returns
+// its path.
+func writePlugin(b adapters.BridgeTarget) (string, error) {
+	src := PluginSource(b.HookCommand)
+	path := filepath.Join(b.SessionDir, "opencode-lifeloop-bridge.js")
+	if b.SharedDir != "" {
+		sum := sha256.Sum256(src)
+		path = filepath.Join(b.SharedDir, fmt.Sprintf("opencode-lifeloop-bridge-%x.js", sum[:6]))
+	}
+	if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, src) {
+		return path, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), statedir.DirPerm); err != nil {
+		return "", fmt.Errorf("opencode hook bridge plugin: %w", err)
+	}
+	if err := statedir.WriteFileAtomic(path, src); err != nil {
+		return "", fmt.Errorf("opencode hook bridge plugin: %w", err)
+	}
+	return path, nil
+}
+
+var (
+	_ adapters.HookBridge    = Harness{}
+	_ adapters.BridgeEnviron = Harness{}
+)

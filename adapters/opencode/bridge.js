@@ -1,0 +1,164 @@
+// lifeloop's hook bridge for OpenCode: a plugin `lifeloop run` names in
+// OPENCODE_CONFIG_CONTENT for one launch (the line above the code gives
+// HOOK, the lifeloop program). It follows OpenCode's bus events and
+// reports the turns of the session's top-level conversations, with the
+// frame ids lifeloop's database reader gives the same turns (the id of
+// the user message that opens the turn):
+//
+//	prompt  the first part of a user message that is no compaction
+//	        request, with no turn open: frame.opening
+//	reply   the first answer of the turn: frame.opened
+//	end     the turn's last answer completed (a finish other than
+//	        tool-calls, or an error), or session.idle with a turn still
+//	        open: frame.ending, frame.ended
+//
+// Each report is a JSON object (session_id, turn_id, cwd, trigger,
+// stop_reason; never a prompt or an answer) handed to the wrapper over its
+// control socket ($LIFELOOP_CONTROL_SOCKET), one line each way; when the
+// socket does not answer, `lifeloop host-hook --adapter opencode --hook
+// NAME` gets it on stdin. Reports go one after the other, in the order of
+// the events. Every failure is silent: the bridge never stops OpenCode.
+import { spawn } from "node:child_process";
+import { createConnection } from "node:net";
+
+const TIMEOUT_MS = 30000;
+const SOCKET = process.env.LIFELOOP_CONTROL_SOCKET ?? "";
+
+let queue = Promise.resolve();
+
+function call(hook, input) {
+	const next = queue.then(async () => {
+		if (!(await viaSocket(hook, input))) await run(hook, input);
+	});
+	queue = next;
+	return next;
+}
+
+// viaSocket resolves to true when the wrapper answered.
+function viaSocket(hook, input) {
+	return new Promise((resolve) => {
+		if (!SOCKET) {
+			resolve(false);
+			return;
+		}
+		let buf = "";
+		let done = false;
+		const finish = (v) => {
+			if (!done) {
+				done = true;
+				clearTimeout(timer);
+				conn.destroy();
+				resolve(v);
+			}
+		};
+		const conn = createConnection(SOCKET);
+		const timer = setTimeout(() => finish(false), TIMEOUT_MS);
+		conn.on("error", () => finish(false));
+		conn.on("close", () => finish(false));
+		conn.on("data", (d) => {
+			buf += d.toString();
+			const nl = buf.indexOf("\n");
+			if (nl < 0) return;
+			try {
+				finish(JSON.parse(buf.slice(0, nl)).ok === true);
+			} catch {
+				finish(false);
+			}
+		});
+		const req = { op: "hook", args: { adapter: "opencode", hook, stdin: { ...input, hook_event_name: hook } } };
+		conn.write(JSON.stringify(req) + "\n");
+	});
+}
+
+function run(hook, input) {
+	return new Promise((resolve) => {
+		let child;
+		try {
+			child = spawn(HOOK[0], [...HOOK.slice(1), "host-hook", "--adapter", "opencode", "--hook", hook], { stdio: ["pipe", "ignore", "ignore"] });
+		} catch {
+			resolve();
+			return;
+		}
+		const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
+		const done = () => {
+			clearTimeout(timer);
+			resolve();
+		};
+		child.on("error", done);
+		child.on("close", done);
+		child.stdin.on("error", () => {});
+		child.stdin.end(JSON.stringify({ ...input, hook_event_name: hook }));
+	});
+}
+
+export const LifeloopBridge = async (ctx) => {
+	const cwd = ctx?.directory ?? "";
+	// Sub-agent sessions (a parent) are not the conversation lifeloop follows.
+	const children = new Set();
+	// User messages seen, and those still waiting for their first part.
+	const seen = new Set();
+	const waiting = new Map(); // message id → session id
+	// The open turn of each session: {frame, members, latest, opened}.
+	const turns = new Map();
+	const end = (sid, t, trigger, reason) => {
+		turns.delete(sid);
+		return call("end", { session_id: sid, turn_id: t.frame, cwd, trigger, stop_reason: reason });
+	};
+	return {
+		event: async ({ event }) => {
+			const p = event?.properties ?? {};
+			switch (event?.type) {
+				case "session.created":
+				case "session.updated":
+					if (p.info?.parentID) children.add(p.info.id);
+					return;
+				case "message.updated": {
+					const info = p.info;
+					if (!info?.id || children.has(info.sessionID)) return;
+					if (info.role === "user") {
+						if (!seen.has(info.id)) {
+							seen.add(info.id);
+							waiting.set(info.id, info.sessionID);
+						}
+						return;
+					}
+					const t = turns.get(info.sessionID);
+					if (info.role !== "assistant" || !t || !t.members.has(info.parentID) || info.summary || info.mode === "compaction") return;
+					if (!t.opened) {
+						t.opened = true;
+						call("reply", { session_id: info.sessionID, turn_id: t.frame, cwd, trigger: event.type });
+					}
+					if (!info.time?.completed) return;
+					if (info.error) {
+						await end(info.sessionID, t, event.type, info.error.name === "MessageAbortedError" ? "aborted" : "error");
+					} else if (info.finish && info.finish !== "tool-calls" && info.finish !== "unknown" && info.parentID === t.latest) {
+						await end(info.sessionID, t, event.type, info.finish);
+					}
+					return;
+				}
+				case "message.part.updated": {
+					const part = p.part;
+					const sid = part ? waiting.get(part.messageID) : undefined;
+					if (sid === undefined) return;
+					waiting.delete(part.messageID);
+					if (part.type === "compaction") return;
+					const t = turns.get(sid);
+					if (t) {
+						// A prompt queued while the turn runs belongs to it.
+						t.members.add(part.messageID);
+						t.latest = part.messageID;
+						return;
+					}
+					turns.set(sid, { frame: part.messageID, members: new Set([part.messageID]), latest: part.messageID, opened: false });
+					await call("prompt", { session_id: sid, turn_id: part.messageID, cwd, trigger: event.type });
+					return;
+				}
+				case "session.idle": {
+					const t = turns.get(p.sessionID);
+					if (t) await end(p.sessionID, t, event.type, "idle");
+					return;
+				}
+			}
+		},
+	};
+};
