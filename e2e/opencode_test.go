@@ -344,7 +344,8 @@ func TestWatchOpenCodeLatest(t *testing.T) {
 // TestRunOpenCodePayloadAtLaunch: `lifeloop run --payload` places the
 // envelope for OpenCode at launch: the mock finds it in the system prompt
 // of the conversation request (not in the user's message), the process
-// table never shows it, and session.starting records it delivered.
+// table never shows it (OPENCODE_CONFIG_CONTENT naming its file is set in
+// the environment), and session.starting records it delivered.
 func TestRunOpenCodePayloadAtLaunch(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
@@ -370,7 +371,7 @@ func TestRunOpenCodePayloadAtLaunch(t *testing.T) {
 		t.Errorf("session.starting payload receipts: %v", starting["payload_receipts"])
 	}
 	argv, _ := sessionRecord(t, state, session)["argv"].([]any)
-	if strings.Contains(toJSON(argv), marker) || !strings.Contains(toJSON(argv), "OPENCODE_CONFIG_CONTENT") {
+	if strings.Contains(toJSON(argv), marker) || strings.Contains(toJSON(argv), "OPENCODE_CONFIG_CONTENT") {
 		t.Errorf("recorded argv %v", argv)
 	}
 }

@@ -67,11 +67,12 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunOpenCodeTUI",
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunOpenCodeTUISigint",
 		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunOpenCodeTUISigint",
+		// The hook bridge's plugin (bridge.go, bridge.js).
+		"lifecycle_events.frame.opening/launcher_wrapper": "TestRunOpenCodePlugin",
+		"lifecycle_events.frame.opened/launcher_wrapper":  "TestRunOpenCodePlugin",
+		"lifecycle_events.frame.ending/launcher_wrapper":  "TestRunOpenCodePlugin",
+		"lifecycle_events.frame.ended/launcher_wrapper":   "TestRunOpenCodePlugin",
 		// From the database (telemetry.go, parser.go).
-		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunOpenCodeRun",
-		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunOpenCodeRun",
-		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunOpenCodeRun",
-		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunOpenCodeTUI",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunOpenCodeRun",
 		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenCodeCompactionTelemetry",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
@@ -95,11 +96,15 @@ func (Harness) Evidence() map[string]string {
 // Manifest implements adapters.Harness.
 func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("opencode", "OpenCode", contract.RolePrimaryWorker)
-	// From the database: a turn's user message → frame.opening, its first
-	// answer → frame.opened, the answer completed → frame.ending and
-	// frame.ended; usage, compaction, the session id.
-	for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded} {
-		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	// Under `lifeloop run` the bridge plugin (named in
+	// OPENCODE_CONFIG_CONTENT) reports turns natively from OpenCode's bus:
+	// a turn's first user message part → frame.opening, its first answer
+	// → frame.opened, the last answer completed (or session.idle) →
+	// frame.ending and frame.ended. The database reports the same frames
+	// with the same ids (they wait for the plugin), and usage, compaction
+	// and the session id; it is what `lifeloop watch` and --no-hooks read.
+	for _, e := range bridgedFrameEvents {
+		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
 	}
 	adapters.RaiseWatch(&m, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventContextPressureObserved)
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's rows in OpenCode's SQLite database ($XDG_DATA_HOME/opencode/opencode.db, read-only): context in use = tokens.total of each model request, against the model's limit.context from OpenCode's configuration (what its TUI shows as % used); receipts on level changes and compactions")

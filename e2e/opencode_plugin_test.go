@@ -1,0 +1,160 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// frameSources returns the telemetry_summary.source of every frame
+// receipt, by "<frame> <event>".
+func frameSources(rs []map[string]any) map[string]any {
+	out := map[string]any{}
+	for _, r := range rs {
+		if ev, _ := r["event"].(string); strings.HasPrefix(ev, "frame.") {
+			out[frameOfReceipt(r)+" "+ev] = dig(r, "telemetry_summary", "source")
+		}
+	}
+	return out
+}
+
+// TestRunOpenCodePlugin: under `lifeloop run` OpenCode loads the bridge
+// plugin named in OPENCODE_CONFIG_CONTENT, and the turn's four frame
+// receipts come from it (source hook, the database's frame ids, each
+// recorded once). The user's own OPENCODE_CONFIG_CONTENT (an instructions
+// file) still applies next to the payload placed at launch: the mock
+// finds both in the system prompt. Neither the user's configuration nor
+// the payload is on the command line lifeloop records; the plugin lives
+// in lifeloop's state folder (0600), nothing is written into OpenCode's
+// configuration folder, and no process is left.
+func TestRunOpenCodePlugin(t *testing.T) {
+	skipShort(t)
+	bin := testharness.OpenCodeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+
+	const userMarker, payloadMarker = "USER-INSTRUCTION-MARKER-opencode", "LIFELOOP-LAUNCH-MARKER-opencode-plugin"
+	userFile := filepath.Join(env.Dir, "user-instructions.md")
+	if err := os.WriteFile(userFile, []byte(userMarker+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	quoted, _ := json.Marshal(userFile)
+	env.Setenv("OPENCODE_CONFIG_CONTENT", `{
+		// the user's own inline configuration
+		"instructions": [`+string(quoted)+`],
+	}`)
+	before := filesUnder(t, env.OpenCodeConfigDir())
+
+	pf := payloadFile(t, env.Dir, "pay_launch", payloadMarker)
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--payload", pf, "--", bin, "run", "say", "hello")
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "Plain answer.") {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	for _, m := range []string{userMarker, payloadMarker} {
+		if path, ok := anyRequestCarries(t, mock.RequestsOfKind("claude"), m); !ok || !strings.HasPrefix(path, ".system") {
+			t.Errorf("%s: in a request %v at %q, want in the system prompt", m, ok, path)
+		}
+	}
+	if procs := env.StrayProcesses(); len(procs) > 0 {
+		t.Errorf("processes left behind: %+v", procs)
+	}
+
+	session, rs := onlySession(t, state)
+	sid, turns := openCodeTurns(t, env)
+	if len(turns) != 1 {
+		t.Fatalf("turns %v, want one", turns)
+	}
+	assertFrames(t, rs, turns)
+	assertFramesOnce(t, rs)
+	for k, src := range frameSources(rs) {
+		if src != "hook" {
+			t.Errorf("%s from %v, want the plugin (hook)", k, src)
+		}
+	}
+	if got := dig(lastOf(rs, "frame.ended"), "telemetry_summary", "stop_reason"); got != "stop" {
+		t.Errorf("frame.ended stop_reason %v, want stop", got)
+	}
+	assertOpenCodeBinding(t, env, state, session, rs, sid)
+	assertCausalOrder(t, rs)
+	prs, _ := lastOf(rs, "session.starting")["payload_receipts"].([]any)
+	if len(prs) != 1 || dig(prs[0], "status") != "delivered" {
+		t.Errorf("session.starting payload receipts: %v", prs)
+	}
+
+	argv := toJSON(sessionRecord(t, state, session)["argv"])
+	for _, s := range []string{"OPENCODE_CONFIG_CONTENT", userFile, payloadMarker} {
+		if strings.Contains(argv, s) {
+			t.Errorf("recorded argv %s holds %q", argv, s)
+		}
+	}
+	plugins, _ := filepath.Glob(filepath.Join(state, "bridges", "opencode-lifeloop-bridge-*.js"))
+	if len(plugins) != 1 {
+		t.Fatalf("plugin files %v, want one", plugins)
+	}
+	if st, err := os.Stat(plugins[0]); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("plugin file %v %v, want mode 0600", st, err)
+	}
+	for _, f := range filesUnder(t, env.OpenCodeConfigDir()) {
+		if !strings.Contains(strings.Join(before, "\n"), f) && strings.Contains(f, "lifeloop") {
+			t.Errorf("lifeloop wrote %s into OpenCode's configuration folder", f)
+		}
+	}
+}
+
+// TestRunOpenCodeNoHooks: with --no-hooks no plugin is named, the user's
+// OPENCODE_CONFIG_CONTENT reaches OpenCode as it is, and the frames come
+// from the database.
+func TestRunOpenCodeNoHooks(t *testing.T) {
+	skipShort(t)
+	bin := testharness.OpenCodeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+	const userMarker = "USER-INSTRUCTION-MARKER-opencode-nohooks"
+	userFile := filepath.Join(env.Dir, "user-instructions.md")
+	if err := os.WriteFile(userFile, []byte(userMarker+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	quoted, _ := json.Marshal(userFile)
+	env.Setenv("OPENCODE_CONFIG_CONTENT", `{"instructions":[`+string(quoted)+`]}`)
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--no-hooks", "--", bin, "run", "say", "hello")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if _, ok := anyRequestCarries(t, mock.RequestsOfKind("claude"), userMarker); !ok {
+		t.Error("the user's instructions did not reach the model")
+	}
+	_, rs := onlySession(t, state)
+	_, turns := openCodeTurns(t, env)
+	assertFrames(t, rs, turns)
+	for k, src := range frameSources(rs) {
+		if src != "database" {
+			t.Errorf("%s from %v, want the database", k, src)
+		}
+	}
+	if plugins, _ := filepath.Glob(filepath.Join(state, "bridges", "opencode-*")); len(plugins) != 0 {
+		t.Errorf("plugin written with --no-hooks: %v", plugins)
+	}
+}
+
+// filesUnder lists the files under dir (none when it does not exist).
+func filesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	return out
+}
