@@ -7,6 +7,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/adapters/opencode"
 )
 
 // TestLaunchRecipeOneOrder: the first launch and a relaunch get their
@@ -22,7 +23,7 @@ func TestLaunchRecipeOneOrder(t *testing.T) {
 	if !ok {
 		t.Fatal("not placed")
 	}
-	first, pinned, err := r.argv(placed)
+	first, _, pinned, err := r.argv(placed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,11 +38,48 @@ func TestLaunchRecipeOneOrder(t *testing.T) {
 	}
 	// A relaunch whose command line already has the bridge (the renewal
 	// kept the user's) does not get it twice.
-	again, _, err := r.argv(first)
+	again, _, _, err := r.argv(first)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(strings.Join(again, " "), "/s/bridge.json"); n != 1 {
 		t.Errorf("%q: bridge arguments %d times after a relaunch", again, n)
+	}
+}
+
+// TestLaunchRecipeEnvironment: a placement the harness reads through its
+// environment is set there for each start, from the same base — the
+// user's value and the hook bridge's variables — so a relaunch names its
+// own placement file only, and the base is not modified.
+func TestLaunchRecipeEnvironment(t *testing.T) {
+	ad := adapters.AdapterOf(opencode.Harness{})
+	files := &placementFiles{dir: t.TempDir()}
+	defer files.remove()
+	base := []string{"HOME=/h", `OPENCODE_CONFIG_CONTENT={"model":"p/m","plugin":["file:///b.js"]}`}
+	r := launchRecipe{ad: ad, files: files, env: slices.Clone(base)}
+	var values []string
+	for range 2 {
+		placed, _, ok := ad.PlaceAtLaunch([]string{"opencode", "run", "hi"}, `{"payloads":[]}`)
+		if !ok {
+			t.Fatal("not placed")
+		}
+		argv, env, _, err := r.argv(placed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(argv, []string{"opencode", "run", "hi"}) {
+			t.Errorf("command line %q", argv)
+		}
+		v := adapters.EnvValue(env, "OPENCODE_CONFIG_CONTENT")
+		if strings.Count(strings.Join(env, "\n"), "OPENCODE_CONFIG_CONTENT=") != 1 || !strings.Contains(v, `"model":"p/m"`) || !strings.Contains(v, `"plugin":["file:///b.js"]`) || strings.Count(v, "launch-placement-") != 1 {
+			t.Errorf("environment %q", env)
+		}
+		values = append(values, v)
+	}
+	if values[0] == values[1] {
+		t.Errorf("the relaunch kept the first start's file: %q", values)
+	}
+	if !slices.Equal(r.env, base) {
+		t.Errorf("base environment changed: %q", r.env)
 	}
 }

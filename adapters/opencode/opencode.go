@@ -2,8 +2,10 @@
 // lifeloop knows about OpenCode: its manifest and the tests that prove it,
 // its session store and the reader that follows it (store.go,
 // telemetry.go), the parser of its records (parser.go), the context
-// windows of its configuration (config.go), and how a launch carries a
-// continuation payload and is relaunched (launch.go).
+// windows of its configuration (config.go), how a launch carries a
+// continuation payload and is relaunched (launch.go), the hook bridge
+// plugin (bridge.go, bridge.js) and the one composition of
+// OPENCODE_CONFIG_CONTENT they share (configcontent.go).
 //
 // Measured against the pinned OpenCode 1.18.33 (harnesses/, offline, with
 // a provider using its bundled @ai-sdk/anthropic package at the loopback
@@ -31,11 +33,20 @@
 //     a new turn.
 //   - Every model request also carries headers x-session-id and
 //     x-session-affinity with the session id; the TUI's own HTTP server
-//     and its /event stream exist only with --port, and plugins need files
-//     in the user's configuration folders: neither is used, so no event is
-//     claimed native. The database rows carry the same facts as the
-//     server's session and message events (the event table is what the
-//     server's /global/event stream replays as sync events).
+//     and its /event stream exist only with --port. The database rows
+//     carry the same facts as the server's session and message events
+//     (the event table is what the server's /global/event stream replays
+//     as sync events).
+//   - A plugin named as a file:// URL in OPENCODE_CONFIG_CONTENT's
+//     "plugin" list loads for one launch without a file in the user's
+//     folders and gets every bus event. Under `lifeloop run` the hook
+//     bridge is such a plugin (bridge.go, bridge.js): it reports the
+//     turns natively (frame.opening, frame.opened, frame.ending,
+//     frame.ended, with the database's frame ids); the database stays the
+//     source of the session id, pressure and compactions, and of the
+//     frames under --no-hooks and `lifeloop watch`. The user's own
+//     OPENCODE_CONFIG_CONTENT is merged, never shadowed
+//     (configcontent.go).
 package opencode
 
 import (
