@@ -34,6 +34,7 @@ func frameSources(rs []map[string]any) map[string]any {
 // in lifeloop's state folder (0600), nothing is written into OpenCode's
 // configuration folder, and no process is left.
 func TestRunOpenCodePlugin(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	ll := lifeloopBin(t)
@@ -113,6 +114,7 @@ func TestRunOpenCodePlugin(t *testing.T) {
 // OPENCODE_CONFIG_CONTENT reaches OpenCode as it is, and the frames come
 // from the database.
 func TestRunOpenCodeNoHooks(t *testing.T) {
+	t.Parallel() // see the package doc
 	skipShort(t)
 	bin := testharness.OpenCodeBin(t)
 	ll := lifeloopBin(t)
