@@ -83,3 +83,14 @@ func TestLaunchRecipeEnvironment(t *testing.T) {
 		t.Errorf("base environment changed: %q", r.env)
 	}
 }
+
+// TestBridgePlaces: a payload waits for the hook bridge only where one of
+// its hooks can place it; a bridge that only reports moments takes none.
+func TestBridgePlaces(t *testing.T) {
+	if bridgePlaces(adapters.AdapterOf(opencode.Harness{})) {
+		t.Error("a bridge without a placing hook takes payloads")
+	}
+	if !bridgePlaces(adapters.AdapterOf(claude.Harness{})) {
+		t.Error("a bridge with a prompt-submit hook takes no payloads")
+	}
+}

@@ -66,6 +66,21 @@ func bridgedFrameEvents(ad *adapters.Adapter) map[contract.Event]bool {
 	return out
 }
 
+// bridgePlaces reports whether the hook bridge has a hook that can place
+// payloads (a session start or a prompt submission).
+func bridgePlaces(ad *adapters.Adapter) bool {
+	spec := ad.Hooks()
+	if spec == nil {
+		return false
+	}
+	for _, h := range spec.Hooks {
+		if spec.CanInject(h.Name) {
+			return true
+		}
+	}
+	return false
+}
+
 // bridgeStartsSessions reports whether the hook bridge has a hook that
 // reports session.started.
 func bridgeStartsSessions(ad *adapters.Adapter) bool {

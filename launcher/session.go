@@ -194,7 +194,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		f := readFacts(ctx, ad, argv, env)
 		facts, ad = &f, ad.WithFacts(f)
 	}
-	placed, err := placePayloads(o, ad, argv, bridge.recorder != nil)
+	placed, err := placePayloads(o, ad, argv, bridge.recorder != nil && bridgePlaces(ad))
 	if err != nil {
 		return Result{}, err
 	}
@@ -406,7 +406,7 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, bridged bool)
 		pl.atHook = append(pl.atHook, rest...)
 	}
 	if len(pl.atHook) > 0 && !bridged {
-		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge is installed", ad.ID, pl.atHook[0].PayloadID)
+		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge that places payloads is installed", ad.ID, pl.atHook[0].PayloadID)
 	}
 	return pl, nil
 }
