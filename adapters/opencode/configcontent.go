@@ -28,8 +28,8 @@ func mergeConfig(user string, add map[string][]string) (string, error) {
 		if trimmed[0] != '{' {
 			return "", errUserConfig
 		}
-		if err := json.Unmarshal(stripJSONC(trimmed), &doc); err != nil || doc == nil {
-			return "", fmt.Errorf("%w: %v", errUserConfig, err)
+		if json.Unmarshal(stripJSONC(trimmed), &doc) != nil {
+			return "", errUserConfig // the parser's message would quote the value
 		}
 	}
 	for key, values := range add {
