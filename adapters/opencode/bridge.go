@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
@@ -122,6 +123,12 @@ func (Harness) BridgeEnv(b adapters.BridgeTarget) ([]string, error) {
 	start := adapters.ArgStart(b.Argv)
 	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) {
 		return nil, nil
+	}
+	for _, a := range b.Argv[:start] {
+		if strings.HasPrefix(a, configVar+"=") {
+			// It overrides the environment: the plugin would not load.
+			return nil, &adapters.BridgeUnavailable{Reason: "the command line assigns " + configVar + " itself"}
+		}
 	}
 	user := adapters.EnvValue(b.Env, configVar)
 	if _, err := mergeConfig(user, nil); err != nil {

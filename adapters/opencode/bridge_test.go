@@ -107,8 +107,12 @@ func TestBridgeEnv(t *testing.T) {
 	if vars, err := (Harness{}).BridgeEnv(b); vars != nil || err != nil {
 		t.Errorf("--version: %q, %v", vars, err)
 	}
-	b.Argv, b.Env = []string{"opencode"}, []string{configVar + "={broken"}
 	var unavailable *adapters.BridgeUnavailable
+	b.Argv = []string{"env", configVar + "={}", "opencode"}
+	if vars, err := (Harness{}).BridgeEnv(b); vars != nil || !errors.As(err, &unavailable) {
+		t.Errorf("the command line's own assignment: %q, %v", vars, err)
+	}
+	b.Argv, b.Env = []string{"opencode"}, []string{configVar + "={broken"}
 	if vars, err := (Harness{}).BridgeEnv(b); vars != nil || !errors.As(err, &unavailable) {
 		t.Errorf("invalid user config: %q, %v", vars, err)
 	}

@@ -161,15 +161,24 @@ func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, c
 // files.Env (mergeConfig), which files.Setenv sets for the harness; the
 // assignment leaves the command line (with the `env` in front of it when
 // nothing else is assigned there). Without Setenv the merged value takes
-// the assignment's place. A user's value that is not a JSON object is an
-// error: lifeloop neither replaces nor shadows it.
+// the assignment's place; a command line that assigns OPENCODE_CONFIG_CONTENT
+// itself (which would override the environment) gets the file added to
+// that assignment. A user's value that is not a JSON object is an error:
+// lifeloop neither replaces nor shadows it.
 func (Harness) ExternalizePlacement(argv []string, start int, files adapters.PlacementFiles) ([]string, error) {
 	for i := 0; i < start && i < len(argv); i++ {
 		text, ok := strings.CutPrefix(argv[i], payloadVar+"=")
 		if !ok {
 			continue
 		}
-		user := adapters.EnvValue(files.Env, configVar)
+		// The user's own value: an assignment of the command line (which
+		// would override the environment), else the environment's.
+		user, own := adapters.EnvValue(files.Env, configVar), -1
+		for j := 0; j < start && j < len(argv); j++ {
+			if v, ok := strings.CutPrefix(argv[j], configVar+"="); ok {
+				user, own = v, j
+			}
+		}
 		if _, err := mergeConfig(user, nil); err != nil {
 			return argv, err
 		}
@@ -182,11 +191,15 @@ func (Harness) ExternalizePlacement(argv []string, start int, files adapters.Pla
 			return argv, err
 		}
 		out := slices.Clone(argv)
-		if files.Setenv == nil {
+		switch {
+		case own >= 0:
+			out[own] = configVar + "=" + cfg
+		case files.Setenv == nil:
 			out[i] = configVar + "=" + cfg
 			return out, nil
+		default:
+			files.Setenv(configVar, cfg)
 		}
-		files.Setenv(configVar, cfg)
 		if i == 1 && out[0] == "env" && (len(out) < 3 || !strings.Contains(out[2], "=")) {
 			return out[2:], nil
 		}

@@ -104,10 +104,21 @@ func TestPlacementThroughConfigFile(t *testing.T) {
 			t.Errorf("placed into %q", argv)
 		}
 	}
+	// The command line's own assignment (it overrides the environment)
+	// gets the file.
+	placed, _, _ := a.PlaceAtLaunch([]string{"env", configVar + `={"model":"p/m"}`, "opencode"}, env)
+	out, err := a.ExternalizePlacement(placed, adapters.PlacementFiles{
+		Env:    []string{configVar + `={"model":"other"}`},
+		Write:  func(string) (string, error) { return "/f", nil },
+		Setenv: func(string, string) { t.Error("set the environment") },
+	})
+	if want := []string{"env", configVar + `={"instructions":["/f"],"model":"p/m"}`, "opencode"}; err != nil || !slices.Equal(out, want) {
+		t.Errorf("own assignment: %q, %v; want %q", out, err, want)
+	}
 	// A user's value lifeloop cannot add to is left alone: no file, an
 	// error saying why.
-	placed, _, _ := a.PlaceAtLaunch([]string{"opencode"}, env)
-	_, err := a.ExternalizePlacement(placed, adapters.PlacementFiles{
+	placed, _, _ = a.PlaceAtLaunch([]string{"opencode"}, env)
+	_, err = a.ExternalizePlacement(placed, adapters.PlacementFiles{
 		Env:    []string{configVar + "=not json"},
 		Write:  func(string) (string, error) { t.Error("wrote a file"); return "", nil },
 		Setenv: func(string, string) { t.Error("set the environment") },
