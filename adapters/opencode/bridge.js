@@ -17,7 +17,8 @@
 // control socket ($LIFELOOP_CONTROL_SOCKET), one line each way; when the
 // socket does not answer, `lifeloop host-hook --adapter opencode --hook
 // NAME` gets it on stdin. Reports go one after the other, in the order of
-// the events. Every failure is silent: the bridge never stops OpenCode.
+// the events, and OpenCode's exit waits for them (dispose). Every failure
+// is silent: the bridge never stops OpenCode.
 import { spawn } from "node:child_process";
 import { createConnection } from "node:net";
 
@@ -105,6 +106,10 @@ export const LifeloopBridge = async (ctx) => {
 		return call("end", { session_id: sid, turn_id: t.frame, cwd, trigger, stop_reason: reason });
 	};
 	return {
+		// OpenCode does not wait for event handlers, but awaits every
+		// plugin's dispose before it exits: the reports still on their way
+		// (a one-shot `run` exits as its turn ends) are sent first.
+		dispose: () => queue,
 		event: async ({ event }) => {
 			const p = event?.properties ?? {};
 			switch (event?.type) {
