@@ -113,8 +113,9 @@ func assertOpenCodeBinding(t *testing.T, env *testharness.HarnessEnv, state, ses
 
 // TestRunOpenCodeRun: `lifeloop run -- opencode run …` against the mock's
 // Anthropic Messages API: the answer is printed, the session completes,
-// no OpenCode process survives, and the turn read from OpenCode's database
-// gives the frames, the session id and the pressure with the mock's exact
+// no OpenCode process survives, the turn's frames carry the ids OpenCode's
+// database gives it (reported by the bridge plugin), and the
+// database gives the session id and the pressure with the mock's exact
 // numbers (input 100 + cache write 2000 + cache read 3000 + output 7 = 5107
 // of the configured 10 000 window: moderate).
 func TestRunOpenCodeRun(t *testing.T) {
