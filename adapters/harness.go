@@ -276,23 +276,3 @@ func EnvValue(env []string, key string) string {
 	}
 	return ""
 }
-
-// WithEnv returns env with each NAME=VALUE of set in place of every
-// earlier entry for NAME (a new slice; env is not modified).
-func WithEnv(env, set []string) []string {
-	if len(set) == 0 {
-		return env
-	}
-	names := make(map[string]bool, len(set))
-	for _, kv := range set {
-		k, _, _ := strings.Cut(kv, "=")
-		names[k] = true
-	}
-	out := make([]string, 0, len(env)+len(set))
-	for _, kv := range env {
-		if k, _, _ := strings.Cut(kv, "="); !names[k] {
-			out = append(out, kv)
-		}
-	}
-	return append(out, set...)
-}

@@ -56,7 +56,7 @@ func (r launchRecipe) argv(placed []string) (argv, env []string, pinned string, 
 		if argv, err = r.ad.ExternalizePlacement(argv, t); err != nil {
 			return nil, nil, "", err
 		}
-		env = adapters.WithEnv(r.env, set)
+		env = replaceEnv(r.env, set)
 	}
 	return argv, env, pinned, nil
 }

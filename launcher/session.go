@@ -178,7 +178,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	// The bridge's variables replace the harness's own entries for them
 	// (the adapter kept their values inside its own), for this launch
 	// and every relaunch.
-	env = adapters.WithEnv(env, bridge.env)
+	env = replaceEnv(env, bridge.env)
 
 	if o.ContinueSession != "" {
 		// Payload bodies the gone wrapper's launch files still hold.
