@@ -565,9 +565,9 @@ func TestOTelBackendDownThenExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	term.Type("\r")
-	rs := waitSessionLedger(t, state, ses, "the first turn's end", frames(1))
+	waitSessionLedger(t, state, ses, "the first turn's end", frames(1))
 	// Each harness process is handed its own incarnation span as parent.
-	handed := []string{traceparentOf(t, rs, 1)}
+	handed := []string{traceparentOf(t, state, ses)}
 	// The first frame's span reaches the backend while the session runs.
 	if _, spans := j.traceOf(t, ses, 1); !slices.ContainsFunc(spans, func(s jaegerSpan) bool { return s.OperationName == otelmap.SpanFrame }) {
 		t.Fatalf("the first frame did not reach jaeger while the session ran: %v", spans)
@@ -583,8 +583,8 @@ func TestOTelBackendDownThenExport(t *testing.T) {
 	term.Type("second prompt 8b4d")
 	waitOutputAfter(t, term, at, "second prompt 8b4d", screenTimeout)
 	term.Type("\r")
-	rs = waitSessionLedger(t, state, ses, "the second turn's end", frames(2))
-	handed = append(handed, traceparentOf(t, rs, 2))
+	waitSessionLedger(t, state, ses, "the second turn's end", frames(2))
+	handed = append(handed, traceparentOf(t, state, ses))
 	endSafeTUI(t, env, term)
 	if out := term.Output(); !strings.Contains(out, "OpenTelemetry export of session "+ses+" owes") || !strings.Contains(out, "lifeloop export otlp "+ses) {
 		t.Errorf("run did not say what it owes and how to send it:\n%s", out[max(0, len(out)-2000):])
@@ -686,30 +686,17 @@ func TestOTelOutcomes(t *testing.T) {
 	})
 }
 
-// traceparentOf returns the parent span id of the TRACEPARENT the n-th
-// harness process of a session (still running) was started with, read
-// from /proc: its pid is on its session.started (the n-th in rs) or on
-// the supervisor.tick after it.
-func traceparentOf(t *testing.T, rs []map[string]any, n int) string {
+// traceparentOf returns the parent span id in the TRACEPARENT of the
+// harness process session ses runs now (the pid its session record
+// names; a relaunch's session.started may come from a hook, which names
+// no pid).
+func traceparentOf(t *testing.T, state, ses string) string {
 	t.Helper()
-	pid, started := 0, 0
-	for _, r := range rs {
-		if r["event"] == "session.started" {
-			started++
-		}
-		if started != n || (r["event"] != "session.started" && r["event"] != "supervisor.tick") {
-			continue
-		}
-		sum, _ := r["telemetry_summary"].(map[string]any)
-		if p, _ := sum["pid"].(float64); p > 0 {
-			pid = int(p)
-			break
-		}
+	pid, _ := sessionRecord(t, state, ses)["pid"].(float64)
+	if pid <= 0 {
+		t.Fatalf("the session record of %s names no harness process", ses)
 	}
-	if pid == 0 {
-		t.Fatalf("no pid on the session.started of harness process %d or a tick after it: %v", n, rs)
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", int(pid)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -720,7 +707,7 @@ func traceparentOf(t *testing.T, rs []map[string]any, n int) string {
 			}
 		}
 	}
-	t.Fatalf("harness process %d has no TRACEPARENT", pid)
+	t.Fatalf("harness process %d has no TRACEPARENT", int(pid))
 	return ""
 }
 
