@@ -49,11 +49,11 @@ func piSession(t *testing.T, path string) ([]string, string) {
 func TestRunPiPrint(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	const reply = "Wrapped answer from the mock."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	events := filepath.Join(t.TempDir(), "orgloop.jsonl")
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--format", "orgloop", "--events", events, "--", bin, "-p", "say hello")
@@ -88,10 +88,10 @@ func TestRunPiPrint(t *testing.T) {
 // for Pi's editor.
 func startPiTUIUnderLifeloop(t *testing.T, reply string, extra ...string) (*testharness.Terminal, *testharness.HarnessEnv, string, *mockmodel.Server) {
 	t.Helper()
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	args := append([]string{"run", "--state-dir", state, "--tick", "1s"}, extra...)
 	term := testharness.StartTerminal(t, env.Command(ll, append(args, "--", bin)...), 120, 40)
@@ -184,10 +184,10 @@ var piToolUsage = []mockmodel.Usage{
 func TestRunPiTelemetry(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: piToolUsage})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--no-hooks", "--", bin, "-p", "RUN_TOOL please")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, mockmodel.DefaultToolReply) {
@@ -225,11 +225,11 @@ func TestRunPiTelemetry(t *testing.T) {
 func TestRunPiCompactionTelemetry(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	big := mockmodel.Usage{InputTokens: 150000, CacheReadInputTokens: 40000, CacheCreationInputTokens: 500, OutputTokens: 40}
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{big}})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "first prompt", "second prompt")
 	if res.ExitCode != 0 {
@@ -276,9 +276,9 @@ func TestRunPiCompactionTelemetry(t *testing.T) {
 func TestWatchPi(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: piToolUsage})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state, session, rs := watchHarness(t, env, "pi", bin, "-p", "RUN_TOOL please")
 	file := onlyOne(t, "session file", env.PiSessions())
 	frames, sid := piSession(t, file)
@@ -303,10 +303,10 @@ func TestWatchPi(t *testing.T) {
 func TestRunPiConcurrentSameFolder(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	ledgers := runConcurrentPrints(t, env, ll, state, bin)
 	seen := map[string]bool{}

@@ -24,6 +24,16 @@ func PiBin(t testing.TB) string {
 	return harnessBin(t, "pi", "LIFELOOP_PI_BIN")
 }
 
+// UsePi returns the Pi executable (or skips the test, as PiBin) with
+// the Node it needs on this environment's PATH (UseNodeFor): Pi 1.x,
+// published as @earendil-works/pi-coding-agent, needs Node >= 22.19.
+func (e *HarnessEnv) UsePi(t testing.TB) string {
+	t.Helper()
+	bin := PiBin(t)
+	e.UseNodeFor(t, bin)
+	return bin
+}
+
 // PiAgentDir is Pi's configuration folder in this environment.
 func (e *HarnessEnv) PiAgentDir() string { return filepath.Join(e.Home, ".pi", "agent") }
 
