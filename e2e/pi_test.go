@@ -230,6 +230,10 @@ func TestRunPiCompactionTelemetry(t *testing.T) {
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{big}})
 	env := testharness.NewHarnessEnv(t, mock)
 	bin := env.UsePi(t)
+	// Pi keeps the newest keepRecentTokens (default 20 000, estimated
+	// from the text) out of a summary; 1.x compacts only when something
+	// older is left to summarize, which these short prompts never leave.
+	env.PiSettings(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}})
 	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "first prompt", "second prompt")
 	if res.ExitCode != 0 {

@@ -95,12 +95,13 @@ for (const old of names.filter((n) => successors[n])) {
       if (run.status !== 0) {
         why = "installs but does not run here (" + firstError(run.stderr || run.stdout || "") + ")" + (range ? "; it requires node " + range + ", ran with node " + node.version : "");
       } else if (node.path !== process.execPath) {
-        note = "; it requires node " + range + ", this is node " + process.version + ", so it runs with node " + node.version + " (" + path.relative(process.cwd(), node.path) + "), which the end-to-end tests put first on its PATH";
+        note = "  it needs node " + range + ", this is node " + process.version + ": it runs with node " + node.version + " (" + path.relative(process.cwd(), node.path) + "), which the end-to-end tests put first on its PATH";
       }
     }
   }
   if (!why) {
-    console.log(next, manifest(next).version, "(successor of " + old + note + ")");
+    console.log(next, manifest(next).version, "(successor of " + old + ")");
+    if (note) console.log(note);
     continue;
   }
   blocked++;
