@@ -15,9 +15,10 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
 
-// Pi (0.73.1) end to end: the real binary against the mock's Messages API
-// through the anthropic-messages provider HarnessEnv writes into
-// ~/.pi/agent/models.json (window testharness.PiContextWindow).
+// Pi (0.73.1; 1.x through LIFELOOP_HARNESS_DIR) end to end: the real
+// binary against the mock's Messages API through the anthropic-messages
+// provider HarnessEnv writes into ~/.pi/agent/models.json (window
+// testharness.PiContextWindow).
 
 // piQuit ends Pi's TUI with /quit.
 func piQuit(t *testing.T, term *testharness.Terminal) {

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// Pi (@mariozechner/pi-coding-agent 0.73.1) reads $HOME/.pi/agent: a
+// Pi (@mariozechner/pi-coding-agent 0.73.1, and 1.6.0 of its successor
+// @earendil-works/pi-coding-agent) reads $HOME/.pi/agent: a
 // custom provider "mock" in models.json (api anthropic-messages, baseUrl
 // without /v1, apiKey naming the MOCK_API_KEY variable) and settings.json
 // choosing it. PiContextWindow is the window the mock model declares.
