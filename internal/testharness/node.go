@@ -1,6 +1,7 @@
 package testharness
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // A harness published as a Node package names the Node it needs in its
@@ -72,7 +74,9 @@ func nodeSatisfies(v, rng string) bool {
 
 // nodeVersion runs node --version.
 func nodeVersion(node string) (string, error) {
-	out, err := exec.Command(node, "--version").Output()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, node, "--version").Output()
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w", node, err)
 	}
