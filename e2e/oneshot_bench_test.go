@@ -67,6 +67,7 @@ func (t *summary) oneShot(ll string, h oneShot) {
 	}
 	defer func() { _ = mock.Close() }()
 	env := testharness.NewHarnessEnv(b, mock)
+	env.UseNodeFor(b, bin)
 	state := filepath.Join(b.TempDir(), "state")
 	stand, marks := exitMarker(b, bin, filepath.Base(bin))
 	var bareW, llW, bareC, llC, tail []time.Duration

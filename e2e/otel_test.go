@@ -465,6 +465,7 @@ func TestOTelEveryHarnessIsOneTrace(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			bin := h.bin(t)
 			env := testharness.NewHarnessEnv(t, mock)
+			env.UseNodeFor(t, bin)
 			env.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", logs.logsEndpoint())
 			state := stateDir(t)
 			res := env.Run(runTimeout, ll, append([]string{"run", "--state-dir", state, "--otlp", j.endpoint(), "--", bin}, h.args...)...)

@@ -126,6 +126,7 @@ func TestPayloadNeverInArgv(t *testing.T) {
 			ll := lifeloopBin(t)
 			mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 			env := testharness.NewHarnessEnv(t, mock)
+			env.UseNodeFor(t, bin)
 			state := stateDir(t)
 			id := strings.ReplaceAll(tc.name, " ", "-")
 			marker := "ARGV-PAYLOAD-MARKER-" + id + "-c41d"

@@ -21,10 +21,10 @@ import (
 func TestRunPiHookBridge(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 
 	// The user's own extension, auto-discovered from ~/.pi/agent/extensions.
@@ -115,10 +115,10 @@ export default function (pi: any) { pi.on("before_agent_start", () => { writeFil
 func TestRunPiHookSessionStartContext(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	const marker = "LIFELOOP-SESSION-START-MARKER-pi"
 	payload := fmt.Sprintf(`{"schema_version":1,"payload_id":"pay_start","client_id":"e2e","payload_kind":"instruction_frame","format":"text/plain","content_encoding":"utf8","body":%q,"byte_size":%d,"acceptable_placements":[{"placement":"developer_equivalent_frame","requirement":"required"}]}`, marker, len(marker))

@@ -22,10 +22,10 @@ import (
 func TestRunPiPayloadAtLaunch(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	const marker = "LIFELOOP-LAUNCH-MARKER-pi"
 	pf := payloadFile(t, env.Dir, "pay_launch", marker)

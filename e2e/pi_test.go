@@ -15,9 +15,10 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
 
-// Pi (0.73.1) end to end: the real binary against the mock's Messages API
-// through the anthropic-messages provider HarnessEnv writes into
-// ~/.pi/agent/models.json (window testharness.PiContextWindow).
+// Pi (0.73.1; 1.x through LIFELOOP_HARNESS_DIR) end to end: the real
+// binary against the mock's Messages API through the anthropic-messages
+// provider HarnessEnv writes into ~/.pi/agent/models.json (window
+// testharness.PiContextWindow).
 
 // piQuit ends Pi's TUI with /quit.
 func piQuit(t *testing.T, term *testharness.Terminal) {
@@ -49,11 +50,11 @@ func piSession(t *testing.T, path string) ([]string, string) {
 func TestRunPiPrint(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	const reply = "Wrapped answer from the mock."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	events := filepath.Join(t.TempDir(), "orgloop.jsonl")
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--format", "orgloop", "--events", events, "--", bin, "-p", "say hello")
@@ -88,10 +89,10 @@ func TestRunPiPrint(t *testing.T) {
 // for Pi's editor.
 func startPiTUIUnderLifeloop(t *testing.T, reply string, extra ...string) (*testharness.Terminal, *testharness.HarnessEnv, string, *mockmodel.Server) {
 	t.Helper()
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: reply})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	args := append([]string{"run", "--state-dir", state, "--tick", "1s"}, extra...)
 	term := testharness.StartTerminal(t, env.Command(ll, append(args, "--", bin)...), 120, 40)
@@ -184,10 +185,10 @@ var piToolUsage = []mockmodel.Usage{
 func TestRunPiTelemetry(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: piToolUsage})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--no-hooks", "--", bin, "-p", "RUN_TOOL please")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, mockmodel.DefaultToolReply) {
@@ -225,11 +226,15 @@ func TestRunPiTelemetry(t *testing.T) {
 func TestRunPiCompactionTelemetry(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	big := mockmodel.Usage{InputTokens: 150000, CacheReadInputTokens: 40000, CacheCreationInputTokens: 500, OutputTokens: 40}
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{big}})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
+	// Pi keeps the newest keepRecentTokens (default 20 000, estimated
+	// from the text) out of a summary; 1.x compacts only when something
+	// older is left to summarize, which these short prompts never leave.
+	env.PiSettings(t, map[string]any{"compaction": map[string]any{"keepRecentTokens": 1}})
 	state := stateDir(t)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "first prompt", "second prompt")
 	if res.ExitCode != 0 {
@@ -276,9 +281,9 @@ func TestRunPiCompactionTelemetry(t *testing.T) {
 func TestWatchPi(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: piToolUsage})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state, session, rs := watchHarness(t, env, "pi", bin, "-p", "RUN_TOOL please")
 	file := onlyOne(t, "session file", env.PiSessions())
 	frames, sid := piSession(t, file)
@@ -303,10 +308,10 @@ func TestWatchPi(t *testing.T) {
 func TestRunPiConcurrentSameFolder(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	state := stateDir(t)
 	ledgers := runConcurrentPrints(t, env, ll, state, bin)
 	seen := map[string]bool{}

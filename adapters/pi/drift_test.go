@@ -38,6 +38,16 @@ func TestTelemetryDrift(t *testing.T) {
 		}
 	})
 
+	t.Run("as recorded by 1.6.0", func(t *testing.T) {
+		b, err := os.ReadFile(filepath.Join("testdata", "pi-1.6-plain-turn.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := degradedOf(watchSession(t, string(b))); len(d) != 0 {
+			t.Errorf("capability.degraded for a 1.6.0 session file: %+v", d)
+		}
+	})
+
 	t.Run("usage renamed", func(t *testing.T) {
 		drifted := strings.ReplaceAll(string(sample), `"usage":`, `"tokenUsage":`)
 		if strings.Count(drifted, `"tokenUsage":`) < 2 {

@@ -20,13 +20,13 @@ func TestRealPi(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real harness binary")
 	}
-	bin := testharness.PiBin(t)
 	mock, err := mockmodel.Start(mockmodel.Config{Usage: mockmodel.Usage{InputTokens: 150000, OutputTokens: 300}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = mock.Close() })
 	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UsePi(t)
 	src, err := Harness{}.TelemetrySource(adapters.TelemetryTarget{Env: env.Env(), Cwd: env.Dir, LaunchedAt: time.Now()})
 	if err != nil {
 		t.Fatal(err)

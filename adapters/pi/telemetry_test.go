@@ -22,6 +22,11 @@ import (
 //	pi-injected-custom-message.jsonl  an extension's before_agent_start added a custom_message
 //	pi-compact-session.jsonl          three prompts (-p, -p -c, the TUI with -c): the third reply's
 //	                                  190 540 tokens made Pi compact; later a manual /compact
+//
+// pi-1.6-plain-turn.jsonl was written the same way by Pi 1.6.0
+// (@earendil-works/pi-coding-agent; paths rewritten likewise): pi -p
+// "say hi". It adds a system-role message before the user's and usage
+// fields 0.73.1 lacks, which the parser passes over.
 
 const sid = "01a208ab-7b36-7286-bc59-7242f22875e8"
 
@@ -47,6 +52,13 @@ func TestParserRealFiles(t *testing.T) {
 			"frame_opened frame=01a208a6-a864-76a5-a23c-aa13f321bfad#1 window=200000",
 			"usage frame=01a208a6-a864-76a5-a23c-aa13f321bfad#1 tokens=17 window=200000",
 			"frame_ended frame=01a208a6-a864-76a5-a23c-aa13f321bfad#1 trigger=stop",
+		}},
+		{"pi-1.6-plain-turn.jsonl", []string{
+			"harness_session id=01a21da5-e30a-71da-acce-a9c4891a74d7 cwd=/home/dev/project",
+			"frame_opening frame=01a21da5-e30a-71da-acce-a9c4891a74d7#1 window=200000",
+			"frame_opened frame=01a21da5-e30a-71da-acce-a9c4891a74d7#1 window=200000",
+			"usage frame=01a21da5-e30a-71da-acce-a9c4891a74d7#1 tokens=17 window=200000",
+			"frame_ended frame=01a21da5-e30a-71da-acce-a9c4891a74d7#1 trigger=stop",
 		}},
 		{"pi-tool-turn.jsonl", []string{
 			"harness_session id=01a208a9-c599-717b-8fba-30cdc3f45892 cwd=/home/dev/project",

@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// Pi (@mariozechner/pi-coding-agent 0.73.1) reads $HOME/.pi/agent: a
+// Pi (@mariozechner/pi-coding-agent 0.73.1, and 1.6.0 of its successor
+// @earendil-works/pi-coding-agent) reads $HOME/.pi/agent: a
 // custom provider "mock" in models.json (api anthropic-messages, baseUrl
 // without /v1, apiKey naming the MOCK_API_KEY variable) and settings.json
 // choosing it. PiContextWindow is the window the mock model declares.
@@ -22,6 +23,16 @@ const PiContextWindow = 200000
 func PiBin(t testing.TB) string {
 	t.Helper()
 	return harnessBin(t, "pi", "LIFELOOP_PI_BIN")
+}
+
+// UsePi returns the Pi executable (or skips the test, as PiBin) with
+// the Node it needs on this environment's PATH (UseNodeFor): Pi 1.x,
+// published as @earendil-works/pi-coding-agent, needs Node >= 22.19.
+func (e *HarnessEnv) UsePi(t testing.TB) string {
+	t.Helper()
+	bin := PiBin(t)
+	e.UseNodeFor(t, bin)
+	return bin
 }
 
 // PiAgentDir is Pi's configuration folder in this environment.
@@ -56,6 +67,29 @@ func (e *HarnessEnv) writePiConfig() error {
 	return nil
 }
 
+// PiSettings merges kv into Pi's settings.json in this environment.
+func (e *HarnessEnv) PiSettings(t testing.TB, kv map[string]any) {
+	t.Helper()
+	path := filepath.Join(e.PiAgentDir(), "settings.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	settings := map[string]any{}
+	if err := json.Unmarshal(b, &settings); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range kv {
+		settings[k] = v
+	}
+	if b, err = json.MarshalIndent(settings, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // piEnv are Pi's variables: no update check, no telemetry, no download
 // of fd/ripgrep.
 var piEnv = map[string]string{"PI_OFFLINE": "1", "PI_TELEMETRY": "0", "PI_SKIP_VERSION_CHECK": "1"}
@@ -84,7 +118,7 @@ func (e *HarnessEnv) PiSessions() []string {
 // which runs while extensions load — before that moment — so these
 // helpers read the screen: the one place a Pi test names Pi's screen text.
 const (
-	piBanner = "pi v" // the first line of Pi's TUI (HarnessEnv turns quietStartup off)
+	piBanner = "Pi can explain its own features" // the end of the header of Pi's TUI (0.73.1 and 1.x; HarnessEnv turns quietStartup off)
 	piReady  = "(mock) mock-model"
 )
 
