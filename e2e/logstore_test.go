@@ -3,17 +3,13 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -39,66 +35,22 @@ func startLogStore(t *testing.T) *logStore {
 	if _, err := os.Stat(l.bin); err != nil {
 		t.Fatalf("%s is missing: run `make victorialogs` (make test builds it when missing)", l.bin)
 	}
-	for attempt := 1; ; attempt++ {
-		err := l.launch(t)
-		if err == nil {
-			return l
-		}
-		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
-			t.Fatal(err)
-		}
-		t.Logf("victoria-logs attempt %d: its port was taken meanwhile; a new port", attempt)
-	}
+	onFreePorts(t, "victoria-logs", func() error { return l.launch(t) })
+	return l
 }
 
-// launch runs VictoriaLogs (its own process group) on a free port and
-// waits until it is healthy; an error when it exits first.
+// launch runs VictoriaLogs on a free port and waits until it is healthy;
+// an error when it exits first. The test's cleanup kills it.
 func (l *logStore) launch(t *testing.T) error {
 	t.Helper()
 	l.port = freePort(t)
-	logPath := filepath.Join(l.dir, "victoria-logs.log")
-	logF, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		t.Fatal(err)
+	proc, err := startBackend(t, "victoria-logs",
+		[]string{l.bin, "-httpListenAddr", fmt.Sprintf("127.0.0.1:%d", l.port), "-storageDataPath", filepath.Join(l.dir, "data"), "-loggerLevel", "WARN"},
+		[]string{"HOME=" + l.dir, "PATH=/usr/bin:/bin"}, filepath.Join(l.dir, "victoria-logs.log"), fmt.Sprintf("http://127.0.0.1:%d/health", l.port))
+	if err == nil {
+		t.Cleanup(proc.kill)
 	}
-	defer logF.Close()
-	cmd := exec.CommandContext(context.Background(), l.bin,
-		"-httpListenAddr", fmt.Sprintf("127.0.0.1:%d", l.port),
-		"-storageDataPath", filepath.Join(l.dir, "data"),
-		"-loggerLevel", "WARN")
-	cmd.Env = []string{"HOME=" + l.dir, "PATH=/usr/bin:/bin"}
-	cmd.Stdout, cmd.Stderr = logF, logF
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		<-exited
-	})
-	deadline := time.Now().Add(runTimeout)
-	for {
-		resp, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/health", l.port))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-exited:
-			b, _ := os.ReadFile(logPath)
-			return fmt.Errorf("victoria-logs exited before it was healthy:\n%s", b)
-		default:
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("victoria-logs did not become healthy:\n%s", b)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	return err
 }
 
 // logsEndpoint is its OTLP/HTTP logs URL, for the standard

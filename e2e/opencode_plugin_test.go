@@ -24,6 +24,19 @@ func frameSources(rs []map[string]any) map[string]any {
 	return out
 }
 
+// userInstructions writes the user's own instructions file (marker as
+// its text) and returns its path as a JSON string, for the user's
+// OPENCODE_CONFIG_CONTENT.
+func userInstructions(t *testing.T, env *testharness.HarnessEnv, marker string) string {
+	t.Helper()
+	path := filepath.Join(env.Dir, "user-instructions.md")
+	if err := os.WriteFile(path, []byte(marker+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	quoted, _ := json.Marshal(path)
+	return string(quoted)
+}
+
 // TestRunOpenCodePlugin: under `lifeloop run` OpenCode loads the bridge
 // plugin named in OPENCODE_CONFIG_CONTENT, and the turn's four frame
 // receipts come from it (source hook, the database's frame ids, each
@@ -43,14 +56,10 @@ func TestRunOpenCodePlugin(t *testing.T) {
 	state := stateDir(t)
 
 	const userMarker, payloadMarker = "USER-INSTRUCTION-MARKER-opencode", "LIFELOOP-LAUNCH-MARKER-opencode-plugin"
-	userFile := filepath.Join(env.Dir, "user-instructions.md")
-	if err := os.WriteFile(userFile, []byte(userMarker+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	quoted, _ := json.Marshal(userFile)
+	userFile := userInstructions(t, env, userMarker)
 	env.Setenv("OPENCODE_CONFIG_CONTENT", `{
 		// the user's own inline configuration
-		"instructions": [`+string(quoted)+`],
+		"instructions": [`+userFile+`],
 	}`)
 	before := filesUnder(t, env.OpenCodeConfigDir())
 
@@ -91,7 +100,7 @@ func TestRunOpenCodePlugin(t *testing.T) {
 	}
 
 	argv := toJSON(sessionRecord(t, state, session)["argv"])
-	for _, s := range []string{"OPENCODE_CONFIG_CONTENT", userFile, payloadMarker} {
+	for _, s := range []string{"OPENCODE_CONFIG_CONTENT", strings.Trim(userFile, `"`), payloadMarker} {
 		if strings.Contains(argv, s) {
 			t.Errorf("recorded argv %s holds %q", argv, s)
 		}
@@ -122,12 +131,7 @@ func TestRunOpenCodeNoHooks(t *testing.T) {
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	const userMarker = "USER-INSTRUCTION-MARKER-opencode-nohooks"
-	userFile := filepath.Join(env.Dir, "user-instructions.md")
-	if err := os.WriteFile(userFile, []byte(userMarker+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	quoted, _ := json.Marshal(userFile)
-	env.Setenv("OPENCODE_CONFIG_CONTENT", `{"instructions":[`+string(quoted)+`]}`)
+	env.Setenv("OPENCODE_CONFIG_CONTENT", `{"instructions":[`+userInstructions(t, env, userMarker)+`]}`)
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--no-hooks", "--", bin, "run", "say", "hello")
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)

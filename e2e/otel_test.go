@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,8 +33,7 @@ import (
 type jaegerServer struct {
 	bin, dir, config, logPath       string
 	otlp, grpc, query, prom, health int
-	cmd                             *exec.Cmd
-	exited                          chan struct{} // closed once cmd has been reaped
+	proc                            *backend // nil while it is not running
 }
 
 // jaegerBin is the Jaeger that `make jaeger` builds (`make test` builds
@@ -73,19 +70,11 @@ func startJaegerWith(t *testing.T, allSignals bool) *jaegerServer {
 	j.config = filepath.Join(j.dir, "jaeger.yaml")
 	j.logPath = filepath.Join(j.dir, "jaeger.log")
 	t.Cleanup(j.kill)
-	// A free port is free only until another test takes it: tests run in
-	// parallel, so a port taken in between means new ports and a new try.
-	for attempt := 1; ; attempt++ {
+	onFreePorts(t, "jaeger", func() error {
 		j.writeConfig(t, allSignals)
-		err := j.launch(t)
-		if err == nil {
-			return j
-		}
-		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
-			t.Fatal(err)
-		}
-		t.Logf("jaeger attempt %d: a port was taken meanwhile; new ports", attempt)
-	}
+		return j.launch(t)
+	})
+	return j
 }
 
 // writeConfig picks free ports and writes Jaeger's configuration.
@@ -164,56 +153,18 @@ func (j *jaegerServer) start(t *testing.T) {
 // exits first (its log says why).
 func (j *jaegerServer) launch(t *testing.T) error {
 	t.Helper()
-	logF, err := os.OpenFile(j.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logF.Close()
-	// Not the test's context: kill ends it, and the test kills it
-	// mid-way on purpose.
-	cmd := exec.CommandContext(context.Background(), j.bin, "--config", j.config)
-	cmd.Env = []string{"HOME=" + j.dir, "PATH=/usr/bin:/bin"}
-	cmd.Stdout, cmd.Stderr = logF, logF
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	j.cmd = cmd
-	exited := make(chan struct{})
-	j.exited = exited
-	go func() { _ = cmd.Wait(); close(exited) }()
-	deadline := time.Now().Add(runTimeout)
-	for {
-		resp, err := httpGet(t, fmt.Sprintf("http://127.0.0.1:%d/status", j.health))
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-exited:
-			j.cmd = nil
-			b, _ := os.ReadFile(j.logPath)
-			return fmt.Errorf("jaeger exited before it was healthy:\n%s", b)
-		default:
-		}
-		if time.Now().After(deadline) {
-			b, _ := os.ReadFile(j.logPath)
-			t.Fatalf("jaeger did not become healthy:\n%s", b)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var err error
+	j.proc, err = startBackend(t, "jaeger", []string{j.bin, "--config", j.config}, []string{"HOME=" + j.dir, "PATH=/usr/bin:/bin"},
+		j.logPath, fmt.Sprintf("http://127.0.0.1:%d/status", j.health))
+	return err
 }
 
 // kill ends Jaeger's process group with SIGKILL and reaps it; idempotent.
 func (j *jaegerServer) kill() {
-	if j.cmd == nil {
-		return
+	if j.proc != nil {
+		j.proc.kill()
+		j.proc = nil
 	}
-	_ = syscall.Kill(-j.cmd.Process.Pid, syscall.SIGKILL)
-	<-j.exited
-	j.cmd = nil
 }
 
 func httpGet(t *testing.T, url string) (*http.Response, error) {

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"slices"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -70,30 +71,14 @@ func bridgedFrameEvents(ad *adapters.Adapter) map[contract.Event]bool {
 // payloads (a session start or a prompt submission).
 func bridgePlaces(ad *adapters.Adapter) bool {
 	spec := ad.Hooks()
-	if spec == nil {
-		return false
-	}
-	for _, h := range spec.Hooks {
-		if spec.CanInject(h.Name) {
-			return true
-		}
-	}
-	return false
+	return spec != nil && slices.ContainsFunc(spec.Hooks, func(h hooks.Hook) bool { return spec.CanInject(h.Name) })
 }
 
 // bridgeStartsSessions reports whether the hook bridge has a hook that
 // reports session.started.
 func bridgeStartsSessions(ad *adapters.Adapter) bool {
 	spec := ad.Hooks()
-	if spec == nil {
-		return false
-	}
-	for _, h := range spec.Hooks {
-		if h.Role == hooks.RoleSessionStart {
-			return true
-		}
-	}
-	return false
+	return spec != nil && slices.ContainsFunc(spec.Hooks, func(h hooks.Hook) bool { return h.Role == hooks.RoleSessionStart })
 }
 
 // emit records m now, or queues it behind the moments that wait.

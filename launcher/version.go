@@ -2,7 +2,6 @@ package launcher
 
 import (
 	"context"
-	"strings"
 	"sync"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -50,7 +49,7 @@ func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.Chil
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	argv := append([]string{spec.Path}, spec.Args...)
-	r := &versionReader{cancel: cancel, src: src, name: ad.DisplayName, ad: ad, argv: argv, env: spec.Env, path: envPath(spec.Env), facts: known}
+	r := &versionReader{cancel: cancel, src: src, name: ad.DisplayName, ad: ad, argv: argv, env: spec.Env, path: adapters.EnvValue(spec.Env, "PATH"), facts: known}
 	if known != nil {
 		r.v = known.Version
 		return r
@@ -70,23 +69,12 @@ func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.Chil
 	return r
 }
 
-// envPath is the PATH of env, or "".
-func envPath(env []string) string {
-	path := ""
-	for _, kv := range env {
-		if p, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = p
-		}
-	}
-	return path
-}
-
 // readFacts reads the facts of the harness argv starts with env, for
 // its argv methods: the version (the package.json, else --version), and
 // --help when the adapter needs it for that version.
 func readFacts(ctx context.Context, ad *adapters.Adapter, argv, env []string) adapters.Facts {
 	var f adapters.Facts
-	path := envPath(env)
+	path := adapters.EnvValue(env, "PATH")
 	if src, ok := ad.VersionSource(); ok {
 		f.Version = adapters.ReadVersion(ctx, argv, env, path, src)
 	}
