@@ -217,10 +217,15 @@ func RaiseTelemetry(m *contract.AdapterManifest, source, evidence string) {
 }
 
 // RaiseWatch declares telemetry_only (`lifeloop watch`) for events, each
-// already synthesized, and context pressure from the same file.
+// already synthesized, and context pressure from the same file. An event
+// claimed native in another mode keeps its claim without telemetry_only:
+// declaring it would lower the claim for every mode.
 func RaiseWatch(m *contract.AdapterManifest, events ...contract.Event) {
 	AddMode(m, contract.ModeTelemetryOnly)
 	for _, e := range events {
+		if m.LifecycleEvents[e].Support == contract.SupportNative {
+			continue
+		}
 		Raise(*m, e, contract.SupportSynthesized, contract.ModeTelemetryOnly)
 	}
 }
