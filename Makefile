@@ -2,6 +2,7 @@
 GO        ?= go
 BIN       := bin/lifeloop
 OTLP_BIN  := $(dir $(BIN))lifeloop-otlp
+HOOK_BIN  := $(dir $(BIN))lifeloop-hook
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
@@ -15,8 +16,9 @@ FUZZTIME  ?= 5s
 # the same tags.
 BUILDTAGS := urfave_cli_no_docs,netgo,osusergo
 
-build: ## build bin/lifeloop and bin/lifeloop-otlp (the OpenTelemetry exporter it starts for --otlp; docs/otel.md)
+build: ## build bin/lifeloop, bin/lifeloop-hook (the lean hook command `run` installs) and bin/lifeloop-otlp (the OpenTelemetry exporter it starts for --otlp; docs/otel.md)
 	$(GO) build -tags $(BUILDTAGS) -o $(BIN) ./cmd/lifeloop
+	$(GO) build -tags $(BUILDTAGS) -o $(HOOK_BIN) ./cmd/lifeloop-hook
 	$(GO) build -tags $(BUILDTAGS) -o $(OTLP_BIN) ./cmd/lifeloop-otlp
 
 test: ## build every platform and vet, then every test with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ, Jaeger, VictoriaLogs), so the end-to-end, fleet and OpenTelemetry tests run
@@ -51,6 +53,7 @@ cross: ## build every supported platform, go vet (tests included) once per OS
 	@set -e; for p in $(PLATFORMS); do \
 	  echo "cross $$p"; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop-hook; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop-otlp; \
 	  case " $(VET_PLATFORMS) " in *" $$p "*) echo "vet $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags $(BUILDTAGS) $(PKGS);; esac; \
 	done
@@ -62,12 +65,13 @@ cross: ## build every supported platform, go vet (tests included) once per OS
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 DIST    := dist
 
-dist: ## release archives (lifeloop and lifeloop-otlp) for every supported platform, with SHA256SUMS, into dist/
+dist: ## release archives (lifeloop, lifeloop-hook and lifeloop-otlp) for every supported platform, with SHA256SUMS, into dist/
 	@set -e; rm -rf $(DIST); mkdir -p $(DIST); \
 	for p in $(PLATFORMS); do \
 	  os=$${p%/*}; arch=$${p#*/}; name=lifeloop-$(VERSION)-$$os-$$arch; \
 	  mkdir -p $(DIST)/$$name; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop ./cmd/lifeloop; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop-hook ./cmd/lifeloop-hook; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop-otlp ./cmd/lifeloop-otlp; \
 	  cp README.md $(DIST)/$$name/; [ ! -f LICENSE ] || cp LICENSE $(DIST)/$$name/; \
 	  tar -C $(DIST) --owner=0 --group=0 --numeric-owner -czf $(DIST)/$$name.tar.gz $$name; \

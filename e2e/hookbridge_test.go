@@ -97,7 +97,9 @@ func TestRunClaudeHookBridge(t *testing.T) {
 		t.Fatal(err)
 	}
 	var installed struct {
-		Hooks map[string][]struct{ Hooks []struct{ Type string } }
+		Hooks map[string][]struct {
+			Hooks []struct{ Type, Command string }
+		}
 	}
 	if err := json.Unmarshal(bridge, &installed); err != nil {
 		t.Fatal(err)
@@ -105,6 +107,12 @@ func TestRunClaudeHookBridge(t *testing.T) {
 	for hook, want := range map[string]string{"SessionStart": "command", "UserPromptSubmit": "http", "Stop": "http", "SessionEnd": "http"} {
 		if g := installed.Hooks[hook]; len(g) != 1 || len(g[0].Hooks) != 1 || g[0].Hooks[0].Type != want {
 			t.Errorf("%s installed as %+v, want one %s hook", hook, g, want)
+		}
+	}
+	// The program it runs is the lean hook program beside lifeloop.
+	if g := installed.Hooks["SessionStart"]; len(g) == 1 && len(g[0].Hooks) == 1 {
+		if want := filepath.Join(filepath.Dir(ll), "lifeloop-hook") + " host-hook "; !strings.HasPrefix(g[0].Hooks[0].Command, want) {
+			t.Errorf("SessionStart runs %q, want %q…", g[0].Hooks[0].Command, want)
 		}
 	}
 	if os.Getenv("LIFELOOP_E2E_DEBUG") != "" {

@@ -28,6 +28,9 @@ type HookReply struct {
 	AdditionalContext string `json:"additional_context,omitempty"`
 	// Receipts is how many receipts the wrapper recorded for the hook.
 	Receipts int `json:"receipts"`
+	// Response is the hook's output as the harness reads it (Response of
+	// the adapter's Spec with AdditionalContext); "" for none.
+	Response string `json:"response,omitempty"`
 }
 
 // Response renders the hook-protocol stdout for one hook call: the

@@ -64,7 +64,8 @@ func hookInput(spec *hooks.Spec, a hooks.HookArgs) ([]byte, error) {
 
 // onHook records the moments of one native hook call and returns what
 // the harness should be told: the payloads the hook can place now,
-// rendered as the {"payloads":[...]} transport envelope.
+// rendered as the {"payloads":[...]} transport envelope, and the hook's
+// response carrying them as the harness reads it.
 func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 	var a hooks.HookArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -138,6 +139,7 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		}
 		s.dropPending(deliver)
 	}
+	reply.Response = string(hooks.Response(spec, a.Hook, reply.AdditionalContext))
 	return reply, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/hookcall"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/observe"
@@ -60,7 +61,8 @@ type Options struct {
 	// supervisor) where the adapter has one.
 	Hooks bool
 	// Exe is the lifeloop executable the hook bridge calls (default
-	// os.Executable()).
+	// os.Executable()); lifeloop-hook beside it is called instead when it
+	// is there (internal/hookcall).
 	Exe string
 	// Payloads are delivered into the new session at PayloadsAt:
 	// session.started (default) through the harness's command line where
@@ -362,6 +364,11 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 		if exe, err = os.Executable(); err != nil {
 			return b, fmt.Errorf("hook bridge: cannot find the lifeloop executable: %w", err)
 		}
+	}
+	// The lean hook program beside lifeloop starts in a fraction of
+	// lifeloop's time; each hook the harness runs as a program pays it.
+	if lean, ok := hookcall.Beside(exe); ok {
+		exe = lean
 	}
 	var door lazyHookDoor
 	extra, vars, err := hookBridgeArgs(ad, argv, o.StateDir, p.Dir, env, exe, door.open)

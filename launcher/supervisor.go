@@ -389,7 +389,7 @@ func (s *supervisor) openControl(ctrlCh chan<- controlCall) *controlOpening {
 				return nil, err
 			}
 			reply, _ := res.(hooks.HookReply)
-			return hooks.Response(s.hookSpec(args.Adapter), args.Hook, reply.AdditionalContext), nil
+			return []byte(reply.Response), nil
 		})
 		c.door.serve.Store(&serve)
 	}

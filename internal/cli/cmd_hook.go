@@ -124,7 +124,7 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 		if fail == nil {
 			reply, err := forwardHook(ctx, dir, opts, input)
 			if err == nil {
-				response = hooks.Response(spec, opts.Hook, reply.AdditionalContext)
+				response = []byte(reply.Response)
 				return
 			}
 			fail = &hookFailure{contract.FailureTransportError, "forwarding the hook to the lifeloop run wrapper: " + err.Error()}

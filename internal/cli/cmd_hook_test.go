@@ -76,11 +76,12 @@ func TestHostHookForwardsToLiveWrapper(t *testing.T) {
 	fakeWrapper(t, root, "w1", func(req control.Request) []byte {
 		op = req.Op
 		_ = json.Unmarshal(req.Args, &got)
-		return []byte(`{"ok":true,"result":{"additional_context":"{\"payloads\":[]}","receipts":1}}`)
+		// The wrapper renders the hook's response (hooks.HookReply.Response).
+		return []byte(`{"ok":true,"result":{"additional_context":"{\"payloads\":[]}","receipts":1,"response":"{\"hookSpecificOutput\":{}}\n"}}`)
 	})
 	opts, out := hookOpts(root, statedir.SessionDir(root, "w1"), promptJSON, 10*time.Second)
 	hostHookRun(t.Context(), opts)
-	want := `{"hookSpecificOutput":{"hookEventName":"UserPromptSubmit","additionalContext":"{\"payloads\":[]}"}}` + "\n"
+	want := `{"hookSpecificOutput":{}}` + "\n"
 	if out.String() != want {
 		t.Fatalf("stdout %q, want %q", out, want)
 	}
