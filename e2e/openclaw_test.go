@@ -94,7 +94,8 @@ func assertOpenClawBinding(t *testing.T, env *testharness.HarnessEnv, state, ses
 // openclaw, and the turn read from OpenClaw's database gives the frames,
 // the session id and the pressure with the mock's exact numbers (input
 // 100 000 + cache write 500 + cache read 20 000 + output 7 = 120 507 of
-// the 200 000 window: moderate).
+// the 200 000 window: moderate). With --no-hooks no plugin is loaded
+// (TestRunOpenClawHookBridge has it) and no bridge file is written.
 func TestRunOpenClawAgent(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
@@ -107,7 +108,7 @@ func TestRunOpenClawAgent(t *testing.T) {
 	bin := env.UseOpenClaw(t)
 	state := stateDir(t)
 	events := t.TempDir() + "/orgloop.jsonl"
-	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--format", "orgloop", "--events", events, "--", bin, "agent", "--local", "-m", "say hello")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--no-hooks", "--format", "orgloop", "--events", events, "--", bin, "agent", "--local", "-m", "say hello")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
 		t.Fatalf("lifeloop run -- openclaw agent --local: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
 	}
@@ -149,6 +150,14 @@ func TestRunOpenClawAgent(t *testing.T) {
 		t.Errorf("frame.ended stop_reason %v, want stop", got)
 	}
 	assertCausalOrder(t, rs)
+	for k, src := range frameSources(rs) {
+		if src != "database" {
+			t.Errorf("%s from %v, want the database", k, src)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(state, "bridges", "openclaw-*")); len(files) != 0 {
+		t.Errorf("bridge written with --no-hooks: %v", files)
+	}
 }
 
 // TestRunOpenClawTUI: a prompt typed into `openclaw chat` (its local

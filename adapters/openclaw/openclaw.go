@@ -101,6 +101,7 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunOpenClawAgent",
 		"session_identity.harness_session_id": "TestRunOpenClawAgent",
 		"telemetry_sources.database":          "TestRunOpenClawAgent",
+		"placement.pre_frame_leading":         "TestRunOpenClawHookBridge",
 	})
 }
 
@@ -113,6 +114,12 @@ func (Harness) Manifest() contract.AdapterManifest {
 	for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded} {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
+	// pre_frame_leading: context the bridge plugin's before_prompt_build
+	// returns (prependContext), put before the prompt in the model
+	// request, not stored in the session; `agent --local` only (no other
+	// local command runs plugin hooks, and lifeloop refuses a frame
+	// payload where no bridge is installed).
+	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's transcript_events rows in OpenClaw's per-agent SQLite database (~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite, read-only): context in use = usage.totalTokens of each assistant entry, against the model's contextWindow from OpenClaw's configuration (~/.openclaw/openclaw.json); receipts on level changes and compactions")
 	return m
 }
