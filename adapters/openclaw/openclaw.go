@@ -72,6 +72,9 @@ var (
 	_ adapters.Harness   = Harness{}
 	_ adapters.Telemetry = Harness{}
 	_ adapters.Versioned = Harness{}
+
+	_ adapters.Relauncher     = Harness{}
+	_ adapters.InputReadyText = Harness{}
 )
 
 // Describe implements adapters.Harness. OrgLoop's vocabulary has no name
@@ -102,6 +105,8 @@ func (Harness) Evidence() map[string]string {
 		"session_identity.harness_session_id": "TestRunOpenClawAgent",
 		"telemetry_sources.database":          "TestRunOpenClawAgent",
 		"placement.pre_frame_leading":         "TestRunOpenClawHookBridge",
+		"renewal.reset.wrapper_mediated":      "TestRenewOpenClawTUIUnderLifeloop",
+		"renewal.continuation.observation":    "TestRenewOpenClawTUIUnderLifeloop",
 	})
 }
 
@@ -121,5 +126,12 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// payload where no bridge is installed).
 	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's transcript_events rows in OpenClaw's per-agent SQLite database (~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite, read-only): context in use = usage.totalTokens of each assistant entry, against the model's contextWindow from OpenClaw's configuration (~/.openclaw/openclaw.json); receipts on level changes and compactions")
+	// Renewal of `openclaw chat` (launch.go): stopped with SIGTERM and
+	// started again on the same session key or a new one; no
+	// continuation payload (no private launch slot, no hooks in the TUI).
+	m.Renewal.Reset.WrapperMediated = contract.SupportSynthesized
+	m.Renewal.Continuation.Observation = contract.SupportSynthesized
+	m.Renewal.Profiles = []string{"lifeloop-wrapper"}
+	m.Renewal.Evidence = contract.Ptr("lifeloop renew stops `openclaw chat` (SIGTERM) and starts it again on the same terminal, on the same session key (resume: the session continues) or a new one (fresh); proven against the real binary. No continuation payload is placed: the TUI takes a launch message only on its command line (--message) and runs no plugin hooks")
 	return m
 }
