@@ -24,8 +24,8 @@ import (
 // `agent` command has no relaunch path.
 
 // ReadyText implements adapters.InputReadyText: the TUI's status once its
-// local runtime is up. Before, it draws "starting up" (17 s after the
-// start on a quiet run, 56 s on two busy cores) and refuses a prompt
+// local runtime is up. Before, it draws "starting up" (17–56 s measured
+// on two busy cores, with and without lifeloop) and refuses a prompt
 // ("local runtime not ready — message not sent"), so keys typed during a
 // renewal wait for this.
 func (Harness) ReadyText() string { return "local ready" }

@@ -1,7 +1,9 @@
 // Package openclaw is OpenClaw (npm openclaw, binary `openclaw`) and
 // everything lifeloop knows about it: its manifest and evidence
-// (openclaw.go), and its session store, followed with OpenCode's SQLite
-// follower and read with Pi's session-entry parser (telemetry.go).
+// (openclaw.go), its session store, followed with OpenCode's SQLite
+// follower and read with Pi's session-entry parser (telemetry.go), the
+// hook bridge plugin (bridge.go, bridge.mjs), its command line (args.go)
+// and the TUI's relaunch (launch.go).
 //
 // Measured against the pinned OpenClaw 2026.9.6 (harnesses/openclaw,
 // offline, with a provider of api anthropic-messages at the loopback mock
@@ -42,22 +44,31 @@
 //     The context window is not in the transcript: lifeloop reads the
 //     model's contextWindow from the configuration file (JSON5;
 //     $OPENCLAW_CONFIG_PATH, else <state>/openclaw.json).
+//   - Hooks are typed plugin hooks (api.on(...), JavaScript in OpenClaw's
+//     process). `agent --local` activates its configuration's plugins;
+//     `openclaw chat` and `agent exec` import them for discovery only and
+//     fire none of their hooks. Under `lifeloop run`, `agent --local` gets
+//     the bridge plugin (bridge.go: loaded through a configuration file of
+//     lifeloop's that $includes the user's) reporting each user turn's
+//     frames with the database's ids (native; the frame claims stay
+//     synthesized, as `chat` has only the database's), and prepending the
+//     context lifeloop answers at the prompt to it (pre_frame_leading,
+//     proven at the mock). `--no-hooks` keeps the database's frames.
+//   - Renewal of `openclaw chat` (launch.go): SIGTERM, then `chat` again on
+//     the same session key (resume) or a new one (fresh). The relaunched
+//     TUI refuses prompts until its local runtime is up ("local ready").
 //
 // Not provided, and why:
-//   - Native hooks: OpenClaw's hooks are JavaScript plugins (api.on(...))
-//     running in its process. They fire in `agent --local` and in a
-//     Gateway, never in `openclaw chat` (the local TUI loads plugins for
-//     discovery only), and installing one for a launch means a wrapper
-//     configuration file that $includes the user's; no bridge is built
-//     yet, so every frame is synthesized from the database.
-//   - `lifeloop host apply`: hooks are plugins, not entries of a settings
-//     file.
-//   - Renewal: the TUI takes a launch message only on its command line
-//     (`chat --message TEXT`, no file form), where lifeloop puts no
-//     payload. A relaunch without one (SIGTERM ends the TUI with 0; `chat`
-//     again on the same --session key continues the session) showed the
-//     conversation again, but Enter on a typed prompt added a line instead
-//     of sending it under the e2e terminal; not resolved, so no Relauncher.
+//   - Session hooks and a session-start payload: session_start and
+//     session_end fire only in a Gateway, and `agent --local` has no
+//     private launch slot (its prompt is -m TEXT or --message-file), so a
+//     payload for the session start is not delivered; frame payloads are.
+//   - `lifeloop host apply`: hooks are plugins named in OpenClaw's JSON5
+//     configuration, not command entries of a settings file; adding one
+//     means rewriting the user's file.
+//   - A continuation payload at a relaunch: the TUI takes a launch message
+//     only on its command line (`chat --message TEXT`, no file form), where
+//     lifeloop puts no payload, and runs no plugin hooks.
 package openclaw
 
 import (
@@ -115,7 +126,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("openclaw", "OpenClaw", contract.RoleWorker)
 	// From the database: a turn's user entry → frame.opening, its first
 	// assistant entry → frame.opened, the answer's stop → frame.ending and
-	// frame.ended; usage, compaction, the session id.
+	// frame.ended; usage, compaction, the session id. The bridge plugin
+	// reports the same frames natively in `agent --local` only, so the
+	// claims stay synthesized.
 	for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded} {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
