@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -11,7 +12,8 @@ import (
 // TestRenewOpenClawTUIUnderLifeloop renews `openclaw chat` under `lifeloop
 // run`, resumed and fresh: `lifeloop renew` stops the TUI (SIGTERM) and
 // starts it again on the same terminal, on the same session key (resume)
-// or a new one (fresh). The prompt typed into the relaunched TUI is
+// or a new one (fresh); a renewal with a payload is refused (no
+// placement at a relaunch). The prompt typed into the relaunched TUI is
 // answered; its model request carries the first turn only when resumed;
 // telemetry follows the same OpenClaw session (resume: one session id,
 // both turns in the ledger) or the new one (fresh: two session ids);
@@ -45,6 +47,12 @@ func TestRenewOpenClawTUIUnderLifeloop(t *testing.T) {
 			session, _ := onlySession(t, state)
 			before := len(term.Output())
 			mode := map[bool]string{true: "--resume", false: "--fresh"}[resume]
+			// No continuation payload can be placed: the renewal is
+			// refused before the harness is touched.
+			pf := writePayloadFile(t, "pay_renew", "RENEWAL-PAYLOAD-openclaw", contract.PlacementDeveloperEquivalentFrame)
+			if res := env.Run(runTimeout, ll, "renew", "--state-dir", state, mode, "--payload", pf, session); res.ExitCode == 0 || !strings.Contains(res.Stderr, "cannot be delivered at the relaunch") {
+				t.Errorf("lifeloop renew --payload: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+			}
 			res := env.Run(runTimeout, ll, "renew", "--state-dir", state, mode, "--reason", "e2e", session)
 			if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
 				t.Fatalf("lifeloop renew: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
