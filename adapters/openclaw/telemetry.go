@@ -86,11 +86,12 @@ func ConfigPath(env []string) string {
 
 // readWindows reads the models of OpenClaw's configuration (JSON5):
 // models.providers.NAME.models[] {id, contextWindow}, as "NAME/id" →
-// contextWindow, following a root $include (a path or a list of paths,
-// relative to the including file; the including file's own keys win, as
-// in OpenClaw's merge). Models without a contextWindow, OpenClaw's
-// built-in catalogue and includes below the root are not read: their
-// window stays unknown (no pressure levels).
+// contextWindow, following the $include at a file's top (a path or a
+// list of paths, relative to the including file, up to OpenClaw's ten
+// levels; the including file's own keys win, as in OpenClaw's merge).
+// Models without a contextWindow, OpenClaw's built-in catalogue and an
+// $include inside a key are not read: their window stays unknown (no
+// pressure levels).
 func readWindows(path string) map[string]int64 {
 	out := map[string]int64{}
 	readWindowsInto(out, path, 0)
