@@ -326,8 +326,14 @@ func TestRunOpenClawConcurrentSameFolder(t *testing.T) {
 		argv, _ := sessionRecord(t, state, session)["argv"].([]any)
 		prompt := argv[len(argv)-1].(string)
 		i := slices.Index(concurrentPrompts, prompt)
-		ended := lastOf(rs, "frame.ended")
-		path, _ := dig(ended, "telemetry_summary", "path").(string)
+		// The database's receipts name the session they read (the frames
+		// come from the bridge plugin, which names none).
+		var path string
+		for _, r := range rs {
+			if p, ok := dig(r, "telemetry_summary", "path").(string); ok && dig(r, "telemetry_summary", "source") == "database" {
+				path = p
+			}
+		}
 		db, sid, _ := strings.Cut(path, "#")
 		if db != dbs[i] || sid == "" {
 			t.Errorf("session %s (prompt %q) read from %q, want %s#<id>", session, prompt, path, dbs[i])
