@@ -94,7 +94,8 @@ func assertOpenClawBinding(t *testing.T, env *testharness.HarnessEnv, state, ses
 // openclaw, and the turn read from OpenClaw's database gives the frames,
 // the session id and the pressure with the mock's exact numbers (input
 // 100 000 + cache write 500 + cache read 20 000 + output 7 = 120 507 of
-// the 200 000 window: moderate).
+// the 200 000 window: moderate). With --no-hooks no plugin is loaded
+// (TestRunOpenClawHookBridge has it) and no bridge file is written.
 func TestRunOpenClawAgent(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
@@ -107,7 +108,7 @@ func TestRunOpenClawAgent(t *testing.T) {
 	bin := env.UseOpenClaw(t)
 	state := stateDir(t)
 	events := t.TempDir() + "/orgloop.jsonl"
-	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--format", "orgloop", "--events", events, "--", bin, "agent", "--local", "-m", "say hello")
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--no-hooks", "--format", "orgloop", "--events", events, "--", bin, "agent", "--local", "-m", "say hello")
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
 		t.Fatalf("lifeloop run -- openclaw agent --local: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
 	}
@@ -149,6 +150,14 @@ func TestRunOpenClawAgent(t *testing.T) {
 		t.Errorf("frame.ended stop_reason %v, want stop", got)
 	}
 	assertCausalOrder(t, rs)
+	for k, src := range frameSources(rs) {
+		if src != "database" {
+			t.Errorf("%s from %v, want the database", k, src)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(state, "bridges", "openclaw-*")); len(files) != 0 {
+		t.Errorf("bridge written with --no-hooks: %v", files)
+	}
 }
 
 // TestRunOpenClawTUI: a prompt typed into `openclaw chat` (its local
@@ -317,8 +326,14 @@ func TestRunOpenClawConcurrentSameFolder(t *testing.T) {
 		argv, _ := sessionRecord(t, state, session)["argv"].([]any)
 		prompt := argv[len(argv)-1].(string)
 		i := slices.Index(concurrentPrompts, prompt)
-		ended := lastOf(rs, "frame.ended")
-		path, _ := dig(ended, "telemetry_summary", "path").(string)
+		// The database's receipts name the session they read (the frames
+		// come from the bridge plugin, which names none).
+		var path string
+		for _, r := range rs {
+			if p, ok := dig(r, "telemetry_summary", "path").(string); ok && dig(r, "telemetry_summary", "source") == "database" {
+				path = p
+			}
+		}
 		db, sid, _ := strings.Cut(path, "#")
 		if db != dbs[i] || sid == "" {
 			t.Errorf("session %s (prompt %q) read from %q, want %s#<id>", session, prompt, path, dbs[i])

@@ -1,7 +1,9 @@
 // Package openclaw is OpenClaw (npm openclaw, binary `openclaw`) and
 // everything lifeloop knows about it: its manifest and evidence
-// (openclaw.go), and its session store, followed with OpenCode's SQLite
-// follower and read with Pi's session-entry parser (telemetry.go).
+// (openclaw.go), its session store, followed with OpenCode's SQLite
+// follower and read with Pi's session-entry parser (telemetry.go), the
+// hook bridge plugin (bridge.go, bridge.mjs), its command line (args.go)
+// and the TUI's relaunch (launch.go).
 //
 // Measured against the pinned OpenClaw 2026.9.6 (harnesses/openclaw,
 // offline, with a provider of api anthropic-messages at the loopback mock
@@ -42,22 +44,31 @@
 //     The context window is not in the transcript: lifeloop reads the
 //     model's contextWindow from the configuration file (JSON5;
 //     $OPENCLAW_CONFIG_PATH, else <state>/openclaw.json).
+//   - Hooks are typed plugin hooks (api.on(...), JavaScript in OpenClaw's
+//     process). `agent --local` activates its configuration's plugins;
+//     `openclaw chat` and `agent exec` import them for discovery only and
+//     fire none of their hooks. Under `lifeloop run`, `agent --local` gets
+//     the bridge plugin (bridge.go: loaded through a configuration file of
+//     lifeloop's that $includes the user's) reporting each user turn's
+//     frames with the database's ids (native; the frame claims stay
+//     synthesized, as `chat` has only the database's), and prepending the
+//     context lifeloop answers at the prompt to it (pre_frame_leading,
+//     proven at the mock). `--no-hooks` keeps the database's frames.
+//   - Renewal of `openclaw chat` (launch.go): SIGTERM, then `chat` again on
+//     the same session key (resume) or a new one (fresh). The relaunched
+//     TUI refuses prompts until its local runtime is up ("local ready").
 //
 // Not provided, and why:
-//   - Native hooks: OpenClaw's hooks are JavaScript plugins (api.on(...))
-//     running in its process. They fire in `agent --local` and in a
-//     Gateway, never in `openclaw chat` (the local TUI loads plugins for
-//     discovery only), and installing one for a launch means a wrapper
-//     configuration file that $includes the user's; no bridge is built
-//     yet, so every frame is synthesized from the database.
-//   - `lifeloop host apply`: hooks are plugins, not entries of a settings
-//     file.
-//   - Renewal: the TUI takes a launch message only on its command line
-//     (`chat --message TEXT`, no file form), where lifeloop puts no
-//     payload. A relaunch without one (SIGTERM ends the TUI with 0; `chat`
-//     again on the same --session key continues the session) showed the
-//     conversation again, but Enter on a typed prompt added a line instead
-//     of sending it under the e2e terminal; not resolved, so no Relauncher.
+//   - Session hooks and a session-start payload: session_start and
+//     session_end fire only in a Gateway, and `agent --local` has no
+//     private launch slot (its prompt is -m TEXT or --message-file), so a
+//     payload for the session start is not delivered; frame payloads are.
+//   - `lifeloop host apply`: hooks are plugins named in OpenClaw's JSON5
+//     configuration, not command entries of a settings file; adding one
+//     means rewriting the user's file.
+//   - A continuation payload at a relaunch: the TUI takes a launch message
+//     only on its command line (`chat --message TEXT`, no file form), where
+//     lifeloop puts no payload, and runs no plugin hooks.
 package openclaw
 
 import (
@@ -72,6 +83,9 @@ var (
 	_ adapters.Harness   = Harness{}
 	_ adapters.Telemetry = Harness{}
 	_ adapters.Versioned = Harness{}
+
+	_ adapters.Relauncher     = Harness{}
+	_ adapters.InputReadyText = Harness{}
 )
 
 // Describe implements adapters.Harness. OrgLoop's vocabulary has no name
@@ -101,6 +115,9 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunOpenClawAgent",
 		"session_identity.harness_session_id": "TestRunOpenClawAgent",
 		"telemetry_sources.database":          "TestRunOpenClawAgent",
+		"placement.pre_frame_leading":         "TestRunOpenClawHookBridge",
+		"renewal.reset.wrapper_mediated":      "TestRenewOpenClawTUIUnderLifeloop",
+		"renewal.continuation.observation":    "TestRenewOpenClawTUIUnderLifeloop",
 	})
 }
 
@@ -109,10 +126,25 @@ func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("openclaw", "OpenClaw", contract.RoleWorker)
 	// From the database: a turn's user entry → frame.opening, its first
 	// assistant entry → frame.opened, the answer's stop → frame.ending and
-	// frame.ended; usage, compaction, the session id.
+	// frame.ended; usage, compaction, the session id. The bridge plugin
+	// reports the same frames natively in `agent --local` only, so the
+	// claims stay synthesized.
 	for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded} {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
+	// pre_frame_leading: context the bridge plugin's before_prompt_build
+	// returns (prependContext), put before the prompt in the model
+	// request, not stored in the session; `agent --local` only (no other
+	// local command runs plugin hooks, and lifeloop refuses a frame
+	// payload where no bridge is installed).
+	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's transcript_events rows in OpenClaw's per-agent SQLite database (~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite, read-only): context in use = usage.totalTokens of each assistant entry, against the model's contextWindow from OpenClaw's configuration (~/.openclaw/openclaw.json); receipts on level changes and compactions")
+	// Renewal of `openclaw chat` (launch.go): stopped with SIGTERM and
+	// started again on the same session key or a new one; no
+	// continuation payload (no private launch slot, no hooks in the TUI).
+	m.Renewal.Reset.WrapperMediated = contract.SupportSynthesized
+	m.Renewal.Continuation.Observation = contract.SupportSynthesized
+	m.Renewal.Profiles = []string{"lifeloop-wrapper"}
+	m.Renewal.Evidence = contract.Ptr("lifeloop renew stops `openclaw chat` (SIGTERM) and starts it again on the same terminal, on the same session key (resume: the session continues) or a new one (fresh); proven against the real binary. No continuation payload is placed: the TUI takes a launch message only on its command line (--message) and runs no plugin hooks")
 	return m
 }

@@ -86,17 +86,29 @@ func ConfigPath(env []string) string {
 
 // readWindows reads the models of OpenClaw's configuration (JSON5):
 // models.providers.NAME.models[] {id, contextWindow}, as "NAME/id" →
-// contextWindow. Models without a contextWindow, OpenClaw's built-in
-// catalogue and files pulled in with $include are not read: their window
-// stays unknown (no pressure levels).
+// contextWindow, following the $include at a file's top (a path or a
+// list of paths, relative to the including file, up to OpenClaw's ten
+// levels; the including file's own keys win, as in OpenClaw's merge).
+// Models without a contextWindow, OpenClaw's built-in catalogue and an
+// $include inside a key are not read: their window stays unknown (no
+// pressure levels).
 func readWindows(path string) map[string]int64 {
 	out := map[string]int64{}
+	readWindowsInto(out, path, 0)
+	return out
+}
+
+// maxIncludeDepth is OpenClaw's limit on nested includes.
+const maxIncludeDepth = 10
+
+func readWindowsInto(out map[string]int64, path string, depth int) {
 	data, err := os.ReadFile(path)
-	if err != nil || len(data) > 4<<20 {
-		return out
+	if err != nil || len(data) > 4<<20 || depth > maxIncludeDepth {
+		return
 	}
 	var f struct {
-		Models struct {
+		Include json5.RawMessage `json:"$include"`
+		Models  struct {
 			Providers map[string]struct {
 				Models []struct {
 					ID            string `json:"id"`
@@ -106,7 +118,25 @@ func readWindows(path string) map[string]int64 {
 		} `json:"models"`
 	}
 	if json5.Unmarshal(data, &f) != nil {
-		return out
+		return
+	}
+	var includes []string
+	if len(f.Include) > 0 {
+		var one string
+		if json5.Unmarshal(f.Include, &one) == nil {
+			includes = []string{one}
+		} else {
+			_ = json5.Unmarshal(f.Include, &includes)
+		}
+	}
+	for _, inc := range includes {
+		if inc == "" {
+			continue
+		}
+		if !filepath.IsAbs(inc) {
+			inc = filepath.Join(filepath.Dir(path), inc)
+		}
+		readWindowsInto(out, inc, depth+1)
 	}
 	for p, prov := range f.Models.Providers {
 		for _, m := range prov.Models {
@@ -115,7 +145,6 @@ func readWindows(path string) map[string]int64 {
 			}
 		}
 	}
-	return out
 }
 
 // discoverer finds the OpenClaw session of a launch in the agent
