@@ -19,13 +19,26 @@ import (
 // start a turn (every user message but compaction requests), in order.
 func openCodeTurns(t *testing.T, env *testharness.HarnessEnv) (string, []string) {
 	t.Helper()
+	ids, turns := openCodeSessions(t, env)
+	if len(ids) != 1 {
+		t.Fatalf("OpenCode sessions %v, want one", ids)
+	}
+	return ids[0], turns[ids[0]]
+}
+
+// openCodeSessions reads OpenCode's database in env (read-only) and
+// returns its top-level sessions' ids, oldest first, and each one's
+// turns (the ids of the user messages that start a turn: every user
+// message but compaction requests), in order.
+func openCodeSessions(t *testing.T, env *testharness.HarnessEnv) ([]string, map[string][]string) {
+	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: env.OpenCodeDB()}).EscapedPath()+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	var ids []string
-	rows, err := db.QueryContext(t.Context(), "SELECT id FROM session WHERE parent_id IS NULL")
+	rows, err := db.QueryContext(t.Context(), "SELECT id FROM session WHERE parent_id IS NULL ORDER BY time_created, id")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,27 +48,26 @@ func openCodeTurns(t *testing.T, env *testharness.HarnessEnv) (string, []string)
 		ids = append(ids, id)
 	}
 	rows.Close()
-	if len(ids) != 1 {
-		t.Fatalf("OpenCode sessions %v, want one", ids)
-	}
-	rows, err = db.QueryContext(t.Context(), `SELECT m.id, (SELECT json_extract(p.data, '$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1)
-		FROM message m WHERE m.session_id = ? AND json_extract(m.data, '$.role') = 'user' ORDER BY m.id`, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var turns []string
-	for rows.Next() {
-		var id string
-		var first sql.NullString
-		if err := rows.Scan(&id, &first); err != nil {
+	turns := map[string][]string{}
+	for _, sid := range ids {
+		rows, err = db.QueryContext(t.Context(), `SELECT m.id, (SELECT json_extract(p.data, '$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1)
+			FROM message m WHERE m.session_id = ? AND json_extract(m.data, '$.role') = 'user' ORDER BY m.id`, sid)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if first.String != "compaction" {
-			turns = append(turns, id)
+		for rows.Next() {
+			var id string
+			var first sql.NullString
+			if err := rows.Scan(&id, &first); err != nil {
+				t.Fatal(err)
+			}
+			if first.String != "compaction" {
+				turns[sid] = append(turns[sid], id)
+			}
 		}
+		rows.Close()
 	}
-	return ids[0], turns
+	return ids, turns
 }
 
 // databasePressure returns the pressure receipts read from OpenCode's

@@ -24,24 +24,31 @@ import (
 // hook bridge is such a plugin (bridge.js), written once per lifeloop
 // program into the state folder's bridges/ (0600 in 0700); `lifeloop
 // run` adds it to the launch's environment (BridgeEnv), merged into the
-// user's own OPENCODE_CONFIG_CONTENT. It reports each top-level turn
-// with the database's frame id (the user message that opens it):
+// user's own OPENCODE_CONFIG_CONTENT. It reports each top-level session
+// the process creates, and each top-level turn with the database's frame
+// id (the user message that opens it):
 //
-//	prompt  frame.opening   first part of a user message, no turn open
-//	reply   frame.opened    first answer of the turn
-//	end     frame.ending,   the turn's last answer completed, or
-//	        frame.ended     session.idle with the turn still open
+//	session  session.started  a session without a parent created (the
+//	                          TUI's first prompt, or its first prompt
+//	                          after it started a new session)
+//	prompt   frame.opening    first part of a user message, no turn open
+//	reply    frame.opened     first answer of the turn
+//	end      frame.ending,    the turn's last answer completed, or
+//	         frame.ended      session.idle with the turn still open
 //
-// The database stays the source of the session id, usage (pressure) and
-// compactions: the plugin's events carry nothing the rows do not, and
-// its frames win over the rows' (stream keeper: native wins).
+// A session.started naming another session while the first runs is a
+// switch inside one process (stream keeper: two harness sessions). The
+// database stays the source of usage (pressure) and compactions: the
+// plugin's events carry nothing the rows do not, and its frames win over
+// the rows' (stream keeper: native wins).
 
 //go:embed bridge.js
 var bridgeSource string
 
 // Hook names the plugin reports under.
 const (
-	hookPrompt = "prompt"
+	hookSession = "session"
+	hookPrompt  = "prompt"
 	hookReply  = "reply"
 	hookEnd    = "end"
 )
@@ -52,7 +59,7 @@ func (Harness) Hooks() *hooks.Spec {
 	c := hooks.Custom{Map: mapBridge}
 	return &hooks.Spec{
 		Adapter: "opencode",
-		Custom:  map[string]hooks.Custom{hookPrompt: c, hookReply: c, hookEnd: c},
+		Custom:  map[string]hooks.Custom{hookSession: c, hookPrompt: c, hookReply: c, hookEnd: c},
 	}
 }
 
@@ -66,7 +73,7 @@ type bridgeInput struct {
 	StopReason string `json:"stop_reason"`
 }
 
-// mapBridge maps a plugin report to its frame moments.
+// mapBridge maps a plugin report to its moments.
 func mapBridge(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
 	var in bridgeInput
 	if err := json.Unmarshal(data, &in); err != nil {
@@ -75,10 +82,22 @@ func mapBridge(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
 	if in.Hook != "" && in.Hook != m.Hook {
 		return m, fmt.Errorf("%w: hook_event_name %q does not match --hook %q", hooks.ErrInvalidInput, in.Hook, m.Hook)
 	}
-	if in.SessionID == "" || in.TurnID == "" {
-		return m, fmt.Errorf("%w: a report without session_id or turn_id", hooks.ErrInvalidInput)
+	if in.SessionID == "" {
+		return m, fmt.Errorf("%w: a report without session_id", hooks.ErrInvalidInput)
 	}
-	m.HarnessSessionID, m.Cwd, m.TurnID = in.SessionID, in.Cwd, in.TurnID
+	m.HarnessSessionID, m.Cwd = in.SessionID, in.Cwd
+	if m.Hook == hookSession {
+		s := map[string]any{"hook": m.Hook}
+		if in.Trigger != "" {
+			s["trigger"] = in.Trigger
+		}
+		m.Moments = append(m.Moments, hooks.MappedMoment{Event: contract.EventSessionStarted, Summary: s})
+		return m, nil
+	}
+	if in.TurnID == "" {
+		return m, fmt.Errorf("%w: a report without turn_id", hooks.ErrInvalidInput)
+	}
+	m.TurnID = in.TurnID
 	fc := &contract.FrameContext{FrameID: in.TurnID, FrameClass: contract.FrameTopLevel}
 	moment := func(ev contract.Event) hooks.MappedMoment {
 		s := map[string]any{"hook": m.Hook}

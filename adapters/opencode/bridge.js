@@ -1,10 +1,13 @@
 // lifeloop's hook bridge for OpenCode: a plugin `lifeloop run` names in
 // OPENCODE_CONFIG_CONTENT for one launch (the line above the code gives
 // HOOK, the lifeloop program). It follows OpenCode's bus events and
-// reports the turns of the session's top-level conversations, with the
-// frame ids lifeloop's database reader gives the same turns (the id of
-// the user message that opens the turn):
+// reports the top-level sessions the process creates and their turns,
+// with the frame ids lifeloop's database reader gives the same turns (the
+// id of the user message that opens the turn):
 //
+//	session a session without a parent created: session.started (the
+//	        TUI creates one at its first prompt, and again at the first
+//	        prompt after it starts a new session)
 //	prompt  the first part of a user message that is no compaction
 //	        request, with no turn open: frame.opening
 //	reply   the first answer of the turn: frame.opened
@@ -114,6 +117,13 @@ export const LifeloopBridge = async (ctx) => {
 			const p = event?.properties ?? {};
 			switch (event?.type) {
 				case "session.created":
+					if (!p.info?.id) return;
+					if (p.info.parentID) {
+						children.add(p.info.id);
+						return;
+					}
+					await call("session", { session_id: p.info.id, cwd, trigger: event.type });
+					return;
 				case "session.updated":
 					if (p.info?.parentID) children.add(p.info.id);
 					return;
