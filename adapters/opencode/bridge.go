@@ -49,8 +49,8 @@ var bridgeSource string
 const (
 	hookSession = "session"
 	hookPrompt  = "prompt"
-	hookReply  = "reply"
-	hookEnd    = "end"
+	hookReply   = "reply"
+	hookEnd     = "end"
 )
 
 // Hooks implements adapters.NativeHooks: the plugin's reports, mapped by
