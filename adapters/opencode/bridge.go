@@ -35,22 +35,27 @@ import (
 //	reply    frame.opened     first answer of the turn
 //	end      frame.ending,    the turn's last answer completed, or
 //	         frame.ended      session.idle with the turn still open
+//	compacted context.compacted session.compacted, under the id of the
+//	                          compaction request (the user message with
+//	                          the compaction part); trigger auto|manual
 //
 // A session.started naming another session while the first runs is a
 // switch inside one process (stream keeper: two harness sessions). The
-// database stays the source of usage (pressure) and compactions: the
-// plugin's events carry nothing the rows do not, and its frames win over
-// the rows' (stream keeper: native wins).
+// database stays the source of usage (pressure): the plugin's frames and
+// compactions win over the rows' (stream keeper: native wins), and the
+// database's compaction, the same one under the same id, gives the
+// receipt its figures (pre_tokens, window, model).
 
 //go:embed bridge.js
 var bridgeSource string
 
 // Hook names the plugin reports under.
 const (
-	hookSession = "session"
-	hookPrompt  = "prompt"
-	hookReply   = "reply"
-	hookEnd     = "end"
+	hookSession   = "session"
+	hookPrompt    = "prompt"
+	hookReply     = "reply"
+	hookEnd       = "end"
+	hookCompacted = "compacted"
 )
 
 // Hooks implements adapters.NativeHooks: the plugin's reports, mapped by
@@ -59,7 +64,7 @@ func (Harness) Hooks() *hooks.Spec {
 	c := hooks.Custom{Map: mapBridge}
 	return &hooks.Spec{
 		Adapter: "opencode",
-		Custom:  map[string]hooks.Custom{hookSession: c, hookPrompt: c, hookReply: c, hookEnd: c},
+		Custom:  map[string]hooks.Custom{hookSession: c, hookPrompt: c, hookReply: c, hookEnd: c, hookCompacted: c},
 	}
 }
 
@@ -86,12 +91,19 @@ func mapBridge(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
 		return m, fmt.Errorf("%w: a report without session_id", hooks.ErrInvalidInput)
 	}
 	m.HarnessSessionID, m.Cwd = in.SessionID, in.Cwd
-	if m.Hook == hookSession {
+	switch m.Hook {
+	case hookSession, hookCompacted:
 		s := map[string]any{"hook": m.Hook}
 		if in.Trigger != "" {
 			s["trigger"] = in.Trigger
 		}
-		m.Moments = append(m.Moments, hooks.MappedMoment{Event: contract.EventSessionStarted, Summary: s})
+		if m.Hook == hookSession {
+			m.Moments = append(m.Moments, hooks.MappedMoment{Event: contract.EventSessionStarted, Summary: s})
+			return m, nil
+		}
+		// The compaction's id is its request's; none when the plugin did
+		// not see the request (the report then stands alone).
+		m.Moments = append(m.Moments, hooks.MappedMoment{Event: contract.EventContextCompacted, Summary: s, EventID: hooks.EventID(in.TurnID, contract.EventContextCompacted)})
 		return m, nil
 	}
 	if in.TurnID == "" {
@@ -120,12 +132,13 @@ func mapBridge(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
 	return m, nil
 }
 
-// bridgedFrameEvents are the frame events the plugin reports natively.
-var bridgedFrameEvents = []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
+// bridgedEvents are the moments the plugin reports natively and the
+// database reports too: the frames and the compaction.
+var bridgedEvents = []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventContextCompacted}
 
 // BridgedFrameEvents implements adapters.HookBridge.
 func (Harness) BridgedFrameEvents() []contract.Event {
-	return append([]contract.Event(nil), bridgedFrameEvents...)
+	return append([]contract.Event(nil), bridgedEvents...)
 }
 
 // BridgeArgs implements adapters.HookBridge: none, the plugin goes

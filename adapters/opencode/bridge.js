@@ -14,6 +14,9 @@
 //	end     the turn's last answer completed (a finish other than
 //	        tool-calls, or an error), or session.idle with a turn still
 //	        open: frame.ending, frame.ended
+//	compacted session.compacted: context.compacted, under the id of the
+//	        compaction request (the user message whose first part is
+//	        the compaction part), trigger auto or manual
 //
 // Each report is a JSON object (session_id, turn_id, cwd, trigger,
 // stop_reason; never a prompt or an answer) handed to the wrapper over its
@@ -104,6 +107,8 @@ export const LifeloopBridge = async (ctx) => {
 	const waiting = new Map(); // message id → session id
 	// The open turn of each session: {frame, members, latest, opened}.
 	const turns = new Map();
+	// The compaction request of each session compacting: {id, auto}.
+	const compacting = new Map();
 	const end = (sid, t, trigger, reason) => {
 		turns.delete(sid);
 		return call("end", { session_id: sid, turn_id: t.frame, cwd, trigger, stop_reason: reason });
@@ -156,7 +161,10 @@ export const LifeloopBridge = async (ctx) => {
 					const sid = part ? waiting.get(part.messageID) : undefined;
 					if (sid === undefined) return;
 					waiting.delete(part.messageID);
-					if (part.type === "compaction") return;
+					if (part.type === "compaction") {
+						compacting.set(sid, { id: part.messageID, auto: part.auto === true });
+						return;
+					}
 					const t = turns.get(sid);
 					if (t) {
 						// A prompt queued while the turn runs belongs to it.
@@ -166,6 +174,14 @@ export const LifeloopBridge = async (ctx) => {
 					}
 					turns.set(sid, { frame: part.messageID, members: new Set([part.messageID]), latest: part.messageID, opened: false });
 					await call("prompt", { session_id: sid, turn_id: part.messageID, cwd, trigger: event.type });
+					return;
+				}
+				case "session.compacted": {
+					const sid = p.sessionID;
+					if (!sid || children.has(sid)) return;
+					const c = compacting.get(sid);
+					compacting.delete(sid);
+					await call("compacted", { session_id: sid, turn_id: c?.id ?? "", cwd, trigger: c ? (c.auto ? "auto" : "manual") : "" });
 					return;
 				}
 				case "session.idle": {

@@ -417,7 +417,11 @@ func (c *converter) convert(ob telemetry.Observation) []moment.Moment {
 		if ob.Window > 0 {
 			s["window"] = ob.Window
 		}
-		out = append(out, c.moment(moment.Moment{Event: contract.EventContextCompacted, Summary: s}))
+		m := moment.Moment{Event: contract.EventContextCompacted, Summary: s}
+		if ob.ID != "" {
+			m.EventID = ob.ID + "/" + string(contract.EventContextCompacted)
+		}
+		out = append(out, c.moment(m))
 	case telemetry.ObsUnreadable:
 		if !c.drifted {
 			c.drifted = true
