@@ -24,7 +24,7 @@
 //     when fsnotify reports a write to the database or its WAL.
 //   - `opencode run` and the TUI are one process each (no helpers, no
 //     port unless --port). The TUI creates its session row at the first
-//     prompt; /exit, Ctrl-C, Ctrl-D and SIGINT/SIGTERM/SIGHUP all exit 0;
+//     prompt, and /new a second one at the prompt after it; /exit, Ctrl-C, Ctrl-D and SIGINT/SIGTERM/SIGHUP all exit 0;
 //     on exit it prints `Continue  opencode -s <session id>`.
 //   - Compaction runs after the turn whose usage reaches limit.context -
 //     limit.output, inside the same process: a user message with a
@@ -42,11 +42,14 @@
 //     folders and gets every bus event. Under `lifeloop run` the hook
 //     bridge is such a plugin (bridge.go, bridge.js): it reports the
 //     turns natively (frame.opening, frame.opened, frame.ending,
-//     frame.ended, with the database's frame ids); the database stays the
-//     source of the session id, pressure and compactions, and of the
-//     frames under --no-hooks and `lifeloop watch`. The user's own
-//     OPENCODE_CONFIG_CONTENT is merged, never shadowed
-//     (configcontent.go).
+//     frame.ended, with the database's frame ids), each top-level session
+//     created (session.started: the TUI's /new makes a second harness
+//     session of the same process) and each compaction
+//     (context.compacted, under its request's id, with the database's
+//     figures); the database stays the source of the session id and
+//     pressure, and of the frames and compactions under --no-hooks and
+//     `lifeloop watch`. The user's own OPENCODE_CONFIG_CONTENT is merged,
+//     never shadowed (configcontent.go).
 package opencode
 
 import (

@@ -242,7 +242,8 @@ const (
 //   - A pressure level change or a compaction reset:
 //     context.pressure_observed (tokens, window, percent, level,
 //     previous_level, frame_id of the turn). A compaction: context.compacted (trigger,
-//     pre_tokens, post_tokens), followed by the reset.
+//     pre_tokens, post_tokens; event id "<id>/context.compacted" when
+//     the records identify it), followed by the reset.
 //   - The file is not found within NotFoundAfter, is deleted, or cannot
 //     be read: capability.degraded (status degraded) for telemetry and
 //     context_pressure, synthesized → unavailable (partial for read
