@@ -72,8 +72,10 @@ func TestIdentifiedCompaction(t *testing.T) {
 
 	k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
 	plain := Moment{Event: contract.EventContextCompacted, Summary: map[string]any{"source": "hook"}}
-	if len(k.Admit(plain)) != 1 || len(k.Admit(plain)) != 1 {
-		t.Error("a compaction without an id is recorded each time it is reported")
+	for i := range 2 {
+		if len(k.Admit(plain)) != 1 {
+			t.Errorf("a compaction without an id, report %d: not recorded", i+1)
+		}
 	}
 	k.Resume([]contract.LifecycleReceipt{{ReceiptID: "r1", Event: contract.EventContextCompacted, EventID: id}})
 	if len(k.Admit(fromTranscript())) != 0 {

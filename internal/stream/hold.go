@@ -218,11 +218,12 @@ func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Read
 		return Ready{}, false
 	}
 	q := held{key: key, m: m, fromHook: true}
-	if keyed(m) && transcriptOpen && k.cfg.Bridged[m.Event] {
+	switch {
+	case keyed(m) && transcriptOpen && k.cfg.Bridged[m.Event]:
 		q.until = now.Add(NativeWindow) // the transcript's report carries the figures
-	} else if k.missingEarlier(m, len(k.queue), transcriptOpen) {
+	case k.missingEarlier(m, len(k.queue), transcriptOpen):
 		q.until = now.Add(NativeWindow)
-	} else if len(k.queue) == 0 {
+	case len(k.queue) == 0:
 		return Ready{Moment: m}, true
 	}
 	k.insert(q)
