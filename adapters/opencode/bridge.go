@@ -35,9 +35,11 @@ import (
 //	reply    frame.opened     first answer of the turn
 //	end      frame.ending,    the turn's last answer completed, or
 //	         frame.ended      session.idle with the turn still open
-//	compacted context.compacted session.compacted, under the id of the
-//	                          compaction request (the user message with
-//	                          the compaction part); trigger auto|manual
+//	compacted context.compacted the compaction's summary completed (or
+//	                          session.compacted, when that update was
+//	                          missed), under the id of the compaction
+//	                          request (the user message with the
+//	                          compaction part); trigger auto|manual
 //
 // A session.started naming another session while the first runs is a
 // switch inside one process (stream keeper: two harness sessions). The

@@ -14,8 +14,10 @@
 //	end     the turn's last answer completed (a finish other than
 //	        tool-calls, or an error), or session.idle with a turn still
 //	        open: frame.ending, frame.ended
-//	compacted session.compacted: context.compacted, under the id of the
-//	        compaction request (the user message whose first part is
+//	compacted the summary answering a compaction request completed
+//	        without an error (session.compacted, which comes later, when
+//	        that update was missed): context.compacted, under the id of
+//	        the compaction request (the user message whose first part is
 //	        the compaction part), trigger auto or manual
 //
 // Each report is a JSON object (session_id, turn_id, cwd, trigger,
@@ -109,6 +111,7 @@ export const LifeloopBridge = async (ctx) => {
 	const turns = new Map();
 	// The compaction request of each session compacting: {id, auto}.
 	const compacting = new Map();
+	const compacted = (sid, c) => call("compacted", { session_id: sid, turn_id: c.id, cwd, trigger: c.auto ? "auto" : "manual" });
 	const end = (sid, t, trigger, reason) => {
 		turns.delete(sid);
 		return call("end", { session_id: sid, turn_id: t.frame, cwd, trigger, stop_reason: reason });
@@ -140,6 +143,16 @@ export const LifeloopBridge = async (ctx) => {
 							seen.add(info.id);
 							waiting.set(info.id, info.sessionID);
 						}
+						return;
+					}
+					const c = compacting.get(info.sessionID);
+					if (info.role === "assistant" && c && info.parentID === c.id) {
+						// The summary answering the compaction request: done
+						// once it completed without an error (when OpenCode's
+						// database records it too; session.compacted comes later).
+						if (!info.time?.completed) return;
+						compacting.delete(info.sessionID);
+						if (!info.error) await compacted(info.sessionID, c);
 						return;
 					}
 					const t = turns.get(info.sessionID);
@@ -177,11 +190,13 @@ export const LifeloopBridge = async (ctx) => {
 					return;
 				}
 				case "session.compacted": {
+					// Reported already at the summary's completion, unless
+					// that update was not seen.
 					const sid = p.sessionID;
-					if (!sid || children.has(sid)) return;
 					const c = compacting.get(sid);
+					if (!c) return;
 					compacting.delete(sid);
-					await call("compacted", { session_id: sid, turn_id: c?.id ?? "", cwd, trigger: c ? (c.auto ? "auto" : "manual") : "" });
+					await compacted(sid, c);
 					return;
 				}
 				case "session.idle": {

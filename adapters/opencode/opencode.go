@@ -110,7 +110,8 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// OPENCODE_CONFIG_CONTENT) reports turns natively from OpenCode's bus:
 	// a turn's first user message part → frame.opening, its first answer
 	// → frame.opened, the last answer completed (or session.idle) →
-	// frame.ending and frame.ended; session.compacted → context.compacted.
+	// frame.ending and frame.ended; a compaction's summary completed →
+	// context.compacted.
 	// The database reports the same frames and compactions with the same
 	// ids (they wait for the plugin), and usage and the session id; it is
 	// what `lifeloop watch` and --no-hooks read.
@@ -123,7 +124,7 @@ func (Harness) Manifest() contract.AdapterManifest {
 	adapters.RaiseWatch(&m, contract.EventContextPressureObserved)
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's rows in OpenCode's SQLite database ($XDG_DATA_HOME/opencode/opencode.db, read-only): context in use = tokens.total of each model request, against the model's limit.context from OpenCode's configuration (what its TUI shows as % used); receipts on level changes and compactions")
 	// RaiseTelemetry claims the database's compactions synthesized; the
-	// plugin reports them natively (session.compacted), and the
+	// plugin reports them natively, and the
 	// database's report of the same compaction (its id) gives the one
 	// receipt its figures.
 	m.LifecycleEvents[contract.EventContextCompacted] = contract.EventSupport{Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}

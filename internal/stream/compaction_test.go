@@ -9,8 +9,9 @@ import (
 
 // TestIdentifiedCompaction: a compaction that a hook and the transcript
 // both report under one event id is recorded once, as the hook's
-// (native), with the transcript's figures, whichever comes first; each
-// waits up to NativeWindow for the other; a compaction without an id is
+// (native), with the transcript's figures, whichever comes first; the
+// transcript's waits up to CompactionWindow for the hook's, the hook's up
+// to NativeWindow for the transcript's; a compaction without an id is
 // recorded as reported.
 func TestIdentifiedCompaction(t *testing.T) {
 	const id = "msg_c/context.compacted"
@@ -33,8 +34,9 @@ func TestIdentifiedCompaction(t *testing.T) {
 	}{
 		{"hook first", []offer{hook, tr}, 0, "hook", 17, 1},
 		{"transcript first", []offer{tr, hook}, 0, "hook", 17, 1},
+		{"the hook's, a while after the transcript's", []offer{tr, hook}, CompactionWindow - time.Second, "hook", 17, 1},
 		{"the hook alone, after the window", []offer{hook}, NativeWindow, "hook", nil, 1},
-		{"the transcript's, then a late hook", []offer{tr, hook}, NativeWindow, "database", 17, 1},
+		{"the transcript's, then a late hook", []offer{tr, hook}, CompactionWindow, "database", 17, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper, Bridged: map[contract.Event]bool{contract.EventContextCompacted: true}})
@@ -54,7 +56,7 @@ func TestIdentifiedCompaction(t *testing.T) {
 				rec(k.Release(now))
 			}
 			if k.Waiting() {
-				now = now.Add(NativeWindow)
+				now = now.Add(CompactionWindow)
 				rec(k.Release(now))
 			}
 			if len(got) != tc.records || k.Waiting() {

@@ -17,9 +17,9 @@ import (
 // comes releases the transcript moment when the window ends; a hook that
 // comes after the transcript moment was recorded is a duplicate and is
 // dropped (the ledger is append-only). An identified compaction (keyed)
-// is the same: the transcript's waits for the hook's, and the hook's
-// waits (as long, while a transcript is read) for the transcript's, whose
-// figures the hook's receipt takes.
+// is the same: the transcript's waits (up to CompactionWindow) for the
+// hook's, and the hook's waits (up to NativeWindow, while a transcript is
+// read) for the transcript's, whose figures the hook's receipt takes.
 //
 // The held session.started: a harness session's session.started is
 // recorded at once when nothing will name the session, else held until
@@ -192,7 +192,11 @@ func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) (
 	}
 	q := held{key: key, m: m}
 	if key != "" && key != keyStarted && k.cfg.Bridged[m.Event] {
-		q.until = now.Add(NativeWindow) // native wins: wait for the hook's report
+		wait := NativeWindow
+		if keyed(m) {
+			wait = CompactionWindow
+		}
+		q.until = now.Add(wait) // native wins: wait for the hook's report
 	} else if len(k.queue) == 0 {
 		return Ready{Moment: m}, true
 	}

@@ -78,6 +78,14 @@ type Config struct {
 // that reports the same moment.
 const NativeWindow = 2 * time.Second
 
+// CompactionWindow is how long a transcript's identified compaction
+// waits for the hook that reports the same compaction: a bridge that
+// sends its reports one after the other can hold it behind the turn's
+// end, which a busy wrapper answers late (seen: 5 s under the race
+// detector on a loaded machine). Only a hook that never comes costs the
+// wait.
+const CompactionWindow = 10 * time.Second
+
 // HookBindFactor stretches the bind wait when payloads wait for the
 // session-start hook to place them: only that hook's receipt can carry
 // them.
