@@ -24,8 +24,9 @@
 //     when fsnotify reports a write to the database or its WAL.
 //   - `opencode run` and the TUI are one process each (no helpers, no
 //     port unless --port). The TUI creates its session row at the first
-//     prompt, and /new a second one at the prompt after it; /exit, Ctrl-C, Ctrl-D and SIGINT/SIGTERM/SIGHUP all exit 0;
-//     on exit it prints `Continue  opencode -s <session id>`.
+//     prompt, and /new a second one at the prompt after it; /exit,
+//     Ctrl-C, Ctrl-D and SIGINT/SIGTERM/SIGHUP all exit 0; on exit it
+//     prints `Continue  opencode -s <session id>`.
 //   - Compaction runs after the turn whose usage reaches limit.context -
 //     limit.output, inside the same process: a user message with a
 //     compaction part, the summary (an assistant message, mode
@@ -111,10 +112,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// a turn's first user message part → frame.opening, its first answer
 	// → frame.opened, the last answer completed (or session.idle) →
 	// frame.ending and frame.ended; a compaction's summary completed →
-	// context.compacted.
-	// The database reports the same frames and compactions with the same
-	// ids (they wait for the plugin), and usage and the session id; it is
-	// what `lifeloop watch` and --no-hooks read.
+	// context.compacted. The database reports the same frames and
+	// compactions with the same ids (they wait for the plugin), and usage
+	// and the session id; it is what `lifeloop watch` and --no-hooks read.
 	for _, e := range bridgedEvents {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
 	}
@@ -124,9 +124,8 @@ func (Harness) Manifest() contract.AdapterManifest {
 	adapters.RaiseWatch(&m, contract.EventContextPressureObserved)
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's rows in OpenCode's SQLite database ($XDG_DATA_HOME/opencode/opencode.db, read-only): context in use = tokens.total of each model request, against the model's limit.context from OpenCode's configuration (what its TUI shows as % used); receipts on level changes and compactions")
 	// RaiseTelemetry claims the database's compactions synthesized; the
-	// plugin reports them natively, and the
-	// database's report of the same compaction (its id) gives the one
-	// receipt its figures.
+	// plugin reports them natively, and the database's report of the same
+	// compaction (its id) gives the one receipt its figures.
 	m.LifecycleEvents[contract.EventContextCompacted] = contract.EventSupport{Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}
 	// pre_session: a private file in OPENCODE_CONFIG_CONTENT's
 	// instructions, read into the system prompt.

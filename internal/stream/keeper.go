@@ -17,11 +17,12 @@
 // session.started once, session.ending at most once, session.ended once.
 // Per frame id: frame.opening, frame.opened, frame.ending, frame.ended
 // each at most once and in that order. A compaction the harness
-// identifies (its event id) is recorded once, whichever sources report it. A moment that repeats one already
-// recorded, or that arrives after a later stage of its frame, is dropped
-// (the ledger is append-only); a stage that was skipped is recorded,
-// marked inferred, right before the later one that implies it, when the
-// adapter's manifest declares that event for the integration mode.
+// identifies (its event id) is recorded once, whichever sources report
+// it. A moment that repeats one already recorded, or that arrives after a
+// later stage of its frame, is dropped (the ledger is append-only); a
+// stage that was skipped is recorded, marked inferred, right before the
+// later one that implies it, when the adapter's manifest declares that
+// event for the integration mode.
 package stream
 
 import (

@@ -118,10 +118,10 @@ func openCodePluginVersion() string {
 // The screen text the OpenCode TUI helpers wait for (1.18.33): a new
 // session's prompt placeholder; after a renewal, the banner the stopped
 // TUI prints as it exits, then the new TUI's footer (a resumed session
-// shows no placeholder); /exit's and /new's completion entries. The session is bound
-// only at the first prompt, so before it the screen is the only evidence
-// that the TUI takes input; these helpers are the one place an OpenCode
-// test reads OpenCode's screen text.
+// shows no placeholder); /exit's and /new's completion entries. The
+// session is bound only at the first prompt, so before it the screen is
+// the only evidence that the TUI takes input; these helpers are the one
+// place an OpenCode test reads OpenCode's screen text.
 const (
 	openCodeReady      = "Ask anything"
 	openCodeExitBanner = "Continue"
