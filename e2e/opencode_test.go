@@ -106,18 +106,23 @@ func assertOpenCodePressure(t *testing.T, rs []map[string]any, want []wantPressu
 	}
 }
 
-// assertOpenCodeBinding checks the binding receipt names the session in
-// OpenCode's database and every later receipt carries its id.
+// assertOpenCodeBinding checks the binding receipt names the session
+// (from OpenCode's database or the bridge plugin) and every later
+// receipt carries its id.
 func assertOpenCodeBinding(t *testing.T, env *testharness.HarnessEnv, state, session string, rs []map[string]any, sid string) {
 	t.Helper()
 	// The TUI creates its session at the first prompt, after
 	// session.started stopped waiting for it (docs/contract.md): the id
-	// then rides on the receipts from the first one that has it.
+	// then rides on the receipts from the first one that has it. A
+	// session.started that waited is named by whichever came first: the
+	// database's row (its path) or the bridge plugin's session.created.
 	started := receiptsFor(rs, "session.started")
 	if len(started) == 1 && dig(started[0], "telemetry_summary", "binding") != nil {
 		b := started[0]
-		if p := dig(b, "telemetry_summary", "path"); p != env.OpenCodeDB()+"#"+sid || dig(b, "telemetry_summary", "source") != "database" {
-			t.Errorf("binding %s, want path %s#%s", toJSON(b["telemetry_summary"]), env.OpenCodeDB(), sid)
+		byPlugin := dig(b, "telemetry_summary", "source") == "hook" && dig(b, "telemetry_summary", "hook") == "session" && b["harness_session_id"] == sid
+		byDatabase := dig(b, "telemetry_summary", "source") == "database" && dig(b, "telemetry_summary", "path") == env.OpenCodeDB()+"#"+sid
+		if !byPlugin && !byDatabase {
+			t.Errorf("binding %s, want the plugin's session %s or the database's path %s#%s", toJSON(b["telemetry_summary"]), sid, env.OpenCodeDB(), sid)
 		}
 	}
 	assertHarnessSession(t, state, session, rs, sid)
