@@ -192,8 +192,9 @@ type HookBridge interface {
 	// launch, writing what they need into b.SessionDir; nil when the
 	// user already chose the mechanism.
 	BridgeArgs(b BridgeTarget) ([]string, error)
-	// BridgedFrameEvents are the frame events the bridge reports
-	// natively (a transcript's version of them waits for the hook).
+	// BridgedFrameEvents are the frame events (and an identified
+	// compaction) the bridge reports natively (a transcript's version of
+	// them waits for the hook).
 	BridgedFrameEvents() []contract.Event
 }
 

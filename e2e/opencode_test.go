@@ -19,13 +19,26 @@ import (
 // start a turn (every user message but compaction requests), in order.
 func openCodeTurns(t *testing.T, env *testharness.HarnessEnv) (string, []string) {
 	t.Helper()
+	ids, turns := openCodeSessions(t, env)
+	if len(ids) != 1 {
+		t.Fatalf("OpenCode sessions %v, want one", ids)
+	}
+	return ids[0], turns[ids[0]]
+}
+
+// openCodeSessions reads OpenCode's database in env (read-only) and
+// returns its top-level sessions' ids, oldest first, and each one's
+// turns (the ids of the user messages that start a turn: every user
+// message but compaction requests), in order.
+func openCodeSessions(t *testing.T, env *testharness.HarnessEnv) ([]string, map[string][]string) {
+	t.Helper()
 	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: env.OpenCodeDB()}).EscapedPath()+"?mode=ro")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
 	var ids []string
-	rows, err := db.QueryContext(t.Context(), "SELECT id FROM session WHERE parent_id IS NULL")
+	rows, err := db.QueryContext(t.Context(), "SELECT id FROM session WHERE parent_id IS NULL ORDER BY time_created, id")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,27 +48,26 @@ func openCodeTurns(t *testing.T, env *testharness.HarnessEnv) (string, []string)
 		ids = append(ids, id)
 	}
 	rows.Close()
-	if len(ids) != 1 {
-		t.Fatalf("OpenCode sessions %v, want one", ids)
-	}
-	rows, err = db.QueryContext(t.Context(), `SELECT m.id, (SELECT json_extract(p.data, '$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1)
-		FROM message m WHERE m.session_id = ? AND json_extract(m.data, '$.role') = 'user' ORDER BY m.id`, ids[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var turns []string
-	for rows.Next() {
-		var id string
-		var first sql.NullString
-		if err := rows.Scan(&id, &first); err != nil {
+	turns := map[string][]string{}
+	for _, sid := range ids {
+		rows, err = db.QueryContext(t.Context(), `SELECT m.id, (SELECT json_extract(p.data, '$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1)
+			FROM message m WHERE m.session_id = ? AND json_extract(m.data, '$.role') = 'user' ORDER BY m.id`, sid)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if first.String != "compaction" {
-			turns = append(turns, id)
+		for rows.Next() {
+			var id string
+			var first sql.NullString
+			if err := rows.Scan(&id, &first); err != nil {
+				t.Fatal(err)
+			}
+			if first.String != "compaction" {
+				turns[sid] = append(turns[sid], id)
+			}
 		}
+		rows.Close()
 	}
-	return ids[0], turns
+	return ids, turns
 }
 
 // databasePressure returns the pressure receipts read from OpenCode's
@@ -94,18 +106,23 @@ func assertOpenCodePressure(t *testing.T, rs []map[string]any, want []wantPressu
 	}
 }
 
-// assertOpenCodeBinding checks the binding receipt names the session in
-// OpenCode's database and every later receipt carries its id.
+// assertOpenCodeBinding checks the binding receipt names the session
+// (from OpenCode's database or the bridge plugin) and every later
+// receipt carries its id.
 func assertOpenCodeBinding(t *testing.T, env *testharness.HarnessEnv, state, session string, rs []map[string]any, sid string) {
 	t.Helper()
 	// The TUI creates its session at the first prompt, after
 	// session.started stopped waiting for it (docs/contract.md): the id
-	// then rides on the receipts from the first one that has it.
+	// then rides on the receipts from the first one that has it. A
+	// session.started that waited is named by whichever came first: the
+	// database's row (its path) or the bridge plugin's session.created.
 	started := receiptsFor(rs, "session.started")
 	if len(started) == 1 && dig(started[0], "telemetry_summary", "binding") != nil {
 		b := started[0]
-		if p := dig(b, "telemetry_summary", "path"); p != env.OpenCodeDB()+"#"+sid || dig(b, "telemetry_summary", "source") != "database" {
-			t.Errorf("binding %s, want path %s#%s", toJSON(b["telemetry_summary"]), env.OpenCodeDB(), sid)
+		byPlugin := dig(b, "telemetry_summary", "source") == "hook" && dig(b, "telemetry_summary", "hook") == "session" && b["harness_session_id"] == sid
+		byDatabase := dig(b, "telemetry_summary", "source") == "database" && dig(b, "telemetry_summary", "path") == env.OpenCodeDB()+"#"+sid
+		if !byPlugin && !byDatabase {
+			t.Errorf("binding %s, want the plugin's session %s or the database's path %s#%s", toJSON(b["telemetry_summary"]), sid, env.OpenCodeDB(), sid)
 		}
 	}
 	assertHarnessSession(t, state, session, rs, sid)
@@ -204,56 +221,95 @@ func assertCausalOrder(t *testing.T, rs []map[string]any) {
 // `opencode run` (it compacts at limit.context - limit.output = 8000),
 // then runs its synthetic continue turn. lifeloop records the critical
 // level, context.compacted (auto, pre_tokens 9050) with the reset to low,
-// and frames for both turns.
+// and frames for both turns. With the bridge plugin the compaction is
+// native: one receipt from the plugin's session.compacted, under the
+// compaction request's id, with the database's figures (the database's
+// report attached); with --no-hooks the database alone reports it.
 func TestRunOpenCodeCompactionTelemetry(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.OpenCodeBin(t)
-	ll := lifeloopBin(t)
-	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{{InputTokens: 9000, OutputTokens: 50}}})
-	env := testharness.NewHarnessEnv(t, mock)
-	env.SetOpenCodeLimits(testharness.OpenCodeLimits{Context: 10000, Output: 2000})
-	state := stateDir(t)
-	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "run", "fill", "the", "context")
-	if res.ExitCode != 0 {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	for _, plugin := range []bool{true, false} {
+		name := map[bool]string{true: "plugin", false: "no-hooks"}[plugin]
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			bin := testharness.OpenCodeBin(t)
+			ll := lifeloopBin(t)
+			mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{{InputTokens: 9000, OutputTokens: 50}}})
+			env := testharness.NewHarnessEnv(t, mock)
+			env.SetOpenCodeLimits(testharness.OpenCodeLimits{Context: 10000, Output: 2000})
+			state := stateDir(t)
+			args := []string{"run", "--state-dir", state}
+			if !plugin {
+				args = append(args, "--no-hooks")
+			}
+			res := env.Run(runTimeout, ll, append(args, "--", bin, "run", "fill", "the", "context")...)
+			if res.ExitCode != 0 {
+				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+			}
+			session, rs := onlySession(t, state)
+			assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
+			sid, turns := openCodeTurns(t, env)
+			if len(turns) != 2 {
+				t.Fatalf("turns %v, want the prompt and the continue turn after compaction", turns)
+			}
+			assertOpenCodeBinding(t, env, state, session, rs, sid)
+			compacted := receiptsFor(rs, "context.compacted")
+			if len(compacted) != 1 {
+				t.Fatalf("context.compacted receipts %d: %v", len(compacted), eventsOf(rs))
+			}
+			s := compacted[0]["telemetry_summary"]
+			src := map[bool]string{true: "hook", false: "database"}[plugin]
+			if dig(s, "trigger") != "auto" || num(dig(s, "pre_tokens")) != 9050 || num(dig(s, "window")) != 10000 || dig(s, "source") != src {
+				t.Errorf("context.compacted %s, want trigger auto, pre_tokens 9050, window 10000 from %s", toJSON(s), src)
+			}
+			if want := openCodeCompactionRequest(t, env, sid) + "/context.compacted"; compacted[0]["event_id"] != want {
+				t.Errorf("context.compacted event_id %v, want %s", compacted[0]["event_id"], want)
+			}
+			if plugin && dig(s, "transcript", "source") != "database" {
+				t.Errorf("the database's report is not attached: %s", toJSON(s))
+			}
+			assertOpenCodePressure(t, rs, []wantPressure{
+				{9050, 10000, "critical", "low"},
+				{0, 10000, "low", "critical"},
+			})
+			if r := databasePressure(rs)[1]; dig(r, "telemetry_summary", "reason") != "compacted" {
+				t.Errorf("reset %s, want reason compacted", toJSON(r["telemetry_summary"]))
+			}
+			assertFrames(t, rs, turns)
+			assertFramesOnce(t, rs)
+			assertCausalOrder(t, rs)
+			// The compaction comes after the first turn ended and before the
+			// continue turn opened.
+			var order []string
+			for _, r := range rs {
+				switch r["event"] {
+				case "frame.ended", "context.compacted", "frame.opening":
+					order = append(order, r["event"].(string))
+				}
+			}
+			if strings.Join(order, ",") != "frame.opening,frame.ended,context.compacted,frame.opening,frame.ended" {
+				t.Errorf("order %v", order)
+			}
+		})
 	}
-	session, rs := onlySession(t, state)
-	assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
-	sid, turns := openCodeTurns(t, env)
-	if len(turns) != 2 {
-		t.Fatalf("turns %v, want the prompt and the continue turn after compaction", turns)
+}
+
+// openCodeCompactionRequest returns the id of session sid's one user
+// message whose first part is a compaction part.
+func openCodeCompactionRequest(t *testing.T, env *testharness.HarnessEnv, sid string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: env.OpenCodeDB()}).EscapedPath()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
 	}
-	assertOpenCodeBinding(t, env, state, session, rs, sid)
-	compacted := receiptsFor(rs, "context.compacted")
-	if len(compacted) != 1 {
-		t.Fatalf("context.compacted receipts %d: %v", len(compacted), eventsOf(rs))
+	defer db.Close()
+	var id string
+	err = db.QueryRowContext(t.Context(), `SELECT m.id FROM message m WHERE m.session_id = ? AND json_extract(m.data, '$.role') = 'user'
+		AND (SELECT json_extract(p.data, '$.type') FROM part p WHERE p.message_id = m.id ORDER BY p.id LIMIT 1) = 'compaction'`, sid).Scan(&id)
+	if err != nil {
+		t.Fatalf("the compaction request: %v", err)
 	}
-	s := compacted[0]["telemetry_summary"]
-	if dig(s, "trigger") != "auto" || num(dig(s, "pre_tokens")) != 9050 || num(dig(s, "window")) != 10000 || dig(s, "source") != "database" {
-		t.Errorf("context.compacted %s", toJSON(s))
-	}
-	assertOpenCodePressure(t, rs, []wantPressure{
-		{9050, 10000, "critical", "low"},
-		{0, 10000, "low", "critical"},
-	})
-	if r := databasePressure(rs)[1]; dig(r, "telemetry_summary", "reason") != "compacted" {
-		t.Errorf("reset %s, want reason compacted", toJSON(r["telemetry_summary"]))
-	}
-	assertFrames(t, rs, turns)
-	assertCausalOrder(t, rs)
-	// The compaction comes after the first turn ended and before the
-	// continue turn opened.
-	var order []string
-	for _, r := range rs {
-		switch r["event"] {
-		case "frame.ended", "context.compacted", "frame.opening":
-			order = append(order, r["event"].(string))
-		}
-	}
-	if strings.Join(order, ",") != "frame.opening,frame.ended,context.compacted,frame.opening,frame.ended" {
-		t.Errorf("order %v", order)
-	}
+	return id
 }
 
 // TestWatchOpenCode observes an `opencode run` that lifeloop did not

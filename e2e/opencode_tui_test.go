@@ -218,3 +218,48 @@ func TestRenewOpenCodeTUIUnderLifeloop(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOpenCodeTUINewSession: /new in OpenCode's TUI starts a second
+// session (a new row, created at the next prompt) in the same process.
+// The bridge plugin reports the new session's creation, the database
+// follower moves to it, and the stream closes the first harness session
+// and opens the second (assertSwitched: two started/ended pairs, OrgLoop
+// and HCP follow, status and top name the second). Each turn is recorded
+// once, under its own session's id, and session.json lists both ids.
+func TestRunOpenCodeTUINewSession(t *testing.T) {
+	skipShort(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Interactive reply through lifeloop."})
+	term, env, state, _ := openCodeTUI(t, mock)
+	askOpenCode(t, term, state, "first session prompt")
+	testharness.OpenCodeNewSession(t, term)
+	askOpenCode(t, term, state, "second session prompt")
+	exitOpenCode(t, term)
+
+	ids, turns := openCodeSessions(t, env)
+	if len(ids) != 2 || len(turns[ids[0]]) != 1 || len(turns[ids[1]]) != 1 {
+		t.Fatalf("OpenCode sessions %v with turns %v, want two of one turn each", ids, turns)
+	}
+	session, rs := onlySession(t, state)
+	assertFrames(t, rs, []string{turns[ids[0]][0], turns[ids[1]][0]})
+	assertFramesOnce(t, rs)
+	for _, r := range receiptsFor(rs, "frame.ended") {
+		want := ids[0]
+		if frameOfReceipt(r) == turns[ids[1]][0] {
+			want = ids[1]
+		}
+		if r["harness_session_id"] != want {
+			t.Errorf("frame %s ended under harness session %v, want %s", frameOfReceipt(r), r["harness_session_id"], want)
+		}
+	}
+	ended, started := receiptsFor(rs, "session.ended"), receiptsFor(rs, "session.started")
+	if len(ended) == 2 && len(started) == 2 && (ended[0]["harness_session_id"] != ids[0] || started[1]["harness_session_id"] != ids[1] || dig(started[1], "telemetry_summary", "source") != "hook") {
+		t.Errorf("switched from %v to %v (started from %v), want from %s to %s from the plugin",
+			ended[0]["harness_session_id"], started[1]["harness_session_id"], dig(started[1], "telemetry_summary", "source"), ids[0], ids[1])
+	}
+	bound, _ := sessionRecord(t, state, session)["harness_session_ids"].([]any)
+	if len(bound) != 2 || bound[0] != ids[0] || bound[1] != ids[1] {
+		t.Errorf("session.json harness_session_ids %v, want %v", bound, ids)
+	}
+	assertSwitched(t, env, state, "opencode")
+	assertNoProcessLeft(t, env, term.Pid())
+}

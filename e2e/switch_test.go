@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,11 @@ import (
 // later receipts carry and `status`/`top` name; OrgLoop sees each session started and stopped
 // (its own dedupe keys) and HCP pauses the session with the old harness
 // session id and runs it again with the new one, closing it once.
+//
+// The first session.started carries the old id, except for OpenCode's
+// TUI: it creates its first session at the first prompt, after
+// session.started stopped waiting to be named, so there a later receipt
+// of the first harness session carries the old id.
 func assertSwitched(t *testing.T, env *testharness.HarnessEnv, state, harness string) {
 	t.Helper()
 	session, rs := onlySession(t, state)
@@ -30,6 +36,12 @@ func assertSwitched(t *testing.T, env *testharness.HarnessEnv, state, harness st
 		t.Fatalf("want two started/ended pairs: %v", eventsOf(rs))
 	}
 	old, cur := started[0]["harness_session_id"], started[1]["harness_session_id"]
+	if old == nil && harness == contract.HarnessOpenCode {
+		old = ended[0]["harness_session_id"]
+		if !slices.ContainsFunc(rs, func(r map[string]any) bool { return r["event"] != "session.ended" && r["harness_session_id"] == old }) {
+			t.Errorf("no receipt of the first harness session %v before its end: %v", old, eventsOf(rs))
+		}
+	}
 	if old == nil || cur == nil || old == cur {
 		t.Fatalf("harness session ids %v then %v", old, cur)
 	}

@@ -112,6 +112,10 @@ type Observation struct {
 	Percent  float64
 	// Detail is a short human-readable note (never a payload body).
 	Detail string
+	// ID identifies an ObsCompacted in the harness's own records (the
+	// record that requested it), so that a hook's report of the same
+	// compaction is recognized; "" when the records give none.
+	ID     string
 	Source Provenance
 	// At is the line's own timestamp when it has one.
 	At time.Time

@@ -24,26 +24,40 @@ import (
 // hook bridge is such a plugin (bridge.js), written once per lifeloop
 // program into the state folder's bridges/ (0600 in 0700); `lifeloop
 // run` adds it to the launch's environment (BridgeEnv), merged into the
-// user's own OPENCODE_CONFIG_CONTENT. It reports each top-level turn
-// with the database's frame id (the user message that opens it):
+// user's own OPENCODE_CONFIG_CONTENT. It reports each top-level session
+// the process creates, and each top-level turn with the database's frame
+// id (the user message that opens it):
 //
-//	prompt  frame.opening   first part of a user message, no turn open
-//	reply   frame.opened    first answer of the turn
-//	end     frame.ending,   the turn's last answer completed, or
-//	        frame.ended     session.idle with the turn still open
+//	session  session.started  a session without a parent created (the
+//	                          TUI's first prompt, or its first prompt
+//	                          after it started a new session)
+//	prompt   frame.opening    first part of a user message, no turn open
+//	reply    frame.opened     first answer of the turn
+//	end      frame.ending,    the turn's last answer completed, or
+//	         frame.ended      session.idle with the turn still open
+//	compacted context.compacted the compaction's summary completed (or
+//	                          session.compacted, when that update was
+//	                          missed), under the id of the compaction
+//	                          request (the user message with the
+//	                          compaction part); trigger auto|manual
 //
-// The database stays the source of the session id, usage (pressure) and
-// compactions: the plugin's events carry nothing the rows do not, and
-// its frames win over the rows' (stream keeper: native wins).
+// A session.started naming another session while the first runs is a
+// switch inside one process (stream keeper: two harness sessions). The
+// database stays the source of usage (pressure): the plugin's frames and
+// compactions win over the rows' (stream keeper: native wins), and the
+// database's compaction, the same one under the same id, gives the
+// receipt its figures (pre_tokens, window, model).
 
 //go:embed bridge.js
 var bridgeSource string
 
 // Hook names the plugin reports under.
 const (
-	hookPrompt = "prompt"
-	hookReply  = "reply"
-	hookEnd    = "end"
+	hookSession   = "session"
+	hookPrompt    = "prompt"
+	hookReply     = "reply"
+	hookEnd       = "end"
+	hookCompacted = "compacted"
 )
 
 // Hooks implements adapters.NativeHooks: the plugin's reports, mapped by
@@ -52,7 +66,7 @@ func (Harness) Hooks() *hooks.Spec {
 	c := hooks.Custom{Map: mapBridge}
 	return &hooks.Spec{
 		Adapter: "opencode",
-		Custom:  map[string]hooks.Custom{hookPrompt: c, hookReply: c, hookEnd: c},
+		Custom:  map[string]hooks.Custom{hookSession: c, hookPrompt: c, hookReply: c, hookEnd: c, hookCompacted: c},
 	}
 }
 
@@ -66,7 +80,7 @@ type bridgeInput struct {
 	StopReason string `json:"stop_reason"`
 }
 
-// mapBridge maps a plugin report to its frame moments.
+// mapBridge maps a plugin report to its moments.
 func mapBridge(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
 	var in bridgeInput
 	if err := json.Unmarshal(data, &in); err != nil {
@@ -75,10 +89,29 @@ func mapBridge(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
 	if in.Hook != "" && in.Hook != m.Hook {
 		return m, fmt.Errorf("%w: hook_event_name %q does not match --hook %q", hooks.ErrInvalidInput, in.Hook, m.Hook)
 	}
-	if in.SessionID == "" || in.TurnID == "" {
-		return m, fmt.Errorf("%w: a report without session_id or turn_id", hooks.ErrInvalidInput)
+	if in.SessionID == "" {
+		return m, fmt.Errorf("%w: a report without session_id", hooks.ErrInvalidInput)
 	}
-	m.HarnessSessionID, m.Cwd, m.TurnID = in.SessionID, in.Cwd, in.TurnID
+	m.HarnessSessionID, m.Cwd = in.SessionID, in.Cwd
+	switch m.Hook {
+	case hookSession, hookCompacted:
+		s := map[string]any{"hook": m.Hook}
+		if in.Trigger != "" {
+			s["trigger"] = in.Trigger
+		}
+		if m.Hook == hookSession {
+			m.Moments = append(m.Moments, hooks.MappedMoment{Event: contract.EventSessionStarted, Summary: s})
+			return m, nil
+		}
+		// The compaction's id is its request's; none when the plugin did
+		// not see the request (the report then stands alone).
+		m.Moments = append(m.Moments, hooks.MappedMoment{Event: contract.EventContextCompacted, Summary: s, EventID: hooks.EventID(in.TurnID, contract.EventContextCompacted)})
+		return m, nil
+	}
+	if in.TurnID == "" {
+		return m, fmt.Errorf("%w: a report without turn_id", hooks.ErrInvalidInput)
+	}
+	m.TurnID = in.TurnID
 	fc := &contract.FrameContext{FrameID: in.TurnID, FrameClass: contract.FrameTopLevel}
 	moment := func(ev contract.Event) hooks.MappedMoment {
 		s := map[string]any{"hook": m.Hook}
@@ -101,12 +134,13 @@ func mapBridge(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
 	return m, nil
 }
 
-// bridgedFrameEvents are the frame events the plugin reports natively.
-var bridgedFrameEvents = []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
+// bridgedEvents are the moments the plugin reports natively and the
+// database reports too: the frames and the compaction.
+var bridgedEvents = []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventContextCompacted}
 
 // BridgedFrameEvents implements adapters.HookBridge.
 func (Harness) BridgedFrameEvents() []contract.Event {
-	return append([]contract.Event(nil), bridgedFrameEvents...)
+	return append([]contract.Event(nil), bridgedEvents...)
 }
 
 // BridgeArgs implements adapters.HookBridge: none, the plugin goes

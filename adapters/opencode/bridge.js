@@ -1,16 +1,24 @@
 // lifeloop's hook bridge for OpenCode: a plugin `lifeloop run` names in
 // OPENCODE_CONFIG_CONTENT for one launch (the line above the code gives
 // HOOK, the lifeloop program). It follows OpenCode's bus events and
-// reports the turns of the session's top-level conversations, with the
-// frame ids lifeloop's database reader gives the same turns (the id of
-// the user message that opens the turn):
+// reports the top-level sessions the process creates and their turns,
+// with the frame ids lifeloop's database reader gives the same turns (the
+// id of the user message that opens the turn):
 //
+//	session a session without a parent created: session.started (the
+//	        TUI creates one at its first prompt, and again at the first
+//	        prompt after it starts a new session)
 //	prompt  the first part of a user message that is no compaction
 //	        request, with no turn open: frame.opening
 //	reply   the first answer of the turn: frame.opened
 //	end     the turn's last answer completed (a finish other than
 //	        tool-calls, or an error), or session.idle with a turn still
 //	        open: frame.ending, frame.ended
+//	compacted the summary answering a compaction request completed
+//	        without an error (session.compacted, which comes later, when
+//	        that update was missed): context.compacted, under the id of
+//	        the compaction request (the user message whose first part is
+//	        the compaction part), trigger auto or manual
 //
 // Each report is a JSON object (session_id, turn_id, cwd, trigger,
 // stop_reason; never a prompt or an answer) handed to the wrapper over its
@@ -101,6 +109,9 @@ export const LifeloopBridge = async (ctx) => {
 	const waiting = new Map(); // message id → session id
 	// The open turn of each session: {frame, members, latest, opened}.
 	const turns = new Map();
+	// The compaction request of each session compacting: {id, auto}.
+	const compacting = new Map();
+	const compacted = (sid, c) => call("compacted", { session_id: sid, turn_id: c.id, cwd, trigger: c.auto ? "auto" : "manual" });
 	const end = (sid, t, trigger, reason) => {
 		turns.delete(sid);
 		return call("end", { session_id: sid, turn_id: t.frame, cwd, trigger, stop_reason: reason });
@@ -114,6 +125,13 @@ export const LifeloopBridge = async (ctx) => {
 			const p = event?.properties ?? {};
 			switch (event?.type) {
 				case "session.created":
+					if (!p.info?.id) return;
+					if (p.info.parentID) {
+						children.add(p.info.id);
+						return;
+					}
+					await call("session", { session_id: p.info.id, cwd, trigger: event.type });
+					return;
 				case "session.updated":
 					if (p.info?.parentID) children.add(p.info.id);
 					return;
@@ -125,6 +143,16 @@ export const LifeloopBridge = async (ctx) => {
 							seen.add(info.id);
 							waiting.set(info.id, info.sessionID);
 						}
+						return;
+					}
+					const c = compacting.get(info.sessionID);
+					if (info.role === "assistant" && c && info.parentID === c.id) {
+						// The summary answering the compaction request: done
+						// once it completed without an error (when OpenCode's
+						// database records it too; session.compacted comes later).
+						if (!info.time?.completed) return;
+						compacting.delete(info.sessionID);
+						if (!info.error) await compacted(info.sessionID, c);
 						return;
 					}
 					const t = turns.get(info.sessionID);
@@ -146,7 +174,10 @@ export const LifeloopBridge = async (ctx) => {
 					const sid = part ? waiting.get(part.messageID) : undefined;
 					if (sid === undefined) return;
 					waiting.delete(part.messageID);
-					if (part.type === "compaction") return;
+					if (part.type === "compaction") {
+						compacting.set(sid, { id: part.messageID, auto: part.auto === true });
+						return;
+					}
 					const t = turns.get(sid);
 					if (t) {
 						// A prompt queued while the turn runs belongs to it.
@@ -156,6 +187,16 @@ export const LifeloopBridge = async (ctx) => {
 					}
 					turns.set(sid, { frame: part.messageID, members: new Set([part.messageID]), latest: part.messageID, opened: false });
 					await call("prompt", { session_id: sid, turn_id: part.messageID, cwd, trigger: event.type });
+					return;
+				}
+				case "session.compacted": {
+					// Reported already at the summary's completion, unless
+					// that update was not seen.
+					const sid = p.sessionID;
+					const c = compacting.get(sid);
+					if (!c) return;
+					compacting.delete(sid);
+					await compacted(sid, c);
 					return;
 				}
 				case "session.idle": {

@@ -118,8 +118,10 @@ func TestBridgeEnv(t *testing.T) {
 	}
 }
 
-// TestMapBridge: each report maps to its frame moments, with the
-// database's frame id and no prompt text.
+// TestMapBridge: each turn report maps to its frame moments, with the
+// database's frame id and no prompt text; a session report to
+// session.started under its id; a compaction to context.compacted under
+// its request's id (none without it).
 func TestMapBridge(t *testing.T) {
 	spec := Harness{}.Hooks()
 	for _, c := range []struct {
@@ -146,6 +148,22 @@ func TestMapBridge(t *testing.T) {
 				t.Errorf("%s: stop_reason %v", c.hook, mm.Summary["stop_reason"])
 			}
 		}
+	}
+	m, err := hooks.Map(spec, "opencode", hookSession, []byte(`{"session_id":"ses_2","cwd":"/w","trigger":"session.created","hook_event_name":"session"}`))
+	if err != nil || m.HarnessSessionID != "ses_2" || len(m.Moments) != 1 || m.Moments[0].Event != contract.EventSessionStarted || m.Moments[0].Frame != nil || m.Moments[0].Summary["trigger"] != "session.created" {
+		t.Errorf("session: %+v, %v", m, err)
+	}
+	m, err = hooks.Map(spec, "opencode", hookCompacted, []byte(`{"session_id":"ses_2","turn_id":"msg_c","trigger":"auto","hook_event_name":"compacted"}`))
+	if err != nil || len(m.Moments) != 1 || m.Moments[0].Event != contract.EventContextCompacted || m.Moments[0].Frame != nil ||
+		m.Moments[0].EventID != "msg_c/context.compacted" || m.Moments[0].Summary["trigger"] != "auto" {
+		t.Errorf("compacted: %+v, %v", m, err)
+	}
+	m, err = hooks.Map(spec, "opencode", hookCompacted, []byte(`{"session_id":"ses_2","hook_event_name":"compacted"}`))
+	if err != nil || len(m.Moments) != 1 || m.Moments[0].EventID != "" {
+		t.Errorf("compacted without its request: %+v, %v", m, err)
+	}
+	if _, err := hooks.Map(spec, "opencode", hookSession, []byte(`{"cwd":"/w"}`)); !errors.Is(err, hooks.ErrInvalidInput) {
+		t.Errorf("session without an id: %v", err)
 	}
 	for _, bad := range []string{`{"session_id":"ses_1"}`, `{"turn_id":"m"}`, `{"session_id":"s","turn_id":"m","hook_event_name":"reply"}`} {
 		if _, err := hooks.Map(spec, "opencode", hookPrompt, []byte(bad)); !errors.Is(err, hooks.ErrInvalidInput) {

@@ -24,8 +24,9 @@
 //     when fsnotify reports a write to the database or its WAL.
 //   - `opencode run` and the TUI are one process each (no helpers, no
 //     port unless --port). The TUI creates its session row at the first
-//     prompt; /exit, Ctrl-C, Ctrl-D and SIGINT/SIGTERM/SIGHUP all exit 0;
-//     on exit it prints `Continue  opencode -s <session id>`.
+//     prompt, and /new a second one at the prompt after it; /exit,
+//     Ctrl-C, Ctrl-D and SIGINT/SIGTERM/SIGHUP all exit 0; on exit it
+//     prints `Continue  opencode -s <session id>`.
 //   - Compaction runs after the turn whose usage reaches limit.context -
 //     limit.output, inside the same process: a user message with a
 //     compaction part, the summary (an assistant message, mode
@@ -42,11 +43,14 @@
 //     folders and gets every bus event. Under `lifeloop run` the hook
 //     bridge is such a plugin (bridge.go, bridge.js): it reports the
 //     turns natively (frame.opening, frame.opened, frame.ending,
-//     frame.ended, with the database's frame ids); the database stays the
-//     source of the session id, pressure and compactions, and of the
-//     frames under --no-hooks and `lifeloop watch`. The user's own
-//     OPENCODE_CONFIG_CONTENT is merged, never shadowed
-//     (configcontent.go).
+//     frame.ended, with the database's frame ids), each top-level session
+//     created (session.started: the TUI's /new makes a second harness
+//     session of the same process) and each compaction
+//     (context.compacted, under its request's id, with the database's
+//     figures); the database stays the source of the session id and
+//     pressure, and of the frames and compactions under --no-hooks and
+//     `lifeloop watch`. The user's own OPENCODE_CONFIG_CONTENT is merged,
+//     never shadowed (configcontent.go).
 package opencode
 
 import (
@@ -85,7 +89,7 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ended/launcher_wrapper":   "TestRunOpenCodePlugin",
 		// From the database (telemetry.go, parser.go).
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunOpenCodeRun",
-		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenCodeCompactionTelemetry",
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenCodeCompactionTelemetry", // native from the plugin, synthesized with --no-hooks
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
 		"context_pressure":                    "TestRunOpenCodeRun",
 		"session_identity.harness_session_id": "TestRunOpenCodeRun",
@@ -107,10 +111,11 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// OPENCODE_CONFIG_CONTENT) reports turns natively from OpenCode's bus:
 	// a turn's first user message part → frame.opening, its first answer
 	// → frame.opened, the last answer completed (or session.idle) →
-	// frame.ending and frame.ended. The database reports the same frames
-	// with the same ids (they wait for the plugin), and usage, compaction
+	// frame.ending and frame.ended; a compaction's summary completed →
+	// context.compacted. The database reports the same frames and
+	// compactions with the same ids (they wait for the plugin), and usage
 	// and the session id; it is what `lifeloop watch` and --no-hooks read.
-	for _, e := range bridgedFrameEvents {
+	for _, e := range bridgedEvents {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
 	}
 	// watch records the database's frames too; a manifest holds one
@@ -118,6 +123,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// (it would lower the native claim).
 	adapters.RaiseWatch(&m, contract.EventContextPressureObserved)
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's rows in OpenCode's SQLite database ($XDG_DATA_HOME/opencode/opencode.db, read-only): context in use = tokens.total of each model request, against the model's limit.context from OpenCode's configuration (what its TUI shows as % used); receipts on level changes and compactions")
+	// RaiseTelemetry claims the database's compactions synthesized; the
+	// plugin reports them natively, and the database's report of the same
+	// compaction (its id) gives the one receipt its figures.
+	m.LifecycleEvents[contract.EventContextCompacted] = contract.EventSupport{Support: contract.SupportNative, Modes: []contract.IntegrationMode{contract.ModeLauncherWrapper}}
 	// pre_session: a private file in OPENCODE_CONFIG_CONTENT's
 	// instructions, read into the system prompt.
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}

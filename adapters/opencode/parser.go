@@ -42,7 +42,8 @@ import (
 //     ObsCompacted, Trigger "auto" or "manual" (the compaction part's
 //     auto), PreTokens = the last usage before the request, PostTokens 0
 //     (unknown until the next request: the usage that follows moves the
-//     level again).
+//     level again), ID = the compaction request's id (the bridge plugin
+//     reports the same compaction under it).
 //
 // OpenCode updates a message more than once (a user message gets its
 // diff summary after the answer; an assistant message its tokens, then
@@ -370,7 +371,7 @@ func (p *Parser) assistant(dst []telemetry.Observation, in *info, src telemetry.
 				return append(dst, o)
 			}
 			o := p.obs(telemetry.ObsCompacted, src, at)
-			o.Trigger, o.PreTokens, o.Model = p.compactTrigger, p.compactPre, a.model
+			o.Trigger, o.PreTokens, o.Model, o.ID = p.compactTrigger, p.compactPre, a.model, a.parent
 			o.Window = p.window(a.provider, a.model)
 			if o.Window == 0 {
 				o.Window = p.lastWindow

@@ -242,7 +242,8 @@ const (
 //   - A pressure level change or a compaction reset:
 //     context.pressure_observed (tokens, window, percent, level,
 //     previous_level, frame_id of the turn). A compaction: context.compacted (trigger,
-//     pre_tokens, post_tokens), followed by the reset.
+//     pre_tokens, post_tokens; event id "<id>/context.compacted" when
+//     the records identify it), followed by the reset.
 //   - The file is not found within NotFoundAfter, is deleted, or cannot
 //     be read: capability.degraded (status degraded) for telemetry and
 //     context_pressure, synthesized → unavailable (partial for read
@@ -417,7 +418,11 @@ func (c *converter) convert(ob telemetry.Observation) []moment.Moment {
 		if ob.Window > 0 {
 			s["window"] = ob.Window
 		}
-		out = append(out, c.moment(moment.Moment{Event: contract.EventContextCompacted, Summary: s}))
+		m := moment.Moment{Event: contract.EventContextCompacted, Summary: s}
+		if ob.ID != "" {
+			m.EventID = ob.ID + "/" + string(contract.EventContextCompacted)
+		}
+		out = append(out, c.moment(m))
 	case telemetry.ObsUnreadable:
 		if !c.drifted {
 			c.drifted = true

@@ -16,7 +16,10 @@ import (
 // it wait too, so receipts keep the transcript's order. A hook that never
 // comes releases the transcript moment when the window ends; a hook that
 // comes after the transcript moment was recorded is a duplicate and is
-// dropped (the ledger is append-only).
+// dropped (the ledger is append-only). An identified compaction (keyed)
+// is the same: the transcript's waits (up to CompactionWindow) for the
+// hook's, and the hook's waits (up to NativeWindow, while a transcript is
+// read) for the transcript's, whose figures the hook's receipt takes.
 //
 // The held session.started: a harness session's session.started is
 // recorded at once when nothing will name the session, else held until
@@ -69,10 +72,33 @@ func queueKey(m Moment) string {
 	if m.Event == contract.EventSessionStarted && m.Frame == nil {
 		return keyStarted
 	}
+	if keyed(m) {
+		return string(m.Event) + "\x00" + m.EventID
+	}
 	if m.Frame == nil {
 		return ""
 	}
 	return string(m.Event) + "\x00" + m.Frame.FrameID
+}
+
+// absorb is hook moment h, which also reports transcript moment t: the
+// transcript's summary rides along (telemetry_summary.transcript), and an
+// identified compaction takes the transcript's figures it lacks.
+func absorb(h, t Moment) Moment {
+	h.Summary = cloneSummary(h.Summary)
+	if keyed(h) {
+		for key, v := range t.Summary {
+			switch key {
+			case "source", "path", "line", "offset":
+			default:
+				if _, ok := h.Summary[key]; !ok {
+					h.Summary[key] = v
+				}
+			}
+		}
+	}
+	h.Summary["transcript"] = t.Summary
+	return h
 }
 
 // Waiting reports whether moments wait in the queue.
@@ -135,7 +161,7 @@ func (k *Keeper) expectsBinding() bool {
 // already reported corroborates the hook's receipt. The caller has bound
 // m's harness session id (Bind) before.
 func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) (r Ready, ok bool) {
-	if len(k.queue) == 0 && (m.Frame == nil || !k.cfg.Bridged[m.Event]) {
+	if len(k.queue) == 0 && ((m.Frame == nil && !keyed(m)) || !k.cfg.Bridged[m.Event]) {
 		// Nothing waits and no hook reports it: the common case, decided
 		// without building the moment's queue key.
 		if k.Has(m) {
@@ -158,12 +184,19 @@ func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) (
 		return Ready{}, false // another source reported it first
 	}
 	if i := k.queued(key); key != "" && key != keyStarted && i >= 0 && k.queue[i].fromHook {
-		k.queue[i].m.Summary["transcript"] = m.Summary // the hook's receipt, waiting, absorbs it
+		k.queue[i].m = absorb(k.queue[i].m, m) // the hook's receipt, waiting, absorbs it
+		if keyed(m) {
+			k.queue[i].until = time.Time{} // it waited for this report only
+		}
 		return Ready{}, false
 	}
 	q := held{key: key, m: m}
 	if key != "" && key != keyStarted && k.cfg.Bridged[m.Event] {
-		q.until = now.Add(NativeWindow) // native wins: wait for the hook's report
+		wait := NativeWindow
+		if keyed(m) {
+			wait = CompactionWindow
+		}
+		q.until = now.Add(wait) // native wins: wait for the hook's report
 	} else if len(k.queue) == 0 {
 		return Ready{Moment: m}, true
 	}
@@ -182,17 +215,19 @@ func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Read
 	key := queueKey(m)
 	if i := k.queued(key); key != "" && key != keyStarted && i >= 0 {
 		q := &k.queue[i]
-		m.Summary["transcript"] = q.m.Summary // native wins; the transcript corroborates
-		q.m, q.until, q.fromHook = m, time.Time{}, true
+		q.m, q.until, q.fromHook = absorb(m, q.m), time.Time{}, true // native wins; the transcript corroborates
 		return Ready{}, false
 	}
 	if k.Has(m) {
 		return Ready{}, false
 	}
 	q := held{key: key, m: m, fromHook: true}
-	if k.missingEarlier(m, len(k.queue), transcriptOpen) {
+	switch {
+	case keyed(m) && transcriptOpen && k.cfg.Bridged[m.Event]:
+		q.until = now.Add(NativeWindow) // the transcript's report carries the figures
+	case k.missingEarlier(m, len(k.queue), transcriptOpen):
 		q.until = now.Add(NativeWindow)
-	} else if len(k.queue) == 0 {
+	case len(k.queue) == 0:
 		return Ready{Moment: m}, true
 	}
 	k.insert(q)
@@ -389,6 +424,8 @@ func (k *Keeper) Holds() []Hold {
 			h.Reason = "waiting for the harness to name its session"
 		case q.until.IsZero() && i > 0:
 			h.Reason = "behind the moments held before it"
+		case q.fromHook && keyed(q.m):
+			h.Reason = "waiting for the transcript's report of the same moment"
 		case q.fromHook:
 			h.Reason = "waiting for the transcript's earlier stages of its frame"
 		default:

@@ -16,11 +16,13 @@
 // session.starting (the launch, or a renewal's relaunch). In each:
 // session.started once, session.ending at most once, session.ended once.
 // Per frame id: frame.opening, frame.opened, frame.ending, frame.ended
-// each at most once and in that order. A moment that repeats one already
-// recorded, or that arrives after a later stage of its frame, is dropped
-// (the ledger is append-only); a stage that was skipped is recorded,
-// marked inferred, right before the later one that implies it, when the
-// adapter's manifest declares that event for the integration mode.
+// each at most once and in that order. A compaction the harness
+// identifies (its event id) is recorded once, whichever sources report
+// it. A moment that repeats one already recorded, or that arrives after a
+// later stage of its frame, is dropped (the ledger is append-only); a
+// stage that was skipped is recorded, marked inferred, right before the
+// later one that implies it, when the adapter's manifest declares that
+// event for the integration mode.
 package stream
 
 import (
@@ -77,6 +79,14 @@ type Config struct {
 // that reports the same moment.
 const NativeWindow = 2 * time.Second
 
+// CompactionWindow is how long a transcript's identified compaction
+// waits for the hook that reports the same compaction: a bridge that
+// sends its reports one after the other can hold it behind the turn's
+// end, which a busy wrapper answers late (seen: 5 s under the race
+// detector on a loaded machine). Only a hook that never comes costs the
+// wait.
+const CompactionWindow = 10 * time.Second
+
 // HookBindFactor stretches the bind wait when payloads wait for the
 // session-start hook to place them: only that hook's receipt can carry
 // them.
@@ -90,6 +100,8 @@ type Keeper struct {
 	declared map[contract.Event]bool
 	// frames holds each frame's highest admitted stage.
 	frames map[string]int
+	// keyed holds the event ids of the identified moments admitted.
+	keyed map[string]bool
 	// The current harness session's session.* moments so far.
 	starting, started, ending, ended bool
 	// launches counts the harness sessions opened (session.starting).
@@ -120,7 +132,7 @@ type Keeper struct {
 // New returns the keeper of a session configured by cfg.
 func New(cfg Config) *Keeper {
 	k := &Keeper{cfg: cfg, declared: map[contract.Event]bool{}, frames: map[string]int{},
-		frameReceipts: map[string]string{}, known: map[string]bool{}}
+		keyed: map[string]bool{}, frameReceipts: map[string]string{}, known: map[string]bool{}}
 	for _, ev := range frameStages {
 		if s, ok := cfg.Manifest.LifecycleEvents[ev]; ok && s.Support != contract.SupportUnavailable && s.Support != "" && slices.Contains(s.Modes, cfg.Mode) {
 			k.declared[ev] = true
@@ -137,7 +149,7 @@ func (k *Keeper) Resume(prior []contract.LifecycleReceipt) {
 		if HookCallFailed(r) {
 			continue
 		}
-		m := Moment{Event: r.Event, Summary: r.TelemetrySummary}
+		m := Moment{Event: r.Event, Summary: r.TelemetrySummary, EventID: r.EventID}
 		if r.HarnessSessionID != nil {
 			m.HarnessSessionID = *r.HarnessSessionID
 		}
@@ -205,6 +217,13 @@ func (k *Keeper) Admit(m Moment) []Moment {
 			return nil
 		}
 		k.ended = true
+	}
+	if keyed(m) {
+		if k.keyed[m.EventID] {
+			return nil
+		}
+		k.keyed[m.EventID] = true
+		return []Moment{m}
 	}
 	s := frameStage(m.Event)
 	if s == 0 || m.Frame == nil {
@@ -280,9 +299,19 @@ func (k *Keeper) switchTo(m Moment) []Moment {
 	return []Moment{ended, starting, m}
 }
 
+// keyed reports whether m is an identified moment that is no frame
+// stage: a compaction with an event id (a hook and the transcript may
+// both report it, under the same id).
+func keyed(m Moment) bool {
+	return m.Event == contract.EventContextCompacted && m.EventID != "" && m.Frame == nil
+}
+
 // Has reports whether the stream already tells frame moment m (or a
-// later stage of its frame).
+// later stage of its frame), or identified moment m.
 func (k *Keeper) Has(m Moment) bool {
+	if keyed(m) {
+		return k.keyed[m.EventID]
+	}
 	s := frameStage(m.Event)
 	return s > 0 && m.Frame != nil && k.frames[m.Frame.FrameID] >= s
 }

@@ -118,15 +118,16 @@ func openCodePluginVersion() string {
 // The screen text the OpenCode TUI helpers wait for (1.18.33): a new
 // session's prompt placeholder; after a renewal, the banner the stopped
 // TUI prints as it exits, then the new TUI's footer (a resumed session
-// shows no placeholder); /exit's completion entry. The session is bound
-// only at the first prompt, so before it the screen is the only evidence
-// that the TUI takes input; these helpers are the one place an OpenCode
-// test reads OpenCode's screen text.
+// shows no placeholder); /exit's and /new's completion entries. The
+// session is bound only at the first prompt, so before it the screen is
+// the only evidence that the TUI takes input; these helpers are the one
+// place an OpenCode test reads OpenCode's screen text.
 const (
 	openCodeReady      = "Ask anything"
 	openCodeExitBanner = "Continue"
 	openCodeFooter     = "ctrl+p"
 	openCodeExitEntry  = "Exit the app"
+	openCodeNewEntry   = "New session"
 )
 
 // OpenCodeScreenReady waits for the TUI's prompt in the output past byte n.
@@ -149,4 +150,17 @@ func OpenCodeExit(t testing.TB, term *Terminal) {
 	term.Type("/exit")
 	waitAfter(t, term, at, openCodeExitEntry, ReadyTimeout)
 	term.Type("\r")
+}
+
+// OpenCodeNewSession types /new, presses Enter once its completion entry
+// shows, and waits for the new session's prompt placeholder (the session
+// itself is created at the next prompt).
+func OpenCodeNewSession(t testing.TB, term *Terminal) {
+	t.Helper()
+	at := len(term.Output())
+	term.Type("/new")
+	waitAfter(t, term, at, openCodeNewEntry, ReadyTimeout)
+	at = len(term.Output())
+	term.Type("\r")
+	waitAfter(t, term, at, openCodeReady, ReadyTimeout)
 }
