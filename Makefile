@@ -23,18 +23,7 @@ build: ## build bin/lifeloop, bin/lifeloop-hook (the lean hook command `run` ins
 
 test: ## build every platform and vet, then every test with the race detector; installs what is missing first (the pinned harnesses, RabbitMQ, Jaeger, VictoriaLogs), so the end-to-end, fleet and OpenTelemetry tests run
 	@$(MAKE) --no-print-directory -j4 cross missing-harnesses missing-broker missing-jaeger missing-victorialogs
-	$(GO) test -race -count=1 -run '^$$' ./e2e/
-	@$(MAKE) --no-print-directory -j2 --output-sync=target test-parallel test-serial
-
-# make test's two processes, side by side: every package, with the e2e
-# tests that run in parallel; and the e2e tests that type into a harness's
-# terminal, one after another (e2e/groups_test.go). The line before them
-# compiles the e2e tests once for both.
-.PHONY: test-parallel test-serial
-test-parallel:
-	LIFELOOP_E2E_GROUP=parallel $(GO) test -race -count=1 -timeout 30m $(PKGS)
-test-serial:
-	LIFELOOP_E2E_GROUP=serial $(GO) test -race -count=1 -timeout 30m ./e2e/
+	$(GO) test -race -count=1 -timeout 30m $(PKGS)
 
 # What `make test` installs when it is missing, side by side with `make
 # cross` (-j4): npm and apt wait on the network while the go builds use

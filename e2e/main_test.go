@@ -8,14 +8,11 @@
 // state folder, mock model and backend, and finds its stray processes by
 // its own marker, so no test shares anything with another. Those that
 // type into a harness's terminal and time their keys (the TUIs, the
-// renewals, the typeahead and top) run one after another, never two at
-// once; `make test` runs them in a second process beside the parallel
-// ones (LIFELOOP_E2E_GROUP, groups_test.go).
+// renewals, the typeahead and top) run one after another first, on a
+// machine the others do not load yet.
 package e2e
 
 import (
-	"flag"
-	"fmt"
 	"os"
 	"testing"
 
@@ -23,11 +20,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	flag.Parse()
-	if err := selectGroup(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
 		removeBuilt()
 		os.Exit(code)
