@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ type Broker struct {
 	epmdPort int
 	cmd      *exec.Cmd
 	waitErr  chan error
-	log      *bytes.Buffer
+	log      *logBuffer
 	stopped  bool
 	// lastExit is the node's wait status after Kill or Stop.
 	lastExit error
@@ -133,7 +134,7 @@ func (b *Broker) env() []string {
 // start starts the node on b's folder and ports and waits until it
 // accepts connections.
 func (b *Broker) start() error {
-	b.log = &bytes.Buffer{}
+	b.log = &logBuffer{}
 	cmd := exec.Command(ServerPath) //nolint:noctx // it outlives this call; stopped by pid (Stop, Kill)
 	cmd.Dir, cmd.Env = b.Dir, b.env()
 	cmd.Stdout, cmd.Stderr = b.log, b.log
@@ -279,4 +280,23 @@ func (b *Broker) waitPortClosed(port int) {
 		_ = c.Close()
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// logBuffer is the node's output: written by the goroutines copying its
+// stdout and stderr while start reads it for an error message.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
