@@ -14,8 +14,8 @@ import (
 )
 
 // Bounds on draining a child's PTY after its process has exited (see the
-// package doc): stop after DrainQuiet without output, or DrainMax after
-// the exit, whichever comes first. Normally the PTY reports EIO long
+// package doc): stop after two DrainQuiet windows without output, or
+// DrainMax after the exit, whichever comes first. Normally the PTY reports EIO long
 // before either, as soon as the last descriptor of its slave is closed.
 const (
 	DrainQuiet = 100 * time.Millisecond
@@ -261,6 +261,12 @@ func (c *Child) copyOutput() {
 	defer c.finish()
 	buf := make([]byte, bufSize)
 	outOK := true
+	// quiet counts the drain's read deadlines passed in a row without
+	// output after the exit. The first may pass while output written just
+	// before the exit is still on its way through the terminal layer, or
+	// before this loop ran at all on a busy machine: only a second quiet
+	// window ends the drain.
+	quiet := 0
 	for {
 		if c.exited.Load() {
 			deadline := time.Now().Add(DrainQuiet)
@@ -274,6 +280,7 @@ func (c *Child) copyOutput() {
 		}
 		n, err := c.master.Read(buf)
 		if n > 0 {
+			quiet = 0
 			c.bytesOut.Add(uint64(n))
 			c.lastOut.Store(c.t.now().UnixNano())
 			if !c.readySeen.Load() && c.ready.feed(buf[:n]) {
@@ -288,10 +295,14 @@ func (c *Child) copyOutput() {
 		}
 		if err != nil {
 			if errors.Is(err, os.ErrDeadlineExceeded) {
+				if c.exited.Load() && quiet == 0 {
+					quiet++
+					continue
+				}
 				if c.exited.Load() {
-					// DrainQuiet without output after the exit (or
-					// DrainMax reached): whatever still holds the PTY
-					// open is not the child.
+					// Two DrainQuiet windows without output after the
+					// exit (or DrainMax reached): whatever still holds
+					// the PTY open is not the child.
 					c.t.log.Debug("stopped draining a PTY held open after exit", "pid", c.pid)
 					return
 				}

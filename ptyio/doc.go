@@ -57,8 +57,8 @@
 // ([Child.Activity]). After the process exits the loop keeps reading until
 // the PTY reports EIO (every slave descriptor closed), so no output is lost.
 // A grandchild that keeps the slave open would delay EIO forever, so
-// draining after exit is bounded: it stops after [DrainQuiet] without output
-// or [DrainMax] after the exit, whichever comes first. [Child.Done] is
+// draining after exit is bounded: it stops after two [DrainQuiet] windows in
+// a row without output or [DrainMax] after the exit, whichever comes first. [Child.Done] is
 // closed only when the process has been reaped and the drain has ended.
 //
 // If writing to Out fails (stdout closed), the loop keeps draining the PTY
