@@ -40,7 +40,9 @@ var safeTUIs = []safeTUI{
 	{
 		name: "claude", kind: "claude",
 		start: func(t testing.TB, env *testharness.HarnessEnv, state string) *testharness.Terminal {
-			term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", testharness.ClaudeBin(t)), 120, 40)
+			// The permission mode that asks: Claude Code 2.1.332 starts in
+			// its auto mode, which opens no dialog for the command.
+			term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--", testharness.ClaudeBin(t), "--permission-mode", "default"), 120, 40)
 			testharness.ClaudeStarted(t, term, state, 1)
 			testharness.ClaudeScreenReady(t, term, 0)
 			return term
