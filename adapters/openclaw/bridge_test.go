@@ -1,10 +1,9 @@
 package openclaw
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -281,37 +281,26 @@ func runBridge(t *testing.T, socket string) (returned string, spawned []string) 
 // context answered at the prompt is prepended to it.
 func TestBridgeCallsTheSocket(t *testing.T) {
 	socket := filepath.Join(t.TempDir(), "c.sock")
-	l, err := new(net.ListenConfig).Listen(t.Context(), "unix", socket)
+	var mu sync.Mutex
+	var calls []string
+	// The wrapper's own control server answers, as under lifeloop run.
+	srv, err := control.Listen(socket, func(_ context.Context, req control.Request) (any, error) {
+		var a struct {
+			Adapter string            `json:"adapter"`
+			Hook    string            `json:"hook"`
+			Stdin   map[string]string `json:"stdin"`
+		}
+		_ = json.Unmarshal(req.Args, &a)
+		in := a.Stdin
+		mu.Lock()
+		calls = append(calls, strings.Join([]string{req.Op, a.Adapter, a.Hook, in["hook_event_name"], in["session_id"], in["turn_id"], in["cwd"]}, " "))
+		mu.Unlock()
+		return hooks.HookReply{AdditionalContext: "CTX-" + a.Hook, Receipts: 1}, nil
+	}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	var mu sync.Mutex
-	var calls []string
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			line, _ := bufio.NewReader(c).ReadBytes('\n')
-			var req struct {
-				Op   string `json:"op"`
-				Args struct {
-					Adapter string            `json:"adapter"`
-					Hook    string            `json:"hook"`
-					Stdin   map[string]string `json:"stdin"`
-				} `json:"args"`
-			}
-			_ = json.Unmarshal(line, &req)
-			in := req.Args.Stdin
-			mu.Lock()
-			calls = append(calls, strings.Join([]string{req.Op, req.Args.Adapter, req.Args.Hook, in["hook_event_name"], in["session_id"], in["turn_id"], in["cwd"]}, " "))
-			mu.Unlock()
-			_, _ = c.Write([]byte(`{"ok":true,"result":{"additional_context":"CTX-` + req.Args.Hook + `","receipts":1}}` + "\n"))
-			_ = c.Close()
-		}
-	}()
+	defer srv.Close()
 	returned, spawned := runBridge(t, socket)
 	if len(spawned) != 0 {
 		t.Errorf("the bridge started the hook program though the socket answered: %v", spawned)
