@@ -7,7 +7,9 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/adapters/openclaw"
 	"github.com/lifeloop/lifeloop/adapters/opencode"
+	"github.com/lifeloop/lifeloop/contract"
 )
 
 // TestLaunchRecipeOneOrder: the first launch and a relaunch get their
@@ -85,12 +87,36 @@ func TestLaunchRecipeEnvironment(t *testing.T) {
 }
 
 // TestBridgePlaces: a payload waits for the hook bridge only where one of
-// its hooks can place it; a bridge that only reports moments takes none.
+// its hooks can place it at that moment; a bridge that only reports
+// moments takes none, and one with a prompt hook alone none at the
+// session's start.
 func TestBridgePlaces(t *testing.T) {
-	if bridgePlaces(adapters.AdapterOf(opencode.Harness{})) {
+	if bridgePlaces(adapters.AdapterOf(opencode.Harness{}), contract.EventFrameOpening) {
 		t.Error("a bridge without a placing hook takes payloads")
 	}
-	if !bridgePlaces(adapters.AdapterOf(claude.Harness{})) {
-		t.Error("a bridge with a prompt-submit hook takes no payloads")
+	if !bridgePlaces(adapters.AdapterOf(claude.Harness{}), contract.EventFrameOpening) || !bridgePlaces(adapters.AdapterOf(claude.Harness{}), contract.EventSessionStarted) {
+		t.Error("a bridge with session-start and prompt-submit hooks does not take payloads at both")
+	}
+	oc := adapters.AdapterOf(openclaw.Harness{})
+	if bridgePlaces(oc, contract.EventSessionStarted) || !bridgePlaces(oc, contract.EventFrameOpening) {
+		t.Error("a bridge with a prompt hook alone: want payloads at frame.opening only")
+	}
+}
+
+// TestPayloadRefusedWhereNoHookPlacesIt: a payload for the session's
+// start that no launch placement and no hook can take is refused before
+// the launch, saying what would place it, rather than waiting for a hook
+// that never comes; at the first prompt the same adapter takes it.
+func TestPayloadRefusedWhereNoHookPlacesIt(t *testing.T) {
+	oc := adapters.AdapterOf(openclaw.Harness{})
+	pay := []contract.PayloadEnvelope{{PayloadID: "pay_1", PayloadKind: "continuation", Body: contract.Ptr("b")}}
+	argv := []string{"openclaw", "agent", "--local", "-m", "hi"}
+	_, err := placePayloads(Options{Payloads: pay, PayloadsAt: contract.EventSessionStarted}, oc, argv, true)
+	if err == nil || !strings.Contains(err.Error(), "--payload-at frame") {
+		t.Errorf("a session payload without a session hook: %v, want a refusal naming --payload-at frame", err)
+	}
+	pl, err := placePayloads(Options{Payloads: pay, PayloadsAt: contract.EventFrameOpening}, oc, argv, true)
+	if err != nil || len(pl.atHook) != 1 {
+		t.Errorf("a payload at the first prompt: %v, %+v", err, pl)
 	}
 }

@@ -68,10 +68,15 @@ func bridgedFrameEvents(ad *adapters.Adapter) map[contract.Event]bool {
 }
 
 // bridgePlaces reports whether the hook bridge has a hook that can place
-// payloads (a session start or a prompt submission).
-func bridgePlaces(ad *adapters.Adapter) bool {
+// payloads at event: a prompt submission's for frame.opening, a session
+// start's for session.started (the default, also when event is unset).
+func bridgePlaces(ad *adapters.Adapter, event contract.Event) bool {
+	role := hooks.RoleSessionStart
+	if event == contract.EventFrameOpening {
+		role = hooks.RolePromptSubmit
+	}
 	spec := ad.Hooks()
-	return spec != nil && slices.ContainsFunc(spec.Hooks, func(h hooks.Hook) bool { return spec.CanInject(h.Name) })
+	return spec != nil && slices.ContainsFunc(spec.Hooks, func(h hooks.Hook) bool { return h.Role == role && spec.CanInject(h.Name) })
 }
 
 // bridgeStartsSessions reports whether the hook bridge has a hook that

@@ -196,7 +196,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		f := readFacts(ctx, ad, argv, env)
 		facts, ad = &f, ad.WithFacts(f)
 	}
-	placed, err := placePayloads(o, ad, argv, bridge.recorder != nil && bridgePlaces(ad))
+	placed, err := placePayloads(o, ad, argv, bridge.recorder != nil)
 	if err != nil {
 		return Result{}, err
 	}
@@ -398,7 +398,8 @@ type placement struct {
 // placePayloads puts the payloads for session.started that the adapter
 // can take at launch into the command line (moved into a private file
 // where the harness has a file form); the others go to the hook bridge,
-// which must then exist.
+// which must then be installed (bridged) and have a hook that places
+// payloads at that moment.
 func placePayloads(o Options, ad *adapters.Adapter, argv []string, bridged bool) (placement, error) {
 	pl := placement{argv: argv, atLaunch: o.Payloads}
 	if o.PayloadsAt == contract.EventFrameOpening {
@@ -412,8 +413,14 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, bridged bool)
 		}
 		pl.atHook = append(pl.atHook, rest...)
 	}
-	if len(pl.atHook) > 0 && !bridged {
-		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: no launch placement fits it and no hook bridge that places payloads is installed", ad.ID, pl.atHook[0].PayloadID)
+	if len(pl.atHook) > 0 && !(bridged && bridgePlaces(ad, o.PayloadsAt)) {
+		msg := "no launch placement fits it and no hook bridge that places payloads at the session's start is installed"
+		if o.PayloadsAt == contract.EventFrameOpening {
+			msg = "no hook bridge that places payloads at the first prompt is installed"
+		} else if bridged && bridgePlaces(ad, contract.EventFrameOpening) {
+			msg += " (--payload-at frame places it at the first prompt)"
+		}
+		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: %s", ad.ID, pl.atHook[0].PayloadID, msg)
 	}
 	return pl, nil
 }
