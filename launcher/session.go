@@ -413,7 +413,7 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, bridged bool)
 		}
 		pl.atHook = append(pl.atHook, rest...)
 	}
-	if len(pl.atHook) > 0 && !(bridged && bridgePlaces(ad, o.PayloadsAt)) {
+	if len(pl.atHook) > 0 && (!bridged || !bridgePlaces(ad, o.PayloadsAt)) {
 		msg := "no launch placement fits it and no hook bridge that places payloads at the session's start is installed"
 		if o.PayloadsAt == contract.EventFrameOpening {
 			msg = "no hook bridge that places payloads at the first prompt is installed"
