@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,14 +11,18 @@ import (
 )
 
 // TestRenewOpenClawTUIUnderLifeloop renews `openclaw chat` under `lifeloop
-// run`, resumed and fresh: `lifeloop renew` stops the TUI (SIGTERM) and
-// starts it again on the same terminal, on the same session key (resume)
-// or a new one (fresh); a renewal with a payload is refused (no
-// placement at a relaunch). The prompt typed into the relaunched TUI is
-// answered; its model request carries the first turn only when resumed;
-// telemetry follows the same OpenClaw session (resume: one session id,
-// both turns in the ledger) or the new one (fresh: two session ids);
-// Ctrl-D ends the session as completed with no process left.
+// run`, resumed and fresh: `lifeloop renew --payload FILE` stops the TUI
+// (SIGTERM) and starts it again on the same terminal, on the same session
+// key (resume) or a new one (fresh), with the payload leading the message
+// it sends once it is up (--message; the session runs with
+// --payload-argv-ok, since that is in argv, and TestPlaceAtLaunch in
+// adapters/openclaw proves the refusal without it). The model request of
+// that message carries the payload at the start of its last user message,
+// and the first turn only when resumed; telemetry follows the same
+// OpenClaw session (resume: one session id, both turns in the ledger) or
+// the new one (fresh: two session ids); the renewal's records are
+// complete and hold no payload body; Ctrl-D typed into the relaunched TUI
+// ends the session as completed with no process left.
 func TestRenewOpenClawTUIUnderLifeloop(t *testing.T) {
 	skipShort(t)
 	t.Parallel()
@@ -31,45 +36,61 @@ func TestRenewOpenClawTUIUnderLifeloop(t *testing.T) {
 			env := testharness.NewHarnessEnv(t, mock)
 			bin := env.UseOpenClaw(t)
 			state := stateDir(t)
-			term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", bin, "chat"), 160, 50)
+			term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--payload-argv-ok", "--", bin, "chat"), 160, 50)
 			testharness.OpenClawScreenReady(t, term, 0)
-			ask := func(prompt string, n int) {
-				t.Helper()
-				at := len(term.Output())
-				term.Type(prompt)
-				if err := term.WaitForAfter(at, prompt, screenTimeout); err != nil {
-					t.Fatal(err)
-				}
-				term.Type("\r")
-				testharness.WaitReceipts(t, term, state, "frame.ended", n, runTimeout)
+			const first = "first prompt 41c2"
+			term.Type(first)
+			if err := term.WaitFor(first, screenTimeout); err != nil {
+				t.Fatal(err)
 			}
-			ask("first prompt 41c2", 1)
+			term.Type("\r")
+			testharness.WaitReceipts(t, term, state, "frame.ended", 1, runTimeout)
 			session, _ := onlySession(t, state)
-			before := len(term.Output())
 			mode := map[bool]string{true: "--resume", false: "--fresh"}[resume]
-			// No continuation payload can be placed: the renewal is
-			// refused before the harness is touched.
-			pf := writePayloadFile(t, "pay_renew", "RENEWAL-PAYLOAD-openclaw", contract.PlacementDeveloperEquivalentFrame)
-			if res := env.Run(runTimeout, ll, "renew", "--state-dir", state, mode, "--payload", pf, session); res.ExitCode == 0 || !strings.Contains(res.Stderr, "cannot be delivered at the relaunch") {
-				t.Errorf("lifeloop renew --payload: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
-			}
-			res := env.Run(runTimeout, ll, "renew", "--state-dir", state, mode, "--reason", "e2e", session)
+			secret := "RENEWAL-PAYLOAD-openclaw-" + name
+			pf := writePayloadFile(t, "pay_renew", secret, contract.PlacementPrePromptFrame)
+			res := env.Run(runTimeout, ll, "renew", "--state-dir", state, mode, "--payload", pf, session)
 			if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
 				t.Fatalf("lifeloop renew: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
 			}
-			testharness.OpenClawRelaunched(t, term, before)
-			ask("second prompt 9d1e", 2)
-			var second []byte
+			// The relaunched TUI sends its launch message once it is up (it
+			// need not show itself idle before): the payload's turn.
+			testharness.WaitReceipts(t, term, state, "frame.ended", 2, runTimeout)
+			var turn []byte
 			for _, r := range mock.RequestsOfKind("claude") {
-				if strings.Contains(string(r.Body), "second prompt 9d1e") {
-					second = r.Body
+				if strings.Contains(string(r.Body), secret) {
+					turn = r.Body
 				}
 			}
-			if second == nil {
-				t.Fatal("no model request for the second prompt")
+			if turn == nil {
+				t.Fatalf("no model request carries the payload after the renewal; terminal:\n%s", term.Output())
 			}
-			if carries := strings.Contains(string(second), "first prompt 41c2"); carries != resume {
-				t.Errorf("the second prompt's request carries the first turn: %v, want %v", carries, resume)
+			var body struct {
+				Messages []struct {
+					Role    string          `json:"role"`
+					Content json.RawMessage `json:"content"`
+				} `json:"messages"`
+			}
+			if err := json.Unmarshal(turn, &body); err != nil || len(body.Messages) == 0 {
+				t.Fatalf("model request: %v", err)
+			}
+			// The payload is a user message of its own (OpenClaw adds its
+			// internal context as a user message after it), after the first
+			// turn when resumed.
+			payloadAt, firstAt := -1, -1
+			for i, m := range body.Messages {
+				if _, ok := requestCarries(t, m.Content, secret); ok && m.Role == "user" && payloadAt < 0 {
+					payloadAt = i
+				}
+				if _, ok := requestCarries(t, m.Content, first); ok && firstAt < 0 {
+					firstAt = i
+				}
+			}
+			if payloadAt < 0 {
+				t.Errorf("the payload is in no user message: %s", turn)
+			}
+			if (firstAt >= 0) != resume || firstAt > payloadAt {
+				t.Errorf("the first turn at message %d, the payload at %d (resume %v)", firstAt, payloadAt, resume)
 			}
 			term.Type("\x04")
 			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
@@ -90,6 +111,7 @@ func TestRenewOpenClawTUIUnderLifeloop(t *testing.T) {
 			if got := len(receiptsFor(rs, "frame.ended")); got != 2 {
 				t.Errorf("frame.ended receipts %d, want one per prompt: %v", got, eventsOf(rs))
 			}
+			checkRenewalRecords(t, env, ll, state, session, "pay_renew", contract.PlacementPrePromptFrame, secret)
 			assertNoProcessLeft(t, env, term.Pid())
 		})
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
 )
 
 // Relaunch (measured with 2026.9.6 and the loopback mock model,
@@ -19,9 +21,11 @@ import (
 // A renewal stops the TUI with SIGTERM and starts it again on the same
 // session key (resume), or on a new key (fresh). The TUI takes a launch
 // message only on its command line (--message; no file form), and its
-// plugins' hooks do not run, so no continuation payload is placed:
-// lifeloop keeps payload bodies out of the process table. The one-shot
-// `agent` command has no relaunch path.
+// plugins' hooks do not run, so a continuation payload goes there: at the
+// start of the message the TUI sends once it is up, only in a session
+// that allowed payload bodies in argv (`lifeloop run --payload-argv-ok`;
+// refused otherwise, ArgvPlacementError). The one-shot `agent` command has
+// no relaunch path.
 
 // ReadyText implements adapters.InputReadyText: the TUI's status once its
 // local runtime is up. Before, it draws "starting up" (17–56 s measured
@@ -49,7 +53,7 @@ func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([
 	}
 	drop := "--session"
 	if resume {
-		drop = "--message"
+		drop = messageFlag
 	}
 	out := slices.Clone(argv[:start])
 	args := argv[start:]
@@ -77,4 +81,32 @@ func isLocalTUI(args []string) bool {
 		return false
 	}
 	return cmd == "chat" || slices.Contains(rest, "--local")
+}
+
+// messageFlag is the TUI's launch message.
+const messageFlag = "--message"
+
+// PlaceAtLaunch implements adapters.LaunchPlacer for the local TUI; argv
+// is never modified. The text goes first in the launch message: before
+// the value of --message (separated by a blank line), else as `--message
+// TEXT` at the end. Target pre_frame_leading: the TUI sends the message as
+// its first prompt once its local runtime is up, so the text leads the
+// first frame's user message. There is no file form: the body stays in
+// argv, which lifeloop refuses unless the session opted in.
+func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
+	out := slices.Clone(argv)
+	if start <= 0 || start >= len(argv) || !isLocalTUI(argv[start:]) {
+		return out, "", false
+	}
+	for i := start; i < len(out); i++ {
+		switch a := out[i]; {
+		case a == messageFlag && i+1 < len(out):
+			out[i+1] = text + "\n\n" + out[i+1]
+			return out, contract.ManifestPreFrameLeading, true
+		case strings.HasPrefix(a, messageFlag+"="):
+			out[i] = messageFlag + "=" + text + "\n\n" + strings.TrimPrefix(a, messageFlag+"=")
+			return out, contract.ManifestPreFrameLeading, true
+		}
+	}
+	return append(out, messageFlag, text), contract.ManifestPreFrameLeading, true
 }

@@ -1,10 +1,14 @@
 package openclaw
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
 )
 
 // TestRelaunchArgv: the local TUI relaunches on the same session key
@@ -77,5 +81,48 @@ func TestCommand(t *testing.T) {
 		if len(global) != c.global || cmd != c.cmd || isLocalAgent(c.args) != c.localAgent {
 			t.Errorf("command(%q) = %q, %q; isLocalAgent %v", c.args, global, cmd, isLocalAgent(c.args))
 		}
+	}
+}
+
+// TestPlaceAtLaunch: the local TUI takes the text first in its launch
+// message (pre_frame_leading), which has no file form, so the adapter
+// refuses it unless argv payloads were allowed; other command lines take
+// none; argv is never modified.
+func TestPlaceAtLaunch(t *testing.T) {
+	h := Harness{}
+	tests := []struct {
+		argv, want []string
+		ok         bool
+	}{
+		{[]string{"openclaw", "chat"}, []string{"openclaw", "chat", "--message", "T"}, true},
+		{[]string{"openclaw", "chat", "--message", "hi"}, []string{"openclaw", "chat", "--message", "T\n\nhi"}, true},
+		{[]string{"openclaw", "tui", "--local", "--message=hi"}, []string{"openclaw", "tui", "--local", "--message=T\n\nhi"}, true},
+		{[]string{"openclaw", "tui"}, nil, false},
+		{[]string{"openclaw", "agent", "--local", "-m", "hi"}, nil, false},
+		{[]string{"openclaw", "chat", "--help"}, nil, false},
+	}
+	for _, tt := range tests {
+		argv := slices.Clone(tt.argv)
+		got, target, ok := h.PlaceAtLaunch(argv, 1, "T")
+		if !tt.ok {
+			tt.want = tt.argv
+		}
+		if ok != tt.ok || !slices.Equal(got, tt.want) || (ok && target != contract.ManifestPreFrameLeading) {
+			t.Errorf("PlaceAtLaunch(%q) = %q %q %v, want %q %v", tt.argv, got, target, ok, tt.want, tt.ok)
+		}
+		if !slices.Equal(argv, tt.argv) {
+			t.Errorf("argv modified: %q", argv)
+		}
+	}
+	ad := adapters.AdapterOf(h)
+	argv := []string{"openclaw", "chat"}
+	if _, _, ok := ad.PlaceAtLaunch(argv, "T"); ok {
+		t.Error("the body in argv was placed without the opt-in")
+	}
+	if err := ad.ArgvPlacementError(argv, ""); !errors.Is(err, adapters.ErrPayloadInArgv) {
+		t.Errorf("ArgvPlacementError = %v", err)
+	}
+	if _, _, ok := ad.WithArgvPayloads().PlaceAtLaunch(argv, "T"); !ok {
+		t.Error("not placed with the opt-in")
 	}
 }

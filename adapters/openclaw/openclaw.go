@@ -57,6 +57,8 @@
 //   - Renewal of `openclaw chat` (launch.go): SIGTERM, then `chat` again on
 //     the same session key (resume) or a new one (fresh). The relaunched
 //     TUI refuses prompts until its local runtime is up ("local ready").
+//     A continuation payload leads the message it sends then (--message,
+//     in argv: only with `lifeloop run --payload-argv-ok`).
 //
 // Not provided, and why:
 //   - Session hooks and a session-start payload: session_start and
@@ -66,9 +68,9 @@
 //   - `lifeloop host apply`: hooks are plugins named in OpenClaw's JSON5
 //     configuration, not command entries of a settings file; adding one
 //     means rewriting the user's file.
-//   - A continuation payload at a relaunch: the TUI takes a launch message
-//     only on its command line (`chat --message TEXT`, no file form), where
-//     lifeloop puts no payload, and runs no plugin hooks.
+//   - A continuation payload at a relaunch without the argv opt-in: the
+//     TUI takes a launch message only on its command line (`chat --message
+//     TEXT`, no file form) and runs no plugin hooks.
 package openclaw
 
 import (
@@ -85,6 +87,7 @@ var (
 	_ adapters.Versioned = Harness{}
 
 	_ adapters.Relauncher     = Harness{}
+	_ adapters.LaunchPlacer   = Harness{}
 	_ adapters.InputReadyText = Harness{}
 )
 
@@ -112,12 +115,13 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunOpenClawAgent",
 		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenClawCompaction",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
-		"context_pressure":                    "TestRunOpenClawAgent",
-		"session_identity.harness_session_id": "TestRunOpenClawAgent",
-		"telemetry_sources.database":          "TestRunOpenClawAgent",
-		"placement.pre_frame_leading":         "TestRunOpenClawHookBridge",
-		"renewal.reset.wrapper_mediated":      "TestRenewOpenClawTUIUnderLifeloop",
-		"renewal.continuation.observation":    "TestRenewOpenClawTUIUnderLifeloop",
+		"context_pressure":                      "TestRunOpenClawAgent",
+		"session_identity.harness_session_id":   "TestRunOpenClawAgent",
+		"telemetry_sources.database":            "TestRunOpenClawAgent",
+		"placement.pre_frame_leading":           "TestRunOpenClawHookBridge",
+		"renewal.reset.wrapper_mediated":        "TestRenewOpenClawTUIUnderLifeloop",
+		"renewal.continuation.observation":      "TestRenewOpenClawTUIUnderLifeloop",
+		"renewal.continuation.payload_delivery": "TestRenewOpenClawTUIUnderLifeloop",
 	})
 }
 
@@ -140,11 +144,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's transcript_events rows in OpenClaw's per-agent SQLite database (~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite, read-only): context in use = usage.totalTokens of each assistant entry, against the model's contextWindow from OpenClaw's configuration (~/.openclaw/openclaw.json); receipts on level changes and compactions")
 	// Renewal of `openclaw chat` (launch.go): stopped with SIGTERM and
-	// started again on the same session key or a new one; no
-	// continuation payload (no private launch slot, no hooks in the TUI).
-	m.Renewal.Reset.WrapperMediated = contract.SupportSynthesized
-	m.Renewal.Continuation.Observation = contract.SupportSynthesized
-	m.Renewal.Profiles = []string{"lifeloop-wrapper"}
-	m.Renewal.Evidence = contract.Ptr("lifeloop renew stops `openclaw chat` (SIGTERM) and starts it again on the same terminal, on the same session key (resume: the session continues) or a new one (fresh); proven against the real binary. No continuation payload is placed: the TUI takes a launch message only on its command line (--message) and runs no plugin hooks")
+	// started again on the same session key or a new one, the continuation
+	// payload leading its launch message (--message, in argv: only in a
+	// session run with --payload-argv-ok).
+	adapters.RaiseWrapperRenewal(&m)
+	m.Renewal.Evidence = contract.Ptr("lifeloop renew stops `openclaw chat` (SIGTERM) and starts it again on the same terminal, on the same session key (resume: the session continues) or a new one (fresh), the continuation payload leading the message the TUI sends once it is up (--message: its only launch slot has no file form, so the body is in argv and lifeloop places it only in a session run with --payload-argv-ok); proven against the real binary")
 	return m
 }

@@ -147,18 +147,3 @@ func OpenClawScreenReady(t testing.TB, term *Terminal, n int) {
 
 // openClawReady is the TUI's status once it takes a prompt.
 const openClawReady = "ready | idle"
-
-// OpenClawRelaunched waits until the OpenClaw TUI started again on term
-// after byte n (a renewal) is ready: it draws "starting up" first, and the
-// one before it leaves its ready status on the screen as it exits. A
-// prompt sent before is refused ("local runtime not ready — message not
-// sent"). Its start takes longer than ReadyTimeout on two busy cores (56 s
-// measured outside lifeloop, with the first start at 43 s), hence twice
-// that bound.
-func OpenClawRelaunched(t testing.TB, term *Terminal, n int) {
-	t.Helper()
-	waitBannerThen(t, term, n, openClawStarting, openClawReady, 2*ReadyTimeout)
-}
-
-// openClawStarting is the TUI's status while its local runtime starts.
-const openClawStarting = "starting up"
