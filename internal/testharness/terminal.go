@@ -33,6 +33,7 @@ type Terminal struct {
 
 	mu       sync.Mutex
 	raw      []byte
+	clean    stripper // Output's text of raw
 	scanned  int
 	changed  chan struct{} // closed and replaced on every read
 	readDone chan struct{}
@@ -172,7 +173,7 @@ func (term *Terminal) Resize(cols, rows int) {
 func (term *Terminal) Output() string {
 	term.mu.Lock()
 	defer term.mu.Unlock()
-	return StripANSI(string(term.raw))
+	return term.clean.String(term.raw)
 }
 
 // RawOutput returns everything the program wrote so far, unchanged.
@@ -204,7 +205,7 @@ func (term *Terminal) WaitFor(pattern any, timeout time.Duration) error {
 	defer deadline.Stop()
 	for {
 		term.mu.Lock()
-		out := StripANSI(string(term.raw))
+		out := term.clean.String(term.raw)
 		changed := term.changed
 		term.mu.Unlock()
 		if match(out) {
@@ -275,19 +276,21 @@ func (term *Terminal) close() {
 }
 
 var (
-	ansiCSI       = regexp.MustCompile(`\x1b\[([0-?]*)[ -/]*([@-~])`)
-	ansiOSC       = regexp.MustCompile(`\x1b\][^\x07\x1b]*(\x07|\x1b\\)`)
-	ansiDCS       = regexp.MustCompile(`\x1b[PX^_][^\x1b]*\x1b\\`)
-	ansiCharset   = regexp.MustCompile(`\x1b[()*+][0-9A-Za-z]`)
-	ansiTwoByte   = regexp.MustCompile(`\x1b[ -~]`)
-	controlChars  = regexp.MustCompile(`[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]`)
-	whitespaceSeq = regexp.MustCompile(`\s+`)
+	ansiCSI      = regexp.MustCompile(`\x1b\[([0-?]*)[ -/]*([@-~])`)
+	ansiOSC      = regexp.MustCompile(`\x1b\][^\x07\x1b]*(\x07|\x1b\\)`)
+	ansiDCS      = regexp.MustCompile(`\x1b[PX^_][^\x1b]*\x1b\\`)
+	ansiCharset  = regexp.MustCompile(`\x1b[()*+][0-9A-Za-z]`)
+	ansiTwoByte  = regexp.MustCompile(`\x1b[ -~]`)
+	controlChars = regexp.MustCompile(`[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]`)
 )
 
 // StripANSI removes terminal escape sequences from s. Cursor-forward
 // (CSI n C) becomes n spaces, a column move (CSI n G) one space and
 // absolute cursor moves (CSI H/f) a newline, so words drawn by cursor addressing stay apart.
-func StripANSI(s string) string {
+func StripANSI(s string) string { return finishStrip(removeEscapes(s)) }
+
+// removeEscapes is StripANSI's first step: the escape sequences go.
+func removeEscapes(s string) string {
 	s = ansiOSC.ReplaceAllString(s, "")
 	s = ansiDCS.ReplaceAllString(s, "")
 	s = ansiCSI.ReplaceAllStringFunc(s, func(seq string) string {
@@ -310,13 +313,28 @@ func StripANSI(s string) string {
 		return ""
 	})
 	s = ansiCharset.ReplaceAllString(s, "")
-	s = ansiTwoByte.ReplaceAllString(s, "")
+	return ansiTwoByte.ReplaceAllString(s, "")
+}
+
+// finishStrip is StripANSI's second step: line ends and control
+// characters.
+func finishStrip(s string) string {
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
 	return controlChars.ReplaceAllString(s, "")
 }
 
-func squeeze(s string) string { return whitespaceSeq.ReplaceAllString(s, "") }
+// squeeze removes the whitespace of s (what `\s` matches: tab, newline,
+// form feed, carriage return and space).
+func squeeze(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '\t', '\n', '\f', '\r', ' ':
+			return -1
+		}
+		return r
+	}, s)
+}
 
 func tail(s string, n int) string {
 	if len(s) <= n {
