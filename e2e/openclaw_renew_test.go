@@ -17,8 +17,8 @@ import (
 // it sends once it is up (--message; the session runs with
 // --payload-argv-ok, since that is in argv, and TestPlaceAtLaunch in
 // adapters/openclaw proves the refusal without it). The model request of
-// that message carries the payload at the start of its last user message,
-// and the first turn only when resumed; telemetry follows the same
+// that message has the payload in a user message of its own, after the
+// first turn when resumed and without it when fresh; telemetry follows the same
 // OpenClaw session (resume: one session id, both turns in the ledger) or
 // the new one (fresh: two session ids); the renewal's records are
 // complete and hold no payload body; Ctrl-D typed into the relaunched TUI
@@ -109,7 +109,7 @@ func TestRenewOpenClawTUIUnderLifeloop(t *testing.T) {
 				}
 			}
 			if got := len(receiptsFor(rs, "frame.ended")); got != 2 {
-				t.Errorf("frame.ended receipts %d, want one per prompt: %v", got, eventsOf(rs))
+				t.Errorf("frame.ended receipts %d, want one per turn (the typed one, the payload's): %v", got, eventsOf(rs))
 			}
 			checkRenewalRecords(t, env, ll, state, session, "pay_renew", contract.PlacementPrePromptFrame, secret)
 			assertNoProcessLeft(t, env, term.Pid())

@@ -140,7 +140,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// returns (prependContext), put before the prompt in the model
 	// request, not stored in the session; `agent --local` only (no other
 	// local command runs plugin hooks, and lifeloop refuses a frame
-	// payload where no bridge is installed).
+	// payload where no bridge is installed). A renewal of `chat` places
+	// its payload as the relaunched TUI's first message instead
+	// (PlaceAtLaunch, with the argv opt-in).
 	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseTelemetry(&m, string(SourceDatabase), "lifeloop run follows the session's transcript_events rows in OpenClaw's per-agent SQLite database (~/.openclaw/agents/<agent>/agent/openclaw-agent.sqlite, read-only): context in use = usage.totalTokens of each assistant entry, against the model's contextWindow from OpenClaw's configuration (~/.openclaw/openclaw.json); receipts on level changes and compactions")
 	// Renewal of `openclaw chat` (launch.go): stopped with SIGTERM and
