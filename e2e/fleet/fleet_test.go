@@ -125,32 +125,15 @@ func (f *fleet) url() string {
 // when the test ends.
 type proc struct {
 	cmd    *exec.Cmd
-	stderr *lockedBuf
+	stderr *rabbittest.Buffer
 	done   chan error
-}
-
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func (f *fleet) start(stdout io.Writer, args ...string) *proc {
 	f.t.Helper()
 	cmd := exec.Command(bin, args...) //nolint:noctx // stopped by its process group (kill, stop)
 	cmd.Env, cmd.Dir = f.env, f.dir
-	p := &proc{cmd: cmd, stderr: &lockedBuf{}, done: make(chan error, 1)}
+	p := &proc{cmd: cmd, stderr: &rabbittest.Buffer{}, done: make(chan error, 1)}
 	cmd.Stdout, cmd.Stderr = stdout, p.stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {

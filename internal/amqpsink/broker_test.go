@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -28,23 +27,6 @@ func receipt(ev contract.Event, sum map[string]any) contract.LifecycleReceipt {
 		ClientID: "lifeloop", AdapterID: "generic", InvocationID: "inv_1", Event: ev, EventID: "evt_x",
 		IntegrationMode: contract.ModeLauncherWrapper, Status: contract.StatusObserved, AtEpochS: 1778100000, TelemetrySummary: sum,
 	}
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestPublishConsumeDeadLetter runs the publisher (from a ledger, through
@@ -93,8 +75,8 @@ func TestPublishConsumeDeadLetter(t *testing.T) {
 		t.Fatalf("unroutable publish: %v", err)
 	}
 
-	var logs syncBuf
-	var out syncBuf
+	var logs rabbittest.Buffer
+	var out rabbittest.Buffer
 	cons, err := amqpsink.OpenConsumer(amqpsink.ConsumerConfig{
 		Target: tg, Queue: "q1", StateDir: filepath.Join(dir, "cons"), Out: &out,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
@@ -229,7 +211,7 @@ func TestConsumerReorders(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs, out syncBuf
+	var logs, out rabbittest.Buffer
 	cons, err := amqpsink.OpenConsumer(amqpsink.ConsumerConfig{Target: tg, Queue: "qr", StateDir: t.TempDir(), Out: &out, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ type Broker struct {
 	epmdPort int
 	cmd      *exec.Cmd
 	waitErr  chan error
-	log      *logBuffer
+	log      *Buffer
 	stopped  bool
 	// lastExit is the node's wait status after Kill or Stop.
 	lastExit error
@@ -134,7 +134,7 @@ func (b *Broker) env() []string {
 // start starts the node on b's folder and ports and waits until it
 // accepts connections.
 func (b *Broker) start() error {
-	b.log = &logBuffer{}
+	b.log = &Buffer{}
 	cmd := exec.Command(ServerPath) //nolint:noctx // it outlives this call; stopped by pid (Stop, Kill)
 	cmd.Dir, cmd.Env = b.Dir, b.env()
 	cmd.Stdout, cmd.Stderr = b.log, b.log
@@ -282,20 +282,24 @@ func (b *Broker) waitPortClosed(port int) {
 	}
 }
 
-// logBuffer is the node's output: written by the goroutines copying its
-// stdout and stderr while start reads it for an error message.
-type logBuffer struct {
+// Buffer is a bytes.Buffer safe to write from one goroutine while
+// another reads it: the node's output (written by the goroutines copying
+// its stdout and stderr while start reads it for an error message), and
+// the output of the programs the broker tests run.
+type Buffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (l *logBuffer) Write(p []byte) (int, error) {
+// Write appends p.
+func (l *Buffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
 }
 
-func (l *logBuffer) String() string {
+// String returns what was written so far.
+func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
