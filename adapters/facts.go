@@ -61,3 +61,18 @@ func ReadHelp(ctx context.Context, argv, env []string, path string) string {
 	}
 	return out
 }
+
+// ReadFacts reads the facts of the harness argv starts with env, for the
+// adapter's argv methods: the version (the package.json, else
+// --version), and --help when the adapter needs it for that version.
+func (a *Adapter) ReadFacts(ctx context.Context, argv, env []string) Facts {
+	var f Facts
+	path := EnvValue(env, "PATH")
+	if src, ok := a.VersionSource(); ok {
+		f.Version = ReadVersion(ctx, argv, env, path, src)
+	}
+	if a.NeedsHelp(f.Version) {
+		f.Help = ReadHelp(ctx, argv, env, path)
+	}
+	return f
+}

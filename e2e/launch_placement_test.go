@@ -265,7 +265,7 @@ func TestRelaunchResumesConversation(t *testing.T) {
 			// The placement depends on facts about the harness (Claude
 			// 2.1.330 and later resume with the recorded system prompt
 			// unless told otherwise): read as the supervisor reads them.
-			a = a.WithFacts(harnessFacts(t, a, relaunch, env.Env()))
+			a = a.WithFacts(a.ReadFacts(t.Context(), relaunch, env.Env()))
 			text := placedText(t, "marker-relaunch-"+tc.adapter)
 			// A resumed Codex thread's only placement is its prompt, in
 			// argv: opted in (TestNoPayloadBodyInArgv checks the refusal).
@@ -765,20 +765,4 @@ func receiptLines(receipts []map[string]any) string {
 		fmt.Fprintf(&b, "%v %v %v %v\n", r["sequence"], r["event"], dig(r, "telemetry_summary", "source"), r["event_id"])
 	}
 	return b.String()
-}
-
-// harnessFacts reads what the supervisor reads about the harness argv
-// starts (launcher.readFacts): its version, and --help where the adapter
-// needs it for that version.
-func harnessFacts(t *testing.T, a *adapters.Adapter, argv, env []string) adapters.Facts {
-	t.Helper()
-	var f adapters.Facts
-	path := adapters.EnvValue(env, "PATH")
-	if src, ok := a.VersionSource(); ok {
-		f.Version = adapters.ReadVersion(t.Context(), argv, env, path, src)
-	}
-	if a.NeedsHelp(f.Version) {
-		f.Help = adapters.ReadHelp(t.Context(), argv, env, path)
-	}
-	return f
 }

@@ -193,7 +193,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	// the session with the harness's environment.
 	var facts *adapters.Facts
 	if ad.TakesFacts() && len(o.Payloads) > 0 && o.PayloadsAt != contract.EventFrameOpening {
-		f := readFacts(ctx, ad, argv, env)
+		f := ad.ReadFacts(ctx, argv, env)
 		facts, ad = &f, ad.WithFacts(f)
 	}
 	placed, err := placePayloads(o, ad, argv, bridge.recorder != nil)

@@ -69,21 +69,6 @@ func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.Chil
 	return r
 }
 
-// readFacts reads the facts of the harness argv starts with env, for
-// its argv methods: the version (the package.json, else --version), and
-// --help when the adapter needs it for that version.
-func readFacts(ctx context.Context, ad *adapters.Adapter, argv, env []string) adapters.Facts {
-	var f adapters.Facts
-	path := adapters.EnvValue(env, "PATH")
-	if src, ok := ad.VersionSource(); ok {
-		f.Version = adapters.ReadVersion(ctx, argv, env, path, src)
-	}
-	if ad.NeedsHelp(f.Version) {
-		f.Help = adapters.ReadHelp(ctx, argv, env, path)
-	}
-	return f
-}
-
 // harnessFacts returns the facts for the harness's argv methods, read
 // the first time they are asked for (after the version read ends) and
 // kept for the session. It runs on a renewal's goroutine, never the
