@@ -42,10 +42,10 @@ missing-victorialogs:
 	@[ -x $(VICTORIALOGS) ] || { echo "$(VICTORIALOGS) is missing: building VictoriaLogs for the OpenTelemetry tests"; $(MAKE) --no-print-directory victorialogs; }
 
 # The supported platforms. CI runs on Linux: darwin/arm64 is compiled
-# there (`make platforms`), never run; see README.md. go vet (test files included) runs once
-# per operating system: the code differs by OS (files *_linux.go,
-# *_darwin.go), never by architecture, so vetting the other architecture
-# checks the same code again, at a minute or more each.
+# there (`make platforms`), never run; see README.md. go vet (test files
+# included) runs once per operating system: the code differs by OS (files
+# *_linux.go, *_darwin.go), never by architecture, so vetting the other
+# architecture checks the same code again, at a minute or more each.
 PLATFORMS     := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 VET_PLATFORMS := linux/amd64 darwin/arm64
 
