@@ -509,19 +509,16 @@ func toJSON(v any) string {
 }
 
 // watchHarness starts `lifeloop watch --adapter adapter --cwd <project>`
-// before the harness runs, runs it, and returns the watch session's
-// receipts once the watch has ended (--until-idle). The idle bound
-// counts from the watch's start until the harness writes its first line:
-// Claude Code 2.1.332 on a loaded machine took longer than 5 s to write
-// its transcript's first line, so the bound is 15 s.
+// before the harness runs, runs it, interrupts the watch (SIGINT) as soon
+// as the harness has exited, and returns the watch session's receipts.
+// The interrupted watch reads what the harness wrote to its end before it
+// ends, so every receipt is in (the idle end, `--until-idle`, is
+// TestOTelFollowNewSessionsAndWatch's and the scripts' in internal/cli).
 func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string, args ...string) (string, string, []map[string]any) {
 	t.Helper()
 	ll := lifeloopBin(t)
 	state := stateDir(t)
-	// --until-idle counts from the watch's start too: it must outlast the
-	// harness's own start before its first transcript line, which on a
-	// busy machine took more than 15 s (OpenCode, Gemini, Claude 2.1.332).
-	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", adapter, "--cwd", env.Dir, "--until-idle", "30s")
+	cmd := env.Command(ll, "watch", "--state-dir", state, "--adapter", adapter, "--cwd", env.Dir)
 	var out strings.Builder
 	cmd.Stdout = &out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -534,9 +531,13 @@ func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		<-done
 	})
+	// A SIGINT before the watch has opened its session would find no
+	// handler yet.
+	waitLedger(t, state, "the watch's session", func([]map[string]any) bool { return true })
 	if res := env.Run(runTimeout, bin, args...); res.ExitCode != 0 {
 		t.Fatalf("%s exited %d: %s", adapter, res.ExitCode, res.Stderr)
 	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case err := <-done:
 		done <- err
@@ -544,9 +545,9 @@ func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string
 			t.Fatalf("watch: %v; stdout %s", err, out.String())
 		}
 	case <-time.After(runTimeout):
-		t.Fatal("watch did not end after --until-idle")
+		t.Fatal("watch did not end after SIGINT")
 	}
-	if !strings.Contains(out.String(), `"reason":"idle"`) {
+	if !strings.Contains(out.String(), `"reason":"interrupted"`) {
 		t.Errorf("watch printed %q", out.String())
 	}
 	session, rs := onlySession(t, state)
@@ -559,7 +560,7 @@ func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string
 			t.Errorf("receipt %v: mode %v adapter %v", r["event"], r["integration_mode"], r["adapter_id"])
 		}
 	}
-	if last := rs[len(rs)-1]; last["event"] != "session.ended" || dig(last, "telemetry_summary", "reason") != "watch_idle" {
+	if last := rs[len(rs)-1]; last["event"] != "session.ended" || dig(last, "telemetry_summary", "reason") != "watch_interrupted" {
 		t.Errorf("last receipt %s", toJSON(last))
 	}
 	return state, session, rs

@@ -191,7 +191,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	ob.save()
 	p.Log.Info("watch started", "adapter", ad.ID, "cwd", o.Cwd, "path", topts.Path)
 
-	wctx, cancel := context.WithCancel(ctx)
+	// The watcher outlives an interrupt until it has caught up (catchUp).
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	w, err := observe.Start(wctx, topts)
 	if err != nil {
@@ -223,6 +224,7 @@ loop:
 				break loop
 			}
 		case <-ctx.Done():
+			catchUp(w, moments, func(m moment.Moment) { ob.observe(context.Background(), m) })
 			break loop
 		}
 	}
@@ -233,6 +235,33 @@ loop:
 	}
 	ob.end(reason, start)
 	return Result{SessionID: p.ID, Reason: reason, Receipts: ob.s.Count}, nil
+}
+
+// catchUpMax bounds the reading an interrupted watch does before it ends.
+const catchUpMax = 2 * time.Second
+
+// catchUp reads every followed source to its end (observe.Watcher.Sync)
+// and hands what that yields to record, within catchUpMax: what the
+// harness wrote before the watch was interrupted (a harness that just
+// exited, its last lines' file events not yet taken) is recorded, not
+// lost.
+func catchUp(w *observe.Watcher, moments <-chan moment.Moment, record func(moment.Moment)) {
+	synced := w.Sync()
+	bound := time.NewTimer(catchUpMax)
+	defer bound.Stop()
+	for {
+		select {
+		case m, ok := <-moments:
+			if !ok {
+				return
+			}
+			record(m)
+		case <-synced:
+			return
+		case <-bound.C:
+			return
+		}
+	}
 }
 
 // latestFile returns the newest file the adapter's discoverer lists for

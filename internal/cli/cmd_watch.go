@@ -65,7 +65,8 @@ learn the session id and pressure level; its earlier turns are not reported.
 A harness that keeps its sessions as rows of a database takes the database
 as FILE (its newest session of --cwd) or <database>#<session id>.
 
-The watch ends on SIGINT or SIGTERM, or after --until-idle without new
+The watch ends on SIGINT or SIGTERM (after reading what the harness has
+written so far, for up to 2 s), or after --until-idle without new
 telemetry; it then records session.ended, marks the session completed,
 prints {"session_id","reason","receipts"} as one JSON line and exits 0.`,
 		Flags: []ucli.Flag{
