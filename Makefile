@@ -173,21 +173,27 @@ broker: ## install RabbitMQ (Debian's rabbitmq-server) for the fleet tests and `
 # The OpenTelemetry e2e tests (e2e/otel_test.go) send to a real Jaeger v2,
 # a Go program pinned in tools/jaeger/go.mod (a module of its own, so
 # lifeloop's go.mod carries none of its dependencies), built once into
-# .cache/ (git-ignored): about 3 minutes on 2 idle cores, 121 MB.
-JAEGER := .cache/jaeger
+# .cache/ (git-ignored), 99 MB. It is the largest build of a CI run:
+# from an empty build cache 463 s on 2 idle cores (891 s of processor
+# time); without the compiler's optimizations and inlining and without
+# debug information (BACKEND_FLAGS) 334 s (640 s). The tests ask the two
+# backends for a few hundred spans and records: their speed is not what
+# is tested, so they are built the cheap way.
+JAEGER        := .cache/jaeger
+BACKEND_FLAGS := -gcflags='all=-N -l' -ldflags='-s -w'
 
 jaeger: ## build Jaeger v2 into .cache/jaeger for the OpenTelemetry tests (`make test` calls it when missing)
-	cd tools/jaeger && $(GO) build -o ../../$(JAEGER) github.com/jaegertracing/jaeger/cmd/jaeger
+	cd tools/jaeger && $(GO) build $(BACKEND_FLAGS) -o ../../$(JAEGER) github.com/jaegertracing/jaeger/cmd/jaeger
 
 # Jaeger stores no logs: the receipt log records go to VictoriaLogs, which
 # takes OTLP/HTTP logs and answers LogsQL queries, pinned the same way in
 # tools/victorialogs/go.mod and built into .cache/ without cgo (its zstd
-# is then pure Go): 150 s of CPU from an empty build cache (under 4
-# minutes on 2 cores even one at a time), 22 MB.
+# is then pure Go), with BACKEND_FLAGS: 87 s of processor time from an
+# empty build cache (111 s with the optimizations), 19 MB.
 VICTORIALOGS := .cache/victoria-logs
 
 victorialogs: ## build VictoriaLogs into .cache/victoria-logs for the OpenTelemetry tests' log store (`make test` calls it when missing)
-	cd tools/victorialogs && CGO_ENABLED=0 $(GO) build -o ../../$(VICTORIALOGS) github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs
+	cd tools/victorialogs && CGO_ENABLED=0 $(GO) build $(BACKEND_FLAGS) -o ../../$(VICTORIALOGS) github.com/VictoriaMetrics/VictoriaLogs/app/victoria-logs
 
 e2e: ## end-to-end tests against the real harnesses (needs `make harnesses`)
 	$(GO) test -race -count=1 ./e2e/...
