@@ -69,6 +69,9 @@ func TestInterruptRecordsWhatWasWritten(t *testing.T) {
 
 // waitOpened waits until this process holds path open: the watch follows it.
 func waitOpened(t *testing.T, path string) {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		fds, _ := os.ReadDir("/proc/self/fd")
 		for _, fd := range fds {
