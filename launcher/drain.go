@@ -71,6 +71,7 @@ func (s *supervisor) beginDrain(then func()) {
 			d.poll = time.NewTimer(d.every)
 			return
 		}
+		s.groupGone = s.child.Pid()
 	}
 	s.catchUp()
 }
@@ -118,6 +119,7 @@ func (s *supervisor) pollGroup() {
 		d.poll.Reset(d.every)
 		return
 	}
+	s.groupGone = d.pgid
 	d.pgid, d.poll = 0, nil
 	s.log.Info("harness's process group gone")
 	s.catchUp()

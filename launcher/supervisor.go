@@ -192,6 +192,10 @@ type supervisor struct {
 	// drain is set while telemetry still in flight is taken after a
 	// harness exited (drain.go).
 	drain *drainState
+	// groupGone is the process group the drain saw without a live
+	// member (0: none yet): nothing can join it again, so the session's
+	// end does not look for leftovers in it once more.
+	groupGone int
 	// orch renews the session (built on first use); renewing is set while
 	// a renewal runs beside the loop, whose requests arrive on calls and
 	// whose end arrives on renewed.
@@ -584,7 +588,7 @@ func (s *supervisor) finish() Result {
 	pid := s.child.Pid()
 	// Anything still in the harness's group is killed; anything that left
 	// the group (a detached daemon) is reported.
-	if len(liveMembers(pid)) > 0 {
+	if s.groupGone != pid && len(liveMembers(pid)) > 0 {
 		s.log.Warn("killing processes left in the harness group")
 		_ = s.child.SignalGroup(syscall.SIGKILL)
 	}

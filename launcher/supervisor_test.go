@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -352,5 +353,29 @@ func TestObservationsChainAndCarryHarnessID(t *testing.T) {
 	}
 	if len(rec.HarnessSessionIDs) != 1 || rec.HarnessSessionIDs[0] != "hs-1" {
 		t.Errorf("session.json harness ids %v", rec.HarnessSessionIDs)
+	}
+}
+
+// TestProcessLeftInTheGroupIsKilled: a process the harness leaves running
+// in its group (here one that ignores the terminal's hangup) is waited
+// for within the drain's bound, then killed when the session ends.
+func TestProcessLeftInTheGroupIsKilled(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	f := newFixture(t, "trap '' HUP; sleep 60 </dev/null >/dev/null 2>&1 & echo $! > "+pidFile+"; exit 0")
+	res := f.run(t)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit code %d", res.ExitCode)
+	}
+	b, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	if _, err := fmt.Sscan(string(b), &pid); err != nil {
+		t.Fatal(err)
+	}
+	if alive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Fatalf("process %d left in the harness's group still runs after the session ended", pid)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,6 +89,9 @@ func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 			if e.IsDir() || !strings.HasPrefix(name, "rollout-") || !strings.HasSuffix(name, ".jsonl") {
 				continue
 			}
+			if t, ok := nameTime(name); ok && !c.Launch.IsZero() && t.Before(c.Launch.Add(-telemetry.Slack(c.Slack))) {
+				continue // named before the launch: no stat of a day's many rollouts
+			}
 			p := filepath.Join(dir, name)
 			born, ok := telemetry.BornAt(p)
 			if !ok || (!c.Launch.IsZero() && born.Before(c.Launch.Add(-telemetry.Slack(c.Slack)))) {
@@ -102,6 +106,26 @@ func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	}
 	telemetry.SortCandidates(out)
 	return out, nil
+}
+
+// nameTime is the time in a rollout's name,
+// rollout-<local time>-<thread id>.jsonl, when the thread id is a UUIDv7
+// (its first 48 bits are the Unix time in milliseconds of the thread's
+// start, which precedes the file's birth); ok is false for any other name.
+func nameTime(name string) (time.Time, bool) {
+	id, ok := strings.CutSuffix(name, ".jsonl")
+	if !ok || len(id) < 36 {
+		return time.Time{}, false
+	}
+	id = id[len(id)-36:]
+	if id[8] != '-' || id[13] != '-' || id[14] != '7' || id[18] != '-' || id[23] != '-' || !strings.ContainsRune("89ab", rune(id[19])) {
+		return time.Time{}, false
+	}
+	ms, err := strconv.ParseUint(id[:8]+id[9:13], 16, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(int64(ms)), true
 }
 
 // meta reads the session_meta of a rollout's first line.

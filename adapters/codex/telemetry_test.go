@@ -345,3 +345,48 @@ func TestCodexParserUnreadableUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestRolloutNameTime(t *testing.T) {
+	tests := []struct {
+		name string
+		want string // RFC 3339 in UTC, "" when the name carries no time
+	}{
+		{"rollout-2026-11-27T23-32-33-01a21f5a-7cfa-7741-a87d-7688e580428d.jsonl", "2026-11-27T23:32:33.658Z"},
+		{"rollout-2025-06-01T10-00-00-5f2c1a9e-3b4d-4c8e-9f1a-2b3c4d5e6f70.jsonl", ""}, // a v4 thread id
+		{"rollout-a.jsonl", ""},
+		{"rollout-2026-11-27T23-32-33-01a21f5a-7cfa-7741-a87d-7688e580428d.json", ""},
+		{"rollout-2026-11-27T23-32-33-01a21f5a-7cfa-7741-187d-7688e580428d.jsonl", ""}, // not the RFC 9562 variant
+	}
+	for _, tc := range tests {
+		got, ok := nameTime(tc.name)
+		if s := got.UTC().Format("2006-01-02T15:04:05.000Z"); ok != (tc.want != "") || (ok && s != tc.want) {
+			t.Errorf("nameTime(%q) = %s, %v; want %q", tc.name, s, ok, tc.want)
+		}
+	}
+}
+
+// TestCodexDiscovererSkipsRolloutsNamedBeforeLaunch: a rollout whose
+// thread id says it started before the launch is not this launch's, even
+// when its file is new, and is passed over without a look at the file.
+func TestCodexDiscovererSkipsRolloutsNamedBeforeLaunch(t *testing.T) {
+	home := t.TempDir()
+	cwd := t.TempDir()
+	now := time.Now()
+	day := filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
+	launch := telemetrytest.LaunchAfter(t, filepath.Join(day, "rollout-old.jsonl"))
+	v7 := func(at time.Time) string {
+		ms := fmt.Sprintf("%012x", at.UnixMilli())
+		return "rollout-" + at.Format("2006-01-02T15-04-05") + "-" + ms[:8] + "-" + ms[8:] + "-7000-8000-000000000000.jsonl"
+	}
+	before, after := v7(launch.Add(-time.Hour)), v7(launch.Add(time.Second))
+	telemetrytest.WriteFile(t, filepath.Join(day, before), codexMetaLine("th-before", cwd))
+	telemetrytest.WriteFile(t, filepath.Join(day, after), codexMetaLine("th-after", cwd))
+	d := &Discoverer{Home: home, Cwd: cwd, Launch: launch, Slack: time.Second}
+	got, err := d.Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := strings.Join(telemetrytest.CandPaths(got), " "); s != after {
+		t.Errorf("candidates %q, want %q", s, after)
+	}
+}
