@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -47,7 +48,10 @@ func BenchmarkOneShot(b *testing.B) {
 // oneShots adds a row per harness: its one-shot prompt under `lifeloop
 // run` (hooks and telemetry on, the defaults) against the same prompt
 // bare, alternated pairs in one environment, median wall and CPU ratios;
-// and the time from the harness's exit to lifeloop's.
+// the same prompt under script(1) against bare in the same runs (what
+// any wrapper that gives the harness a terminal pays: a harness may
+// behave differently on one); and the time from the harness's exit to
+// lifeloop's.
 func (t *summary) oneShots(ll string) {
 	pick := os.Getenv("LIFELOOP_BENCH_HARNESSES")
 	for _, h := range oneShots {
@@ -70,11 +74,16 @@ func (t *summary) oneShot(ll string, h oneShot) {
 	env.UseNodeFor(b, bin)
 	state := filepath.Join(b.TempDir(), "state")
 	stand, marks := exitMarker(b, bin, filepath.Base(bin))
-	var bareW, llW, bareC, llC, tail []time.Duration
-	var wall, cpu []float64
+	_, noScript := exec.LookPath("script")
+	var bareW, llW, bareC, llC, scW, tail []time.Duration
+	var wall, cpu, scWall, scCPU []float64
 	for i := range t.runs + 1 {
 		bare := t.harnessRun(env, bin, h.args...)
 		wrapped := t.harnessRun(env, ll, append([]string{"run", "--state-dir", state, "--", bin}, h.args...)...)
+		var sc measured
+		if noScript == nil {
+			sc = t.harnessRun(env, "script", "-qec", shellWords(append([]string{bin}, h.args...)), "/dev/null")
+		}
 		if i == 0 {
 			continue // warm-up
 		}
@@ -82,6 +91,11 @@ func (t *summary) oneShot(ll string, h oneShot) {
 		bareC, llC = append(bareC, bare.cpu), append(llC, wrapped.cpu)
 		wall = append(wall, wrapped.wall.Seconds()/bare.wall.Seconds())
 		cpu = append(cpu, wrapped.cpu.Seconds()/max(bare.cpu.Seconds(), 1e-3))
+		if noScript == nil {
+			scW = append(scW, sc.wall)
+			scWall = append(scWall, sc.wall.Seconds()/bare.wall.Seconds())
+			scCPU = append(scCPU, sc.cpu.Seconds()/max(bare.cpu.Seconds(), 1e-3))
+		}
 		marked := t.harnessRun(env, ll, append([]string{"run", "--state-dir", state, "--", stand}, h.args...)...)
 		if at, ok := lastMark(marks); ok {
 			tail = append(tail, marked.end.Sub(at))
@@ -90,6 +104,9 @@ func (t *summary) oneShot(ll string, h oneShot) {
 	cmd := strings.Join(append([]string{h.name}, h.args...), " ")
 	t.row(cmd+": wall", ms(median(llW)), "bare "+ms(median(bareW)), fmt.Sprintf("%.2f×", median(wall)), "≤ 1.05×")
 	t.row(cmd+": CPU", ms(median(llC)), "bare "+ms(median(bareC)), fmt.Sprintf("%.2f×", median(cpu)), "≤ 1.10×")
+	if len(scW) > 0 {
+		t.row(cmd+": under script(1), wall and CPU", ms(median(scW)), "bare "+ms(median(bareW)), fmt.Sprintf("%.2f×, CPU %.2f×", median(scWall), median(scCPU)), "—")
+	}
 	if len(tail) > 0 {
 		t.row(h.name+": harness exit → lifeloop exit", ms(median(tail)), "—", "—", "< 20 ms")
 	}
@@ -128,6 +145,15 @@ func exitMarker(b testing.TB, bin, name string) (stand, marks string) {
 		b.Fatal(err)
 	}
 	return stand, marks
+}
+
+// shellWords quotes args for sh -c.
+func shellWords(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	}
+	return strings.Join(q, " ")
 }
 
 // lastMark is the newest time exitMarker appended to marks.
