@@ -3,6 +3,7 @@ GO        ?= go
 BIN       := bin/lifeloop
 OTLP_BIN  := $(dir $(BIN))lifeloop-otlp
 HOOK_BIN  := $(dir $(BIN))lifeloop-hook
+TOP_BIN   := $(dir $(BIN))lifeloop-top
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
@@ -16,10 +17,11 @@ FUZZTIME  ?= 5s
 # the same tags.
 BUILDTAGS := urfave_cli_no_docs,netgo,osusergo
 
-build: ## build bin/lifeloop, bin/lifeloop-hook (the lean hook command `run` installs) and bin/lifeloop-otlp (the OpenTelemetry exporter it starts for --otlp; docs/otel.md)
+build: ## build bin/lifeloop, bin/lifeloop-hook (the lean hook command `run` installs), bin/lifeloop-otlp (the OpenTelemetry exporter it starts for --otlp; docs/otel.md) and bin/lifeloop-top (the terminal UI `lifeloop top` hands over to)
 	$(GO) build -tags $(BUILDTAGS) -o $(BIN) ./cmd/lifeloop
 	$(GO) build -tags $(BUILDTAGS) -o $(HOOK_BIN) ./cmd/lifeloop-hook
 	$(GO) build -tags $(BUILDTAGS) -o $(OTLP_BIN) ./cmd/lifeloop-otlp
+	$(GO) build -tags $(BUILDTAGS) -o $(TOP_BIN) ./cmd/lifeloop-top
 
 test: ## every test with the race detector, and the macOS build and go vet once per OS beside them; installs what is missing first (the pinned harnesses, RabbitMQ, Jaeger, VictoriaLogs), so the end-to-end, fleet and OpenTelemetry tests run
 	@$(MAKE) --no-print-directory -j4 missing-harnesses missing-broker missing-jaeger missing-victorialogs
@@ -56,7 +58,7 @@ missing-victorialogs:
 PLATFORMS     := linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 VET_PLATFORMS := linux/amd64 darwin/arm64
 
-# What `make test` checks of the platforms it does not run: the three
+# What `make test` checks of the platforms it does not run: the four
 # programs built for darwin/arm64 and go vet once per OS. The other
 # architectures' builds (`make cross`) compile the same code of ours
 # again, with every module for one more target: from an empty build
@@ -66,7 +68,7 @@ VET_PLATFORMS := linux/amd64 darwin/arm64
 # lifeloop would compile anyway).
 platforms: ## build for darwin/arm64 and go vet (tests included) once per OS: what `make test` checks of the platforms it does not run
 	@set -e; echo "build darwin/arm64"; \
-	for c in lifeloop lifeloop-hook lifeloop-otlp; do GOOS=darwin GOARCH=arm64 $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/$$c; done; \
+	for c in lifeloop lifeloop-hook lifeloop-otlp lifeloop-top; do GOOS=darwin GOARCH=arm64 $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/$$c; done; \
 	for p in $(VET_PLATFORMS); do echo "vet $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags $(BUILDTAGS) $(PKGS); done
 
 cross: ## build every supported platform, go vet (tests included) once per OS
@@ -75,17 +77,18 @@ cross: ## build every supported platform, go vet (tests included) once per OS
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop-hook; \
 	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop-otlp; \
+	  GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) build -tags $(BUILDTAGS) -o /dev/null ./cmd/lifeloop-top; \
 	  case " $(VET_PLATFORMS) " in *" $$p "*) echo "vet $$p"; GOOS=$${p%/*} GOARCH=$${p#*/} $(GO) vet -tags $(BUILDTAGS) $(PKGS);; esac; \
 	done
 
 # Release archives: one lifeloop-VERSION-OS-ARCH.tar.gz per platform
-# (the binary, README.md, LICENSE when there is one) and SHA256SUMS, into
+# (the four programs, README.md, LICENSE when there is one) and SHA256SUMS, into
 # dist/ (git-ignored). Plain go build with -trimpath, static (cgo off),
 # offline (GOPROXY=off): the modules come from the module cache.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 DIST    := dist
 
-dist: ## release archives (lifeloop, lifeloop-hook and lifeloop-otlp) for every supported platform, with SHA256SUMS, into dist/
+dist: ## release archives (lifeloop, lifeloop-hook, lifeloop-otlp and lifeloop-top) for every supported platform, with SHA256SUMS, into dist/
 	@set -e; rm -rf $(DIST); mkdir -p $(DIST); \
 	for p in $(PLATFORMS); do \
 	  os=$${p%/*}; arch=$${p#*/}; name=lifeloop-$(VERSION)-$$os-$$arch; \
@@ -93,6 +96,7 @@ dist: ## release archives (lifeloop, lifeloop-hook and lifeloop-otlp) for every 
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop ./cmd/lifeloop; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop-hook ./cmd/lifeloop-hook; \
 	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop-otlp ./cmd/lifeloop-otlp; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch GOPROXY=off $(GO) build -trimpath -tags $(BUILDTAGS) -o $(DIST)/$$name/lifeloop-top ./cmd/lifeloop-top; \
 	  cp README.md $(DIST)/$$name/; [ ! -f LICENSE ] || cp LICENSE $(DIST)/$$name/; \
 	  tar -C $(DIST) --owner=0 --group=0 --numeric-owner -czf $(DIST)/$$name.tar.gz $$name; \
 	  rm -rf $(DIST)/$$name; echo "$(DIST)/$$name.tar.gz"; \

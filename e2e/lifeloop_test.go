@@ -35,9 +35,10 @@ func lifeloopBin(t testing.TB) string {
 			return
 		}
 		builtBin = filepath.Join(buildDir, "lifeloop")
-		// lifeloop-hook and lifeloop-otlp beside lifeloop, where `run`
-		// (its hook command), `run --otlp` and `export otlp` look for them.
-		for _, pkg := range []string{"./cmd/lifeloop", "./cmd/lifeloop-hook", "./cmd/lifeloop-otlp"} {
+		// lifeloop-hook, lifeloop-otlp and lifeloop-top beside lifeloop,
+		// where `run` (its hook command), `run --otlp`, `export otlp` and
+		// `top` look for them.
+		for _, pkg := range []string{"./cmd/lifeloop", "./cmd/lifeloop-hook", "./cmd/lifeloop-otlp", "./cmd/lifeloop-top"} {
 			cmd := exec.CommandContext(context.Background(), "go", "build", "-tags", testharness.BuildTags, "-o", buildDir, pkg)
 			cmd.Dir = testharness.ModuleRoot(t)
 			out, err := cmd.CombinedOutput()

@@ -99,6 +99,11 @@ type env struct {
 	registry *adapters.Registry
 	// signals are the signals `run` forwards, caught since Main started.
 	signals *launcher.SignalCatch
+	// args is the command line Main was given (args[0] the program name).
+	args []string
+	// topUI is top's terminal UI; nil in lifeloop, which hands `top` to
+	// the lifeloop-top program.
+	topUI TopUI
 }
 
 // Registry returns the harness registry (built on first use).
@@ -111,7 +116,11 @@ func (e *env) Registry() *adapters.Registry {
 
 // Main runs lifeloop with args (args[0] is the program name) and returns the
 // process exit code.
-func Main(args []string, s Streams) int {
+func Main(args []string, s Streams) int { return MainWithTop(args, s, nil) }
+
+// MainWithTop is Main with top's terminal UI linked in: the lifeloop-top
+// program.
+func MainWithTop(args []string, s Streams, ui TopUI) int {
 	if s.Getenv == nil {
 		s.Getenv = getenvIn(s.Environ)
 	}
@@ -121,7 +130,7 @@ func Main(args []string, s Streams) int {
 	if s.IDs == nil {
 		s.IDs = ids.NewULIDSource(s.Now, nil)
 	}
-	e := &env{Streams: s, ctx: context.Background()}
+	e := &env{Streams: s, ctx: context.Background(), args: args, topUI: ui}
 	var app *ucli.App
 	if name := commandNamed(args); name != "" {
 		if name == "run" {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"strconv"
+	"syscall"
 	"time"
 
-	"github.com/charmbracelet/colorprofile"
 	ucli "github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
@@ -17,8 +19,18 @@ import (
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/internal/top"
 	"github.com/lifeloop/lifeloop/renewal"
+)
+
+// `lifeloop top` in the lifeloop program parses its flags (its help is
+// lifeloop's) and hands over to the lifeloop-top program, which links the
+// terminal UI and runs the same command with it (MainWithTop).
+
+const (
+	// topProgramEnv names the lifeloop-top program to run, when it is
+	// neither beside lifeloop nor on PATH.
+	topProgramEnv = "LIFELOOP_TOP_PROGRAM"
+	topProgram    = "lifeloop-top"
 )
 
 // topOptions are the inputs of `lifeloop top`.
@@ -63,6 +75,9 @@ func topCommand(e *env) *ucli.Command {
 			if o.Width < 0 {
 				return usageErrorf("--width must be positive")
 			}
+			if e.topUI == nil {
+				return execTop(e)
+			}
 			ctx, stop := signalContext(c.Context)
 			defer stop()
 			return topRun(ctx, e, o)
@@ -70,57 +85,114 @@ func topCommand(e *env) *ucli.Command {
 	}
 }
 
+// TopUI opens the terminal UI of `lifeloop top` (package topcmd, over
+// internal/top). The lifeloop program links none of it: lifeloop-top
+// passes one to MainWithTop, and lifeloop hands `top` over to that
+// program (execTop).
+type TopUI func(TopParams) (TopView, error)
+
+// TopParams are what `lifeloop top` resolved for its UI.
+type TopParams struct {
+	Root string
+	// Home is written ~ at the start of folders.
+	Home string
+	Now  func() time.Time
+	// All shows every ended session, not only those of the last hour.
+	All bool
+	// Sealer seals a session whose wrapper died (shown lost).
+	Sealer func(statedir.SessionRecord) statedir.SessionRecord
+	// Actions are the keys' operations: those of `lifeloop abort`,
+	// `pause`, `resume` and `renew`.
+	Actions TopActions
+	// ReceiptLine is a receipt as `lifeloop receipts` prints it on a
+	// terminal.
+	ReceiptLine func(contract.LifecycleReceipt) string
+	// Environ says whether and how the terminal takes colour.
+	Environ []string
+}
+
+// TopActions are the operations top performs on a session (the
+// interface top.Actions).
+type TopActions interface {
+	Control(ctx context.Context, id, op string) (string, error)
+	Renew(ctx context.Context, id string, payloadFiles []string, resume bool) (string, error)
+}
+
+// TopView is the sessions top shows, read once and kept current.
+type TopView interface {
+	// Problems are what kept sessions from being read, by session id.
+	Problems() map[string]string
+	// Rows are the rows of --json (an empty list, never null).
+	Rows() any
+	// WriteTable writes the table of --once, width columns wide, in
+	// colour only where the terminal has it.
+	WriteTable(w io.Writer, width int) error
+	// Interactive runs the full-screen top on the terminal until the user
+	// quits or ctx ends.
+	Interactive(ctx context.Context, in, out *os.File) error
+}
+
 func topRun(ctx context.Context, e *env, o topOptions) error {
 	root, err := statedir.Resolve(o.StateDir, e.Getenv)
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	// Sessions that ended before the window top shows are not read.
-	var since time.Time
-	if !o.All {
-		since = e.Now().Add(-top.DefaultRecent)
-	}
 	// Sessions whose wrapper died are sealed (and shown lost), at start
 	// and whenever a wrapper dies while top runs; a session that cannot
 	// be sealed yet (a full disk) is shown as it is.
 	_, _ = seal.Unlisted(root, e.sealOptions())
-	sealer := func(rec statedir.SessionRecord) statedir.SessionRecord {
-		out, _ := seal.Check(root, rec, e.sealOptions())
-		return out
-	}
-	src, err := top.OpenWith(root, since, sealer)
+	paint := e.painter()
+	view, err := e.topUI(TopParams{
+		Root: root, Home: e.Getenv("HOME"), Now: e.Now, All: o.All,
+		Sealer: func(rec statedir.SessionRecord) statedir.SessionRecord {
+			out, _ := seal.Check(root, rec, e.sealOptions())
+			return out
+		},
+		Actions:     topActions{e: e, root: root},
+		ReceiptLine: func(r contract.LifecycleReceipt) string { return receiptLine(r, paint) },
+		Environ:     e.Environ,
+	})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	for id, p := range src.Problems() {
+	for id, p := range view.Problems() {
 		fmt.Fprintf(e.Err, "lifeloop: warning: session %s: %s\n", id, p)
 	}
-	paint := e.painter()
-	cfg := top.Config{
-		Root: root, Home: e.Getenv("HOME"), Now: e.Now, All: o.All, Clock: time.Second, Actions: topActions{e: e, root: root},
-		ReceiptLine: func(r contract.LifecycleReceipt) string { return receiptLine(r, paint) },
+	if o.JSON {
+		return quietOnClosedOutput(writeIndentedJSON(e.Out, view.Rows()))
 	}
-	if o.JSON || o.Once {
-		rows := top.NewModel(cfg, src.Rows()).Rows()
-		if o.JSON {
-			if rows == nil {
-				rows = []top.Row{}
-			}
-			return quietOnClosedOutput(writeIndentedJSON(e.Out, rows))
-		}
-		w := colorprofile.NewWriter(e.Out, e.Environ)
-		_, err := w.WriteString(top.Once(rows, e.Now(), onceWidth(e, o.Width), root, cfg.Home))
-		return quietOnClosedOutput(err)
+	if o.Once {
+		return quietOnClosedOutput(view.WriteTable(e.Out, onceWidth(e, o.Width)))
 	}
 	in, inOK := e.In.(*os.File)
 	out, outOK := e.Out.(*os.File)
 	if !inOK || !outOK || !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(out.Fd())) {
 		return usageErrorf("top needs a terminal on standard input and output; use --once or --json in scripts")
 	}
-	if err := top.Interactive(ctx, src, cfg, in, out, e.Environ); err != nil {
+	if err := view.Interactive(ctx, in, out); err != nil {
 		return exitf(exitcode.Failed, "top: %v", err)
 	}
 	return nil
+}
+
+// execTop replaces lifeloop with the lifeloop-top program, same command
+// line and environment, so the terminal, the signals and the exit code
+// are lifeloop-top's. Nothing is caught through os/signal yet (Main
+// catches signals only for run, top's signal context starts after this);
+// the runtime's own handlers return to the default on exec, ignored
+// signals stay ignored and no signal is blocked that was not when
+// lifeloop started: lifeloop-top starts as if it had been run directly.
+func execTop(e *env) error {
+	prog, err := findProgram(e, topProgram, topProgramEnv)
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	path, err := exec.LookPath(prog)
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	err = syscall.Exec(path, e.args, e.Environ)
+	return exitf(exitcode.Failed, "%s: %v", path, err)
 }
 
 // onceWidth is the width of the --once table.

@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -62,24 +61,6 @@ func checkOTLPEndpoint(flag, endpoint string) error {
 		return usageErrorf("%s %q: give the backend's OTLP/HTTP URL, such as http://127.0.0.1:4318", flag, endpoint)
 	}
 	return nil
-}
-
-// findOTLPProgram returns the lifeloop-otlp to run: $LIFELOOP_OTLP_PROGRAM,
-// else the one beside this executable, else the one on PATH.
-func findOTLPProgram(e *env) (string, error) {
-	if p := e.Getenv(otlpProgramEnv); p != "" {
-		return p, nil
-	}
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), otlpProgram)
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(otlpProgram); err == nil {
-		return p, nil
-	}
-	return "", fmt.Errorf("%s was found neither beside lifeloop nor on PATH (nor in $%s): install it with lifeloop (`make build` puts both in bin/)", otlpProgram, otlpProgramEnv)
 }
 
 // harnessOTelEnv returns environ as harness process n of session id
@@ -152,7 +133,7 @@ func newLiveOTLP(e *env, endpoint, root string) (*liveOTLP, error) {
 	if err := checkOTLPEndpoint("--otlp", endpoint); err != nil {
 		return nil, err
 	}
-	prog, err := findOTLPProgram(e)
+	prog, err := findProgram(e, otlpProgram, otlpProgramEnv)
 	if err != nil {
 		return nil, exitf(exitcode.LaunchFailed, "--otlp: %v", err)
 	}
@@ -339,7 +320,7 @@ func exportOTLPRun(ctx context.Context, e *env, o exportOptions) error {
 		}
 		root, ids = r, []string{rec.ID}
 	}
-	prog, err := findOTLPProgram(e)
+	prog, err := findProgram(e, otlpProgram, otlpProgramEnv)
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}

@@ -10,51 +10,20 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/internal/exitcode"
-	"github.com/lifeloop/lifeloop/internal/otlpcmd"
 	"github.com/lifeloop/lifeloop/schema"
 )
-
-// TestMain lets the test binary double as the lifeloop command: scripts
-// run `lifeloop ...` in-process through Main, with real exit codes.
-//
-// Two variables, read only here, let a script pin what a real terminal
-// session would vary: LIFELOOP_TEST_TERMINAL=1 makes standard output
-// count as a terminal (the human views), LIFELOOP_TEST_NOW=RFC3339 fixes
-// the clock (durations and "ago" in those views).
-func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
-		"lifeloop": func() {
-			s := OSStreams()
-			if os.Getenv("LIFELOOP_TEST_TERMINAL") == "1" {
-				s.OutTerminal = true
-			}
-			if v := os.Getenv("LIFELOOP_TEST_NOW"); v != "" {
-				now, err := time.Parse(time.RFC3339, v)
-				if err != nil {
-					panic(err)
-				}
-				s.Now = func() time.Time { return now }
-			}
-			os.Exit(Main(os.Args, s))
-		},
-		"orgloop-receiver": orgLoopReceiverMain,
-		"lifeloop-otlp": func() {
-			os.Exit(otlpcmd.Main(os.Args, otlpcmd.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}))
-		},
-	})
-}
 
 // TestScripts runs every testdata/script/*.txtar. Each script gets its own
 // $WORK with HOME=$WORK/home and LIFELOOP_STATE_DIR=$WORK/state, and no
 // XDG_STATE_HOME, so nothing touches the real home or state.
 //
-// Extra script commands: see scriptCmds.
+// The programs scripts run (lifeloop and the others): see TestMain
+// (main_test.go). Extra script commands: see scriptCmds.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                filepath.Join("testdata", "script"),

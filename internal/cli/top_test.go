@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/lifeloop/lifeloop/internal/exitcode"
+)
+
+// TestTopWithoutLifeloopTop: lifeloop links no terminal UI, and without a
+// lifeloop-top beside it, on PATH or in $LIFELOOP_TOP_PROGRAM, `top` says
+// in one line what to install and fails.
+func TestTopWithoutLifeloopTop(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	var out, errOut bytes.Buffer
+	code := Main([]string{"lifeloop", "top", "--once"}, Streams{
+		In: strings.NewReader(""), Out: &out, Err: &errOut,
+		Getenv: func(string) string { return "" },
+	})
+	const want = "lifeloop: lifeloop-top was found neither beside lifeloop nor on PATH (nor in $LIFELOOP_TOP_PROGRAM): install it with lifeloop (`make build` puts it beside lifeloop in bin/)\n"
+	if code != exitcode.Failed || errOut.String() != want || out.Len() > 0 {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and stderr %q", code, out.String(), errOut.String(), exitcode.Failed, want)
+	}
+}
