@@ -145,10 +145,12 @@ var geminiTelemetryPressure = []wantPressure{
 	{160200, 209715, "high", "moderate"},
 }
 
-// TestRunGeminiTelemetry wraps a headless Gemini tool turn: lifeloop pins
-// the session id (--session-id), binds the chat file named after it,
-// records one frame for the prompt and two pressure receipts with the
-// mock's numbers, every receipt from the binding on carrying the id.
+// TestRunGeminiTelemetry wraps a headless Gemini tool turn: lifeloop does
+// not pin the session id of a one-shot (--session-id costs Gemini CLI a
+// lock wait, adapters/gemini PinSession), finds the chat file by the
+// folder's hash and its birth, records one frame for the prompt and two
+// pressure receipts with the mock's numbers, every receipt from the
+// binding on carrying the chat's session id.
 func TestRunGeminiTelemetry(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
@@ -165,8 +167,8 @@ func TestRunGeminiTelemetry(t *testing.T) {
 	chat := onlyOne(t, "chat file", env.GeminiChats())
 	prompts, sid := geminiPrompts(t, chat)
 	argv, _ := sessionRecord(t, state, session)["argv"].([]any)
-	if i := slices.Index(argv, any("--session-id")); i < 0 || i+1 >= len(argv) || argv[i+1] != sid {
-		t.Errorf("argv %v does not pin the chat's session %s", argv, sid)
+	if slices.Contains(argv, any("--session-id")) {
+		t.Errorf("argv %v pins the session of a one-shot", argv)
 	}
 	if !strings.HasSuffix(chat, "-"+sid[:8]+".jsonl") {
 		t.Errorf("chat file %s for session %s", chat, sid)

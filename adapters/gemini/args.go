@@ -85,6 +85,21 @@ func startsSession(args []string) bool {
 	return true
 }
 
+// headless reports whether the arguments run one prompt and exit:
+// -p/--prompt without -i/--prompt-interactive.
+func headless(args []string) bool {
+	prompt := false
+	for _, ca := range parseArgs(args) {
+		switch ca.Option {
+		case promptFlag, promptShort:
+			prompt = true
+		case interactiveFlag, interactiveShrt:
+			return false
+		}
+	}
+	return prompt
+}
+
 // picksSession reports whether the arguments already choose the session.
 func picksSession(args []string) bool {
 	for _, ca := range parseArgs(args) {
@@ -96,12 +111,20 @@ func picksSession(args []string) bool {
 }
 
 // PinSession implements adapters.SessionPinner: a command line that starts
-// a session without choosing one gets `--session-id <new uuid>` at its
-// first own argument. Gemini CLI names the chat file after the id's first
-// 8 characters and records the id on its first line, so telemetry finds
-// exactly this launch's file (TestRunGeminiTelemetry).
+// an interactive session without choosing one gets `--session-id <new
+// uuid>` at its first own argument. Gemini CLI names the chat file after
+// the id's first 8 characters and records the id on its first line, so
+// telemetry finds exactly this launch's file.
+//
+// A headless prompt (-p) is not pinned: with --session-id, Gemini CLI
+// 0.61 reads its project registry (~/.gemini/projects.json) under a file
+// lock while its start-up cleanup holds the same lock, and waits for it
+// in steps of 100 ms and more: a one-shot took 1.09× the time of the same
+// prompt without the flag (8 alternated pairs). Its chat file is found
+// like any other launch's, by the working folder's hash in its first line
+// and its birth after the launch (TestRunGeminiTelemetry).
 func (Harness) PinSession(argv []string, start int) ([]string, string) {
-	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) || picksSession(argv[start:]) {
+	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) || picksSession(argv[start:]) || headless(argv[start:]) {
 		return argv, ""
 	}
 	id := newUUID()

@@ -11,7 +11,10 @@ func TestPinSession(t *testing.T) {
 		pin  bool
 	}{
 		{[]string{"gemini"}, true},
-		{[]string{"gemini", "-m", "gemini-2.5-flash", "-p", "hi"}, true},
+		{[]string{"gemini", "-m", "gemini-2.5-flash", "-p", "hi"}, false}, // headless
+		{[]string{"gemini", "--prompt=hi"}, false},
+		{[]string{"gemini", "-i", "hi"}, true},
+		{[]string{"gemini", "-p", "hi", "-i", "more"}, true},
 		{[]string{"gemini", "fix", "the", "bug"}, true},
 		{[]string{"gemini", "-e", "a", "b", "mcp"}, true}, // "mcp" is an -e value
 		{[]string{"gemini", "--resume", "latest"}, false},
@@ -22,7 +25,8 @@ func TestPinSession(t *testing.T) {
 		{[]string{"gemini", "hooks", "migrate"}, false},
 		{[]string{"gemini", "--list-sessions"}, false},
 		{[]string{"gemini", "--version"}, false},
-		{[]string{"npx", "@google/gemini-cli", "-p", "hi"}, true},
+		{[]string{"npx", "@google/gemini-cli", "-i", "hi"}, true},
+		{[]string{"npx", "@google/gemini-cli", "-p", "hi"}, false},
 	} {
 		start := 1
 		if tt.argv[0] == "npx" {
