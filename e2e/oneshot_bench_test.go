@@ -35,7 +35,9 @@ var oneShots = []oneShot{
 
 // BenchmarkOneShot prints the one-shot rows of the summary alone:
 // LIFELOOP_BENCH_HARNESSES (comma-separated, default all five) picks the
-// harnesses, LIFELOOP_BENCH_RUNS the alternated pairs.
+// harnesses, LIFELOOP_BENCH_RUNS the alternated pairs, and
+// LIFELOOP_BENCH_RUN_FLAGS (space-separated) adds flags to `lifeloop run`
+// (e.g. --no-hooks --no-telemetry, to tell their share apart).
 func BenchmarkOneShot(b *testing.B) {
 	ll := lifeloopBin(b)
 	for b.Loop() {
@@ -79,7 +81,7 @@ func (t *summary) oneShot(ll string, h oneShot) {
 	var wall, cpu, scWall, scCPU []float64
 	for i := range t.runs + 1 {
 		bare := t.harnessRun(env, bin, h.args...)
-		wrapped := t.harnessRun(env, ll, append([]string{"run", "--state-dir", state, "--", bin}, h.args...)...)
+		wrapped := t.harnessRun(env, ll, append(runArgs(state, bin), h.args...)...)
 		var sc measured
 		if noScript == nil {
 			sc = t.harnessRun(env, "script", "-qec", shellWords(append([]string{bin}, h.args...)), "/dev/null")
@@ -96,7 +98,7 @@ func (t *summary) oneShot(ll string, h oneShot) {
 			scWall = append(scWall, sc.wall.Seconds()/bare.wall.Seconds())
 			scCPU = append(scCPU, sc.cpu.Seconds()/max(bare.cpu.Seconds(), 1e-3))
 		}
-		marked := t.harnessRun(env, ll, append([]string{"run", "--state-dir", state, "--", stand}, h.args...)...)
+		marked := t.harnessRun(env, ll, append(runArgs(state, stand), h.args...)...)
 		if at, ok := lastMark(marks); ok {
 			tail = append(tail, marked.end.Sub(at))
 		}
@@ -145,6 +147,12 @@ func exitMarker(b testing.TB, bin, name string) (stand, marks string) {
 		b.Fatal(err)
 	}
 	return stand, marks
+}
+
+// runArgs is `lifeloop run` of bin, with LIFELOOP_BENCH_RUN_FLAGS.
+func runArgs(state, bin string) []string {
+	args := append([]string{"run", "--state-dir", state}, strings.Fields(os.Getenv("LIFELOOP_BENCH_RUN_FLAGS"))...)
+	return append(args, "--", bin)
 }
 
 // shellWords quotes args for sh -c.
