@@ -25,8 +25,10 @@
 //     session-<YYYY-MM-DDTHH-MM>-<id[:8]>.jsonl, append-only JSONL (see
 //     Parser); the project folder is a slug of the working folder's name,
 //     the file's projectHash the SHA-256 of its path. --session-id ID
-//     starts a session with that id; --resume ID continues one in the
-//     same file.
+//     starts a session with that id, after a wait on the CLI's own
+//     project-registry lock (docs/harnesses.md), so lifeloop pins
+//     interactive launches only; --resume ID continues one in the same
+//     file.
 //   - Token usage is the model response's usageMetadata copied verbatim
 //     into "tokens" {input, output, cached, thoughts, tool, total}; no
 //     window is recorded (the CLI's tokenLimit: 1 048 576, Gemma 4:
