@@ -64,6 +64,7 @@ func (s *supervisor) beginDrain(then func()) {
 	}
 	d := &drainState{deadline: time.NewTimer(drainMax), then: then}
 	s.drain = d
+	s.groupGone = 0 // this harness's group has not been seen empty yet
 	if s.child != nil {
 		if left := liveMembers(s.child.Pid()); len(left) > 0 {
 			s.log.Info("harness exited; waiting for its process group", "left", left)
