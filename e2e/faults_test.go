@@ -472,7 +472,10 @@ func TestHugeTranscriptLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(lines[0]), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := env.Command(lifeloopBin(t), "watch", "--state-dir", state, "--adapter", "claude", "--until-idle", "3s", path)
+	// The idle bound counts from the last observation: the whole 300 MB
+	// line is written and read within it (a busy disk has stalled that
+	// write for seconds), so it is a generous bound, not a measure.
+	cmd := env.Command(lifeloopBin(t), "watch", "--state-dir", state, "--adapter", "claude", "--until-idle", "10s", path)
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
