@@ -111,6 +111,10 @@ func TestRenewGeminiTUI(t *testing.T) {
 			quitAt := len(term.Output())
 			term.Type("/quit")
 			waitOutputAfter(t, term, quitAt, "/quit", screenTimeout)
+			// Enter once Gemini CLI offers the command ("Exit the cli"):
+			// before it has loaded its commands (slow on a busy
+			// machine), a typed /quit goes to the model as a prompt.
+			waitOutputAfter(t, term, quitAt, "Exit the cli", screenTimeout)
 			geminiEnter(term)
 			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
 				t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output())
