@@ -136,12 +136,19 @@ func codexMetaLine(id, cwd string) string {
 	return `{"timestamp":"2026-11-21T22:12:19.204Z","ordinal":0,"type":"session_meta","payload":{"id":"` + id + `","cwd":"` + cwd + `","originator":"codex_exec"}}` + "\n"
 }
 
-func TestCodexDiscoverer(t *testing.T) {
-	home := t.TempDir()
-	cwd := t.TempDir()
+// launchToday returns a Codex home, a working folder, today's rollout
+// folder in that home (with a rollout born before the launch) and the
+// launch time.
+func launchToday(t *testing.T) (home, cwd, day string, launch time.Time) {
+	t.Helper()
+	home, cwd = t.TempDir(), t.TempDir()
 	now := time.Now()
-	day := filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
-	launch := telemetrytest.LaunchAfter(t, filepath.Join(day, "rollout-old.jsonl"))
+	day = filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
+	return home, cwd, day, telemetrytest.LaunchAfter(t, filepath.Join(day, "rollout-old.jsonl"))
+}
+
+func TestCodexDiscoverer(t *testing.T) {
+	home, cwd, day, launch := launchToday(t)
 	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-a.jsonl"), codexMetaLine("th-a", cwd))
 	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-other.jsonl"), codexMetaLine("th-o", "/elsewhere"))
 	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-partial.jsonl"), strings.TrimSuffix(codexMetaLine("th-p", cwd), "\n"))
@@ -369,11 +376,7 @@ func TestRolloutNameTime(t *testing.T) {
 // thread id says it started before the launch is not this launch's, even
 // when its file is new, and is passed over without a look at the file.
 func TestCodexDiscovererSkipsRolloutsNamedBeforeLaunch(t *testing.T) {
-	home := t.TempDir()
-	cwd := t.TempDir()
-	now := time.Now()
-	day := filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
-	launch := telemetrytest.LaunchAfter(t, filepath.Join(day, "rollout-old.jsonl"))
+	home, cwd, day, launch := launchToday(t)
 	v7 := func(at time.Time) string {
 		ms := fmt.Sprintf("%012x", at.UnixMilli())
 		return "rollout-" + at.Format("2006-01-02T15-04-05") + "-" + ms[:8] + "-" + ms[8:] + "-7000-8000-000000000000.jsonl"
