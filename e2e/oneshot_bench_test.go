@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -76,15 +77,15 @@ func (t *summary) oneShot(ll string, h oneShot) {
 	env.UseNodeFor(b, bin)
 	state := filepath.Join(b.TempDir(), "state")
 	stand, marks := exitMarker(b, bin, filepath.Base(bin))
-	_, noScript := exec.LookPath("script")
+	_, scriptErr := exec.LookPath("script")
 	var bareW, llW, bareC, llC, scW, tail []time.Duration
 	var wall, cpu, scWall, scCPU []float64
 	for i := range t.runs + 1 {
 		bare := t.harnessRun(env, bin, h.args...)
 		wrapped := t.harnessRun(env, ll, append(runArgs(state, bin), h.args...)...)
 		var sc measured
-		if noScript == nil {
-			sc = t.harnessRun(env, "script", "-qec", shellWords(append([]string{bin}, h.args...)), "/dev/null")
+		if scriptErr == nil {
+			sc = t.harnessRun(env, "script", "-qec", shellWords(bin, h.args), "/dev/null")
 		}
 		if i == 0 {
 			continue // warm-up
@@ -93,7 +94,7 @@ func (t *summary) oneShot(ll string, h oneShot) {
 		bareC, llC = append(bareC, bare.cpu), append(llC, wrapped.cpu)
 		wall = append(wall, wrapped.wall.Seconds()/bare.wall.Seconds())
 		cpu = append(cpu, wrapped.cpu.Seconds()/max(bare.cpu.Seconds(), 1e-3))
-		if noScript == nil {
+		if scriptErr == nil {
 			scW = append(scW, sc.wall)
 			scWall = append(scWall, sc.wall.Seconds()/bare.wall.Seconds())
 			scCPU = append(scCPU, sc.cpu.Seconds()/max(bare.cpu.Seconds(), 1e-3))
@@ -155,11 +156,11 @@ func runArgs(state, bin string) []string {
 	return append(args, "--", bin)
 }
 
-// shellWords quotes args for sh -c.
-func shellWords(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+// shellWords is bin and args as one command line for sh -c.
+func shellWords(bin string, args []string) string {
+	q := []string{hooks.ShellQuote(bin)}
+	for _, a := range args {
+		q = append(q, hooks.ShellQuote(a))
 	}
 	return strings.Join(q, " ")
 }

@@ -244,7 +244,8 @@ const catchUpMax = 2 * time.Second
 // and hands what that yields to record, within catchUpMax: what the
 // harness wrote before the watch was interrupted (a harness that just
 // exited, its last lines' file events not yet taken) is recorded, not
-// lost.
+// lost. Once Sync answers, what it read may still wait on moments: that
+// is taken too.
 func catchUp(w *observe.Watcher, moments <-chan moment.Moment, record func(moment.Moment)) {
 	synced := w.Sync()
 	bound := time.NewTimer(catchUpMax)
@@ -257,7 +258,17 @@ func catchUp(w *observe.Watcher, moments <-chan moment.Moment, record func(momen
 			}
 			record(m)
 		case <-synced:
-			return
+			for {
+				select {
+				case m, ok := <-moments:
+					if !ok {
+						return
+					}
+					record(m)
+				default:
+					return
+				}
+			}
 		case <-bound.C:
 			return
 		}

@@ -77,6 +77,7 @@ func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 		days[d.UTC().Format("2006/01/02")] = true
 	}
 	cwds := telemetry.CwdSpellings(c.Cwd)
+	since := c.Launch.Add(-telemetry.Slack(c.Slack)) // a file of this launch is not older
 	var out []telemetry.Candidate
 	for day := range days {
 		dir := filepath.Join(c.Home, "sessions", filepath.FromSlash(day))
@@ -89,12 +90,12 @@ func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 			if e.IsDir() || !strings.HasPrefix(name, "rollout-") || !strings.HasSuffix(name, ".jsonl") {
 				continue
 			}
-			if t, ok := nameTime(name); ok && !c.Launch.IsZero() && t.Before(c.Launch.Add(-telemetry.Slack(c.Slack))) {
+			if t, ok := nameTime(name); ok && !c.Launch.IsZero() && t.Before(since) {
 				continue // named before the launch: no stat of a day's many rollouts
 			}
 			p := filepath.Join(dir, name)
 			born, ok := telemetry.BornAt(p)
-			if !ok || (!c.Launch.IsZero() && born.Before(c.Launch.Add(-telemetry.Slack(c.Slack)))) {
+			if !ok || (!c.Launch.IsZero() && born.Before(since)) {
 				continue
 			}
 			id, cwd, ok := meta(p)
