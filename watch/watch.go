@@ -250,28 +250,30 @@ func catchUp(w *observe.Watcher, moments <-chan moment.Moment, record func(momen
 	synced := w.Sync()
 	bound := time.NewTimer(catchUpMax)
 	defer bound.Stop()
+	caughtUp := false
 	for {
-		select {
-		case m, ok := <-moments:
-			if !ok {
+		var m moment.Moment
+		ok := true
+		if caughtUp {
+			select {
+			case m, ok = <-moments:
+			default:
 				return
 			}
-			record(m)
-		case <-synced:
-			for {
-				select {
-				case m, ok := <-moments:
-					if !ok {
-						return
-					}
-					record(m)
-				default:
-					return
-				}
+		} else {
+			select {
+			case m, ok = <-moments:
+			case <-synced:
+				caughtUp = true
+				continue
+			case <-bound.C:
+				return
 			}
-		case <-bound.C:
+		}
+		if !ok {
 			return
 		}
+		record(m)
 	}
 }
 
