@@ -96,6 +96,17 @@ func TestRunClaudePrint(t *testing.T) {
 	if res.Stderr != "" {
 		t.Errorf("lifeloop wrote to stderr while the harness ran: %q", res.Stderr)
 	}
+	// A script capturing the output gets what the bare harness prints,
+	// byte for byte, and a prompt piped on stdin reaches the harness as
+	// it does bare (Claude reads it only when stdin is not a terminal).
+	bare := env.Run(runTimeout, bin, "-p", "say hello")
+	if res.Stdout != bare.Stdout {
+		t.Errorf("wrapped stdout %q, bare %q", res.Stdout, bare.Stdout)
+	}
+	piped := env.RunInput(runTimeout, "say hello\n", ll, "run", "--state-dir", t.TempDir(), "--", bin, "-p")
+	if piped.ExitCode != 0 || piped.Stdout != bare.Stdout {
+		t.Errorf("echo 'say hello' | lifeloop run -- claude -p: exit %d, stdout %q (bare %q), stderr %q", piped.ExitCode, piped.Stdout, bare.Stdout, piped.Stderr)
+	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
 	assertHarnessVersion(t, env, receipts, bin)

@@ -84,7 +84,7 @@ type fakeProc struct {
 func (p *fakeProc) Pid() int              { return p.pid }
 func (p *fakeProc) Done() <-chan struct{} { return p.done }
 func (p *fakeProc) Activity() ptyio.Activity {
-	return ptyio.Activity{}
+	return ptyio.Activity{Metered: true}
 }
 
 func (p *fakeProc) Wait() ptyio.ExitStatus {

@@ -44,8 +44,13 @@ type Options struct {
 	// Dir is the harness's working directory (required).
 	Dir string
 
+	// In, Out and Err are lifeloop's own standard descriptors. The
+	// harness gets a PTY where they are terminals; each that is a plain
+	// file or pipe it gets as it is, unless AlwaysPTY (see
+	// ptyio.TerminalConfig.PassThrough).
 	In         io.Reader
-	Out        io.Writer
+	Out, Err   io.Writer
+	AlwaysPTY  bool
 	Cols, Rows uint16
 
 	Tick, IdleAfter, Grace, MaxDuration time.Duration
@@ -225,7 +230,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		StateDir:        o.StateDir,
 		Record:          rec,
 		Spec:            ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: startEnv, Dir: o.Dir},
-		Terminal:        ptyio.TerminalConfig{In: o.In, Out: o.Out, Cols: o.Cols, Rows: o.Rows, Logger: p.Log},
+		Terminal:        ptyio.TerminalConfig{In: o.In, Out: o.Out, Err: o.Err, PassThrough: !o.AlwaysPTY, Cols: o.Cols, Rows: o.Rows, Logger: p.Log},
 		Tick:            o.Tick,
 		IdleAfter:       o.IdleAfter,
 		Grace:           o.Grace,

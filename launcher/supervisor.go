@@ -463,6 +463,9 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		defer ticks.timer.Stop()
 		tickC = ticks.timer.C
 		s.activity = activityActive
+		if a, _ := s.currentActivity(); a == activityUnmetered {
+			s.activity = a
+		}
 	}
 	var maxC <-chan time.Time
 	if s.cfg.MaxDuration > 0 {
@@ -668,6 +671,9 @@ func (s *supervisor) currentActivity() (string, float64) {
 		return s.activity, 0
 	}
 	a := s.child.Activity()
+	if !a.Metered {
+		return activityUnmetered, 0
+	}
 	return activityOf(a.LastOutput, s.startedAt, s.cfg.Now(), s.cfg.IdleAfter)
 }
 

@@ -8,6 +8,10 @@ import (
 const (
 	activityActive = "active"
 	activityIdle   = "idle"
+	// activityUnmetered: the harness's output does not pass through
+	// lifeloop (it writes to a pipe or file lifeloop handed it), so no
+	// output is counted and idleness is not judged.
+	activityUnmetered = "unmetered"
 )
 
 // Tick triggers.
@@ -118,6 +122,10 @@ func (s tickSample) summary(trigger, state string) map[string]any {
 		"output_bytes": s.OutputBytes,
 		"idle_seconds": roundMillis(s.IdleSeconds),
 		"activity":     s.Activity,
+	}
+	if s.Activity == activityUnmetered {
+		delete(m, "output_bytes")
+		delete(m, "idle_seconds")
 	}
 	if s.Usage {
 		m["rss_bytes"] = s.RSSBytes

@@ -87,6 +87,10 @@ func (s ExitStatus) String() string {
 
 // Activity is a snapshot of a child's output activity.
 type Activity struct {
+	// Metered is false when the child's standard output is not on its
+	// PTY (TerminalConfig.PassThrough): its output is not seen, and the
+	// counters below stay at zero.
+	Metered bool
 	// BytesOut counts bytes read from the child's PTY so far.
 	BytesOut uint64
 	// LastOutput is when output was last read; zero before any output.
@@ -94,11 +98,12 @@ type Activity struct {
 }
 
 // Child is one process running under its own PTY, attached to a Terminal
-// until it is done.
+// until it is done. With TerminalConfig.PassThrough and no terminal at
+// all it has no PTY (master is nil).
 type Child struct {
 	t      *Terminal
 	pid    int
-	master *os.File
+	master *os.File // nil without a PTY
 
 	exited   atomic.Bool  // the process has been reaped
 	exitedAt atomic.Int64 // unix nanos of the reap
@@ -147,27 +152,39 @@ func (t *Terminal) Start(spec ChildSpec) (*Child, error) {
 	}
 	eof := t.attach(c) // also applies the current size, see attach
 
-	go c.copyOutput()
+	if c.master != nil {
+		go c.copyOutput()
+	} else {
+		go c.finish() // nothing to drain: done at the reap
+	}
 	if eof {
 		c.sendEOF()
 	}
 	return c, nil
 }
 
-// spawn opens the PTY and starts the process on it.
+// spawn opens the PTY, when the child gets one, and starts the process.
 func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
-	master, slave, err := openPTY()
-	if err != nil {
-		return nil, fmt.Errorf("ptyio: open a pseudo-terminal: %w (is /dev/pts mounted?)", err)
+	var master, slave *os.File
+	if t.usesPTY() {
+		var err error
+		if master, slave, err = t.openSizedPTY(); err != nil {
+			return nil, err
+		}
 	}
-	if !pollable(master) {
-		t.log.Warn("the runtime poller refused the pseudo-terminal: output after the child's exit is drained until every holder closes it")
-	}
-	cols, rows := t.Size()
-	if err := setSize(master, cols, rows); err != nil {
-		_ = master.Close()
-		_ = slave.Close()
-		return nil, fmt.Errorf("ptyio: size the pseudo-terminal: %w", err)
+	// Each descriptor is the PTY's slave, or this process's own one
+	// passed through; the first on the slave makes it the controlling
+	// terminal.
+	files, ctty := make([]uintptr, 3), -1
+	for i := range files {
+		if t.pass[i] != nil {
+			files[i] = t.pass[i].Fd()
+			continue
+		}
+		files[i] = slave.Fd()
+		if ctty < 0 {
+			ctty = i
+		}
 	}
 	env := spec.Env
 	if env == nil {
@@ -177,20 +194,23 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	// process probes pidfd support by starting a throwaway child, which
 	// cost every `lifeloop run` a second fork. The harness is reaped with
 	// wait4 (waitProcess); nothing else waits for it.
-	sfd := slave.Fd()
 	pid, err := syscall.ForkExec(path, append([]string{spec.Path}, spec.Args...), &syscall.ProcAttr{
 		Dir:   spec.Dir,
 		Env:   env,
-		Files: []uintptr{sfd, sfd, sfd},
+		Files: files,
 		Sys: &syscall.SysProcAttr{
 			Setsid:  true,
-			Setctty: true,
-			Ctty:    0, // the child's stdin, which is the slave
+			Setctty: ctty >= 0,
+			Ctty:    max(ctty, 0), // a descriptor of the child's on the slave
 		},
 	})
-	_ = slave.Close() // the child holds its own copies
+	if slave != nil {
+		_ = slave.Close() // the child holds its own copies
+	}
 	if err != nil {
-		_ = master.Close()
+		if master != nil {
+			_ = master.Close()
+		}
 		return nil, classifyStartError(spec.Path, err)
 	}
 	c := &Child{
@@ -204,6 +224,24 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	c.ready = newReadyText(spec.ReadyText)
 	c.readySeen.Store(c.ready == nil)
 	return c, nil
+}
+
+// openSizedPTY opens a PTY pair sized to t's current size.
+func (t *Terminal) openSizedPTY() (master, slave *os.File, err error) {
+	master, slave, err = openPTY()
+	if err != nil {
+		return nil, nil, fmt.Errorf("ptyio: open a pseudo-terminal: %w (is /dev/pts mounted?)", err)
+	}
+	if !pollable(master) {
+		t.log.Warn("the runtime poller refused the pseudo-terminal: output after the child's exit is drained until every holder closes it")
+	}
+	cols, rows := t.Size()
+	if err := setSize(master, cols, rows); err != nil {
+		_ = master.Close()
+		_ = slave.Close()
+		return nil, nil, fmt.Errorf("ptyio: size the pseudo-terminal: %w", err)
+	}
+	return master, slave, nil
 }
 
 // classifyStartError maps exec failures to ErrNotFound / ErrNotExecutable.
@@ -251,7 +289,9 @@ func (c *Child) waitProcess() {
 	close(c.waitDone)
 	// Interrupt a read that may be blocked forever on a slave held open by
 	// a grandchild; copyOutput sets its own deadlines from here on.
-	_ = c.master.SetReadDeadline(time.Now().Add(DrainQuiet))
+	if c.master != nil {
+		_ = c.master.SetReadDeadline(time.Now().Add(DrainQuiet))
+	}
 }
 
 // copyOutput relays the PTY's output to the Terminal's Out until EIO, or
@@ -325,13 +365,18 @@ func (c *Child) copyOutput() {
 func (c *Child) finish() {
 	<-c.waitDone
 	c.t.detach(c)
-	_ = c.master.Close()
+	if c.master != nil {
+		_ = c.master.Close()
+	}
 	c.doneOnce.Do(func() { close(c.done) })
 }
 
 // resize sets the PTY's window size; the kernel signals SIGWINCH to the
 // child's foreground process group.
 func (c *Child) resize(cols, rows uint16) error {
+	if c.master == nil {
+		return nil
+	}
 	return setSize(c.master, cols, rows)
 }
 
@@ -342,7 +387,7 @@ const noInput = 1 << 8
 // character, twice when the relayed input ended in the middle of a line
 // (the first one only pushes the pending partial line to the reader).
 func (c *Child) sendEOF() {
-	if !c.eofSent.CompareAndSwap(false, true) {
+	if c.master == nil || !c.eofSent.CompareAndSwap(false, true) {
 		return
 	}
 	eof := eofChar(c.master)
@@ -384,6 +429,9 @@ func (c *Child) SignalGroup(sig syscall.Signal) error {
 // example "/exit\r"). It may block while the child does not read its
 // input, and fails once the child is done.
 func (c *Child) Write(p []byte) (int, error) {
+	if c.master == nil {
+		return 0, fmt.Errorf("ptyio: write to child %d: it has no terminal", c.pid)
+	}
 	n, err := c.master.Write(p)
 	if err != nil {
 		return n, fmt.Errorf("ptyio: write to child %d: %w", c.pid, err)
@@ -396,11 +444,18 @@ func (c *Child) Write(p []byte) (int, error) {
 // reads its input) and has drawn its ChildSpec.ReadyText, when one was
 // named. Keys written before are echoed by the terminal's line
 // discipline, and a TUI that is not reading its input yet drops them.
-func (c *Child) TakesKeys() bool { return c.readySeen.Load() && keyByKey(c.master) }
+// A child whose standard input is passed through (TerminalConfig.PassThrough)
+// gets no typed keys at all: it reports true.
+func (c *Child) TakesKeys() bool {
+	if !c.t.relaysInput() {
+		return true
+	}
+	return c.readySeen.Load() && keyByKey(c.master)
+}
 
 // Activity returns the output counters. It is cheap (two atomic loads).
 func (c *Child) Activity() Activity {
-	a := Activity{BytesOut: c.bytesOut.Load()}
+	a := Activity{Metered: c.master != nil && c.t.pass[1] == nil, BytesOut: c.bytesOut.Load()}
 	if ns := c.lastOut.Load(); ns != 0 {
 		a.LastOutput = time.Unix(0, ns)
 	}

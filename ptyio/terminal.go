@@ -34,6 +34,20 @@ type TerminalConfig struct {
 	In io.Reader
 	// Out receives the child's output, usually os.Stdout. Nil discards it.
 	Out io.Writer
+	// Err is this process's standard error, usually os.Stderr. It is
+	// only used with PassThrough; nil leaves the child's standard error
+	// on the PTY.
+	Err io.Writer
+	// PassThrough gives every child, in place of the PTY, each of In,
+	// Out and Err that is an *os.File but not a terminal, as it is: a
+	// child sees a terminal exactly where this process has one, and the
+	// bytes of a pipe or a file reach it, or leave it, untouched. When
+	// none of the three is a terminal a child gets no PTY at all. Input
+	// passed through is not relayed (there is nothing to hold or to end
+	// with VEOF); output passed through is not metered
+	// ([Activity].Metered). Without PassThrough a child always gets the
+	// PTY on all three descriptors.
+	PassThrough bool
 	// Cols and Rows give the PTY size when neither In nor Out is a
 	// terminal. Zero means DefaultCols / DefaultRows.
 	Cols, Rows uint16
@@ -53,6 +67,10 @@ type Terminal struct {
 
 	isTTY  bool // In is a terminal: raw mode applies
 	sizeFd int  // descriptor the window size is read from, or -1
+
+	// pass holds the descriptors children get as they are (PassThrough),
+	// by number: stdin, stdout, stderr; nil where a child gets the PTY.
+	pass [3]*os.File
 
 	size atomic.Uint32 // cols<<16 | rows
 
@@ -123,15 +141,18 @@ func OpenTerminal(cfg TerminalConfig) (*Terminal, error) {
 	}
 	t.storeSize(cols, rows)
 
-	if f, ok := cfg.In.(*os.File); ok && f != nil {
+	if cfg.PassThrough {
+		t.passThrough(cfg)
+	}
+	if f := osFile(cfg.In); f != nil && t.pass[0] == nil {
 		t.inFile = f
 		if term.IsTerminal(int(f.Fd())) {
 			t.isTTY = true
 			t.sizeFd = int(f.Fd())
 		}
 	}
-	if t.sizeFd < 0 {
-		if f, ok := cfg.Out.(*os.File); ok && f != nil && term.IsTerminal(int(f.Fd())) {
+	for _, w := range []io.Writer{cfg.Out, cfg.Err} {
+		if f := osFile(w); f != nil && t.sizeFd < 0 && term.IsTerminal(int(f.Fd())) {
 			t.sizeFd = int(f.Fd())
 		}
 	}
@@ -141,7 +162,9 @@ func OpenTerminal(cfg TerminalConfig) (*Terminal, error) {
 		}
 	}
 
-	if t.inFile != nil {
+	if !t.relaysInput() {
+		close(t.readerDone) // the children read In themselves
+	} else if t.inFile != nil {
 		r, w, err := os.Pipe()
 		if err != nil {
 			return nil, fmt.Errorf("ptyio: create wake pipe: %w (too many open files?)", err)
@@ -157,8 +180,54 @@ func OpenTerminal(cfg TerminalConfig) (*Terminal, error) {
 	} else {
 		close(t.winchDone)
 	}
-	go t.readStdin()
+	if t.relaysInput() {
+		go t.readStdin()
+	}
 	return t, nil
+}
+
+// passThrough picks the descriptors children get as they are, and where
+// a child's PTY output goes when its standard output is not on the PTY:
+// to this process's standard error, or else its standard input, when
+// that one is a terminal (what the harness draws on its terminal, or
+// the terminal echoes, shows where the person looks); else nowhere.
+func (t *Terminal) passThrough(cfg TerminalConfig) {
+	for i, s := range []any{cfg.In, cfg.Out, cfg.Err} {
+		if f := osFile(s); f != nil && !term.IsTerminal(int(f.Fd())) {
+			t.pass[i] = f
+		}
+	}
+	if t.pass[1] == nil {
+		return
+	}
+	t.out = io.Discard
+	for _, s := range []any{cfg.Err, cfg.In} {
+		if f := osFile(s); f != nil && term.IsTerminal(int(f.Fd())) {
+			t.out = f
+			return
+		}
+	}
+}
+
+// osFile returns v as a non-nil *os.File, or nil.
+func osFile(v any) *os.File {
+	if f, ok := v.(*os.File); ok && f != nil {
+		return f
+	}
+	return nil
+}
+
+// relaysInput reports whether In is relayed to the children's PTY
+// rather than passed to them as it is.
+func (t *Terminal) relaysInput() bool { return t.pass[0] == nil }
+
+// usesPTY reports whether children get a PTY on any descriptor.
+func (t *Terminal) usesPTY() bool { return t.pass[0] == nil || t.pass[1] == nil || t.pass[2] == nil }
+
+// PassesThrough reports, by descriptor number (stdin, stdout, stderr),
+// which of this process's descriptors children get as they are.
+func (t *Terminal) PassesThrough() [3]bool {
+	return [3]bool{t.pass[0] != nil, t.pass[1] != nil, t.pass[2] != nil}
 }
 
 // IsTTY reports whether stdin is a terminal (and so raw mode is used).

@@ -34,6 +34,7 @@ type runOptions struct {
 	Grace         time.Duration
 	MaxDuration   time.Duration
 	Cols, Rows    int
+	PTY           string
 	NoHooks       bool
 	Continue      string
 	NoTelemetry   bool
@@ -55,7 +56,11 @@ func runCommand(e *env) *ucli.Command {
 		Usage:     "run a harness under a PTY and record its lifecycle",
 		ArgsUsage: "[flags] -- CMD [ARGS...]",
 		Description: `Starts CMD under a pseudo-terminal and stays invisible: the harness owns
-the terminal, keys and screen are exactly as without lifeloop. Lifecycle
+the terminal, keys and screen are exactly as without lifeloop. Where
+lifeloop's stdin, stdout or stderr is a pipe or a file rather than a
+terminal, the harness gets that descriptor as it is (--pty auto): a script's
+'echo hi | lifeloop run -- CMD > out' feeds and captures the harness
+byte for byte, and with no terminal at all there is no PTY. Lifecycle
 receipts (session.starting/started/ending/ended, supervisor.tick, ...) go to
 the session's ledger (see 'lifeloop receipts --latest'), to --events
 destinations and to --client commands, never to the terminal.
@@ -94,6 +99,7 @@ kills the group.`,
 			&ucli.BoolFlag{Name: "payload-argv-ok", Usage: "let a payload placed at launch (and at every renewal) travel on the harness's command line, readable by every local user through ps, where the adapter has no private channel for it; without it such a placement is refused", Destination: &o.PayloadArgvOK},
 			otlpFlag(&o.OTLP),
 			otlpHarnessEnvFlag(&o.OTLPHarness),
+			&ucli.StringFlag{Name: "pty", Usage: "where the harness gets a pseudo-terminal: auto (where lifeloop has a terminal; pipes and files as they are) or always (stdin, stdout and stderr, e.g. to drive a TUI from a pipe)", Value: "auto", Destination: &o.PTY},
 			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal", Value: 120, Destination: &o.Cols},
 			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal", Value: 40, Destination: &o.Rows},
 		},
@@ -119,6 +125,9 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	format, err := sink.ParseFormat(o.Format)
 	if err != nil {
 		return usageErrorf("--format: %v", err)
+	}
+	if o.PTY != "auto" && o.PTY != "always" {
+		return usageErrorf("--pty must be auto or always, not %q", o.PTY)
 	}
 	if o.Cols <= 0 || o.Rows <= 0 || o.Cols > 65535 || o.Rows > 65535 {
 		return usageErrorf("--cols and --rows must be between 1 and 65535")
@@ -224,6 +233,8 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Dir:             dir,
 		In:              e.In,
 		Out:             e.Out,
+		Err:             e.Err,
+		AlwaysPTY:       o.PTY == "always",
 		Cols:            uint16(o.Cols),
 		Rows:            uint16(o.Rows),
 		Tick:            o.Tick,

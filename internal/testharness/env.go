@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -239,10 +240,22 @@ type Result struct {
 // when Run returns.
 func (e *HarnessEnv) Run(timeout time.Duration, bin string, args ...string) Result {
 	e.t.Helper()
+	return e.run(timeout, nil, bin, args...)
+}
+
+// RunInput is Run with stdin read from a pipe that carries input.
+func (e *HarnessEnv) RunInput(timeout time.Duration, input, bin string, args ...string) Result {
+	e.t.Helper()
+	return e.run(timeout, strings.NewReader(input), bin, args...)
+}
+
+func (e *HarnessEnv) run(timeout time.Duration, stdin io.Reader, bin string, args ...string) Result {
+	e.t.Helper()
 	if timeout <= 0 {
 		timeout = DefaultRunTimeout
 	}
 	cmd := e.Command(bin, args...)
+	cmd.Stdin = stdin
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	// Children that keep stdout open (e.g. a notify helper) must not hold
