@@ -194,15 +194,16 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	// process probes pidfd support by starting a throwaway child, which
 	// cost every `lifeloop run` a second fork. The harness is reaped with
 	// wait4 (waitProcess); nothing else waits for it.
+	sys := &syscall.SysProcAttr{
+		Setsid:  true,
+		Setctty: ctty >= 0,
+		Ctty:    max(ctty, 0), // a descriptor of the child's on the slave
+	}
+	if ctty < 0 {
+		hangUpWithParent(sys) // no terminal to hang up when this process dies
+	}
 	pid, err := syscall.ForkExec(path, append([]string{spec.Path}, spec.Args...), &syscall.ProcAttr{
-		Dir:   spec.Dir,
-		Env:   env,
-		Files: files,
-		Sys: &syscall.SysProcAttr{
-			Setsid:  true,
-			Setctty: ctty >= 0,
-			Ctty:    max(ctty, 0), // a descriptor of the child's on the slave
-		},
+		Dir: spec.Dir, Env: env, Files: files, Sys: sys,
 	})
 	if slave != nil {
 		_ = slave.Close() // the child holds its own copies

@@ -26,9 +26,20 @@
 // can be printed at once. Raw mode and the window size carry over from one
 // child to the next.
 //
+// # Pass-through
+//
+// With TerminalConfig.PassThrough a child gets, in place of the PTY, each of
+// the Terminal's In, Out and Err that is a file but not a terminal, as it
+// is: it sees a terminal exactly where this process has one, reads a piped
+// stdin itself and writes to a redirected stdout itself, byte for byte.
+// With no terminal at all it gets no PTY (no copy loop, no drain; on Linux
+// the kernel sends it SIGHUP when this process dies, as a PTY's hangup
+// would). What passes through is not seen: input is not relayed (nothing to
+// hold, no VEOF), output is not metered ([Activity].Metered).
+//
 // # Without a terminal
 //
-// When stdin is not a TTY (pipes, CI) the child still gets a PTY, sized from
+// Without PassThrough, when stdin is not a TTY (pipes, CI) the child still gets a PTY, sized from
 // TerminalConfig.Cols/Rows (default 120×40) unless Out is a terminal, in
 // which case Out's size is used. Stdin is relayed until EOF; then the PTY's
 // end-of-file character (its termios VEOF, normally ^D) is written once to
