@@ -64,8 +64,8 @@ func TestPassThroughWithoutTerminal(t *testing.T) {
 	_ = w.Close()
 	out, errf := tempFile(t, "out"), tempFile(t, "err")
 	tm := openTerm(t, TerminalConfig{In: in, Out: out, Err: errf, PassThrough: true})
-	if got := tm.PassesThrough(); got != [3]bool{true, true, true} {
-		t.Fatalf("PassesThrough = %v, want all three", got)
+	if got := tm.passesThrough(); got != [3]bool{true, true, true} {
+		t.Fatalf("passesThrough = %v, want all three", got)
 	}
 	c := start(t, tm, sh(t, `test -t 0 || echo in:notty; test -t 1 || echo out:notty; cat; echo; echo oops >&2; (: </dev/tty) 2>/dev/null || echo no-ctty`))
 	if st := wait(t, c); st.ExitCode() != 0 {
@@ -96,8 +96,8 @@ func TestPassThroughOutputFromTerminal(t *testing.T) {
 	tty, keyboard, screen := testTTY(t)
 	out := tempFile(t, "out")
 	tm := openTerm(t, TerminalConfig{In: tty, Out: out, Err: tty, PassThrough: true})
-	if got := tm.PassesThrough(); got != [3]bool{false, true, false} {
-		t.Fatalf("PassesThrough = %v, want stdout only", got)
+	if got := tm.passesThrough(); got != [3]bool{false, true, false} {
+		t.Fatalf("passesThrough = %v, want stdout only", got)
 	}
 	c := start(t, tm, sh(t, `test -t 0 && echo in:tty >&2; test -t 1 || echo out:notty; read x; echo got:$x`))
 	screen.WaitContains(t, "in:tty", safety)

@@ -224,9 +224,9 @@ func (t *Terminal) relaysInput() bool { return t.pass[0] == nil }
 // usesPTY reports whether children get a PTY on any descriptor.
 func (t *Terminal) usesPTY() bool { return t.pass[0] == nil || t.pass[1] == nil || t.pass[2] == nil }
 
-// PassesThrough reports, by descriptor number (stdin, stdout, stderr),
+// passesThrough reports, by descriptor number (stdin, stdout, stderr),
 // which of this process's descriptors children get as they are.
-func (t *Terminal) PassesThrough() [3]bool {
+func (t *Terminal) passesThrough() [3]bool {
 	return [3]bool{t.pass[0] != nil, t.pass[1] != nil, t.pass[2] != nil}
 }
 
