@@ -21,6 +21,9 @@ import (
 type DirWatcher struct {
 	// Roots are the folders to watch, recursively.
 	Roots []string
+	// Skip, when set, names folders below a root that are neither
+	// watched nor listed, with all under them (FolderSkipper).
+	Skip func(dir string) bool
 	// Poll is the polling interval in poll mode (default 250ms); in
 	// fsnotify mode the callback also runs every SafetyPoll (default 2s).
 	Poll, SafetyPoll time.Duration
@@ -113,9 +116,13 @@ func (d *DirWatcher) addAll() {
 				}
 				return fs.SkipDir
 			}
-			if e.IsDir() {
-				d.add(p)
+			if !e.IsDir() {
+				return nil
 			}
+			if p != root && d.Skip != nil && d.Skip(p) {
+				return fs.SkipDir
+			}
+			d.add(p)
 			return nil
 		})
 	}

@@ -56,6 +56,24 @@ type Discoverer interface {
 	SourceKind() SourceKind
 }
 
+// FolderSkipper is implemented by a Discoverer whose roots hold folders
+// that cannot hold a candidate (a dated tree's past days): the folder
+// watchers neither list nor watch them, so their cost does not grow with
+// the harness's history.
+type FolderSkipper interface {
+	// SkipFolder reports whether dir, a folder below one of Roots, and
+	// everything under it can hold no candidate now.
+	SkipFolder(dir string) bool
+}
+
+// skipperOf returns d's SkipFolder, or nil.
+func skipperOf(d Discoverer) func(string) bool {
+	if s, ok := d.(FolderSkipper); ok {
+		return s.SkipFolder
+	}
+	return nil
+}
+
 // CwdSpellings returns the ways a harness may spell the working folder
 // cwd: cleaned as given and, if different, with symlinks resolved.
 func CwdSpellings(cwd string) []string {
@@ -244,7 +262,7 @@ func discover(ctx context.Context, cfg DiscoverConfig, syncs <-chan func()) (Can
 			}
 		}
 	}()
-	dw := &DirWatcher{Roots: cfg.Discoverer.Roots(), Poll: cfg.Poll, SafetyPoll: cfg.Poll, ForcePoll: cfg.ForcePoll}
+	dw := &DirWatcher{Roots: cfg.Discoverer.Roots(), Skip: skipperOf(cfg.Discoverer), Poll: cfg.Poll, SafetyPoll: cfg.Poll, ForcePoll: cfg.ForcePoll}
 	_ = dw.Run(wctx, func(TailMode, error) {}, func(string) {
 		if tryOnce() {
 			stop()

@@ -58,11 +58,7 @@ func (c *Discoverer) SourceKind() telemetry.SourceKind { return SourceRollout }
 // the day before Launch to the day after now (local and UTC) are scanned;
 // every one when Launch is zero (a resumed session of any age).
 func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
-	now := time.Now
-	if c.Now != nil {
-		now = c.Now
-	}
-	days := map[string]bool{}
+	days := c.days()
 	if c.Launch.IsZero() {
 		// Any age (a resumed session): every date folder.
 		dirs, _ := filepath.Glob(filepath.Join(c.Home, "sessions", "*", "*", "*"))
@@ -71,10 +67,6 @@ func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 				days[filepath.ToSlash(rel)] = true
 			}
 		}
-	}
-	for d := c.Launch.Add(-24 * time.Hour); !c.Launch.IsZero() && !d.After(now().Add(24*time.Hour)); d = d.Add(12 * time.Hour) {
-		days[d.Local().Format("2006/01/02")] = true
-		days[d.UTC().Format("2006/01/02")] = true
 	}
 	cwds := telemetry.CwdSpellings(c.Cwd)
 	since := c.Launch.Add(-telemetry.Slack(c.Slack)) // a file of this launch is not older
@@ -107,6 +99,47 @@ func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	}
 	telemetry.SortCandidates(out)
 	return out, nil
+}
+
+// days are the date folders (YYYY/MM/DD) a rollout of this launch can be
+// in: from the day before Launch to the day after now, in local time and
+// UTC; none when Launch is zero.
+func (c *Discoverer) days() map[string]bool {
+	now := time.Now
+	if c.Now != nil {
+		now = c.Now
+	}
+	days := map[string]bool{}
+	for d := c.Launch.Add(-24 * time.Hour); !c.Launch.IsZero() && !d.After(now().Add(24*time.Hour)); d = d.Add(12 * time.Hour) {
+		days[d.Local().Format("2006/01/02")] = true
+		days[d.UTC().Format("2006/01/02")] = true
+	}
+	return days
+}
+
+// SkipFolder implements telemetry.FolderSkipper: a year, month or day
+// folder outside days is skipped, so the watchers' cost does not grow
+// with the days of rollouts Codex keeps. Nothing is skipped for a session
+// of any age (Launch zero) or a folder that is not a date.
+func (c *Discoverer) SkipFolder(dir string) bool {
+	if c.Launch.IsZero() {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Join(c.Home, "sessions"), dir)
+	if err != nil {
+		return false
+	}
+	rel = filepath.ToSlash(rel)
+	if n := strings.Count(rel, "/"); n > 2 || len(rel) != len("2006/01/02")-3*(2-n) ||
+		strings.Trim(rel, "0123456789/") != "" {
+		return false // deeper than a day, or not a date's shape
+	}
+	for day := range c.days() {
+		if strings.HasPrefix(day, rel) {
+			return false
+		}
+	}
+	return true
 }
 
 // nameTime is the time in a rollout's name,

@@ -393,3 +393,36 @@ func TestCodexDiscovererSkipsRolloutsNamedBeforeLaunch(t *testing.T) {
 		t.Errorf("candidates %q, want %q", s, after)
 	}
 }
+
+// TestCodexSkipFolder: the watchers pass over year, month and day
+// folders outside the launch's days (a day either side, local and UTC),
+// so their cost does not grow with the rollouts Codex keeps; a session of
+// any age, and a folder that is not a date, skip nothing.
+func TestCodexSkipFolder(t *testing.T) {
+	home := t.TempDir()
+	launch := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	now := func() time.Time { return launch.Add(time.Minute) }
+	d := &Discoverer{Home: home, Launch: launch, Now: now}
+	under := func(rel string) string { return filepath.Join(home, "sessions", filepath.FromSlash(rel)) }
+	for rel, skip := range map[string]bool{
+		"2025":       true,
+		"2026":       false,
+		"2026/10":    true,
+		"2026/11":    false,
+		"2026/11/20": true,
+		"2026/11/27": false,
+		"2026/11/28": false,
+		"2026/11/29": false,
+		"2026/11/30": true,
+		"archive":    false,
+		"2026/11/xx": false,
+	} {
+		if got := d.SkipFolder(under(rel)); got != skip {
+			t.Errorf("SkipFolder(%s) = %v, want %v", rel, got, skip)
+		}
+	}
+	anyAge := &Discoverer{Home: home, Now: now}
+	if anyAge.SkipFolder(under("2025")) {
+		t.Error("a session of any age skips a past year")
+	}
+}
