@@ -34,9 +34,10 @@ type TerminalConfig struct {
 	In io.Reader
 	// Out receives the child's output, usually os.Stdout. Nil discards it.
 	Out io.Writer
-	// Err is this process's standard error, usually os.Stderr. It is
-	// only used with PassThrough; nil leaves the child's standard error
-	// on the PTY.
+	// Err is this process's standard error, usually os.Stderr: a
+	// terminal there gives the window size when In and Out are not
+	// terminals, and it is passed through like the others. Children never
+	// write to it otherwise (their standard error is on the PTY).
 	Err io.Writer
 	// PassThrough gives every child, in place of the PTY, each of In,
 	// Out and Err that is an *os.File but not a terminal, as it is: a
@@ -48,7 +49,7 @@ type TerminalConfig struct {
 	// ([Activity].Metered). Without PassThrough a child always gets the
 	// PTY on all three descriptors.
 	PassThrough bool
-	// Cols and Rows give the PTY size when neither In nor Out is a
+	// Cols and Rows give the PTY size when none of In, Out and Err is a
 	// terminal. Zero means DefaultCols / DefaultRows.
 	Cols, Rows uint16
 	// Logger receives diagnostics (never payload bytes). Nil discards them.

@@ -100,8 +100,8 @@ kills the group.`,
 			otlpFlag(&o.OTLP),
 			otlpHarnessEnvFlag(&o.OTLPHarness),
 			&ucli.StringFlag{Name: "pty", Usage: "where the harness gets a pseudo-terminal: auto (where lifeloop has a terminal; pipes and files as they are) or always (stdin, stdout and stderr, e.g. to drive a TUI from a pipe)", Value: "auto", Destination: &o.PTY},
-			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal", Value: 120, Destination: &o.Cols},
-			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal", Value: 40, Destination: &o.Rows},
+			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal to take it from (with --pty always)", Value: 120, Destination: &o.Cols},
+			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal to take it from (with --pty always)", Value: 40, Destination: &o.Rows},
 		},
 		Action: func(c *ucli.Context) error {
 			o.Clients = clients.items
