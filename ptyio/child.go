@@ -288,10 +288,24 @@ func (c *Child) waitProcess() {
 	c.exitedAt.Store(time.Now().UnixNano())
 	c.exited.Store(true)
 	close(c.waitDone)
+	if c.master == nil {
+		c.hangUp()
+		return
+	}
 	// Interrupt a read that may be blocked forever on a slave held open by
 	// a grandchild; copyOutput sets its own deadlines from here on.
-	if c.master != nil {
-		_ = c.master.SetReadDeadline(time.Now().Add(DrainQuiet))
+	_ = c.master.SetReadDeadline(time.Now().Add(DrainQuiet))
+}
+
+// hangUp does for a child without a PTY what the kernel does when the
+// leader of a session with a terminal exits: SIGHUP, then SIGCONT, to its
+// process group, so what it left running there ends as it would have
+// with a terminal (unless it ignores the hangup).
+func (c *Child) hangUp() {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGCONT} {
+		if err := unix.Kill(-c.pid, sig); err != nil {
+			return // ESRCH: nothing left in the group
+		}
 	}
 }
 
