@@ -4,22 +4,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/internal/procfs"
 )
 
 // running reports whether pid is a live process (not a zombie waiting
 // for its new parent to reap it).
 func running(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z'
+	st, err := procfs.Stat(pid)
+	return err == nil && st.State != 'Z'
 }
 
 // TestPassThroughHangsUpTheGroup: a child without a PTY that exits
