@@ -131,12 +131,25 @@ func TestRunCodexExec(t *testing.T) {
 	if res.ExitCode != 0 || !strings.Contains(res.Stdout, reply) {
 		t.Fatalf("lifeloop run -- codex exec: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
 	}
+	// A second one-shot right after, as an orchestrator runs them: it is
+	// bound to its own rollout from session.started on, not to the one
+	// the first left a moment before.
+	state2 := stateDir(t)
+	if res := env.Run(runTimeout, ll, "run", "--state-dir", state2, "--", bin, "exec", "--skip-git-repo-check", "say hello"); res.ExitCode != 0 {
+		t.Fatalf("second lifeloop run -- codex exec: exit %d\nstderr: %s", res.ExitCode, res.Stderr)
+	}
 	_, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "codex", "completed", "exit_code_0")
 	assertHarnessVersion(t, env, receipts, bin)
 	assertNoDrift(t, receipts)
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
+	}
+	_, rs := onlySession(t, state2)
+	started, _ := lastOf(rs, "session.started")["harness_session_id"].(string)
+	ended, _ := lastOf(rs, "frame.ended")["harness_session_id"].(string)
+	if firstHS := lastOf(receipts, "session.started")["harness_session_id"]; started == "" || started != ended || started == firstHS {
+		t.Errorf("second one-shot: session.started bound to %q, its frame.ended to %q; the first one-shot's session %v", started, ended, firstHS)
 	}
 }
 

@@ -19,9 +19,31 @@ import (
 var ErrNotFound = errors.New("telemetry: no harness telemetry file found")
 
 // DefaultSlack is how much earlier than the launch time a file may have
-// been created and still count as this launch's file (clock granularity,
-// a harness that creates the file while lifeloop is still starting).
+// been created and still count as this launch's file where the time is
+// coarse: a file system that keeps whole seconds (FAT two), a database
+// row. A birth time finer than a second takes FineSlack (BornBefore).
 const DefaultSlack = 2 * time.Second
+
+// FineSlack is how much earlier than the launch a file stamped finer than
+// a second may be born and still be the launch's: the kernel stamps files
+// from a clock up to a tick behind the one lifeloop reads. A wider slack
+// took the file of a one-shot that ended a second before the next one
+// started in the same folder for the next one's.
+const FineSlack = 50 * time.Millisecond
+
+// BornBefore reports whether a file born at born (or named with that time)
+// was created before a launch at launch, allowing slack or, when slack is
+// not positive, the default for born's precision: DefaultSlack for a time
+// in whole seconds, else FineSlack.
+func BornBefore(born, launch time.Time, slack time.Duration) bool {
+	if slack <= 0 {
+		slack = FineSlack
+		if born.Nanosecond() == 0 {
+			slack = DefaultSlack
+		}
+	}
+	return born.Before(launch.Add(-slack))
+}
 
 // Candidate is a file discovery may pick.
 type Candidate struct {

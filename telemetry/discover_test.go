@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestFileClaims(t *testing.T) {
@@ -46,5 +47,30 @@ func TestFileClaims(t *testing.T) {
 	}
 	if !a.Claim(q) {
 		t.Error("A could not take over a claim whose process is gone")
+	}
+}
+
+// TestBornBefore: a birth time finer than a second may trail the launch
+// by FineSlack (the kernel's coarse clock) and no more; one in whole
+// seconds (a file system that keeps seconds) by DefaultSlack; a slack
+// given is used as it is.
+func TestBornBefore(t *testing.T) {
+	launch := time.Date(2026, 11, 28, 6, 0, 0, 500_000_000, time.UTC)
+	for _, c := range []struct {
+		name  string
+		born  time.Time
+		slack time.Duration
+		want  bool
+	}{
+		{"after the launch", launch.Add(time.Millisecond), 0, false},
+		{"a clock tick before", launch.Add(-10 * time.Millisecond), 0, false},
+		{"the previous one-shot's, a second before", launch.Add(-time.Second), 0, true},
+		{"whole seconds, within the coarse slack", time.Date(2026, 11, 28, 6, 0, 0, 0, time.UTC), 0, false},
+		{"whole seconds, long before", time.Date(2026, 11, 28, 5, 59, 57, 0, time.UTC), 0, true},
+		{"a given slack", launch.Add(-time.Second), 2 * time.Second, false},
+	} {
+		if got := BornBefore(c.born, launch, c.slack); got != c.want {
+			t.Errorf("%s: BornBefore = %v, want %v", c.name, got, c.want)
+		}
 	}
 }

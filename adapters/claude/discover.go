@@ -105,7 +105,7 @@ type discoverer struct {
 	ProjectName string
 	Cwd         string
 	Launch      time.Time
-	Slack       time.Duration // default telemetry.DefaultSlack
+	Slack       time.Duration // default: telemetry.BornBefore's
 	SessionID   string
 	heads       telemetry.HeadCache
 }
@@ -161,7 +161,7 @@ func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 					continue
 				}
 				cand.SessionID = c.SessionID
-			} else if born.Before(c.Launch.Add(-telemetry.Slack(c.Slack))) {
+			} else if telemetry.BornBefore(born, c.Launch, c.Slack) {
 				continue
 			}
 			out = append(out, cand)

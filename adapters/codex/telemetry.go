@@ -41,7 +41,7 @@ type Discoverer struct {
 	Home      string // CODEX_HOME, else ~/.codex (resolved by the caller)
 	Cwd       string
 	Launch    time.Time
-	Slack     time.Duration // default telemetry.DefaultSlack
+	Slack     time.Duration // default: telemetry.BornBefore's
 	SessionID string
 	// Now returns the current time (default time.Now); it bounds which
 	// date folders are scanned.
@@ -69,7 +69,6 @@ func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 		}
 	}
 	cwds := telemetry.CwdSpellings(c.Cwd)
-	since := c.Launch.Add(-telemetry.Slack(c.Slack)) // a file of this launch is not older
 	var out []telemetry.Candidate
 	for day := range days {
 		dir := filepath.Join(c.Home, "sessions", filepath.FromSlash(day))
@@ -82,12 +81,12 @@ func (c *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 			if e.IsDir() || !strings.HasPrefix(name, "rollout-") || !strings.HasSuffix(name, ".jsonl") {
 				continue
 			}
-			if t, ok := nameTime(name); ok && !c.Launch.IsZero() && t.Before(since) {
+			if t, ok := nameTime(name); ok && !c.Launch.IsZero() && telemetry.BornBefore(t, c.Launch, c.Slack) {
 				continue // named before the launch: no stat of a day's many rollouts
 			}
 			p := filepath.Join(dir, name)
 			born, ok := telemetry.BornAt(p)
-			if !ok || (!c.Launch.IsZero() && born.Before(since)) {
+			if !ok || (!c.Launch.IsZero() && telemetry.BornBefore(born, c.Launch, c.Slack)) {
 				continue
 			}
 			id, cwd, ok := meta(p)

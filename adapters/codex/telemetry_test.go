@@ -426,3 +426,23 @@ func TestCodexSkipFolder(t *testing.T) {
 		t.Error("a session of any age skips a past year")
 	}
 }
+
+// TestCodexDiscovererPassesOverThePreviousOneShot: one-shots run back to
+// back in one folder; the rollout of the one that ended just before this
+// launch is not this launch's, though it is younger than a second.
+func TestCodexDiscovererPassesOverThePreviousOneShot(t *testing.T) {
+	home, cwd := t.TempDir(), t.TempDir()
+	now := time.Now()
+	day := filepath.Join(home, "sessions", now.Format("2006"), now.Format("01"), now.Format("02"))
+	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-previous.jsonl"), codexMetaLine("th-previous", cwd))
+	time.Sleep(2 * telemetry.FineSlack)
+	launch := time.Now()
+	telemetrytest.WriteFile(t, filepath.Join(day, "rollout-this.jsonl"), codexMetaLine("th-this", cwd))
+	got, err := (&Discoverer{Home: home, Cwd: cwd, Launch: launch}).Candidates()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].SessionID != "th-this" {
+		t.Errorf("candidates %+v, want only th-this", got)
+	}
+}

@@ -73,7 +73,7 @@ type Discoverer struct {
 	Home      string // $GEMINI_CLI_HOME/.gemini, else ~/.gemini
 	Cwd       string
 	Launch    time.Time
-	Slack     time.Duration // default telemetry.DefaultSlack
+	Slack     time.Duration // default: telemetry.BornBefore's
 	SessionID string
 }
 
@@ -132,7 +132,7 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 			if c.SessionID != d.SessionID {
 				continue
 			}
-		case c.Born.Before(d.Launch.Add(-telemetry.Slack(d.Slack))):
+		case telemetry.BornBefore(c.Born, d.Launch, d.Slack):
 			continue
 		}
 		out = append(out, c)

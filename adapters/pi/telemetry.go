@@ -96,7 +96,7 @@ type discoverer struct {
 	SessionDir string // PI_CODING_AGENT_SESSION_DIR: files directly in it
 	Cwd        string
 	Launch     time.Time
-	Slack      time.Duration // default telemetry.DefaultSlack
+	Slack      time.Duration // default: telemetry.BornBefore's
 	SessionID  string
 	Pointer    string // LIFELOOP_SESSION_DIR/pi-session-file, "" outside `lifeloop run`
 }
@@ -183,7 +183,7 @@ func (d *discoverer) Candidates() ([]telemetry.Candidate, error) {
 				if id != d.SessionID {
 					continue
 				}
-			} else if !d.Launch.IsZero() && born.Before(d.Launch.Add(-telemetry.Slack(d.Slack))) {
+			} else if !d.Launch.IsZero() && telemetry.BornBefore(born, d.Launch, d.Slack) {
 				continue
 			}
 			out = append(out, telemetry.Candidate{Path: p, Born: born, SessionID: id})
