@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -143,8 +144,6 @@ func (t *Terminal) Start(spec ChildSpec) (*Child, error) {
 		t.release()
 		return nil, err
 	}
-	go c.waitProcess()
-
 	if err := t.makeRaw(); err != nil {
 		// The child runs and is reaped by its wait goroutine; the caller
 		// decides whether a cooked terminal is acceptable.
@@ -202,9 +201,10 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	if ctty < 0 {
 		hangUpWithParent(sys) // no terminal to hang up when this process dies
 	}
-	pid, err := syscall.ForkExec(path, append([]string{spec.Path}, spec.Args...), &syscall.ProcAttr{
+	reaper := make(chan *Child, 1)
+	pid, err := forkAndReap(path, append([]string{spec.Path}, spec.Args...), &syscall.ProcAttr{
 		Dir: spec.Dir, Env: env, Files: files, Sys: sys,
-	})
+	}, reaper)
 	if slave != nil {
 		_ = slave.Close() // the child holds its own copies
 	}
@@ -224,7 +224,33 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	c.lastIn.Store(noInput)
 	c.ready = newReadyText(spec.ReadyText)
 	c.readySeen.Store(c.ready == nil)
+	reaper <- c // its wait starts now
 	return c, nil
+}
+
+// forkAndReap starts the process from a goroutine locked to its OS thread,
+// which then reaps it with the Child it is handed (waitProcess): Linux's
+// parent-death signal (hangUpWithParent) follows the thread that forked,
+// not the process, so that thread must not exit while the child lives,
+// and a locked thread is never ended by the runtime while its goroutine
+// runs.
+func forkAndReap(path string, argv []string, attr *syscall.ProcAttr, reaper <-chan *Child) (int, error) {
+	type started struct {
+		pid int
+		err error
+	}
+	done := make(chan started, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		pid, err := syscall.ForkExec(path, argv, attr)
+		done <- started{pid, err}
+		if err == nil {
+			(<-reaper).waitProcess()
+		}
+	}()
+	r := <-done
+	return r.pid, r.err
 }
 
 // openSizedPTY opens a PTY pair sized to t's current size.
