@@ -496,7 +496,7 @@ func (c *Child) TakesKeys() bool {
 
 // Activity returns the output counters. It is cheap (two atomic loads).
 func (c *Child) Activity() Activity {
-	a := Activity{Metered: c.master != nil && c.t.pass[1] == nil, BytesOut: c.bytesOut.Load()}
+	a := Activity{Metered: c.t.pass[1] == nil, BytesOut: c.bytesOut.Load()}
 	if ns := c.lastOut.Load(); ns != 0 {
 		a.LastOutput = time.Unix(0, ns)
 	}

@@ -4,7 +4,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/internal/testutil"
@@ -136,5 +135,4 @@ func TestPassThroughInputFromPipe(t *testing.T) {
 	if a := c.Activity(); !a.Metered || a.BytesOut == 0 {
 		t.Errorf("Activity = %+v, want metered output", a)
 	}
-	_ = c.SignalGroup(syscall.SIGKILL)
 }

@@ -142,20 +142,21 @@ func OpenTerminal(cfg TerminalConfig) (*Terminal, error) {
 	}
 	t.storeSize(cols, rows)
 
+	// This process's descriptors, by number, and which are terminals:
+	// each is asked once.
+	std := [3]*os.File{osFile(cfg.In), osFile(cfg.Out), osFile(cfg.Err)}
+	var tty [3]bool
+	for i, f := range std {
+		tty[i] = f != nil && term.IsTerminal(int(f.Fd()))
+		if tty[i] && t.sizeFd < 0 {
+			t.sizeFd = int(f.Fd())
+		}
+	}
 	if cfg.PassThrough {
-		t.passThrough(cfg)
+		t.passThrough(std, tty)
 	}
-	if f := osFile(cfg.In); f != nil && t.pass[0] == nil {
-		t.inFile = f
-		if term.IsTerminal(int(f.Fd())) {
-			t.isTTY = true
-			t.sizeFd = int(f.Fd())
-		}
-	}
-	for _, w := range []io.Writer{cfg.Out, cfg.Err} {
-		if f := osFile(w); f != nil && t.sizeFd < 0 && term.IsTerminal(int(f.Fd())) {
-			t.sizeFd = int(f.Fd())
-		}
+	if t.pass[0] == nil {
+		t.inFile, t.isTTY = std[0], tty[0]
 	}
 	if t.sizeFd >= 0 {
 		if c, r, err := term.GetSize(t.sizeFd); err == nil && c > 0 && r > 0 {
@@ -187,14 +188,15 @@ func OpenTerminal(cfg TerminalConfig) (*Terminal, error) {
 	return t, nil
 }
 
-// passThrough picks the descriptors children get as they are, and where
-// a child's PTY output goes when its standard output is not on the PTY:
-// to this process's standard error, or else its standard input, when
-// that one is a terminal (what the harness draws on its terminal, or
-// the terminal echoes, shows where the person looks); else nowhere.
-func (t *Terminal) passThrough(cfg TerminalConfig) {
-	for i, s := range []any{cfg.In, cfg.Out, cfg.Err} {
-		if f := osFile(s); f != nil && !term.IsTerminal(int(f.Fd())) {
+// passThrough picks the descriptors children get as they are (std's
+// that are not terminals), and where a child's PTY output goes when its
+// standard output is not on the PTY: to this process's standard error, or
+// else its standard input, when that one is a terminal (what the harness
+// draws on its terminal, or the terminal echoes, shows where the person
+// looks); else nowhere.
+func (t *Terminal) passThrough(std [3]*os.File, tty [3]bool) {
+	for i, f := range std {
+		if f != nil && !tty[i] {
 			t.pass[i] = f
 		}
 	}
@@ -202,9 +204,9 @@ func (t *Terminal) passThrough(cfg TerminalConfig) {
 		return
 	}
 	t.out = io.Discard
-	for _, s := range []any{cfg.Err, cfg.In} {
-		if f := osFile(s); f != nil && term.IsTerminal(int(f.Fd())) {
-			t.out = f
+	for _, i := range []int{2, 0} {
+		if tty[i] {
+			t.out = std[i]
 			return
 		}
 	}
