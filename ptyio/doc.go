@@ -32,9 +32,10 @@
 // the Terminal's In, Out and Err that is a file but not a terminal, as it
 // is: it sees a terminal exactly where this process has one, reads a piped
 // stdin itself and writes to a redirected stdout itself, byte for byte.
-// With no terminal at all it gets no PTY (no copy loop, no drain; on Linux
-// the kernel sends it SIGHUP when this process dies, as a PTY's hangup
-// would). What passes through is not seen: input is not relayed (nothing to
+// With no terminal at all it gets no PTY (no copy loop, no drain), and
+// what a PTY's hangup did is done without one: when it exits its process
+// group gets SIGHUP and SIGCONT, and on Linux the kernel sends it SIGHUP
+// when this process dies (macOS has no such signal). What passes through is not seen: input is not relayed (nothing to
 // hold, no VEOF), output is not metered ([Activity].Metered).
 //
 // # Without a terminal
