@@ -90,14 +90,14 @@ func ProjectDirName(cwd string) string {
 // <ConfigDir>/projects/<ProjectDirName(cwd)>/*.jsonl.
 //
 // Disambiguation: when SessionID is known (from a hook, or because the
-// launch passed --session-id) only <SessionID>.jsonl, or a file whose
-// first lines carry that sessionId, matches. Otherwise every transcript
-// born at or after Launch-Slack matches, oldest first; concurrent launches
-// in the same folder are kept apart by telemetry.Claims (each takes the
-// oldest file nobody else holds), which is exact when launches do not
-// overlap by less than the time the harness takes to create its file, and
-// can swap two simultaneous launches otherwise — pass SessionID to be
-// exact.
+// launch passed --session-id) only <SessionID>.jsonl, or a file born at or
+// after Launch-Slack whose first lines carry that sessionId, matches.
+// Otherwise every transcript born at or after Launch-Slack matches, oldest
+// first; concurrent launches in the same folder are kept apart by
+// telemetry.Claims (each takes the oldest file nobody else holds), which
+// is exact when launches do not overlap by less than the time the harness
+// takes to create its file, and can swap two simultaneous launches
+// otherwise — pass SessionID to be exact.
 type discoverer struct {
 	ConfigDir string // CLAUDE_CONFIG_DIR, else ~/.claude (resolved by the caller)
 	// ProjectName, when set, is the project folder's name instead of
@@ -156,12 +156,17 @@ func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 				continue
 			}
 			cand := telemetry.Candidate{Path: p, Born: born, SessionID: strings.TrimSuffix(name, ".jsonl")}
+			early := telemetry.BornBefore(born, c.Launch, c.Slack)
 			if c.SessionID != "" {
-				if cand.SessionID != c.SessionID && !c.heads.Contains(p, []byte(`"sessionId":"`+c.SessionID+`"`)) {
+				// Only a file the launch may have written is read: the
+				// folder keeps every past transcript, and reading each
+				// one's head cost a one-shot more than the rest of
+				// lifeloop's work.
+				if cand.SessionID != c.SessionID && (early || !c.heads.Contains(p, []byte(`"sessionId":"`+c.SessionID+`"`))) {
 					continue
 				}
 				cand.SessionID = c.SessionID
-			} else if telemetry.BornBefore(born, c.Launch, c.Slack) {
+			} else if early {
 				continue
 			}
 			out = append(out, cand)

@@ -40,6 +40,7 @@ func TestClaudeDiscoverer(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(cfgDir, "projects", claude.ProjectDirName(cwd))
+	telemetrytest.WriteFile(t, filepath.Join(dir, "oldfork.jsonl"), `{"type":"mode","sessionId":"ccc"}`+"\n")
 	launch := telemetrytest.LaunchAfter(t, filepath.Join(dir, "old.jsonl"))
 	telemetrytest.WriteFile(t, filepath.Join(dir, "aaa.jsonl"), `{"type":"mode","sessionId":"aaa"}`+"\n")
 	time.Sleep(10 * time.Millisecond)
@@ -55,6 +56,7 @@ func TestClaudeDiscoverer(t *testing.T) {
 		{"known id by file name", "aaa", "aaa.jsonl"},
 		{"known id by content", "bbb", "renamed.jsonl"},
 		{"known id even before launch", "old", "old.jsonl"},
+		{"known id by content only after launch", "ccc", ""},
 		{"unknown id", "zzz", ""},
 	}
 	for _, tc := range tests {
