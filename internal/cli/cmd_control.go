@@ -87,15 +87,23 @@ func (e *env) sealIfLost(root string, rec statedir.SessionRecord) statedir.Sessi
 // wrapper died: past its harness's start.
 const sweepDelay = 2 * time.Second
 
+// sweepEvery is how often, at most, the runs of one state folder sweep it
+// (statedir.SweepDue); the commands that list or show sessions seal what
+// they find whenever they run.
+const sweepEvery = time.Minute
+
 // sweepLostLater seals, after delay and on a goroutine of its own, every
 // session under root whose wrapper died (seal.Unlisted and seal.CheckAll),
-// saying nothing: `run` must not write while its harness owns the
-// terminal. The returned function cancels a sweep not yet started; a
+// unless a run swept root less than sweepEvery ago, saying nothing: `run`
+// must not write while its harness owns the terminal. The returned function cancels a sweep not yet started; a
 // sweep under way is abandoned at exit (sealing is idempotent and safe to
 // cut short).
 func (e *env) sweepLostLater(root string, delay time.Duration) (stop func()) {
 	opts := e.sealOptions()
 	t := time.AfterFunc(delay, func() {
+		if !statedir.SweepDue(root, sweepEvery, e.Now()) {
+			return
+		}
 		_, _ = seal.Unlisted(root, opts)
 		recs, _ := statedir.ListSessions(root)
 		_, _ = seal.CheckAll(root, recs, opts)

@@ -7,6 +7,7 @@
 //	<root>/sessions/<ses_id>/control.sock     the running wrapper's control socket
 //	<root>/sessions/<ses_id>/continuation/    private continuation payloads
 //	<root>/sessions/<ses_id>/lifeloop.log     the session log
+//	<root>/swept                              stamp of the last sweep for lost sessions
 //
 // The package never reads the environment itself: callers pass a getenv
 // function.
