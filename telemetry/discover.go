@@ -138,6 +138,42 @@ func BornAt(path string) (time.Time, bool) {
 	return fi.ModTime(), true
 }
 
+// BirthCache remembers the files a polled discoverer found born before its
+// launch, so that each past file costs one look per launch instead of one
+// per scan (a project folder keeps every past session's file): a birth
+// time does not change, and a harness names each new file anew. The zero
+// value is ready; it is safe for concurrent use.
+type BirthCache struct {
+	mu    sync.Mutex
+	early map[string]bool
+}
+
+// Born returns path's birth time (BornAt) and whether it is before launch
+// (BornBefore with slack); ok is false when path cannot be read. A file
+// found early once is answered from memory, with a zero birth time.
+func (b *BirthCache) Born(path string, launch time.Time, slack time.Duration) (born time.Time, early, ok bool) {
+	b.mu.Lock()
+	known := b.early[path]
+	b.mu.Unlock()
+	if known {
+		return time.Time{}, true, true
+	}
+	born, ok = BornAt(path)
+	if !ok {
+		return time.Time{}, false, false
+	}
+	if !BornBefore(born, launch, slack) {
+		return born, false, true
+	}
+	b.mu.Lock()
+	if b.early == nil {
+		b.early = map[string]bool{}
+	}
+	b.early[path] = true
+	b.mu.Unlock()
+	return born, true, true
+}
+
 // headBytes is how much of a file's start HeadContains reads.
 const headBytes = 256 << 10
 

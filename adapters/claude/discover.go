@@ -108,6 +108,7 @@ type discoverer struct {
 	Slack       time.Duration // default: telemetry.BornBefore's
 	SessionID   string
 	heads       telemetry.HeadCache
+	births      telemetry.BirthCache
 }
 
 // Dirs returns the project folders for Cwd: its own spelling and, if
@@ -151,23 +152,29 @@ func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 				continue
 			}
 			p := filepath.Join(dir, name)
-			born, ok := telemetry.BornAt(p)
-			if !ok {
+			cand := telemetry.Candidate{Path: p, SessionID: strings.TrimSuffix(name, ".jsonl")}
+			if c.SessionID != "" && cand.SessionID == c.SessionID {
+				born, ok := telemetry.BornAt(p) // the session's own file, of any age
+				if !ok {
+					continue
+				}
+				cand.Born = born
+				out = append(out, cand)
 				continue
 			}
-			cand := telemetry.Candidate{Path: p, Born: born, SessionID: strings.TrimSuffix(name, ".jsonl")}
-			early := telemetry.BornBefore(born, c.Launch, c.Slack)
+			born, early, ok := c.births.Born(p, c.Launch, c.Slack)
+			if !ok || early {
+				continue
+			}
+			cand.Born = born
+			// Only a file the launch may have written is read: the folder
+			// keeps every past transcript, and reading each one's head
+			// cost a one-shot more than the rest of lifeloop's work.
 			if c.SessionID != "" {
-				// Only a file the launch may have written is read: the
-				// folder keeps every past transcript, and reading each
-				// one's head cost a one-shot more than the rest of
-				// lifeloop's work.
-				if cand.SessionID != c.SessionID && (early || !c.heads.Contains(p, []byte(`"sessionId":"`+c.SessionID+`"`))) {
+				if !c.heads.Contains(p, []byte(`"sessionId":"`+c.SessionID+`"`)) {
 					continue
 				}
 				cand.SessionID = c.SessionID
-			} else if early {
-				continue
 			}
 			out = append(out, cand)
 		}
