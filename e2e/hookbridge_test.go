@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
@@ -217,10 +218,11 @@ func TestRunPayloadAtLaunch(t *testing.T) {
 }
 
 // TestRunCodexNotify: under `lifeloop run`, Codex's notify program (set
-// for this launch with -c notify=[...]) reports the turn's end natively,
-// with the rollout's thread id as the harness session id; the rollout's
-// report of the same turn end does not make a second receipt (native
-// wins, whichever arrives first).
+// for this launch with -c notify=[...], here for a one-shot whose user has
+// a notify program in config.toml) reports the turn's end natively, with
+// the rollout's thread id as the harness session id, and still calls the
+// user's program; the rollout's report of the same turn end does not make
+// a second receipt (native wins, whichever arrives first).
 func TestRunCodexNotify(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
@@ -229,9 +231,28 @@ func TestRunCodexNotify(t *testing.T) {
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
+	marker := filepath.Join(t.TempDir(), "user-notify")
+	config := filepath.Join(env.CodexHome, "config.toml")
+	old, err := os.ReadFile(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := fmt.Sprintf("notify = [\"/bin/sh\", \"-c\", \"printf x > \\\"$0\\\"\", %q]\n", marker)
+	if err := os.WriteFile(config, append([]byte(user), old...), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--", bin, "exec", "--skip-git-repo-check", "say hello")
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	// The user's program runs detached from Codex: wait for it (bounded).
+	for deadline := time.Now().Add(runTimeout); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(marker); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the user's notify program was not called")
+		}
 	}
 	rollouts := env.CodexRollouts()
 	if len(rollouts) != 1 {

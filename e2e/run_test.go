@@ -142,6 +142,12 @@ func TestRunCodexExec(t *testing.T) {
 	assertSessionLifecycle(t, receipts, "codex", "completed", "exit_code_0")
 	assertHarnessVersion(t, env, receipts, bin)
 	assertNoDrift(t, receipts)
+	// A one-shot gets no notify program (Codex would fork itself to start
+	// it): its turn's end comes from the rollout, once.
+	assertFramesOnce(t, receipts)
+	if src := dig(lastOf(receipts, "frame.ended"), "telemetry_summary", "source"); src != "rollout" {
+		t.Errorf("frame.ended source %v, want rollout", src)
+	}
 	if procs := env.StrayProcesses(); len(procs) > 0 {
 		t.Errorf("processes left behind: %+v", procs)
 	}

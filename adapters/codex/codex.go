@@ -92,7 +92,9 @@ func (Harness) Evidence() map[string]string {
 func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("codex", "Codex", contract.RolePrimaryWorker)
 	// Under `lifeloop run` the notify program set for the launch
-	// (-c notify=[...]) reports each turn's end natively.
+	// (-c notify=[...]) reports each turn's end natively: in the TUI, and
+	// in a one-shot whose user has a notify program of their own. A plain
+	// `codex exec` gets none (BridgeArgs): its rollout reports the end.
 	adapters.Raise(m, contract.EventFrameEnded, contract.SupportNative, contract.ModeLauncherWrapper)
 	// Without `lifeloop run`, hooks installed by `lifeloop host apply`
 	// (once trusted) and the notify program report the session and its

@@ -189,7 +189,8 @@ func FuzzMap(f *testing.F) {
 
 // TestBridgeArgs: `lifeloop run` sets notify for the launch, chaining the
 // user's own notify program from $CODEX_HOME (else ~/.codex)/config.toml,
-// and leaves a command line that sets notify itself alone.
+// and leaves a command line that sets notify itself alone, and a one-shot
+// whose user has no notify program.
 func TestBridgeArgs(t *testing.T) {
 	home := t.TempDir()
 	codexHome := filepath.Join(home, "ch")
@@ -211,6 +212,11 @@ func TestBridgeArgs(t *testing.T) {
 		{"no home", []string{"codex"}, nil, NotifyArgs(exe, nil)},
 		{"argv sets notify", []string{"codex", "-c", "notify=[\"x\"]"}, []string{"HOME=" + home}, nil},
 		{"argv sets notify inline", []string{"codex", "-cnotify=[]"}, []string{"HOME=" + home}, nil},
+		{"one-shot", []string{"codex", "-m", "exec", "exec", "hi"}, []string{"HOME=" + home}, nil},
+		{"one-shot by alias", []string{"node", "/x/codex.js", "e", "hi"}, []string{"HOME=" + home}, nil},
+		{"one-shot with user notify", []string{"codex", "exec", "hi"}, []string{"HOME=" + home, "CODEX_HOME=" + codexHome}, NotifyArgs(exe, []string{"say", "done"})},
+		{"TUI prompt", []string{"codex", "exec hi"}, []string{"HOME=" + home}, NotifyArgs(exe, nil)},
+		{"resume", []string{"codex", "resume", "--last"}, []string{"HOME=" + home}, NotifyArgs(exe, nil)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
