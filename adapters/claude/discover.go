@@ -169,7 +169,8 @@ func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 			cand.Born = born
 			// Only a file the launch may have written is read: the folder
 			// keeps every past transcript, and reading each one's head
-			// cost a one-shot more than the rest of lifeloop's work.
+			// took about 40 % of lifeloop's processor time in a one-shot
+			// beside 400 of them.
 			if c.SessionID != "" {
 				if !c.heads.Contains(p, []byte(`"sessionId":"`+c.SessionID+`"`)) {
 					continue
