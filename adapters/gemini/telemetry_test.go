@@ -70,6 +70,35 @@ func TestDiscoverer(t *testing.T) {
 	}
 }
 
+// TestDiscovererReadsEachChatOnce: a chat file's first line is read once
+// it is complete, not again on the next scans (it does not change); a
+// line still being written is read again.
+func TestDiscovererReadsEachChatOnce(t *testing.T) {
+	base := t.TempDir()
+	home := filepath.Join(base, ".gemini")
+	cwd := filepath.Join(base, "proj")
+	launch := telemetrytest.LaunchAfter(t)
+	line := func(sid, dir string) string {
+		return `{"sessionId":"` + sid + `","projectHash":"` + ProjectHash(dir) + `","startTime":"2026-11-23T13:46:35.419Z","kind":"main"}` + "\n"
+	}
+	chats := filepath.Join(home, "tmp", "proj", "chats")
+	done := filepath.Join(chats, "session-2026-11-23T13-46-bbbbbbbb.jsonl")
+	partial := filepath.Join(chats, "session-2026-11-23T13-46-cccccccc.jsonl")
+	telemetrytest.WriteFile(t, done, line("bbbbbbbb-2", cwd))
+	telemetrytest.WriteFile(t, partial, `{"sessionId":"cc`)
+	d := &Discoverer{Home: home, Cwd: cwd, Launch: launch, Slack: 10 * time.Millisecond}
+	if cands, _ := d.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), []string{filepath.Base(done)}) {
+		t.Fatalf("first scan: %v", cands)
+	}
+	// Rewritten for another folder: the first scan's reading stands.
+	telemetrytest.WriteFile(t, done, line("bbbbbbbb-2", base))
+	telemetrytest.WriteFile(t, partial, line("cccccccc-3", cwd))
+	want := []string{filepath.Base(done), filepath.Base(partial)}
+	if cands, _ := d.Candidates(); !slices.Equal(telemetrytest.CandPaths(cands), want) {
+		t.Errorf("second scan: %v, want %v", telemetrytest.CandPaths(cands), want)
+	}
+}
+
 func TestTelemetrySourceReadsSettings(t *testing.T) {
 	base := t.TempDir()
 	cwd := filepath.Join(base, "proj")
