@@ -174,6 +174,46 @@ func (b *BirthCache) Born(path string, launch time.Time, slack time.Duration) (b
 	return born, true, true
 }
 
+// FileFacts remembers what a polled discoverer read from each file — a
+// part that does not change once complete, such as a session file's
+// header line — with the file's birth time, so that each file is read
+// once per launch instead of on every scan. The zero value is ready; it
+// is safe for concurrent use.
+type FileFacts[T any] struct {
+	mu    sync.Mutex
+	known map[string]fileFact[T]
+}
+
+type fileFact[T any] struct {
+	born time.Time
+	v    T
+}
+
+// Of returns path's birth time (BornAt) and read(path); ok is false when
+// either fails (read then is asked again next time, e.g. for a line still
+// being written).
+func (f *FileFacts[T]) Of(path string, read func(string) (T, bool)) (born time.Time, v T, ok bool) {
+	f.mu.Lock()
+	k, known := f.known[path]
+	f.mu.Unlock()
+	if known {
+		return k.born, k.v, true
+	}
+	if born, ok = BornAt(path); !ok {
+		return time.Time{}, v, false
+	}
+	if v, ok = read(path); !ok {
+		return time.Time{}, v, false
+	}
+	f.mu.Lock()
+	if f.known == nil {
+		f.known = map[string]fileFact[T]{}
+	}
+	f.known[path] = fileFact[T]{born, v}
+	f.mu.Unlock()
+	return born, v, true
+}
+
 // headBytes is how much of a file's start HeadContains reads.
 const headBytes = 256 << 10
 

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -105,5 +106,36 @@ func TestBirthCacheLooksAtAPastFileOnce(t *testing.T) {
 	}
 	if _, _, ok := c.Born(fresh, launch, slack); ok {
 		t.Error("a file born after the launch is remembered: it should be looked at each time")
+	}
+}
+
+func TestFileFactsReadsOnceComplete(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(p, []byte("partial"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reads := 0
+	firstLine := func(path string) (string, bool) {
+		reads++
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return "", false
+		}
+		line, _, complete := strings.Cut(string(b), "\n")
+		return line, complete
+	}
+	var f FileFacts[string]
+	if _, _, ok := f.Of(p, firstLine); ok {
+		t.Fatal("a line still being written was taken")
+	}
+	if err := os.WriteFile(p, []byte("header\nmore\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	born, v, ok := f.Of(p, firstLine)
+	if !ok || v != "header" || born.IsZero() {
+		t.Fatalf("complete line: %q, born %v, ok %v", v, born, ok)
+	}
+	if _, v, ok := f.Of(p, firstLine); !ok || v != "header" || reads != 2 {
+		t.Errorf("third ask: %q, ok %v, %d reads; want the remembered line, 2 reads", v, ok, reads)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -76,47 +75,9 @@ type Discoverer struct {
 	Launch    time.Time
 	Slack     time.Duration // default: telemetry.BornBefore's
 	SessionID string
-	chats     chatFacts
-}
-
-// chatFacts remembers each chat file's birth time and complete first line,
-// neither of which changes: every scan lists the chat files of every
-// project, and each past one is read once per launch instead of on every
-// scan. Safe for concurrent use.
-type chatFacts struct {
-	mu    sync.Mutex
-	known map[string]chatFact
-}
-
-type chatFact struct {
-	born time.Time
-	head head
-}
-
-// of returns path's birth time and first line, false while the line is
-// incomplete or the file cannot be read.
-func (c *chatFacts) of(path string) (time.Time, head, bool) {
-	c.mu.Lock()
-	f, ok := c.known[path]
-	c.mu.Unlock()
-	if ok {
-		return f.born, f.head, true
-	}
-	born, ok := telemetry.BornAt(path)
-	if !ok {
-		return time.Time{}, head{}, false
-	}
-	h, ok := readHead(path)
-	if !ok {
-		return time.Time{}, head{}, false
-	}
-	c.mu.Lock()
-	if c.known == nil {
-		c.known = map[string]chatFact{}
-	}
-	c.known[path] = chatFact{born, h}
-	c.mu.Unlock()
-	return born, h, true
+	// chats holds each chat file's birth time and first line, neither of
+	// which changes: every scan lists the chat files of every project.
+	chats telemetry.FileFacts[head]
 }
 
 // Roots implements telemetry.Discoverer.
@@ -148,7 +109,7 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 		if d.SessionID != "" && !strings.HasSuffix(p, "-"+prefix(d.SessionID, 8)+".jsonl") {
 			continue
 		}
-		born, h, ok := d.chats.of(p)
+		born, h, ok := d.chats.Of(p, readHead)
 		if !ok || h.Kind == "subagent" || !slices.Contains(hashes, h.ProjectHash) {
 			continue
 		}

@@ -99,6 +99,7 @@ type discoverer struct {
 	Slack      time.Duration // default: telemetry.BornBefore's
 	SessionID  string
 	Pointer    string // LIFELOOP_SESSION_DIR/pi-session-file, "" outside `lifeloop run`
+	headers    telemetry.FileFacts[sessionHeader]
 }
 
 // pointed returns the session file Pointer names, "" when none (yet).
@@ -171,22 +172,18 @@ func (d *discoverer) Candidates() ([]telemetry.Candidate, error) {
 				continue
 			}
 			p := filepath.Join(dir, name)
-			born, ok := telemetry.BornAt(p)
-			if !ok {
-				continue
-			}
-			id, cwd, ok := header(p)
-			if !ok || !slices.Contains(cwds, filepath.Clean(cwd)) {
+			born, h, ok := d.headers.Of(p, readSessionHeader)
+			if !ok || !slices.Contains(cwds, filepath.Clean(h.cwd)) {
 				continue
 			}
 			if d.SessionID != "" {
-				if id != d.SessionID {
+				if h.id != d.SessionID {
 					continue
 				}
 			} else if !d.Launch.IsZero() && telemetry.BornBefore(born, d.Launch, d.Slack) {
 				continue
 			}
-			out = append(out, telemetry.Candidate{Path: p, Born: born, SessionID: id})
+			out = append(out, telemetry.Candidate{Path: p, Born: born, SessionID: h.id})
 		}
 	}
 	telemetry.SortCandidates(out)
@@ -215,6 +212,15 @@ func header(path string) (id, cwd string, ok bool) {
 		return "", "", false
 	}
 	return h.ID, h.Cwd, true
+}
+
+// sessionHeader is what a session file's first line says.
+type sessionHeader struct{ id, cwd string }
+
+// readSessionHeader is header for telemetry.FileFacts.
+func readSessionHeader(path string) (sessionHeader, bool) {
+	id, cwd, ok := header(path)
+	return sessionHeader{id, cwd}, ok
 }
 
 // telemetrySource is the kind of file Pi's session file is.
