@@ -95,9 +95,9 @@ const sweepEvery = time.Minute
 // sweepLostLater seals, after delay and on a goroutine of its own, every
 // session under root whose wrapper died (seal.Unlisted and seal.CheckAll),
 // unless a run swept root less than sweepEvery ago, saying nothing: `run`
-// must not write while its harness owns the terminal. The returned function cancels a sweep not yet started; a
-// sweep under way is abandoned at exit (sealing is idempotent and safe to
-// cut short).
+// must not write while its harness owns the terminal. The returned
+// function cancels a sweep not yet started; a sweep under way is
+// abandoned at exit (sealing is idempotent and safe to cut short).
 func (e *env) sweepLostLater(root string, delay time.Duration) (stop func()) {
 	opts := e.sealOptions()
 	t := time.AfterFunc(delay, func() {
