@@ -35,8 +35,9 @@
 // With no terminal at all it gets no PTY (no copy loop, no drain), and
 // what a PTY's hangup did is done without one: when it exits its process
 // group gets SIGHUP and SIGCONT, and on Linux the kernel sends it SIGHUP
-// when this process dies (macOS has no such signal). What passes through is not seen: input is not relayed (nothing to
-// hold, no VEOF), output is not metered ([Activity].Metered).
+// when this process dies (macOS has no such signal). What passes through
+// is not seen: input is not relayed (nothing to hold, no VEOF), output is
+// not metered ([Activity].Metered).
 //
 // # Without a terminal
 //

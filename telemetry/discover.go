@@ -138,47 +138,11 @@ func BornAt(path string) (time.Time, bool) {
 	return fi.ModTime(), true
 }
 
-// BirthCache remembers the files a polled discoverer found born before its
-// launch, so that each past file costs one look per launch instead of one
-// per scan (a project folder keeps every past session's file): a birth
-// time does not change, and a harness names each new file anew. The zero
-// value is ready; it is safe for concurrent use.
-type BirthCache struct {
-	mu    sync.Mutex
-	early map[string]bool
-}
-
-// Born returns path's birth time (BornAt) and whether it is before launch
-// (BornBefore with slack); ok is false when path cannot be read. A file
-// found early once is answered from memory, with a zero birth time.
-func (b *BirthCache) Born(path string, launch time.Time, slack time.Duration) (born time.Time, early, ok bool) {
-	b.mu.Lock()
-	known := b.early[path]
-	b.mu.Unlock()
-	if known {
-		return time.Time{}, true, true
-	}
-	born, ok = BornAt(path)
-	if !ok {
-		return time.Time{}, false, false
-	}
-	if !BornBefore(born, launch, slack) {
-		return born, false, true
-	}
-	b.mu.Lock()
-	if b.early == nil {
-		b.early = map[string]bool{}
-	}
-	b.early[path] = true
-	b.mu.Unlock()
-	return born, true, true
-}
-
-// FileFacts remembers what a polled discoverer read from each file — a
-// part that does not change once complete, such as a session file's
-// header line — with the file's birth time, so that each file is read
-// once per launch instead of on every scan. The zero value is ready; it
-// is safe for concurrent use.
+// FileFacts remembers each file's birth time and, when asked, what a
+// polled discoverer read from a part of it that does not change once
+// complete (a session file's header line), so that each file is looked
+// at once per launch instead of on every scan: a folder keeps every past
+// session's file. The zero value is ready; it is safe for concurrent use.
 type FileFacts[T any] struct {
 	mu    sync.Mutex
 	known map[string]fileFact[T]
@@ -189,9 +153,9 @@ type fileFact[T any] struct {
 	v    T
 }
 
-// Of returns path's birth time (BornAt) and read(path); ok is false when
-// either fails (read then is asked again next time, e.g. for a line still
-// being written).
+// Of returns path's birth time (BornAt) and read(path), or v's zero value
+// when read is nil; ok is false when either fails (read then is asked
+// again next time, e.g. for a line still being written).
 func (f *FileFacts[T]) Of(path string, read func(string) (T, bool)) (born time.Time, v T, ok bool) {
 	f.mu.Lock()
 	k, known := f.known[path]
@@ -202,8 +166,10 @@ func (f *FileFacts[T]) Of(path string, read func(string) (T, bool)) (born time.T
 	if born, ok = BornAt(path); !ok {
 		return time.Time{}, v, false
 	}
-	if v, ok = read(path); !ok {
-		return time.Time{}, v, false
+	if read != nil {
+		if v, ok = read(path); !ok {
+			return time.Time{}, v, false
+		}
 	}
 	f.mu.Lock()
 	if f.known == nil {

@@ -76,36 +76,24 @@ func TestBornBefore(t *testing.T) {
 	}
 }
 
-func TestBirthCacheLooksAtAPastFileOnce(t *testing.T) {
-	dir := t.TempDir()
-	old, fresh := filepath.Join(dir, "old.jsonl"), filepath.Join(dir, "new.jsonl")
-	if err := os.WriteFile(old, []byte("{}\n"), 0o600); err != nil {
+func TestFileFactsRemembersABirthTime(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "old.jsonl")
+	if err := os.WriteFile(p, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	launch := time.Now()
-	time.Sleep(100 * time.Millisecond) // past FineSlack, and a whole-second clock's tick
-	if err := os.WriteFile(fresh, []byte("{}\n"), 0o600); err != nil {
+	var f FileFacts[struct{}]
+	born, _, ok := f.Of(p, nil)
+	if !ok || born.IsZero() {
+		t.Fatalf("birth time %v, ok %v", born, ok)
+	}
+	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	slack := time.Millisecond
-	var c BirthCache
-	if _, early, ok := c.Born(old, launch, slack); !ok || !early {
-		t.Fatalf("file written before the launch: early %v, ok %v", early, ok)
+	if again, _, ok := f.Of(p, nil); !ok || !again.Equal(born) {
+		t.Errorf("asked again: %v, ok %v; want %v from memory", again, ok, born)
 	}
-	born, early, ok := c.Born(fresh, launch, slack)
-	if !ok || early || born.IsZero() {
-		t.Fatalf("file written after the launch: born %v, early %v, ok %v", born, early, ok)
-	}
-	for _, p := range []string{old, fresh} {
-		if err := os.Remove(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, early, ok := c.Born(old, launch, slack); !ok || !early {
-		t.Errorf("past file asked again: early %v, ok %v; want it answered from memory", early, ok)
-	}
-	if _, _, ok := c.Born(fresh, launch, slack); ok {
-		t.Error("a file born after the launch is remembered: it should be looked at each time")
+	if _, _, ok := f.Of(p+".missing", nil); ok {
+		t.Error("a file that does not exist has a birth time")
 	}
 }
 

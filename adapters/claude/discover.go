@@ -108,7 +108,7 @@ type discoverer struct {
 	Slack       time.Duration // default: telemetry.BornBefore's
 	SessionID   string
 	heads       telemetry.HeadCache
-	births      telemetry.BirthCache
+	births      telemetry.FileFacts[struct{}]
 }
 
 // Dirs returns the project folders for Cwd: its own spelling and, if
@@ -152,21 +152,18 @@ func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 				continue
 			}
 			p := filepath.Join(dir, name)
-			cand := telemetry.Candidate{Path: p, SessionID: strings.TrimSuffix(name, ".jsonl")}
+			born, _, ok := c.births.Of(p, nil)
+			if !ok {
+				continue
+			}
+			cand := telemetry.Candidate{Path: p, Born: born, SessionID: strings.TrimSuffix(name, ".jsonl")}
 			if c.SessionID != "" && cand.SessionID == c.SessionID {
-				born, ok := telemetry.BornAt(p) // the session's own file, of any age
-				if !ok {
-					continue
-				}
-				cand.Born = born
-				out = append(out, cand)
+				out = append(out, cand) // the session's own file, of any age
 				continue
 			}
-			born, early, ok := c.births.Born(p, c.Launch, c.Slack)
-			if !ok || early {
+			if telemetry.BornBefore(born, c.Launch, c.Slack) {
 				continue
 			}
-			cand.Born = born
 			// Only a file the launch may have written is read: the folder
 			// keeps every past transcript, and reading each one's head
 			// took about 40 % of lifeloop's processor time in a one-shot
