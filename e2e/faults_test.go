@@ -215,6 +215,11 @@ func TestWrapperKilledAtRandomPoints(t *testing.T) {
 				_ = cmd.Process.Signal(syscall.SIGKILL)
 				_ = cmd.Wait()
 			}
+			// A harness outlives its killed wrapper by its 0.3 s of sleep;
+			// the check for strays at the end is for what does not end.
+			for deadline := time.Now().Add(10 * time.Second); len(env.StrayProcesses()) > 0 && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+			}
 			ss := sessionsOf(t, env, state)
 			recorded := map[string]bool{}
 			lost := 0

@@ -627,7 +627,16 @@ func TestOTelOutcomes(t *testing.T) {
 		t.Cleanup(func() { _ = syscall.Kill(-rec.Pid, syscall.SIGKILL) })
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		res := env.Run(runTimeout, ll, "export", "otlp", "--state-dir", state, "--endpoint", j.endpoint(), id)
+		// The killed wrapper's exporter sees its stdin end and delivers
+		// what it has (--drain) before it lets the outbox go; until then
+		// export says so and exits 1.
+		var res testharness.Result
+		for deadline := time.Now().Add(runTimeout); ; time.Sleep(100 * time.Millisecond) {
+			res = env.Run(runTimeout, ll, "export", "otlp", "--state-dir", state, "--endpoint", j.endpoint(), id)
+			if !strings.Contains(res.Stdout+res.Stderr, "another lifeloop process is delivering it") || time.Now().After(deadline) {
+				break
+			}
+		}
 		if res.ExitCode != 0 || !strings.Contains(res.Stdout, `"owed":0`) {
 			t.Fatalf("export otlp: exit %d\n%s\n%s", res.ExitCode, res.Stdout, res.Stderr)
 		}
