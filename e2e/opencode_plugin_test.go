@@ -37,20 +37,18 @@ func userInstructions(t *testing.T, env *testharness.HarnessEnv, marker string) 
 	return string(quoted)
 }
 
-// TestRunOpenCodePlugin: under `lifeloop run` OpenCode loads the bridge
-// plugin named in OPENCODE_CONFIG_CONTENT, and the turn's four frame
-// receipts come from it (source hook, the database's frame ids, each
-// recorded once). The user's own OPENCODE_CONFIG_CONTENT (an instructions
-// file) still applies next to the payload placed at launch: the mock
-// finds both in the system prompt. Neither the user's configuration nor
-// the payload is on the command line lifeloop records; the plugin lives
-// in lifeloop's state folder (0600), nothing is written into OpenCode's
-// configuration folder, and no process is left.
+// TestRunOpenCodePlugin: under `lifeloop run` the OpenCode TUI loads the
+// bridge plugin named in OPENCODE_CONFIG_CONTENT, and the turn's four
+// frame receipts come from it (source hook, the database's frame ids,
+// each recorded once). The user's own OPENCODE_CONFIG_CONTENT (an
+// instructions file) still applies next to the payload placed at launch:
+// the mock finds both in the system prompt. Neither the user's
+// configuration nor the payload is on the command line lifeloop records;
+// the plugin lives in lifeloop's state folder (0600), nothing is written
+// into OpenCode's configuration folder, and no process is left. (A
+// one-shot `opencode run` loads no plugin: TestRunOpenCodeRun.)
 func TestRunOpenCodePlugin(t *testing.T) {
-	t.Parallel() // see the package doc
 	skipShort(t)
-	bin := testharness.OpenCodeBin(t)
-	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
@@ -64,18 +62,18 @@ func TestRunOpenCodePlugin(t *testing.T) {
 	before := filesUnder(t, env.OpenCodeConfigDir())
 
 	pf := payloadFile(t, env.Dir, "pay_launch", payloadMarker)
-	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--payload", pf, "--", bin, "run", "say", "hello")
-	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "Plain answer.") {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	term := startOpenCodeTUI(t, env, state, "--tick", "0", "--payload", pf)
+	askOpenCode(t, term, state, "say hello")
+	exitOpenCode(t, term)
+	if !strings.Contains(term.Output(), "Plain answer.") {
+		t.Errorf("the answer never reached the terminal")
 	}
 	for _, m := range []string{userMarker, payloadMarker} {
 		if path, ok := anyRequestCarries(t, mock.RequestsOfKind("claude"), m); !ok || !strings.HasPrefix(path, ".system") {
 			t.Errorf("%s: in a request %v at %q, want in the system prompt", m, ok, path)
 		}
 	}
-	if procs := env.StrayProcesses(); len(procs) > 0 {
-		t.Errorf("processes left behind: %+v", procs)
-	}
+	assertNoProcessLeft(t, env, term.Pid())
 
 	session, rs := onlySession(t, state)
 	sid, turns := openCodeTurns(t, env)
@@ -117,6 +115,28 @@ func TestRunOpenCodePlugin(t *testing.T) {
 			t.Errorf("lifeloop wrote %s into OpenCode's configuration folder", f)
 		}
 	}
+}
+
+// TestRunOpenCodeTUICompaction: the OpenCode TUI's first turn fills the
+// window past OpenCode's threshold; it compacts automatically and runs its
+// continue turn. The bridge plugin reports the compaction: one
+// context.compacted (source hook) under the compaction request's id, with
+// the database's figures and report attached; the rest as
+// TestRunOpenCodeCompactionTelemetry, whose one-shot the database alone
+// reports.
+func TestRunOpenCodeTUICompaction(t *testing.T) {
+	skipShort(t)
+	env := testharness.NewHarnessEnv(t, startMock(t, compactingMock))
+	env.SetOpenCodeLimits(compactingLimits)
+	state := stateDir(t)
+	term := startOpenCodeTUI(t, env, state)
+	typeThenEnter(t, term, "fill the context")
+	waitLedger(t, state, "the continue turn's frame.ended", func(rs []map[string]any) bool {
+		return len(receiptsFor(rs, "context.compacted")) > 0 && countFrames(rs) >= 2
+	})
+	exitOpenCode(t, term)
+	assertOpenCodeAutoCompaction(t, env, state, "hook")
+	assertNoProcessLeft(t, env, term.Pid())
 }
 
 // TestRunOpenCodeNoHooks: with --no-hooks no plugin is named, the user's

@@ -3,6 +3,7 @@ package e2e
 import (
 	"database/sql"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,6 +174,15 @@ func TestRunOpenCodeRun(t *testing.T) {
 		t.Errorf("frame.ended stop_reason %v, want stop", got)
 	}
 	assertCausalOrder(t, rs)
+	// A one-shot loads no bridge plugin: the database reports its frames.
+	for k, src := range frameSources(rs) {
+		if src != "database" {
+			t.Errorf("%s from %v, want the database", k, src)
+		}
+	}
+	if plugins, _ := filepath.Glob(filepath.Join(state, "bridges", "opencode-*")); len(plugins) != 0 {
+		t.Errorf("plugin written for a one-shot: %v", plugins)
+	}
 }
 
 // assertCausalOrder checks one session.started from the wrapper before
@@ -221,76 +231,81 @@ func assertCausalOrder(t *testing.T, rs []map[string]any) {
 // `opencode run` (it compacts at limit.context - limit.output = 8000),
 // then runs its synthetic continue turn. lifeloop records the critical
 // level, context.compacted (auto, pre_tokens 9050) with the reset to low,
-// and frames for both turns. With the bridge plugin the compaction is
-// native: one receipt from the plugin's session.compacted, under the
-// compaction request's id, with the database's figures (the database's
-// report attached); with --no-hooks the database alone reports it.
+// and frames for both turns, all from the database: a one-shot loads no
+// bridge plugin (TestRunOpenCodeTUICompaction has the plugin's report).
 func TestRunOpenCodeCompactionTelemetry(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	for _, plugin := range []bool{true, false} {
-		name := map[bool]string{true: "plugin", false: "no-hooks"}[plugin]
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			bin := testharness.OpenCodeBin(t)
-			ll := lifeloopBin(t)
-			mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{{InputTokens: 9000, OutputTokens: 50}}})
-			env := testharness.NewHarnessEnv(t, mock)
-			env.SetOpenCodeLimits(testharness.OpenCodeLimits{Context: 10000, Output: 2000})
-			state := stateDir(t)
-			args := []string{"run", "--state-dir", state}
-			if !plugin {
-				args = append(args, "--no-hooks")
-			}
-			res := env.Run(runTimeout, ll, append(args, "--", bin, "run", "fill", "the", "context")...)
-			if res.ExitCode != 0 {
-				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
-			}
-			session, rs := onlySession(t, state)
-			assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
-			sid, turns := openCodeTurns(t, env)
-			if len(turns) != 2 {
-				t.Fatalf("turns %v, want the prompt and the continue turn after compaction", turns)
-			}
-			assertOpenCodeBinding(t, env, state, session, rs, sid)
-			compacted := receiptsFor(rs, "context.compacted")
-			if len(compacted) != 1 {
-				t.Fatalf("context.compacted receipts %d: %v", len(compacted), eventsOf(rs))
-			}
-			s := compacted[0]["telemetry_summary"]
-			src := map[bool]string{true: "hook", false: "database"}[plugin]
-			if dig(s, "trigger") != "auto" || num(dig(s, "pre_tokens")) != 9050 || num(dig(s, "window")) != 10000 || dig(s, "source") != src {
-				t.Errorf("context.compacted %s, want trigger auto, pre_tokens 9050, window 10000 from %s", toJSON(s), src)
-			}
-			if want := openCodeCompactionRequest(t, env, sid) + "/context.compacted"; compacted[0]["event_id"] != want {
-				t.Errorf("context.compacted event_id %v, want %s", compacted[0]["event_id"], want)
-			}
-			if plugin && dig(s, "transcript", "source") != "database" {
-				t.Errorf("the database's report is not attached: %s", toJSON(s))
-			}
-			assertOpenCodePressure(t, rs, []wantPressure{
-				{9050, 10000, "critical", "low"},
-				{0, 10000, "low", "critical"},
-			})
-			if r := databasePressure(rs)[1]; dig(r, "telemetry_summary", "reason") != "compacted" {
-				t.Errorf("reset %s, want reason compacted", toJSON(r["telemetry_summary"]))
-			}
-			assertFrames(t, rs, turns)
-			assertFramesOnce(t, rs)
-			assertCausalOrder(t, rs)
-			// The compaction comes after the first turn ended and before the
-			// continue turn opened.
-			var order []string
-			for _, r := range rs {
-				switch r["event"] {
-				case "frame.ended", "context.compacted", "frame.opening":
-					order = append(order, r["event"].(string))
-				}
-			}
-			if strings.Join(order, ",") != "frame.opening,frame.ended,context.compacted,frame.opening,frame.ended" {
-				t.Errorf("order %v", order)
-			}
-		})
+	bin := testharness.OpenCodeBin(t)
+	ll := lifeloopBin(t)
+	env := testharness.NewHarnessEnv(t, startMock(t, compactingMock))
+	env.SetOpenCodeLimits(compactingLimits)
+	state := stateDir(t)
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "run", "fill", "the", "context")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	assertOpenCodeAutoCompaction(t, env, state, "database")
+}
+
+// compactingMock and compactingLimits make OpenCode's first turn fill
+// 9 050 of a 10 000 window, past its compaction threshold (8 000).
+var (
+	compactingMock   = mockmodel.Config{UsageSequence: []mockmodel.Usage{{InputTokens: 9000, OutputTokens: 50}}}
+	compactingLimits = testharness.OpenCodeLimits{Context: 10000, Output: 2000}
+)
+
+// assertOpenCodeAutoCompaction checks the completed session under state
+// of a turn that made OpenCode compact (compactingMock): the critical
+// level, one context.compacted (auto, pre_tokens 9050, window 10000, from
+// src, under the compaction request's id; a report from the plugin has
+// the database's attached), the reset to low, both turns' frames once
+// each, and the compaction between the first turn's end and the continue
+// turn's start.
+func assertOpenCodeAutoCompaction(t *testing.T, env *testharness.HarnessEnv, state, src string) {
+	t.Helper()
+	session, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
+	sid, turns := openCodeTurns(t, env)
+	if len(turns) != 2 {
+		t.Fatalf("turns %v, want the prompt and the continue turn after compaction", turns)
+	}
+	assertOpenCodeBinding(t, env, state, session, rs, sid)
+	compacted := receiptsFor(rs, "context.compacted")
+	if len(compacted) != 1 {
+		t.Fatalf("context.compacted receipts %d: %v", len(compacted), eventsOf(rs))
+	}
+	s := compacted[0]["telemetry_summary"]
+	if dig(s, "trigger") != "auto" || num(dig(s, "pre_tokens")) != 9050 || num(dig(s, "window")) != 10000 || dig(s, "source") != src {
+		t.Errorf("context.compacted %s, want trigger auto, pre_tokens 9050, window 10000 from %s", toJSON(s), src)
+	}
+	if want := openCodeCompactionRequest(t, env, sid) + "/context.compacted"; compacted[0]["event_id"] != want {
+		t.Errorf("context.compacted event_id %v, want %s", compacted[0]["event_id"], want)
+	}
+	if src == "hook" && dig(s, "transcript", "source") != "database" {
+		t.Errorf("the database's report is not attached: %s", toJSON(s))
+	}
+	assertOpenCodePressure(t, rs, []wantPressure{
+		{9050, 10000, "critical", "low"},
+		{0, 10000, "low", "critical"},
+	})
+	if r := databasePressure(rs)[1]; dig(r, "telemetry_summary", "reason") != "compacted" {
+		t.Errorf("reset %s, want reason compacted", toJSON(r["telemetry_summary"]))
+	}
+	assertFrames(t, rs, turns)
+	assertFramesOnce(t, rs)
+	assertCausalOrder(t, rs)
+	// The compaction comes after the first turn ended and before the
+	// continue turn opened.
+	var order []string
+	for _, r := range rs {
+		switch r["event"] {
+		case "frame.ended", "context.compacted", "frame.opening":
+			order = append(order, r["event"].(string))
+		}
+	}
+	if strings.Join(order, ",") != "frame.opening,frame.ended,context.compacted,frame.opening,frame.ended" {
+		t.Errorf("order %v", order)
 	}
 }
 

@@ -38,13 +38,19 @@ func countFrames(rs []map[string]any) int { return len(receiptsFor(rs, "frame.en
 // the prompt.
 func openCodeTUI(t *testing.T, mock *mockmodel.Server) (*testharness.Terminal, *testharness.HarnessEnv, string, string) {
 	t.Helper()
-	bin := testharness.OpenCodeBin(t)
-	ll := lifeloopBin(t)
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
-	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin), 120, 40)
+	return startOpenCodeTUI(t, env, state), env, state, lifeloopBin(t)
+}
+
+// startOpenCodeTUI starts `lifeloop run --state-dir state [runArgs] --
+// opencode` of env in a PTY and waits for the prompt.
+func startOpenCodeTUI(t *testing.T, env *testharness.HarnessEnv, state string, runArgs ...string) *testharness.Terminal {
+	t.Helper()
+	args := append(append([]string{"run", "--state-dir", state}, runArgs...), "--", testharness.OpenCodeBin(t))
+	term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), args...), 120, 40)
 	testharness.OpenCodeScreenReady(t, term, 0)
-	return term, env, state, ll
+	return term
 }
 
 // askOpenCode types prompt and waits for the turn's frame.ended receipt.

@@ -150,12 +150,19 @@ func (Harness) BridgeArgs(adapters.BridgeTarget) ([]string, error) { return nil,
 // BridgeEnv implements adapters.BridgeEnviron: OPENCODE_CONFIG_CONTENT
 // with the plugin's file:// URL added to the "plugin" list of the value
 // b.Env already has (the user's own configuration, kept as it is).
-// Nothing for a command line that starts no session; the bridge is
-// unavailable when the user's value is not a JSON object (OpenCode's own
-// parser would have to guess its meaning, so lifeloop leaves it alone).
+// Nothing for a command line that starts no session, nor for a one-shot
+// `opencode run`: OpenCode pays 6–10 % of such a run for loading any
+// plugin (docs/harnesses.md), and the database reports every moment the
+// plugin would (its frames, its compaction, the session), which the
+// wrapper reads to its end when OpenCode exits. The bridge is unavailable
+// when the user's value is not a JSON object (OpenCode's own parser would
+// have to guess its meaning, so lifeloop leaves it alone).
 func (Harness) BridgeEnv(b adapters.BridgeTarget) ([]string, error) {
 	start := adapters.ArgStart(b.Argv)
 	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) {
+		return nil, nil
+	}
+	if sub, _ := command(b.Argv[start:]); sub == "run" {
 		return nil, nil
 	}
 	for _, a := range b.Argv[:start] {

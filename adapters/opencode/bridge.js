@@ -119,7 +119,7 @@ export const LifeloopBridge = async (ctx) => {
 	return {
 		// OpenCode does not wait for event handlers, but awaits every
 		// plugin's dispose before it exits: the reports still on their way
-		// (a one-shot `run` exits as its turn ends) are sent first.
+		// (an /exit right after a turn) are sent first.
 		dispose: () => queue,
 		event: async ({ event }) => {
 			const p = event?.properties ?? {};

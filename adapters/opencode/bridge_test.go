@@ -63,12 +63,13 @@ func TestMergeConfigKeepsTheUsers(t *testing.T) {
 
 // TestBridgeEnv: the plugin is written once (0600 in a 0700 folder), named
 // by a file:// URL appended to the user's plugin list in
-// OPENCODE_CONFIG_CONTENT; nothing for a command that starts no session;
-// an invalid user value leaves the bridge unavailable.
+// OPENCODE_CONFIG_CONTENT; nothing for a command that starts no session
+// nor for a one-shot `opencode run`; an invalid user value leaves the
+// bridge unavailable.
 func TestBridgeEnv(t *testing.T) {
 	shared := filepath.Join(t.TempDir(), "bridges")
 	b := adapters.BridgeTarget{
-		Argv: []string{"opencode", "run", "hi"}, SessionDir: t.TempDir(), SharedDir: shared,
+		Argv: []string{"opencode", "--model", "p/m"}, SessionDir: t.TempDir(), SharedDir: shared,
 		Env:         []string{"HOME=/h", configVar + `={"model":"p/m","plugin":["mine"]}`},
 		HookCommand: []string{"/bin/lifeloop"},
 	}
@@ -106,6 +107,12 @@ func TestBridgeEnv(t *testing.T) {
 	b.Argv = []string{"opencode", "--version"}
 	if vars, err := (Harness{}).BridgeEnv(b); vars != nil || err != nil {
 		t.Errorf("--version: %q, %v", vars, err)
+	}
+	for _, argv := range [][]string{{"opencode", "run", "hi"}, {"opencode", "--log-level", "INFO", "run", "-c", "go on"}, {"env", "A=1", "opencode", "run", "hi"}} {
+		b.Argv = argv
+		if vars, err := (Harness{}).BridgeEnv(b); vars != nil || err != nil {
+			t.Errorf("%q: %q, %v, want no plugin for a one-shot", argv, vars, err)
+		}
 	}
 	var unavailable *adapters.BridgeUnavailable
 	b.Argv = []string{"env", configVar + "={}", "opencode"}

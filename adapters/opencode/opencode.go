@@ -48,8 +48,10 @@
 //     session of the same process) and each compaction
 //     (context.compacted, under its request's id, with the database's
 //     figures); the database stays the source of the session id and
-//     pressure, and of the frames and compactions under --no-hooks and
-//     `lifeloop watch`. The user's own OPENCODE_CONFIG_CONTENT is merged,
+//     pressure, and of the frames and compactions of a one-shot `opencode
+//     run` (which loads no plugin: the database reports the same
+//     moments, and loading any plugin costs OpenCode a few percent of a
+//     short run), under --no-hooks and in `lifeloop watch`. The user's own OPENCODE_CONFIG_CONTENT is merged,
 //     never shadowed (configcontent.go).
 package opencode
 
@@ -89,7 +91,7 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ended/launcher_wrapper":   "TestRunOpenCodePlugin",
 		// From the database (telemetry.go, parser.go).
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunOpenCodeRun",
-		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenCodeCompactionTelemetry", // native from the plugin, synthesized with --no-hooks
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenCodeTUICompaction", // native from the plugin; from the database in a one-shot (TestRunOpenCodeCompactionTelemetry)
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
 		"context_pressure":                    "TestRunOpenCodeRun",
 		"session_identity.harness_session_id": "TestRunOpenCodeRun",
@@ -108,7 +110,9 @@ func (Harness) Evidence() map[string]string {
 func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("opencode", "OpenCode", contract.RolePrimaryWorker)
 	// Under `lifeloop run` the bridge plugin (named in
-	// OPENCODE_CONFIG_CONTENT) reports turns natively from OpenCode's bus:
+	// OPENCODE_CONFIG_CONTENT; not for a one-shot `opencode run`, whose
+	// moments the database alone reports) reports turns natively from
+	// OpenCode's bus:
 	// a turn's first user message part → frame.opening, its first answer
 	// → frame.opened, the last answer completed (or session.idle) →
 	// frame.ending and frame.ended; a compaction's summary completed →
