@@ -75,9 +75,13 @@ type Discoverer struct {
 	Launch    time.Time
 	Slack     time.Duration // default: telemetry.BornBefore's
 	SessionID string
-	// chats holds each chat file's birth time and first line, neither of
-	// which changes: every scan lists the chat files of every project.
-	chats telemetry.FileFacts[head]
+	// births holds each chat file's birth time, chats its first line too,
+	// neither of which changes: every scan lists the chat files of every
+	// project. Without a session id, a file born before the launch is read
+	// only when a newer one carries the same id in its name (a session
+	// resumed in a later minute, below): the others are past sessions.
+	births telemetry.FileFacts[struct{}]
+	chats  telemetry.FileFacts[head]
 }
 
 // Roots implements telemetry.Discoverer.
@@ -103,10 +107,19 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	for _, c := range telemetry.CwdSpellings(d.Cwd) {
 		hashes = append(hashes, ProjectHash(c))
 	}
+	if d.SessionID != "" {
+		paths = slices.DeleteFunc(paths, func(p string) bool { return nameID(p) != prefix(d.SessionID, 8) })
+	}
+	recent := map[string]bool{} // the name ids of files born since the launch
+	for _, p := range paths {
+		if born, _, ok := d.births.Of(p, nil); ok && !telemetry.BornBefore(born, d.Launch, d.Slack) {
+			recent[nameID(p)] = true
+		}
+	}
 	var all []telemetry.Candidate
 	first := map[string]time.Time{} // each session's earliest file
 	for _, p := range paths {
-		if d.SessionID != "" && !strings.HasSuffix(p, "-"+prefix(d.SessionID, 8)+".jsonl") {
+		if born, _, ok := d.births.Of(p, nil); !ok || (d.SessionID == "" && telemetry.BornBefore(born, d.Launch, d.Slack) && !recent[nameID(p)]) {
 			continue
 		}
 		born, h, ok := d.chats.Of(p, readHead)
@@ -138,6 +151,13 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	}
 	telemetry.SortCandidates(out)
 	return out, nil
+}
+
+// nameID is the session id prefix a chat file's name ends with
+// (session-<minute>-<id[:8]>.jsonl).
+func nameID(path string) string {
+	name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
+	return name[strings.LastIndexByte(name, '-')+1:]
 }
 
 func prefix(s string, n int) string {
