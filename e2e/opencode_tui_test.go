@@ -89,16 +89,34 @@ func exitOpenCode(t *testing.T, term *testharness.Terminal) {
 	}
 }
 
-// TestRunOpenCodeTUI: the interactive TUI under lifeloop run — a typed
-// prompt answered (its frames recorded once each, with the database's
-// ids, from the bridge plugin or the database), a manual /compact
-// (context.compacted, trigger manual, pre_tokens the turn's 12 + 5; no
-// turn of its own), /exit, session completed, no OpenCode process left.
+// TestRunOpenCodeTUI: the interactive TUI under lifeloop run loads the
+// bridge plugin named in OPENCODE_CONFIG_CONTENT — a typed prompt answered
+// (its four frame receipts from the plugin, source hook, with the
+// database's ids, each recorded once), a manual /compact
+// (context.compacted from the plugin, trigger manual, pre_tokens the
+// turn's 12 + 5, the database's report attached; no turn of its own),
+// /exit, session completed, no OpenCode process left. The user's own
+// OPENCODE_CONFIG_CONTENT (an instructions file) still applies next to
+// the payload placed at launch: the mock finds both in the system prompt.
+// Neither is on the command line lifeloop records; the plugin lives in
+// lifeloop's state folder (0600) and nothing is written into OpenCode's
+// configuration folder. (A one-shot `opencode run` loads no plugin:
+// TestRunOpenCodeRun.)
 func TestRunOpenCodeTUI(t *testing.T) {
 	skipShort(t)
 	const reply = "Interactive reply through lifeloop."
 	mock := startMock(t, mockmodel.Config{Reply: reply})
-	term, env, state, _ := openCodeTUI(t, mock)
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+	const userMarker, payloadMarker = "USER-INSTRUCTION-MARKER-opencode", "LIFELOOP-LAUNCH-MARKER-opencode-plugin"
+	userFile := userInstructions(t, env, userMarker)
+	env.Setenv("OPENCODE_CONFIG_CONTENT", `{
+		// the user's own inline configuration
+		"instructions": [`+userFile+`],
+	}`)
+	before := filesUnder(t, env.OpenCodeConfigDir())
+	pf := payloadFile(t, env.Dir, "pay_launch", payloadMarker)
+	term := startOpenCodeTUI(t, env, state, "--payload", pf)
 	askOpenCode(t, term, state, "hello through lifeloop")
 	// A manual compaction: /compact from the TUI.
 	typeThenEnter(t, term, "/compact")
@@ -106,18 +124,52 @@ func TestRunOpenCodeTUI(t *testing.T) {
 	exitOpenCode(t, term)
 	session, rs := onlySession(t, state)
 	assertSessionLifecycle(t, rs, "opencode", "completed", "exit_code_0")
-	if c := receiptsFor(rs, "context.compacted"); len(c) != 1 || dig(c[0], "telemetry_summary", "trigger") != "manual" || num(dig(c[0], "telemetry_summary", "pre_tokens")) != 17 {
-		t.Errorf("context.compacted %v", toJSON(c))
+	if c := receiptsFor(rs, "context.compacted"); len(c) != 1 || dig(c[0], "telemetry_summary", "trigger") != "manual" || num(dig(c[0], "telemetry_summary", "pre_tokens")) != 17 ||
+		dig(c[0], "telemetry_summary", "source") != "hook" || dig(c[0], "telemetry_summary", "transcript", "source") != "database" {
+		t.Errorf("context.compacted %v, want one from the plugin (hook), trigger manual, pre_tokens 17, the database's report attached", toJSON(c))
 	}
 	sid, turns := openCodeTurns(t, env)
 	assertOpenCodeBinding(t, env, state, session, rs, sid)
 	assertFrames(t, rs, turns)
 	assertFramesOnce(t, rs)
+	for k, src := range frameSources(rs) {
+		if src != "hook" {
+			t.Errorf("%s from %v, want the plugin (hook)", k, src)
+		}
+	}
 	assertCausalOrder(t, rs)
 	if !strings.Contains(term.Output(), reply) {
 		t.Errorf("the answer never reached the terminal")
 	}
 	assertNoProcessLeft(t, env, term.Pid())
+
+	for _, m := range []string{userMarker, payloadMarker} {
+		if path, ok := anyRequestCarries(t, mock.RequestsOfKind("claude"), m); !ok || !strings.HasPrefix(path, ".system") {
+			t.Errorf("%s: in a request %v at %q, want in the system prompt", m, ok, path)
+		}
+	}
+	prs, _ := lastOf(rs, "session.starting")["payload_receipts"].([]any)
+	if len(prs) != 1 || dig(prs[0], "status") != "delivered" {
+		t.Errorf("session.starting payload receipts: %v", prs)
+	}
+	argv := toJSON(sessionRecord(t, state, session)["argv"])
+	for _, s := range []string{"OPENCODE_CONFIG_CONTENT", strings.Trim(userFile, `"`), payloadMarker} {
+		if strings.Contains(argv, s) {
+			t.Errorf("recorded argv %s holds %q", argv, s)
+		}
+	}
+	plugins, _ := filepath.Glob(filepath.Join(state, "bridges", "opencode-lifeloop-bridge-*.js"))
+	if len(plugins) != 1 {
+		t.Fatalf("plugin files %v, want one", plugins)
+	}
+	if st, err := os.Stat(plugins[0]); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("plugin file %v %v, want mode 0600", st, err)
+	}
+	for _, f := range filesUnder(t, env.OpenCodeConfigDir()) {
+		if !strings.Contains(strings.Join(before, "\n"), f) && strings.Contains(f, "lifeloop") {
+			t.Errorf("lifeloop wrote %s into OpenCode's configuration folder", f)
+		}
+	}
 }
 
 // TestRunOpenCodeTUISigint: OpenCode exits 0 on SIGINT; lifeloop records

@@ -76,7 +76,16 @@ func TestKeysTypedDuringResumeReachTheNewHarness(t *testing.T) {
 			tc.relaunched(t, term, before)
 			waitOutputAfter(t, term, before, typed, screenTimeout)
 			tc.send(term)
+			// A freshly resumed TUI may still drop that Enter on a loaded
+			// machine (Gemini CLI once kept the text in its prompt for two
+			// minutes): the text stays there, so Enter is pressed again
+			// while no request carries it.
+			sent := time.Now()
 			for deadline := time.Now().Add(screenTimeout); ; time.Sleep(100 * time.Millisecond) {
+				if time.Since(sent) > 5*time.Second {
+					tc.send(term)
+					sent = time.Now()
+				}
 				found := false
 				for _, r := range mock.Requests()[n:] {
 					found = found || bytes.Contains(r.Body, []byte(typed))

@@ -85,13 +85,13 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunOpenCodeTUISigint",
 		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunOpenCodeTUISigint",
 		// The hook bridge's plugin (bridge.go, bridge.js).
-		"lifecycle_events.frame.opening/launcher_wrapper": "TestRunOpenCodePlugin",
-		"lifecycle_events.frame.opened/launcher_wrapper":  "TestRunOpenCodePlugin",
-		"lifecycle_events.frame.ending/launcher_wrapper":  "TestRunOpenCodePlugin",
-		"lifecycle_events.frame.ended/launcher_wrapper":   "TestRunOpenCodePlugin",
+		"lifecycle_events.frame.opening/launcher_wrapper": "TestRunOpenCodeTUI",
+		"lifecycle_events.frame.opened/launcher_wrapper":  "TestRunOpenCodeTUI",
+		"lifecycle_events.frame.ending/launcher_wrapper":  "TestRunOpenCodeTUI",
+		"lifecycle_events.frame.ended/launcher_wrapper":   "TestRunOpenCodeTUI",
 		// From the database (telemetry.go, parser.go).
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunOpenCodeRun",
-		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenCodeTUICompaction", // native from the plugin; from the database in a one-shot (TestRunOpenCodeCompactionTelemetry)
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunOpenCodeTUI", // native from the plugin; from the database in a one-shot (TestRunOpenCodeCompactionTelemetry)
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
 		"context_pressure":                    "TestRunOpenCodeRun",
 		"session_identity.harness_session_id": "TestRunOpenCodeRun",
