@@ -151,8 +151,8 @@ func (Harness) BridgeArgs(adapters.BridgeTarget) ([]string, error) { return nil,
 // with the plugin's file:// URL added to the "plugin" list of the value
 // b.Env already has (the user's own configuration, kept as it is).
 // Nothing for a command line that starts no session, nor for a one-shot
-// `opencode run`: OpenCode pays 6–10 % of such a run for loading any
-// plugin (docs/harnesses.md), and the database reports every moment the
+// `opencode run`: loading any plugin costs OpenCode up to 10 % of such a
+// run (docs/harnesses.md), and the database reports every moment the
 // plugin would (its frames, its compaction, the session), which the
 // wrapper reads to its end when OpenCode exits. The bridge is unavailable
 // when the user's value is not a JSON object (OpenCode's own parser would

@@ -50,9 +50,10 @@
 //     figures); the database stays the source of the session id and
 //     pressure, and of the frames and compactions of a one-shot `opencode
 //     run` (which loads no plugin: the database reports the same
-//     moments, and loading any plugin costs OpenCode a few percent of a
-//     short run), under --no-hooks and in `lifeloop watch`. The user's own OPENCODE_CONFIG_CONTENT is merged,
-//     never shadowed (configcontent.go).
+//     moments, and loading any plugin costs OpenCode up to 10 % of a
+//     short run), under --no-hooks and in `lifeloop watch`. The user's
+//     own OPENCODE_CONFIG_CONTENT is merged, never shadowed
+//     (configcontent.go).
 package opencode
 
 import (
