@@ -181,6 +181,10 @@ func (s *supervisor) endDrain() {
 	s.drain = nil
 	s.flushQueue()
 	if d.then == nil {
+		// The session ends: nothing the watcher could still read is
+		// recorded any more (the loop stops), so it stops now, beside
+		// session.ended's write.
+		s.cfg.Telemetry.release()
 		s.done = true
 		return
 	}
