@@ -151,33 +151,58 @@ type FileFacts[T any] struct {
 type fileFact[T any] struct {
 	born time.Time
 	v    T
+	read bool // v holds what read returned
 }
 
-// Of returns path's birth time (BornAt) and read(path), or v's zero value
-// when read is nil; ok is false when either fails (read then is asked
-// again next time, e.g. for a line still being written).
+// Born returns path's birth time (BornAt); ok is false when path cannot
+// be looked at.
+func (f *FileFacts[T]) Born(path string) (time.Time, bool) {
+	k, ok := f.fact(path)
+	return k.born, ok
+}
+
+// Of returns path's birth time and read(path); ok is false when either
+// fails (read then is asked again next time, e.g. for a line still being
+// written). A birth time Born remembered is not looked up again.
 func (f *FileFacts[T]) Of(path string, read func(string) (T, bool)) (born time.Time, v T, ok bool) {
+	k, ok := f.fact(path)
+	switch {
+	case !ok:
+		return time.Time{}, v, false
+	case k.read:
+		return k.born, k.v, true
+	}
+	if v, ok = read(path); !ok {
+		return time.Time{}, v, false
+	}
+	f.mu.Lock()
+	f.known[path] = fileFact[T]{born: k.born, v: v, read: true}
+	f.mu.Unlock()
+	return k.born, v, true
+}
+
+// fact returns what is known of path, taking its birth time first.
+func (f *FileFacts[T]) fact(path string) (fileFact[T], bool) {
 	f.mu.Lock()
 	k, known := f.known[path]
 	f.mu.Unlock()
 	if known {
-		return k.born, k.v, true
+		return k, true
 	}
-	if born, ok = BornAt(path); !ok {
-		return time.Time{}, v, false
-	}
-	if read != nil {
-		if v, ok = read(path); !ok {
-			return time.Time{}, v, false
-		}
+	born, ok := BornAt(path)
+	if !ok {
+		return k, false
 	}
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.known == nil {
 		f.known = map[string]fileFact[T]{}
 	}
-	f.known[path] = fileFact[T]{born, v}
-	f.mu.Unlock()
-	return born, v, true
+	if k, known = f.known[path]; !known {
+		k = fileFact[T]{born: born}
+		f.known[path] = k
+	}
+	return k, true
 }
 
 // headBytes is how much of a file's start HeadContains reads.

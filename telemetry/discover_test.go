@@ -82,17 +82,17 @@ func TestFileFactsRemembersABirthTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	var f FileFacts[struct{}]
-	born, _, ok := f.Of(p, nil)
+	born, ok := f.Born(p)
 	if !ok || born.IsZero() {
 		t.Fatalf("birth time %v, ok %v", born, ok)
 	}
 	if err := os.Remove(p); err != nil {
 		t.Fatal(err)
 	}
-	if again, _, ok := f.Of(p, nil); !ok || !again.Equal(born) {
+	if again, ok := f.Born(p); !ok || !again.Equal(born) {
 		t.Errorf("asked again: %v, ok %v; want %v from memory", again, ok, born)
 	}
-	if _, _, ok := f.Of(p+".missing", nil); ok {
+	if _, ok := f.Born(p + ".missing"); ok {
 		t.Error("a file that does not exist has a birth time")
 	}
 }
@@ -125,5 +125,18 @@ func TestFileFactsReadsOnceComplete(t *testing.T) {
 	}
 	if _, v, ok := f.Of(p, firstLine); !ok || v != "header" || reads != 2 {
 		t.Errorf("third ask: %q, ok %v, %d reads; want the remembered line, 2 reads", v, ok, reads)
+	}
+	// A birth time taken first (Born) stays the file's when it is read.
+	q := filepath.Join(t.TempDir(), "q.jsonl")
+	if err := os.WriteFile(q, []byte("header\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	first, _ := f.Born(q)
+	later := first.Add(-time.Hour)
+	if err := os.Chtimes(q, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if b, v, ok := f.Of(q, firstLine); !ok || v != "header" || !b.Equal(first) {
+		t.Errorf("read after Born: %q, born %v, ok %v; want born %v", v, b, ok, first)
 	}
 }

@@ -152,7 +152,7 @@ func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 				continue
 			}
 			p := filepath.Join(dir, name)
-			born, _, ok := c.births.Of(p, nil)
+			born, ok := c.births.Born(p)
 			if !ok {
 				continue
 			}

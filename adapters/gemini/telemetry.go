@@ -75,13 +75,13 @@ type Discoverer struct {
 	Launch    time.Time
 	Slack     time.Duration // default: telemetry.BornBefore's
 	SessionID string
-	// births holds each chat file's birth time, chats its first line too,
-	// neither of which changes: every scan lists the chat files of every
-	// project. Without a session id, a file born before the launch is read
-	// only when a newer one carries the same id in its name (a session
-	// resumed in a later minute, below): the others are past sessions.
-	births telemetry.FileFacts[struct{}]
-	chats  telemetry.FileFacts[head]
+	// chats holds each chat file's birth time and, once read, its first
+	// line, neither of which changes: every scan lists the chat files of
+	// every project. Without a session id, a file born before the launch
+	// is read only when a newer one carries the same id in its name (a
+	// session resumed in a later minute, below): the others are past
+	// sessions.
+	chats telemetry.FileFacts[head]
 }
 
 // Roots implements telemetry.Discoverer.
@@ -110,16 +110,19 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	if d.SessionID != "" {
 		paths = slices.DeleteFunc(paths, func(p string) bool { return nameID(p) != prefix(d.SessionID, 8) })
 	}
-	recent := map[string]bool{} // the name ids of files born since the launch
+	past := map[string]bool{}   // files born before the launch
+	recent := map[string]bool{} // the name ids of files born since
 	for _, p := range paths {
-		if born, _, ok := d.births.Of(p, nil); ok && !telemetry.BornBefore(born, d.Launch, d.Slack) {
+		born, ok := d.chats.Born(p)
+		past[p] = !ok || telemetry.BornBefore(born, d.Launch, d.Slack)
+		if !past[p] {
 			recent[nameID(p)] = true
 		}
 	}
 	var all []telemetry.Candidate
 	first := map[string]time.Time{} // each session's earliest file
 	for _, p := range paths {
-		if born, _, ok := d.births.Of(p, nil); !ok || (d.SessionID == "" && telemetry.BornBefore(born, d.Launch, d.Slack) && !recent[nameID(p)]) {
+		if d.SessionID == "" && past[p] && !recent[nameID(p)] {
 			continue
 		}
 		born, h, ok := d.chats.Of(p, readHead)
