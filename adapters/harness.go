@@ -211,6 +211,18 @@ type BridgeEnviron interface {
 	BridgeEnv(b BridgeTarget) ([]string, error)
 }
 
+// HookChooser is a hook bridge that installs only some of its hooks in
+// some launches: a one-shot whose telemetry reports the same moments
+// leaves out the hooks that would only repeat them (the harness pays for
+// every hook call it makes).
+type HookChooser interface {
+	HookBridge
+	// LaunchHooks returns the hooks launch b installs and the frame
+	// events they report natively: Hooks() and BridgedFrameEvents(), or
+	// fewer of each.
+	LaunchHooks(b BridgeTarget) (*hooks.Spec, []contract.Event)
+}
+
 // BridgeUnavailable is a BridgeEnv (or BridgeArgs) error that does not
 // stop the launch: the harness runs without the bridge, for the reason
 // given, which lifeloop logs.
@@ -237,6 +249,11 @@ type BridgeTarget struct {
 	// files whose path should not change (a harness may cache what it
 	// compiled from them by path); "" keeps them in SessionDir.
 	SharedDir string
+	// Telemetry says the launch follows the harness's telemetry (and pins
+	// its session where the harness lets a launch choose it). Places says
+	// a hook may have to place something in the harness: a client
+	// answers the session's moments, or payloads wait for a hook.
+	Telemetry, Places bool
 }
 
 // HostInstaller is a harness whose settings `lifeloop host apply` can add

@@ -131,6 +131,20 @@ func (a *Adapter) HookBridge() HookBridge {
 	return b
 }
 
+// LaunchHooks returns the hooks the harness's hook bridge installs in
+// launch b and the frame events they report natively (HookChooser): by
+// default all of them.
+func (a *Adapter) LaunchHooks(b BridgeTarget) (*hooks.Spec, []contract.Event) {
+	if c, ok := a.h.(HookChooser); ok {
+		return c.LaunchHooks(b)
+	}
+	hb := a.HookBridge()
+	if hb == nil {
+		return nil, nil
+	}
+	return hb.Hooks(), hb.BridgedFrameEvents()
+}
+
 // BridgeEnv returns the variables the harness's hook bridge adds to its
 // environment for one launch (BridgeEnviron), or nil.
 func (a *Adapter) BridgeEnv(b BridgeTarget) ([]string, error) {

@@ -1,8 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
+	"maps"
+	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,10 +111,35 @@ func TestRunClaudePrint(t *testing.T) {
 	if piped.ExitCode != 0 || piped.Stdout != bare.Stdout {
 		t.Errorf("echo 'say hello' | lifeloop run -- claude -p: exit %d, stdout %q (bare %q), stderr %q", piped.ExitCode, piped.Stdout, bare.Stdout, piped.Stderr)
 	}
-	_, receipts := onlySession(t, state)
+	session, receipts := onlySession(t, state)
 	assertSessionLifecycle(t, receipts, "claude", "completed", "exit_code_0")
 	assertHarnessVersion(t, env, receipts, bin)
 	assertNoDrift(t, receipts)
+	// A pinned one-shot with nothing to place gets only the hooks whose
+	// moments its transcript does not report: the session and the turn
+	// come from the transcript, once, and session.ending from the
+	// SessionEnd hook.
+	bridge, err := os.ReadFile(filepath.Join(state, "sessions", session, "claude-hooks.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var installed struct{ Hooks map[string]json.RawMessage }
+	if err := json.Unmarshal(bridge, &installed); err != nil {
+		t.Fatal(err)
+	}
+	if names := slices.Sorted(maps.Keys(installed.Hooks)); !slices.Equal(names, []string{"PreCompact", "SessionEnd", "SubagentStop"}) {
+		t.Errorf("hooks installed for a one-shot: %v, want PreCompact, SessionEnd and SubagentStop", names)
+	}
+	for _, ev := range []string{"session.started", "frame.opening", "frame.ending", "frame.ended", "session.ending"} {
+		want := "transcript"
+		if ev == "session.ending" {
+			want = "hook"
+		}
+		if src := dig(lastOf(receipts, ev), "telemetry_summary", "source"); src != want {
+			t.Errorf("%s source %v, want %s (all: %v)", ev, src, want, eventsOf(receipts))
+		}
+	}
+	assertFramesOnce(t, receipts)
 	// lifeloop status shows the version the session ran.
 	v, _ := dig(lastOf(receipts, "session.started"), "telemetry_summary", "harness_version").(string)
 	if st := env.Run(runTimeout, ll, "status", "--state-dir", state, "--latest"); st.ExitCode != 0 || v == "" || !strings.Contains(st.Stdout, "harness   version "+v+"\n") {

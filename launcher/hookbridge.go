@@ -4,7 +4,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"slices"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -23,25 +22,24 @@ import (
 // harness merges with the user's own.
 
 // hookBridgeArgs returns the arguments and the environment variables
-// that install the hook bridge for one launch of adapter ad, writing what
-// they need into the session dir. Both are nil when the adapter has no
-// hooks lifeloop can add, or when the user already chose the mechanism.
-// door, when set, opens the session's HTTP door for a harness that posts
-// its hooks (adapters.BridgeTarget.HookHTTP).
-func hookBridgeArgs(ad *adapters.Adapter, argv []string, stateDir, sessionDir string, env []string, exe string, door func() (hooks.HTTPTarget, error)) (args, vars []string, err error) {
+// that install the hook bridge for launch t of adapter ad, writing what
+// they need into t.SessionDir, with the hooks they install and the frame
+// events those report natively (adapters.Adapter.LaunchHooks). All are
+// nil when the adapter has no hooks lifeloop can add, or when the user
+// already chose the mechanism.
+func hookBridgeArgs(ad *adapters.Adapter, t adapters.BridgeTarget) (args, vars []string, spec *hooks.Spec, frames []contract.Event, err error) {
 	b := ad.HookBridge()
 	if b == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil, nil
 	}
-	t := adapters.BridgeTarget{Argv: argv, SessionDir: sessionDir, Env: env, HookCommand: []string{exe}, HookHTTP: door,
-		SharedDir: filepath.Join(stateDir, BridgesFolder)}
 	if args, err = b.BridgeArgs(t); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	if vars, err = ad.BridgeEnv(t); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return args, vars, nil
+	spec, frames = ad.LaunchHooks(t)
+	return args, vars, spec, frames, nil
 }
 
 // BridgesFolder is the folder under the state root holding the hook

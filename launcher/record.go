@@ -38,8 +38,15 @@ func newKeeper(cfg Config) *stream.Keeper {
 	if cfg.Adapter != nil {
 		manifest = cfg.Adapter.Manifest()
 		if cfg.bridged() {
-			kc.Bridged = bridgedFrameEvents(cfg.Adapter)
-			kc.HookNamesSession = bridgeStartsSessions(cfg.Adapter)
+			spec, frames := cfg.BridgeHooks, cfg.BridgeFrames
+			if b := cfg.Adapter.HookBridge(); spec == nil && b != nil {
+				spec, frames = b.Hooks(), b.BridgedFrameEvents()
+			}
+			kc.Bridged = map[contract.Event]bool{}
+			for _, e := range frames {
+				kc.Bridged[e] = true
+			}
+			kc.HookNamesSession = spec != nil && slices.ContainsFunc(spec.Hooks, func(h hooks.Hook) bool { return h.Role == hooks.RoleSessionStart })
 		}
 	}
 	kc.Manifest = manifest
@@ -53,20 +60,6 @@ func newKeeper(cfg Config) *stream.Keeper {
 // environment or both).
 func (c Config) bridged() bool { return len(c.BridgeArgs) > 0 || len(c.BridgeEnv) > 0 }
 
-// bridgedFrameEvents are the frame events the hook bridge of `run`
-// reports natively for an adapter (adapters.HookBridge).
-func bridgedFrameEvents(ad *adapters.Adapter) map[contract.Event]bool {
-	b := ad.HookBridge()
-	if b == nil {
-		return nil
-	}
-	out := map[contract.Event]bool{}
-	for _, e := range b.BridgedFrameEvents() {
-		out[e] = true
-	}
-	return out
-}
-
 // bridgePlaces reports whether the hook bridge has a hook that can place
 // payloads at event: a prompt submission's for frame.opening, a session
 // start's for session.started (the default, also when event is unset).
@@ -77,13 +70,6 @@ func bridgePlaces(ad *adapters.Adapter, event contract.Event) bool {
 	}
 	spec := ad.Hooks()
 	return spec != nil && slices.ContainsFunc(spec.Hooks, func(h hooks.Hook) bool { return h.Role == role && spec.CanInject(h.Name) })
-}
-
-// bridgeStartsSessions reports whether the hook bridge has a hook that
-// reports session.started.
-func bridgeStartsSessions(ad *adapters.Adapter) bool {
-	spec := ad.Hooks()
-	return spec != nil && slices.ContainsFunc(spec.Hooks, func(h hooks.Hook) bool { return h.Role == hooks.RoleSessionStart })
 }
 
 // emit records m now, or queues it behind the moments that wait.

@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/hookcall"
@@ -250,6 +251,8 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		UserArgv:        o.Argv,
 		BridgeArgs:      bridge.args,
 		BridgeEnv:       bridge.env,
+		BridgeHooks:     bridge.hooks,
+		BridgeFrames:    bridge.frames,
 		HandleSignals:   o.HandleSignals,
 		signals:         sigs,
 		ControlSocket:   control.SocketFor(o.StateDir, p.ID),
@@ -354,6 +357,10 @@ type hookBridge struct {
 	// door takes the hook calls the harness posts over HTTP; nil when its
 	// hooks run as programs.
 	door *hookDoor
+	// hooks are the hooks installed, frames the frame events they report
+	// natively (adapters.Adapter.LaunchHooks).
+	hooks  *hooks.Spec
+	frames []contract.Event
 }
 
 // bridgeHooks points the harness's native hooks at `lifeloop host-hook`
@@ -376,7 +383,10 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 		exe = lean
 	}
 	var door lazyHookDoor
-	extra, vars, err := hookBridgeArgs(ad, argv, o.StateDir, p.Dir, env, exe, door.open)
+	t := adapters.BridgeTarget{Argv: argv, SessionDir: p.Dir, Env: env, HookCommand: []string{exe}, HookHTTP: door.open,
+		SharedDir: filepath.Join(o.StateDir, BridgesFolder),
+		Telemetry: ad.Telemetry() != nil && !o.NoTelemetry, Places: len(o.Clients) > 0 || len(o.Payloads) > 0}
+	extra, vars, spec, frames, err := hookBridgeArgs(ad, t)
 	b.door = door.door
 	if unavailable := (*adapters.BridgeUnavailable)(nil); errors.As(err, &unavailable) {
 		p.Log.Warn("hook bridge not installed; the harness runs without it", "reason", unavailable.Reason)
@@ -389,7 +399,7 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 	if err != nil {
 		return b, err
 	}
-	b.args, b.env, b.recorder = extra, vars, &routerRecorder{rt: rt}
+	b.args, b.env, b.hooks, b.frames, b.recorder = extra, vars, spec, frames, &routerRecorder{rt: rt}
 	return b, nil
 }
 

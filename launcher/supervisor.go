@@ -96,6 +96,11 @@ type Config struct {
 	UserArgv   []string
 	BridgeArgs []string
 	BridgeEnv  []string
+	// BridgeHooks are the hooks the bridge installed and BridgeFrames the
+	// frame events they report natively (adapters.Adapter.LaunchHooks);
+	// nil BridgeHooks: all of the adapter's.
+	BridgeHooks  *hooks.Spec
+	BridgeFrames []contract.Event
 	// Registry answers hook calls that name another adapter than the
 	// session's; nil serves the session's adapter only.
 	Registry *adapters.Registry

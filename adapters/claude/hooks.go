@@ -87,11 +87,37 @@ func (h Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 			door = &t
 		}
 	}
+	spec, _ := h.LaunchHooks(b)
 	path := filepath.Join(b.SessionDir, bridgeFile)
-	if err := statedir.WriteFileAtomic(path, hooks.SettingsFile(h.Hooks(), b.HookCommand, door)); err != nil {
+	if err := statedir.WriteFileAtomic(path, hooks.SettingsFile(spec, b.HookCommand, door)); err != nil {
 		return nil, fmt.Errorf("hook bridge settings: %w", err)
 	}
 	return []string{settingsFlag, path}, nil
+}
+
+// transcriptReported are the hooks whose moments the transcript of a
+// pinned print-mode run reports as well: session.started (its first
+// line, the pinned id), frame.opening, frame.ending and frame.ended (the
+// prompt and the reply, by their prompt id).
+var transcriptReported = []string{"SessionStart", "UserPromptSubmit", "Stop"}
+
+// LaunchHooks implements adapters.HookChooser. A print-mode run (-p)
+// that lifeloop pins and follows, where no hook has anything to place,
+// gets only the hooks whose moments no transcript line reports
+// (SessionEnd: session.ending) or that fire only on occasion (PreCompact,
+// SubagentStop): each hook Claude runs costs it time (a one-shot with
+// the three others took 1.04x the processor time of one without;
+// docs/harnesses.md), and the transcript, read to its end when Claude
+// exits, reports the same session and turn. Every other launch gets them
+// all.
+func (h Harness) LaunchHooks(b adapters.BridgeTarget) (*hooks.Spec, []contract.Event) {
+	spec := h.Hooks()
+	start := adapters.ArgStart(b.Argv)
+	if b.Places || !b.Telemetry || !validStart(b.Argv, start) || !isPrint(parseArgs(b.Argv[start:])) || picksSession(b.Argv) {
+		return spec, slices.Clone(bridgedFrameEvents)
+	}
+	spec.Hooks = slices.DeleteFunc(spec.Hooks, func(hk hooks.Hook) bool { return slices.Contains(transcriptReported, hk.Name) })
+	return spec, nil
 }
 
 // httpHooksSince is the oldest release lifeloop proved posting hooks over

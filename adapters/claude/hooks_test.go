@@ -244,6 +244,55 @@ func TestBridgeArgs(t *testing.T) {
 	}
 }
 
+// TestLaunchHooks: a print-mode run that lifeloop pins and follows, and
+// where nothing waits for a hook to place it, gets only the hooks whose
+// moments its transcript does not report; every other launch gets all,
+// and the settings file holds what LaunchHooks says.
+func TestLaunchHooks(t *testing.T) {
+	h := claude.Harness{}
+	all := h.Hooks().Names()
+	lean := []string{"PreCompact", "SubagentStop", "SessionEnd"}
+	cases := []struct {
+		name              string
+		argv              []string
+		telemetry, places bool
+		want              []string
+	}{
+		{"print", []string{"claude", "-p", "hi"}, true, false, lean},
+		{"--print behind env", []string{"env", "A=1", "claude", "--print", "hi"}, true, false, lean},
+		{"a client or payload may place", []string{"claude", "-p", "hi"}, true, true, all},
+		{"no telemetry", []string{"claude", "-p", "hi"}, false, false, all},
+		{"interactive", []string{"claude"}, true, false, all},
+		{"continued", []string{"claude", "-p", "-c", "hi"}, true, false, all},
+		{"resumed", []string{"claude", "-p", "--resume", claudeSID, "hi"}, true, false, all},
+		{"its own session id", []string{"claude", "-p", "--session-id", claudeSID, "hi"}, true, false, all},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b := adapters.BridgeTarget{Argv: c.argv, SessionDir: t.TempDir(), HookCommand: []string{"/bin/lifeloop"}, Telemetry: c.telemetry, Places: c.places}
+			spec, frames := h.LaunchHooks(b)
+			if got := spec.Names(); !slices.Equal(got, c.want) {
+				t.Errorf("hooks %v, want %v", got, c.want)
+			}
+			wantFrames := h.BridgedFrameEvents()
+			if len(c.want) != len(all) {
+				wantFrames = nil
+			}
+			if !slices.Equal(frames, wantFrames) {
+				t.Errorf("frame events %v, want %v", frames, wantFrames)
+			}
+			if _, err := h.BridgeArgs(b); err != nil {
+				t.Fatal(err)
+			}
+			var s struct{ Hooks map[string]json.RawMessage }
+			data, _ := os.ReadFile(filepath.Join(b.SessionDir, "claude-hooks.json"))
+			if err := json.Unmarshal(data, &s); err != nil || len(s.Hooks) != len(c.want) {
+				t.Errorf("settings file holds %d hooks (%v), want %v:\n%s", len(s.Hooks), err, c.want, data)
+			}
+		})
+	}
+}
+
 // TestHooksSpecIsFresh: a caller changing the Spec it got does not
 // change the next one.
 func TestHooksSpecIsFresh(t *testing.T) {

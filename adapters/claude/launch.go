@@ -171,20 +171,26 @@ func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([
 // own argument, so telemetry finds exactly this launch's transcript
 // (<uuid>.jsonl) even when other launches run in the same folder.
 func (Harness) PinSession(argv []string, _ int) ([]string, string) {
-	if len(argv) == 0 {
+	if len(argv) == 0 || picksSession(argv) {
 		return argv, ""
 	}
+	id := newUUID()
+	return adapters.InsertArgs(argv, []string{sessionIDFlag, id}), id
+}
+
+// picksSession reports whether the Claude command line argv chooses its
+// conversation itself (an option before any "--" picks one).
+func picksSession(argv []string) bool {
 	for _, a := range argv[1:] {
 		if a == "--" {
 			break
 		}
 		name, _, _ := strings.Cut(a, "=")
 		if options[name].picksSession {
-			return argv, ""
+			return true
 		}
 	}
-	id := newUUID()
-	return adapters.InsertArgs(argv, []string{sessionIDFlag, id}), id
+	return false
 }
 
 // validStart reports whether start can be the harness's first own
