@@ -89,9 +89,11 @@ func ProjectDirName(cwd string) string {
 // discoverer finds the transcript of a Claude Code launch:
 // <ConfigDir>/projects/<ProjectDirName(cwd)>/*.jsonl.
 //
-// Disambiguation: when SessionID is known (from a hook, or because the
-// launch passed --session-id) only <SessionID>.jsonl, or a file born at or
-// after Launch-Slack whose first lines carry that sessionId, matches.
+// Disambiguation: when SessionID is known (the launch passed --session-id,
+// or continues that session) only <SessionID>.jsonl matches, of any age:
+// Claude names a transcript by its session id, so the folder, which keeps
+// every past transcript, is not listed (a launch beside 2 000 of them
+// spent 15 ms of processor time on its first listing).
 // Otherwise every transcript born at or after Launch-Slack matches, oldest
 // first; concurrent launches in the same folder are kept apart by
 // telemetry.Claims (each takes the oldest file nobody else holds), which
@@ -107,7 +109,6 @@ type discoverer struct {
 	Launch      time.Time
 	Slack       time.Duration // default: telemetry.BornBefore's
 	SessionID   string
-	heads       telemetry.HeadCache
 	births      telemetry.FileFacts[struct{}]
 }
 
@@ -138,6 +139,16 @@ func (c *discoverer) SourceKind() telemetry.SourceKind { return telemetry.Source
 // Candidates implements telemetry.Discoverer.
 func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 	var out []telemetry.Candidate
+	if c.SessionID != "" {
+		for _, dir := range c.Dirs() {
+			p := filepath.Join(dir, c.SessionID+".jsonl")
+			if born, ok := c.births.Born(p); ok {
+				out = append(out, telemetry.Candidate{Path: p, Born: born, SessionID: c.SessionID})
+			}
+		}
+		telemetry.SortCandidates(out)
+		return out, nil
+	}
 	for _, dir := range c.Dirs() {
 		ents, err := os.ReadDir(dir)
 		if err != nil {
@@ -156,25 +167,10 @@ func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 			if !ok {
 				continue
 			}
-			cand := telemetry.Candidate{Path: p, Born: born, SessionID: strings.TrimSuffix(name, ".jsonl")}
-			if c.SessionID != "" && cand.SessionID == c.SessionID {
-				out = append(out, cand) // the session's own file, of any age
-				continue
-			}
 			if telemetry.BornBefore(born, c.Launch, c.Slack) {
 				continue
 			}
-			// Only a file the launch may have written is read: the folder
-			// keeps every past transcript, and reading each one's head
-			// took about 40 % of lifeloop's processor time in a one-shot
-			// beside 400 of them.
-			if c.SessionID != "" {
-				if !c.heads.Contains(p, []byte(`"sessionId":"`+c.SessionID+`"`)) {
-					continue
-				}
-				cand.SessionID = c.SessionID
-			}
-			out = append(out, cand)
+			out = append(out, telemetry.Candidate{Path: p, Born: born, SessionID: strings.TrimSuffix(name, ".jsonl")})
 		}
 	}
 	telemetry.SortCandidates(out)

@@ -54,9 +54,11 @@ func TestClaudeDiscoverer(t *testing.T) {
 	}{
 		{"after launch, oldest first", "", "aaa.jsonl renamed.jsonl"},
 		{"known id by file name", "aaa", "aaa.jsonl"},
-		{"known id by content", "bbb", "renamed.jsonl"},
 		{"known id even before launch", "old", "old.jsonl"},
-		{"known id by content only after launch", "ccc", ""},
+		// Claude names a transcript by its session id: another file whose
+		// lines carry the id is not the session's (and is not read).
+		{"known id not by content", "bbb", ""},
+		{"known id not by content before launch", "ccc", ""},
 		{"unknown id", "zzz", ""},
 	}
 	for _, tc := range tests {
