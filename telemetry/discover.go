@@ -1,11 +1,9 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -203,66 +201,6 @@ func (f *FileFacts[T]) fact(path string) (fileFact[T], bool) {
 		f.known[path] = k
 	}
 	return k, true
-}
-
-// headBytes is how much of a file's start HeadContains reads.
-const headBytes = 256 << 10
-
-// HeadContains reports whether the first 256 KiB of path contain needle.
-func HeadContains(path string, needle []byte) bool {
-	var h HeadCache
-	return h.Contains(path, needle)
-}
-
-// HeadCache answers HeadContains for a discoverer that is polled: a file
-// whose head lacked the needle is read again only once its size or
-// modification time changed, and one read buffer serves every file. (A
-// project folder holds every past transcript; reading each one's head on
-// every poll cost more CPU than the rest of a short session.) The zero
-// value is ready; it is safe for concurrent use.
-type HeadCache struct {
-	mu   sync.Mutex
-	buf  []byte
-	miss map[headKey]headStamp
-}
-
-type headKey struct{ path, needle string }
-
-type headStamp struct {
-	size int64
-	mod  time.Time
-}
-
-// Contains reports whether the first 256 KiB of path contain needle.
-func (h *HeadCache) Contains(path string, needle []byte) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	key, stamp := headKey{path, string(needle)}, headStamp{fi.Size(), fi.ModTime()}
-	if old, ok := h.miss[key]; ok && old == stamp {
-		return false
-	}
-	if h.buf == nil {
-		h.buf = make([]byte, headBytes)
-	}
-	n, _ := io.ReadFull(f, h.buf)
-	if bytes.Contains(h.buf[:n], needle) {
-		delete(h.miss, key)
-		return true
-	}
-	if h.miss == nil {
-		h.miss = map[headKey]headStamp{}
-	}
-	h.miss[key] = stamp
-	return false
 }
 
 // Claims keeps two sessions from following the same file.
