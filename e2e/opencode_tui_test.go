@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,7 +167,7 @@ func TestRunOpenCodeTUI(t *testing.T) {
 		t.Errorf("plugin file %v %v, want mode 0600", st, err)
 	}
 	for _, f := range filesUnder(t, env.OpenCodeConfigDir()) {
-		if !strings.Contains(strings.Join(before, "\n"), f) && strings.Contains(f, "lifeloop") {
+		if !slices.Contains(before, f) && strings.Contains(f, "lifeloop") {
 			t.Errorf("lifeloop wrote %s into OpenCode's configuration folder", f)
 		}
 	}

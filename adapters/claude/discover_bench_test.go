@@ -42,7 +42,7 @@ func BenchmarkDiscoveryScan(b *testing.B) {
 	telemetrytest.WriteFile(b, filepath.Join(dir, sid+".jsonl"), `{"type":"mode","sessionId":"`+sid+`"}`+"\n")
 	b.Run("found", func(b *testing.B) {
 		d := &claude.Discoverer{ConfigDir: cfg, Cwd: cwd, Launch: launch, SessionID: sid}
-		scan(b, d, 0+1)
+		scan(b, d, 1)
 		for b.Loop() {
 			scan(b, d, 1)
 		}

@@ -110,19 +110,27 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	if d.SessionID != "" {
 		paths = slices.DeleteFunc(paths, func(p string) bool { return nameID(p) != prefix(d.SessionID, 8) })
 	}
-	past := map[string]bool{}   // files born before the launch
-	recent := map[string]bool{} // the name ids of files born since
-	for _, p := range paths {
-		born, ok := d.chats.Born(p)
-		past[p] = !ok || telemetry.BornBefore(born, d.Launch, d.Slack)
-		if !past[p] {
-			recent[nameID(p)] = true
+	var past map[string]bool // without a session id: files born before the launch, not read
+	if d.SessionID == "" {
+		past = map[string]bool{}
+		recent := map[string]bool{} // the name ids of files born since
+		for _, p := range paths {
+			if born, ok := d.chats.Born(p); !ok || telemetry.BornBefore(born, d.Launch, d.Slack) {
+				past[p] = true
+			} else {
+				recent[nameID(p)] = true
+			}
+		}
+		for p := range past {
+			if recent[nameID(p)] {
+				delete(past, p) // a session resumed in a later minute: its first file
+			}
 		}
 	}
 	var all []telemetry.Candidate
 	first := map[string]time.Time{} // each session's earliest file
 	for _, p := range paths {
-		if d.SessionID == "" && past[p] && !recent[nameID(p)] {
+		if past[p] {
 			continue
 		}
 		born, h, ok := d.chats.Of(p, readHead)
