@@ -3,6 +3,7 @@ package launcher
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lifeloop/lifeloop/internal/procfs"
@@ -17,8 +18,10 @@ import (
 //     (reporting its last turn, or its session's end) after the harness
 //     itself exited. Such processes stay in the harness's process group,
 //     so the drain waits until no process of that group is left but
-//     zombies, looking after groupPoll, then less and less often. A hook
-//     call that reached the control socket keeps its
+//     zombies: it looks again as soon as the processes it found have
+//     all exited (procfs.WatchExits), and after groupPoll, then less and
+//     less often, where they cannot be watched or others took their
+//     place. A hook call that reached the control socket keeps its
 //     process alive until the loop answers it, so once the group is gone
 //     every hook's moment is in.
 //  2. Telemetry: then the watcher reads every followed source (the
@@ -47,6 +50,12 @@ type drainState struct {
 	pgid  int
 	poll  *time.Timer
 	every time.Duration
+	// exits is closed once the live members last found (watched) have
+	// all exited; nil while none are watched. stop ends the watch with
+	// the drain.
+	exits   <-chan struct{}
+	watched []int
+	stop    chan struct{}
 	// synced is closed once the watcher has caught up; nil before the
 	// catch-up was asked for, and once it is done.
 	synced   <-chan struct{}
@@ -62,14 +71,15 @@ func (s *supervisor) beginDrain(then func()) {
 	if s.drain != nil {
 		return
 	}
-	d := &drainState{deadline: time.NewTimer(drainMax), then: then}
+	d := &drainState{deadline: time.NewTimer(drainMax), then: then, stop: make(chan struct{})}
 	s.drain = d
 	s.groupGone = 0 // this harness's group has not been seen empty yet
 	if s.child != nil {
-		if left := liveMembers(s.child.Pid()); len(left) > 0 {
+		if left, pids := liveMembers(s.child.Pid()); len(left) > 0 {
 			s.log.Info("harness exited; waiting for its process group", "left", left)
 			d.pgid, d.every = s.child.Pid(), groupPoll
 			d.poll = time.NewTimer(d.every)
+			d.watch(pids)
 			return
 		}
 		s.groupGone = s.child.Pid()
@@ -78,34 +88,64 @@ func (s *supervisor) beginDrain(then func()) {
 }
 
 // liveMembers lists the processes of group pgid that can still act
-// ("pid comm"); zombies, reaped by whoever adopted them, cannot.
-func liveMembers(pgid int) []string {
+// ("pid comm") and their pids; zombies, reaped by whoever adopted them,
+// cannot. When the group cannot be read, left holds the reason and pids
+// is empty (unknown: wait, within the bound).
+func liveMembers(pgid int) (left []string, pids []int) {
 	if errors.Is(unix.Kill(-pgid, 0), unix.ESRCH) {
-		return nil
+		return nil, nil
 	}
 	stats, err := procfs.GroupStats(pgid)
 	if err != nil {
-		return []string{err.Error()} // unknown: wait, within the bound
+		return []string{err.Error()}, nil
 	}
-	var left []string
 	for _, p := range stats {
 		if p.State != 'Z' {
 			left = append(left, fmt.Sprintf("%d %s", p.PID, p.Comm))
+			pids = append(pids, p.PID)
 		}
 	}
-	return left
+	return left, pids
 }
 
-// channels returns the group poll, the watcher's answer and the bound
-// (nil when not draining or not waiting for them).
-func (d *drainState) channels() (poll <-chan time.Time, synced <-chan struct{}, deadline <-chan time.Time) {
+// groupAlive reports whether group pgid has a process that can still act.
+func groupAlive(pgid int) bool {
+	left, _ := liveMembers(pgid)
+	return len(left) > 0
+}
+
+// watch has the drain woken as soon as pids have all exited, unless a
+// watch is already on its way or these very pids were watched before (a
+// process whose end was reported but that /proc still shows as running
+// is then left to the poll, not looked at in a loop).
+func (d *drainState) watch(pids []int) {
+	if d.exits != nil || len(pids) == 0 || slices.Equal(pids, d.watched) {
+		return
+	}
+	d.watched = pids
+	d.exits = procfs.WatchExits(pids, d.stop)
+}
+
+// channels returns the group poll, the watched members' exits, the
+// watcher's answer and the bound (nil when not draining or not waiting
+// for them).
+func (d *drainState) channels() (poll <-chan time.Time, exits, synced <-chan struct{}, deadline <-chan time.Time) {
 	if d == nil {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	if d.poll != nil {
 		poll = d.poll.C
 	}
-	return poll, d.synced, d.deadline.C
+	return poll, d.exits, d.synced, d.deadline.C
+}
+
+// onExits looks at the group again once the members watched have
+// exited.
+func (s *supervisor) onExits() {
+	if d := s.drain; d != nil {
+		d.exits = nil
+		s.pollGroup()
+	}
 }
 
 // pollGroup looks at the harness's group again: once it is empty the
@@ -115,9 +155,10 @@ func (s *supervisor) pollGroup() {
 	if d == nil || d.pgid == 0 {
 		return
 	}
-	if len(liveMembers(d.pgid)) > 0 {
+	if left, pids := liveMembers(d.pgid); len(left) > 0 {
 		d.every = min(2*d.every, groupPollMax)
 		d.poll.Reset(d.every)
+		d.watch(pids)
 		return
 	}
 	s.groupGone = d.pgid
@@ -178,6 +219,7 @@ func (s *supervisor) endDrain() {
 		d.poll.Stop()
 	}
 	d.deadline.Stop()
+	close(d.stop)
 	s.drain = nil
 	s.flushQueue()
 	if d.then == nil {

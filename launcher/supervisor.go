@@ -493,12 +493,14 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		if s.k.Waiting() {
 			queueC = s.queueTimer.C
 		}
-		pollC, syncedC, deadlineC := s.drain.channels()
+		pollC, exitsC, syncedC, deadlineC := s.drain.channels()
 		select {
 		case <-childDone:
 			s.beginDrain(nil)
 		case <-pollC:
 			s.pollGroup()
+		case <-exitsC:
+			s.onExits()
 		case <-syncedC:
 			s.onSynced()
 		case <-deadlineC:
@@ -596,7 +598,7 @@ func (s *supervisor) finish() Result {
 	pid := s.child.Pid()
 	// Anything still in the harness's group is killed; anything that left
 	// the group (a detached daemon) is reported.
-	if s.groupGone != pid && len(liveMembers(pid)) > 0 {
+	if s.groupGone != pid && groupAlive(pid) {
 		s.log.Warn("killing processes left in the harness group")
 		_ = s.child.SignalGroup(syscall.SIGKILL)
 	}
