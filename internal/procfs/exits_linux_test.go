@@ -11,14 +11,14 @@ import (
 // pid already gone is not waited for); closing stop ends a watch early.
 func TestWatchExits(t *testing.T) {
 	start := func() *exec.Cmd {
-		cmd := exec.Command("sleep", "60")
+		cmd := exec.CommandContext(t.Context(), "sleep", "60")
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		return cmd
 	}
-	gone := exec.Command("true")
+	gone := exec.CommandContext(t.Context(), "true")
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
