@@ -1,7 +1,8 @@
 // Package procfs reads process facts for the supervisor's ticks and for
 // orphan detection: the members of a process group, the descendants of a
-// process, and their memory and CPU use. It only reads; it never signals
-// or changes a process.
+// process, and their memory and CPU use; and it waits for processes to
+// exit (WatchExits). It only reads; it never signals or changes a
+// process.
 //
 // On Linux the facts come from /proc. On macOS they come from sysctl
 // kern.proc (no cgo): it names every process with its parent, group,
