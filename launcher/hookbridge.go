@@ -69,6 +69,8 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return hooks.HookReply{}, fmt.Errorf("hook: bad arguments: %w", err)
 	}
+	s.k.HookArrived(s.cfg.Now()) // the bridge is behind, not gone: what waits for it waits longer
+	s.armQueue()
 	spec := s.hookSpec(a.Adapter)
 	input, err := hookInput(spec, a)
 	var mapped hooks.Mapped

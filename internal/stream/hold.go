@@ -12,7 +12,9 @@ import (
 // Native wins: when the hook bridge and the transcript report the same
 // frame moment, the hook's receipt is the one recorded and the
 // transcript's provenance is attached to it. A transcript moment the
-// bridge also reports therefore waits up to NativeWindow; moments behind
+// bridge also reports therefore waits for it: NativeWindow, longer while
+// the bridge called less than BridgeQuiet ago, NativeWaitMax at most
+// (HookArrived); moments behind
 // it wait too, so receipts keep the transcript's order. A hook that never
 // comes releases the transcript moment when the window ends; a hook that
 // comes after the transcript moment was recorded is a duplicate and is
@@ -62,6 +64,9 @@ type held struct {
 	// fromHook marks a hook's moment (which a transcript moment never
 	// replaces).
 	fromHook bool
+	// limit is the latest until of a transcript moment that waits for a
+	// hook's report of it: HookArrived moves until no further.
+	limit time.Time
 }
 
 // keyStarted is the queue key of a held session.started.
@@ -196,7 +201,8 @@ func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) (
 		if keyed(m) {
 			wait = CompactionWindow
 		}
-		q.until = now.Add(wait) // native wins: wait for the hook's report
+		q.limit = now.Add(max(wait, NativeWaitMax))
+		q.until = k.hookWait(now.Add(wait), q.limit) // native wins: wait for the hook's report
 	} else if len(k.queue) == 0 {
 		return Ready{Moment: m}, true
 	}
@@ -232,6 +238,39 @@ func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Read
 	}
 	k.insert(q)
 	return Ready{}, false
+}
+
+// HookArrived is called when a hook call reaches the wrapper, before its
+// moments are offered. A bridge reports in the harness's order, one call
+// after the other, and one that runs inside the harness (a plugin) sends
+// its next report only when the harness's event loop gets to it: on a
+// loaded machine its reports arrive seconds behind the transcript's (seen:
+// OpenCode's loop busy 5.5 s at its first prompt under a full -race test
+// run), each one late by the delays of all before it. So a transcript
+// moment waits for the hook's report at least until the bridge has been
+// quiet for BridgeQuiet, and at most NativeWaitMax after it was offered.
+func (k *Keeper) HookArrived(now time.Time) {
+	k.lastHook = now
+	for i := range k.queue {
+		if q := &k.queue[i]; !q.fromHook && !q.limit.IsZero() && !q.until.IsZero() {
+			q.until = k.hookWait(q.until, q.limit)
+		}
+	}
+}
+
+// hookWait is how long a transcript moment waits for a hook's report:
+// until, or longer while the bridge's last call is recent, never past
+// limit.
+func (k *Keeper) hookWait(until, limit time.Time) time.Time {
+	if !k.lastHook.IsZero() {
+		if q := k.lastHook.Add(BridgeQuiet); q.After(until) {
+			until = q
+		}
+	}
+	if until.After(limit) {
+		return limit
+	}
+	return until
 }
 
 // insert queues q before the first waiting moment of the same frame at a

@@ -76,12 +76,22 @@ type Config struct {
 }
 
 // NativeWindow is how long a transcript frame moment waits for the hook
-// that reports the same moment. A bridge that reports from inside the
+// that reports the same moment when the bridge has been quiet (see
+// HookArrived for when it waits longer). A bridge that reports from inside the
 // harness (a plugin) answers late on a loaded machine: 2 s was missed by
 // a one-shot's frame.opening in a full -race test run (load 6).
 // Only a hook that never comes costs the wait; at the harness's exit the
 // drain records what still waits at once.
 const NativeWindow = 5 * time.Second
+
+// BridgeQuiet is how long after the bridge's last call a transcript
+// moment still waits for the hook's report of it (HookArrived).
+const BridgeQuiet = 10 * time.Second
+
+// NativeWaitMax bounds how long a transcript moment waits for a hook's
+// report of it: a bridge that keeps calling without ever reporting the
+// moment holds the stream no longer than this.
+const NativeWaitMax = 20 * time.Second
 
 // CompactionWindow is how long a transcript's identified compaction
 // waits for the hook that reports the same compaction: a bridge that
@@ -113,6 +123,8 @@ type Keeper struct {
 	// resumed says the current harness session continues the one before
 	// it (a resumed renewal): its transcript goes on, only a hook names it.
 	resumed bool
+	// lastHook is when the current launch's hook bridge last called.
+	lastHook time.Time
 
 	// The current harness session's receipts, for parent links, and the
 	// receipt that opened each frame.
@@ -360,6 +372,7 @@ func (k *Keeper) HarnessSession() string { return k.harness }
 // for the relaunched harness to name its new session.
 func (k *Keeper) Relaunch(resumed bool) {
 	k.resumed = resumed
+	k.lastHook = time.Time{} // the relaunched harness has its own bridge
 	if !resumed {
 		k.harness = ""
 	}

@@ -116,6 +116,7 @@ func transcript(ev contract.Event, frame, hs string) step {
 
 func hook(ev contract.Event, frame, hs string) step {
 	return func(s *story) {
+		s.k.HookArrived(s.now)
 		m := Moment{Event: ev, HarnessSessionID: hs, Summary: map[string]any{"source": "hook"}}
 		if frame != "" {
 			m.Frame = &contract.FrameContext{FrameID: frame, FrameClass: contract.FrameTopLevel}
@@ -135,6 +136,11 @@ func hook(ev contract.Event, frame, hs string) step {
 		s.record(one(s.k.OfferHook(m, s.now, true)))
 		s.pop()
 	}
+}
+
+// hookCall is a hook call that reports nothing the story records.
+func hookCall() step {
+	return func(s *story) { s.k.HookArrived(s.now); s.pop() }
 }
 
 func wait(d time.Duration) step {
@@ -210,6 +216,32 @@ func TestStreamRules(t *testing.T) {
 				"frame.opening f1 inferred session.started@-", "frame.opened f1 inferred frame.opening@f1",
 				"frame.ending f1 inferred frame.opening@f1", "frame.ended f1 transcript frame.opening@f1",
 				"context.pressure_observed - transcript session.started@-",
+			},
+		},
+		{
+			name: "native wins from a bridge that is behind, not gone: the transcript's report waits BridgeQuiet after the bridge's last call",
+			cfg:  Config{Bridged: bridged},
+			steps: []step{wrapper(starting), started(false), hookCall(), wait(3 * time.Second), transcript(ended, "f1", ""),
+				holds("frame.ended: waiting for the hook's report of the same moment (7s)"),
+				wait(4 * time.Second), hookCall(), holds("frame.ended: waiting for the hook's report of the same moment (10s)"),
+				wait(8 * time.Second), hook(ended, "f1", ""), flush()},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@-",
+				"frame.opening f1 inferred session.started@-", "frame.opened f1 inferred frame.opening@f1",
+				"frame.ending f1 inferred frame.opening@f1", "frame.ended f1 hook frame.opening@f1",
+			},
+		},
+		{
+			name: "a bridge that keeps calling without reporting the moment holds it NativeWaitMax at most",
+			cfg:  Config{Bridged: bridged},
+			steps: []step{wrapper(starting), started(false), transcript(ended, "f1", ""),
+				wait(4 * time.Second), hookCall(), wait(4 * time.Second), hookCall(), wait(4 * time.Second), hookCall(),
+				wait(4 * time.Second), hookCall(), wait(3 * time.Second), hookCall(),
+				holds("frame.ended: waiting for the hook's report of the same moment (1s)"), wait(time.Second), holds()},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@-",
+				"frame.opening f1 inferred session.started@-", "frame.opened f1 inferred frame.opening@f1",
+				"frame.ending f1 inferred frame.opening@f1", "frame.ended f1 transcript frame.opening@f1",
 			},
 		},
 		{
