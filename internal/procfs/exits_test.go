@@ -1,3 +1,5 @@
+//go:build linux || darwin
+
 package procfs
 
 import (
@@ -27,7 +29,7 @@ func TestWatchExits(t *testing.T) {
 	defer close(stop)
 	exits := WatchExits([]int{a.Process.Pid, gone.Process.Pid, b.Process.Pid}, stop)
 	if exits == nil {
-		t.Skip("pidfd_open is not available on this kernel")
+		t.Skip("processes cannot be watched for their exit here (a Linux kernel before 5.3)")
 	}
 	open := func() bool {
 		select {
