@@ -77,9 +77,9 @@ type Config struct {
 
 // NativeWindow is how long a transcript frame moment waits for the hook
 // that reports the same moment when the bridge has been quiet (see
-// HookArrived for when it waits longer). A bridge that reports from inside the
-// harness (a plugin) answers late on a loaded machine: 2 s was missed by
-// a one-shot's frame.opening in a full -race test run (load 6).
+// HookArrived for when it waits longer). A bridge that reports from
+// inside the harness (a plugin) answers late on a loaded machine: 2 s was
+// missed by a one-shot's frame.opening in a full -race test run (load 6).
 // Only a hook that never comes costs the wait; at the harness's exit the
 // drain records what still waits at once.
 const NativeWindow = 5 * time.Second
