@@ -6,9 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exitPoll bounds each wait for an exit, so that stop is seen.
-const exitPoll = 50 // ms
-
 // WatchExits returns a channel closed once every process in pids has
 // exited, or once stop is closed. Each process is watched through a
 // kqueue (EVFILT_PROC, NOTE_EXIT), which reports its end whoever its
@@ -23,7 +20,7 @@ func WatchExits(pids []int, stop <-chan struct{}) <-chan struct{} {
 	if err != nil {
 		return nil
 	}
-	left := 0
+	watched := 0
 	for _, pid := range pids {
 		var ev unix.Kevent_t
 		unix.SetKevent(&ev, pid, unix.EVFILT_PROC, unix.EV_ADD|unix.EV_ONESHOT)
@@ -35,30 +32,19 @@ func WatchExits(pids []int, stop <-chan struct{}) <-chan struct{} {
 			_ = unix.Close(kq)
 			return nil
 		}
-		left++
+		watched++
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { _ = unix.Close(kq) }()
-		events := make([]unix.Kevent_t, max(left, 1))
-		timeout := unix.NsecToTimespec(exitPoll * 1e6)
-		for left > 0 {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			n, err := unix.Kevent(kq, nil, events, &timeout)
-			if err != nil && !errors.Is(err, unix.EINTR) {
-				return
-			}
-			for _, ev := range events[:max(n, 0)] {
-				if ev.Filter == unix.EVFILT_PROC && ev.Fflags&unix.NOTE_EXIT != 0 {
-					left--
-				}
+	events := make([]unix.Kevent_t, max(watched, 1))
+	timeout := unix.NsecToTimespec(exitPoll.Nanoseconds())
+	wait := func() (int, error) {
+		n, err := unix.Kevent(kq, nil, events, &timeout)
+		ended := 0
+		for _, ev := range events[:max(n, 0)] {
+			if ev.Filter == unix.EVFILT_PROC && ev.Fflags&unix.NOTE_EXIT != 0 {
+				ended++
 			}
 		}
-	}()
-	return done
+		return ended, err
+	}
+	return watchExits(watched, stop, wait, func() { _ = unix.Close(kq) })
 }

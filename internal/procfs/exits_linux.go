@@ -6,9 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// exitPoll bounds each wait for an exit, so that stop is seen.
-const exitPoll = 50 // ms
-
 // WatchExits returns a channel closed once every process in pids has
 // exited, or once stop is closed. Each process is watched through a
 // pidfd, which becomes readable when its process ends, whoever its
@@ -30,35 +27,24 @@ func WatchExits(pids []int, stop <-chan struct{}) <-chan struct{} {
 		}
 		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
 	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		defer func() { closePollFds(fds) }()
-		for len(fds) > 0 {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			n, err := unix.Poll(fds, exitPoll)
-			if err != nil && !errors.Is(err, unix.EINTR) {
-				return
-			}
-			if n <= 0 {
+	wait := func() (int, error) {
+		n, err := unix.Poll(fds, int(exitPoll.Milliseconds()))
+		if n <= 0 {
+			return 0, err
+		}
+		left, ended := fds[:0], 0
+		for _, f := range fds {
+			if f.Revents != 0 {
+				_ = unix.Close(int(f.Fd))
+				ended++
 				continue
 			}
-			left := fds[:0]
-			for _, f := range fds {
-				if f.Revents != 0 {
-					_ = unix.Close(int(f.Fd))
-					continue
-				}
-				left = append(left, f)
-			}
-			fds = left
+			left = append(left, f)
 		}
-	}()
-	return done
+		fds = left
+		return ended, nil
+	}
+	return watchExits(len(fds), stop, wait, func() { closePollFds(fds) })
 }
 
 func closePollFds(fds []unix.PollFd) {
