@@ -24,6 +24,9 @@ type DirWatcher struct {
 	// Skip, when set, names folders below a root that are neither
 	// watched nor listed, with all under them (FolderSkipper).
 	Skip func(dir string) bool
+	// Flat watches each root alone, never listing it nor any folder
+	// below it (FlatRoots).
+	Flat bool
 	// Poll is the polling interval in poll mode (default 250ms); in
 	// fsnotify mode the callback also runs every SafetyPoll (default 2s).
 	Poll, SafetyPoll time.Duration
@@ -100,13 +103,18 @@ func (d *DirWatcher) Run(ctx context.Context, mode func(TailMode, error), notify
 	}
 }
 
-// addAll adds every existing folder under each root, or the nearest
-// existing ancestor of a root that does not exist yet.
+// addAll adds every existing folder under each root (the root alone when
+// Flat), or the nearest existing ancestor of a root that does not exist
+// yet.
 func (d *DirWatcher) addAll() {
 	for _, root := range d.Roots {
 		root = filepath.Clean(root)
 		if _, err := os.Stat(root); err != nil {
 			d.add(nearestAncestor(root))
+			continue
+		}
+		if d.Flat {
+			d.add(root)
 			continue
 		}
 		_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {

@@ -86,6 +86,22 @@ type FolderSkipper interface {
 	SkipFolder(dir string) bool
 }
 
+// FlatRoots is implemented by a Discoverer whose candidates all lie
+// directly in its roots: the folder watchers then watch the roots alone
+// and never list them, so a root holding thousands of past sessions (and
+// their folders) costs nothing at each look.
+type FlatRoots interface {
+	// FlatRoots reports whether no folder below a root can hold a
+	// candidate.
+	FlatRoots() bool
+}
+
+// isFlat reports whether d's roots are flat (FlatRoots).
+func isFlat(d Discoverer) bool {
+	f, ok := d.(FlatRoots)
+	return ok && f.FlatRoots()
+}
+
 // skipperOf returns d's SkipFolder, or nil.
 func skipperOf(d Discoverer) func(string) bool {
 	if s, ok := d.(FolderSkipper); ok {
@@ -289,7 +305,7 @@ func discover(ctx context.Context, cfg DiscoverConfig, syncs <-chan func()) (Can
 			}
 		}
 	}()
-	dw := &DirWatcher{Roots: cfg.Discoverer.Roots(), Skip: skipperOf(cfg.Discoverer), Poll: cfg.Poll, SafetyPoll: cfg.Poll, ForcePoll: cfg.ForcePoll}
+	dw := &DirWatcher{Roots: cfg.Discoverer.Roots(), Skip: skipperOf(cfg.Discoverer), Flat: isFlat(cfg.Discoverer), Poll: cfg.Poll, SafetyPoll: cfg.Poll, ForcePoll: cfg.ForcePoll}
 	_ = dw.Run(wctx, func(TailMode, error) {}, func(string) {
 		if tryOnce() {
 			stop()

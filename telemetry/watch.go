@@ -161,7 +161,7 @@ func (w *watcher) run(ctx context.Context) error {
 		dctx, dcancel := context.WithCancel(ctx)
 		ddone := make(chan struct{})
 		defer func() { dcancel(); <-ddone }()
-		dw := &DirWatcher{Roots: w.cfg.Discoverer.Roots(), Skip: skipperOf(w.cfg.Discoverer), Poll: w.cfg.Tail.Poll, SafetyPoll: w.cfg.Tail.SafetyPoll, ForcePoll: w.cfg.Tail.ForcePoll}
+		dw := &DirWatcher{Roots: w.cfg.Discoverer.Roots(), Skip: skipperOf(w.cfg.Discoverer), Flat: isFlat(w.cfg.Discoverer), Poll: w.cfg.Tail.Poll, SafetyPoll: w.cfg.Tail.SafetyPoll, ForcePoll: w.cfg.Tail.ForcePoll}
 		go func() {
 			defer close(ddone)
 			_ = dw.Run(dctx, func(TailMode, error) {}, func(path string) {

@@ -136,6 +136,13 @@ func (c *discoverer) Roots() []string { return c.Dirs() }
 // SourceKind implements telemetry.Discoverer.
 func (c *discoverer) SourceKind() telemetry.SourceKind { return telemetry.SourceTranscript }
 
+// FlatRoots implements telemetry.FlatRoots: a transcript is a file of the
+// project folder itself; the folders beside it (a session's subagents and
+// tool results) hold none lifeloop follows, and the project folder of a
+// long-used project holds thousands of transcripts that a walk would list
+// at every look.
+func (c *discoverer) FlatRoots() bool { return true }
+
 // Candidates implements telemetry.Discoverer.
 func (c *discoverer) Candidates() ([]telemetry.Candidate, error) {
 	var out []telemetry.Candidate

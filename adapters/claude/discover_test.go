@@ -136,3 +136,17 @@ func TestProjectDirNameVariable(t *testing.T) {
 		}
 	}
 }
+
+// TestClaudeTranscriptRootsAreFlat: the folder watchers watch Claude's
+// project folder alone and never list it: a transcript is a file of the
+// folder itself, and the folders beside it (a session's subagents and
+// tool results) hold none that lifeloop follows.
+func TestClaudeTranscriptRootsAreFlat(t *testing.T) {
+	src, err := claude.Harness{}.TelemetrySource(adapters.TelemetryTarget{Env: []string{"HOME=" + t.TempDir()}, Cwd: t.TempDir(), SessionID: "0b4bb0f4-4ef4-4c1e-9c55-0d5b2e4c9a11"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := src.Discoverer.(telemetry.FlatRoots); !ok || !f.FlatRoots() {
+		t.Fatalf("Claude's transcript discoverer (%T) does not say its roots are flat", src.Discoverer)
+	}
+}
