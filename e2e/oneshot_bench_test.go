@@ -41,9 +41,9 @@ var oneShots = []oneShot{
 // claudeWithSettings is Claude Code's one-shot in a HOME that has a user
 // settings file (~/.claude/settings.json, here {}), as one that was ever
 // configured has. Claude pays once for the first settings source it reads
-// (bare, 4-7% of this one-shot's processor time here), and lifeloop's
-// hooks come to it through --settings: in a HOME without a settings file
-// the plain row counts that as lifeloop's, this one does not.
+// (4-7% of this one-shot's processor time here), and lifeloop's hooks
+// come to it through --settings: in a HOME without a settings file the
+// plain row counts that price as lifeloop's, this one does not.
 var claudeWithSettings = oneShot{
 	name: "claude", bin: testharness.ClaudeBin, args: []string{"-p", "hi"},
 	note: "with a user settings file",
