@@ -246,10 +246,10 @@ func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Read
 // its next report only when the harness's event loop gets to it: on a
 // loaded machine its reports arrive seconds behind the transcript's
 // (seen: a harness's event loop busy 5.5 s at its first prompt, a -race
-// test beside three busy loops on 2 cores), each one late by the delays of all before it. So
-// a transcript moment waits for the hook's report at least until the
-// bridge has been quiet for BridgeQuiet, and at most NativeWaitMax after
-// it was offered.
+// test beside three busy loops on 2 cores), each one late by the delays
+// of all before it. So a transcript moment waits for the hook's report at
+// least until the bridge has been quiet for BridgeQuiet, and at most
+// NativeWaitMax after it was offered.
 func (k *Keeper) HookArrived(now time.Time) {
 	k.lastHook = now
 	for i := range k.queue {
