@@ -18,6 +18,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
+	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -137,6 +138,9 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	if err := statedir.ValidateSessionID(opts.Session); err != nil {
 		return usageErrorf("--session: %v", err)
 	}
+	if err := emitFlagsFor(ev, opts); err != nil {
+		return err
+	}
 	var payloads []contract.PayloadEnvelope
 	for _, name := range opts.Payloads {
 		data, err := readInput(name, opts.In)
@@ -163,6 +167,24 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	}
 
 	in := moment.Moment{Event: ev, Payloads: payloads}
+	if exists {
+		// A retry with the key of a recorded moment gets its receipt
+		// back; a key used for another moment, or any new moment after
+		// the session's end, is refused before anything is recorded.
+		if r, ok, err := keyedEarlier(statedir.ReceiptsPath(root, opts.Session), in, opts.IdempotencyKey); err != nil || ok {
+			if err != nil {
+				return err
+			}
+			if werr := writeIndentedJSON(opts.Out, r); werr != nil {
+				return exitf(exitcode.Failed, "writing the receipt: %v", werr)
+			}
+			return receiptExit(r)
+		}
+		if rec.State.IsTerminal() {
+			return exitf(exitcode.Failed, "session %s has ended (%s); nothing is recorded after a session's end, so %s was not: emit it into a new --session",
+				opts.Session, rec.State, ev)
+		}
+	}
 	if opts.IdempotencyKey != "" {
 		k := opts.IdempotencyKey
 		in.IdempotencyKey = &k
@@ -209,6 +231,9 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := placementRefusal(a.Manifest(), ev, payloads, opts.Now()); err != nil {
+		return err
+	}
 	if !exists {
 		now := opts.Now()
 		rec = statedir.SessionRecord{
@@ -246,6 +271,14 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	if err != nil {
 		discard()
 		return exitf(exitcode.Failed, "%v", err)
+	}
+	if res.Receipt.Status == contract.StatusFailed && !exists {
+		// A session whose first moment was refused is no session: none
+		// is left running in `sessions`.
+		p.Close()
+		_ = os.RemoveAll(statedir.SessionDir(root, opts.Session))
+		_ = writeIndentedJSON(opts.Out, res.Receipt)
+		return receiptExit(res.Receipt)
 	}
 	p.Close() // the ledger's last attempt, when its storage refused the write
 	if n, cause := p.Unrecorded(); n > 0 {
@@ -293,4 +326,77 @@ func removeEmptySession(root, id string) {
 		return
 	}
 	_ = os.RemoveAll(statedir.SessionDir(root, id))
+}
+
+// emitFlagsFor checks that the flags ev needs were given: a usage error
+// (exit 2, nothing recorded) otherwise.
+func emitFlagsFor(ev contract.Event, opts emitOptions) error {
+	switch {
+	case ev.IsFrame() && opts.FrameID == "":
+		return usageErrorf("%s needs --frame-id F (the frame the moment belongs to)", ev)
+	case ev == contract.EventCapabilityDegraded:
+		return usageErrorf("capability.degraded cannot be emitted: it must name a capability degradation, which emit has no flag for (lifeloop records the degradations it observes)")
+	}
+	return nil
+}
+
+// keyedEarlier finds the receipt the ledger at path holds under key
+// (emit's client). ok is true when it records the same moment (event
+// and payloads; receipts do not carry the frame): a retry, answered with that receipt. A key that
+// names another moment is refused (state_conflict): nothing is recorded.
+func keyedEarlier(path string, in moment.Moment, key string) (contract.LifecycleReceipt, bool, error) {
+	if key == "" {
+		return contract.LifecycleReceipt{}, false, nil
+	}
+	for e, err := range ledger.ReadSince(path, 0) {
+		if err != nil {
+			continue // unreadable lines are the ledger's to report (ledger verify)
+		}
+		r := e.Receipt
+		if r.IdempotencyKey == nil || *r.IdempotencyKey != key || r.ClientID != router.DefaultClientID || r.Status == contract.StatusFailed {
+			continue
+		}
+		if r.Event == in.Event && samePayloads(r, in.Payloads) {
+			return r, true, nil
+		}
+		return r, false, exitf(exitcode.Failed, "idempotency key %q was already used for %s at sequence %d (state_conflict); nothing was recorded: give this moment a key of its own",
+			key, r.Event, e.Sequence)
+	}
+	return contract.LifecycleReceipt{}, false, nil
+}
+
+// samePayloads reports whether r accounts for exactly the payloads given
+// (by id, in order).
+func samePayloads(r contract.LifecycleReceipt, payloads []contract.PayloadEnvelope) bool {
+	if len(r.PayloadReceipts) != len(payloads) {
+		return false
+	}
+	for i, p := range payloads {
+		if r.PayloadReceipts[i].PayloadID != p.PayloadID {
+			return false
+		}
+	}
+	return true
+}
+
+// placementRefusal says why a payload of ev cannot be placed for an
+// adapter with manifest m (an invalid or expired envelope, a required
+// placement the adapter cannot provide), or nil: such an emit is refused
+// before anything is recorded.
+func placementRefusal(m contract.AdapterManifest, ev contract.Event, payloads []contract.PayloadEnvelope, now time.Time) error {
+	routes := contract.PlacementRoutes(ev)
+	for _, p := range payloads {
+		if err := p.Check(now); err != nil {
+			return exitf(exitcode.Failed, "payload %s is refused (invalid_request): %v; nothing was recorded", p.PayloadID, err)
+		}
+		if d := contract.ResolvePlacement(m, p, routes); d.Outcome == contract.PlacementOutcomeFailed {
+			fc := contract.FailurePlacementUnavailable
+			if d.FailureClass != nil {
+				fc = *d.FailureClass
+			}
+			return exitf(exitcode.Failed, "payload %s cannot be placed with %s for adapter %s (%s): %s; nothing was recorded",
+				p.PayloadID, ev, m.AdapterID, fc, d.Reason)
+		}
+	}
+	return nil
 }
