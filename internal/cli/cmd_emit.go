@@ -166,6 +166,17 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		return exitf(exitcode.Failed, "reading session %s: %v", opts.Session, err)
 	}
 
+	adapterID := opts.AdapterID
+	switch {
+	case exists && rec.AdapterID != "":
+		if adapterID != "" && adapterID != rec.AdapterID {
+			return usageErrorf("session %s belongs to adapter %q, not %q", opts.Session, rec.AdapterID, adapterID)
+		}
+		adapterID = rec.AdapterID
+	case adapterID == "":
+		adapterID = adapters.GenericID
+	}
+
 	in := moment.Moment{Event: ev, Payloads: payloads}
 	if exists {
 		// A retry with the key of a recorded moment gets its receipt
@@ -217,16 +228,6 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		// No live wrapper: record directly below.
 	}
 
-	adapterID := opts.AdapterID
-	switch {
-	case exists && rec.AdapterID != "":
-		if adapterID != "" && adapterID != rec.AdapterID {
-			return usageErrorf("session %s belongs to adapter %q, not %q", opts.Session, rec.AdapterID, adapterID)
-		}
-		adapterID = rec.AdapterID
-	case adapterID == "":
-		adapterID = adapters.GenericID
-	}
 	a, err := lookupAdapter(opts.Registry, adapterID)
 	if err != nil {
 		return err
