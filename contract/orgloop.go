@@ -331,15 +331,18 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 //	frame.ended                            active    reason idle
 //	session.ended                          phase/outcome/reason from telemetry_summary
 //	                                       (ClassifyExit of exit_status/signal when only those are
-//	                                       present; stopped/unknown/session_stopped when nothing is)
+//	                                       present; stopped/unknown/session_stopped when nothing is,
+//	                                       but completed/success/session_ended for a manual_skill
+//	                                       receipt: an emit-only session's end)
 //	session.starting with status failed    failed/failure, reason = failure_class (launch failed)
 //
 //	session.ended with status failed       failed/failure, reason = summary reason or failure_class
 //	                                       (a launch that failed after session.starting, e.g. 126/127)
 //
-// Every other receipt returns ErrNoOrgLoopPhase, and so does a failed
-// receipt with a parent that is not a session transition (a client
-// delivery failure or an idempotency conflict: see sessionTransitionFailed).
+// Every other receipt returns ErrNoOrgLoopPhase, and so does an
+// idempotency conflict (with or without a parent) and a failed receipt
+// with a parent that is not a session transition (a client delivery
+// failure: see sessionTransitionFailed).
 //
 // The dedupe key of started and terminal phases is OrgLoop's
 // <harness>:<session>:<phase>, where the session of the stop and start a
@@ -354,7 +357,7 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 // Exit statuses are reported as a shell reports them: the exit code, or
 // 128+N for a process that died of signal N.
 func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) {
-	if r.Status == StatusFailed && r.ParentReceiptID != nil && !sessionTransitionFailed(r) {
+	if r.Status == StatusFailed && (idempotencyConflict(r) || r.ParentReceiptID != nil && !sessionTransitionFailed(r)) {
 		return OrgLoopEvent{}, ErrNoOrgLoopPhase
 	}
 	var lc OrgLoopLifecycle
@@ -370,6 +373,10 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		if lc.Reason == "" && r.FailureClass != nil {
 			lc.Reason = string(*r.FailureClass)
 		}
+	case r.Event == EventSessionEnded && r.IntegrationMode == ModeManualSkill && !classified(r.TelemetrySummary):
+		// An emit-only session's end: the reporter, who alone tells this
+		// session's story, says it finished (HCP: COMPLETED).
+		lc.Phase, lc.Outcome, lc.Reason = PhaseCompleted, LifecycleSuccess, EmittedEndReason
 	case r.Event == EventSessionEnded:
 		c := endedClass(r.TelemetrySummary)
 		lc.Phase, lc.Outcome, lc.Reason = c.Phase, c.Outcome, c.Reason
@@ -449,6 +456,30 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		Payload: p,
 		TraceID: orgLoopID("trc_", "trace", id),
 	}, nil
+}
+
+// EmittedEndReason is the OrgLoop reason of an emit-only session's end
+// (a manual_skill session.ended that carries no exit classification), the
+// reason HCP's session_closed gives it too.
+const EmittedEndReason = "session_ended"
+
+// classified reports whether a session.ended summary says how the session
+// ended: a phase, an exit status or a signal.
+func classified(sum map[string]any) bool {
+	if LifecyclePhase(summaryString(sum, SummaryPhase)).Terminal() {
+		return true
+	}
+	_, code := summaryInt(sum, SummaryExitStatus)
+	_, sig := summaryInt(sum, SummarySignal)
+	return code || sig
+}
+
+// idempotencyConflict reports whether r is the failed receipt the ledger
+// records for a key reused with other content: a refusal, not a
+// transition, whatever its event (docs/orgloop.md: a conflict has no
+// event).
+func idempotencyConflict(r LifecycleReceipt) bool {
+	return r.FailureClass != nil && *r.FailureClass == FailureStateConflict
 }
 
 // sessionTransitionFailed reports whether a failed receipt records the

@@ -249,7 +249,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	if r.Event == contract.EventSessionStarting && p.state == StatePending && refused(r) {
 		b.close(StateRejected, string(*r.FailureClass))
 	}
-	if r.Event == contract.EventSessionEnded && renewalStep == "" {
+	if r.Event == contract.EventSessionEnded && renewalStep == "" && !conflict(r) {
 		switch {
 		case reason == contract.HarnessSessionSwitched:
 			// The harness switched to a new harness session inside its
@@ -455,6 +455,13 @@ func failed(r contract.LifecycleReceipt) map[string]any {
 		"message":     fmt.Sprintf("%s failed (%s)", r.Event, code),
 		"recoverable": recoverable,
 	}
+}
+
+// conflict reports whether r is the failed receipt of an idempotency key
+// reused with other content: a refusal (its error event says so), never
+// the session's end.
+func conflict(r contract.LifecycleReceipt) bool {
+	return r.Status == contract.StatusFailed && r.FailureClass != nil && *r.FailureClass == contract.FailureStateConflict
 }
 
 // refused reports whether a failed session.starting is a refused

@@ -400,6 +400,7 @@ func TestSeed001StateMachine(t *testing.T) {
 		return step{ev, sum, mod}
 	}
 	failed := failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)
+	conflict := failedWith(contract.FailureStateConflict, contract.RetryAfterReread)
 	begin := []step{s(contract.EventSessionStarting, nil), s(contract.EventSessionStarted, nil)}
 	with := func(steps ...step) []step { return append(append([]step(nil), begin...), steps...) }
 	for _, c := range []struct {
@@ -435,6 +436,10 @@ func TestSeed001StateMachine(t *testing.T) {
 			[]string{"PENDING>RUNNING:observed", "RUNNING>COMPLETED:session_ended", "closed:COMPLETED"}},
 		{"emit-only session, ended first", []step{s(contract.EventSessionEnded, map[string]any{"reason": "logout"})},
 			[]string{"PENDING>RUNNING:logout", "RUNNING>COMPLETED:logout", "closed:COMPLETED"}},
+		{"emit-only, an end refused as an idempotency conflict, then its end", []step{s(contract.EventContextCompacted, nil), s(contract.EventSessionEnded, nil, conflict), s(contract.EventSessionEnded, nil)},
+			[]string{"PENDING>RUNNING:observed", "RUNNING>COMPLETED:session_ended", "closed:COMPLETED"}},
+		{"an end refused as an idempotency conflict, then an abort", with(s(contract.EventSessionEnded, nil, conflict), s(contract.EventSessionEnding, ending("abort")), s(contract.EventSessionEnded, ended("stopped", "cancelled", "abort"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>ABORTING:abort", "ABORTING>ABORTED:abort", "closed:ABORTED"}},
 		{"emit-only degraded", []step{s(contract.EventCapabilityDegraded, nil)},
 			[]string{"PENDING>RUNNING:observed"}},
 		{"lost wrapper while aborting", with(s(contract.EventSessionEnding, ending("abort")), s(contract.EventSessionEnded, lost)),
