@@ -51,13 +51,20 @@ func emitCommand(e *env) *ucli.Command {
 		ArgsUsage: "EVENT",
 		Description: "Records EVENT (e.g. frame.opening, context.compacted, session.ended; see\n" +
 			"`lifeloop events`) in the session's receipt ledger and prints the receipt as JSON.\n" +
-			"The session is created when it does not exist yet (and removed again when the receipt\n" +
-			"cannot be recorded: a refused emit leaves nothing). When a live `lifeloop run` owns\n" +
+			"The session is created when it does not exist yet. When a live `lifeloop run` owns\n" +
 			"the session, the moment is handed to it over its control socket, so it is ordered\n" +
-			"with the wrapper's own receipts and reaches its clients and event sinks.\n\n" +
-			"Exit status: 0 recorded; 1 failed receipt (e.g. a required payload placement the\n" +
-			"adapter cannot provide, an invalid payload) or ledger error; 2 usage; 3 a --payload\n" +
-			"file is unreadable or not JSON.",
+			"with the wrapper's own receipts and reaches its clients and event sinks. The wrapper\n" +
+			"owns its session's lifecycle: it refuses session.* and supervisor.tick (end the session\n" +
+			"with `lifeloop abort S`, restart its harness with `lifeloop renew S`) and accepts\n" +
+			"frame.*, context.* and receipt.gap_detected.\n\n" +
+			"A refused emit records nothing: no receipt, no session, no change of state. Refused\n" +
+			"are: an idempotency key already used for another moment (the same moment under the\n" +
+			"same key again is a retry and returns the original receipt); a payload that is invalid\n" +
+			"or needs a placement the adapter cannot provide; any moment after the session's end (a\n" +
+			"session ends once); in a live run, the wrapper's own moments.\n\n" +
+			"Exit status: 0 recorded (or a retry answered); 1 refused, or a ledger error; 2 usage\n" +
+			"(frame.* without --frame-id, capability.degraded, which names a degradation no flag\n" +
+			"gives); 3 a --payload file is unreadable or not JSON.",
 		OnUsageError: commandUsageError,
 		Flags:        emitFlags(&opts, &payloads),
 		Action: func(c *ucli.Context) error {
@@ -141,20 +148,9 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	if err := emitFlagsFor(ev, opts); err != nil {
 		return err
 	}
-	var payloads []contract.PayloadEnvelope
-	for _, name := range opts.Payloads {
-		data, err := readInput(name, opts.In)
-		if err != nil {
-			return err
-		}
-		if why := notJSON(data); why != "" {
-			return exitf(exitcode.Unreadable, "--payload %s %s; give a payload envelope file", name, why)
-		}
-		p, err := contract.DecodePayloadEnvelope(data)
-		if err != nil {
-			return exitf(exitcode.Failed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
-		}
-		payloads = append(payloads, p)
+	payloads, err := readPayloads(opts.Payloads, opts.In)
+	if err != nil {
+		return err
 	}
 	root, err := statedir.Resolve(opts.StateDir, opts.Getenv)
 	if err != nil {
@@ -166,15 +162,9 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		return exitf(exitcode.Failed, "reading session %s: %v", opts.Session, err)
 	}
 
-	adapterID := opts.AdapterID
-	switch {
-	case exists && rec.AdapterID != "":
-		if adapterID != "" && adapterID != rec.AdapterID {
-			return usageErrorf("session %s belongs to adapter %q, not %q", opts.Session, rec.AdapterID, adapterID)
-		}
-		adapterID = rec.AdapterID
-	case adapterID == "":
-		adapterID = adapters.GenericID
+	adapterID, err := emitAdapterID(opts, rec, exists)
+	if err != nil {
+		return err
 	}
 
 	in := moment.Moment{Event: ev, Payloads: payloads}
@@ -182,16 +172,16 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		// A retry with the key of a recorded moment gets its receipt
 		// back; a key used for another moment, or any new moment after
 		// the session's end, is refused before anything is recorded.
-		if r, ok, err := keyedEarlier(statedir.ReceiptsPath(root, opts.Session), in, opts.IdempotencyKey); err != nil || ok {
-			if err != nil {
-				return err
-			}
+		r, ok, err := keyedEarlier(statedir.ReceiptsPath(root, opts.Session), in, opts.IdempotencyKey)
+		switch {
+		case err != nil:
+			return err
+		case ok:
 			if werr := writeIndentedJSON(opts.Out, r); werr != nil {
 				return exitf(exitcode.Failed, "writing the receipt: %v", werr)
 			}
 			return receiptExit(r)
-		}
-		if rec.State.IsTerminal() {
+		case rec.State.IsTerminal():
 			return exitf(exitcode.Failed, "session %s has ended (%s); nothing is recorded after a session's end, so %s was not: emit it into a new --session",
 				opts.Session, rec.State, ev)
 		}
@@ -298,6 +288,42 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		return exitf(exitcode.Failed, "writing the receipt: %v", err)
 	}
 	return receiptExit(res.Receipt)
+}
+
+// readPayloads reads and decodes the --payload files (- is in).
+func readPayloads(names []string, in io.Reader) ([]contract.PayloadEnvelope, error) {
+	var payloads []contract.PayloadEnvelope
+	for _, name := range names {
+		data, err := readInput(name, in)
+		if err != nil {
+			return nil, err
+		}
+		if why := notJSON(data); why != "" {
+			return nil, exitf(exitcode.Unreadable, "--payload %s %s; give a payload envelope file", name, why)
+		}
+		p, err := contract.DecodePayloadEnvelope(data)
+		if err != nil {
+			return nil, exitf(exitcode.Failed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
+		}
+		payloads = append(payloads, p)
+	}
+	return payloads, nil
+}
+
+// emitAdapterID is the adapter of the emitted moment: an existing
+// session's own (--adapter naming another is a usage error), else
+// --adapter, else generic.
+func emitAdapterID(opts emitOptions, rec statedir.SessionRecord, exists bool) (string, error) {
+	switch {
+	case exists && rec.AdapterID != "":
+		if opts.AdapterID != "" && opts.AdapterID != rec.AdapterID {
+			return "", usageErrorf("session %s belongs to adapter %q, not %q", opts.Session, rec.AdapterID, opts.AdapterID)
+		}
+		return rec.AdapterID, nil
+	case opts.AdapterID == "":
+		return adapters.GenericID, nil
+	}
+	return opts.AdapterID, nil
 }
 
 // emitLive hands the moment to the session's live wrapper over its control
