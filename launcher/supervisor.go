@@ -709,7 +709,29 @@ func (s *supervisor) tick(trigger string) {
 	}
 	s.lastTickBytes = act.BytesOut
 	s.activity = activity
-	s.emit(Moment{Event: contract.EventSupervisorTick, Summary: sample.summary(trigger, string(s.rec.State))})
+	s.emit(Moment{Event: contract.EventSupervisorTick, Summary: sample.summary(trigger, s.tickState())})
+}
+
+// Tick states besides the session's own (statedir): the harness a tick
+// describes is being stopped and started again by a renewal, or stopped
+// for the session's end. Neither is `running`, which a consumer reads as
+// the session going on (HCP: RUNNING).
+const (
+	tickRenewing = "renewing"
+	tickStopping = "stopping"
+)
+
+// tickState is the state a tick reports: renewing while a renewal stops
+// the harness and starts it again, stopping (or aborting) once the
+// session is being stopped, else the session's state.
+func (s *supervisor) tickState() string {
+	switch {
+	case s.renewing != nil:
+		return tickRenewing
+	case s.stopping && s.rec.State == statedir.StateRunning:
+		return tickStopping
+	}
+	return string(s.rec.State)
 }
 
 func (s *supervisor) warnDegraded(capability, evidence string) {
