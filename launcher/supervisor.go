@@ -16,6 +16,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/procfs"
+	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/ptyio"
@@ -215,6 +216,10 @@ type supervisor struct {
 	// processes counts the session.starting receipts that started (or
 	// start) a harness process (processenv.go).
 	processes int
+	// continuation numbers this wrapper among those that continued the
+	// session after a lost wrapper (seal.Continuation; 0: none was lost):
+	// its session.* receipts carry it, a new incarnation.
+	continuation int
 	// done ends the loop; failedResult, when set, is the session's result
 	// (a harness that could not be started after a recovery).
 	done         bool
@@ -254,6 +259,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		renewed:      make(chan renewResult, 1),
 		loopDone:     make(chan struct{}),
 		processes:    priorProcesses(cfg.Prior),
+	}
+	if cfg.Recover {
+		s.continuation = seal.Continuation(cfg.Prior)
 	}
 	s.armQueue()
 	defer s.queueTimer.Stop()
