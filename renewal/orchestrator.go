@@ -223,12 +223,12 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	hid := o.harnessID()
 	relaunch, err := o.relaunchArgv(hid, req.Resume)
 	if err != nil {
-		return o.refuse(st, err)
+		return o.refuse(st, req, err)
 	}
 	m, routes, target := o.launchPlan(relaunch)
 	for _, p := range req.Payloads {
 		if err := o.Store.Validate(p); err != nil {
-			return o.refuse(st, err)
+			return o.refuse(st, req, err)
 		}
 		d := contract.ResolvePlacement(m, p, routes)
 		if d.Outcome != contract.PlacementOutcomeFailed {
@@ -238,18 +238,18 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 			// No placement fits: say so when it is because the body
 			// would be in the harness's argv.
 			if aerr := o.Adapter.ArgvPlacementError(relaunch, ""); aerr != nil {
-				return o.refuse(st, failf(contract.FailurePlacementUnavailable, "payload %q cannot be delivered at the relaunch: %v", p.PayloadID, aerr))
+				return o.refuse(st, req, failf(contract.FailurePlacementUnavailable, "payload %q cannot be delivered at the relaunch: %v", p.PayloadID, aerr))
 			}
 		}
 		class := *d.FailureClass
 		if target == "" && o.Negotiated != nil && available(o.Negotiated.Continuation.PayloadDelivery) {
 			class = contract.FailureCapabilityDegraded
 		}
-		return o.refuse(st, failf(class, "payload %q cannot be delivered at the relaunch: %s", p.PayloadID, d.Reason))
+		return o.refuse(st, req, failf(class, "payload %q cannot be delivered at the relaunch: %s", p.PayloadID, d.Reason))
 	}
 	for _, p := range req.Payloads {
 		if _, err := o.Store.Put(p); err != nil {
-			return o.refuse(st, err)
+			return o.refuse(st, req, err)
 		}
 	}
 	pending, err := o.Store.Pending()
@@ -312,15 +312,17 @@ func (o *Orchestrator) relaunchID(st Status) string {
 }
 
 // refuse reports a failure found before anything was touched. The status
-// records it as an attempt of its own (its own time, none of the previous
-// attempt's payloads or times) unless an earlier renewal is still in
-// progress (whose state Recover needs).
-func (o *Orchestrator) refuse(st Status, err error) (Outcome, error) {
+// records it as an attempt of its own, as req asked it (resume, reason),
+// with its own time and none of the previous attempt's payloads or times,
+// unless an earlier renewal is still in progress (whose state Recover
+// needs).
+func (o *Orchestrator) refuse(st Status, req Request, err error) (Outcome, error) {
 	if st.State.InProgress() {
 		return outcomeOf(st, false), err
 	}
 	now := o.now().UTC()
-	refused := Status{Attempt: st.Attempt + 1, HarnessSessionID: o.harnessID(), StartedAt: &now, FinishedAt: &now}
+	refused := Status{Attempt: st.Attempt + 1, HarnessSessionID: o.harnessID(), StartedAt: &now, FinishedAt: &now,
+		Resume: req.Resume, Reason: req.Reason, DropUndelivered: req.DropUndelivered}
 	return o.fail(&refused, err)
 }
 

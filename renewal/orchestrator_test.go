@@ -685,3 +685,20 @@ func TestRenewArgvPlacementNeedsOptIn(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalIsRecordedAsAsked: a refused renewal's status keeps what was
+// asked (resume, reason, drop_undelivered), not a fresh renewal's
+// defaults: `renew --note x --resume` refused is recorded as a resume.
+func TestRefusalIsRecordedAsAsked(t *testing.T) {
+	w := newWorld(t)
+	o := w.orchestrator(t, "codex", "codex")
+	req := Request{Resume: true, Reason: "handoff", DropUndelivered: true,
+		Payloads: []contract.PayloadEnvelope{payload("pay_dev", "x", contract.PlacementDeveloperEquivalentFrame)}}
+	if _, err := o.Renew(t.Context(), req); err == nil {
+		t.Fatal("a developer frame on a resumed codex thread was accepted")
+	}
+	st, _ := ReadStatus(o.StatusPath)
+	if st.State != StateFailed || !st.Resume || st.Reason != "handoff" || !st.DropUndelivered {
+		t.Errorf("refused status %+v: want failed, resume, reason and drop_undelivered as asked", st)
+	}
+}
