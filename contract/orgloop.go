@@ -87,6 +87,17 @@ const (
 	SummarySwitch          = "harness_session_switch"
 )
 
+// A renewal's receipts name their step in telemetry_summary.renewal_step
+// (ending, ended, starting, started). A relaunch that exits before it is
+// ready adds relaunch_failed (its failed session.ended), then
+// fallback_starting and fallback_started: the harness started again as
+// the person launched it.
+const (
+	SummaryRenewalStep         = "renewal_step"
+	RenewalStepRelaunchFailed  = "relaunch_failed"
+	RenewalStepFallbackStarted = "fallback_started"
+)
+
 // ExitFacts is what a supervisor knows about how a harness process ended.
 type ExitFacts struct {
 	// Code is the exit status when the process exited normally (-1 when it
@@ -358,6 +369,11 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 // 128+N for a process that died of signal N.
 func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) {
 	if r.Status == StatusFailed && (idempotencyConflict(r) || r.ParentReceiptID != nil && !sessionTransitionFailed(r)) {
+		return OrgLoopEvent{}, ErrNoOrgLoopPhase
+	}
+	if summaryString(r.TelemetrySummary, SummaryRenewalStep) == RenewalStepRelaunchFailed {
+		// A relaunch that died before it started was never a started
+		// incarnation: nothing to close.
 		return OrgLoopEvent{}, ErrNoOrgLoopPhase
 	}
 	var lc OrgLoopLifecycle

@@ -20,6 +20,9 @@
 //	                                    (recovered_from_checkpoint when the renewal was recovered);
 //	                                    no tick between a renewal's first step and this one
 //	                                    changes the state
+//	a failed renewal's fallback_started state_changed PAUSED → RUNNING, reason renewal_failed
+//	(its relaunch died; the harness      (the relaunch's failed session.ended gave an error)
+//	started again as launched)
 //	a switch's session.ended (reason    state_changed RUNNING → PAUSED, reason
 //	harness_session_switched)           harness_session_switched, with the old
 //	                                    harness_session_id (the session is not closed)
@@ -197,6 +200,10 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 			b.transition(StateRunning, "started")
 		case p.state == StatePaused && p.lost && renewalStep == "":
 			b.transition(StateRunning, "recovered_from_checkpoint")
+		case renewalStep == contract.RenewalStepFallbackStarted && p.state == StatePaused:
+			// A renewal whose relaunch died: the harness runs again as
+			// the person launched it, nothing delivered.
+			b.transition(StateRunning, "renewal_failed")
 		case renewalStep == "started":
 			for _, pr := range r.PayloadReceipts {
 				b.add(CheckpointCreated, map[string]any{
