@@ -118,6 +118,7 @@ func checkStoryHCP(s story) error {
 	var all []hcp.Envelope
 	var errs []string
 	for _, r := range s.receipts {
+		before := p.State()
 		es := p.Project(r)
 		all = append(all, es...)
 		step, _ := r.TelemetrySummary["renewal_step"].(string)
@@ -127,11 +128,11 @@ func checkStoryHCP(s story) error {
 		switch {
 		case r.Event == contract.EventSessionEnding && step == "ending":
 			if !hasTransition(es, hcp.StatePaused, "renewal") {
-				errs = append(errs, fmt.Sprintf("receipt %d (a renewal's session.ending): no state_changed → PAUSED reason renewal (state %s)", seqOf(r), p.State()))
+				errs = append(errs, fmt.Sprintf("receipt %d (a renewal's session.ending): no state_changed RUNNING → PAUSED reason renewal (state before it %s, events %s)", seqOf(r), before, eventTypes(es)))
 			}
 		case r.Event == contract.EventSessionStarted && step == "started":
 			if !hasTransition(es, hcp.StateRunning, "renewed") && !hasTransition(es, hcp.StateRunning, "recovered_from_checkpoint") {
-				errs = append(errs, fmt.Sprintf("receipt %d (a renewal's session.started): no state_changed PAUSED → RUNNING reason renewed (state before it: not PAUSED; events %s)", seqOf(r), eventTypes(es)))
+				errs = append(errs, fmt.Sprintf("receipt %d (a renewal's session.started): no state_changed PAUSED → RUNNING reason renewed (state before it %s, events %s): HCP never learns of the renewal", seqOf(r), before, eventTypes(es)))
 			}
 			if n := countType(es, hcp.CheckpointCreated); n != len(r.PayloadReceipts) {
 				errs = append(errs, fmt.Sprintf("receipt %d (a renewal's session.started with %d payload receipts): %d checkpoint_created", seqOf(r), len(r.PayloadReceipts), n))
@@ -396,8 +397,19 @@ func joinErrs(errs []string) error {
 // describeStory lists a story's receipts, one line each, for failures.
 func describeStory(s story) string {
 	var b strings.Builder
-	for _, r := range s.receipts {
+	for i := 0; i < len(s.receipts); i++ {
+		r := s.receipts[i]
 		sum := r.TelemetrySummary
+		// A run of ticks with the same state and trigger is one line.
+		n := 1
+		for r.Event == contract.EventSupervisorTick && i+n < len(s.receipts) && sameTick(r, s.receipts[i+n]) {
+			n++
+		}
+		if n > 1 {
+			fmt.Fprintf(&b, "  %3d-%d %s ×%d state=%v trigger=%v\n", seqOf(r), seqOf(s.receipts[i+n-1]), r.Event, n, sum["state"], sum["trigger"])
+			i += n - 1
+			continue
+		}
 		fmt.Fprintf(&b, "  %3d %-20s %-8s", seqOf(r), r.Event, r.Status)
 		for _, k := range []string{"reason", "renewal_step", "state", "trigger", "frame_id"} {
 			if v, ok := sum[k]; ok {
@@ -424,4 +436,8 @@ func describeStory(s story) string {
 		fmt.Fprintf(&b, " (%s %s)", s.record.Exit.Phase, s.record.Exit.Reason)
 	}
 	return b.String()
+}
+
+func sameTick(a, b contract.LifecycleReceipt) bool {
+	return b.Event == contract.EventSupervisorTick && a.TelemetrySummary["state"] == b.TelemetrySummary["state"] && a.TelemetrySummary["trigger"] == b.TelemetrySummary["trigger"]
 }

@@ -36,7 +36,8 @@ import (
 //
 // An interleaving is a program of bytes, one action each (storyAction);
 // FuzzStory's seed corpus is storySeeds' programs, so `go test` runs
-// them (make test) and `make fuzz` searches further. A failure prints the
+// them (make test) and `make fuzz` searches further;
+// LIFELOOP_STORY_PROGRAM=HEX adds one more program. A failure prints the
 // interleaving that broke the property, each step with what the command
 // answered, and the ledger. LIFELOOP_STORY_SHRINK=1 first shrinks it:
 // steps are left out one at a time while the same property still fails.
@@ -62,10 +63,20 @@ func FuzzStory(f *testing.F) {
 	for _, s := range storySeeds {
 		f.Add(storyProgram(s))
 	}
+	// LIFELOOP_STORY_PROGRAM=HEX adds one program, e.g. one a failure
+	// printed, to run again.
+	if h := os.Getenv("LIFELOOP_STORY_PROGRAM"); h != "" {
+		prog, err := hex.DecodeString(h)
+		if err != nil {
+			f.Fatalf("LIFELOOP_STORY_PROGRAM: %v", err)
+		}
+		f.Add(prog)
+	}
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		acts := decodeStory(prog)
 		failed, s, steps := runStory(t, acts)
 		if len(failed) == 0 {
+			t.Logf("interleaving:\n%s\nledger:\n%s", strings.Join(steps, "\n"), describeStory(s))
 			return
 		}
 		if os.Getenv("LIFELOOP_STORY_SHRINK") == "1" {
@@ -221,7 +232,6 @@ func runStory(t *testing.T, acts []storyAction) ([]string, story, []string) {
 		d.do(storyAction{kind: actAbort})
 	}
 	s := d.story()
-	t.Logf("interleaving:\n%s\nledger:\n%s", strings.Join(d.steps, "\n"), describeStory(s))
 	return failedProperties(s), s, d.steps
 }
 
