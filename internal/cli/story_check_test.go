@@ -54,8 +54,35 @@ var storyProperties = []storyProperty{
 	{"orgloop-one-start-one-end-per-incarnation", checkStoryOrgLoop},
 	{"no-close-while-harness-runs", checkStoryNoCloseWhileRunning},
 	{"coherent", checkStoryCoherent},
+	{"renewal-closes-cut-off-turns", checkStoryRenewalClosesTurns},
 	{"refused-emit-records-nothing", checkStoryRefusedEmits},
 	{"one-ending-everywhere", checkStoryEndingAgrees},
+}
+
+// checkStoryRenewalClosesTurns: a turn (frame) still open when a renewal
+// stops its harness is closed, frame.ended, before the renewal's
+// session.ended: the relaunched harness never finishes it.
+func checkStoryRenewalClosesTurns(s story) error {
+	open := map[string]uint64{}
+	var errs []string
+	for _, r := range s.receipts {
+		id := storyFrameID(r)
+		switch {
+		case r.Status == contract.StatusFailed:
+		case r.Event == contract.EventFrameOpening && id != "":
+			open[id] = seqOf(r)
+		case r.Event == contract.EventFrameEnded && id != "":
+			delete(open, id)
+		case r.Event == contract.EventSessionStarting:
+			clear(open) // a new harness session: what the last one left is judged at its end
+		case r.Event == contract.EventSessionEnded && r.TelemetrySummary["renewal_step"] == "ended":
+			for f, at := range open {
+				errs = append(errs, fmt.Sprintf("frame %s (opened at receipt %d) is never closed: the renewal's session.ended (receipt %d) cuts it off", f, at, seqOf(r)))
+			}
+			clear(open)
+		}
+	}
+	return joinErrs(errs)
 }
 
 // checkStoryRefusedEmits: an emit that was refused recorded nothing of

@@ -43,13 +43,13 @@ import (
 // steps are left out one at a time while the same property still fails.
 
 // storySeeds are the seeds of the fixed interleavings (storyProgram).
-var storySeeds = []uint64{1, 2, 3, 4, 5, 6}
+var storySeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
 
-// storyProgram is the interleaving seed s stands for: 5 to 12 actions
+// storyProgram is the interleaving seed s stands for: 4 to 12 actions
 // from a PCG seeded with s.
 func storyProgram(s uint64) []byte {
 	r := rand.New(rand.NewPCG(s, 0x5107))
-	prog := make([]byte, 5+r.IntN(8))
+	prog := make([]byte, 4+r.IntN(9))
 	for i := range prog {
 		prog[i] = byte(r.UintN(256))
 	}
@@ -92,8 +92,29 @@ func FuzzStory(f *testing.F) {
 	})
 }
 
-// Action kinds. A program byte b is the action kinds[b%len] with
-// parameter b/len.
+// TestStorySeedsCoverEveryAction: the fixed interleavings, together,
+// take every kind of step, a renewal with a slow stop, and each ending.
+func TestStorySeedsCoverEveryAction(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range storySeeds {
+		for _, a := range decodeStory(storyProgram(s)) {
+			seen[actNames[a.kind]] = true
+			if a.kind == actRenew && a.param&1 != 0 {
+				seen["renew with a slow stop"] = true
+			}
+		}
+	}
+	for _, want := range append(actNames[:], "renew with a slow stop") {
+		if !seen[want] {
+			t.Errorf("no fixed interleaving (storySeeds) takes a %s step", want)
+		}
+	}
+}
+
+// Action kinds. Each program byte but the last is one of the first
+// actSteps kinds (b%actSteps, parameter b/actSteps); the last byte says
+// how the story ends: the harness exits 0 or 1, abort, or abort with a
+// slow stop (b%4).
 const (
 	actWait         = iota // let ticks happen: 20..195 ms
 	actEmitCompact         // emit context.compacted (accepted)
@@ -105,9 +126,9 @@ const (
 	actPause               // pause, or resume when paused
 	actRenew               // renew; param bits: 1 slow stop, 2 a payload, 4 --resume
 	actLose                // SIGKILL the wrapper, seal (`lifeloop sessions`), run --continue-session
-	actExit                // the harness exits by itself, code param%2 (ends the story)
-	actAbort               // abort; param bit 1: slow stop (ends the story)
-	actKinds
+	actSteps
+	actExit  = actSteps     // the harness exits by itself, code param%2
+	actAbort = actSteps + 1 // abort; param 1: slow stop
 )
 
 var actNames = [...]string{"wait", "emit-compacted", "emit-frame-opening", "emit-frame-ended", "emit-session", "emit-conflict", "emit-no-frame-id", "pause/resume", "renew", "lose-wrapper", "exit", "abort"}
@@ -149,13 +170,17 @@ func waitMillis(p int) int { return 20 + (p%8)*25 }
 
 const maxStoryActions = 12
 
-// decodeStory turns a program into actions: at most maxStoryActions, two
-// wrapper losses, and nothing after an action that ends the session.
+// decodeStory turns a program into actions: at most maxStoryActions-1
+// steps (two wrapper losses at most, a third is a wait), then the end.
 func decodeStory(prog []byte) []storyAction {
 	var out []storyAction
+	if len(prog) == 0 {
+		return []storyAction{{kind: actAbort}}
+	}
 	losses := 0
-	for _, b := range prog {
-		a := storyAction{kind: int(b) % actKinds, param: int(b) / actKinds}
+	steps, last := prog[:len(prog)-1], prog[len(prog)-1]
+	for _, b := range steps[:min(len(steps), maxStoryActions-1)] {
+		a := storyAction{kind: int(b) % actSteps, param: int(b) / actSteps}
 		if a.kind == actLose {
 			if losses == 2 {
 				a.kind = actWait
@@ -163,17 +188,25 @@ func decodeStory(prog []byte) []storyAction {
 			losses++
 		}
 		out = append(out, a)
-		if a.kind == actExit || a.kind == actAbort || len(out) == maxStoryActions {
-			break
-		}
 	}
-	return out
+	end := storyAction{kind: actExit, param: int(last) % 2}
+	if last%4 >= 2 {
+		end = storyAction{kind: actAbort, param: int(last) % 2}
+	}
+	return append(out, end)
 }
 
 func encodeStory(acts []storyAction) []byte {
 	out := make([]byte, len(acts))
 	for i, a := range acts {
-		out[i] = byte(a.kind + a.param*actKinds)
+		switch a.kind {
+		case actExit:
+			out[i] = byte(a.param % 2)
+		case actAbort:
+			out[i] = byte(2 + a.param%2)
+		default:
+			out[i] = byte(a.kind + a.param*actSteps)
+		}
 	}
 	return out
 }
@@ -183,7 +216,7 @@ func encodeStory(acts []storyAction) []byte {
 // found.
 func shrinkStory(t *testing.T, acts []storyAction, name string) ([]storyAction, story, []string) {
 	_, s, steps := runStory(t, acts)
-	for i := 0; i < len(acts); {
+	for i := 0; i < len(acts)-1; { // the end stays
 		try := append(append([]storyAction(nil), acts[:i]...), acts[i+1:]...)
 		if got, s2, steps2 := runStory(t, try); slices.Contains(got, name) {
 			acts, s, steps = try, s2, steps2
@@ -223,13 +256,7 @@ func runStory(t *testing.T, acts []storyAction) ([]string, story, []string) {
 	defer d.cleanup()
 	d.start(false)
 	for _, a := range acts {
-		if d.ended {
-			break
-		}
 		d.do(a)
-	}
-	if !d.ended {
-		d.do(storyAction{kind: actAbort})
 	}
 	s := d.story()
 	return failedProperties(s), s, d.steps
