@@ -37,7 +37,7 @@ import (
 // An interleaving is a program of bytes, one action each (storyAction);
 // FuzzStory's seed corpus is storySeeds' programs, so `go test` runs
 // them (make test) and `make fuzz` searches further;
-// LIFELOOP_STORY_PROGRAM=HEX adds one more program. A failure prints the
+// LIFELOOP_STORY_PROGRAM=HEX[,HEX...] adds programs. A failure prints the
 // interleaving that broke the property, each step with what the command
 // answered, and the ledger. LIFELOOP_STORY_SHRINK=1 first shrinks it:
 // steps are left out one at a time while the same property still fails.
@@ -63,9 +63,12 @@ func FuzzStory(f *testing.F) {
 	for _, s := range storySeeds {
 		f.Add(storyProgram(s))
 	}
-	// LIFELOOP_STORY_PROGRAM=HEX adds one program, e.g. one a failure
-	// printed, to run again.
-	if h := os.Getenv("LIFELOOP_STORY_PROGRAM"); h != "" {
+	// LIFELOOP_STORY_PROGRAM=HEX[,HEX...] adds programs, e.g. one a
+	// failure printed, to run again.
+	for h := range strings.SplitSeq(os.Getenv("LIFELOOP_STORY_PROGRAM"), ",") {
+		if h == "" {
+			continue
+		}
 		prog, err := hex.DecodeString(h)
 		if err != nil {
 			f.Fatalf("LIFELOOP_STORY_PROGRAM: %v", err)
@@ -364,8 +367,28 @@ func (d *storyDriver) start(cont bool) {
 	go func() { _ = cmd.Wait(); close(d.runDone) }()
 	d.starts++
 	d.paused = false
-	if !d.waitFor(func() bool { return len(d.lives()) >= d.starts && d.sessionID() != "" }) {
-		d.step("(the harness did not start)")
+	if !d.waitFor(true, func() bool { return len(d.lives()) >= d.starts && d.sessionID() != "" }) {
+		d.step("(no harness started; lifeloop run %s)", d.runState())
+	}
+}
+
+// waitRun waits for `lifeloop run` to exit after what (a command must
+// end): a minute at most, then the test fails with the steps so far.
+func (d *storyDriver) waitRun(what string) {
+	select {
+	case <-d.runDone:
+	case <-time.After(time.Minute):
+		d.t.Fatalf("lifeloop run did not exit within a minute of %s; steps so far:\n%s", what, strings.Join(d.steps, "\n"))
+	}
+}
+
+// runState says whether `lifeloop run` still runs, or how it exited.
+func (d *storyDriver) runState() string {
+	select {
+	case <-d.runDone:
+		return fmt.Sprintf("exited %d", d.run.ProcessState.ExitCode())
+	default:
+		return "still runs"
 	}
 }
 
@@ -383,12 +406,20 @@ func (d *storyDriver) sessionID() string {
 	return d.id
 }
 
-// waitFor polls cond for up to 30 s; false when it never held (the story
-// goes on and the properties judge what happened).
-func (d *storyDriver) waitFor(cond func() bool) bool {
+// waitFor polls cond until it holds, for up to 30 s, or, when whileRuns,
+// until `lifeloop run` has exited and cond still does not hold; false
+// then (the story goes on and the properties judge what happened).
+func (d *storyDriver) waitFor(whileRuns bool, cond func() bool) bool {
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 		if cond() {
 			return true
+		}
+		select {
+		case <-d.runDone:
+			if whileRuns {
+				return cond()
+			}
+		default:
 		}
 	}
 	return cond()
@@ -489,16 +520,16 @@ func (d *storyDriver) do(a storyAction) {
 	case actExit:
 		d.unpause()
 		d.writeFile("exit", strconv.Itoa(a.param%2))
-		<-d.runDone
-		d.step("%s → lifeloop run exited %d", a, d.run.ProcessState.ExitCode())
+		d.waitRun(a.String())
+		d.step("%s → lifeloop run %s", a, d.runState())
 		d.ended = true
 	case actAbort:
 		if a.param&1 != 0 {
 			d.writeFile("stopdelay", "0.4")
 		}
 		code, msg := d.lifeloop("abort", d.id)
-		<-d.runDone
-		d.step("%s → exit %d %s; lifeloop run exited %d", a, code, msg, d.run.ProcessState.ExitCode())
+		d.waitRun(a.String())
+		d.step("%s → exit %d %s; lifeloop run %s", a, code, msg, d.runState())
 		d.ended = true
 	}
 }
@@ -529,7 +560,7 @@ func (d *storyDriver) renew(a storyAction) {
 	if code == 0 {
 		d.starts++
 		d.paused = false
-		d.waitFor(func() bool { return len(d.lives()) > before })
+		d.waitFor(true, func() bool { return len(d.lives()) > before })
 	}
 	d.step("%s → exit %d %s", a, code, msg)
 }
@@ -540,8 +571,8 @@ func (d *storyDriver) renew(a storyAction) {
 func (d *storyDriver) lose() {
 	d.unpause()
 	_ = d.run.Process.Signal(syscall.SIGKILL)
-	<-d.runDone
-	d.waitFor(func() bool {
+	d.waitRun("SIGKILL")
+	d.waitFor(false, func() bool {
 		for _, l := range d.lives() {
 			if !l.exited {
 				return false
