@@ -64,7 +64,9 @@ func topCommand(e *env) *ucli.Command {
 			"p pauses or resumes it; / filters by harness, folder or state; q quits. The actions\n" +
 			"are those of `lifeloop renew`, `abort`, `pause` and `resume`, with the same receipts.\n\n" +
 			"--once prints the table once and exits (for scripts; colour only on a terminal that\n" +
-			"has it, NO_COLOR honoured); --json prints the same rows as a JSON array.",
+			"has it, NO_COLOR honoured); --json prints the same rows as a JSON array. Both are\n" +
+			"lifeloop's own; the live view runs the lifeloop-top program (beside lifeloop, on PATH\n" +
+			"or named by $LIFELOOP_TOP_PROGRAM).",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "once", Usage: "print the table once and exit", Destination: &o.Once},
