@@ -191,10 +191,17 @@ func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 	return p.waitReady(ctx)
 }
 
+// readyWaitMax bounds how long a renewal waits for the relaunched harness
+// to take keys: the renew call must be answered within the control
+// socket's bound (60 s) after a stop that may take 3×grace. A harness
+// still starting then is taken as started (typed keys still wait for it,
+// up to keyHoldMax); one that dies later ends the session as any exit.
+const readyWaitMax = 20 * time.Second
+
 // waitReady waits until the harness just started takes keys (its prompt is
 // up: a renewal returns then, not when the harness names its session),
 // and returns *renewal.ExitedBeforeReady when it exits first. A harness
-// that shows no sign of taking keys in keyHoldMax is taken as started.
+// that shows no sign of taking keys in readyWaitMax is taken as started.
 func (p harnessProcess) waitReady(ctx context.Context) error {
 	var c Process
 	if !p.s.onLoop(func() { c = p.s.child }) {
@@ -202,7 +209,7 @@ func (p harnessProcess) waitReady(ctx context.Context) error {
 	}
 	poll := time.NewTicker(keyHoldPoll)
 	defer poll.Stop()
-	limit := time.NewTimer(keyHoldMax)
+	limit := time.NewTimer(readyWaitMax)
 	defer limit.Stop()
 	for {
 		select {
