@@ -23,7 +23,7 @@ trap "sleep 1.5; exit 143" TERM INT
 `
 
 // TestRenewalSurvivesATickDuringItsStop: a real Claude TUI whose stop is
-// slowed is renewed with a payload under `run --tick 1s`. The ticks
+// slowed is renewed with a payload under `run --tick 1s` after a turn. The ticks
 // recorded while the old harness stops and the new one starts never say
 // running, and HCP tells the renewal: RUNNING → PAUSED (renewal), one
 // checkpoint_created for the delivered payload, PAUSED → RUNNING
@@ -44,6 +44,13 @@ func TestRenewalSurvivesATickDuringItsStop(t *testing.T) {
 	state := stateDir(t)
 	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", bin), 120, 40)
 	testharness.ClaudeStarted(t, term, state, 1)
+	// A turn, so the resumed relaunch has a conversation to resume.
+	term.Type("first prompt 6b1d")
+	if err := term.WaitFor("first prompt 6b1d", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+	testharness.ClaudeTurnsEnded(t, term, state, 1)
 	ses, _ := onlySession(t, state)
 
 	pf := writePayloadFile(t, "pay_tick", "TICK-RENEWAL-PAYLOAD-2e7c", contract.PlacementDeveloperEquivalentFrame)
