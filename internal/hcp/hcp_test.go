@@ -591,3 +591,29 @@ func TestRenewalWhoseRelaunchDied(t *testing.T) {
 		t.Errorf("the fallback's resume %v", d)
 	}
 }
+
+// TestRenewalCutShortByALostWrapper: a wrapper lost in the middle of a
+// renewal, whose session is then continued without finishing it, leaves
+// no renewal in progress: the continuation's session.started resumes the
+// session, and later ticks (an operator's pause and resume) move it again.
+func TestRenewalCutShortByALostWrapper(t *testing.T) {
+	var b rb
+	rs := []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionStarted, nil),
+		b.next(contract.EventSessionEnding, map[string]any{"reason": "renewal", "renewal_attempt": 1, "renewal_step": "ending"}),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "stopped", "outcome": "unknown", "reason": WrapperLost}),
+		b.next(contract.EventSessionStarting, map[string]any{"continuation": 1}),
+		b.next(contract.EventSessionStarted, map[string]any{"continuation": 1}),
+		b.next(contract.EventSupervisorTick, map[string]any{"trigger": "state_change", "state": "paused"}),
+		b.next(contract.EventSupervisorTick, map[string]any{"trigger": "state_change", "state": "running"}),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0", "continuation": 1}),
+	}
+	es := project(NewProjector(sid), rs)
+	checkSeed001(t, es)
+	want := []string{"PENDING>RUNNING:started", "RUNNING>PAUSED:renewal", "PAUSED>RUNNING:recovered_from_checkpoint",
+		"RUNNING>PAUSED:state_change", "PAUSED>RUNNING:state_change", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"}
+	if got := transitions(es); !reflect.DeepEqual(got, want) {
+		t.Errorf("transitions %v\nwant %v", got, want)
+	}
+}
