@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"io"
@@ -369,25 +372,41 @@ func emitFlagsFor(ev contract.Event, opts emitOptions) error {
 
 // keyedEarlier finds the receipt the ledger at path holds under key
 // (emit's client). ok is true when it records the same moment (event
-// and payloads; receipts do not carry the frame): a retry, answered with that receipt. A key that
-// names another moment is refused (state_conflict): nothing is recorded.
+// and payloads; receipts do not carry the frame): a retry, answered with
+// that receipt. A key that names another moment is refused
+// (state_conflict): nothing is recorded. Only lines that hold the key
+// are decoded.
 func keyedEarlier(path string, in moment.Moment, key string) (contract.LifecycleReceipt, bool, error) {
 	if key == "" {
 		return contract.LifecycleReceipt{}, false, nil
 	}
-	for e, err := range ledger.ReadSince(path, 0) {
-		if err != nil {
-			continue // unreadable lines are the ledger's to report (ledger verify)
-		}
-		r := e.Receipt
-		if r.IdempotencyKey == nil || *r.IdempotencyKey != key || r.ClientID != router.DefaultClientID || r.Status == contract.StatusFailed {
+	f, err := os.Open(path)
+	if err != nil {
+		return contract.LifecycleReceipt{}, false, nil // no ledger yet: no key in it
+	}
+	defer f.Close()
+	quoted, _ := json.Marshal(key)
+	needle := append([]byte(`"idempotency_key":`), quoted...)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), ledger.MaxLineBytes+1)
+	for sc.Scan() {
+		if !bytes.Contains(sc.Bytes(), needle) {
 			continue
+		}
+		var r contract.LifecycleReceipt
+		if json.Unmarshal(sc.Bytes(), &r) != nil || r.IdempotencyKey == nil || *r.IdempotencyKey != key ||
+			r.ClientID != router.DefaultClientID || r.Status == contract.StatusFailed {
+			continue // unreadable lines are the ledger's to report (ledger verify)
 		}
 		if r.Event == in.Event && samePayloads(r, in.Payloads) {
 			return r, true, nil
 		}
+		seq := uint64(0)
+		if r.Sequence != nil {
+			seq = *r.Sequence
+		}
 		return r, false, exitf(exitcode.Failed, "idempotency key %q was already used for %s at sequence %d (state_conflict); nothing was recorded: give this moment a key of its own",
-			key, r.Event, e.Sequence)
+			key, r.Event, seq)
 	}
 	return contract.LifecycleReceipt{}, false, nil
 }
