@@ -171,23 +171,22 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	}
 
 	in := moment.Moment{Event: ev, Payloads: payloads}
-	if exists {
-		// A retry with the key of a recorded moment gets its receipt
-		// back; a key used for another moment, or any new moment after
-		// the session's end, is refused before anything is recorded.
-		r, ok, err := keyedEarlier(statedir.ReceiptsPath(root, opts.Session), in, opts.IdempotencyKey)
-		switch {
-		case err != nil:
-			return err
-		case ok:
-			if werr := writeIndentedJSON(opts.Out, r); werr != nil {
-				return exitf(exitcode.Failed, "writing the receipt: %v", werr)
-			}
-			return receiptExit(r)
-		case rec.State.IsTerminal():
-			return exitf(exitcode.Failed, "session %s has ended (%s); nothing is recorded after a session's end, so %s was not: emit it into a new --session",
-				opts.Session, rec.State, ev)
+	// A retry with the key of a recorded moment gets its receipt back; a
+	// key used for another moment, or any new moment after the session's
+	// end, is refused before anything is recorded. (A live wrapper's
+	// ledger may exist before its session.json.)
+	r, ok, err := keyedEarlier(statedir.ReceiptsPath(root, opts.Session), in, opts.IdempotencyKey)
+	switch {
+	case err != nil:
+		return err
+	case ok:
+		if werr := writeIndentedJSON(opts.Out, r); werr != nil {
+			return exitf(exitcode.Failed, "writing the receipt: %v", werr)
 		}
+		return receiptExit(r)
+	case exists && rec.State.IsTerminal():
+		return exitf(exitcode.Failed, "session %s has ended (%s); nothing is recorded after a session's end, so %s was not: emit it into a new --session",
+			opts.Session, rec.State, ev)
 	}
 	if opts.IdempotencyKey != "" {
 		k := opts.IdempotencyKey
