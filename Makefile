@@ -145,10 +145,17 @@ CCUSAGE_CODEX_VERSION := 18.0.11
 bench-tools: ## install the benchmark baselines (ccusage, @ccusage/codex) into .cache/bench-tools
 	npm install --prefix .cache/bench-tools --no-audit --no-fund --no-save ccusage@$(CCUSAGE_VERSION) @ccusage/codex@$(CCUSAGE_CODEX_VERSION)
 
-fuzz: ## run each fuzz target briefly
+# FuzzStory (internal/cli, the story property test: docs/reliability.md)
+# runs the real lifeloop around a fake harness for each input, about a
+# second of wall time each: it gets a longer search than the parsers'
+# targets. Its seed corpus, the fixed interleavings, runs in `make test`.
+STORY_FUZZTIME ?= 3m
+
+fuzz: ## run each fuzz target briefly (FuzzStory, the story property test, for STORY_FUZZTIME)
 	@set -e; for pkg in $$($(GO) list $(PKGS)); do \
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz' || true); do \
-	    echo "fuzz $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg; \
+	    t=$(FUZZTIME); [ "$$f" != FuzzStory ] || t=$(STORY_FUZZTIME); \
+	    echo "fuzz $$pkg $$f ($$t)"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$$t $$pkg; \
 	  done; \
 	done
 

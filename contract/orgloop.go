@@ -87,6 +87,17 @@ const (
 	SummarySwitch          = "harness_session_switch"
 )
 
+// A renewal's receipts name their step in telemetry_summary.renewal_step
+// (ending, ended, starting, started). A relaunch that exits before it is
+// ready adds relaunch_failed (its failed session.ended), then
+// fallback_starting and fallback_started: the harness started again as
+// the person launched it.
+const (
+	SummaryRenewalStep         = "renewal_step"
+	RenewalStepRelaunchFailed  = "relaunch_failed"
+	RenewalStepFallbackStarted = "fallback_started"
+)
+
 // ExitFacts is what a supervisor knows about how a harness process ended.
 type ExitFacts struct {
 	// Code is the exit status when the process exited normally (-1 when it
@@ -360,6 +371,11 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	if r.Status == StatusFailed && (idempotencyConflict(r) || r.ParentReceiptID != nil && !sessionTransitionFailed(r)) {
 		return OrgLoopEvent{}, ErrNoOrgLoopPhase
 	}
+	if summaryString(r.TelemetrySummary, SummaryRenewalStep) == RenewalStepRelaunchFailed {
+		// A relaunch that died before it started was never a started
+		// incarnation: nothing to close.
+		return OrgLoopEvent{}, ErrNoOrgLoopPhase
+	}
 	var lc OrgLoopLifecycle
 	switch {
 	case r.Event == EventSessionStarted && r.Status != StatusFailed:
@@ -500,22 +516,34 @@ func sessionTransitionFailed(r LifecycleReceipt) bool {
 	return len(r.TelemetrySummary) > 0
 }
 
+// SummaryContinuation is the telemetry_summary key numbering the wrapper
+// that recorded a receipt: N on what the Nth `run --continue-session`
+// after a lost wrapper recorded (and on the end sealed when that wrapper
+// was lost in turn); absent for the session's first wrapper.
+const SummaryContinuation = "continuation"
+
 // OrgLoopIncarnation is the session id the dedupe key of r's phase
 // carries: id, id.r<N> for the stop and start renewal N recorded
-// (telemetry_summary.reason "renewal" and renewal_attempt N), or id.s<N>
+// (telemetry_summary.reason "renewal" and renewal_attempt N), id.s<N>
 // for the stop and start of the harness's Nth switch to a new harness
-// session inside one process (reason harness_session_switched).
+// session inside one process (reason harness_session_switched), or
+// id.c<N> for the start and end the Nth continuation of a session whose
+// wrapper was lost recorded (continuation N): each incarnation has one
+// start and one end.
 func OrgLoopIncarnation(r LifecycleReceipt, id string) string {
-	if summaryString(r.TelemetrySummary, SummaryReason) == HarnessSessionSwitched {
-		if n, ok := summaryInt(r.TelemetrySummary, SummarySwitch); ok && n > 0 {
+	sum := r.TelemetrySummary
+	if summaryString(sum, SummaryReason) == HarnessSessionSwitched {
+		if n, ok := summaryInt(sum, SummarySwitch); ok && n > 0 {
 			return id + ".s" + strconv.Itoa(n)
 		}
 	}
-	if summaryString(r.TelemetrySummary, SummaryReason) != StoppedByRenewal {
-		return id
+	if summaryString(sum, SummaryReason) == StoppedByRenewal {
+		if n, ok := summaryInt(sum, "renewal_attempt"); ok && n > 0 {
+			return id + ".r" + strconv.Itoa(n)
+		}
 	}
-	if n, ok := summaryInt(r.TelemetrySummary, "renewal_attempt"); ok && n > 0 {
-		return id + ".r" + strconv.Itoa(n)
+	if n, ok := summaryInt(sum, SummaryContinuation); ok && n > 0 {
+		return id + ".c" + strconv.Itoa(n)
 	}
 	return id
 }
@@ -750,11 +778,15 @@ func CheckOrgLoopJSON(data []byte) error {
 }
 
 // renewalKey reports whether key is <harness>:<id>.r<N>:<phase> (a
-// renewal's) or <harness>:<id>.s<N>:<phase> (a switch's), N > 0.
+// renewal's), <harness>:<id>.s<N>:<phase> (a switch's) or
+// <harness>:<id>.c<N>:<phase> (a continuation's), N > 0.
 func renewalKey(key, harness, id string, phase LifecyclePhase) bool {
-	mid, ok := strings.CutPrefix(key, harness+":"+id+".r")
-	if !ok {
-		mid, ok = strings.CutPrefix(key, harness+":"+id+".s")
+	var mid string
+	ok := false
+	for _, kind := range []string{".r", ".s", ".c"} {
+		if mid, ok = strings.CutPrefix(key, harness+":"+id+kind); ok {
+			break
+		}
 	}
 	if !ok {
 		return false
