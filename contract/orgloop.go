@@ -485,8 +485,8 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 const ReportedEndReason = "session_ended"
 
 // SummaryHarnessReason is the telemetry_summary key of a reported end
-// that carries the harness's own reason for it (Claude's SessionEnd
-// reason, Pi's session_shutdown reason, …), beside lifeloop's.
+// that carries the harness's own reason for it (the reason its
+// session-end hook gave), beside lifeloop's.
 const SummaryHarnessReason = "harness_reason"
 
 // ReportedEndSummary is the telemetry_summary of a reported end:
