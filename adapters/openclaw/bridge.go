@@ -40,7 +40,7 @@ import (
 //	model_call_started   frame.opened
 //	agent_end            frame.ending, frame.ended
 //
-// with the database's frame ids (pi.FrameID: the session id and the
+// with the database's frame ids (kit.FrameID: the session id and the
 // turn's number since the launch). The database stays the source of the
 // session id, usage (pressure) and compactions: OpenClaw's
 // before_compaction/after_compaction carry no more than its compaction

@@ -17,7 +17,6 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/kit"
-	"github.com/lifeloop/lifeloop/adapters/pi"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -43,8 +42,8 @@ var _ telemetry.RecordSource = (*discoverer)(nil)
 
 // TelemetrySource implements adapters.Telemetry: the sessions of every
 // agent database under OpenClaw's state folder that the launch starts or
-// continues, read as Pi session entries, with the model windows of
-// OpenClaw's configuration.
+// continues, read as Pi session entries (kit.NewEntryParser), with the
+// model windows of OpenClaw's configuration.
 func (Harness) TelemetrySource(t adapters.TelemetryTarget) (adapters.TelemetrySource, error) {
 	src := adapters.TelemetrySource{Kind: SourceDatabase}
 	state := StateDir(t.Env)
@@ -55,7 +54,7 @@ func (Harness) TelemetrySource(t adapters.TelemetryTarget) (adapters.TelemetrySo
 	d := &discoverer{State: state, Launch: t.LaunchedAt, SessionID: t.SessionID}
 	d.baseline = d.snapshot()
 	src.Discoverer = d
-	src.NewParser = func() telemetry.Parser { return pi.NewEntryParser(SourceDatabase, windows, "harness") }
+	src.NewParser = func() telemetry.Parser { return kit.NewEntryParser(SourceDatabase, windows, "harness") }
 	return src, nil
 }
 
