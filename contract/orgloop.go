@@ -533,10 +533,11 @@ const SummaryContinuation = "continuation"
 
 // SummaryRenewalInterrupted is the telemetry_summary key of the end
 // sealed for a wrapper lost in the middle of a renewal, after that
-// renewal recorded its harness's stop (renewal_step ended) and before
-// its relaunch's session.started: N, the renewal's attempt. That end is
-// the wrapper's, not the harness's (already stopped and posted as the
-// renewal's stop), so it has no OrgLoop event and does not close an
+// renewal recorded its harness's stop (renewal_step ended) and its
+// relaunch's session.starting, before its session.started: N, the
+// renewal's attempt. That end is the wrapper's and the never-started
+// relaunch's, not a harness's (the one that ran is stopped and posted as
+// the renewal's stop), so it has no OrgLoop event and does not close an
 // incarnation: the continuation finishes renewal N (its start is that
 // renewal's) and ends the incarnation the renewal belongs to.
 const SummaryRenewalInterrupted = "renewal_interrupted"

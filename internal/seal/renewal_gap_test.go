@@ -48,7 +48,8 @@ func TestAWrapperLostInARenewalsGapEndsOnce(t *testing.T) {
 				t.Errorf("session.json after the loss says %s, want lost", sealed.State)
 			}
 			prior := receipts(t, root, rec.ID)
-			if last := lastEnd(prior); last.TelemetrySummary[contract.SummaryReason] != ReasonWrapperLost {
+			checkCoherent(t, prior)
+			if last := lastEnd(prior); len(tc.steps) == 3 && last.TelemetrySummary[contract.SummaryReason] != ReasonWrapperLost {
 				t.Errorf("the ledger's last end after the loss has reason %v, want %s", last.TelemetrySummary[contract.SummaryReason], ReasonWrapperLost)
 			}
 			if got := hcpState(rec.ID, prior); got != hcp.StatePaused {
@@ -63,6 +64,13 @@ func TestAWrapperLostInARenewalsGapEndsOnce(t *testing.T) {
 			var rest []moment.Moment
 			if len(tc.steps) < 3 {
 				rest = append(rest, renewalMoment("starting", n))
+			} else {
+				// The relaunch's harness session was sealed: the
+				// continuation opens its own (launcher: Interrupted).
+				if Interrupted(prior) != 1 {
+					t.Errorf("Interrupted: %d, want renewal 1", Interrupted(prior))
+				}
+				rest = append(rest, moment.Moment{Event: contract.EventSessionStarting})
 			}
 			rest = append(rest, renewalMoment("started", n))
 			end := map[string]any{contract.SummaryPhase: "completed", contract.SummaryOutcome: "success", contract.SummaryReason: "exit_code_0", contract.SummaryExitStatus: 0}
@@ -73,6 +81,7 @@ func TestAWrapperLostInARenewalsGapEndsOnce(t *testing.T) {
 			routeAll(t, root, rec.ID, rest...)
 
 			all := receipts(t, root, rec.ID)
+			checkCoherent(t, all)
 			checkIncarnations(t, rec.ID, all, true)
 			if got := hcpState(rec.ID, all); got != hcp.StateCompleted {
 				t.Errorf("HCP after the continuation: %s, want %s", got, hcp.StateCompleted)
@@ -171,5 +180,46 @@ func checkIncarnations(t *testing.T, id string, rs []contract.LifecycleReceipt, 
 	}
 	if whole && string(lastTerminal.Phase) != lastEnd(rs).TelemetrySummary[contract.SummaryPhase] {
 		t.Errorf("OrgLoop's last terminal event says %s, the ledger's last end %v", lastTerminal.Phase, lastEnd(rs).TelemetrySummary[contract.SummaryPhase])
+	}
+}
+
+// checkCoherent checks docs/contract.md's stream rules on a wrapped
+// ledger (as the e2e tests' checker does): each harness session, opened
+// by session.starting, has at most one session.started and exactly one
+// session.ended, failed when it never started, and nothing of it follows
+// its session.ended.
+func checkCoherent(t *testing.T, rs []contract.LifecycleReceipt) {
+	t.Helper()
+	type segment struct{ started, ended int }
+	var segs []*segment
+	for i, r := range rs {
+		if r.Event == contract.EventSessionStarting {
+			if len(segs) > 0 && segs[len(segs)-1].ended == 0 {
+				t.Errorf("receipt %d: session.starting before the harness session before it ended", i)
+			}
+			segs = append(segs, &segment{})
+			continue
+		}
+		if len(segs) == 0 {
+			continue
+		}
+		cur := segs[len(segs)-1]
+		if cur.ended > 0 {
+			t.Errorf("receipt %d: %s after session.ended", i, r.Event)
+		}
+		switch r.Event {
+		case contract.EventSessionStarted:
+			cur.started++
+		case contract.EventSessionEnded:
+			cur.ended++
+			if cur.started == 0 && r.Status != contract.StatusFailed {
+				t.Errorf("receipt %d: session.ended of a harness session that never started is not failed", i)
+			}
+		}
+	}
+	for n, s := range segs {
+		if s.started > 1 || s.ended != 1 {
+			t.Errorf("harness session %d: %d session.started, %d session.ended", n+1, s.started, s.ended)
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -134,6 +135,9 @@ type history struct {
 	// after the last session.started (0: none): the wrapper was lost
 	// inside it.
 	gap int
+	// segStarted and segEnded: the last harness session (from the last
+	// session.starting) recorded its session.started, its session.ended.
+	segStarted, segEnded bool
 }
 
 // sessionEnd reports whether r is an end of the session: a
@@ -179,11 +183,13 @@ func summaryAttempt(r contract.LifecycleReceipt) int {
 // end, or a harness's exit). Its start and end carry it
 // (contract.SummaryContinuation): a new incarnation with OrgLoop keys of
 // its own, as a renewal's. A wrapper lost inside a renewal after that
-// renewal recorded its harness's stop (and maybe its relaunch's
-// session.starting) closes nothing: its sealed end carries
-// contract.SummaryRenewalInterrupted, and the continuation finishes the
-// renewal — its session.started is that renewal's start — and ends the
-// incarnation the renewal belongs to, under the same number.
+// renewal recorded its harness's stop closes nothing: right after the
+// stop nothing is sealed (that harness session's end is recorded); after
+// the relaunch's session.starting the sealed end carries
+// contract.SummaryRenewalInterrupted (Interrupted). The continuation
+// finishes the renewal — its session.started is that renewal's start —
+// and ends the incarnation the renewal belongs to, under the same
+// number.
 //
 // Not covered: a wrapper lost after a renewal's session.ending and
 // before its harness's stop was recorded; its sealed end closes the
@@ -199,6 +205,33 @@ func Continuation(prior []contract.LifecycleReceipt) int {
 	return n
 }
 
+// Interrupted is the attempt of the renewal a continuation of a session
+// whose receipts so far are prior must finish when its last harness
+// session was sealed inside that renewal, after its relaunch's
+// session.starting (the sealed end carries
+// contract.SummaryRenewalInterrupted); 0 otherwise. The continuation
+// then opens a harness session of its own with a session.starting (the
+// renewal's was ended by the seal).
+func Interrupted(prior []contract.LifecycleReceipt) int {
+	for i := len(prior) - 1; i >= 0; i-- {
+		r := prior[i]
+		if !strings.HasPrefix(string(r.Event), "session.") {
+			continue
+		}
+		if r.Event != contract.EventSessionEnded {
+			return 0
+		}
+		switch v := r.TelemetrySummary[contract.SummaryRenewalInterrupted].(type) {
+		case float64:
+			return int(v)
+		case int:
+			return v
+		}
+		return 0
+	}
+	return 0
+}
+
 func readHistory(path string) history {
 	var h history
 	for e, err := range ledger.ReadSince(path, 0) {
@@ -210,12 +243,14 @@ func readHistory(path string) history {
 		switch r.Event {
 		case contract.EventSessionStarting:
 			h.ended = nil
+			h.segStarted, h.segEnded = false, false
 		case contract.EventSessionStarted:
 			h.started, h.ended = r.ReceiptID, nil
 			if r.Status != contract.StatusFailed {
-				h.gap = 0
+				h.gap, h.segStarted = 0, true
 			}
 		case contract.EventSessionEnded:
+			h.segEnded = true
 			switch {
 			case sessionEnd(r):
 				rc := r
@@ -249,8 +284,11 @@ func seal(root string, rec statedir.SessionRecord, o Options) (statedir.SessionR
 		t := time.Unix(h.ended.AtEpochS, 0)
 		out.EndedAt = &t
 	default:
-		// Not ended, or sealed by a command racing this one.
-		if h.ended == nil {
+		// Not ended, or sealed by a command racing this one. A wrapper
+		// lost inside a renewal right after its harness's stop (that
+		// harness session's end is recorded, no relaunch began) gets no
+		// second end of it: the continuation finishes the renewal.
+		if h.ended == nil && !h.segEnded {
 			if err := recordEnd(root, rec, h, o); err != nil {
 				return rec, fmt.Errorf("session %s lost its wrapper but cannot be sealed: %w", rec.ID, err)
 			}
@@ -362,9 +400,11 @@ func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) er
 	}
 	if h.started != "" {
 		m.Parent = &h.started
-	} else {
-		// The wrapper died before its harness was known to start: the
-		// launch failed as far as the stream can tell.
+	}
+	if !h.segStarted {
+		// The wrapper died before its harness (or a renewal's relaunch)
+		// was known to start: that launch failed as far as the stream
+		// can tell.
 		fc := contract.FailureInternalError
 		m.Failure = &fc
 	}
