@@ -252,3 +252,19 @@ func (s *supervisor) bind(id string) {
 		s.saveRecord()
 	}
 }
+
+// closeCutOffTurns records the end of every turn still open when the
+// wrapper stops the harness (a renewal, an abort, a signal to lifeloop)
+// while an answer is under way or a permission dialog is open:
+// frame.ended (with the frame.ending the adapter's events imply),
+// stop_reason the stop's reason, outcome "cancelled". They come before
+// the stop's session.ending: nothing of a harness session's frames
+// follows it, and what the stopped harness still writes of the turn is
+// already told.
+func (s *supervisor) closeCutOffTurns(reason string) {
+	for _, fc := range s.k.OpenFrames() {
+		f := fc
+		sum := map[string]any{"source": "wrapper", "stop_reason": reason, contract.SummaryOutcome: string(contract.LifecycleCancelled)}
+		_, _, _ = s.commit(Moment{Event: contract.EventFrameEnded, Frame: &f, Summary: sum}, false)
+	}
+}

@@ -363,7 +363,7 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 		resume, _ := summary["resume"].(bool)
 		switch ev {
 		case contract.EventSessionEnding:
-			s.closeCutOffTurns()
+			s.closeCutOffTurns(contract.StoppedByRenewal)
 			res, _, _ := s.commit(m, false)
 			reply(res.Receipt.ReceiptID)
 		case contract.EventSessionStarting:
@@ -386,21 +386,6 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 		return ""
 	}
 	return <-idc
-}
-
-// closeCutOffTurns records the end of every turn still open when a
-// renewal stops the harness (an answer under way, a permission dialog
-// open): frame.ended (with the frame.ending the adapter's events imply),
-// stop_reason "renewal", outcome "cancelled". They come before the
-// renewal's session.ending: nothing of a harness session's frames follows
-// it, and what the stopped harness still writes of the turn is already
-// told.
-func (s *supervisor) closeCutOffTurns() {
-	for _, fc := range s.k.OpenFrames() {
-		f := fc
-		sum := map[string]any{"source": "wrapper", "stop_reason": contract.StoppedByRenewal, contract.SummaryOutcome: string(contract.LifecycleCancelled)}
-		_, _, _ = s.commit(Moment{Event: contract.EventFrameEnded, Frame: &f, Summary: sum}, false)
-	}
 }
 
 // onRenew handles the renew control operation: the renewal starts beside

@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -297,4 +298,36 @@ func TestRenewalClosesTheTurnItCutsOff(t *testing.T) {
 	}
 	ft.proc(1).exit(ptyio.ExitStatus{Code: 0})
 	<-done
+}
+
+// TestAbortClosesTheTurnItCutsOff: a turn open when an abort stops the
+// harness is closed before the abort's session.ending, as a renewal's
+// is: frame.ended, stop_reason abort, outcome cancelled.
+func TestAbortClosesTheTurnItCutsOff(t *testing.T) {
+	f, ft := renewFixture(t)
+	f.cfg.Grace = 50 * time.Millisecond
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
+
+	in, _ := json.Marshal(map[string]any{"session_id": "s-1", "hook_event_name": "UserPromptSubmit", "prompt": "a question", "cwd": "/"})
+	var reply hooks.HookReply
+	if err := callCtl(t, f, control.OpHook, hooks.HookArgs{Adapter: "claude", Hook: "UserPromptSubmit", Stdin: in}, &reply); err != nil {
+		t.Fatalf("prompt hook: %v", err)
+	}
+	testutil.WaitFor(t, func() bool { return countEvents(f.rec.events(), contract.EventFrameOpening) == 1 })
+	var st map[string]any
+	if err := callCtl(t, f, control.OpAbort, nil, &st); err != nil {
+		t.Fatalf("abort: %v", err)
+	}
+	ft.proc(0).exit(ptyio.ExitStatus{Code: -1, Signaled: true, Signal: syscall.SIGTERM})
+	<-done
+	ended, ok := f.rec.last(contract.EventFrameEnded)
+	if !ok || ended.Summary["stop_reason"] != "abort" || ended.Summary["outcome"] != "cancelled" {
+		t.Fatalf("the cut-off turn's frame.ended: %+v (found %v); events %v", ended, ok, f.rec.events())
+	}
+	evs := f.rec.events()
+	if e, s := slices.Index(evs, contract.EventFrameEnded), slices.Index(evs, contract.EventSessionEnding); e < 0 || s < 0 || e > s {
+		t.Errorf("frame.ended at %d, the abort's session.ending at %d: %v", e, s, evs)
+	}
 }

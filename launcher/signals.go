@@ -84,6 +84,11 @@ func (s *supervisor) stop(reason string, sig syscall.Signal) {
 		s.rec.State = statedir.StateAborting
 		s.saveRecord()
 	}
+	// The stop comes after everything observed before it, and a turn it
+	// cuts off is closed before its session.ending, as a renewal's is.
+	s.releaseStarted(Moment{})
+	s.flushQueue()
+	s.closeCutOffTurns(reason)
 	s.emit(Moment{
 		Event:   contract.EventSessionEnding,
 		Summary: map[string]any{"reason": reason, "signal": sigName(sig)},
