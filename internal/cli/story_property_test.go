@@ -580,8 +580,9 @@ func (d *storyDriver) lose() {
 		}
 		return true
 	})
+	n := d.ledgerLen()
 	code, _ := d.lifeloop("sessions")
-	d.step("lose the wrapper (SIGKILL), `lifeloop sessions` seals it (exit %d), run --continue-session", code)
+	d.step("lose the wrapper (SIGKILL), `lifeloop sessions` seals it (exit %d; the ledger held %d receipts), run --continue-session", code, n)
 	d.start(true)
 }
 
