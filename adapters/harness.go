@@ -225,7 +225,8 @@ type HookChooser interface {
 
 // BridgeUnavailable is a BridgeEnv (or BridgeArgs) error that does not
 // stop the launch: the harness runs without the bridge, for the reason
-// given, which lifeloop logs.
+// given, which lifeloop logs and records in one capability.degraded
+// receipt (hooks: native → unavailable).
 type BridgeUnavailable struct{ Reason string }
 
 func (e *BridgeUnavailable) Error() string { return "hook bridge not installed: " + e.Reason }

@@ -38,14 +38,22 @@ func DecodeCallbackResponse(data []byte) (CallbackResponse, error) {
 }
 
 // DecodeDispatchEnvelope strictly decodes and validates a DispatchEnvelope.
+// Payload bodies that are not Unicode text are refused (checkUnicode).
 func DecodeDispatchEnvelope(data []byte) (DispatchEnvelope, error) {
+	if err := checkUnicode(data); err != nil {
+		return DispatchEnvelope{}, err
+	}
 	return decodeValid[DispatchEnvelope](data, DispatchEnvelope.Validate)
 }
 
 // DecodePayloadEnvelope strictly decodes and validates a PayloadEnvelope.
 // It does not run the content checks of PayloadEnvelope.Check, which need
-// the current time.
+// the current time. A body that is not Unicode text is refused
+// (checkUnicode): bytes go as content_encoding base64.
 func DecodePayloadEnvelope(data []byte) (PayloadEnvelope, error) {
+	if err := checkUnicode(data); err != nil {
+		return PayloadEnvelope{}, err
+	}
 	return decodeValid[PayloadEnvelope](data, PayloadEnvelope.Validate)
 }
 

@@ -87,6 +87,17 @@ const (
 	SummarySwitch          = "harness_session_switch"
 )
 
+// A renewal's receipts name their step in telemetry_summary.renewal_step
+// (ending, ended, starting, started). A relaunch that exits before it is
+// ready adds relaunch_failed (its failed session.ended), then
+// fallback_starting and fallback_started: the harness started again as
+// the person launched it.
+const (
+	SummaryRenewalStep         = "renewal_step"
+	RenewalStepRelaunchFailed  = "relaunch_failed"
+	RenewalStepFallbackStarted = "fallback_started"
+)
+
 // ExitFacts is what a supervisor knows about how a harness process ended.
 type ExitFacts struct {
 	// Code is the exit status when the process exited normally (-1 when it
@@ -331,15 +342,18 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 //	frame.ended                            active    reason idle
 //	session.ended                          phase/outcome/reason from telemetry_summary
 //	                                       (ClassifyExit of exit_status/signal when only those are
-//	                                       present; stopped/unknown/session_stopped when nothing is)
+//	                                       present; stopped/unknown/session_stopped when nothing is,
+//	                                       but completed/success/session_ended for a manual_skill
+//	                                       receipt: an emit-only session's end)
 //	session.starting with status failed    failed/failure, reason = failure_class (launch failed)
 //
 //	session.ended with status failed       failed/failure, reason = summary reason or failure_class
 //	                                       (a launch that failed after session.starting, e.g. 126/127)
 //
-// Every other receipt returns ErrNoOrgLoopPhase, and so does a failed
-// receipt with a parent that is not a session transition (a client
-// delivery failure or an idempotency conflict: see sessionTransitionFailed).
+// Every other receipt returns ErrNoOrgLoopPhase, and so does an
+// idempotency conflict (with or without a parent) and a failed receipt
+// with a parent that is not a session transition (a client delivery
+// failure: see sessionTransitionFailed).
 //
 // The dedupe key of started and terminal phases is OrgLoop's
 // <harness>:<session>:<phase>, where the session of the stop and start a
@@ -354,7 +368,12 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 // Exit statuses are reported as a shell reports them: the exit code, or
 // 128+N for a process that died of signal N.
 func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) {
-	if r.Status == StatusFailed && r.ParentReceiptID != nil && !sessionTransitionFailed(r) {
+	if r.Status == StatusFailed && (idempotencyConflict(r) || r.ParentReceiptID != nil && !sessionTransitionFailed(r)) {
+		return OrgLoopEvent{}, ErrNoOrgLoopPhase
+	}
+	if summaryString(r.TelemetrySummary, SummaryRenewalStep) == RenewalStepRelaunchFailed {
+		// A relaunch that died before it started was never a started
+		// incarnation: nothing to close.
 		return OrgLoopEvent{}, ErrNoOrgLoopPhase
 	}
 	var lc OrgLoopLifecycle
@@ -370,6 +389,10 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		if lc.Reason == "" && r.FailureClass != nil {
 			lc.Reason = string(*r.FailureClass)
 		}
+	case r.Event == EventSessionEnded && r.IntegrationMode == ModeManualSkill && !classified(r.TelemetrySummary):
+		// An emit-only session's end: the reporter, who alone tells this
+		// session's story, says it finished (HCP: COMPLETED).
+		lc.Phase, lc.Outcome, lc.Reason = PhaseCompleted, LifecycleSuccess, EmittedEndReason
 	case r.Event == EventSessionEnded:
 		c := endedClass(r.TelemetrySummary)
 		lc.Phase, lc.Outcome, lc.Reason = c.Phase, c.Outcome, c.Reason
@@ -451,6 +474,30 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	}, nil
 }
 
+// EmittedEndReason is the OrgLoop reason of an emit-only session's end
+// (a manual_skill session.ended that carries no exit classification), the
+// reason HCP's session_closed gives it too.
+const EmittedEndReason = "session_ended"
+
+// classified reports whether a session.ended summary says how the session
+// ended: a phase, an exit status or a signal.
+func classified(sum map[string]any) bool {
+	if LifecyclePhase(summaryString(sum, SummaryPhase)).Terminal() {
+		return true
+	}
+	_, code := summaryInt(sum, SummaryExitStatus)
+	_, sig := summaryInt(sum, SummarySignal)
+	return code || sig
+}
+
+// idempotencyConflict reports whether r is the failed receipt the ledger
+// records for a key reused with other content: a refusal, not a
+// transition, whatever its event (docs/orgloop.md: a conflict has no
+// event).
+func idempotencyConflict(r LifecycleReceipt) bool {
+	return r.FailureClass != nil && *r.FailureClass == FailureStateConflict
+}
+
 // sessionTransitionFailed reports whether a failed receipt records the
 // session itself failing (a launch that failed after session.starting, a
 // wrapper that died before its harness started): a session.starting,
@@ -469,22 +516,34 @@ func sessionTransitionFailed(r LifecycleReceipt) bool {
 	return len(r.TelemetrySummary) > 0
 }
 
+// SummaryContinuation is the telemetry_summary key numbering the wrapper
+// that recorded a receipt: N on what the Nth `run --continue-session`
+// after a lost wrapper recorded (and on the end sealed when that wrapper
+// was lost in turn); absent for the session's first wrapper.
+const SummaryContinuation = "continuation"
+
 // OrgLoopIncarnation is the session id the dedupe key of r's phase
 // carries: id, id.r<N> for the stop and start renewal N recorded
-// (telemetry_summary.reason "renewal" and renewal_attempt N), or id.s<N>
+// (telemetry_summary.reason "renewal" and renewal_attempt N), id.s<N>
 // for the stop and start of the harness's Nth switch to a new harness
-// session inside one process (reason harness_session_switched).
+// session inside one process (reason harness_session_switched), or
+// id.c<N> for the start and end the Nth continuation of a session whose
+// wrapper was lost recorded (continuation N): each incarnation has one
+// start and one end.
 func OrgLoopIncarnation(r LifecycleReceipt, id string) string {
-	if summaryString(r.TelemetrySummary, SummaryReason) == HarnessSessionSwitched {
-		if n, ok := summaryInt(r.TelemetrySummary, SummarySwitch); ok && n > 0 {
+	sum := r.TelemetrySummary
+	if summaryString(sum, SummaryReason) == HarnessSessionSwitched {
+		if n, ok := summaryInt(sum, SummarySwitch); ok && n > 0 {
 			return id + ".s" + strconv.Itoa(n)
 		}
 	}
-	if summaryString(r.TelemetrySummary, SummaryReason) != StoppedByRenewal {
-		return id
+	if summaryString(sum, SummaryReason) == StoppedByRenewal {
+		if n, ok := summaryInt(sum, "renewal_attempt"); ok && n > 0 {
+			return id + ".r" + strconv.Itoa(n)
+		}
 	}
-	if n, ok := summaryInt(r.TelemetrySummary, "renewal_attempt"); ok && n > 0 {
-		return id + ".r" + strconv.Itoa(n)
+	if n, ok := summaryInt(sum, SummaryContinuation); ok && n > 0 {
+		return id + ".c" + strconv.Itoa(n)
 	}
 	return id
 }
@@ -719,11 +778,15 @@ func CheckOrgLoopJSON(data []byte) error {
 }
 
 // renewalKey reports whether key is <harness>:<id>.r<N>:<phase> (a
-// renewal's) or <harness>:<id>.s<N>:<phase> (a switch's), N > 0.
+// renewal's), <harness>:<id>.s<N>:<phase> (a switch's) or
+// <harness>:<id>.c<N>:<phase> (a continuation's), N > 0.
 func renewalKey(key, harness, id string, phase LifecyclePhase) bool {
-	mid, ok := strings.CutPrefix(key, harness+":"+id+".r")
-	if !ok {
-		mid, ok = strings.CutPrefix(key, harness+":"+id+".s")
+	var mid string
+	ok := false
+	for _, kind := range []string{".r", ".s", ".c"} {
+		if mid, ok = strings.CutPrefix(key, harness+":"+id+kind); ok {
+			break
+		}
 	}
 	if !ok {
 		return false

@@ -153,6 +153,20 @@ func TestProjectOrgLoop(t *testing.T) {
 	}
 	failedStart := receipt(EventSessionStarting, StatusFailed, 1, nil)
 	failedStart.FailureClass = Ptr(FailureCapabilityUnsupported)
+	// An emit-only session's end (manual_skill, no exit known) is the
+	// reporter saying the session finished: completed, as HCP and
+	// session.json tell it.
+	emitted := receipt(EventSessionEnded, StatusObserved, 4, nil)
+	emitted.IntegrationMode = ModeManualSkill
+	tests = append(tests, struct {
+		name      string
+		r         LifecycleReceipt
+		wantType  string
+		phase     LifecyclePhase
+		outcome   LifecycleOutcome
+		reason    string
+		dedupeKey string
+	}{"an emitted end", emitted, OrgLoopActorStopped, PhaseCompleted, LifecycleSuccess, "session_ended", "claude-code:ses_A:completed"})
 	tests = append(tests, struct {
 		name      string
 		r         LifecycleReceipt
@@ -310,6 +324,13 @@ func TestProjectOrgLoop(t *testing.T) {
 			r := receipt(EventSessionEnded, StatusFailed, 10, map[string]any{SummaryExitStatus: 0.0})
 			r.ParentReceiptID = Ptr("lfr_parent")
 			r.FailureClass = Ptr(FailureStateConflict)
+			return r
+		}(),
+		func() LifecycleReceipt { // an idempotency conflict in an emit-only session: no parent
+			r := receipt(EventSessionEnded, StatusFailed, 2, nil)
+			r.IntegrationMode = ModeManualSkill
+			r.FailureClass, r.RetryClass = Ptr(FailureStateConflict), Ptr(RetryAfterReread)
+			r.Warnings = []Warning{{Code: "duplicate_id_conflict", Message: "idempotency key \"K1\" was already recorded at sequence 1 with different content"}}
 			return r
 		}(),
 	} {

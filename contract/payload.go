@@ -110,3 +110,106 @@ func RenderTransport(payloads []PayloadEnvelope) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// checkUnicode refuses a document whose JSON strings are not Unicode
+// text: bytes that are not UTF-8, or an escaped surrogate (\uD800 to
+// \uDFFF) that is not half of a pair. JSON decoders replace either with
+// U+FFFD, which would change a payload body silently (and then fail its
+// byte_size and content_digest for a reason the sender cannot see). A
+// body that is bytes goes as content_encoding base64. The error names
+// the key whose value holds the first such string and its byte offset.
+func checkUnicode(data []byte) error {
+	if utf8.Valid(data) && !bytes.Contains(data, []byte(`\u`)) {
+		return nil // the common case: nothing a decoder would replace
+	}
+	var key, last string // the last object key seen; the last string read
+	for i := 0; i < len(data); {
+		c := data[i]
+		switch {
+		case c == '"':
+			s, end, bad := scanString(data, i)
+			if bad >= 0 {
+				field := key
+				if field == "" {
+					field = "document"
+				}
+				return invalid(field, "is not valid UTF-8 text (byte %d of the document): a JSON string holds Unicode text; send a body of bytes with content_encoding base64", bad)
+			}
+			last, i = s, end
+		case c == ':':
+			key = last
+			i++
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n <= 1 {
+				return invalid("document", "is not valid UTF-8 (byte %d)", i)
+			}
+			i += n
+		default:
+			i++
+		}
+	}
+	return nil
+}
+
+// scanString reads the JSON string starting at data[start] (a quote) and
+// returns its raw text, the offset after its closing quote, and the
+// offset of the first byte that is not Unicode text (-1 for none).
+func scanString(data []byte, start int) (raw string, end, bad int) {
+	i := start + 1
+	for i < len(data) {
+		c := data[i]
+		switch {
+		case c == '"':
+			return string(data[start+1 : i]), i + 1, -1
+		case c == '\\' && i+1 < len(data) && data[i+1] == 'u':
+			r, ok := hex4(data, i+2)
+			switch {
+			case !ok:
+				i += 2 // a syntax error the decoder reports
+			case r >= 0xD800 && r <= 0xDBFF:
+				lo, ok := hex4(data, i+8)
+				if !ok || i+7 >= len(data) || data[i+6] != '\\' || data[i+7] != 'u' || lo < 0xDC00 || lo > 0xDFFF {
+					return "", 0, i
+				}
+				i += 12
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return "", 0, i
+			default:
+				i += 6
+			}
+		case c == '\\':
+			i += 2
+		case c >= utf8.RuneSelf:
+			r, n := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && n <= 1 {
+				return "", 0, i
+			}
+			i += n
+		default:
+			i++
+		}
+	}
+	return string(data[start+1:]), len(data), -1
+}
+
+// hex4 reads four hex digits at data[at].
+func hex4(data []byte, at int) (rune, bool) {
+	if at+4 > len(data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range data[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}

@@ -168,3 +168,44 @@ func TestPayloadExampleChecks(t *testing.T) {
 		t.Fatal("expired payload accepted")
 	}
 }
+
+// TestPayloadBodyNotUnicodeRefused: a body holding bytes that are not
+// UTF-8, or a lone surrogate escape, is refused when the envelope is
+// decoded, saying so, instead of being replaced with U+FFFD and then
+// failing byte_size; a surrogate pair and plain text decode.
+func TestPayloadBodyNotUnicodeRefused(t *testing.T) {
+	doc := func(body string) []byte {
+		return []byte(`{"schema_version":"lifeloop.v0.2","payload_id":"pay_1","client_id":"c","payload_kind":"k","format":"text/plain",` +
+			`"content_encoding":"utf8","body":"` + body + `","byte_size":4,"acceptable_placements":[{"placement":"receipt_only","requirement":"optional"}]}`)
+	}
+	for _, c := range []struct {
+		name, body string
+		ok         bool
+	}{
+		{"text", "h\u00e9l", true},
+		{"surrogate pair", `\ud83d\ude00`, true},
+		{"raw byte", "ab\xffc", false},
+		{"truncated rune", "abc\xc3", false},
+		{"lone high surrogate", `\ud800ab`, false},
+		{"lone low surrogate", `\udc00ab`, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := DecodePayloadEnvelope(doc(c.body))
+			if c.ok {
+				if err != nil {
+					t.Fatalf("decode: %v", err)
+				}
+				if err := p.Check(time.Now()); err != nil {
+					t.Fatalf("check: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				err = p.Check(time.Now())
+			}
+			if err == nil || !strings.Contains(err.Error(), "body: is not valid UTF-8") || !strings.Contains(err.Error(), "base64") {
+				t.Fatalf("got %v, want the body refused as not UTF-8", err)
+			}
+		})
+	}
+}

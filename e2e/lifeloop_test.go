@@ -162,7 +162,8 @@ func checkHCP(id string, rs []map[string]any) error {
 // sequence of harness sessions, each opened by session.starting: in each,
 // exactly one session.started (none when the launch failed), at most one
 // session.ending, exactly one session.ended, nothing of it after its
-// session.ended and no frame before its session.started; a relaunch's
+// session.ended, no frame before its session.started and none after its
+// session.ending; a relaunch's
 // session.starting links to the session before it. Per frame id (in any
 // ledger): each frame stage at most once, in causal order.
 func checkCoherent(rs []map[string]any) error {
@@ -230,6 +231,9 @@ func checkCoherent(rs []map[string]any) error {
 		default:
 			if strings.HasPrefix(ev, "frame.") && cur.started == 0 {
 				return fmt.Errorf("receipt %d: %s before session.started", i, ev)
+			}
+			if strings.HasPrefix(ev, "frame.") && cur.ending > 0 {
+				return fmt.Errorf("receipt %d: %s after session.ending", i, ev)
 			}
 		}
 	}

@@ -107,11 +107,18 @@ func (s *supervisor) pauseResume(op string) (any, error) {
 
 // onEmit records a moment a skill or an operator reported (`lifeloop
 // emit` on a live session): in order with the wrapper's own receipts, and
-// under the same coherence rules.
+// under the same coherence rules. The wrapper owns its session's
+// lifecycle: a session.* or supervisor.tick moment is its own to record,
+// and is refused, as is a moment that names no frame where it needs one
+// or a payload that cannot be placed. A refusal records nothing and
+// touches no state (see emitRefusal).
 func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 	var a control.EmitArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, fmt.Errorf("emit: bad arguments: %w", err)
+	}
+	if err := s.emitRefusal(a); err != nil {
+		return nil, err
 	}
 	m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail}
 	if a.IdempotencyKey != "" {
@@ -146,4 +153,39 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("emit: the ledger already has %s for this harness session (or a later stage of frame %q); each is recorded once", a.Event, a.FrameID)
 	}
 	return res.Receipt, nil
+}
+
+// emitRefusal says why the live wrapper refuses an emitted moment before
+// anything is recorded, or nil: a moment only the wrapper can know (the
+// session's session.* moments and its supervisor's ticks), a frame moment
+// without a frame id, or a payload that is invalid or needs a placement
+// the adapter cannot provide.
+func (s *supervisor) emitRefusal(a control.EmitArgs) error {
+	id := s.rec.ID
+	switch {
+	case a.Event.IsSession():
+		return fmt.Errorf("%s of session %s is recorded by its lifeloop run alone, which is running it; nothing was recorded: to end the session use `lifeloop abort %s`, to restart its harness `lifeloop renew %s`",
+			a.Event, id, id, id)
+	case a.Event == contract.EventSupervisorTick:
+		return fmt.Errorf("supervisor.tick of session %s is its lifeloop run's own (its supervisor ticks); nothing was recorded", id)
+	case a.Event.IsFrame() && a.FrameID == "":
+		return fmt.Errorf("%s needs a frame id (--frame-id); nothing was recorded", a.Event)
+	}
+	if s.cfg.Adapter == nil {
+		return nil
+	}
+	m, routes, now := s.cfg.Adapter.Manifest(), contract.PlacementRoutes(a.Event), s.cfg.Now()
+	for _, p := range a.Payloads {
+		if err := p.Check(now); err != nil {
+			return fmt.Errorf("payload %s is refused (invalid_request): %v; nothing was recorded", p.PayloadID, err)
+		}
+		if d := contract.ResolvePlacement(m, p, routes); d.Outcome == contract.PlacementOutcomeFailed {
+			fc := contract.FailurePlacementUnavailable
+			if d.FailureClass != nil {
+				fc = *d.FailureClass
+			}
+			return fmt.Errorf("payload %s cannot be placed with %s for adapter %s (%s): %s; nothing was recorded", p.PayloadID, a.Event, m.AdapterID, fc, d.Reason)
+		}
+	}
+	return nil
 }

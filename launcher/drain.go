@@ -29,7 +29,9 @@ import (
 //     once, without waiting for a file event or a poll, and hands over
 //     what it read (observe.Watcher.Sync).
 //  3. Nothing more can arrive: the moments that waited for a hook are
-//     recorded, and the session ends (or the renewal's relaunch starts).
+//     recorded — and after them a session-end hook's session.ending
+//     that waited for this read (stream.Keeper.ReadToEnd) — and the
+//     session ends (or the renewal's relaunch starts).
 //
 // drainMax bounds it all: a process that stays in the harness's group
 // (a daemon it left behind, killed at the session's end) is not waited
@@ -221,6 +223,9 @@ func (s *supervisor) endDrain() {
 	d.deadline.Stop()
 	close(d.stop)
 	s.drain = nil
+	// The transcript has been read to its end: a session-end hook's
+	// session.ending that waited for it follows what was read.
+	s.k.ReadToEnd()
 	s.flushQueue()
 	if d.then == nil {
 		// The session ends: nothing the watcher could still read is

@@ -73,6 +73,8 @@ type fakeProc struct {
 	argv   []string
 	env    []string
 	exitOn map[syscall.Signal]bool
+	// notReady: it never takes keys (a harness still starting).
+	notReady bool
 
 	mu      sync.Mutex
 	signals []syscall.Signal
@@ -94,7 +96,7 @@ func (p *fakeProc) Wait() ptyio.ExitStatus {
 	return p.status
 }
 
-func (p *fakeProc) TakesKeys() bool { return true }
+func (p *fakeProc) TakesKeys() bool { return !p.notReady }
 
 func (p *fakeProc) SignalGroup(sig syscall.Signal) error {
 	p.mu.Lock()

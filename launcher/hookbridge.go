@@ -64,14 +64,20 @@ func hookInput(spec *hooks.Spec, a hooks.HookArgs) ([]byte, error) {
 // the harness should be told: the payloads the hook can place now,
 // rendered as the {"payloads":[...]} transport envelope, and the hook's
 // response carrying them as the harness reads it.
+//
+// A request that is no hook call of an adapter with hooks
+// (hooks.CheckHookArgs) is answered with an error and records nothing.
 func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
-	var a hooks.HookArgs
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return hooks.HookReply{}, fmt.Errorf("hook: bad arguments: %w", err)
+	a, err := hooks.DecodeHookArgs(raw)
+	if err != nil {
+		return hooks.HookReply{}, err
+	}
+	spec := s.hookSpec(a.Adapter)
+	if err := hooks.CheckHookArgs(spec, a); err != nil {
+		return hooks.HookReply{}, err
 	}
 	s.k.HookArrived(s.cfg.Now()) // the bridge is behind, not gone: what waits for it waits longer
 	s.armQueue()
-	spec := s.hookSpec(a.Adapter)
 	input, err := hookInput(spec, a)
 	var mapped hooks.Mapped
 	if err == nil {

@@ -1,7 +1,9 @@
 package launcher
 
 import (
+	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -207,7 +209,7 @@ func (s *supervisor) commit(m Moment, sync bool) (res SyncResult, ok bool, err e
 
 // recordOne records one moment through the Recorder.
 func (s *supervisor) recordOne(m Moment, sync bool) (SyncResult, error) {
-	m = s.k.Link(m)
+	m = s.withContinuation(s.k.Link(m))
 	var res SyncResult
 	var err error
 	if sync && s.cfg.HookRecorder != nil {
@@ -224,6 +226,22 @@ func (s *supervisor) recordOne(m Moment, sync bool) (SyncResult, error) {
 		s.processes++
 	}
 	return res, nil
+}
+
+// withContinuation marks a session.* moment recorded by a wrapper that
+// continued a session after a lost wrapper with the continuation's
+// number (contract.SummaryContinuation): its start and end are a new
+// incarnation, with OrgLoop keys of their own.
+func (s *supervisor) withContinuation(m Moment) Moment {
+	if s.continuation == 0 || !strings.HasPrefix(string(m.Event), "session.") {
+		return m
+	}
+	m.Summary = maps.Clone(m.Summary)
+	if m.Summary == nil {
+		m.Summary = map[string]any{}
+	}
+	m.Summary[contract.SummaryContinuation] = s.continuation
+	return m
 }
 
 // bind notes a harness session id: on every later receipt and, the first

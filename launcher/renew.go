@@ -169,16 +169,61 @@ func stopSteps(first syscall.Signal) []syscall.Signal {
 }
 
 // Start launches argv on the same terminal: raw mode, size and the
-// person's typing carry over to the new harness. The loop does it.
-func (p harnessProcess) Start(_ context.Context, argv []string) error {
+// person's typing carry over to the new harness. The loop does it. It
+// returns once the new harness is ready (waitReady); a second start in one
+// renewal (the fallback after a relaunch that died) holds typed keys again.
+func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("renewal: empty command line")
 	}
 	errc := make(chan error, 1)
-	if !p.s.onLoop(func() { p.s.relaunch(argv, func(err error) { errc <- err }) }) {
+	if !p.s.onLoop(func() {
+		if p.s.keyReleased == p.s.keyHold {
+			p.s.holdKeys()
+		}
+		p.s.relaunch(argv, func(err error) { errc <- err })
+	}) {
 		return errLoopEnded
 	}
-	return <-errc // the loop always answers: the drain before a relaunch is bounded
+	if err := <-errc; err != nil { // the loop always answers: the drain before a relaunch is bounded
+		return err
+	}
+	return p.waitReady(ctx)
+}
+
+// waitReady waits until the harness just started takes keys (its prompt is
+// up: a renewal returns then, not when the harness names its session),
+// and returns *renewal.ExitedBeforeReady when it exits first. A harness
+// that shows no sign of taking keys in keyHoldMax is taken as started.
+func (p harnessProcess) waitReady(ctx context.Context) error {
+	var c Process
+	if !p.s.onLoop(func() { c = p.s.child }) {
+		return errLoopEnded
+	}
+	poll := time.NewTicker(keyHoldPoll)
+	defer poll.Stop()
+	limit := time.NewTimer(keyHoldMax)
+	defer limit.Stop()
+	for {
+		select {
+		case <-c.Done():
+			st := c.Wait()
+			return &renewal.ExitedBeforeReady{Facts: contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), FromWaitStatus: true}}
+		default:
+		}
+		if c.TakesKeys() {
+			return nil
+		}
+		select {
+		case <-poll.C:
+		case <-c.Done():
+		case <-limit.C:
+			p.s.log.Warn("renewal: the relaunched harness showed no sign of taking keys in time; taken as started")
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
 }
 
 // relaunch starts argv as the session's new harness and calls done with
@@ -290,25 +335,38 @@ func (s *supervisor) currentHarnessSession() string {
 
 // recordRenewal records one step of a renewal (from its goroutine) and
 // returns the receipt id. The relaunch's session.starting opens a new
-// harness session; its session.started waits, like the first one, for
-// the harness to name its session unless a resumed harness keeps the one
-// it had.
+// harness session. Its session.started is recorded at once for a resumed
+// harness, which keeps the session it had (the id its command line
+// resumes); a fresh one's waits, like the first one, for the harness to
+// name its session, and the renewal does not wait for it: the step
+// returns "" and the receipt follows as evidence comes. A summary's
+// failure_class (a relaunch that died) marks the receipt failed.
 func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
 	idc := make(chan string, 1)
 	reply := func(id string) { idc <- id }
 	m := Moment{Event: ev, Summary: summary, PayloadReceipts: prs}
+	if fc, ok := summary["failure_class"].(string); ok {
+		c := contract.FailureClass(fc)
+		m.Status, m.Failure = contract.StatusFailed, &c
+	}
 	if !s.onLoop(func() {
 		// The step comes after everything observed before it.
 		s.releaseStarted(Moment{})
 		s.flushQueue()
+		resume, _ := summary["resume"].(bool)
 		switch ev {
 		case contract.EventSessionStarting:
-			resume, _ := summary["resume"].(bool)
 			s.k.Relaunch(resume) // a fresh harness session names itself
 			res, _, _ := s.commit(m, false)
 			reply(res.Receipt.ReceiptID)
 		case contract.EventSessionStarted:
-			s.emitStarted(m, reply)
+			if resume && s.k.HarnessSession() != "" {
+				res, _, _ := s.commit(m, false)
+				reply(res.Receipt.ReceiptID)
+				return
+			}
+			s.emitStarted(m, nil)
+			reply("")
 		default:
 			res, _, _ := s.commit(m, false)
 			reply(res.Receipt.ReceiptID)

@@ -211,3 +211,49 @@ func containsSubstring(argv []string, s string) bool {
 	}
 	return false
 }
+
+// TestRelaunchThatDiesKeepsTheSession: a relaunch that exits before it
+// takes keys fails the renewal (renew answers an error saying why, the
+// relaunch's session.ended is failed) and the session goes on with the
+// person's own command line instead of ending with the dead relaunch's
+// exit code.
+func TestRelaunchThatDiesKeepsTheSession(t *testing.T) {
+	f, ft := renewFixture(t)
+	ft.behave = func(n int, p *fakeProc) {
+		if n == 1 {
+			p.notReady = true
+			p.exit(ptyio.ExitStatus{Code: 42})
+		}
+	}
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
+
+	err := <-renewAsync(t, f, renewal.Request{Payloads: []contract.PayloadEnvelope{testutil.Payload("pay_1", "continue here", devFrame)}})
+	if err == nil || !strings.Contains(err.Error(), "exit code 42") {
+		t.Fatalf("renew: %v, want an error saying the relaunch exited with 42", err)
+	}
+	select {
+	case res := <-done:
+		t.Fatalf("the session ended (%+v) after a relaunch that died; want it kept", res)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if ft.count() != 3 || strings.Join(ft.proc(2).argv, " ") != strings.Join(ft.proc(0).argv, " ") {
+		t.Fatalf("%d harnesses started; want the third to be the first's command line", ft.count())
+	}
+	var failed int
+	f.rec.mu.Lock()
+	for _, m := range f.rec.moments {
+		if m.Event == contract.EventSessionEnded && m.Status == contract.StatusFailed {
+			failed++
+		}
+	}
+	f.rec.mu.Unlock()
+	if failed != 1 {
+		t.Errorf("%d failed session.ended, want 1 (the relaunch that died)", failed)
+	}
+	ft.proc(2).exit(ptyio.ExitStatus{Code: 0})
+	if res := <-done; res.State != statedir.StateCompleted || res.ExitCode != 0 {
+		t.Errorf("result %+v, want completed with the kept harness's exit 0", res)
+	}
+}

@@ -220,6 +220,11 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		defer tel.stop()
 		observations = tel.start(pinned, o.Now())
 	}
+	if bridge.unavailable != nil {
+		fwd, stop := context.WithCancel(ctx)
+		defer stop()
+		observations = withBridgeUnavailable(fwd, observations, bridge.unavailable, o.Now())
+	}
 
 	rec, prior := sessionRecord(o, p.ID, ad, argv)
 	recorder := &routerRecorder{rt: p.Router()}
@@ -361,6 +366,9 @@ type hookBridge struct {
 	// natively (adapters.Adapter.LaunchHooks).
 	hooks  *hooks.Spec
 	frames []contract.Event
+	// unavailable says why the bridge was asked for and not installed;
+	// nil when it was installed or not asked for.
+	unavailable *adapters.BridgeUnavailable
 }
 
 // bridgeHooks points the harness's native hooks at `lifeloop host-hook`
@@ -390,6 +398,7 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 	b.door = door.door
 	if unavailable := (*adapters.BridgeUnavailable)(nil); errors.As(err, &unavailable) {
 		p.Log.Warn("hook bridge not installed; the harness runs without it", "reason", unavailable.Reason)
+		b.unavailable = unavailable
 		return b, nil
 	}
 	if err != nil || (extra == nil && vars == nil) {

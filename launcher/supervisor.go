@@ -16,6 +16,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/procfs"
+	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/ptyio"
@@ -215,6 +216,10 @@ type supervisor struct {
 	// processes counts the session.starting receipts that started (or
 	// start) a harness process (processenv.go).
 	processes int
+	// continuation numbers this wrapper among those that continued the
+	// session after a lost wrapper (seal.Continuation; 0: none was lost):
+	// its session.* receipts carry it, a new incarnation.
+	continuation int
 	// done ends the loop; failedResult, when set, is the session's result
 	// (a harness that could not be started after a recovery).
 	done         bool
@@ -254,6 +259,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		renewed:      make(chan renewResult, 1),
 		loopDone:     make(chan struct{}),
 		processes:    priorProcesses(cfg.Prior),
+	}
+	if cfg.Recover {
+		s.continuation = seal.Continuation(cfg.Prior)
 	}
 	s.armQueue()
 	defer s.queueTimer.Stop()
@@ -709,7 +717,29 @@ func (s *supervisor) tick(trigger string) {
 	}
 	s.lastTickBytes = act.BytesOut
 	s.activity = activity
-	s.emit(Moment{Event: contract.EventSupervisorTick, Summary: sample.summary(trigger, string(s.rec.State))})
+	s.emit(Moment{Event: contract.EventSupervisorTick, Summary: sample.summary(trigger, s.tickState())})
+}
+
+// Tick states besides the session's own (statedir): the harness a tick
+// describes is being stopped and started again by a renewal, or stopped
+// for the session's end. Neither is `running`, which a consumer reads as
+// the session going on (HCP: RUNNING).
+const (
+	tickRenewing = "renewing"
+	tickStopping = "stopping"
+)
+
+// tickState is the state a tick reports: renewing while a renewal stops
+// the harness and starts it again, stopping (or aborting) once the
+// session is being stopped, else the session's state.
+func (s *supervisor) tickState() string {
+	switch {
+	case s.renewing != nil:
+		return tickRenewing
+	case s.stopping && s.rec.State == statedir.StateRunning:
+		return tickStopping
+	}
+	return string(s.rec.State)
 }
 
 func (s *supervisor) warnDegraded(capability, evidence string) {

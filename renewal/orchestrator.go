@@ -25,8 +25,20 @@ type Process interface {
 	Stop(ctx context.Context, first syscall.Signal, grace time.Duration) (contract.ExitFacts, error)
 	// Start launches argv (the complete command line: placement and
 	// PrepareLaunch already applied) on the same terminal and returns once
-	// it runs.
+	// it is ready (it takes keys); an *ExitedBeforeReady when it exited
+	// before.
 	Start(ctx context.Context, argv []string) error
+}
+
+// ExitedBeforeReady is Process.Start's error when the harness it started
+// exited before it was ready to take keys: the relaunch failed.
+type ExitedBeforeReady struct{ Facts contract.ExitFacts }
+
+func (e *ExitedBeforeReady) Error() string {
+	if e.Facts.Signaled {
+		return fmt.Sprintf("the relaunched harness was killed by signal %d before it was ready", e.Facts.Signal)
+	}
+	return fmt.Sprintf("the relaunched harness exited at once (exit code %d) before it was ready", e.Facts.Code)
 }
 
 // Recorder records one lifecycle moment (through the supervisor's router
@@ -223,12 +235,12 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	hid := o.harnessID()
 	relaunch, err := o.relaunchArgv(hid, req.Resume)
 	if err != nil {
-		return o.refuse(st, err)
+		return o.refuse(st, req, err)
 	}
 	m, routes, target := o.launchPlan(relaunch)
 	for _, p := range req.Payloads {
 		if err := o.Store.Validate(p); err != nil {
-			return o.refuse(st, err)
+			return o.refuse(st, req, err)
 		}
 		d := contract.ResolvePlacement(m, p, routes)
 		if d.Outcome != contract.PlacementOutcomeFailed {
@@ -238,18 +250,18 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 			// No placement fits: say so when it is because the body
 			// would be in the harness's argv.
 			if aerr := o.Adapter.ArgvPlacementError(relaunch, ""); aerr != nil {
-				return o.refuse(st, failf(contract.FailurePlacementUnavailable, "payload %q cannot be delivered at the relaunch: %v", p.PayloadID, aerr))
+				return o.refuse(st, req, failf(contract.FailurePlacementUnavailable, "payload %q cannot be delivered at the relaunch: %v", p.PayloadID, aerr))
 			}
 		}
 		class := *d.FailureClass
 		if target == "" && o.Negotiated != nil && available(o.Negotiated.Continuation.PayloadDelivery) {
 			class = contract.FailureCapabilityDegraded
 		}
-		return o.refuse(st, failf(class, "payload %q cannot be delivered at the relaunch: %s", p.PayloadID, d.Reason))
+		return o.refuse(st, req, failf(class, "payload %q cannot be delivered at the relaunch: %s", p.PayloadID, d.Reason))
 	}
 	for _, p := range req.Payloads {
 		if _, err := o.Store.Put(p); err != nil {
-			return o.refuse(st, err)
+			return o.refuse(st, req, err)
 		}
 	}
 	pending, err := o.Store.Pending()
@@ -312,15 +324,17 @@ func (o *Orchestrator) relaunchID(st Status) string {
 }
 
 // refuse reports a failure found before anything was touched. The status
-// records it as an attempt of its own (its own time, none of the previous
-// attempt's payloads or times) unless an earlier renewal is still in
-// progress (whose state Recover needs).
-func (o *Orchestrator) refuse(st Status, err error) (Outcome, error) {
+// records it as an attempt of its own, as req asked it (resume, reason),
+// with its own time and none of the previous attempt's payloads or times,
+// unless an earlier renewal is still in progress (whose state Recover
+// needs).
+func (o *Orchestrator) refuse(st Status, req Request, err error) (Outcome, error) {
 	if st.State.InProgress() {
 		return outcomeOf(st, false), err
 	}
 	now := o.now().UTC()
-	refused := Status{Attempt: st.Attempt + 1, HarnessSessionID: o.harnessID(), StartedAt: &now, FinishedAt: &now}
+	refused := Status{Attempt: st.Attempt + 1, HarnessSessionID: o.harnessID(), StartedAt: &now, FinishedAt: &now,
+		Resume: req.Resume, Reason: req.Reason, DropUndelivered: req.DropUndelivered}
 	return o.fail(&refused, err)
 }
 
@@ -413,6 +427,10 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 				return outcomeOf(*st, started), err
 			}
 			if err := o.Process.Start(ctx, argv); err != nil {
+				var died *ExitedBeforeReady
+				if errors.As(err, &died) {
+					return o.fallBack(ctx, st, died)
+				}
 				class := contract.FailureTransportError
 				if len(st.PayloadIDs) > 0 {
 					class = contract.FailurePayloadRejected
@@ -457,6 +475,36 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 			return outcomeOf(*st, started), nil
 		}
 	}
+}
+
+// fallBack ends a renewal whose relaunch exited before it was ready: it
+// records that harness session's end (renewal_step relaunch_failed), the
+// status failed, and starts the person's own command line again
+// (renewal_step fallback_starting, fallback_started) so the session goes
+// on as it was launched, without the payloads, which stay stored. When
+// that start fails too, the harness is gone: the session ends with it.
+// The fallback is not recovered after a crash: the status is failed, and
+// a continued wrapper starts the harness itself.
+func (o *Orchestrator) fallBack(ctx context.Context, st *Status, died *ExitedBeforeReady) (Outcome, error) {
+	facts := died.Facts
+	facts.StoppedBy = ""
+	ended := exitSummary(facts)
+	ended["failure_class"] = string(contract.FailureAdapterUnavailable)
+	o.record(st, contract.EventSessionEnded, "relaunch_failed", ended, nil)
+	argv := o.Adapter.PrepareLaunch(slices.Clone(o.Argv))
+	err := failf(contract.FailureAdapterUnavailable, "%v; the session goes on with its own command line %q, and the payloads stay stored for a later renewal (`lifeloop renewal status`)", died, o.Argv)
+	if len(st.PayloadIDs) == 0 {
+		err = failf(contract.FailureAdapterUnavailable, "%v; the session goes on with its own command line %q (`lifeloop renewal status`)", died, o.Argv)
+	}
+	out, _ := o.fail(st, err)
+	resume := map[string]any{"resume": false, "renewal_fallback": true}
+	o.record(st, contract.EventSessionStarting, "fallback_starting", resume, nil)
+	if serr := o.Process.Start(ctx, argv); serr != nil {
+		return out, failf(contract.FailureAdapterUnavailable, "%v; starting its own command line %q again failed too (%v): the session ends", died, o.Argv, serr)
+	}
+	out.Started = true
+	o.record(st, contract.EventSessionStarted, "fallback_started", resume, nil)
+	return out, err
 }
 
 // plan computes the relaunch command line with the pending payloads

@@ -685,3 +685,59 @@ func TestRenewArgvPlacementNeedsOptIn(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalIsRecordedAsAsked: a refused renewal's status keeps what was
+// asked (resume, reason, drop_undelivered), not a fresh renewal's
+// defaults: `renew --note x --resume` refused is recorded as a resume.
+func TestRefusalIsRecordedAsAsked(t *testing.T) {
+	w := newWorld(t)
+	o := w.orchestrator(t, "codex", "codex")
+	req := Request{Resume: true, Reason: "handoff", DropUndelivered: true,
+		Payloads: []contract.PayloadEnvelope{payload("pay_dev", "x", contract.PlacementDeveloperEquivalentFrame)}}
+	if _, err := o.Renew(t.Context(), req); err == nil {
+		t.Fatal("a developer frame on a resumed codex thread was accepted")
+	}
+	st, _ := ReadStatus(o.StatusPath)
+	if st.State != StateFailed || !st.Resume || st.Reason != "handoff" || !st.DropUndelivered {
+		t.Errorf("refused status %+v: want failed, resume, reason and drop_undelivered as asked", st)
+	}
+}
+
+// TestRelaunchThatDiesIsAFailedRenewal: a relaunch that exits before it
+// is ready fails the renewal (adapter_unavailable, saying so), records
+// that harness session's end, keeps the payloads stored, and starts the
+// person's own command line again so the session goes on.
+func TestRelaunchThatDiesIsAFailedRenewal(t *testing.T) {
+	w := newWorld(t)
+	o := w.orchestrator(t, "claude", "claude", "--model", "m")
+	w.startErr = &ExitedBeforeReady{Facts: contract.ExitFacts{Code: 42, FromWaitStatus: true}}
+	out, err := o.Renew(t.Context(), Request{Resume: true, Payloads: []contract.PayloadEnvelope{payload("pay_1", "body-1")}})
+	var re *Error
+	if !errors.As(err, &re) || re.Class != contract.FailureAdapterUnavailable || !strings.Contains(err.Error(), "exit code 42") {
+		t.Fatalf("Renew: %v, want adapter_unavailable saying the relaunch exited with 42", err)
+	}
+	if out.State != StateFailed || !out.Started {
+		t.Errorf("outcome %+v: want failed, with the harness started again", out)
+	}
+	if len(w.starts) != 1 || strings.Join(w.starts[0], " ") != "claude --model m" {
+		t.Errorf("started %q after the relaunch died, want the person's own command line", w.starts)
+	}
+	var steps []string
+	for _, r := range w.ledger {
+		steps = append(steps, fmt.Sprint(r.ev, "/", r.summary["renewal_step"]))
+	}
+	want := "session.ending/ending session.ended/ended session.starting/starting session.ended/relaunch_failed session.starting/fallback_starting session.started/fallback_started"
+	if strings.Join(steps, " ") != want {
+		t.Errorf("recorded %v\nwant %s", steps, want)
+	}
+	if ended := w.ledger[3].summary; ended["exit_code"] != 42 || ended["failure_class"] != string(contract.FailureAdapterUnavailable) {
+		t.Errorf("the died relaunch's session.ended: %v", ended)
+	}
+	st, _ := ReadStatus(o.StatusPath)
+	if st.State != StateFailed || st.LastError == nil || !st.Resume {
+		t.Errorf("status %+v", st)
+	}
+	if pending, _ := o.Store.Pending(); len(pending) != 1 {
+		t.Errorf("pending %v, want the payload kept", ids(pending))
+	}
+}

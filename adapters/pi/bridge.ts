@@ -139,7 +139,15 @@ function additionalContext(out: string): string {
 	}
 }
 
+// The factory never throws: Pi exits at launch when an extension's
+// factory fails, and the bridge must never stop Pi.
 export default function (pi: any) {
+	try {
+		register(pi);
+	} catch {}
+}
+
+function register(pi: any) {
 	let frame = "";
 	let pending: string[] = [];
 	const base = (ctx: any) => ({

@@ -67,7 +67,10 @@ const bridgeFile = "pi-lifeloop-bridge.ts"
 // BridgeArgs implements adapters.HookBridge: the bridge extension, written
 // into the session folder, loaded with --extension FILE (Pi loads it even
 // with --no-extensions). Nothing for a command line that starts no
-// session.
+// session. Pi exits 1 at launch when an extension it was given fails to
+// load, so a bridge file that cannot be written or read back as written
+// is never given to it: the bridge is unavailable
+// (adapters.BridgeUnavailable) and Pi starts without it.
 func (Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 	start := adapters.ArgStart(b.Argv)
 	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) {
@@ -83,20 +86,37 @@ func (Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 		sum := sha256.Sum256(src)
 		path = filepath.Join(b.SharedDir, fmt.Sprintf("pi-lifeloop-bridge-%x.ts", sum[:6]))
 	}
-	if have, err := os.ReadFile(path); err != nil || !bytes.Equal(have, src) {
-		if err := os.MkdirAll(filepath.Dir(path), statedir.DirPerm); err != nil {
-			return nil, fmt.Errorf("pi hook bridge extension: %w", err)
-		}
-		if err := statedir.WriteFileAtomic(path, src); err != nil {
-			return nil, fmt.Errorf("pi hook bridge extension: %w", err)
-		}
+	if err := writeBridge(path, src); err != nil {
+		return nil, &adapters.BridgeUnavailable{Reason: "Pi's bridge extension " + err.Error()}
 	}
 	// The pointer starts empty: telemetry then waits for the file the
 	// extension names instead of discovering by order (TelemetrySource).
 	if err := statedir.WriteFileAtomic(filepath.Join(b.SessionDir, sessionPointer), nil); err != nil {
-		return nil, fmt.Errorf("pi hook bridge extension: %w", err)
+		return nil, &adapters.BridgeUnavailable{Reason: "Pi's bridge extension: " + err.Error()}
 	}
 	return []string{extensionFlag, path}, nil
+}
+
+// writeBridge makes path hold src, unless it already does, and reads it
+// back: Pi is given only a file that reads as written.
+func writeBridge(path string, src []byte) error {
+	if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, src) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), statedir.DirPerm); err != nil {
+		return fmt.Errorf("%s cannot be written: %w", path, err)
+	}
+	if err := statedir.WriteFileAtomic(path, src); err != nil {
+		return fmt.Errorf("%s cannot be written: %w", path, err)
+	}
+	have, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s cannot be read: %w", path, err)
+	}
+	if !bytes.Equal(have, src) {
+		return fmt.Errorf("%s does not read as written", path)
+	}
+	return nil
 }
 
 // sessionPointer is the file in the lifeloop session folder holding the

@@ -1,6 +1,7 @@
 package pi
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -104,5 +105,38 @@ func TestHooksMap(t *testing.T) {
 	}
 	if FrameID("01a2", 1) != "01a2#1" {
 		t.Error("FrameID")
+	}
+}
+
+// TestBridgeUnreadableIsUnavailable: a bridge file that cannot be
+// written or read back (here a directory where it goes, or a shared
+// folder that is a file) is never given to Pi, which would exit 1 at
+// launch: the bridge is unavailable and says which file and why.
+func TestBridgeUnreadableIsUnavailable(t *testing.T) {
+	hookCmd := []string{"/bin/lifeloop"}
+	target := func(shared string) adapters.BridgeTarget {
+		return adapters.BridgeTarget{Argv: []string{"pi", "-p", "hi"}, SessionDir: t.TempDir(), SharedDir: shared, HookCommand: hookCmd}
+	}
+	shared := filepath.Join(t.TempDir(), "bridges")
+	args, err := Harness{}.BridgeArgs(target(shared))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(args[1]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(args[1], "index.ts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	notDir := filepath.Join(t.TempDir(), "bridges")
+	if err := os.WriteFile(notDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{shared, notDir} {
+		args, err := Harness{}.BridgeArgs(target(dir))
+		var unavailable *adapters.BridgeUnavailable
+		if args != nil || !errors.As(err, &unavailable) || !strings.Contains(unavailable.Reason, dir) {
+			t.Errorf("shared folder %s: args %q, error %v; want none and BridgeUnavailable naming the file", dir, args, err)
+		}
 	}
 }

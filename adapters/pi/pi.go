@@ -42,6 +42,14 @@
 //     get its lifecycle events; a before_agent_start handler's message
 //     reaches the model after the prompt and is kept in the session. Pi
 //     sends no session_shutdown when a signal ends it.
+//   - Pi exits 1 at launch, before any session, when an extension it was
+//     given fails to load ("Failed to load extension": a path that is a
+//     directory or missing, a module that throws, a factory that throws;
+//     0.73.1 and 1.6.0). So the bridge file is read back before Pi is
+//     given it, and a bridge that cannot be written or read is left out:
+//     Pi starts without it, and one capability.degraded (hooks native →
+//     unavailable) says why (TestRunPiBridgeUnreadable). The bridge's
+//     factory catches what it throws.
 //   - Pi sets its process title to "pi", which replaces its command line
 //     in /proc once it runs; the placed payload still goes through a file.
 //

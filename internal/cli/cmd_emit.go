@@ -18,6 +18,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/moment"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
+	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -50,13 +51,20 @@ func emitCommand(e *env) *ucli.Command {
 		ArgsUsage: "EVENT",
 		Description: "Records EVENT (e.g. frame.opening, context.compacted, session.ended; see\n" +
 			"`lifeloop events`) in the session's receipt ledger and prints the receipt as JSON.\n" +
-			"The session is created when it does not exist yet (and removed again when the receipt\n" +
-			"cannot be recorded: a refused emit leaves nothing). When a live `lifeloop run` owns\n" +
+			"The session is created when it does not exist yet. When a live `lifeloop run` owns\n" +
 			"the session, the moment is handed to it over its control socket, so it is ordered\n" +
-			"with the wrapper's own receipts and reaches its clients and event sinks.\n\n" +
-			"Exit status: 0 recorded; 1 failed receipt (e.g. a required payload placement the\n" +
-			"adapter cannot provide, an invalid payload) or ledger error; 2 usage; 3 a --payload\n" +
-			"file is unreadable or not JSON.",
+			"with the wrapper's own receipts and reaches its clients and event sinks. The wrapper\n" +
+			"owns its session's lifecycle: it refuses session.* and supervisor.tick (end the session\n" +
+			"with `lifeloop abort S`, restart its harness with `lifeloop renew S`) and accepts\n" +
+			"frame.*, context.* and receipt.gap_detected.\n\n" +
+			"A refused emit records nothing: no receipt, no session, no change of state. Refused\n" +
+			"are: an idempotency key already used for another moment (the same moment under the\n" +
+			"same key again is a retry and returns the original receipt); a payload that is invalid\n" +
+			"or needs a placement the adapter cannot provide; any moment after the session's end (a\n" +
+			"session ends once); in a live run, the wrapper's own moments.\n\n" +
+			"Exit status: 0 recorded (or a retry answered); 1 refused, or a ledger error; 2 usage\n" +
+			"(frame.* without --frame-id, capability.degraded, which names a degradation no flag\n" +
+			"gives); 3 a --payload file is unreadable or not JSON.",
 		OnUsageError: commandUsageError,
 		Flags:        emitFlags(&opts, &payloads),
 		Action: func(c *ucli.Context) error {
@@ -137,20 +145,12 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	if err := statedir.ValidateSessionID(opts.Session); err != nil {
 		return usageErrorf("--session: %v", err)
 	}
-	var payloads []contract.PayloadEnvelope
-	for _, name := range opts.Payloads {
-		data, err := readInput(name, opts.In)
-		if err != nil {
-			return err
-		}
-		if why := notJSON(data); why != "" {
-			return exitf(exitcode.Unreadable, "--payload %s %s; give a payload envelope file", name, why)
-		}
-		p, err := contract.DecodePayloadEnvelope(data)
-		if err != nil {
-			return exitf(exitcode.Failed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
-		}
-		payloads = append(payloads, p)
+	if err := emitFlagsFor(ev, opts); err != nil {
+		return err
+	}
+	payloads, err := readPayloads(opts.Payloads, opts.In)
+	if err != nil {
+		return err
 	}
 	root, err := statedir.Resolve(opts.StateDir, opts.Getenv)
 	if err != nil {
@@ -162,7 +162,30 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		return exitf(exitcode.Failed, "reading session %s: %v", opts.Session, err)
 	}
 
+	adapterID, err := emitAdapterID(opts, rec, exists)
+	if err != nil {
+		return err
+	}
+
 	in := moment.Moment{Event: ev, Payloads: payloads}
+	if exists {
+		// A retry with the key of a recorded moment gets its receipt
+		// back; a key used for another moment, or any new moment after
+		// the session's end, is refused before anything is recorded.
+		r, ok, err := keyedEarlier(statedir.ReceiptsPath(root, opts.Session), in, opts.IdempotencyKey)
+		switch {
+		case err != nil:
+			return err
+		case ok:
+			if werr := writeIndentedJSON(opts.Out, r); werr != nil {
+				return exitf(exitcode.Failed, "writing the receipt: %v", werr)
+			}
+			return receiptExit(r)
+		case rec.State.IsTerminal():
+			return exitf(exitcode.Failed, "session %s has ended (%s); nothing is recorded after a session's end, so %s was not: emit it into a new --session",
+				opts.Session, rec.State, ev)
+		}
+	}
 	if opts.IdempotencyKey != "" {
 		k := opts.IdempotencyKey
 		in.IdempotencyKey = &k
@@ -195,18 +218,11 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		// No live wrapper: record directly below.
 	}
 
-	adapterID := opts.AdapterID
-	switch {
-	case exists && rec.AdapterID != "":
-		if adapterID != "" && adapterID != rec.AdapterID {
-			return usageErrorf("session %s belongs to adapter %q, not %q", opts.Session, rec.AdapterID, adapterID)
-		}
-		adapterID = rec.AdapterID
-	case adapterID == "":
-		adapterID = adapters.GenericID
-	}
 	a, err := lookupAdapter(opts.Registry, adapterID)
 	if err != nil {
+		return err
+	}
+	if err := placementRefusal(a.Manifest(), ev, payloads, opts.Now()); err != nil {
 		return err
 	}
 	if !exists {
@@ -247,6 +263,14 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		discard()
 		return exitf(exitcode.Failed, "%v", err)
 	}
+	if res.Receipt.Status == contract.StatusFailed && !exists {
+		// A session whose first moment was refused is no session: none
+		// is left running in `sessions`.
+		p.Close()
+		_ = os.RemoveAll(statedir.SessionDir(root, opts.Session))
+		_ = writeIndentedJSON(opts.Out, res.Receipt)
+		return receiptExit(res.Receipt)
+	}
 	p.Close() // the ledger's last attempt, when its storage refused the write
 	if n, cause := p.Unrecorded(); n > 0 {
 		discard()
@@ -264,6 +288,42 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		return exitf(exitcode.Failed, "writing the receipt: %v", err)
 	}
 	return receiptExit(res.Receipt)
+}
+
+// readPayloads reads and decodes the --payload files (- is in).
+func readPayloads(names []string, in io.Reader) ([]contract.PayloadEnvelope, error) {
+	var payloads []contract.PayloadEnvelope
+	for _, name := range names {
+		data, err := readInput(name, in)
+		if err != nil {
+			return nil, err
+		}
+		if why := notJSON(data); why != "" {
+			return nil, exitf(exitcode.Unreadable, "--payload %s %s; give a payload envelope file", name, why)
+		}
+		p, err := contract.DecodePayloadEnvelope(data)
+		if err != nil {
+			return nil, exitf(exitcode.Failed, "--payload %s is not a valid payload envelope (invalid_request): %v", name, err)
+		}
+		payloads = append(payloads, p)
+	}
+	return payloads, nil
+}
+
+// emitAdapterID is the adapter of the emitted moment: an existing
+// session's own (--adapter naming another is a usage error), else
+// --adapter, else generic.
+func emitAdapterID(opts emitOptions, rec statedir.SessionRecord, exists bool) (string, error) {
+	switch {
+	case exists && rec.AdapterID != "":
+		if opts.AdapterID != "" && opts.AdapterID != rec.AdapterID {
+			return "", usageErrorf("session %s belongs to adapter %q, not %q", opts.Session, rec.AdapterID, opts.AdapterID)
+		}
+		return rec.AdapterID, nil
+	case opts.AdapterID == "":
+		return adapters.GenericID, nil
+	}
+	return opts.AdapterID, nil
 }
 
 // emitLive hands the moment to the session's live wrapper over its control
@@ -293,4 +353,77 @@ func removeEmptySession(root, id string) {
 		return
 	}
 	_ = os.RemoveAll(statedir.SessionDir(root, id))
+}
+
+// emitFlagsFor checks that the flags ev needs were given: a usage error
+// (exit 2, nothing recorded) otherwise.
+func emitFlagsFor(ev contract.Event, opts emitOptions) error {
+	switch {
+	case ev.IsFrame() && opts.FrameID == "":
+		return usageErrorf("%s needs --frame-id F (the frame the moment belongs to)", ev)
+	case ev == contract.EventCapabilityDegraded:
+		return usageErrorf("capability.degraded cannot be emitted: it must name a capability degradation, which emit has no flag for (lifeloop records the degradations it observes)")
+	}
+	return nil
+}
+
+// keyedEarlier finds the receipt the ledger at path holds under key
+// (emit's client). ok is true when it records the same moment (event
+// and payloads; receipts do not carry the frame): a retry, answered with that receipt. A key that
+// names another moment is refused (state_conflict): nothing is recorded.
+func keyedEarlier(path string, in moment.Moment, key string) (contract.LifecycleReceipt, bool, error) {
+	if key == "" {
+		return contract.LifecycleReceipt{}, false, nil
+	}
+	for e, err := range ledger.ReadSince(path, 0) {
+		if err != nil {
+			continue // unreadable lines are the ledger's to report (ledger verify)
+		}
+		r := e.Receipt
+		if r.IdempotencyKey == nil || *r.IdempotencyKey != key || r.ClientID != router.DefaultClientID || r.Status == contract.StatusFailed {
+			continue
+		}
+		if r.Event == in.Event && samePayloads(r, in.Payloads) {
+			return r, true, nil
+		}
+		return r, false, exitf(exitcode.Failed, "idempotency key %q was already used for %s at sequence %d (state_conflict); nothing was recorded: give this moment a key of its own",
+			key, r.Event, e.Sequence)
+	}
+	return contract.LifecycleReceipt{}, false, nil
+}
+
+// samePayloads reports whether r accounts for exactly the payloads given
+// (by id, in order).
+func samePayloads(r contract.LifecycleReceipt, payloads []contract.PayloadEnvelope) bool {
+	if len(r.PayloadReceipts) != len(payloads) {
+		return false
+	}
+	for i, p := range payloads {
+		if r.PayloadReceipts[i].PayloadID != p.PayloadID {
+			return false
+		}
+	}
+	return true
+}
+
+// placementRefusal says why a payload of ev cannot be placed for an
+// adapter with manifest m (an invalid or expired envelope, a required
+// placement the adapter cannot provide), or nil: such an emit is refused
+// before anything is recorded.
+func placementRefusal(m contract.AdapterManifest, ev contract.Event, payloads []contract.PayloadEnvelope, now time.Time) error {
+	routes := contract.PlacementRoutes(ev)
+	for _, p := range payloads {
+		if err := p.Check(now); err != nil {
+			return exitf(exitcode.Failed, "payload %s is refused (invalid_request): %v; nothing was recorded", p.PayloadID, err)
+		}
+		if d := contract.ResolvePlacement(m, p, routes); d.Outcome == contract.PlacementOutcomeFailed {
+			fc := contract.FailurePlacementUnavailable
+			if d.FailureClass != nil {
+				fc = *d.FailureClass
+			}
+			return exitf(exitcode.Failed, "payload %s cannot be placed with %s for adapter %s (%s): %s; nothing was recorded",
+				p.PayloadID, ev, m.AdapterID, fc, d.Reason)
+		}
+	}
+	return nil
 }

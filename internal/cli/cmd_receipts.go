@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -54,6 +55,9 @@ func receiptsCommand(e *env) *ucli.Command {
 			"processed up to N resumes there). --follow keeps printing new receipts as they are\n" +
 			"appended until interrupted (Ctrl-C or SIGTERM); it waits on file-change\n" +
 			"notifications, not a busy loop.\n\n" +
+			"A line that is not a receipt is skipped with a warning on stderr; so is a torn last line\n" +
+			"(an interrupted write), judged when the reading ends under the ledger's lock, so that a\n" +
+			"receipt a live wrapper is appending is not one.\n\n" +
 			"On a terminal each receipt is one aligned line for a person: time, sequence, event,\n" +
 			"status, source (process, hook, transcript, inferred, operator) and what matters for\n" +
 			"the event (exit, pressure, frame, payload placement); colour unless NO_COLOR is set.\n" +
@@ -140,7 +144,24 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 			return quietOnClosedOutput(err)
 		}
 	}
+	warnTornTail(e, path, rec.ID)
 	return nil
+}
+
+// tornTailWait bounds how long `receipts` waits for a writer that holds
+// the ledger's lock before it judges the last line.
+const tornTailWait = time.Second
+
+// warnTornTail says on stderr when the ledger ends with a torn line: the
+// interrupted write of a writer that crashed, which the reading skipped.
+// A line being appended is not one: it is judged under the ledger's lock
+// (ledger.TornTail), and nothing is said while a writer holds it.
+func warnTornTail(e *env, path, id string) {
+	off, n, err := ledger.TornTail(path, tornTailWait)
+	if err != nil || n == 0 {
+		return
+	}
+	fmt.Fprintf(e.Err, "lifeloop: warning: the ledger ends with %d bytes that are not a complete receipt (byte %d on, an interrupted write), skipped; the next receipt recorded moves them aside (run `lifeloop ledger verify %s`)\n", n, off, id)
 }
 
 // receiptWriter returns the function that prints one ledger entry.

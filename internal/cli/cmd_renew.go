@@ -56,7 +56,10 @@ func renewCommand(e *env) *ucli.Command {
 			"system prompt, developer instructions, or the first prompt of a resumed thread), recorded by\n" +
 			"session.starting/started with payload receipts. --fresh (the default) starts a new\n" +
 			"harness conversation; --resume continues the same one. The payload files are checked\n" +
-			"first; payloads are kept private in the session's continuation store until delivered.\n\n" +
+			"first; payloads are kept private in the session's continuation store until delivered.\n" +
+			"renew answers once the relaunched harness takes keys. A relaunch that exits before that is a\n" +
+			"failed renewal (adapter_unavailable, with its exit code): the payloads stay stored and the\n" +
+			"harness is started again as the session launched it, so the session goes on.\n\n" +
 			"--note FILE (or - for standard input) hands over plain text or markdown as it is: renew\n" +
 			"wraps it into a continuation payload itself (kind handoff_note, its format, size and\n" +
 			"digest, and the placements this session's harness can take at a relaunch), so\n" +

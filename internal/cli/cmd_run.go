@@ -155,6 +155,9 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		if err != nil {
 			return exitf(exitcode.LaunchFailed, "--require: %v", err)
 		}
+		if why := notJSON(data); why != "" {
+			return exitf(exitcode.LaunchFailed, "--require %s %s; give a capability request object (see `lifeloop negotiate --help`)", o.Require, why)
+		}
 		r, err := contract.DecodeCapabilityRequest(data)
 		if err != nil {
 			return exitf(exitcode.LaunchFailed, "--require %s: %v", o.Require, err)
@@ -175,6 +178,9 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		data, err := readInput(f, e.In)
 		if err != nil {
 			return exitf(exitcode.LaunchFailed, "--payload: %v", err)
+		}
+		if why := notJSON(data); why != "" {
+			return exitf(exitcode.LaunchFailed, "--payload %s %s; give a payload envelope file", f, why)
 		}
 		p, err := contract.DecodePayloadEnvelope(data)
 		if err == nil {

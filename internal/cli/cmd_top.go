@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -19,12 +21,15 @@ import (
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/topview"
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
-// `lifeloop top` in the lifeloop program parses its flags (its help is
-// lifeloop's) and hands over to the lifeloop-top program, which links the
-// terminal UI and runs the same command with it (MainWithTop).
+// `lifeloop top --once` and `--json` print the sessions from lifeloop
+// itself (internal/topview links no terminal UI). The live view is the
+// lifeloop-top program's: lifeloop parses the flags (its help is
+// lifeloop's) and hands over to lifeloop-top, which links the terminal
+// UI and runs the same command with it (MainWithTop).
 
 const (
 	// topProgramEnv names the lifeloop-top program to run, when it is
@@ -59,7 +64,9 @@ func topCommand(e *env) *ucli.Command {
 			"p pauses or resumes it; / filters by harness, folder or state; q quits. The actions\n" +
 			"are those of `lifeloop renew`, `abort`, `pause` and `resume`, with the same receipts.\n\n" +
 			"--once prints the table once and exits (for scripts; colour only on a terminal that\n" +
-			"has it, NO_COLOR honoured); --json prints the same rows as a JSON array.",
+			"has it, NO_COLOR honoured); --json prints the same rows as a JSON array. Both are\n" +
+			"lifeloop's own; the live view runs the lifeloop-top program (beside lifeloop, on PATH\n" +
+			"or named by $LIFELOOP_TOP_PROGRAM).",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "once", Usage: "print the table once and exit", Destination: &o.Once},
@@ -75,6 +82,9 @@ func topCommand(e *env) *ucli.Command {
 			if o.Width < 0 {
 				return usageErrorf("--width must be positive")
 			}
+			if o.Once || o.JSON {
+				return topPrint(e, o)
+			}
 			if e.topUI == nil {
 				return execTop(e)
 			}
@@ -87,8 +97,8 @@ func topCommand(e *env) *ucli.Command {
 
 // TopUI opens the terminal UI of `lifeloop top` (package topcmd, over
 // internal/top). The lifeloop program links none of it: lifeloop-top
-// passes one to MainWithTop, and lifeloop hands `top` over to that
-// program (execTop).
+// passes one to MainWithTop, and lifeloop hands the live view over to
+// that program (execTop).
 type TopUI func(TopParams) (TopView, error)
 
 // TopParams are what `lifeloop top` resolved for its UI.
@@ -118,15 +128,11 @@ type TopActions interface {
 	Renew(ctx context.Context, id string, payloadFiles []string, resume bool) (string, error)
 }
 
-// TopView is the sessions top shows, read once and kept current.
+// TopView is the sessions the live top shows, read once and kept
+// current.
 type TopView interface {
 	// Problems are what kept sessions from being read, by session id.
 	Problems() map[string]string
-	// Rows are the rows of --json (an empty list, never null).
-	Rows() any
-	// WriteTable writes the table of --once, width columns wide, in
-	// colour only where the terminal has it.
-	WriteTable(w io.Writer, width int) error
 	// Interactive runs the full-screen top on the terminal until the user
 	// quits or ctx ends.
 	Interactive(ctx context.Context, in, out *os.File) error
@@ -144,10 +150,7 @@ func topRun(ctx context.Context, e *env, o topOptions) error {
 	paint := e.painter()
 	view, err := e.topUI(TopParams{
 		Root: root, Home: e.Getenv("HOME"), Now: e.Now, All: o.All,
-		Sealer: func(rec statedir.SessionRecord) statedir.SessionRecord {
-			out, _ := seal.Check(root, rec, e.sealOptions())
-			return out
-		},
+		Sealer:      topSealer(e, root),
 		Actions:     topActions{e: e, root: root},
 		ReceiptLine: func(r contract.LifecycleReceipt) string { return receiptLine(r, paint) },
 		Environ:     e.Environ,
@@ -155,15 +158,7 @@ func topRun(ctx context.Context, e *env, o topOptions) error {
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	for id, p := range view.Problems() {
-		fmt.Fprintf(e.Err, "lifeloop: warning: session %s: %s\n", id, p)
-	}
-	if o.JSON {
-		return quietOnClosedOutput(writeIndentedJSON(e.Out, view.Rows()))
-	}
-	if o.Once {
-		return quietOnClosedOutput(view.WriteTable(e.Out, onceWidth(e, o.Width)))
-	}
+	warnTopProblems(e, view.Problems())
 	in, inOK := e.In.(*os.File)
 	out, outOK := e.Out.(*os.File)
 	if !inOK || !outOK || !term.IsTerminal(int(in.Fd())) || !term.IsTerminal(int(out.Fd())) {
@@ -173,6 +168,55 @@ func topRun(ctx context.Context, e *env, o topOptions) error {
 		return exitf(exitcode.Failed, "top: %v", err)
 	}
 	return nil
+}
+
+// topPrint prints the rows once: the table (--once) or a JSON array
+// (--json), an ended session only within topview.DefaultRecent unless
+// --all, as the live view would list them.
+func topPrint(e *env, o topOptions) error {
+	root, err := statedir.Resolve(o.StateDir, e.Getenv)
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	_, _ = seal.Unlisted(root, e.sealOptions())
+	now := e.Now()
+	var since time.Time
+	if !o.All {
+		since = now.Add(-topview.DefaultRecent)
+	}
+	src, err := topview.OpenWith(root, since, topSealer(e, root))
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	warnTopProblems(e, src.Problems())
+	rows := []topview.Row{}
+	for _, r := range src.Rows() {
+		if r.Shown(now, o.All, topview.DefaultRecent) {
+			rows = append(rows, r)
+		}
+	}
+	if o.JSON {
+		return quietOnClosedOutput(writeIndentedJSON(e.Out, rows))
+	}
+	table := topview.Once(rows, now, onceWidth(e, o.Width), root, e.Getenv("HOME"), topview.ColourFor(e.OutTerminal, e.Getenv))
+	_, err = io.WriteString(e.Out, table)
+	return quietOnClosedOutput(err)
+}
+
+// topSealer seals a session whose wrapper died (shown lost); a session
+// that cannot be sealed yet (a full disk) is shown as it is.
+func topSealer(e *env, root string) func(statedir.SessionRecord) statedir.SessionRecord {
+	return func(rec statedir.SessionRecord) statedir.SessionRecord {
+		out, _ := seal.Check(root, rec, e.sealOptions())
+		return out
+	}
+}
+
+// warnTopProblems says which sessions could not be read, and why.
+func warnTopProblems(e *env, problems map[string]string) {
+	for _, id := range slices.Sorted(maps.Keys(problems)) {
+		fmt.Fprintf(e.Err, "lifeloop: warning: session %s: %s\n", id, problems[id])
+	}
 }
 
 // execTop replaces lifeloop with the lifeloop-top program, same command

@@ -35,6 +35,10 @@ const (
 	// otlpDrain bounds, after the session ended, the export of what the
 	// backend has not taken yet; the rest is left for `export otlp`.
 	otlpDrain = time.Second
+	// DefaultExportTimeout bounds `export otlp` per session when
+	// --timeout is not given: a backend that keeps answering "try later"
+	// must not hold a person's terminal; the cursor keeps what it took.
+	DefaultExportTimeout = 30 * time.Second
 )
 
 func otlpFlag(dest *string) ucli.Flag {
@@ -247,7 +251,8 @@ func exportCommand(e *env) *ucli.Command {
 				"endpoint in the session's folder records what the backend took, so a run with --otlp whose\n" +
 				"backend was down, or any history, is sent once. Prints one JSON line per session\n" +
 				"{session_id, exported, through, last_sequence, owed}; exit 1 when something is still owed.\n" +
-				"Without --timeout it retries with backoff until the backend takes everything.\n" +
+				"It retries with backoff for at most --timeout per session (30s by default); then it says on\n" +
+				"stderr what the backend last answered and exits 1, and running it again continues from there.\n" +
 				"The endpoint comes from --endpoint, else $" + otlpEndpointEnv + ", else $OTEL_EXPORTER_OTLP_ENDPOINT;\n" +
 				"OTEL_EXPORTER_OTLP_HEADERS and the other standard OTLP variables are honoured. The work is\n" +
 				"done by the lifeloop-otlp program installed beside lifeloop.",
@@ -258,7 +263,7 @@ func exportCommand(e *env) *ucli.Command {
 				&ucli.StringFlag{Name: "since", Usage: "with --all: only sessions started within `DURATION` (e.g. 24h) or since an RFC 3339 time", Destination: &o.Since},
 				&ucli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "keep exporting as the ledgers grow, until interrupted", Destination: &o.Follow},
 				&ucli.StringFlag{Name: "endpoint", Usage: "the backend's OTLP `URL` (e.g. http://127.0.0.1:4318; gRPC with OTEL_EXPORTER_OTLP_PROTOCOL=grpc)", EnvVars: []string{otlpEndpointEnv}, Destination: &o.Endpoint},
-				&ucli.DurationFlag{Name: "timeout", Usage: "give up on a session after this long, its cursor kept (0: retry with backoff until the backend takes everything)", Destination: &o.Timeout},
+				&ucli.DurationFlag{Name: "timeout", Usage: "give up on a session after this long, its cursor kept for the next export (0: retry with backoff until the backend takes everything)", Value: DefaultExportTimeout, Destination: &o.Timeout},
 			},
 			OnUsageError: commandUsageError,
 			Action: func(c *ucli.Context) error {

@@ -9,12 +9,13 @@ import (
 )
 
 // TestTopWithoutLifeloopTop: lifeloop links no terminal UI, and without a
-// lifeloop-top beside it, on PATH or in $LIFELOOP_TOP_PROGRAM, `top` says
-// in one line what to install and fails.
+// lifeloop-top beside it, on PATH or in $LIFELOOP_TOP_PROGRAM, the live
+// `top` says in one line what to install and fails (--once and --json
+// need no lifeloop-top: testdata/script/top_once.txtar).
 func TestTopWithoutLifeloopTop(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	var out, errOut bytes.Buffer
-	code := Main([]string{"lifeloop", "top", "--once"}, Streams{
+	code := Main([]string{"lifeloop", "top"}, Streams{
 		In: strings.NewReader(""), Out: &out, Err: &errOut,
 		Getenv: func(string) string { return "" },
 	})

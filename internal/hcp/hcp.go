@@ -17,7 +17,12 @@
 //	a renewal's session.ending          state_changed RUNNING → PAUSED, reason renewal
 //	a renewal's session.started         checkpoint_created per continuation payload, then
 //	                                    state_changed PAUSED → RUNNING, reason renewed
-//	                                    (recovered_from_checkpoint when the renewal was recovered)
+//	                                    (recovered_from_checkpoint when the renewal was recovered);
+//	                                    no tick between a renewal's first step and this one
+//	                                    changes the state
+//	a failed renewal's fallback_started state_changed PAUSED → RUNNING, reason renewal_failed
+//	(its relaunch died; the harness      (the relaunch's failed session.ended gave an error)
+//	started again as launched)
 //	a switch's session.ended (reason    state_changed RUNNING → PAUSED, reason
 //	harness_session_switched)           harness_session_switched, with the old
 //	                                    harness_session_id (the session is not closed)
@@ -131,6 +136,11 @@ type Projector struct {
 	// lost: the session's wrapper was lost (sealed); a later
 	// session.started is its recovery.
 	lost bool
+	// renewing: a renewal has begun (its session.ending, ended or
+	// starting) and its relaunch's session.started has not come yet. A
+	// tick meanwhile describes a harness being stopped or started again:
+	// it never resumes the session, the relaunch's session.started does.
+	renewing bool
 	// through is the ledger sequence of the last receipt projected.
 	through uint64
 }
@@ -167,6 +177,9 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	renewalStep, _ := sum["renewal_step"].(string)
 	reason, _ := sum[contract.SummaryReason].(string)
 
+	if renewalStep != "" && renewalStep != "started" {
+		p.renewing = true
+	}
 	if !p.created {
 		b.add(SessionCreated, created(r))
 		p.created = true
@@ -187,7 +200,11 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 			b.transition(StateRunning, "started")
 		case p.state == StatePaused && p.lost && renewalStep == "":
 			b.transition(StateRunning, "recovered_from_checkpoint")
-		case renewalStep == "started" && p.state == StatePaused:
+		case renewalStep == contract.RenewalStepFallbackStarted && p.state == StatePaused:
+			// A renewal whose relaunch died: the harness runs again as
+			// the person launched it, nothing delivered.
+			b.transition(StateRunning, "renewal_failed")
+		case renewalStep == "started":
 			for _, pr := range r.PayloadReceipts {
 				b.add(CheckpointCreated, map[string]any{
 					"checkpoint_id": pr.PayloadID,
@@ -200,11 +217,16 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 			if rec, _ := sum["renewal_recovered"].(bool); rec || p.lost {
 				why = "recovered_from_checkpoint"
 			}
-			b.transition(StateRunning, why)
+			if p.state == StatePaused {
+				b.transition(StateRunning, why)
+			}
 		}
 		p.lost = false
+		if renewalStep != "" {
+			p.renewing = false
+		}
 	case contract.EventSupervisorTick:
-		if s, ok := sum["state"].(string); ok {
+		if s, ok := sum["state"].(string); ok && !p.renewing {
 			to := strings.ToUpper(s)
 			if to != p.state && (to == StateRunning || to == StatePaused) && Valid(p.state, to) {
 				trigger, _ := sum["trigger"].(string)
@@ -249,7 +271,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	if r.Event == contract.EventSessionStarting && p.state == StatePending && refused(r) {
 		b.close(StateRejected, string(*r.FailureClass))
 	}
-	if r.Event == contract.EventSessionEnded && renewalStep == "" {
+	if r.Event == contract.EventSessionEnded && renewalStep == "" && !conflict(r) {
 		switch {
 		case reason == contract.HarnessSessionSwitched:
 			// The harness switched to a new harness session inside its
@@ -455,6 +477,13 @@ func failed(r contract.LifecycleReceipt) map[string]any {
 		"message":     fmt.Sprintf("%s failed (%s)", r.Event, code),
 		"recoverable": recoverable,
 	}
+}
+
+// conflict reports whether r is the failed receipt of an idempotency key
+// reused with other content: a refusal (its error event says so), never
+// the session's end.
+func conflict(r contract.LifecycleReceipt) bool {
+	return r.Status == contract.StatusFailed && r.FailureClass != nil && *r.FailureClass == contract.FailureStateConflict
 }
 
 // refused reports whether a failed session.starting is a refused

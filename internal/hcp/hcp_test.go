@@ -298,6 +298,50 @@ func TestCheckpointCreatedOnRenewal(t *testing.T) {
 	}
 }
 
+// TestRenewalSurvivesTicks: a tick recorded while a renewal stops and
+// restarts the harness — saying running (as ledgers before issue 51 did)
+// or renewing — never resumes the session: whatever the timing, the
+// relaunch's session.started yields checkpoint_created for its payload
+// and PAUSED → RUNNING, reason renewed.
+func TestRenewalSurvivesTicks(t *testing.T) {
+	base := renewalLedger(false)
+	want := []string{"PENDING>RUNNING:started", "RUNNING>PAUSED:renewal", "PAUSED>RUNNING:renewed", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"}
+	// The renewal runs from its session.ending (index 3) to its
+	// session.started (index 6): a tick after each receipt in between.
+	for _, state := range []string{"running", "renewing", "paused"} {
+		for at := 3; at <= 5; at++ {
+			rs := make([]contract.LifecycleReceipt, 0, len(base)+1)
+			rs = append(rs, base[:at+1]...)
+			rs = append(rs, base[at])
+			rs[len(rs)-1].Event, rs[len(rs)-1].ReceiptID = contract.EventSupervisorTick, "lfr_tick"
+			rs[len(rs)-1].TelemetrySummary = map[string]any{"trigger": "interval", "state": state}
+			rs = append(rs, base[at+1:]...)
+			for i := range rs {
+				n := uint64(i + 1)
+				rs[i].Sequence = &n
+			}
+			es := project(NewProjector(sid), rs)
+			checkSeed001(t, es)
+			if got := transitions(es); !reflect.DeepEqual(got, want) {
+				t.Errorf("tick %q after receipt %d: transitions %v, want %v", state, at, got, want)
+			}
+			if n := count(types(es), CheckpointCreated); n != 1 {
+				t.Errorf("tick %q after receipt %d: %d checkpoint_created, want 1 (the delivered payload)", state, at, n)
+			}
+		}
+	}
+}
+
+func count(ss []string, s string) int {
+	n := 0
+	for _, x := range ss {
+		if x == s {
+			n++
+		}
+	}
+	return n
+}
+
 // TestDeterministicReplayAndResume: a replay yields identical envelopes,
 // a receipt given twice yields nothing the second time, and a projector
 // fed the first receipts then the rest matches one fed all at once.
@@ -400,6 +444,7 @@ func TestSeed001StateMachine(t *testing.T) {
 		return step{ev, sum, mod}
 	}
 	failed := failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)
+	conflict := failedWith(contract.FailureStateConflict, contract.RetryAfterReread)
 	begin := []step{s(contract.EventSessionStarting, nil), s(contract.EventSessionStarted, nil)}
 	with := func(steps ...step) []step { return append(append([]step(nil), begin...), steps...) }
 	for _, c := range []struct {
@@ -435,6 +480,10 @@ func TestSeed001StateMachine(t *testing.T) {
 			[]string{"PENDING>RUNNING:observed", "RUNNING>COMPLETED:session_ended", "closed:COMPLETED"}},
 		{"emit-only session, ended first", []step{s(contract.EventSessionEnded, map[string]any{"reason": "logout"})},
 			[]string{"PENDING>RUNNING:logout", "RUNNING>COMPLETED:logout", "closed:COMPLETED"}},
+		{"emit-only, an end refused as an idempotency conflict, then its end", []step{s(contract.EventContextCompacted, nil), s(contract.EventSessionEnded, nil, conflict), s(contract.EventSessionEnded, nil)},
+			[]string{"PENDING>RUNNING:observed", "RUNNING>COMPLETED:session_ended", "closed:COMPLETED"}},
+		{"an end refused as an idempotency conflict, then an abort", with(s(contract.EventSessionEnded, nil, conflict), s(contract.EventSessionEnding, ending("abort")), s(contract.EventSessionEnded, ended("stopped", "cancelled", "abort"))),
+			[]string{"PENDING>RUNNING:started", "RUNNING>ABORTING:abort", "ABORTING>ABORTED:abort", "closed:ABORTED"}},
 		{"emit-only degraded", []step{s(contract.EventCapabilityDegraded, nil)},
 			[]string{"PENDING>RUNNING:observed"}},
 		{"lost wrapper while aborting", with(s(contract.EventSessionEnding, ending("abort")), s(contract.EventSessionEnded, lost)),

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sys/unix"
 
 	"github.com/lifeloop/lifeloop/contract"
 )
@@ -313,4 +314,67 @@ func followRead(path string, offset int64, last *uint64, fn func(Entry) error) (
 // followPolling is Follow without fsnotify, for tests of the fallback.
 func followPolling(ctx context.Context, path string, since uint64, fn func(Entry) error) error {
 	return follow(ctx, path, since, fn, 10*time.Millisecond, true)
+}
+
+// ErrAppending is TornTail's answer when a writer held the ledger's lock
+// for all of its wait: the last line may be an append under way.
+var ErrAppending = errors.New("the ledger is being appended to")
+
+// TornTail returns where the bytes after the ledger's last complete line
+// start (the ledger's size when there are none) and how many there are
+// (n is 0 when the ledger ends with a newline, is empty or is missing):
+// the torn last write of a writer that crashed, which readers never yield
+// and the next append moves aside (TornSuffix).
+//
+// A writer holds the ledger's exclusive lock for the whole of an append,
+// so TornTail looks under the shared lock: a partial line it sees then is
+// no append under way. It tries for the lock for up to wait and returns
+// ErrAppending when a writer held it all along.
+func TornTail(path string, wait time.Duration) (offset, n int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, 0, nil
+		}
+		return 0, 0, err
+	}
+	defer f.Close()
+	if err := sharedLock(f, wait); err != nil {
+		return 0, 0, err
+	}
+	defer flock(f, unix.LOCK_UN) //nolint:errcheck // closing releases it anyway
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	size := fi.Size()
+	buf := make([]byte, 4096)
+	for end := size; end > 0; {
+		start := max(end-int64(len(buf)), 0)
+		chunk := buf[:end-start]
+		if _, err := f.ReadAt(chunk, start); err != nil && !errors.Is(err, io.EOF) {
+			return 0, 0, err
+		}
+		if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 {
+			offset = start + int64(i) + 1
+			return offset, size - offset, nil
+		}
+		end = start
+	}
+	return 0, size, nil
+}
+
+// sharedLock takes f's shared lock, trying for up to wait.
+func sharedLock(f *os.File, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		err := flock(f, unix.LOCK_SH|unix.LOCK_NB)
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return ErrAppending
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

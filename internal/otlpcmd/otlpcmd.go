@@ -179,6 +179,7 @@ func run(ctx context.Context, s Streams, o options) int {
 		fmt.Fprintln(s.Out, string(b))
 		if rep.Error != "" || rep.Owed > 0 {
 			code = exitOwed
+			warn(s.Err, o, rep)
 		}
 	}
 	if !o.follow {
@@ -287,7 +288,7 @@ func exportSession(ctx context.Context, s Streams, o options, endpoint string, r
 		case runErr = <-done:
 		case <-bound:
 			cancel()
-			runErr = fmt.Errorf("the backend did not take everything within %s", o.drain)
+			runErr = gaveUp(o.drain, ob.Failing())
 			if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
 				runErr = err
 			}
@@ -308,8 +309,41 @@ func exportSession(ctx context.Context, s Streams, o options, endpoint string, r
 	interrupted := o.follow && !o.untilEOF && errors.Is(runErr, context.Canceled)
 	if runErr != nil && !interrupted {
 		rep.Error = runErr.Error()
+		if errors.Is(runErr, context.Canceled) && ctx.Err() != nil {
+			rep.Error = "interrupted"
+		}
 	}
 	return rep
+}
+
+// gaveUp is why an export stopped at its bound: the backend's last
+// answer, when it gave one.
+func gaveUp(bound time.Duration, answer error) error {
+	if answer == nil {
+		return fmt.Errorf("the backend did not take everything within %s", bound)
+	}
+	return fmt.Errorf("the backend did not take everything within %s; it last answered: %s", bound, otlpexport.Answer(answer))
+}
+
+// warn prints, on one line, why session rep's export did not complete
+// and, when something is owed, how to send the rest: the cursor file
+// keeps what the backend took, so the same export continues from there.
+func warn(w io.Writer, o options, rep Report) {
+	switch {
+	case rep.Owed > 0:
+		why := rep.Error
+		if why == "" {
+			why = "not everything was sent"
+		}
+		again := "lifeloop export otlp " + rep.SessionID
+		if o.endpoint != "" {
+			again += " --endpoint " + rep.Endpoint
+		}
+		fmt.Fprintf(w, "lifeloop-otlp: session %s owes %d of %d receipts to %s: %s; run `%s` again to continue from where this export stopped\n",
+			rep.SessionID, rep.Owed, rep.LastSequence, rep.Endpoint, why, again)
+	case rep.Error != "":
+		fmt.Fprintf(w, "lifeloop-otlp: session %s: %s\n", rep.SessionID, rep.Error)
+	}
 }
 
 func lastSequence(path string) uint64 {

@@ -138,3 +138,25 @@ func TestEndpointOf(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswer: the exporters' errors read as one line, signals with the
+// same answer named together, the exporters' own words dropped.
+func TestAnswer(t *testing.T) {
+	busy := errors.New("retry-able request failure: body: overloaded")
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{nil, ""},
+		{errors.Join(fmt.Errorf("traces: %w", fmt.Errorf("traces export: %w", busy)), fmt.Errorf("logs: %w", busy),
+			fmt.Errorf("metrics: %w", fmt.Errorf("failed to upload metrics: %w", busy))),
+			"traces, logs, metrics: HTTP 429, 502, 503 or 504: busy, try later; body: overloaded"},
+		{errors.Join(fmt.Errorf("traces: %w", errors.New("Post \"http://h/v1/traces\": dial tcp: connection refused")), fmt.Errorf("logs: %w", busy)),
+			"traces: Post \"http://h/v1/traces\": dial tcp: connection refused; logs: HTTP 429, 502, 503 or 504: busy, try later; body: overloaded"},
+		{errors.New("two\nlines"), "two lines"},
+	} {
+		if got := Answer(c.err); got != c.want {
+			t.Errorf("Answer(%q) =\n %q, want\n %q", c.err, got, c.want)
+		}
+	}
+}

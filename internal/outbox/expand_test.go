@@ -183,3 +183,54 @@ func TestSendWindowResendsInOrder(t *testing.T) {
 		t.Fatalf("cursor %+v, retries %d", st, o.Retries())
 	}
 }
+
+// TestFailingSaysTheLastAnswer: while sends fail, Failing is the
+// receiver's last answer, kept when the caller gives up; a delivery
+// clears it.
+func TestFailingSaysTheLastAnswer(t *testing.T) {
+	s := newSession(t)
+	s.start()
+	var mu sync.Mutex
+	answer := errors.New("busy")
+	p := &numbering{}
+	cfg := Config{
+		LedgerPath: filepath.Join(s.dir, "receipts.jsonl"),
+		StatePath:  filepath.Join(s.dir, "cursor.json"),
+		Expand:     p.expand,
+		Send: func(context.Context, []byte, string) (func(context.Context) error, error) {
+			mu.Lock()
+			err := answer
+			mu.Unlock()
+			return func(context.Context) error { return err }, nil
+		},
+		MinBackoff: time.Millisecond, MaxBackoff: 2 * time.Millisecond,
+	}
+	o, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	o.Finish()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- o.Run(ctx) }()
+	for o.Retries() < 3 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run: %v", err)
+	}
+	if got := o.Failing(); got == nil || got.Error() != "busy" {
+		t.Fatalf("Failing after giving up: %v, want busy", got)
+	}
+	mu.Lock()
+	answer = nil
+	mu.Unlock()
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Failing(); got != nil {
+		t.Fatalf("Failing after delivery: %v, want nil", got)
+	}
+}

@@ -130,6 +130,7 @@ type Outbox struct {
 	mu       sync.Mutex
 	state    State
 	retries  int
+	failing  error // the receiver's last answer while a delivery outage lasts
 	replayed bool
 	// written is when the cursor file was last written; dirty says the
 	// cursor moved past what it holds (CursorEvery).
@@ -230,6 +231,22 @@ func (o *Outbox) Retries() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.retries
+}
+
+// Failing returns the receiver's last answer while deliveries fail and
+// are retried (a post refused for good is not an outage), nil when none
+// is failing: what to tell a person who gives up waiting.
+func (o *Outbox) Failing() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.failing
+}
+
+// setFailing records the answer of a failed attempt; nil ends the outage.
+func (o *Outbox) setFailing(err error) {
+	o.mu.Lock()
+	o.failing = err
+	o.mu.Unlock()
 }
 
 // Finish tells Run to stop following the ledger: it then handles what
@@ -414,6 +431,7 @@ func (o *Outbox) land(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		o.setFailing(err)
 		if outage.IsZero() {
 			outage = o.cfg.Now()
 			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", o.handled, "err", err.Error())
@@ -427,6 +445,7 @@ func (o *Outbox) land(ctx context.Context) error {
 		}
 	}
 	if !outage.IsZero() {
+		o.setFailing(nil)
 		o.log.Info("outbox: receiver back", "target", o.cfg.Target, "down_for", o.cfg.Now().Sub(outage).Round(time.Millisecond).String())
 	}
 	n := len(o.flights)
@@ -443,6 +462,7 @@ func (o *Outbox) post(ctx context.Context, seq uint64, m Message) error {
 		err := o.cfg.Post(ctx, m.Body, m.ID)
 		if err == nil || o.cfg.Permanent(err) {
 			if !outage.IsZero() {
+				o.setFailing(nil)
 				o.log.Info("outbox: receiver back", "target", o.cfg.Target, "attempts", attempt+1, "down_for", o.cfg.Now().Sub(outage).Round(time.Millisecond).String())
 			}
 			return err
@@ -450,6 +470,7 @@ func (o *Outbox) post(ctx context.Context, seq uint64, m Message) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
+		o.setFailing(err)
 		if outage.IsZero() {
 			outage = o.cfg.Now()
 			o.log.Warn("outbox: delivery failing; retrying with backoff", "target", o.cfg.Target, "sequence", seq, "err", err.Error())

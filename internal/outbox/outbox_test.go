@@ -7,11 +7,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -374,5 +376,48 @@ func TestSecondDelivererIsKeptOut(t *testing.T) {
 	cfg := OrgLoopWebhook(filepath.Join(s.dir, "receipts.jsonl"), filepath.Join(s.dir, "orgloop-webhook.json"), w, contract.OrgLoopOptions{SessionID: "ses_T"}, func(string) string { return "" })
 	if _, err := Open(cfg); err == nil {
 		t.Fatal("a second Open of the same cursor succeeded")
+	}
+}
+
+// TestRenewalStopCarriesItsDuration: the stop post of a renewal (whose
+// receipt records no duration) carries how long the harness incarnation
+// it ends ran, from that incarnation's session.started, also when the
+// outbox resumes from its cursor after the start was delivered; the
+// session's final stop keeps the duration its receipt records, and a
+// start post says 0 (nothing has run yet).
+func TestRenewalStopCarriesItsDuration(t *testing.T) {
+	rcv := newReceiver(t)
+	s := newSession(t)
+	s.start() // session.started is receipt 2, at 1778100002
+	o := s.open(t, rcv.url())
+	o.Finish()
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_ = o.Close()
+	renewal := func(step string, more map[string]any) map[string]any {
+		m := map[string]any{"reason": "renewal", "renewal_attempt": 1, "renewal_step": step, "resume": true}
+		for k, v := range more {
+			m[k] = v
+		}
+		return m
+	}
+	s.append(contract.EventSessionEnding, renewal("ending", nil))
+	s.append(contract.EventSessionEnded, renewal("ended", map[string]any{"exit_code": 143, "stopped_by": "renewal", "phase": "stopped", "outcome": "cancelled", "exit_reason": "renewal"})) // receipt 6
+	s.append(contract.EventSessionStarted, renewal("started", nil))
+	s.end(0)
+	o = s.open(t, rcv.url())
+	o.Finish()
+	if err := o.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, bodies, _, _ := rcv.snapshot()
+	var got []string
+	for _, b := range bodies {
+		got = append(got, fmt.Sprintf("%v %v %v", b["hook_type"], b["session_id"], b["duration_seconds"]))
+	}
+	want := []string{"start ses_T 0", "stop ses_T.r1 4", "start ses_T.r1 0", "stop ses_T 7"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("posts (hook, session, duration) %q, want %q", got, want)
 	}
 }

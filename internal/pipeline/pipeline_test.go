@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -110,5 +111,27 @@ func TestSyncRouterSharesTheLedger(t *testing.T) {
 	if *a.Receipt.Sequence != 1 || *b.Receipt.Sequence != 2 || a.Receipt.InvocationID != b.Receipt.InvocationID {
 		t.Fatalf("receipts %d %s and %d %s: want sequences 1, 2 and one invocation",
 			*a.Receipt.Sequence, a.Receipt.InvocationID, *b.Receipt.Sequence, b.Receipt.InvocationID)
+	}
+}
+
+// TestSessionLogKeepsEveryRenewalLine: the session log limits repeated
+// faults but never a renewal's lines (ten renewals, ten lines each kind).
+func TestSessionLogKeepsEveryRenewalLine(t *testing.T) {
+	root := t.TempDir()
+	p, err := Open(Options{StateDir: root, NewSession: true, Log: true, Adapter: generic(t), Mode: contract.ModeLauncherWrapper, IDs: &ids.Sequential{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		p.Log.Info("renewal: stopping the harness", "signal", "SIGTERM")
+		p.Log.Info("renewal done", "state", "delivered", "attempt", i+1)
+	}
+	p.Close()
+	data, err := os.ReadFile(statedir.LogPath(root, p.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, m := strings.Count(string(data), `"renewal: stopping the harness"`), strings.Count(string(data), `"renewal done"`); n != 10 || m != 10 {
+		t.Fatalf("ten renewals logged %d stop lines and %d done lines:\n%s", n, m, data)
 	}
 }

@@ -1,12 +1,14 @@
 // Package ratelog bounds a log: a slog.Handler that passes the first
 // record of each kind (level and message) per interval and counts the
 // rest, so a fault that repeats every tick costs one line per interval,
-// not one per occurrence.
+// not one per occurrence. Messages with an unlimited prefix (moments a
+// person asked for, each worth its line) always pass.
 package ratelog
 
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 )
@@ -27,10 +29,11 @@ type window struct {
 // state is shared by a handler and those derived from it (WithAttrs,
 // WithGroup), so one kind is limited however it was logged.
 type state struct {
-	mu    sync.Mutex
-	every time.Duration
-	now   func() time.Time
-	seen  map[kind]*window
+	mu        sync.Mutex
+	every     time.Duration
+	now       func() time.Time
+	seen      map[kind]*window
+	unlimited []string
 }
 
 // Handler is the rate-limiting slog.Handler.
@@ -42,23 +45,27 @@ type Handler struct {
 // New limits next to one record of each kind per interval (DefaultInterval
 // when zero). The first record after a quiet interval carries a
 // "suppressed" attribute counting the records dropped before it. now is
-// the clock (time.Now when nil).
-func New(next slog.Handler, interval time.Duration, now func() time.Time) *Handler {
+// the clock (time.Now when nil). Records whose message starts with one
+// of unlimited are never limited.
+func New(next slog.Handler, interval time.Duration, now func() time.Time, unlimited ...string) *Handler {
 	if interval <= 0 {
 		interval = DefaultInterval
 	}
 	if now == nil {
 		now = time.Now
 	}
-	return &Handler{next: next, st: &state{every: interval, now: now, seen: make(map[kind]*window)}}
+	return &Handler{next: next, st: &state{every: interval, now: now, seen: make(map[kind]*window), unlimited: unlimited}}
 }
 
 // Enabled is next's.
 func (h *Handler) Enabled(ctx context.Context, l slog.Level) bool { return h.next.Enabled(ctx, l) }
 
 // Handle passes r on unless a record of its kind passed within the
-// interval.
+// interval, or its message has an unlimited prefix.
 func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
+	if h.st.isUnlimited(r.Message) {
+		return h.next.Handle(ctx, r)
+	}
 	k := kind{r.Level, r.Message}
 	now := h.st.now()
 	h.st.mu.Lock()
@@ -85,6 +92,16 @@ func (h *Handler) Handle(ctx context.Context, r slog.Record) error {
 		r.AddAttrs(slog.Int("suppressed", suppressed))
 	}
 	return h.next.Handle(ctx, r)
+}
+
+// isUnlimited reports whether msg has an unlimited prefix.
+func (st *state) isUnlimited(msg string) bool {
+	for _, p := range st.unlimited {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // WithAttrs derives a handler sharing the limits.

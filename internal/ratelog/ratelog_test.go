@@ -26,3 +26,20 @@ func TestOneLinePerKindPerInterval(t *testing.T) {
 		t.Fatalf("after the interval: %q", lines)
 	}
 }
+
+// TestUnlimitedPrefixesPass: records whose message starts with an
+// unlimited prefix are never limited; others still are.
+func TestUnlimitedPrefixesPass(t *testing.T) {
+	var buf bytes.Buffer
+	now := time.Unix(0, 0)
+	log := slog.New(New(slog.NewTextHandler(&buf, nil), 10*time.Second, func() time.Time { return now }, "renewal"))
+	for range 10 {
+		log.Info("renewal done", "attempt", 1)
+		log.Warn("renewal failed")
+		log.Error("ledger append failed")
+	}
+	out := buf.String()
+	if n, m, k := strings.Count(out, "renewal done"), strings.Count(out, "renewal failed"), strings.Count(out, "ledger append failed"); n != 10 || m != 10 || k != 1 {
+		t.Fatalf("renewal done %d, renewal failed %d, ledger append failed %d lines; want 10, 10, 1:\n%s", n, m, k, out)
+	}
+}

@@ -124,6 +124,38 @@ type history struct {
 	started   string                    // receipt id of the last session.started
 	ended     *contract.LifecycleReceipt
 	harnessID string
+	// closed counts the session's ends before: the wrapper sealed now
+	// is the closed-th continuation's (contract.SummaryContinuation).
+	closed int
+}
+
+// closes reports whether r ends an incarnation of the session: a
+// session.ended that is neither a renewal's nor a switch's (the session
+// goes on after those) — the harness's exit, a failed launch, or the end
+// sealed for a lost wrapper.
+func closes(r contract.LifecycleReceipt) bool {
+	if r.Event != contract.EventSessionEnded {
+		return false
+	}
+	reason, _ := r.TelemetrySummary[contract.SummaryReason].(string)
+	return reason != contract.StoppedByRenewal && reason != contract.HarnessSessionSwitched
+}
+
+// Continuation numbers the wrapper that continues a session whose
+// receipts so far are prior (`run --continue-session`): N after N ends
+// of the session (a lost wrapper's sealed end, or a harness's exit), 0
+// when nothing ended it (a wrapper killed mid-renewal, after its
+// harness's stop was recorded: the continuation finishes that renewal).
+// Its start and end carry it (contract.SummaryContinuation): a new
+// incarnation with OrgLoop keys of its own, as a renewal's.
+func Continuation(prior []contract.LifecycleReceipt) int {
+	n := 0
+	for _, r := range prior {
+		if closes(r) {
+			n++
+		}
+	}
+	return n
 }
 
 func readHistory(path string) history {
@@ -142,6 +174,9 @@ func readHistory(path string) history {
 		case contract.EventSessionEnded:
 			rc := r
 			h.ended = &rc
+			if closes(r) {
+				h.closed++
+			}
 		}
 		if r.HarnessSessionID != nil && *r.HarnessSessionID != "" {
 			h.harnessID = *r.HarnessSessionID
@@ -235,6 +270,12 @@ func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) er
 		sum["pid"] = rec.Pid
 	}
 	key := "lifeloop-seal:" + rec.ID
+	if h.closed > 0 {
+		// The wrapper of the closed-th continuation was lost in turn: its
+		// end closes that incarnation, under a key of its own.
+		sum[contract.SummaryContinuation] = h.closed
+		key += fmt.Sprintf(":%d", h.closed)
+	}
 	m := moment.Moment{
 		Event:            contract.EventSessionEnded,
 		IdempotencyKey:   &key,

@@ -27,6 +27,15 @@ import (
 // recorded at once when nothing will name the session, else held until
 // the session-start hook or the transcript names it, or the bind wait
 // passes.
+//
+// The held session.ending: a session-end hook can arrive before the
+// transcript's last turn has been read (a one-shot in a fresh home,
+// whose transcript folder the watcher found late). Nothing of a harness
+// session's frames may follow its session.ending, so while a transcript
+// is read the hook's session.ending waits until the caller has read the
+// transcript to its end (ReadToEnd: the drain after the harness exited),
+// EndReadWait at most; what the transcript reports meanwhile goes ahead
+// of it, the wrapper's own moments (ticks) behind it.
 
 // Ready is a moment the keeper released: the caller records it now, in
 // order, through Admit (which may drop it or add inferred stages). Tag is
@@ -67,7 +76,15 @@ type held struct {
 	// limit is the latest until of a transcript moment that waits for a
 	// hook's report of it: HookArrived moves until no further.
 	limit time.Time
+	// waitsRead marks a hook's session.ending that waits for the
+	// transcript to be read to its end (ReadToEnd).
+	waitsRead bool
 }
+
+// EndReadWait bounds how long a session-end hook's session.ending waits
+// for the transcript to be read to its end: a harness that reports its
+// session's end and keeps running holds its later moments no longer.
+const EndReadWait = 30 * time.Second
 
 // keyStarted is the queue key of a held session.started.
 const keyStarted = "session.started"
@@ -229,6 +246,8 @@ func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Read
 	}
 	q := held{key: key, m: m, fromHook: true}
 	switch {
+	case k.endingWaitsRead(m, transcriptOpen):
+		q.until, q.waitsRead = now.Add(EndReadWait), true
 	case keyed(m) && transcriptOpen && k.cfg.Bridged[m.Event]:
 		q.until = now.Add(NativeWindow) // the transcript's report carries the figures
 	case k.missingEarlier(m, len(k.queue), transcriptOpen):
@@ -238,6 +257,30 @@ func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Read
 	}
 	k.insert(q)
 	return Ready{}, false
+}
+
+// endingWaitsRead reports whether hook moment m is a session.ending that
+// waits for the transcript to be read to its end: a transcript is read
+// and the current harness session has not told its end yet.
+func (k *Keeper) endingWaitsRead(m Moment, transcriptOpen bool) bool {
+	return m.Event == contract.EventSessionEnding && k.cfg.Transcript && transcriptOpen && !k.ending && !k.ended
+}
+
+// ReadToEnd is called once the transcript has been read to its end (the
+// harness exited and the drain caught up): a session.ending that waited
+// for it is due.
+func (k *Keeper) ReadToEnd() {
+	for i := range k.queue {
+		if k.queue[i].waitsRead {
+			k.queue[i].until, k.queue[i].waitsRead = time.Time{}, false
+		}
+	}
+}
+
+// readWaiter returns the index of the session.ending that waits for the
+// transcript's read, or -1.
+func (k *Keeper) readWaiter() int {
+	return slices.IndexFunc(k.queue, func(q held) bool { return q.waitsRead })
 }
 
 // HookArrived is called when a hook call reaches the wrapper, before its
@@ -275,9 +318,15 @@ func (k *Keeper) hookWait(until, limit time.Time) time.Time {
 }
 
 // insert queues q before the first waiting moment of the same frame at a
-// later stage (so a late earlier stage still comes first), else last.
+// later stage (so a late earlier stage still comes first), else before a
+// session.ending that waits for the transcript's read (what the
+// transcript or a frame reports happened before the session's end), else
+// last.
 func (k *Keeper) insert(q held) {
 	pos := len(k.queue)
+	if i := k.readWaiter(); i >= 0 && (!q.fromHook || q.m.Frame != nil) {
+		pos = i
+	}
 	if s := frameStage(q.m.Event); s > 0 && q.m.Frame != nil {
 		for i, e := range k.queue {
 			if e.m.Frame != nil && e.m.Frame.FrameID == q.m.Frame.FrameID && frameStage(e.m.Event) > s {
@@ -388,7 +437,15 @@ func (k *Keeper) Take(m Moment) (ahead []Ready, q Held, ok bool) {
 	}
 	i := k.queued(key)
 	if i < 0 {
-		return nil, Held{}, false
+		if w := k.readWaiter(); key == keyStarted && w >= 0 {
+			// A new harness session starts in the same process (a
+			// switch): the old one's end comes first.
+			for _, a := range k.queue[:w+1] {
+				ahead = append(ahead, Ready{Moment: a.m, Tag: a.tag})
+			}
+			k.queue = slices.Delete(k.queue, 0, w+1)
+		}
+		return ahead, Held{}, false
 	}
 	for _, a := range k.queue[:i] {
 		ahead = append(ahead, Ready{Moment: a.m, Tag: a.tag})
@@ -462,6 +519,8 @@ func (k *Keeper) Holds() []Hold {
 			h.Reason = "waiting for the relaunched harness to name its session"
 		case q.key == keyStarted:
 			h.Reason = "waiting for the harness to name its session"
+		case q.waitsRead:
+			h.Reason = "waiting for the transcript to be read to its end"
 		case q.until.IsZero() && i > 0:
 			h.Reason = "behind the moments held before it"
 		case q.fromHook && keyed(q.m):

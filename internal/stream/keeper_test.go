@@ -149,6 +149,9 @@ func wait(d time.Duration) step {
 
 func flush() step { return func(s *story) { s.record(s.k.Flush()) } }
 
+// readToEnd is the drain's read of the transcript to its end.
+func readToEnd() step { return func(s *story) { s.k.ReadToEnd(); s.pop() } }
+
 func relaunch(resumed bool) step {
 	return func(s *story) {
 		s.record(s.k.ReleaseStarted(Moment{}))
@@ -182,6 +185,8 @@ const (
 	ending   = contract.EventFrameEnding
 	ended    = contract.EventFrameEnded
 	sEnded   = contract.EventSessionEnded
+	sEnding  = contract.EventSessionEnding
+	tick     = contract.EventSupervisorTick
 	pressure = contract.EventContextPressureObserved
 )
 
@@ -273,6 +278,47 @@ func TestStreamRules(t *testing.T) {
 			want: []string{
 				"session.starting - wrapper -", "session.started - wrapper session.starting@- hs=hs-1",
 				"supervisor.tick - wrapper session.started@- hs=hs-1",
+			},
+		},
+		{
+			name: "held session.ending: a session-end hook before the transcript's last turn waits for the read to the end",
+			cfg:  Config{Transcript: true},
+			steps: []step{wrapper(starting), started(false), hook(sEnding, "", "hs1"),
+				holds("session.ending: waiting for the transcript to be read to its end (30s)"),
+				wrapper(tick), transcript(opening, "f1", "hs1"), transcript(ended, "f1", "hs1"), transcript(pressure, "", "hs1"),
+				holds("session.ending: waiting for the transcript to be read to its end (30s)", "supervisor.tick: behind the moments held before it (-)"),
+				readToEnd(), holds()},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@- hs=hs1",
+				"frame.opening f1 transcript session.started@- hs=hs1",
+				"frame.opened f1 inferred frame.opening@f1 hs=hs1", "frame.ending f1 inferred frame.opening@f1 hs=hs1",
+				"frame.ended f1 transcript frame.opening@f1 hs=hs1",
+				"context.pressure_observed - transcript session.started@- hs=hs1",
+				"session.ending - hook session.started@- hs=hs1",
+				"supervisor.tick - wrapper session.started@- hs=hs1",
+			},
+		},
+		{
+			name: "held session.ending: EndReadWait at most; a switch's session.started releases it first",
+			cfg:  Config{Transcript: true},
+			steps: []step{wrapper(starting), started(false), transcript(startedE, "", "hs1"), hook(sEnding, "", "hs1"), wait(EndReadWait), holds(),
+				wrapper(starting), started(false), transcript(startedE, "", "hs2"), hook(sEnding, "", "hs2"), hook(startedE, "", "hs3"), flush()},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@- hs=hs1",
+				"session.ending - hook session.started@- hs=hs1",
+				"session.starting - wrapper session.started@- hs=hs1", "session.started - wrapper session.starting@- hs=hs2",
+				"session.ending - hook session.started@- hs=hs2",
+				"session.ended - inferred session.ending@- hs=hs2", "session.starting - inferred session.started@- hs=hs3",
+				"session.started - hook session.starting@- hs=hs3",
+			},
+		},
+		{
+			name:  "held session.ending: not when the stream already tells the end (a renewal's), nor without a transcript",
+			cfg:   Config{Transcript: true},
+			steps: []step{wrapper(starting), started(false), transcript(startedE, "", "hs1"), wrapper(sEnding), hook(sEnding, "", "hs1"), holds()},
+			want: []string{
+				"session.starting - wrapper -", "session.started - wrapper session.starting@- hs=hs1",
+				"session.ending - wrapper session.started@- hs=hs1",
 			},
 		},
 		{

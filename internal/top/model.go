@@ -11,6 +11,7 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/topview"
 )
 
 // Actions are the operations top performs on a session. The CLI passes
@@ -52,7 +53,7 @@ type (
 )
 
 // DefaultRecent is how long top shows a session after it ended.
-const DefaultRecent = time.Hour
+const DefaultRecent = topview.DefaultRecent
 
 // Config is what a Model needs besides its rows.
 type Config struct {
@@ -138,7 +139,7 @@ func (m *Model) applyFilter() {
 	m.rows = m.rows[:0:0]
 	f := strings.ToLower(m.filter)
 	for _, r := range m.all {
-		if r.Ended() && !m.cfg.All && r.EndedAt != nil && now.Sub(*r.EndedAt) > m.cfg.Recent {
+		if !r.Shown(now, m.cfg.All, m.cfg.Recent) {
 			continue
 		}
 		if f != "" && !matches(r, f) {
@@ -188,7 +189,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case actionMsg:
 		m.busy--
 		if msg.err != nil {
-			m.message = fmt.Sprintf("%s: %v", ShortID(msg.id), msg.err)
+			m.message = fmt.Sprintf("%s: %v", topview.ShortID(msg.id), msg.err)
 		} else {
 			m.message = msg.text
 		}
@@ -295,13 +296,13 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.readReceipts()
 	case "r":
 		if r.Ended() {
-			m.message = fmt.Sprintf("%s has ended (%s); renew needs a running session", ShortID(r.ID), r.State)
+			m.message = fmt.Sprintf("%s has ended (%s); renew needs a running session", topview.ShortID(r.ID), r.State)
 			break
 		}
 		m.target, m.input, m.mode = r, "", modeRenewPayload
 	case "a":
 		if r.Ended() {
-			m.message = fmt.Sprintf("%s has already ended (%s)", ShortID(r.ID), r.State)
+			m.message = fmt.Sprintf("%s has already ended (%s)", topview.ShortID(r.ID), r.State)
 			break
 		}
 		m.target, m.mode = r, modeConfirmAbort
@@ -312,7 +313,7 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		case string(statedir.StateRunning):
 			return m, m.control(r, "pause")
 		}
-		m.message = fmt.Sprintf("%s is %s: only a running session pauses and a paused one resumes", ShortID(r.ID), r.State)
+		m.message = fmt.Sprintf("%s is %s: only a running session pauses and a paused one resumes", topview.ShortID(r.ID), r.State)
 	}
 	return m, nil
 }
@@ -347,7 +348,7 @@ func (m *Model) control(r Row, op string) tea.Cmd {
 		return nil
 	}
 	m.busy++
-	m.message = fmt.Sprintf("%s %s…", op, ShortID(r.ID))
+	m.message = fmt.Sprintf("%s %s…", op, topview.ShortID(r.ID))
 	acts, id := m.cfg.Actions, r.ID
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
@@ -375,7 +376,7 @@ func (m *Model) renew(resume bool) tea.Cmd {
 		how = "resumed"
 	}
 	m.busy++
-	m.message = fmt.Sprintf("renewing %s (%s, %d payload file(s))…", ShortID(m.target.ID), how, len(files))
+	m.message = fmt.Sprintf("renewing %s (%s, %d payload file(s))…", topview.ShortID(m.target.ID), how, len(files))
 	acts, id := m.cfg.Actions, m.target.ID
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -421,7 +422,7 @@ func (m *Model) Render() string {
 	now := m.cfg.Now()
 	w, h := max(m.width, 20), max(m.height, 5)
 	lines := make([]string, 0, h)
-	head := title(m.rows, m.cfg.Root)
+	head := topview.Title(m.rows, m.cfg.Root)
 	if m.filter != "" || m.mode == modeFilter {
 		head += " · filter: " + m.filter
 	}
@@ -440,7 +441,7 @@ func (m *Model) Render() string {
 			lines = append(lines, fit(l, w))
 		}
 	} else {
-		tbl := Table(withHome(m.rows, m.cfg.Home), now, w, m.cursor)
+		tbl := Table(topview.WithHome(m.rows, m.cfg.Home), now, w, m.cursor)
 		lines = append(lines, tbl[0])
 		rows := tbl[1:]
 		visible := body - 1
@@ -469,15 +470,15 @@ func (m *Model) prompt() string {
 	case modeFilter:
 		return "filter (harness, folder, state): " + m.filter + "▏"
 	case modeRenewPayload:
-		return fmt.Sprintf("renew %s: note (text or markdown) or payload envelope file (enter for none): %s▏", ShortID(m.target.ID), m.input)
+		return fmt.Sprintf("renew %s: note (text or markdown) or payload envelope file (enter for none): %s▏", topview.ShortID(m.target.ID), m.input)
 	case modeRenewMode:
 		p := "no note or payload"
 		if m.payload != "" {
 			p = m.payload
 		}
-		return fmt.Sprintf("renew %s with %s: [f]resh or [r]esumed conversation? (esc cancels)", ShortID(m.target.ID), p)
+		return fmt.Sprintf("renew %s with %s: [f]resh or [r]esumed conversation? (esc cancels)", topview.ShortID(m.target.ID), p)
 	case modeConfirmAbort:
-		return fmt.Sprintf("abort %s (%s, %s)? y/N", ShortID(m.target.ID), m.target.Harness, m.target.State)
+		return fmt.Sprintf("abort %s (%s, %s)? y/N", topview.ShortID(m.target.ID), m.target.Harness, m.target.State)
 	}
 	return m.message
 }

@@ -9,6 +9,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/sys/unix"
+
+	"github.com/lifeloop/lifeloop/internal/topview"
 )
 
 // The restore tests do not run under the race detector: when it ends,
@@ -80,7 +82,7 @@ func TestTerminalRestoredOnPanic(t *testing.T) {
 func TestInteractiveRestoresOnCancel(t *testing.T) {
 	tty, output := ptyPair(t)
 	before := termios(t, tty)
-	src, err := Open(t.TempDir())
+	src, err := topview.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,8 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/lifeloop/lifeloop/internal/topview"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -56,7 +58,7 @@ func fixtureRows() []Row {
 			StartedAt: ago(55 * time.Minute), EndedAt: ago(20 * time.Minute), Frames: 2,
 			LastEvent: "session.ended", LastEventAt: ago(20 * time.Minute), Sequence: 30},
 	}
-	SortRows(rows)
+	topview.SortRows(rows)
 	return rows
 }
 
@@ -115,7 +117,7 @@ func TestGoldenScreens(t *testing.T) {
 
 func TestGoldenOnce(t *testing.T) {
 	rows := fixtureModel(80, 24).Rows()
-	golden(t, "once-120.txt", ansi.Strip(Once(rows, fixedNow, 120, "/home/dev/.local/state/lifeloop", "/home/dev")))
+	golden(t, "once-120.txt", ansi.Strip(topview.Once(rows, fixedNow, 120, "/home/dev/.local/state/lifeloop", "/home/dev", topview.Colours256)))
 }
 
 func TestGaugeLevels(t *testing.T) {
@@ -123,7 +125,7 @@ func TestGaugeLevels(t *testing.T) {
 		pct  float64
 		want string
 	}{{0, "░░░░░░░░░░"}, {4, "░░░░░░░░░░"}, {5, "█░░░░░░░░░"}, {80.5, "████████░░"}, {100, "██████████"}, {130, "██████████"}} {
-		if got := Gauge(c.pct, 10); got != c.want {
+		if got := topview.Gauge(c.pct, 10); got != c.want {
 			t.Errorf("Gauge(%v) = %q, want %q", c.pct, got, c.want)
 		}
 	}
@@ -164,7 +166,7 @@ func TestScrollKeepsSelectionVisible(t *testing.T) {
 	for range 30 {
 		m.Update(key("j"))
 	}
-	if !strings.Contains(ansi.Strip(m.Render()), ShortID(m.rows[30].ID)) {
+	if !strings.Contains(ansi.Strip(m.Render()), topview.ShortID(m.rows[30].ID)) {
 		t.Fatalf("the selected row 30 is not on screen:\n%s", ansi.Strip(m.Render()))
 	}
 }

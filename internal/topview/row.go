@@ -1,13 +1,13 @@
-// Package top is `lifeloop top`: every session of a state directory at a
-// glance, kept current from the sessions' own files (session.json, the
-// receipt ledger, renewal.json) as they change, and a terminal UI that
-// renews, aborts, pauses and resumes the selected session through the
-// same control-socket operations as the CLI commands.
-//
-// The package has three parts: Row, built on sessionview.Summary (this
-// file), Source, which keeps one Row per session current from fsnotify
-// events on the state directory, and the view and the interactive model.
-package top
+// Package topview is what `lifeloop top` shows, without a terminal UI:
+// one Row per session of a state directory, built on
+// sessionview.Summary (this file); Source, which reads the sessions'
+// own files (session.json, the receipt ledger, renewal.json) and keeps
+// the rows current from fsnotify events as they change; and the table
+// (table.go), plain text with ANSI styles, which `top --once` prints and
+// the live view draws. It links no terminal UI library, so the lifeloop
+// program prints `top --once` and `--json` itself; internal/top, linked
+// only into lifeloop-top, is the live view over it.
+package topview
 
 import (
 	"time"
@@ -18,6 +18,9 @@ import (
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
 )
+
+// DefaultRecent is how long top shows a session after it ended.
+const DefaultRecent = time.Hour
 
 // Pressure is a session's last observed context pressure.
 type Pressure struct {
@@ -67,6 +70,12 @@ type Row struct {
 
 // Ended reports whether the session's state is terminal.
 func (r Row) Ended() bool { return statedir.SessionState(r.State).IsTerminal() }
+
+// Shown reports whether top lists the row at now: every session not
+// ended, and an ended one for recent after it ended (all: always).
+func (r Row) Shown(now time.Time, all bool, recent time.Duration) bool {
+	return all || !r.Ended() || r.EndedAt == nil || now.Sub(*r.EndedAt) <= recent
+}
 
 // DisplayState is the state top shows: the record's, or "renewing" while
 // a renewal stops and starts the harness.
