@@ -299,8 +299,9 @@ func checkStoryNoCloseWhileRunning(s story) error {
 // sequence of harness sessions, each opened by session.starting, with at
 // most one session.started (none when its launch failed), at most one
 // session.ending and exactly one session.ended, nothing of it after its
-// session.ended and no frame before its session.started; a renewal's
-// session.starting links to the session.started before it.
+// session.ended, no frame before its session.started and none after its
+// session.ending; a renewal's session.starting links to the
+// session.started before it.
 func checkStoryCoherent(s story) error {
 	stage := map[contract.Event]int{contract.EventFrameOpening: 1, contract.EventFrameOpened: 2, contract.EventFrameEnding: 3, contract.EventFrameEnded: 4}
 	frames := map[string]int{}
@@ -360,6 +361,9 @@ func checkStoryCoherent(s story) error {
 		default:
 			if strings.HasPrefix(ev, "frame.") && cur.started == 0 {
 				return fmt.Errorf("receipt %d: %s before session.started", seqOf(r), ev)
+			}
+			if strings.HasPrefix(ev, "frame.") && cur.ending > 0 {
+				return fmt.Errorf("receipt %d: %s after session.ending", seqOf(r), ev)
 			}
 		}
 	}
