@@ -20,6 +20,9 @@ type story struct {
 	lives    []harnessLife
 	record   statedir.SessionRecord
 	refused  []refusedEmit
+	// earlyEnd names the first step, not one that ends the story, after
+	// which lifeloop run had exited ("" when none).
+	earlyEnd string
 }
 
 // refusedEmit is an emit the command refused (exit code not 0): the
@@ -57,6 +60,17 @@ var storyProperties = []storyProperty{
 	{"renewal-closes-cut-off-turns", checkStoryRenewalClosesTurns},
 	{"refused-emit-records-nothing", checkStoryRefusedEmits},
 	{"one-ending-everywhere", checkStoryEndingAgrees},
+	{"ends-only-at-its-end", checkStoryEndsOnlyAtItsEnd},
+}
+
+// checkStoryEndsOnlyAtItsEnd: the session ends only when its harness
+// exits by itself or it is aborted: no emit, pause, renewal (one whose
+// relaunch fails among them) or continuation ends it.
+func checkStoryEndsOnlyAtItsEnd(s story) error {
+	if s.earlyEnd != "" {
+		return fmt.Errorf("the session ended before the story's end: after %s", s.earlyEnd)
+	}
+	return nil
 }
 
 // checkStoryRenewalClosesTurns: a turn (frame) still open when a renewal

@@ -43,7 +43,7 @@ import (
 // steps are left out one at a time while the same property still fails.
 
 // storySeeds are the seeds of the fixed interleavings (storyProgram).
-var storySeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+var storySeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 37}
 
 // storyProgram is the interleaving seed s stands for: 4 to 12 actions
 // from a PCG seeded with s.
@@ -105,9 +105,12 @@ func TestStorySeedsCoverEveryAction(t *testing.T) {
 			if a.kind == actRenew && a.param&1 != 0 {
 				seen["renew with a slow stop"] = true
 			}
+			if a.kind == actRenew && a.param&8 != 0 {
+				seen["renew whose relaunch dies"] = true
+			}
 		}
 	}
-	for _, want := range append(actNames[:], "renew with a slow stop") {
+	for _, want := range append(actNames[:], "renew with a slow stop", "renew whose relaunch dies") {
 		if !seen[want] {
 			t.Errorf("no fixed interleaving (storySeeds) takes a %s step", want)
 		}
@@ -127,7 +130,7 @@ const (
 	actEmitConflict        // emit context.compacted with key K, then session.ended with K (an idempotency conflict)
 	actEmitNoFrame         // emit frame.opening without --frame-id (a usage error)
 	actPause               // pause, or resume when paused
-	actRenew               // renew; param bits: 1 slow stop, 2 a payload, 4 --resume
+	actRenew               // renew; param bits: 1 slow stop, 2 a payload, 4 --resume, 8 the relaunch exits 42 at once
 	actLose                // SIGKILL the wrapper, seal (`lifeloop sessions`), run --continue-session
 	actSteps
 	actExit  = actSteps     // the harness exits by itself, code param%2
@@ -156,6 +159,9 @@ func (a storyAction) String() string {
 		}
 		if a.param&4 != 0 {
 			b = append(b, "--resume")
+		}
+		if a.param&8 != 0 {
+			b = append(b, "the relaunch dies at once")
 		}
 		return "renew " + strings.Join(b, ", ")
 	case actExit:
@@ -260,6 +266,9 @@ func runStory(t *testing.T, acts []storyAction) ([]string, story, []string) {
 	d.start(false)
 	for _, a := range acts {
 		d.do(a)
+		if a.kind != actExit && a.kind != actAbort && d.earlyEnd == "" && d.runState() != "still runs" {
+			d.earlyEnd = fmt.Sprintf("step %d (%s): lifeloop run %s", len(d.steps), a, d.runState())
+		}
 	}
 	s := d.story()
 	return failedProperties(s), s, d.steps
@@ -274,7 +283,6 @@ type storyDriver struct {
 	id                 string
 	run                *exec.Cmd
 	runDone            chan struct{}
-	starts             int
 	paused, ended      bool
 	frame              int
 	open               []string
@@ -282,20 +290,23 @@ type storyDriver struct {
 	steps              []string
 	renewPay, unplaced string
 	refused            []refusedEmit
+	earlyEnd           string
 	outFile            *os.File
 }
 
 // fakeClaude is the fake harness: it writes "start PID N" and "exit PID N
 // CODE" to $STORY_DIR/harness.log, N the number of receipts the ledger
 // held at that moment; it stops $STORY_DIR/stopdelay seconds after
-// SIGINT or SIGTERM, at once on SIGHUP (its wrapper died), and exits with
-// the code written into $STORY_DIR/exit.
+// SIGINT or SIGTERM, at once on SIGHUP (its wrapper died), exits with
+// the code written into $STORY_DIR/exit, and exits 42 at once, before
+// anything else, when $STORY_DIR/die exists (which it removes).
 const fakeClaude = `#!/bin/sh
 case "$1" in --version|-v) echo "2.1.0 (Claude Code)"; exit 0;; esac
 d="$STORY_DIR"
 n() { if [ -f "$LIFELOOP_SESSION_DIR/receipts.jsonl" ]; then wc -l < "$LIFELOOP_SESSION_DIR/receipts.jsonl" | tr -d ' '; else echo 0; fi; }
 echo "start $$ $(n)" >> "$d/harness.log"
 bye() { echo "exit $$ $(n) $1" >> "$d/harness.log"; exit "$1"; }
+if [ -e "$d/die" ]; then rm -f "$d/die"; bye 42; fi
 slow() { s=$(cat "$d/stopdelay" 2>/dev/null); [ -n "$s" ] && sleep "$s"; }
 trap 'slow; bye 130' INT
 trap 'slow; bye 143' TERM
@@ -358,6 +369,7 @@ func (d *storyDriver) start(cont bool) {
 		}
 		d.outFile = out
 	}
+	before := len(d.lives())
 	cmd := exec.Command("lifeloop", args...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = d.work, d.env, d.outFile, d.outFile
 	if err := cmd.Start(); err != nil {
@@ -365,9 +377,8 @@ func (d *storyDriver) start(cont bool) {
 	}
 	d.run, d.runDone = cmd, make(chan struct{})
 	go func() { _ = cmd.Wait(); close(d.runDone) }()
-	d.starts++
 	d.paused = false
-	if !d.waitFor(true, func() bool { return len(d.lives()) >= d.starts && d.sessionID() != "" }) {
+	if !d.waitFor(true, func() bool { return len(d.lives()) > before && d.sessionID() != "" }) {
 		d.step("(no harness started; lifeloop run %s)", d.runState())
 	}
 }
@@ -554,11 +565,22 @@ func (d *storyDriver) renew(a storyAction) {
 	if a.param&4 != 0 {
 		args = append(args, "--resume")
 	}
+	if a.param&8 != 0 {
+		d.writeFile("die", "")
+	}
 	before := len(d.lives())
 	code, msg := d.lifeloop(args...)
 	d.writeFile("stopdelay", "0")
-	if code == 0 {
-		d.starts++
+	relaunched := len(d.lives()) > before
+	switch {
+	case a.param&8 != 0 && (code == 0 || relaunched):
+		// The relaunch dies (it removes the file), then the harness
+		// starts again as launched.
+		d.paused = false
+		d.waitFor(true, func() bool { return len(d.lives()) > before+1 })
+	case a.param&8 != 0:
+		_ = os.Remove(filepath.Join(d.dir, "die")) // refused: no relaunch to kill
+	case code == 0:
 		d.paused = false
 		d.waitFor(true, func() bool { return len(d.lives()) > before })
 	}
@@ -570,6 +592,9 @@ func (d *storyDriver) renew(a storyAction) {
 // `lifeloop sessions` seal the session and continues it.
 func (d *storyDriver) lose() {
 	d.unpause()
+	if st := d.runState(); st != "still runs" {
+		d.step("lifeloop run had already %s: `lifeloop sessions`, then run --continue-session on the ended session", st)
+	}
 	_ = d.run.Process.Signal(syscall.SIGKILL)
 	d.waitRun("SIGKILL")
 	d.waitFor(false, func() bool {
@@ -619,7 +644,7 @@ func (d *storyDriver) lives() []harnessLife {
 
 // story reads what the run left.
 func (d *storyDriver) story() story {
-	s := story{id: d.id, lives: d.lives(), refused: d.refused}
+	s := story{id: d.id, lives: d.lives(), refused: d.refused, earlyEnd: d.earlyEnd}
 	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(d.state, d.id), 0) {
 		if err != nil {
 			d.t.Fatalf("reading the ledger: %v", err)
