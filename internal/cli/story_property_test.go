@@ -592,8 +592,9 @@ func (d *storyDriver) renew(a storyAction) {
 // `lifeloop sessions` seal the session and continues it.
 func (d *storyDriver) lose() {
 	d.unpause()
+	what := "lose the wrapper (SIGKILL), `lifeloop sessions` seals it"
 	if st := d.runState(); st != "still runs" {
-		d.step("lifeloop run had already %s: `lifeloop sessions`, then run --continue-session on the ended session", st)
+		what = "lifeloop run had already " + st + ": `lifeloop sessions`"
 	}
 	_ = d.run.Process.Signal(syscall.SIGKILL)
 	d.waitRun("SIGKILL")
@@ -607,7 +608,7 @@ func (d *storyDriver) lose() {
 	})
 	n := d.ledgerLen()
 	code, _ := d.lifeloop("sessions")
-	d.step("lose the wrapper (SIGKILL), `lifeloop sessions` seals it (exit %d; the ledger held %d receipts), run --continue-session", code, n)
+	d.step("%s (exit %d; the ledger held %d receipts), run --continue-session", what, code, n)
 	d.start(true)
 }
 
