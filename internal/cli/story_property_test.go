@@ -37,7 +37,8 @@ import (
 // An interleaving is a program of bytes, one action each (storyAction);
 // FuzzStory's seed corpus is storySeeds' programs, so `go test` runs
 // them (make test) and `make fuzz` searches further;
-// LIFELOOP_STORY_PROGRAM=HEX[,HEX...] adds programs. A failure prints the
+// LIFELOOP_STORY_PROGRAM=HEX[,HEX...] adds programs and
+// LIFELOOP_STORY_SEEDS=FROM-TO those of more seeds. A failure prints the
 // interleaving that broke the property, each step with what the command
 // answered, and the ledger. LIFELOOP_STORY_SHRINK=1 first shrinks it:
 // steps are left out one at a time while the same property still fails.
@@ -62,6 +63,18 @@ func FuzzStory(f *testing.F) {
 	}
 	for _, s := range storySeeds {
 		f.Add(storyProgram(s))
+	}
+	// LIFELOOP_STORY_SEEDS=FROM-TO adds the programs of those seeds.
+	if v := os.Getenv("LIFELOOP_STORY_SEEDS"); v != "" {
+		from, to, _ := strings.Cut(v, "-")
+		lo, err1 := strconv.ParseUint(from, 10, 64)
+		hi, err2 := strconv.ParseUint(to, 10, 64)
+		if err1 != nil || err2 != nil || hi < lo {
+			f.Fatalf("LIFELOOP_STORY_SEEDS=%q: want FROM-TO, e.g. 9-40", v)
+		}
+		for s := lo; s <= hi; s++ {
+			f.Add(storyProgram(s))
+		}
 	}
 	// LIFELOOP_STORY_PROGRAM=HEX[,HEX...] adds programs, e.g. one a
 	// failure printed, to run again.
