@@ -152,7 +152,7 @@ func checkStoryEndingAgrees(s story) error {
 // checkStoryHCP: the HCP projection passes seed 001's table
 // (hcp.CheckStream), the session is closed once its last harness ended,
 // and every renewal is told: RUNNING → PAUSED reason renewal at its
-// session.ending, a checkpoint_created per payload and PAUSED → RUNNING
+// session.ending (or PAUSED already, when paused), a checkpoint_created per payload and PAUSED → RUNNING
 // (renewed, or recovered_from_checkpoint) at its session.started.
 func checkStoryHCP(s story) error {
 	p := hcp.NewProjector(s.id)
@@ -168,7 +168,8 @@ func checkStoryHCP(s story) error {
 		}
 		switch {
 		case r.Event == contract.EventSessionEnding && step == "ending":
-			if !hasTransition(es, hcp.StatePaused, "renewal") {
+			// A session the person had paused is PAUSED already.
+			if !hasTransition(es, hcp.StatePaused, "renewal") && !(before == hcp.StatePaused && p.State() == hcp.StatePaused) {
 				errs = append(errs, fmt.Sprintf("receipt %d (a renewal's session.ending): no state_changed RUNNING → PAUSED reason renewal (state before it %s, events %s)", seqOf(r), before, eventTypes(es)))
 			}
 		case r.Event == contract.EventSessionStarted && step == "started":

@@ -620,8 +620,12 @@ func (d *storyDriver) lose() {
 		return true
 	})
 	n := d.ledgerLen()
+	var seen []string
+	for _, l := range d.lives() {
+		seen = append(seen, fmt.Sprintf("pid %d exited=%v after %d", l.pid, l.exited, l.exitN))
+	}
 	code, _ := d.lifeloop("sessions")
-	d.step("%s (exit %d; the ledger held %d receipts), run --continue-session", what, code, n)
+	d.step("%s (exit %d; the ledger held %d receipts; harnesses: %s), run --continue-session", what, code, n, strings.Join(seen, ", "))
 	d.start(true)
 }
 
