@@ -489,3 +489,23 @@ func TestOrgLoopSwitchKeys(t *testing.T) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
 }
+
+// TestProjectOrgLoopRelaunchThatDied: the failed session.ended of a
+// relaunch that exited before it was ready posts nothing (that relaunch
+// never started); the harness started again as launched is renewal N's
+// started.
+func TestProjectOrgLoopRelaunchThatDied(t *testing.T) {
+	o := OrgLoopOptions{SessionID: "ses_A", Harness: HarnessCodex}
+	died := receipt(EventSessionEnded, StatusFailed, 6, map[string]any{"reason": "renewal", "renewal_attempt": 1.0,
+		SummaryRenewalStep: RenewalStepRelaunchFailed, "phase": "failed", "outcome": "failure", "exit_code": 42.0})
+	died.FailureClass = Ptr(FailureAdapterUnavailable)
+	died.ParentReceiptID = Ptr("lfr_5")
+	if ev, err := ProjectOrgLoop(died, o); !errors.Is(err, ErrNoOrgLoopPhase) {
+		t.Fatalf("the dead relaunch's end projected: %+v %v", ev, err)
+	}
+	fallback := receipt(EventSessionStarted, StatusObserved, 8, map[string]any{"reason": "renewal", "renewal_attempt": 1.0, SummaryRenewalStep: RenewalStepFallbackStarted})
+	ev, err := ProjectOrgLoop(fallback, o)
+	if err != nil || ev.Payload.Lifecycle.DedupeKey != "codex:ses_A.r1:started" {
+		t.Fatalf("the fallback's start: %+v %v", ev.Payload.Lifecycle, err)
+	}
+}

@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/hcp"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
@@ -89,5 +94,111 @@ func TestContinueSessionFinishesInterruptedRenewal(t *testing.T) {
 	}
 	if delivered != 1 {
 		t.Errorf("%d delivered receipts for the payload, want 1 (events %v)", delivered, eventsOf(receipts))
+	}
+}
+
+// TestContinueSessionAfterALostWrapperEndsOnce: a wrapper killed with
+// SIGKILL under a running Claude TUI leaves its session to be sealed
+// (wrapper_lost); `run --continue-session` then runs it on to its end.
+// The continuation is a new incarnation: OrgLoop gets one start and one
+// end per dedupe-key session (before issue 51 its start repeated the
+// first one's key, which a deduping consumer drops, and its end was a
+// second end of the first start), and the ledger's last end,
+// session.json, OrgLoop's last event and HCP's final state agree on how
+// the session ended.
+func TestContinueSessionAfterALostWrapperEndsOnce(t *testing.T) {
+	t.Parallel() // see the package doc
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+
+	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "0", "--", bin), 120, 40)
+	testharness.ClaudeStarted(t, term, state, 1)
+	if err := syscall.Kill(term.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := term.WaitTimeout(screenTimeout); err != nil {
+		t.Fatalf("the killed wrapper did not end: %v", err)
+	}
+	// Any command that lists the session seals it.
+	if res := env.Run(runTimeout, ll, "sessions", "--state-dir", state); res.ExitCode != 0 || !strings.Contains(res.Stdout, "lost") {
+		t.Fatalf("lifeloop sessions after the wrapper's death: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	ses, _ := onlySession(t, state)
+
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--continue-session", ses, "--", bin, "-p", "second")
+	if res.ExitCode != 0 {
+		t.Fatalf("continued run: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+
+	_, rs := onlySession(t, state)
+	var ends []map[string]any
+	for _, r := range rs {
+		if r["event"] == "session.ended" {
+			ends = append(ends, r)
+		}
+	}
+	if len(ends) != 2 || dig(ends[0], "telemetry_summary", "reason") != "wrapper_lost" {
+		t.Fatalf("want the sealed end, then the continuation's:\n%s", describeStream(rs))
+	}
+	ledgerPhase := dig(ends[1], "telemetry_summary", "phase")
+
+	// OrgLoop, as `receipts --format orgloop` (and the webhook) project it.
+	out := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--format", "orgloop", ses)
+	if out.ExitCode != 0 {
+		t.Fatalf("receipts --format orgloop: exit %d: %s", out.ExitCode, out.Stderr)
+	}
+	type life struct{ starts, ends int }
+	lives := map[string]*life{}
+	var keys []string
+	var lastPhase string
+	for line := range strings.Lines(out.Stdout) {
+		var ev contract.OrgLoopEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("orgloop line %q: %v", line, err)
+		}
+		lc := ev.Payload.Lifecycle
+		if lc.Phase == contract.PhaseActive {
+			continue
+		}
+		keys = append(keys, lc.DedupeKey)
+		inc := strings.TrimSuffix(lc.DedupeKey, ":"+string(lc.Phase))
+		if lives[inc] == nil {
+			lives[inc] = &life{}
+		}
+		if lc.Terminal {
+			lives[inc].ends++
+			lastPhase = string(lc.Phase)
+		} else {
+			lives[inc].starts++
+		}
+	}
+	for inc, l := range lives {
+		if l.starts != 1 || l.ends != 1 {
+			t.Errorf("OrgLoop incarnation %s: %d starts and %d ends, want 1 and 1 (keys %v)", inc, l.starts, l.ends, keys)
+		}
+	}
+	if len(lives) != 2 {
+		t.Errorf("OrgLoop incarnations %v, want the first wrapper's and the continuation's", keys)
+	}
+
+	p := hcp.NewProjector(ses)
+	for _, m := range rs {
+		b, _ := json.Marshal(m)
+		var r contract.LifecycleReceipt
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		p.Project(r)
+	}
+	rec, err := statedir.ReadSession(state, ses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ledgerPhase != "completed" || lastPhase != "completed" || rec.State != statedir.StateCompleted || p.State() != hcp.StateCompleted {
+		t.Errorf("how the session ended: ledger %v, OrgLoop %s, session.json %s, HCP %s; want completed in all four", ledgerPhase, lastPhase, rec.State, p.State())
 	}
 }

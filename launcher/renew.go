@@ -191,10 +191,17 @@ func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 	return p.waitReady(ctx)
 }
 
+// readyWaitMax bounds how long a renewal waits for the relaunched harness
+// to take keys: the renew call must be answered within the control
+// socket's bound (60 s) after a stop that may take 3×grace. A harness
+// still starting then is taken as started (typed keys still wait for it,
+// up to keyHoldMax); one that dies later ends the session as any exit.
+const readyWaitMax = 20 * time.Second
+
 // waitReady waits until the harness just started takes keys (its prompt is
 // up: a renewal returns then, not when the harness names its session),
 // and returns *renewal.ExitedBeforeReady when it exits first. A harness
-// that shows no sign of taking keys in keyHoldMax is taken as started.
+// that shows no sign of taking keys in readyWaitMax is taken as started.
 func (p harnessProcess) waitReady(ctx context.Context) error {
 	var c Process
 	if !p.s.onLoop(func() { c = p.s.child }) {
@@ -202,7 +209,7 @@ func (p harnessProcess) waitReady(ctx context.Context) error {
 	}
 	poll := time.NewTicker(keyHoldPoll)
 	defer poll.Stop()
-	limit := time.NewTimer(keyHoldMax)
+	limit := time.NewTimer(readyWaitMax)
 	defer limit.Stop()
 	for {
 		select {
@@ -355,6 +362,10 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 		s.flushQueue()
 		resume, _ := summary["resume"].(bool)
 		switch ev {
+		case contract.EventSessionEnding:
+			s.closeCutOffTurns()
+			res, _, _ := s.commit(m, false)
+			reply(res.Receipt.ReceiptID)
 		case contract.EventSessionStarting:
 			s.k.Relaunch(resume) // a fresh harness session names itself
 			res, _, _ := s.commit(m, false)
@@ -375,6 +386,21 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 		return ""
 	}
 	return <-idc
+}
+
+// closeCutOffTurns records the end of every turn still open when a
+// renewal stops the harness (an answer under way, a permission dialog
+// open): frame.ended (with the frame.ending the adapter's events imply),
+// stop_reason "renewal", outcome "cancelled". They come before the
+// renewal's session.ending: nothing of a harness session's frames follows
+// it, and what the stopped harness still writes of the turn is already
+// told.
+func (s *supervisor) closeCutOffTurns() {
+	for _, fc := range s.k.OpenFrames() {
+		f := fc
+		sum := map[string]any{"source": "wrapper", "stop_reason": contract.StoppedByRenewal, contract.SummaryOutcome: string(contract.LifecycleCancelled)}
+		_, _, _ = s.commit(Moment{Event: contract.EventFrameEnded, Frame: &f, Summary: sum}, false)
+	}
 }
 
 // onRenew handles the renew control operation: the renewal starts beside

@@ -257,3 +257,44 @@ func TestRelaunchThatDiesKeepsTheSession(t *testing.T) {
 		t.Errorf("result %+v, want completed with the kept harness's exit 0", res)
 	}
 }
+
+// TestRenewalClosesTheTurnItCutsOff: a turn open when a renewal stops the
+// harness (here opened by Claude's prompt hook, never answered) is closed
+// before the renewal's session.ending: frame.ended, stop_reason renewal,
+// outcome cancelled.
+func TestRenewalClosesTheTurnItCutsOff(t *testing.T) {
+	f, ft := renewFixture(t)
+	f.cfg.Grace = 50 * time.Millisecond
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
+
+	in, _ := json.Marshal(map[string]any{"session_id": "s-1", "hook_event_name": "UserPromptSubmit", "prompt": "a question", "cwd": "/"})
+	var reply hooks.HookReply
+	if err := callCtl(t, f, control.OpHook, hooks.HookArgs{Adapter: "claude", Hook: "UserPromptSubmit", Stdin: in}, &reply); err != nil {
+		t.Fatalf("prompt hook: %v", err)
+	}
+	testutil.WaitFor(t, func() bool { return countEvents(f.rec.events(), contract.EventFrameOpening) == 1 })
+	if err := <-renewAsync(t, f, renewal.Request{}); err != nil {
+		t.Fatalf("renew: %v", err)
+	}
+	ended, ok := f.rec.last(contract.EventFrameEnded)
+	if !ok || ended.Summary["stop_reason"] != "renewal" || ended.Summary["outcome"] != "cancelled" {
+		t.Fatalf("the cut-off turn's frame.ended: %+v (found %v); events %v", ended, ok, f.rec.events())
+	}
+	evs := f.rec.events()
+	endedAt, endingAt := -1, -1
+	for i, ev := range evs {
+		switch {
+		case ev == contract.EventFrameEnded:
+			endedAt = i
+		case ev == contract.EventSessionEnding && endingAt < 0:
+			endingAt = i
+		}
+	}
+	if endedAt > endingAt {
+		t.Errorf("frame.ended at %d after the renewal's session.ending at %d: %v", endedAt, endingAt, evs)
+	}
+	ft.proc(1).exit(ptyio.ExitStatus{Code: 0})
+	<-done
+}

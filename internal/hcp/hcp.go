@@ -221,10 +221,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 				b.transition(StateRunning, why)
 			}
 		}
-		p.lost = false
-		if renewalStep != "" {
-			p.renewing = false
-		}
+		p.lost, p.renewing = false, false
 	case contract.EventSupervisorTick:
 		if s, ok := sum["state"].(string); ok && !p.renewing {
 			to := strings.ToUpper(s)

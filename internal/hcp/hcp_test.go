@@ -556,3 +556,64 @@ func TestHarnessSessionSwitch(t *testing.T) {
 		t.Errorf("switch to %v", d)
 	}
 }
+
+// TestRenewalWhoseRelaunchDied: a relaunch that exits before it is ready
+// is an error, and the harness started again as launched
+// (fallback_started) resumes the paused session, reason renewal_failed;
+// the session is not closed until its real end.
+func TestRenewalWhoseRelaunchDied(t *testing.T) {
+	var b rb
+	step := func(s string) map[string]any {
+		return map[string]any{"reason": "renewal", "renewal_attempt": 1, "renewal_step": s}
+	}
+	ended := step("ended")
+	ended["phase"], ended["outcome"] = "stopped", "cancelled"
+	died := step(contract.RenewalStepRelaunchFailed)
+	died["phase"], died["outcome"], died["exit_code"] = "failed", "failure", 42
+	es := project(NewProjector(sid), []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionStarted, nil),
+		b.next(contract.EventSessionEnding, step("ending")),
+		b.next(contract.EventSessionEnded, ended),
+		b.next(contract.EventSessionStarting, step("starting")),
+		b.next(contract.EventSessionEnded, died, failedWith(contract.FailureAdapterUnavailable, contract.RetryAfterReconfigure)),
+		b.next(contract.EventSessionStarting, step("fallback_starting")),
+		b.next(contract.EventSessionStarted, step(contract.RenewalStepFallbackStarted)),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0"}),
+	})
+	checkEnvelopes(t, es)
+	checkSeed001(t, es)
+	want := []string{SessionCreated, StateChanged, StateChanged, Error, StateChanged, StateChanged, SessionClosed}
+	if got := types(es); !reflect.DeepEqual(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	if d := es[4].Payload.Data; d["from_state"] != StatePaused || d["to_state"] != StateRunning || d["reason"] != "renewal_failed" {
+		t.Errorf("the fallback's resume %v", d)
+	}
+}
+
+// TestRenewalCutShortByALostWrapper: a wrapper lost in the middle of a
+// renewal, whose session is then continued without finishing it, leaves
+// no renewal in progress: the continuation's session.started resumes the
+// session, and later ticks (an operator's pause and resume) move it again.
+func TestRenewalCutShortByALostWrapper(t *testing.T) {
+	var b rb
+	rs := []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionStarted, nil),
+		b.next(contract.EventSessionEnding, map[string]any{"reason": "renewal", "renewal_attempt": 1, "renewal_step": "ending"}),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "stopped", "outcome": "unknown", "reason": WrapperLost}),
+		b.next(contract.EventSessionStarting, map[string]any{"continuation": 1}),
+		b.next(contract.EventSessionStarted, map[string]any{"continuation": 1}),
+		b.next(contract.EventSupervisorTick, map[string]any{"trigger": "state_change", "state": "paused"}),
+		b.next(contract.EventSupervisorTick, map[string]any{"trigger": "state_change", "state": "running"}),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0", "continuation": 1}),
+	}
+	es := project(NewProjector(sid), rs)
+	checkSeed001(t, es)
+	want := []string{"PENDING>RUNNING:started", "RUNNING>PAUSED:renewal", "PAUSED>RUNNING:recovered_from_checkpoint",
+		"RUNNING>PAUSED:state_change", "PAUSED>RUNNING:state_change", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"}
+	if got := transitions(es); !reflect.DeepEqual(got, want) {
+		t.Errorf("transitions %v\nwant %v", got, want)
+	}
+}

@@ -159,8 +159,9 @@ func (p *Pipeline) openLedger() error {
 		p.closers = append(p.closers, func() { _ = f.Close() })
 		// A fault that repeats (every tick on a full disk) logs one line
 		// per interval with a count, so the log never fills the disk. A
-		// renewal's lines ("renewal…") are each asked for: never limited.
-		p.Log = slog.New(ratelog.New(slog.NewJSONHandler(f, nil), 0, p.o.Now, "renewal")).With("session", p.ID)
+		// renewal's lines ("renewal…") are each asked for, and a held
+		// session.started comes once per harness session: never limited.
+		p.Log = slog.New(ratelog.New(slog.NewJSONHandler(f, nil), 0, p.o.Now, "renewal", "session.started held")).With("session", p.ID)
 	}
 	led, err := ledger.Open(statedir.ReceiptsPath(p.o.StateDir, p.ID), ledger.Options{Sync: p.o.Durability, Logger: p.Log, Now: p.o.Now, IDs: p.o.IDs})
 	if err != nil {

@@ -115,7 +115,8 @@ func TestSyncRouterSharesTheLedger(t *testing.T) {
 }
 
 // TestSessionLogKeepsEveryRenewalLine: the session log limits repeated
-// faults but never a renewal's lines (ten renewals, ten lines each kind).
+// faults but never a renewal's lines, nor a held session.started (once
+// per harness session): ten renewals, ten lines of each kind.
 func TestSessionLogKeepsEveryRenewalLine(t *testing.T) {
 	root := t.TempDir()
 	p, err := Open(Options{StateDir: root, NewSession: true, Log: true, Adapter: generic(t), Mode: contract.ModeLauncherWrapper, IDs: &ids.Sequential{}})
@@ -124,6 +125,7 @@ func TestSessionLogKeepsEveryRenewalLine(t *testing.T) {
 	}
 	for i := range 10 {
 		p.Log.Info("renewal: stopping the harness", "signal", "SIGTERM")
+		p.Log.Info("session.started held", "reason", "waiting for the relaunched harness to name its session")
 		p.Log.Info("renewal done", "state", "delivered", "attempt", i+1)
 	}
 	p.Close()
@@ -131,7 +133,8 @@ func TestSessionLogKeepsEveryRenewalLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, m := strings.Count(string(data), `"renewal: stopping the harness"`), strings.Count(string(data), `"renewal done"`); n != 10 || m != 10 {
-		t.Fatalf("ten renewals logged %d stop lines and %d done lines:\n%s", n, m, data)
+	n, h, m := strings.Count(string(data), `"renewal: stopping the harness"`), strings.Count(string(data), `"session.started held"`), strings.Count(string(data), `"renewal done"`)
+	if n != 10 || h != 10 || m != 10 {
+		t.Fatalf("ten renewals logged %d stop lines, %d held session.started and %d done lines:\n%s", n, h, m, data)
 	}
 }

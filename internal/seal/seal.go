@@ -148,6 +148,11 @@ func closes(r contract.LifecycleReceipt) bool {
 // harness's stop was recorded: the continuation finishes that renewal).
 // Its start and end carry it (contract.SummaryContinuation): a new
 // incarnation with OrgLoop keys of its own, as a renewal's.
+//
+// Not covered: a wrapper lost after a renewal recorded its harness's stop
+// and its relaunch's session.starting, whose renewal the continuation
+// then finishes: OrgLoop gets that renewal's stop, the sealed end and the
+// continuation's end for two starts.
 func Continuation(prior []contract.LifecycleReceipt) int {
 	n := 0
 	for _, r := range prior {

@@ -3,6 +3,7 @@ package stream
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
 )
@@ -176,4 +177,70 @@ func TestCoherenceSessionMoments(t *testing.T) {
 	if out := c.Admit(Moment{Event: contract.EventSessionStarted}); out != nil {
 		t.Errorf("session.started after session.ended recorded: %v", out)
 	}
+}
+
+// TestCoherenceNoFrameAfterSessionEnding feeds the keeper every
+// interleaving of a harness's session-end hook with its transcript's
+// last turn (and a tick of the wrapper's), then the drain's read to the
+// end, and checks that nothing of the session's frames follows its
+// session.ending, and that every moment is recorded once.
+func TestCoherenceNoFrameAfterSessionEnding(t *testing.T) {
+	hookSrc := []Moment{{Event: contract.EventSessionEnding, Summary: map[string]any{"source": "hook"}}}
+	transcript := []Moment{
+		frameMoment(contract.EventFrameOpening, "f1", "transcript"),
+		frameMoment(contract.EventFrameEnded, "f1", "transcript"),
+		{Event: contract.EventContextPressureObserved, Summary: map[string]any{"source": "transcript"}},
+	}
+	wrapperSrc := []Moment{{Event: contract.EventSupervisorTick, Summary: map[string]any{"source": "wrapper"}}}
+	now := time.Unix(1000, 0)
+	interleavings([][]Moment{hookSrc, transcript, wrapperSrc}, func(in []Moment) {
+		k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper, Transcript: true, BindWait: time.Second})
+		var out []Moment
+		record := func(r Ready, ok bool) {
+			if ok {
+				out = append(out, k.Admit(r.Moment)...)
+			}
+		}
+		record(k.Offer(Moment{Event: contract.EventSessionStarting}))
+		record(k.Offer(Moment{Event: contract.EventSessionStarted}))
+		for _, m := range in {
+			switch m.Summary["source"] {
+			case "hook":
+				record(k.OfferHook(m, now, true))
+			case "transcript":
+				record(k.OfferTranscript(m, now, true))
+			default:
+				record(k.Offer(m))
+			}
+			for r, ok := k.Pop(now); ok; r, ok = k.Pop(now) {
+				record(r, true)
+			}
+		}
+		k.ReadToEnd()
+		for _, r := range k.Flush() {
+			record(r, true)
+		}
+		var evs []string
+		ending := false
+		for _, m := range out {
+			evs = append(evs, string(m.Event))
+			if m.Event == contract.EventSessionEnding {
+				ending = true
+			}
+			if ending && m.Frame != nil {
+				t.Fatalf("input %v: %s after session.ending: %v", sources(in), m.Event, evs)
+			}
+		}
+		if n := len(out); n != 2+1+4+1+1 {
+			t.Fatalf("input %v: recorded %v, want starting, started, ending, four frame stages, pressure and the tick", sources(in), evs)
+		}
+	})
+}
+
+func sources(in []Moment) []string {
+	var out []string
+	for _, m := range in {
+		out = append(out, fmt.Sprintf("%s/%s", m.Summary["source"], m.Event))
+	}
+	return out
 }

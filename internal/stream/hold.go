@@ -463,6 +463,12 @@ func (k *Keeper) ReleaseStarted(by Moment) []Ready {
 	if i < 0 {
 		return nil
 	}
+	if by.Event == contract.EventSessionEnding && k.cfg.Transcript && !k.ending && !k.ended {
+		// A session-end hook's session.ending waits for the transcript,
+		// whose first line names the session: session.started keeps
+		// waiting for it too.
+		return nil
+	}
 	if by.HarnessSessionID != "" && k.queue[i].m.HarnessSessionID == "" {
 		k.queue[i].m = MergeStarted(k.queue[i].m, Moment{HarnessSessionID: by.HarnessSessionID})
 	}

@@ -114,6 +114,8 @@ type Keeper struct {
 	declared map[contract.Event]bool
 	// frames holds each frame's highest admitted stage.
 	frames map[string]int
+	// open are the frames admitted and not ended, oldest first.
+	open []contract.FrameContext
 	// keyed holds the event ids of the identified moments admitted.
 	keyed map[string]bool
 	// The current harness session's session.* moments so far.
@@ -251,6 +253,7 @@ func (k *Keeper) Admit(m Moment) []Moment {
 		return nil
 	}
 	k.frames[id] = s
+	k.trackOpen(*m.Frame, have, s)
 	var out []Moment
 	for j := have + 1; j < s; j++ {
 		ev := frameStages[j-1]
@@ -260,6 +263,20 @@ func (k *Keeper) Admit(m Moment) []Moment {
 	}
 	return append(out, m)
 }
+
+// trackOpen notes that frame fc went from stage have to s.
+func (k *Keeper) trackOpen(fc contract.FrameContext, have, s int) {
+	switch {
+	case s == len(frameStages):
+		k.open = slices.DeleteFunc(k.open, func(o contract.FrameContext) bool { return o.FrameID == fc.FrameID })
+	case have == 0:
+		k.open = append(k.open, fc)
+	}
+}
+
+// OpenFrames returns the frames admitted and not ended (no frame.ended),
+// oldest first: the turns a stop of the harness cuts off.
+func (k *Keeper) OpenFrames() []contract.FrameContext { return slices.Clone(k.open) }
 
 // switched reports whether session.started m, reported by a hook, opens
 // a new harness session inside the same process: the current harness

@@ -284,8 +284,8 @@ func TestStreamRules(t *testing.T) {
 			name: "held session.ending: a session-end hook before the transcript's last turn waits for the read to the end",
 			cfg:  Config{Transcript: true},
 			steps: []step{wrapper(starting), started(false), hook(sEnding, "", "hs1"),
-				holds("session.ending: waiting for the transcript to be read to its end (30s)"),
-				wrapper(tick), transcript(opening, "f1", "hs1"), transcript(ended, "f1", "hs1"), transcript(pressure, "", "hs1"),
+				holds("session.started: waiting for the harness to name its session (10s)", "session.ending: waiting for the transcript to be read to its end (30s)"),
+				wrapper(tick), transcript(startedE, "", "hs1"), transcript(opening, "f1", "hs1"), transcript(ended, "f1", "hs1"), transcript(pressure, "", "hs1"),
 				holds("session.ending: waiting for the transcript to be read to its end (30s)", "supervisor.tick: behind the moments held before it (-)"),
 				readToEnd(), holds()},
 			want: []string{
