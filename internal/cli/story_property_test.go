@@ -318,7 +318,7 @@ case "$1" in --version|-v) echo "2.1.0 (Claude Code)"; exit 0;; esac
 d="$STORY_DIR"
 n() { if [ -f "$LIFELOOP_SESSION_DIR/receipts.jsonl" ]; then wc -l < "$LIFELOOP_SESSION_DIR/receipts.jsonl" | tr -d ' '; else echo 0; fi; }
 echo "start $$ $(n)" >> "$d/harness.log"
-bye() { echo "exit $$ $(n) $1" >> "$d/harness.log"; exit "$1"; }
+bye() { trap '' INT TERM HUP; echo "exit $$ $(n) $1" >> "$d/harness.log"; exit "$1"; }
 if [ -e "$d/die" ]; then rm -f "$d/die"; bye 42; fi
 slow() { s=$(cat "$d/stopdelay" 2>/dev/null); [ -n "$s" ] && sleep "$s"; }
 trap 'slow; bye 130' INT
@@ -651,7 +651,9 @@ func (d *storyDriver) lives() []harnessLife {
 			byPid[pid] = len(out)
 			out = append(out, harnessLife{pid: pid, startN: n})
 		case "exit":
-			if i, ok := byPid[pid]; ok && len(fs) >= 4 {
+			// The first word of its end counts (a signal to its group
+			// after it may make a forked copy of the script say it again).
+			if i, ok := byPid[pid]; ok && len(fs) >= 4 && !out[i].exited {
 				out[i].exited, out[i].exitN = true, n
 				out[i].code, _ = strconv.Atoi(fs[3])
 			}
