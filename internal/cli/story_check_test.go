@@ -37,11 +37,13 @@ type refusedEmit struct {
 // receipts when it began and exitN when it ended (exited false: it never
 // said it ended, e.g. it was killed).
 type harnessLife struct {
-	pid            int
-	startN, exitN  uint64
-	exited         bool
-	code           int
-	startLine, end int
+	pid           int
+	startN, exitN uint64
+	exited        bool
+	code          int
+	// ends counts the lines that said it ended (one, or more when a
+	// signal reached a forked copy of the script).
+	ends int
 }
 
 // storyProperty is one property every story must have.
@@ -472,7 +474,11 @@ func describeStory(s story) string {
 	}
 	for _, l := range s.lives {
 		if l.exited {
-			fmt.Fprintf(&b, "  harness pid %d: started after receipt %d, exited %d after receipt %d\n", l.pid, l.startN, l.code, l.exitN)
+			fmt.Fprintf(&b, "  harness pid %d: started after receipt %d, exited %d after receipt %d", l.pid, l.startN, l.code, l.exitN)
+			if l.ends > 1 {
+				fmt.Fprintf(&b, " (said so %d times)", l.ends)
+			}
+			b.WriteString("\n")
 		} else {
 			fmt.Fprintf(&b, "  harness pid %d: started after receipt %d, end unknown\n", l.pid, l.startN)
 		}

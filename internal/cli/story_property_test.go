@@ -653,6 +653,9 @@ func (d *storyDriver) lives() []harnessLife {
 		case "exit":
 			// The first word of its end counts (a signal to its group
 			// after it may make a forked copy of the script say it again).
+			if i, ok := byPid[pid]; ok && len(fs) >= 4 {
+				out[i].ends++
+			}
 			if i, ok := byPid[pid]; ok && len(fs) >= 4 && !out[i].exited {
 				out[i].exited, out[i].exitN = true, n
 				out[i].code, _ = strconv.Atoi(fs[3])
