@@ -225,7 +225,8 @@ func eventTypes(es []hcp.Envelope) string {
 
 // checkStoryOrgLoop: projected to OrgLoop, every incarnation (the first
 // launch, each renewal's relaunch, each continuation after a lost
-// wrapper: one per harness process started) has exactly one started and
+// wrapper: one per harness process started, but a relaunch that failed
+// before it started) has exactly one started and
 // then one terminal event — started and terminal events alternate, as
 // many of each as harness processes — and no two of them share a dedupe
 // key (a deduping consumer keeps them all). A renewal's stop and
@@ -269,10 +270,43 @@ func checkStoryOrgLoop(s story) error {
 		}
 		open, last = !lc.Terminal, seq
 	}
-	if started != len(s.lives) || closing != len(s.lives) {
-		errs = append(errs, fmt.Sprintf("%d harness processes (incarnations) but %d OrgLoop started and %d terminal events, want one of each per incarnation", len(s.lives), started, closing))
+	if n := incarnations(s); started != n || closing != n {
+		errs = append(errs, fmt.Sprintf("%d harness processes started (%d of them incarnations) but %d OrgLoop started and %d terminal events, want one of each per incarnation", len(s.lives), n, started, closing))
 	}
 	return joinErrs(errs)
+}
+
+// incarnations counts the harness processes that are incarnations: all
+// but a relaunch that failed before it started, whose harness session
+// (from the session.starting before the process to the next) has no
+// session.started.
+func incarnations(s story) int {
+	n := 0
+	for _, l := range s.lives {
+		var starting uint64
+		for _, r := range s.receipts {
+			if r.Event == contract.EventSessionStarting && seqOf(r) <= l.startN {
+				starting = seqOf(r)
+			}
+		}
+		started := starting == 0
+		for _, r := range s.receipts {
+			seq := seqOf(r)
+			if seq <= starting {
+				continue
+			}
+			if r.Event == contract.EventSessionStarting {
+				break
+			}
+			if r.Event == contract.EventSessionStarted && r.Status != contract.StatusFailed {
+				started = true
+			}
+		}
+		if started {
+			n++
+		}
+	}
+	return n
 }
 
 // checkStoryNoCloseWhileRunning: no session.ended, no OrgLoop terminal

@@ -121,9 +121,12 @@ func TestStorySeedsCoverEveryAction(t *testing.T) {
 			if a.kind == actRenew && a.param&8 != 0 {
 				seen["renew whose relaunch dies"] = true
 			}
+			if (a.kind == actExit || a.kind == actAbort) && a.param&2 != 0 {
+				seen["a story under a PTY"] = true
+			}
 		}
 	}
-	for _, want := range append(actNames[:], "renew with a slow stop", "renew whose relaunch dies") {
+	for _, want := range append(actNames[:], "renew with a slow stop", "renew whose relaunch dies", "a story under a PTY") {
 		if !seen[want] {
 			t.Errorf("no fixed interleaving (storySeeds) takes a %s step", want)
 		}
@@ -178,17 +181,25 @@ func (a storyAction) String() string {
 		}
 		return "renew " + strings.Join(b, ", ")
 	case actExit:
-		return fmt.Sprintf("harness exits %d", a.param%2)
+		return fmt.Sprintf("harness exits %d", a.param%2) + ptyNote(a)
 	case actAbort:
 		if a.param&1 != 0 {
-			return "abort (slow stop)"
+			return "abort (slow stop)" + ptyNote(a)
 		}
-		return "abort"
+		return "abort" + ptyNote(a)
 	}
 	return actNames[a.kind]
 }
 
 func waitMillis(p int) int { return 20 + (p%8)*25 }
+
+// ptyNote marks the ending step of a story run with --pty always.
+func ptyNote(a storyAction) string {
+	if a.param&2 != 0 {
+		return " [the story ran under a PTY]"
+	}
+	return ""
+}
 
 const maxStoryActions = 12
 
@@ -211,9 +222,11 @@ func decodeStory(prog []byte) []storyAction {
 		}
 		out = append(out, a)
 	}
-	end := storyAction{kind: actExit, param: int(last) % 2}
+	// Parameter bit 1: the exit code or a slow stop; bit 2: the story
+	// runs with --pty always (the harness on a terminal).
+	end := storyAction{kind: actExit, param: int(last)%2 | int(last/4)%2<<1}
 	if last%4 >= 2 {
-		end = storyAction{kind: actAbort, param: int(last) % 2}
+		end.kind = actAbort
 	}
 	return append(out, end)
 }
@@ -223,9 +236,9 @@ func encodeStory(acts []storyAction) []byte {
 	for i, a := range acts {
 		switch a.kind {
 		case actExit:
-			out[i] = byte(a.param % 2)
+			out[i] = byte(a.param&1 | a.param&2<<1)
 		case actAbort:
-			out[i] = byte(2 + a.param%2)
+			out[i] = byte(2 + a.param&1 | a.param&2<<1)
 		default:
 			out[i] = byte(a.kind + a.param*actSteps)
 		}
@@ -276,6 +289,7 @@ func runStory(t *testing.T, acts []storyAction) ([]string, story, []string) {
 	t.Helper()
 	d := newStoryDriver(t)
 	defer d.cleanup()
+	d.pty = acts[len(acts)-1].param&2 != 0
 	d.start(false)
 	for _, a := range acts {
 		d.do(a)
@@ -304,6 +318,7 @@ type storyDriver struct {
 	renewPay, unplaced string
 	refused            []refusedEmit
 	earlyEnd           string
+	pty                bool
 	outFile            *os.File
 }
 
@@ -312,18 +327,21 @@ type storyDriver struct {
 // held at that moment; it stops $STORY_DIR/stopdelay seconds after
 // SIGINT or SIGTERM, at once on SIGHUP (its wrapper died), exits with
 // the code written into $STORY_DIR/exit, and exits 42 at once, before
-// anything else, when $STORY_DIR/die exists (which it removes).
+// anything else, when $STORY_DIR/die exists (which it removes). On a
+// terminal it then reads key by key, as Claude Code does at its prompt
+// (what launcher takes as "takes keys").
 const fakeClaude = `#!/bin/sh
 case "$1" in --version|-v) echo "2.1.0 (Claude Code)"; exit 0;; esac
 d="$STORY_DIR"
 n() { if [ -f "$LIFELOOP_SESSION_DIR/receipts.jsonl" ]; then wc -l < "$LIFELOOP_SESSION_DIR/receipts.jsonl" | tr -d ' '; else echo 0; fi; }
-echo "start $$ $(n)" >> "$d/harness.log"
 bye() { trap '' INT TERM HUP; echo "exit $$ $(n) $1" >> "$d/harness.log"; exit "$1"; }
-if [ -e "$d/die" ]; then rm -f "$d/die"; bye 42; fi
 slow() { s=$(cat "$d/stopdelay" 2>/dev/null); [ -n "$s" ] && sleep "$s"; }
 trap 'slow; bye 130' INT
 trap 'slow; bye 143' TERM
 trap 'bye 129' HUP
+echo "start $$ $(n)" >> "$d/harness.log"
+if [ -e "$d/die" ]; then rm -f "$d/die"; bye 42; fi
+[ -t 0 ] && stty -icanon -echo 2>/dev/null
 while :; do
   if [ -e "$d/exit" ]; then c=$(cat "$d/exit"); rm -f "$d/exit"; bye "$c"; fi
   sleep 0.1 & wait $!
@@ -371,6 +389,9 @@ func (d *storyDriver) step(format string, args ...any) {
 // waits until its harness runs.
 func (d *storyDriver) start(cont bool) {
 	args := []string{"run", "--tick", "50ms", "--grace", "1s", "--no-telemetry", "--no-hooks"}
+	if d.pty {
+		args = append(args, "--pty", "always")
+	}
 	if cont {
 		args = append(args, "--continue-session", d.id)
 	}
