@@ -344,7 +344,7 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 //	                                       (ClassifyExit of exit_status/signal when only those are
 //	                                       present; stopped/unknown/session_stopped when nothing is,
 //	                                       but completed/success/session_ended for a manual_skill
-//	                                       receipt: an emit-only session's end)
+//	                                       or native_hook receipt: a reported end, see reportedEnd)
 //	session.starting with status failed    failed/failure, reason = failure_class (launch failed)
 //
 //	session.ended with status failed       failed/failure, reason = summary reason or failure_class
@@ -389,10 +389,13 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		if lc.Reason == "" && r.FailureClass != nil {
 			lc.Reason = string(*r.FailureClass)
 		}
-	case r.Event == EventSessionEnded && r.IntegrationMode == ModeManualSkill && !classified(r.TelemetrySummary):
-		// An emit-only session's end: the reporter, who alone tells this
-		// session's story, says it finished (HCP: COMPLETED).
-		lc.Phase, lc.Outcome, lc.Reason = PhaseCompleted, LifecycleSuccess, EmittedEndReason
+	case reportedEnd(r):
+		// A reported end: the reporter, who alone tells this session's
+		// story, says it finished (HCP: COMPLETED).
+		lc.Phase, lc.Outcome, lc.Reason = PhaseCompleted, LifecycleSuccess, summaryString(r.TelemetrySummary, SummaryReason)
+		if lc.Reason == "" {
+			lc.Reason = ReportedEndReason // HCP's session_closed reason too
+		}
 	case r.Event == EventSessionEnded:
 		c := endedClass(r.TelemetrySummary)
 		lc.Phase, lc.Outcome, lc.Reason = c.Phase, c.Outcome, c.Reason
@@ -474,10 +477,37 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	}, nil
 }
 
-// EmittedEndReason is the OrgLoop reason of an emit-only session's end
-// (a manual_skill session.ended that carries no exit classification), the
-// reason HCP's session_closed gives it too.
-const EmittedEndReason = "session_ended"
+// ReportedEndReason is the reason of a reported end: the session.ended
+// of a session no wrapper runs, whose reporter says it ended — `emit`
+// (manual_skill) or the harness's own session-end hook (native_hook,
+// recorded by host-hook). OrgLoop reports it completed/success, HCP
+// closes it COMPLETED, with this reason.
+const ReportedEndReason = "session_ended"
+
+// SummaryHarnessReason is the telemetry_summary key of a reported end
+// that carries the harness's own reason for it (the reason its
+// session-end hook gave), beside lifeloop's.
+const SummaryHarnessReason = "harness_reason"
+
+// ReportedEndSummary is the telemetry_summary of a reported end:
+// completed/success/session_ended (no exit status: no process exit was
+// seen), the harness's reason when it gave one, and the times and cwd
+// that are known.
+func ReportedEndSummary(harnessReason string, startedAt, endedAt time.Time, cwd string) map[string]any {
+	m := SessionEndedSummary(ExitClass{PhaseCompleted, LifecycleSuccess, ReportedEndReason}, ExitFacts{Code: -1}, startedAt, endedAt, cwd)
+	if harnessReason != "" {
+		m[SummaryHarnessReason] = harnessReason
+	}
+	return m
+}
+
+// reportedEnd reports whether r is a reported end without an exit
+// classification: a session.ended of a session no wrapper runs (emit,
+// or a hook with no wrapper) whose summary says nothing of how a process
+// ended.
+func reportedEnd(r LifecycleReceipt) bool {
+	return r.Event == EventSessionEnded && (r.IntegrationMode == ModeManualSkill || r.IntegrationMode == ModeNativeHook) && !classified(r.TelemetrySummary)
+}
 
 // classified reports whether a session.ended summary says how the session
 // ended: a phase, an exit status or a signal.

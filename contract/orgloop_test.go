@@ -167,6 +167,28 @@ func TestProjectOrgLoop(t *testing.T) {
 		reason    string
 		dedupeKey string
 	}{"an emitted end", emitted, OrgLoopActorStopped, PhaseCompleted, LifecycleSuccess, "session_ended", "claude-code:ses_A:completed"})
+	// A hook-only session's end (native_hook: the harness's own end hook
+	// said so, no wrapper saw a process exit) is completed likewise,
+	// whether its receipt carries the classification host-hook records
+	// or none at all (a ledger written before it did).
+	hooked := receipt(EventSessionEnded, StatusObserved, 6, map[string]any{SummaryHarnessReason: "other"})
+	hooked.IntegrationMode = ModeNativeHook
+	recorded := receipt(EventSessionEnded, StatusObserved, 6, ReportedEndSummary("other", time.Unix(1778100000, 0), time.Unix(1778100012, 0), "/work/repo"))
+	recorded.IntegrationMode = ModeNativeHook
+	for _, c := range []struct {
+		name string
+		r    LifecycleReceipt
+	}{{"a hook-only end, unclassified", hooked}, {"a hook-only end, as host-hook records it", recorded}} {
+		tests = append(tests, struct {
+			name      string
+			r         LifecycleReceipt
+			wantType  string
+			phase     LifecyclePhase
+			outcome   LifecycleOutcome
+			reason    string
+			dedupeKey string
+		}{c.name, c.r, OrgLoopActorStopped, PhaseCompleted, LifecycleSuccess, "session_ended", "claude-code:ses_A:completed"})
+	}
 	tests = append(tests, struct {
 		name      string
 		r         LifecycleReceipt

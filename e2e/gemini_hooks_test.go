@@ -61,9 +61,9 @@ func TestHostApplyGeminiHooks(t *testing.T) {
 	prompts, sid := geminiPrompts(t, onlyOne(t, "chat file", env.GeminiChats()))
 
 	_, receipts := onlySession(t, state)
-	want := []string{"session.started", "frame.opening", "frame.ending", "frame.ended", "session.ending"}
+	want := []string{"session.started", "frame.opening", "frame.ending", "frame.ended", "session.ending", "session.ended"}
 	if got := eventsOf(receipts); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("events %v, want %v (Gemini's hook order SessionStart, BeforeAgent, AfterAgent, SessionEnd)", got, want)
+		t.Fatalf("events %v, want %v (Gemini's hook order SessionStart, BeforeAgent, AfterAgent, SessionEnd; SessionEnd is the session's end)", got, want)
 	}
 	var frame string
 	for i, r := range receipts {
@@ -90,6 +90,7 @@ func TestHostApplyGeminiHooks(t *testing.T) {
 	if got := dig(receipts[4], "telemetry_summary", "reason"); got != "exit" {
 		t.Errorf("session.ending reason %v", got)
 	}
+	checkHookOnlyEnd(t, env, ll, receipts, "exit")
 
 	if res := env.Run(runTimeout, ll, "host", "remove", "--adapter", "gemini", "--user"); res.ExitCode != 0 {
 		t.Fatalf("host remove: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)

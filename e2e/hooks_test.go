@@ -66,9 +66,9 @@ func TestHostApplyClaudeNativeHooks(t *testing.T) {
 	sid := strings.TrimSuffix(filepath.Base(transcripts[0]), ".jsonl")
 
 	_, receipts := onlySession(t, state)
-	want := []string{"session.started", "frame.opening", "frame.ending", "frame.ended", "session.ending"}
+	want := []string{"session.started", "frame.opening", "frame.ending", "frame.ended", "session.ending", "session.ended"}
 	if got := eventsOf(receipts); strings.Join(got, " ") != strings.Join(want, " ") {
-		t.Fatalf("events %v, want %v (Claude's hook order SessionStart, UserPromptSubmit, Stop, SessionEnd)", got, want)
+		t.Fatalf("events %v, want %v (Claude's hook order SessionStart, UserPromptSubmit, Stop, SessionEnd; SessionEnd is the session's end)", got, want)
 	}
 	var frame string
 	for i, r := range receipts {
@@ -99,6 +99,7 @@ func TestHostApplyClaudeNativeHooks(t *testing.T) {
 	if got := dig(receipts[4], "telemetry_summary", "reason"); got != "other" {
 		t.Errorf("session.ending reason %v", got)
 	}
+	checkHookOnlyEnd(t, env, ll, receipts, "other")
 
 	if res := env.Run(runTimeout, ll, "host", "remove", "--adapter", "claude", "--project", env.Dir); res.ExitCode != 0 {
 		t.Fatalf("host remove: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
@@ -191,11 +192,34 @@ func TestHostApplyCodexHooksAndNotify(t *testing.T) {
 			hookEvents = append(hookEvents, r["event"].(string))
 		}
 	}
-	want := "session.started frame.opening frame.opened frame.ending frame.ended session.ending"
+	want := "session.started frame.opening frame.opened frame.ending frame.ended session.ending session.ended"
 	if got := strings.Join(hookEvents, " "); got != want {
-		t.Errorf("hook events %s\nwant %s (SessionStart, UserPromptSubmit, the first PreModelRequest, Stop, SessionEnd; notify adds nothing)", got, want)
+		t.Errorf("hook events %s\nwant %s (SessionStart, UserPromptSubmit, the first PreModelRequest, Stop, SessionEnd and the session's end; notify adds nothing)", got, want)
 	}
-	if n := len(receipts); n != 6 {
-		t.Errorf("%d receipts, want 6: %v", n, eventsOf(receipts))
+	if n := len(receipts); n != 7 {
+		t.Errorf("%d receipts, want 7: %v", n, eventsOf(receipts))
+	}
+}
+
+// checkHookOnlyEnd checks the end of a hook-only session (native_hook, no
+// `lifeloop run`): its last receipt is the one session.ended that follows
+// the harness's own end hook, completed/success/session_ended with the
+// hook's reason as harness_reason, and OrgLoop and HCP tell that same one
+// ending.
+func checkHookOnlyEnd(t *testing.T, env *testharness.HarnessEnv, ll string, receipts []map[string]any, harnessReason string) {
+	t.Helper()
+	last := receipts[len(receipts)-1]
+	if last["event"] != "session.ended" || dig(last, "telemetry_summary", "phase") != "completed" ||
+		dig(last, "telemetry_summary", "outcome") != "success" || dig(last, "telemetry_summary", "reason") != "session_ended" ||
+		dig(last, "telemetry_summary", "harness_reason") != harnessReason {
+		t.Errorf("last receipt %v %v, want session.ended completed/success/session_ended, harness_reason %s", last["event"], last["telemetry_summary"], harnessReason)
+	}
+	org := env.Run(runTimeout, ll, "receipts", "--latest", "--format", "orgloop")
+	if n := strings.Count(org.Stdout, `"terminal":true`); n != 1 || !strings.Contains(org.Stdout, `"phase":"completed","terminal":true,"outcome":"success","reason":"session_ended"`) {
+		t.Errorf("OrgLoop: %d terminal events, want one completed/success/session_ended:\n%s%s", n, org.Stdout, org.Stderr)
+	}
+	hcp := env.Run(runTimeout, ll, "receipts", "--latest", "--format", "hcp")
+	if n := strings.Count(hcp.Stdout, `"session_closed"`); n != 1 || !strings.Contains(hcp.Stdout, `"final_state":"COMPLETED","reason":"session_ended"`) {
+		t.Errorf("HCP: %d session_closed, want one, COMPLETED with reason session_ended:\n%s%s", n, hcp.Stdout, hcp.Stderr)
 	}
 }

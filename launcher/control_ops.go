@@ -9,6 +9,8 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/control"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -110,12 +112,21 @@ func (s *supervisor) pauseResume(op string) (any, error) {
 // under the same coherence rules. The wrapper owns its session's
 // lifecycle: a session.* or supervisor.tick moment is its own to record,
 // and is refused, as is a moment that names no frame where it needs one
-// or a payload that cannot be placed. A refusal records nothing and
-// touches no state (see emitRefusal).
+// or a payload that cannot be placed, and so is a moment under an
+// idempotency key of another moment (keyHolder). A refusal records
+// nothing and touches no state (see emitRefusal).
 func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 	var a control.EmitArgs
 	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, fmt.Errorf("emit: bad arguments: %w", err)
+	}
+	// The key is checked against the ledger before the keeper or the
+	// ledger sees the moment: a key of another moment is refused here, not
+	// recorded as a failed receipt; a retry gets its original receipt.
+	if held, retry, err := s.keyHolder(a); err != nil {
+		return nil, err
+	} else if retry {
+		return held, nil
 	}
 	if err := s.emitRefusal(a); err != nil {
 		return nil, err
@@ -145,7 +156,8 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	if !ok && m.IdempotencyKey != nil {
-		// A replay: the ledger answers with the original receipt.
+		// A replay the ledger file does not show yet (held in the
+		// ledger's spool during a storage outage): the ledger answers.
 		r, err := s.recordOne(m, false)
 		return r.Receipt, err
 	}
@@ -153,6 +165,23 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 		return nil, fmt.Errorf("emit: the ledger already has %s for this harness session (or a later stage of frame %q); each is recorded once", a.Event, a.FrameID)
 	}
 	return res.Receipt, nil
+}
+
+// keyHolder checks an emitted moment's idempotency key against the
+// session's ledger (ledger.CheckKey): retry is true, with the receipt the
+// key holds, for the same moment again; a key of another moment is a
+// *ledger.KeyConflictError. A moment without a key holds nothing.
+func (s *supervisor) keyHolder(a control.EmitArgs) (held contract.LifecycleReceipt, retry bool, err error) {
+	adapter := ""
+	if s.cfg.Adapter != nil {
+		adapter = s.cfg.Adapter.ID
+	}
+	r, retry, err := ledger.CheckKey(statedir.ReceiptsPath(s.cfg.StateDir, s.rec.ID), router.DefaultClientID, adapter, a.IdempotencyKey, a.Event, a.Payloads)
+	var conflict *ledger.KeyConflictError
+	if err != nil && !errors.As(err, &conflict) {
+		err = fmt.Errorf("emit: reading the ledger for idempotency key %q: %w; nothing was recorded", a.IdempotencyKey, err)
+	}
+	return r, retry, err
 }
 
 // emitRefusal says why the live wrapper refuses an emitted moment before

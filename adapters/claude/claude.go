@@ -67,6 +67,7 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ending/native_hook":          "TestHostApplyClaudeNativeHooks",
 		"lifecycle_events.frame.ended/native_hook":           "TestHostApplyClaudeNativeHooks",
 		"lifecycle_events.session.ending/native_hook":        "TestHostApplyClaudeNativeHooks",
+		"lifecycle_events.session.ended/native_hook":         "TestHostApplyClaudeNativeHooks",
 		// From the transcript (adapters/claude).
 		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunClaudeTelemetry",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunClaudeTelemetry",
@@ -93,7 +94,7 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// Without `lifeloop run`, hooks installed by `lifeloop host apply`
 	// report the session and its turns (native_hook).
 	adapters.AddMode(&m, contract.ModeNativeHook)
-	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
+	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding, contract.EventSessionEnded} {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 	}
 	// From the transcript (<config>/projects/<cwd>/<session>.jsonl):

@@ -9,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
-	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // Claude Code's command hooks (2.1.197; 2.1.332 adds SessionStart source
@@ -89,7 +89,7 @@ func (h Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 	}
 	spec, _ := h.LaunchHooks(b)
 	path := filepath.Join(b.SessionDir, bridgeFile)
-	if err := statedir.WriteFileAtomic(path, hooks.SettingsFile(spec, b.HookCommand, door)); err != nil {
+	if err := kit.WriteFileAtomic(path, hooks.SettingsFile(spec, b.HookCommand, door)); err != nil {
 		return nil, fmt.Errorf("hook bridge settings: %w", err)
 	}
 	return []string{settingsFlag, path}, nil

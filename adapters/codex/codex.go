@@ -70,6 +70,7 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ending/native_hook":          "TestHostApplyCodexHooksAndNotify",
 		"lifecycle_events.frame.ended/native_hook":           "TestHostApplyCodexHooksAndNotify",
 		"lifecycle_events.session.ending/native_hook":        "TestHostApplyCodexHooksAndNotify",
+		"lifecycle_events.session.ended/native_hook":         "TestHostApplyCodexHooksAndNotify",
 		// From the rollout (telemetry.go).
 		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunCodexTelemetry",
 		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunCodexTelemetry",
@@ -100,7 +101,7 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// (once trusted) and the notify program report the session and its
 	// turns (native_hook).
 	adapters.AddMode(&m, contract.ModeNativeHook)
-	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
+	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding, contract.EventSessionEnded} {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 	}
 	// From the rollout: task_started → frame.opening/opened, task_complete

@@ -84,6 +84,7 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ending/native_hook":          "TestHostApplyGeminiHooks",
 		"lifecycle_events.frame.ended/native_hook":           "TestHostApplyGeminiHooks",
 		"lifecycle_events.session.ending/native_hook":        "TestHostApplyGeminiHooks",
+		"lifecycle_events.session.ended/native_hook":         "TestHostApplyGeminiHooks",
 		// From the chat file (telemetry.go, parser.go).
 		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunGeminiTelemetry",
 		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunGeminiTelemetry",
@@ -110,7 +111,7 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// Without `lifeloop run`, hooks installed by `lifeloop host apply`
 	// report the session and its turns (native_hook, hooks.go).
 	adapters.AddMode(&m, contract.ModeNativeHook)
-	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding} {
+	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding, contract.EventSessionEnded} {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 	}
 	// From the chat file: a prompt record opens a frame, the first model

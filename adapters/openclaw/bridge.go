@@ -15,9 +15,9 @@ import (
 	"github.com/titanous/json5"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
-	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // OpenClaw's hooks are typed plugin hooks: JavaScript modules run in its
@@ -40,7 +40,7 @@ import (
 //	model_call_started   frame.opened
 //	agent_end            frame.ending, frame.ended
 //
-// with the database's frame ids (pi.FrameID: the session id and the
+// with the database's frame ids (kit.FrameID: the session id and the
 // turn's number since the launch). The database stays the source of the
 // session id, usage (pressure) and compactions: OpenClaw's
 // before_compaction/after_compaction carry no more than its compaction
@@ -125,7 +125,7 @@ func (Harness) BridgeEnv(b adapters.BridgeTarget) ([]string, error) {
 		return nil, err
 	}
 	path := filepath.Join(b.SessionDir, wrapperConfig)
-	if err := statedir.WriteFileAtomic(path, cfg); err != nil {
+	if err := kit.WriteFileAtomic(path, cfg); err != nil {
 		return nil, fmt.Errorf("openclaw hook bridge configuration: %w", err)
 	}
 	vars := []string{configPathVar + "=" + path}
@@ -223,7 +223,7 @@ func writePlugin(b adapters.BridgeTarget) (string, error) {
 		sum := sha256.Sum256(files["index.mjs"])
 		dir = filepath.Join(b.SharedDir, fmt.Sprintf("openclaw-lifeloop-bridge-%x", sum[:6]))
 	}
-	if err := os.MkdirAll(dir, statedir.DirPerm); err != nil {
+	if err := os.MkdirAll(dir, kit.DirPerm); err != nil {
 		return "", fmt.Errorf("openclaw hook bridge plugin: %w", err)
 	}
 	for _, name := range []string{"package.json", "openclaw.plugin.json", "index.mjs"} {
@@ -231,7 +231,7 @@ func writePlugin(b adapters.BridgeTarget) (string, error) {
 		if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, files[name]) {
 			continue
 		}
-		if err := statedir.WriteFileAtomic(path, files[name]); err != nil {
+		if err := kit.WriteFileAtomic(path, files[name]); err != nil {
 			return "", fmt.Errorf("openclaw hook bridge plugin: %w", err)
 		}
 	}

@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/control"
-	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // TestBridgeEnv: for `agent --local` the plugin folder is written once
@@ -70,7 +70,7 @@ func TestBridgeEnv(t *testing.T) {
 	if filepath.Dir(dir) != shared {
 		t.Errorf("plugin folder %s, want under %s", dir, shared)
 	}
-	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != statedir.DirPerm {
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != kit.DirPerm {
 		t.Errorf("plugin folder %v %v", st, err)
 	}
 	for name, want := range pluginFiles(b.HookCommand) {

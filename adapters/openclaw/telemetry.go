@@ -16,8 +16,7 @@ import (
 	"github.com/titanous/json5"
 
 	"github.com/lifeloop/lifeloop/adapters"
-	"github.com/lifeloop/lifeloop/adapters/opencode"
-	"github.com/lifeloop/lifeloop/adapters/pi"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -43,8 +42,8 @@ var _ telemetry.RecordSource = (*discoverer)(nil)
 
 // TelemetrySource implements adapters.Telemetry: the sessions of every
 // agent database under OpenClaw's state folder that the launch starts or
-// continues, read as Pi session entries, with the model windows of
-// OpenClaw's configuration.
+// continues, read as Pi session entries (kit.NewEntryParser), with the
+// model windows of OpenClaw's configuration.
 func (Harness) TelemetrySource(t adapters.TelemetryTarget) (adapters.TelemetrySource, error) {
 	src := adapters.TelemetrySource{Kind: SourceDatabase}
 	state := StateDir(t.Env)
@@ -55,7 +54,7 @@ func (Harness) TelemetrySource(t adapters.TelemetryTarget) (adapters.TelemetrySo
 	d := &discoverer{State: state, Launch: t.LaunchedAt, SessionID: t.SessionID}
 	d.baseline = d.snapshot()
 	src.Discoverer = d
-	src.NewParser = func() telemetry.Parser { return pi.NewEntryParser(SourceDatabase, windows, "harness") }
+	src.NewParser = func() telemetry.Parser { return kit.NewEntryParser(SourceDatabase, windows, "harness") }
 	return src, nil
 }
 
@@ -194,7 +193,7 @@ func (d *discoverer) snapshot() map[string]int64 {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, p := range d.databases() {
-		db, err := opencode.OpenReadOnly(p)
+		db, err := kit.OpenReadOnly(p)
 		if err != nil {
 			continue
 		}
@@ -223,7 +222,7 @@ func (d *discoverer) Candidates() ([]telemetry.Candidate, error) {
 	dbs := d.databases()
 	sigs := make(map[string][4]int64, len(dbs))
 	for _, p := range dbs {
-		sigs[p] = opencode.Signature(p)
+		sigs[p] = kit.Signature(p)
 	}
 	if d.scanned && mapsEqual(sigs, d.sigs) {
 		return slices.Clone(d.cached), nil
@@ -255,7 +254,7 @@ func mapsEqual(a, b map[string][4]int64) bool {
 
 // scan lists the candidates of one database.
 func (d *discoverer) scan(path string) ([]telemetry.Candidate, error) {
-	db, err := opencode.OpenReadOnly(path)
+	db, err := kit.OpenReadOnly(path)
 	if err != nil {
 		return nil, nil // not there, or not in WAL mode yet
 	}
@@ -318,15 +317,15 @@ func (d *discoverer) Follow(ctx context.Context, cfg telemetry.TailConfig, sink 
 	if !ok {
 		base = -1
 	}
-	return opencode.FollowSession(ctx, cfg, sink, cfg.Path[:i], cfg.Path[i+1:], rowReader(base))
+	return kit.FollowSession(ctx, cfg, sink, cfg.Path[:i], cfg.Path[i+1:], rowReader(base))
 }
 
 // rowReader reads transcript_events rows: event_json, or event_zstd
 // decompressed (OpenClaw stores a row of 1 KiB or more zstd-compressed
 // when that saves a tenth). Rows at or below base are skipped, except
 // the session and model_change entries.
-func rowReader(base int64) opencode.RowReader {
-	return func(ctx context.Context, db *sql.DB, id string, after int64, limit int, dst []opencode.Row) ([]opencode.Row, error) {
+func rowReader(base int64) kit.RowReader {
+	return func(ctx context.Context, db *sql.DB, id string, after int64, limit int, dst []kit.Row) ([]kit.Row, error) {
 		rows, err := db.QueryContext(ctx, `SELECT seq, event_json, event_zstd FROM transcript_events
 			WHERE session_id = ? AND seq > ? AND (seq > ? OR json_extract(event_json, '$.type') IN ('session', 'model_change'))
 			ORDER BY seq LIMIT ?`, id, after, base, limit)
@@ -347,7 +346,7 @@ func rowReader(base int64) opencode.RowReader {
 					return dst, fmt.Errorf("row %d: %w", seq, err)
 				}
 			}
-			dst = append(dst, opencode.Row{Seq: seq, Line: line})
+			dst = append(dst, kit.Row{Seq: seq, Line: line})
 		}
 		return dst, rows.Err()
 	}

@@ -12,9 +12,9 @@ import (
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
-	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // OpenCode has no command hooks; its plugins (JavaScript modules run in
@@ -207,10 +207,10 @@ func writePlugin(b adapters.BridgeTarget) (string, error) {
 	if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, src) {
 		return path, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), statedir.DirPerm); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), kit.DirPerm); err != nil {
 		return "", fmt.Errorf("opencode hook bridge plugin: %w", err)
 	}
-	if err := statedir.WriteFileAtomic(path, src); err != nil {
+	if err := kit.WriteFileAtomic(path, src); err != nil {
 		return "", fmt.Errorf("opencode hook bridge plugin: %w", err)
 	}
 	return path, nil

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 	"go.uber.org/goleak"
@@ -142,10 +143,13 @@ func copyDB(t *testing.T, r realDB) string {
 	return filepath.Join(dir, "opencode.db")
 }
 
+// pageSize is how many events records reads at a time.
+const pageSize = 256
+
 // records reads every event of session id as the records Follow delivers.
 func records(t *testing.T, db, id string) []string {
 	t.Helper()
-	h, err := openDB(db)
+	h, err := kit.OpenReadOnly(db)
 	if err != nil {
 		t.Fatal(err)
 	}

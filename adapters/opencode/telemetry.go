@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -108,7 +108,7 @@ func (d *Discoverer) Follow(ctx context.Context, cfg telemetry.TailConfig, sink 
 func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	sig := signature(d.Database)
+	sig := kit.Signature(d.Database)
 	if d.scanned && sig == d.sig {
 		return append([]telemetry.Candidate(nil), d.cached...), nil
 	}
@@ -120,19 +120,8 @@ func (d *Discoverer) Candidates() ([]telemetry.Candidate, error) {
 	return append([]telemetry.Candidate(nil), out...), nil
 }
 
-// signature is the size and modification time of the database and its
-// WAL (zero for a file that does not exist).
-func signature(db string) (s [4]int64) {
-	for i, p := range []string{db, db + "-wal"} {
-		if fi, err := os.Stat(p); err == nil {
-			s[2*i], s[2*i+1] = fi.Size(), fi.ModTime().UnixNano()
-		}
-	}
-	return s
-}
-
 func (d *Discoverer) scan() ([]telemetry.Candidate, error) {
-	db, err := openDB(d.Database)
+	db, err := kit.OpenReadOnly(d.Database)
 	if err != nil {
 		return nil, nil // no database yet: OpenCode creates it on first start
 	}
@@ -177,7 +166,7 @@ func (d *Discoverer) Resolve(path string) (string, error) {
 	if _, _, err := splitSessionPath(path); err == nil {
 		return path, nil
 	}
-	if err := walReady(path); err != nil {
+	if err := kit.WALReady(path); err != nil {
 		return "", fmt.Errorf("%s is not an OpenCode database (%w); give the database, or <database>%s<session id>", path, err, sessionSep)
 	}
 	ss, err := (&Discoverer{Database: path, Cwd: d.Cwd}).Candidates()
@@ -201,7 +190,7 @@ func (d *Discoverer) End(path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	db, err := openDB(dbPath)
+	db, err := kit.OpenReadOnly(dbPath)
 	if err != nil {
 		return 0, fmt.Errorf("opening OpenCode's database: %w", err)
 	}

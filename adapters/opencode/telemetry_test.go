@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/telemetry"
 	"github.com/lifeloop/lifeloop/telemetry/telemetrytest"
 )
@@ -29,7 +30,7 @@ func window10k(provider, model string) int64 {
 // is not a compaction request, read with a query of the test's own.
 func userTurns(t *testing.T, db, id string) []string {
 	t.Helper()
-	h, err := openDB(db)
+	h, err := kit.OpenReadOnly(db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"slices"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
-	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // Pi has no command hooks; its extensions (TypeScript modules loaded in
@@ -91,7 +91,7 @@ func (Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 	}
 	// The pointer starts empty: telemetry then waits for the file the
 	// extension names instead of discovering by order (TelemetrySource).
-	if err := statedir.WriteFileAtomic(filepath.Join(b.SessionDir, sessionPointer), nil); err != nil {
+	if err := kit.WriteFileAtomic(filepath.Join(b.SessionDir, sessionPointer), nil); err != nil {
 		return nil, &adapters.BridgeUnavailable{Reason: "Pi's bridge extension: " + err.Error()}
 	}
 	return []string{extensionFlag, path}, nil
@@ -103,10 +103,10 @@ func writeBridge(path string, src []byte) error {
 	if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, src) {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), statedir.DirPerm); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), kit.DirPerm); err != nil {
 		return fmt.Errorf("%s cannot be written: %w", path, err)
 	}
-	if err := statedir.WriteFileAtomic(path, src); err != nil {
+	if err := kit.WriteFileAtomic(path, src); err != nil {
 		return fmt.Errorf("%s cannot be written: %w", path, err)
 	}
 	have, err := os.ReadFile(path)

@@ -168,24 +168,6 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	}
 
 	in := moment.Moment{Event: ev, Payloads: payloads}
-	if exists {
-		// A retry with the key of a recorded moment gets its receipt
-		// back; a key used for another moment, or any new moment after
-		// the session's end, is refused before anything is recorded.
-		r, ok, err := keyedEarlier(statedir.ReceiptsPath(root, opts.Session), in, opts.IdempotencyKey)
-		switch {
-		case err != nil:
-			return err
-		case ok:
-			if werr := writeIndentedJSON(opts.Out, r); werr != nil {
-				return exitf(exitcode.Failed, "writing the receipt: %v", werr)
-			}
-			return receiptExit(r)
-		case rec.State.IsTerminal():
-			return exitf(exitcode.Failed, "session %s has ended (%s); nothing is recorded after a session's end, so %s was not: emit it into a new --session",
-				opts.Session, rec.State, ev)
-		}
-	}
 	if opts.IdempotencyKey != "" {
 		k := opts.IdempotencyKey
 		in.IdempotencyKey = &k
@@ -200,10 +182,10 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 	}
 
 	// A live wrapper owns the session: hand it the moment so it orders it
-	// with its own receipts and dispatches it to its clients and sinks.
-	// Its session.json may not be written yet (the wrapper writes it once
-	// the harness runs, and the harness may emit at once): without one,
-	// the control socket decides.
+	// with its own receipts and dispatches it to its clients and sinks,
+	// and checks its key. Its session.json may not be written yet (the
+	// wrapper writes it once the harness runs, and the harness may emit
+	// at once): without one, the control socket decides.
 	if (exists && !rec.State.IsTerminal()) || (!exists && statedir.ValidateSessionID(opts.Session) == nil) {
 		r, err := emitLive(ctx, root, opts.Session, in)
 		switch {
@@ -216,6 +198,25 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 			return exitf(exitcode.Failed, "emit through the live wrapper of %s: %v", opts.Session, err)
 		}
 		// No live wrapper: record directly below.
+	}
+	// A retry with the key of a recorded moment gets its receipt back; a
+	// key used for another moment, or any new moment after the session's
+	// end, is refused before anything is recorded.
+	r, ok, err := ledger.CheckKey(statedir.ReceiptsPath(root, opts.Session), router.DefaultClientID, adapterID, opts.IdempotencyKey, ev, payloads)
+	var conflict *ledger.KeyConflictError
+	switch {
+	case errors.As(err, &conflict):
+		return exitf(exitcode.Failed, "%v", err)
+	case err != nil:
+		return exitf(exitcode.Failed, "reading the ledger of session %s: %v", opts.Session, err)
+	case ok:
+		if werr := writeIndentedJSON(opts.Out, r); werr != nil {
+			return exitf(exitcode.Failed, "writing the receipt: %v", werr)
+		}
+		return receiptExit(r)
+	case exists && rec.State.IsTerminal():
+		return exitf(exitcode.Failed, "session %s has ended (%s); nothing is recorded after a session's end, so %s was not: emit it into a new --session",
+			opts.Session, rec.State, ev)
 	}
 
 	a, err := lookupAdapter(opts.Registry, adapterID)
@@ -365,45 +366,6 @@ func emitFlagsFor(ev contract.Event, opts emitOptions) error {
 		return usageErrorf("capability.degraded cannot be emitted: it must name a capability degradation, which emit has no flag for (lifeloop records the degradations it observes)")
 	}
 	return nil
-}
-
-// keyedEarlier finds the receipt the ledger at path holds under key
-// (emit's client). ok is true when it records the same moment (event
-// and payloads; receipts do not carry the frame): a retry, answered with that receipt. A key that
-// names another moment is refused (state_conflict): nothing is recorded.
-func keyedEarlier(path string, in moment.Moment, key string) (contract.LifecycleReceipt, bool, error) {
-	if key == "" {
-		return contract.LifecycleReceipt{}, false, nil
-	}
-	for e, err := range ledger.ReadSince(path, 0) {
-		if err != nil {
-			continue // unreadable lines are the ledger's to report (ledger verify)
-		}
-		r := e.Receipt
-		if r.IdempotencyKey == nil || *r.IdempotencyKey != key || r.ClientID != router.DefaultClientID || r.Status == contract.StatusFailed {
-			continue
-		}
-		if r.Event == in.Event && samePayloads(r, in.Payloads) {
-			return r, true, nil
-		}
-		return r, false, exitf(exitcode.Failed, "idempotency key %q was already used for %s at sequence %d (state_conflict); nothing was recorded: give this moment a key of its own",
-			key, r.Event, e.Sequence)
-	}
-	return contract.LifecycleReceipt{}, false, nil
-}
-
-// samePayloads reports whether r accounts for exactly the payloads given
-// (by id, in order).
-func samePayloads(r contract.LifecycleReceipt, payloads []contract.PayloadEnvelope) bool {
-	if len(r.PayloadReceipts) != len(payloads) {
-		return false
-	}
-	for i, p := range payloads {
-		if r.PayloadReceipts[i].PayloadID != p.PayloadID {
-			return false
-		}
-	}
-	return true
 }
 
 // placementRefusal says why a payload of ev cannot be placed for an

@@ -50,12 +50,14 @@ func TestScripts(t *testing.T) {
 //	exitcode N prog [args...]   run prog like exec and require exit code N;
 //	                            stdout and stderr are kept for later checks
 //	waitfile PATH               wait (up to 30s) until PATH exists
+//	ctl SIDFILE OP [ARGS_JSON]  call the live wrapper's control socket directly
 //	validate-schema KIND FILE   FILE must satisfy the embedded JSON Schema
 //	                            for KIND (schema.Kinds); with ! it must not
 func scriptCmds() map[string]func(ts *testscript.TestScript, neg bool, args []string) {
 	return map[string]func(ts *testscript.TestScript, neg bool, args []string){
 		"exitcode":        cmdExitCode,
 		"waitfile":        cmdWaitFile,
+		"ctl":             cmdCtl,
 		"validate-schema": cmdValidateSchema,
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
 )
@@ -615,5 +616,51 @@ func TestRenewalCutShortByALostWrapper(t *testing.T) {
 		"RUNNING>PAUSED:state_change", "PAUSED>RUNNING:state_change", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"}
 	if got := transitions(es); !reflect.DeepEqual(got, want) {
 		t.Errorf("transitions %v\nwant %v", got, want)
+	}
+}
+
+// A session no wrapper runs ends when its reporter says so (emit, or the
+// harness's own session-end hook through host-hook): OrgLoop and HCP tell
+// the same ending, completed and COMPLETED with the same reason, whether
+// the receipt carries host-hook's classification or none.
+func TestReportedEndAgreesWithOrgLoop(t *testing.T) {
+	start, end := time.Unix(1778100000, 0), time.Unix(1778100030, 0)
+	for _, mode := range []contract.IntegrationMode{contract.ModeNativeHook, contract.ModeManualSkill} {
+		for _, c := range []struct {
+			name string
+			sum  map[string]any
+		}{
+			{"as host-hook records it", contract.ReportedEndSummary("prompt_input_exit", start, end, "/p")},
+			{"nothing known", nil},
+			{"the harness's reason only", map[string]any{contract.SummaryHarnessReason: "other"}},
+			{"a reason", map[string]any{"reason": "logout"}},
+		} {
+			t.Run(string(mode)+"/"+c.name, func(t *testing.T) {
+				b := rb{}
+				inMode := func(r *contract.LifecycleReceipt) { r.IntegrationMode = mode }
+				rs := []contract.LifecycleReceipt{
+					b.next(contract.EventSessionStarted, nil, inMode),
+					b.next(contract.EventSessionEnding, map[string]any{"reason": "other"}, inMode),
+					b.next(contract.EventSessionEnded, c.sum, inMode),
+				}
+				var closed map[string]any
+				for _, e := range project(NewProjector("ses_A"), rs) {
+					if e.Payload.EventType == SessionClosed {
+						closed = e.Payload.Data
+					}
+				}
+				ev, err := contract.ProjectOrgLoop(rs[2], contract.OrgLoopOptions{SessionID: "ses_A", Harness: contract.HarnessClaudeCode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				lc := ev.Payload.Lifecycle
+				if closed == nil || closed["final_state"] != StateCompleted || lc.Phase != contract.PhaseCompleted || lc.Outcome != contract.LifecycleSuccess {
+					t.Fatalf("HCP session_closed %v, OrgLoop %s/%s: want COMPLETED and completed/success", closed, lc.Phase, lc.Outcome)
+				}
+				if closed["reason"] != lc.Reason {
+					t.Errorf("HCP closes with reason %v, OrgLoop ends with %q", closed["reason"], lc.Reason)
+				}
+			})
+		}
 	}
 }

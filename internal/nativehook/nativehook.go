@@ -121,8 +121,13 @@ func (r Recorder) RecordFailure(id string, mapped hooks.Mapped, fail Failure) {
 }
 
 // Record records mapped's moments in the native session of its harness
-// session, creating it on first sight: session.started marks it running,
-// session.ending completed (no later hook reports the end).
+// session, creating it on first sight: session.started marks it running.
+// The harness's own session-end hook (session.ending) is the session's
+// end — no wrapper will report one — so it is followed by the session's
+// one session.ended, completed (contract.ReportedEndSummary), and the
+// session is completed. Nothing is recorded after that end: a repeated
+// end hook adds nothing, and a later start of the same harness session
+// (a resume) opens a new lifeloop session, its own incarnation.
 func (r Recorder) Record(mapped hooks.Mapped) {
 	if r.Adapter == nil {
 		return
@@ -132,16 +137,35 @@ func (r Recorder) Record(mapped hooks.Mapped) {
 	a := r.Adapter
 	now := r.Now()
 	rec, exists := findHarnessSession(r.Root, a.ID, mapped.HarnessSessionID)
+	var prior []contract.LifecycleReceipt
+	if exists {
+		prior = ledgerReceipts(r.Root, rec.ID)
+		if ended(prior) {
+			if !opens(mapped) {
+				return // a session ends once
+			}
+			exists = false
+		}
+	}
 	if !exists {
 		rec = statedir.SessionRecord{ID: r.IDs.New(ids.PrefixSession), State: statedir.StateRunning, AdapterID: a.ID,
 			IntegrationMode: string(contract.ModeNativeHook), Cwd: mapped.Cwd,
 			HarnessSessionIDs: []string{mapped.HarnessSessionID}, StartedAt: &now}
+		prior = nil
 	}
+	// One coherent stream, as a wrapper keeps it: a moment the ledger
+	// already tells (another hook reported it) is dropped.
+	k := stream.New(stream.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook})
+	k.Resume(prior)
+	var ms []moment.Moment
 	for _, m := range mapped.Moments {
+		ms = append(ms, k.Admit(moment.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
+			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary})...)
 		switch m.Event {
 		case contract.EventSessionStarted:
 			rec.State, rec.EndedAt = statedir.StateRunning, nil
 		case contract.EventSessionEnding:
+			ms = append(ms, k.Admit(r.reportedEnd(rec, mapped.HarnessSessionID, m, now))...)
 			rec.State, rec.EndedAt = statedir.StateCompleted, &now
 		}
 	}
@@ -149,16 +173,36 @@ func (r Recorder) Record(mapped hooks.Mapped) {
 	if err := statedir.WriteSession(r.Root, rec); err != nil {
 		return
 	}
-	// One coherent stream, as a wrapper keeps it: a moment the ledger
-	// already tells (another hook reported it) is dropped.
-	k := stream.New(stream.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook})
-	k.Resume(ledgerReceipts(r.Root, rec.ID))
-	var ms []moment.Moment
-	for _, m := range mapped.Moments {
-		ms = append(ms, k.Admit(moment.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
-			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary})...)
-	}
 	r.route(rec, ms)
+}
+
+// reportedEnd is the session.ended that follows the harness's own
+// session-end hook (ending): completed, with the hook's reason as the
+// harness's.
+func (r Recorder) reportedEnd(rec statedir.SessionRecord, hsid string, ending hooks.MappedMoment, now time.Time) moment.Moment {
+	var started time.Time
+	if rec.StartedAt != nil {
+		started = *rec.StartedAt
+	}
+	why, _ := ending.Summary["reason"].(string)
+	sum := contract.ReportedEndSummary(why, started, now, rec.Cwd)
+	if hook, ok := ending.Summary["hook"]; ok {
+		sum["hook"] = hook
+	}
+	return moment.Moment{Event: contract.EventSessionEnded, HarnessSessionID: hsid,
+		EventID: hsid + "/" + string(contract.EventSessionEnded), Summary: sum}
+}
+
+// ended reports whether a native session's receipts tell its end.
+func ended(prior []contract.LifecycleReceipt) bool {
+	return slices.ContainsFunc(prior, func(r contract.LifecycleReceipt) bool {
+		return r.Event == contract.EventSessionEnded && r.Status != contract.StatusFailed
+	})
+}
+
+// opens reports whether mapped starts its harness session (again).
+func opens(mapped hooks.Mapped) bool {
+	return slices.ContainsFunc(mapped.Moments, func(m hooks.MappedMoment) bool { return m.Event == contract.EventSessionStarted })
 }
 
 // route records ms in the ledger of rec.

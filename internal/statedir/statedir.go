@@ -20,12 +20,15 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/lifeloop/lifeloop/atomicfile"
 )
 
-// Permissions for everything lifeloop writes under the state directory.
+// Permissions for everything lifeloop writes under the state directory
+// (atomicfile's, which the plug-ins' kit shares).
 const (
-	DirPerm  fs.FileMode = 0o700
-	FilePerm fs.FileMode = 0o600
+	DirPerm  = atomicfile.DirPerm
+	FilePerm = atomicfile.FilePerm
 )
 
 // EnvStateDir is the environment variable that overrides the default
@@ -106,67 +109,14 @@ func checkDirInfo(dir string, fi fs.FileInfo) error {
 }
 
 // WriteFileAtomic replaces path with data so that readers see either the
-// old or the new content, never a mix, even across a crash: it writes a
-// temporary file (FilePerm) in the same folder, fsyncs it, renames it over
-// path and fsyncs the folder.
-func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
+// old or the new content, never a mix, even across a crash (atomicfile.Write).
+func WriteFileAtomic(path string, data []byte) error { return atomicfile.Write(path, data) }
 
-// ReplaceFile is WriteFileAtomic without the fsyncs: readers see the old
-// or the new content, never a mix, and a crash of the process changes
-// nothing of that; after a power loss the file may be old, empty or
-// missing. For files rebuilt from a durable source (session.json from the
-// ledger, see package seal).
-func ReplaceFile(path string, data []byte) error { return replaceFile(path, data, false) }
-
-func replaceFile(path string, data []byte, durable bool) (err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	tmp := f.Name()
-	defer func() {
-		if err != nil {
-			_ = f.Close()
-			_ = os.Remove(tmp)
-		}
-	}()
-	if err = f.Chmod(FilePerm); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err = f.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if durable {
-		if err = f.Sync(); err != nil {
-			return fmt.Errorf("write %s: fsync: %w", path, err)
-		}
-	}
-	if err = f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if !durable {
-		return nil
-	}
-	return SyncDir(dir)
-}
+// ReplaceFile is WriteFileAtomic without the fsyncs (atomicfile.Replace):
+// for files rebuilt from a durable source (session.json from the ledger,
+// see package seal).
+func ReplaceFile(path string, data []byte) error { return atomicfile.Replace(path, data) }
 
 // SyncDir fsyncs a folder so that entries created, renamed or removed in it
 // survive a crash.
-func SyncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("fsync folder %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("fsync folder %s: %w", dir, err)
-	}
-	return nil
-}
+func SyncDir(dir string) error { return atomicfile.SyncDir(dir) }

@@ -111,28 +111,6 @@ func assertPerm(t *testing.T, path string, want os.FileMode) {
 	}
 }
 
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "f.json")
-	for _, content := range []string{"first", "second, longer content", "3"} {
-		if err := WriteFileAtomic(p, []byte(content)); err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(p)
-		if err != nil || string(got) != content {
-			t.Fatalf("read %q, %v; want %q", got, err, content)
-		}
-		assertPerm(t, p, FilePerm)
-	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Fatalf("temp files left behind: %v", entries)
-	}
-	if err := WriteFileAtomic(filepath.Join(dir, "missing", "f"), []byte("x")); err == nil {
-		t.Fatal("write into a missing folder succeeded")
-	}
-}
-
 func TestValidateSessionID(t *testing.T) {
 	tests := []struct {
 		id string
