@@ -31,8 +31,9 @@ import (
 // stops slowly when told to and exits when told to), driven with the
 // real `lifeloop emit`, `renew`, `pause`, `resume`, `abort`, a SIGKILL of
 // the wrapper, `lifeloop sessions` (which seals the lost session) and
-// `lifeloop run --continue-session`. Every resulting ledger must have
-// each of storyProperties.
+// `lifeloop run --continue-session`, with and without a terminal (--pty
+// always). Every resulting ledger must have each of storyProperties
+// (story_check_test.go).
 //
 // An interleaving is a program of bytes, one action each (storyAction);
 // FuzzStory's seed corpus is storySeeds' programs, so `go test` runs
@@ -57,6 +58,7 @@ func storyProgram(s uint64) []byte {
 	return prog
 }
 
+// FuzzStory runs one interleaving per input and judges its story.
 func FuzzStory(f *testing.F) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		f.Skip("no sh for the fake harness")
