@@ -351,9 +351,11 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 //	                                       (a launch that failed after session.starting, e.g. 126/127)
 //
 // Every other receipt returns ErrNoOrgLoopPhase, and so does an
-// idempotency conflict (with or without a parent) and a failed receipt
+// idempotency conflict (with or without a parent), a failed receipt
 // with a parent that is not a session transition (a client delivery
-// failure: see sessionTransitionFailed).
+// failure: see sessionTransitionFailed), a renewal's relaunch that died
+// before it started, and an end sealed inside a renewal after its stop
+// (SummaryRenewalInterrupted).
 //
 // The dedupe key of started and terminal phases is OrgLoop's
 // <harness>:<session>:<phase>, where the session of the stop and start a
@@ -374,6 +376,13 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	if summaryString(r.TelemetrySummary, SummaryRenewalStep) == RenewalStepRelaunchFailed {
 		// A relaunch that died before it started was never a started
 		// incarnation: nothing to close.
+		return OrgLoopEvent{}, ErrNoOrgLoopPhase
+	}
+	if n, ok := summaryInt(r.TelemetrySummary, SummaryRenewalInterrupted); ok && n > 0 && r.Event == EventSessionEnded {
+		// The end sealed for a wrapper lost in a renewal, after that
+		// renewal's stop: the harness's stop is already that renewal's
+		// stopped event, and `run --continue-session` finishes the
+		// renewal (its start) and ends the session.
 		return OrgLoopEvent{}, ErrNoOrgLoopPhase
 	}
 	var lc OrgLoopLifecycle
@@ -551,6 +560,17 @@ func sessionTransitionFailed(r LifecycleReceipt) bool {
 // after a lost wrapper recorded (and on the end sealed when that wrapper
 // was lost in turn); absent for the session's first wrapper.
 const SummaryContinuation = "continuation"
+
+// SummaryRenewalInterrupted is the telemetry_summary key of the end
+// sealed for a wrapper lost in the middle of a renewal, after that
+// renewal recorded its harness's stop (renewal_step ended) and its
+// relaunch's session.starting, before its session.started: N, the
+// renewal's attempt. That end is the wrapper's and the never-started
+// relaunch's, not a harness's (the one that ran is stopped and posted as
+// the renewal's stop), so it has no OrgLoop event and does not close an
+// incarnation: the continuation finishes renewal N (its start is that
+// renewal's) and ends the incarnation the renewal belongs to.
+const SummaryRenewalInterrupted = "renewal_interrupted"
 
 // OrgLoopIncarnation is the session id the dedupe key of r's phase
 // carries: id, id.r<N> for the stop and start renewal N recorded

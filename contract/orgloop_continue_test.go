@@ -86,3 +86,54 @@ func TestOrgLoopContinuedSessionIncarnations(t *testing.T) {
 		}
 	}
 }
+
+// TestOrgLoopWrapperLostInsideARenewal: a wrapper lost after renewal 1
+// recorded its harness's stop and its relaunch's session.starting is
+// sealed with renewal_interrupted 1; the continuation that finishes the
+// renewal (continuation 0: no incarnation ended) posts the renewal's
+// start and the session's end. Every incarnation has one start and one
+// end, as for a renewal never interrupted; before, the sealed end was a
+// second end of the session's first start.
+func TestOrgLoopWrapperLostInsideARenewal(t *testing.T) {
+	const id = "ses_01KAQ3M4T9J6H2C8D4F0G1K3M5"
+	renewal := func(step string, extra map[string]any) map[string]any {
+		m := map[string]any{SummaryReason: StoppedByRenewal, "renewal_attempt": 1, "renewal_step": step}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	story := []struct {
+		ev  Event
+		sum map[string]any
+	}{
+		{EventSessionStarting, nil},
+		{EventSessionStarted, nil},
+		{EventSessionEnding, renewal("ending", nil)},
+		{EventSessionEnded, renewal("ended", map[string]any{SummaryPhase: "stopped", SummaryOutcome: "cancelled"})},
+		{EventSessionStarting, renewal("starting", nil)},
+		{EventSessionEnded, map[string]any{SummaryPhase: "stopped", SummaryOutcome: "unknown", SummaryReason: "wrapper_lost", "renewal_interrupted": 1}},
+		{EventSessionStarted, renewal("started", map[string]any{"renewal_recovered": true})},
+		{EventSessionEnded, map[string]any{SummaryPhase: "completed", SummaryOutcome: "success", SummaryReason: "exit_code_0"}},
+	}
+	var keys []string
+	for i, s := range story {
+		r := LifecycleReceipt{ReceiptID: fmt.Sprintf("lfr_%d", i), Event: s.ev, Status: StatusObserved, AdapterID: "claude",
+			AtEpochS: 1778100000 + int64(i), TelemetrySummary: s.sum}
+		ev, err := ProjectOrgLoop(r, OrgLoopOptions{SessionID: id, Harness: "claude-code"})
+		if err == ErrNoOrgLoopPhase {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, ev.Payload.Lifecycle.DedupeKey)
+	}
+	want := []string{
+		"claude-code:" + id + ":started", "claude-code:" + id + ".r1:stopped",
+		"claude-code:" + id + ".r1:started", "claude-code:" + id + ":completed",
+	}
+	if fmt.Sprint(keys) != fmt.Sprint(want) {
+		t.Errorf("dedupe keys\n got %v\nwant %v", keys, want)
+	}
+}

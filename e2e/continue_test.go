@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -183,6 +184,154 @@ func TestContinueSessionAfterALostWrapperEndsOnce(t *testing.T) {
 	}
 	if len(lives) != 2 {
 		t.Errorf("OrgLoop incarnations %v, want the first wrapper's and the continuation's", keys)
+	}
+
+	p := hcp.NewProjector(ses)
+	for _, m := range rs {
+		b, _ := json.Marshal(m)
+		var r contract.LifecycleReceipt
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		p.Project(r)
+	}
+	rec, err := statedir.ReadSession(state, ses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ledgerPhase != "completed" || lastPhase != "completed" || rec.State != statedir.StateCompleted || p.State() != hcp.StateCompleted {
+		t.Errorf("how the session ended: ledger %v, OrgLoop %s, session.json %s, HCP %s; want completed in all four", ledgerPhase, lastPhase, rec.State, p.State())
+	}
+}
+
+// TestContinueSessionAfterAWrapperLostInsideARenewal: a real Claude TUI
+// whose stop is slowed (slowStopClaude) is renewed with a payload; its
+// wrapper is SIGKILLed once the renewal recorded the old harness's stop
+// and the relaunch's session.starting, before its session.started. The
+// sealed end carries renewal_interrupted and posts nothing to OrgLoop;
+// `run --continue-session` finishes the renewal (its payload reaches
+// the model) and runs on to the harness's exit. OrgLoop then has the
+// story of a renewal never interrupted — one start and one end per
+// incarnation — and the ledger's last end, session.json, OrgLoop's last
+// terminal event and HCP's final state say completed. Before, the
+// sealed end closed the first incarnation and the continuation's end
+// was a third end for two starts.
+func TestContinueSessionAfterAWrapperLostInsideARenewal(t *testing.T) {
+	t.Parallel() // see the package doc
+	skipShort(t)
+	real := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
+	env := testharness.NewHarnessEnv(t, mock)
+	bin := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(bin, []byte(slowStopClaude), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env.Setenv("REAL_CLAUDE", real)
+	state := stateDir(t)
+
+	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "0", "--", bin), 120, 40)
+	testharness.ClaudeStarted(t, term, state, 1)
+	term.Type("first prompt 4c9e")
+	if err := term.WaitFor("first prompt 4c9e", screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+	testharness.ClaudeTurnsEnded(t, term, state, 1)
+	ses, _ := onlySession(t, state)
+
+	const marker = "LOST-IN-RENEWAL-MARKER-8d21"
+	pf := writePayloadFile(t, "pay_lost", marker, contract.PlacementDeveloperEquivalentFrame)
+	renew := exec.CommandContext(t.Context(), ll, "renew", "--state-dir", state, "--resume", "--payload", pf, ses)
+	renew.Env = env.Env()
+	if err := renew.Start(); err != nil {
+		t.Fatal(err)
+	}
+	renewed := make(chan error, 1)
+	go func() { renewed <- renew.Wait() }()
+
+	// Kill the wrapper between the relaunch's session.starting and its
+	// session.started.
+	step := func(rs []map[string]any, event, name string) bool {
+		for _, r := range rs {
+			if r["event"] == event && dig(r, "telemetry_summary", "renewal_step") == name {
+				return true
+			}
+		}
+		return false
+	}
+	for deadline := time.Now().Add(screenTimeout); ; time.Sleep(10 * time.Millisecond) {
+		_, rs := onlySession(t, state)
+		if step(rs, "session.starting", "starting") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the renewal recorded no relaunch session.starting:\n%s", describeStream(rs))
+		}
+	}
+	if err := syscall.Kill(term.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := term.WaitTimeout(screenTimeout); err != nil {
+		t.Fatalf("the killed wrapper did not end: %v", err)
+	}
+	<-renewed // it fails: its wrapper is gone
+	if _, rs := onlySession(t, state); step(rs, "session.started", "started") {
+		t.Fatalf("the relaunch's session.started was recorded before the wrapper was killed (the window this test needs was missed):\n%s", describeStream(rs))
+	}
+	// Any command that lists the session seals it, once the relaunch the
+	// killed wrapper was starting has died of the hangup too (until then
+	// it may hold what the wrapper held).
+	for deadline := time.Now().Add(screenTimeout); ; time.Sleep(200 * time.Millisecond) {
+		res := env.Run(runTimeout, ll, "sessions", "--state-dir", state)
+		if res.ExitCode == 0 && strings.Contains(res.Stdout, "lost") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("lifeloop sessions after the wrapper's death: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+		}
+	}
+	_, rs := onlySession(t, state)
+	sealed := rs[len(rs)-1]
+	if sealed["event"] != "session.ended" || dig(sealed, "telemetry_summary", "reason") != "wrapper_lost" || dig(sealed, "telemetry_summary", "renewal_interrupted") != float64(1) {
+		t.Errorf("want the sealed end of a wrapper lost inside renewal 1 last:\n%s", describeStream(rs))
+	}
+
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--tick", "0", "--continue-session", ses, "--", real, "-p", "second")
+	if res.ExitCode != 0 {
+		t.Fatalf("continued run: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	if _, ok := anyRequestCarries(t, mock.RequestsOfKind("claude"), marker); !ok {
+		t.Errorf("no model request carries the interrupted renewal's payload")
+	}
+
+	_, rs = onlySession(t, state)
+	last := lastOf(rs, "session.ended")
+	ledgerPhase := dig(last, "telemetry_summary", "phase")
+	out := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--format", "orgloop", ses)
+	if out.ExitCode != 0 {
+		t.Fatalf("receipts --format orgloop: exit %d: %s", out.ExitCode, out.Stderr)
+	}
+	var keys []string
+	var lastPhase string
+	for line := range strings.Lines(out.Stdout) {
+		var ev contract.OrgLoopEvent
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("orgloop line %q: %v", line, err)
+		}
+		lc := ev.Payload.Lifecycle
+		if lc.Phase == contract.PhaseActive {
+			continue
+		}
+		keys = append(keys, lc.DedupeKey)
+		if lc.Terminal {
+			lastPhase = string(lc.Phase)
+		}
+	}
+	k := "claude-code:" + ses
+	want := []string{k + ":started", k + ".r1:stopped", k + ".r1:started", k + ":completed"}
+	if strings.Join(keys, " ") != strings.Join(want, " ") {
+		t.Errorf("OrgLoop keys\n got %v\nwant %v\nreceipts:\n%s", keys, want, describeStream(rs))
 	}
 
 	p := hcp.NewProjector(ses)

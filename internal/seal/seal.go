@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -127,32 +128,73 @@ type history struct {
 	// closed counts the session's ends before: the wrapper sealed now
 	// is the closed-th continuation's (contract.SummaryContinuation).
 	closed int
+	// ends counts the session's ends sealed or recorded before, those
+	// inside a renewal included: each sealed end has a key of its own.
+	ends int
+	// gap is the attempt of a renewal that recorded its harness's stop
+	// after the last session.started (0: none): the wrapper was lost
+	// inside it.
+	gap int
+	// segStarted and segEnded: the last harness session (from the last
+	// session.starting) recorded its session.started, its session.ended.
+	segStarted, segEnded bool
 }
 
-// closes reports whether r ends an incarnation of the session: a
-// session.ended that is neither a renewal's nor a switch's (the session
-// goes on after those) — the harness's exit, a failed launch, or the end
-// sealed for a lost wrapper.
-func closes(r contract.LifecycleReceipt) bool {
-	if r.Event != contract.EventSessionEnded {
+// sessionEnd reports whether r is an end of the session: a
+// session.ended that is neither a step of a renewal nor a switch's (the
+// session goes on after those) — the harness's exit, a failed launch, or
+// the end sealed for a lost wrapper.
+func sessionEnd(r contract.LifecycleReceipt) bool {
+	if r.Event != contract.EventSessionEnded || summaryString(r, contract.SummaryRenewalStep) != "" {
 		return false
 	}
-	reason, _ := r.TelemetrySummary[contract.SummaryReason].(string)
+	reason := summaryString(r, contract.SummaryReason)
 	return reason != contract.StoppedByRenewal && reason != contract.HarnessSessionSwitched
+}
+
+// closes reports whether r ends an incarnation of the session: an end of
+// the session other than one sealed inside a renewal after its harness's
+// stop (contract.SummaryRenewalInterrupted), which the continuation
+// finishes within the same incarnation.
+func closes(r contract.LifecycleReceipt) bool {
+	_, interrupted := r.TelemetrySummary[contract.SummaryRenewalInterrupted]
+	return sessionEnd(r) && !interrupted
+}
+
+func summaryString(r contract.LifecycleReceipt, key string) string {
+	s, _ := r.TelemetrySummary[key].(string)
+	return s
+}
+
+// summaryAttempt is r's renewal_attempt, 0 when it has none.
+func summaryAttempt(r contract.LifecycleReceipt) int {
+	switch v := r.TelemetrySummary["renewal_attempt"].(type) {
+	case float64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
 }
 
 // Continuation numbers the wrapper that continues a session whose
 // receipts so far are prior (`run --continue-session`): N after N ends
-// of the session (a lost wrapper's sealed end, or a harness's exit), 0
-// when nothing ended it (a wrapper killed mid-renewal, after its
-// harness's stop was recorded: the continuation finishes that renewal).
-// Its start and end carry it (contract.SummaryContinuation): a new
-// incarnation with OrgLoop keys of its own, as a renewal's.
+// of the session that closed an incarnation (a lost wrapper's sealed
+// end, or a harness's exit). Its start and end carry it
+// (contract.SummaryContinuation): a new incarnation with OrgLoop keys of
+// its own, as a renewal's. A wrapper lost inside a renewal after that
+// renewal recorded its harness's stop closes nothing: right after the
+// stop nothing is sealed (that harness session's end is recorded); after
+// the relaunch's session.starting the sealed end carries
+// contract.SummaryRenewalInterrupted (Interrupted). The continuation
+// finishes the renewal — its session.started is that renewal's start —
+// and ends the incarnation the renewal belongs to, under the same
+// number.
 //
-// Not covered: a wrapper lost after a renewal recorded its harness's stop
-// and its relaunch's session.starting, whose renewal the continuation
-// then finishes: OrgLoop gets that renewal's stop, the sealed end and the
-// continuation's end for two starts.
+// Not covered: a wrapper lost after a renewal's session.ending and
+// before its harness's stop was recorded; its sealed end closes the
+// incarnation, and the continuation then records that renewal's stop
+// and start as well as its own end.
 func Continuation(prior []contract.LifecycleReceipt) int {
 	n := 0
 	for _, r := range prior {
@@ -161,6 +203,33 @@ func Continuation(prior []contract.LifecycleReceipt) int {
 		}
 	}
 	return n
+}
+
+// Interrupted is the attempt of the renewal a continuation of a session
+// whose receipts so far are prior must finish when its last harness
+// session was sealed inside that renewal, after its relaunch's
+// session.starting (the sealed end carries
+// contract.SummaryRenewalInterrupted); 0 otherwise. The continuation
+// then opens a harness session of its own with a session.starting (the
+// renewal's was ended by the seal).
+func Interrupted(prior []contract.LifecycleReceipt) int {
+	for i := len(prior) - 1; i >= 0; i-- {
+		r := prior[i]
+		if !strings.HasPrefix(string(r.Event), "session.") {
+			continue
+		}
+		if r.Event != contract.EventSessionEnded {
+			return 0
+		}
+		switch v := r.TelemetrySummary[contract.SummaryRenewalInterrupted].(type) {
+		case float64:
+			return int(v)
+		case int:
+			return v
+		}
+		return 0
+	}
+	return 0
 }
 
 func readHistory(path string) history {
@@ -174,13 +243,24 @@ func readHistory(path string) history {
 		switch r.Event {
 		case contract.EventSessionStarting:
 			h.ended = nil
+			h.segStarted, h.segEnded = false, false
 		case contract.EventSessionStarted:
 			h.started, h.ended = r.ReceiptID, nil
+			if r.Status != contract.StatusFailed {
+				h.gap, h.segStarted = 0, true
+			}
 		case contract.EventSessionEnded:
-			rc := r
-			h.ended = &rc
-			if closes(r) {
-				h.closed++
+			h.segEnded = true
+			switch {
+			case sessionEnd(r):
+				rc := r
+				h.ended = &rc
+				h.ends++
+				if closes(r) {
+					h.closed++
+				}
+			case summaryString(r, contract.SummaryRenewalStep) == "ended":
+				h.gap = summaryAttempt(r)
 			}
 		}
 		if r.HarnessSessionID != nil && *r.HarnessSessionID != "" {
@@ -204,8 +284,11 @@ func seal(root string, rec statedir.SessionRecord, o Options) (statedir.SessionR
 		t := time.Unix(h.ended.AtEpochS, 0)
 		out.EndedAt = &t
 	default:
-		// Not ended, or sealed by a command racing this one.
-		if h.ended == nil {
+		// Not ended, or sealed by a command racing this one. A wrapper
+		// lost inside a renewal right after its harness's stop (that
+		// harness session's end is recorded, no relaunch began) gets no
+		// second end of it: the continuation finishes the renewal.
+		if h.ended == nil && !h.segEnded {
 			if err := recordEnd(root, rec, h, o); err != nil {
 				return rec, fmt.Errorf("session %s lost its wrapper but cannot be sealed: %w", rec.ID, err)
 			}
@@ -277,9 +360,17 @@ func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) er
 	key := "lifeloop-seal:" + rec.ID
 	if h.closed > 0 {
 		// The wrapper of the closed-th continuation was lost in turn: its
-		// end closes that incarnation, under a key of its own.
+		// end belongs to that incarnation.
 		sum[contract.SummaryContinuation] = h.closed
-		key += fmt.Sprintf(":%d", h.closed)
+	}
+	if h.ends > 0 {
+		// A wrapper lost after an earlier end: a key of its own.
+		key += fmt.Sprintf(":%d", h.ends)
+	}
+	if h.gap > 0 {
+		// Lost inside a renewal after its harness's stop: the
+		// continuation finishes the renewal (Continuation).
+		sum[contract.SummaryRenewalInterrupted] = h.gap
 	}
 	m := moment.Moment{
 		Event:            contract.EventSessionEnded,
@@ -309,9 +400,11 @@ func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) er
 	}
 	if h.started != "" {
 		m.Parent = &h.started
-	} else {
-		// The wrapper died before its harness was known to start: the
-		// launch failed as far as the stream can tell.
+	}
+	if !h.segStarted {
+		// The wrapper died before its harness (or a renewal's relaunch)
+		// was known to start: that launch failed as far as the stream
+		// can tell.
 		fc := contract.FailureInternalError
 		m.Failure = &fc
 	}
