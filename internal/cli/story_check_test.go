@@ -20,6 +20,9 @@ type story struct {
 	lives    []harnessLife
 	record   statedir.SessionRecord
 	refused  []refusedEmit
+	// earlyEnd names the first step, not one that ends the story, after
+	// which lifeloop run had exited ("" when none).
+	earlyEnd string
 }
 
 // refusedEmit is an emit the command refused (exit code not 0): the
@@ -34,11 +37,13 @@ type refusedEmit struct {
 // receipts when it began and exitN when it ended (exited false: it never
 // said it ended, e.g. it was killed).
 type harnessLife struct {
-	pid            int
-	startN, exitN  uint64
-	exited         bool
-	code           int
-	startLine, end int
+	pid           int
+	startN, exitN uint64
+	exited        bool
+	code          int
+	// ends counts the lines that said it ended (one, or more when a
+	// signal reached a forked copy of the script).
+	ends int
 }
 
 // storyProperty is one property every story must have.
@@ -57,6 +62,17 @@ var storyProperties = []storyProperty{
 	{"renewal-closes-cut-off-turns", checkStoryRenewalClosesTurns},
 	{"refused-emit-records-nothing", checkStoryRefusedEmits},
 	{"one-ending-everywhere", checkStoryEndingAgrees},
+	{"ends-only-at-its-end", checkStoryEndsOnlyAtItsEnd},
+}
+
+// checkStoryEndsOnlyAtItsEnd: the session ends only when its harness
+// exits by itself or it is aborted: no emit, pause, renewal (one whose
+// relaunch fails among them) or continuation ends it.
+func checkStoryEndsOnlyAtItsEnd(s story) error {
+	if s.earlyEnd != "" {
+		return fmt.Errorf("the session ended before the story's end: after %s", s.earlyEnd)
+	}
+	return nil
 }
 
 // checkStoryRenewalClosesTurns: a turn (frame) still open when a renewal
@@ -138,7 +154,7 @@ func checkStoryEndingAgrees(s story) error {
 // checkStoryHCP: the HCP projection passes seed 001's table
 // (hcp.CheckStream), the session is closed once its last harness ended,
 // and every renewal is told: RUNNING → PAUSED reason renewal at its
-// session.ending, a checkpoint_created per payload and PAUSED → RUNNING
+// session.ending (or PAUSED already, when paused), a checkpoint_created per payload and PAUSED → RUNNING
 // (renewed, or recovered_from_checkpoint) at its session.started.
 func checkStoryHCP(s story) error {
 	p := hcp.NewProjector(s.id)
@@ -154,7 +170,8 @@ func checkStoryHCP(s story) error {
 		}
 		switch {
 		case r.Event == contract.EventSessionEnding && step == "ending":
-			if !hasTransition(es, hcp.StatePaused, "renewal") {
+			// A session the person had paused is PAUSED already.
+			if !hasTransition(es, hcp.StatePaused, "renewal") && !(before == hcp.StatePaused && p.State() == hcp.StatePaused) {
 				errs = append(errs, fmt.Sprintf("receipt %d (a renewal's session.ending): no state_changed RUNNING → PAUSED reason renewal (state before it %s, events %s)", seqOf(r), before, eventTypes(es)))
 			}
 		case r.Event == contract.EventSessionStarted && step == "started":
@@ -208,7 +225,8 @@ func eventTypes(es []hcp.Envelope) string {
 
 // checkStoryOrgLoop: projected to OrgLoop, every incarnation (the first
 // launch, each renewal's relaunch, each continuation after a lost
-// wrapper: one per harness process started) has exactly one started and
+// wrapper: one per harness process started, but a relaunch that failed
+// before it started) has exactly one started and
 // then one terminal event — started and terminal events alternate, as
 // many of each as harness processes — and no two of them share a dedupe
 // key (a deduping consumer keeps them all). A renewal's stop and
@@ -252,10 +270,43 @@ func checkStoryOrgLoop(s story) error {
 		}
 		open, last = !lc.Terminal, seq
 	}
-	if started != len(s.lives) || closing != len(s.lives) {
-		errs = append(errs, fmt.Sprintf("%d harness processes (incarnations) but %d OrgLoop started and %d terminal events, want one of each per incarnation", len(s.lives), started, closing))
+	if n := incarnations(s); started != n || closing != n {
+		errs = append(errs, fmt.Sprintf("%d harness processes started (%d of them incarnations) but %d OrgLoop started and %d terminal events, want one of each per incarnation", len(s.lives), n, started, closing))
 	}
 	return joinErrs(errs)
+}
+
+// incarnations counts the harness processes that are incarnations: all
+// but a relaunch that failed before it started, whose harness session
+// (from the session.starting before the process to the next) has no
+// session.started.
+func incarnations(s story) int {
+	n := 0
+	for _, l := range s.lives {
+		var starting uint64
+		for _, r := range s.receipts {
+			if r.Event == contract.EventSessionStarting && seqOf(r) <= l.startN {
+				starting = seqOf(r)
+			}
+		}
+		started := starting == 0
+		for _, r := range s.receipts {
+			seq := seqOf(r)
+			if seq <= starting {
+				continue
+			}
+			if r.Event == contract.EventSessionStarting {
+				break
+			}
+			if r.Event == contract.EventSessionStarted && r.Status != contract.StatusFailed {
+				started = true
+			}
+		}
+		if started {
+			n++
+		}
+	}
+	return n
 }
 
 // checkStoryNoCloseWhileRunning: no session.ended, no OrgLoop terminal
@@ -299,8 +350,9 @@ func checkStoryNoCloseWhileRunning(s story) error {
 // sequence of harness sessions, each opened by session.starting, with at
 // most one session.started (none when its launch failed), at most one
 // session.ending and exactly one session.ended, nothing of it after its
-// session.ended and no frame before its session.started; a renewal's
-// session.starting links to the session.started before it.
+// session.ended, no frame before its session.started and none after its
+// session.ending; a renewal's session.starting links to the
+// session.started before it.
 func checkStoryCoherent(s story) error {
 	stage := map[contract.Event]int{contract.EventFrameOpening: 1, contract.EventFrameOpened: 2, contract.EventFrameEnding: 3, contract.EventFrameEnded: 4}
 	frames := map[string]int{}
@@ -360,6 +412,9 @@ func checkStoryCoherent(s story) error {
 		default:
 			if strings.HasPrefix(ev, "frame.") && cur.started == 0 {
 				return fmt.Errorf("receipt %d: %s before session.started", seqOf(r), ev)
+			}
+			if strings.HasPrefix(ev, "frame.") && cur.ending > 0 {
+				return fmt.Errorf("receipt %d: %s after session.ending", seqOf(r), ev)
 			}
 		}
 	}
@@ -453,7 +508,11 @@ func describeStory(s story) string {
 	}
 	for _, l := range s.lives {
 		if l.exited {
-			fmt.Fprintf(&b, "  harness pid %d: started after receipt %d, exited %d after receipt %d\n", l.pid, l.startN, l.code, l.exitN)
+			fmt.Fprintf(&b, "  harness pid %d: started after receipt %d, exited %d after receipt %d", l.pid, l.startN, l.code, l.exitN)
+			if l.ends > 1 {
+				fmt.Fprintf(&b, " (said so %d times)", l.ends)
+			}
+			b.WriteString("\n")
 		} else {
 			fmt.Fprintf(&b, "  harness pid %d: started after receipt %d, end unknown\n", l.pid, l.startN)
 		}

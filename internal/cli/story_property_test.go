@@ -31,19 +31,21 @@ import (
 // stops slowly when told to and exits when told to), driven with the
 // real `lifeloop emit`, `renew`, `pause`, `resume`, `abort`, a SIGKILL of
 // the wrapper, `lifeloop sessions` (which seals the lost session) and
-// `lifeloop run --continue-session`. Every resulting ledger must have
-// each of storyProperties.
+// `lifeloop run --continue-session`, with and without a terminal (--pty
+// always). Every resulting ledger must have each of storyProperties
+// (story_check_test.go).
 //
 // An interleaving is a program of bytes, one action each (storyAction);
 // FuzzStory's seed corpus is storySeeds' programs, so `go test` runs
 // them (make test) and `make fuzz` searches further;
-// LIFELOOP_STORY_PROGRAM=HEX[,HEX...] adds programs. A failure prints the
+// LIFELOOP_STORY_PROGRAM=HEX[,HEX...] adds programs and
+// LIFELOOP_STORY_SEEDS=FROM-TO those of more seeds. A failure prints the
 // interleaving that broke the property, each step with what the command
 // answered, and the ledger. LIFELOOP_STORY_SHRINK=1 first shrinks it:
 // steps are left out one at a time while the same property still fails.
 
 // storySeeds are the seeds of the fixed interleavings (storyProgram).
-var storySeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8}
+var storySeeds = []uint64{1, 2, 3, 4, 5, 6, 7, 8, 37}
 
 // storyProgram is the interleaving seed s stands for: 4 to 12 actions
 // from a PCG seeded with s.
@@ -56,12 +58,25 @@ func storyProgram(s uint64) []byte {
 	return prog
 }
 
+// FuzzStory runs one interleaving per input and judges its story.
 func FuzzStory(f *testing.F) {
 	if _, err := exec.LookPath("sh"); err != nil {
 		f.Skip("no sh for the fake harness")
 	}
 	for _, s := range storySeeds {
 		f.Add(storyProgram(s))
+	}
+	// LIFELOOP_STORY_SEEDS=FROM-TO adds the programs of those seeds.
+	if v := os.Getenv("LIFELOOP_STORY_SEEDS"); v != "" {
+		from, to, _ := strings.Cut(v, "-")
+		lo, err1 := strconv.ParseUint(from, 10, 64)
+		hi, err2 := strconv.ParseUint(to, 10, 64)
+		if err1 != nil || err2 != nil || hi < lo {
+			f.Fatalf("LIFELOOP_STORY_SEEDS=%q: want FROM-TO, e.g. 9-40", v)
+		}
+		for s := lo; s <= hi; s++ {
+			f.Add(storyProgram(s))
+		}
 	}
 	// LIFELOOP_STORY_PROGRAM=HEX[,HEX...] adds programs, e.g. one a
 	// failure printed, to run again.
@@ -105,9 +120,15 @@ func TestStorySeedsCoverEveryAction(t *testing.T) {
 			if a.kind == actRenew && a.param&1 != 0 {
 				seen["renew with a slow stop"] = true
 			}
+			if a.kind == actRenew && a.param&8 != 0 {
+				seen["renew whose relaunch dies"] = true
+			}
+			if (a.kind == actExit || a.kind == actAbort) && a.param&2 != 0 {
+				seen["a story under a PTY"] = true
+			}
 		}
 	}
-	for _, want := range append(actNames[:], "renew with a slow stop") {
+	for _, want := range append(actNames[:], "renew with a slow stop", "renew whose relaunch dies", "a story under a PTY") {
 		if !seen[want] {
 			t.Errorf("no fixed interleaving (storySeeds) takes a %s step", want)
 		}
@@ -127,7 +148,7 @@ const (
 	actEmitConflict        // emit context.compacted with key K, then session.ended with K (an idempotency conflict)
 	actEmitNoFrame         // emit frame.opening without --frame-id (a usage error)
 	actPause               // pause, or resume when paused
-	actRenew               // renew; param bits: 1 slow stop, 2 a payload, 4 --resume
+	actRenew               // renew; param bits: 1 slow stop, 2 a payload, 4 --resume, 8 the relaunch exits 42 at once
 	actLose                // SIGKILL the wrapper, seal (`lifeloop sessions`), run --continue-session
 	actSteps
 	actExit  = actSteps     // the harness exits by itself, code param%2
@@ -157,19 +178,30 @@ func (a storyAction) String() string {
 		if a.param&4 != 0 {
 			b = append(b, "--resume")
 		}
+		if a.param&8 != 0 {
+			b = append(b, "the relaunch dies at once")
+		}
 		return "renew " + strings.Join(b, ", ")
 	case actExit:
-		return fmt.Sprintf("harness exits %d", a.param%2)
+		return fmt.Sprintf("harness exits %d", a.param%2) + ptyNote(a)
 	case actAbort:
 		if a.param&1 != 0 {
-			return "abort (slow stop)"
+			return "abort (slow stop)" + ptyNote(a)
 		}
-		return "abort"
+		return "abort" + ptyNote(a)
 	}
 	return actNames[a.kind]
 }
 
 func waitMillis(p int) int { return 20 + (p%8)*25 }
+
+// ptyNote marks the ending step of a story run with --pty always.
+func ptyNote(a storyAction) string {
+	if a.param&2 != 0 {
+		return " [the story ran under a PTY]"
+	}
+	return ""
+}
 
 const maxStoryActions = 12
 
@@ -192,9 +224,11 @@ func decodeStory(prog []byte) []storyAction {
 		}
 		out = append(out, a)
 	}
-	end := storyAction{kind: actExit, param: int(last) % 2}
+	// Parameter bit 1: the exit code or a slow stop; bit 2: the story
+	// runs with --pty always (the harness on a terminal).
+	end := storyAction{kind: actExit, param: int(last)%2 | int(last/4)%2<<1}
 	if last%4 >= 2 {
-		end = storyAction{kind: actAbort, param: int(last) % 2}
+		end.kind = actAbort
 	}
 	return append(out, end)
 }
@@ -204,9 +238,9 @@ func encodeStory(acts []storyAction) []byte {
 	for i, a := range acts {
 		switch a.kind {
 		case actExit:
-			out[i] = byte(a.param % 2)
+			out[i] = byte(a.param&1 | a.param&2<<1)
 		case actAbort:
-			out[i] = byte(2 + a.param%2)
+			out[i] = byte(2 + a.param&1 | a.param&2<<1)
 		default:
 			out[i] = byte(a.kind + a.param*actSteps)
 		}
@@ -257,9 +291,13 @@ func runStory(t *testing.T, acts []storyAction) ([]string, story, []string) {
 	t.Helper()
 	d := newStoryDriver(t)
 	defer d.cleanup()
+	d.pty = acts[len(acts)-1].param&2 != 0
 	d.start(false)
 	for _, a := range acts {
 		d.do(a)
+		if a.kind != actExit && a.kind != actAbort && d.earlyEnd == "" && d.runState() != "still runs" {
+			d.earlyEnd = fmt.Sprintf("step %d (%s): lifeloop run %s", len(d.steps), a, d.runState())
+		}
 	}
 	s := d.story()
 	return failedProperties(s), s, d.steps
@@ -274,7 +312,6 @@ type storyDriver struct {
 	id                 string
 	run                *exec.Cmd
 	runDone            chan struct{}
-	starts             int
 	paused, ended      bool
 	frame              int
 	open               []string
@@ -282,24 +319,31 @@ type storyDriver struct {
 	steps              []string
 	renewPay, unplaced string
 	refused            []refusedEmit
+	earlyEnd           string
+	pty                bool
 	outFile            *os.File
 }
 
 // fakeClaude is the fake harness: it writes "start PID N" and "exit PID N
 // CODE" to $STORY_DIR/harness.log, N the number of receipts the ledger
 // held at that moment; it stops $STORY_DIR/stopdelay seconds after
-// SIGINT or SIGTERM, at once on SIGHUP (its wrapper died), and exits with
-// the code written into $STORY_DIR/exit.
+// SIGINT or SIGTERM, at once on SIGHUP (its wrapper died), exits with
+// the code written into $STORY_DIR/exit, and exits 42 at once, before
+// anything else, when $STORY_DIR/die exists (which it removes). On a
+// terminal it then reads key by key, as Claude Code does at its prompt
+// (what launcher takes as "takes keys").
 const fakeClaude = `#!/bin/sh
 case "$1" in --version|-v) echo "2.1.0 (Claude Code)"; exit 0;; esac
 d="$STORY_DIR"
 n() { if [ -f "$LIFELOOP_SESSION_DIR/receipts.jsonl" ]; then wc -l < "$LIFELOOP_SESSION_DIR/receipts.jsonl" | tr -d ' '; else echo 0; fi; }
-echo "start $$ $(n)" >> "$d/harness.log"
-bye() { echo "exit $$ $(n) $1" >> "$d/harness.log"; exit "$1"; }
+bye() { trap '' INT TERM HUP; echo "exit $$ $(n) $1" >> "$d/harness.log"; exit "$1"; }
 slow() { s=$(cat "$d/stopdelay" 2>/dev/null); [ -n "$s" ] && sleep "$s"; }
 trap 'slow; bye 130' INT
 trap 'slow; bye 143' TERM
 trap 'bye 129' HUP
+echo "start $$ $(n)" >> "$d/harness.log"
+if [ -e "$d/die" ]; then rm -f "$d/die"; bye 42; fi
+[ -t 0 ] && stty -icanon -echo 2>/dev/null
 while :; do
   if [ -e "$d/exit" ]; then c=$(cat "$d/exit"); rm -f "$d/exit"; bye "$c"; fi
   sleep 0.1 & wait $!
@@ -347,6 +391,9 @@ func (d *storyDriver) step(format string, args ...any) {
 // waits until its harness runs.
 func (d *storyDriver) start(cont bool) {
 	args := []string{"run", "--tick", "50ms", "--grace", "1s", "--no-telemetry", "--no-hooks"}
+	if d.pty {
+		args = append(args, "--pty", "always")
+	}
 	if cont {
 		args = append(args, "--continue-session", d.id)
 	}
@@ -358,6 +405,7 @@ func (d *storyDriver) start(cont bool) {
 		}
 		d.outFile = out
 	}
+	before := len(d.lives())
 	cmd := exec.Command("lifeloop", args...)
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = d.work, d.env, d.outFile, d.outFile
 	if err := cmd.Start(); err != nil {
@@ -365,9 +413,8 @@ func (d *storyDriver) start(cont bool) {
 	}
 	d.run, d.runDone = cmd, make(chan struct{})
 	go func() { _ = cmd.Wait(); close(d.runDone) }()
-	d.starts++
 	d.paused = false
-	if !d.waitFor(true, func() bool { return len(d.lives()) >= d.starts && d.sessionID() != "" }) {
+	if !d.waitFor(true, func() bool { return len(d.lives()) > before && d.sessionID() != "" }) {
 		d.step("(no harness started; lifeloop run %s)", d.runState())
 	}
 }
@@ -554,11 +601,22 @@ func (d *storyDriver) renew(a storyAction) {
 	if a.param&4 != 0 {
 		args = append(args, "--resume")
 	}
+	if a.param&8 != 0 {
+		d.writeFile("die", "")
+	}
 	before := len(d.lives())
 	code, msg := d.lifeloop(args...)
 	d.writeFile("stopdelay", "0")
-	if code == 0 {
-		d.starts++
+	relaunched := len(d.lives()) > before
+	switch {
+	case a.param&8 != 0 && (code == 0 || relaunched):
+		// The relaunch dies (it removes the file), then the harness
+		// starts again as launched.
+		d.paused = false
+		d.waitFor(true, func() bool { return len(d.lives()) > before+1 })
+	case a.param&8 != 0:
+		_ = os.Remove(filepath.Join(d.dir, "die")) // refused: no relaunch to kill
+	case code == 0:
 		d.paused = false
 		d.waitFor(true, func() bool { return len(d.lives()) > before })
 	}
@@ -570,6 +628,10 @@ func (d *storyDriver) renew(a storyAction) {
 // `lifeloop sessions` seal the session and continues it.
 func (d *storyDriver) lose() {
 	d.unpause()
+	what := "lose the wrapper (SIGKILL), `lifeloop sessions` seals it"
+	if st := d.runState(); st != "still runs" {
+		what = "lifeloop run had already " + st + ": `lifeloop sessions`"
+	}
 	_ = d.run.Process.Signal(syscall.SIGKILL)
 	d.waitRun("SIGKILL")
 	d.waitFor(false, func() bool {
@@ -580,8 +642,13 @@ func (d *storyDriver) lose() {
 		}
 		return true
 	})
+	n := d.ledgerLen()
+	var seen []string
+	for _, l := range d.lives() {
+		seen = append(seen, fmt.Sprintf("pid %d exited=%v after %d", l.pid, l.exited, l.exitN))
+	}
 	code, _ := d.lifeloop("sessions")
-	d.step("lose the wrapper (SIGKILL), `lifeloop sessions` seals it (exit %d), run --continue-session", code)
+	d.step("%s (exit %d; the ledger held %d receipts; harnesses: %s), run --continue-session", what, code, n, strings.Join(seen, ", "))
 	d.start(true)
 }
 
@@ -607,7 +674,12 @@ func (d *storyDriver) lives() []harnessLife {
 			byPid[pid] = len(out)
 			out = append(out, harnessLife{pid: pid, startN: n})
 		case "exit":
+			// The first word of its end counts (a signal to its group
+			// after it may make a forked copy of the script say it again).
 			if i, ok := byPid[pid]; ok && len(fs) >= 4 {
+				out[i].ends++
+			}
+			if i, ok := byPid[pid]; ok && len(fs) >= 4 && !out[i].exited {
 				out[i].exited, out[i].exitN = true, n
 				out[i].code, _ = strconv.Atoi(fs[3])
 			}
@@ -618,7 +690,7 @@ func (d *storyDriver) lives() []harnessLife {
 
 // story reads what the run left.
 func (d *storyDriver) story() story {
-	s := story{id: d.id, lives: d.lives(), refused: d.refused}
+	s := story{id: d.id, lives: d.lives(), refused: d.refused, earlyEnd: d.earlyEnd}
 	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(d.state, d.id), 0) {
 		if err != nil {
 			d.t.Fatalf("reading the ledger: %v", err)
