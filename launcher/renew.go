@@ -198,42 +198,14 @@ func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 // up to keyHoldMax); one that dies later ends the session as any exit.
 const readyWaitMax = 20 * time.Second
 
-// settleWithoutKeys is how long a relaunched harness that gets no typed
-// keys (no terminal: `run` passed its standard input through) must live to
-// count as started: nothing else tells its readiness, and a relaunch that
-// dies at once (a conversation that cannot be resumed, a bad argument)
-// dies within it. One that dies later ends the session as any exit.
-const settleWithoutKeys = 2 * time.Second
-
-// inputRelayer is a harness process that says whether it gets typed keys
-// (ptyio.Child).
-type inputRelayer interface{ RelaysInput() bool }
-
 // waitReady waits until the harness just started takes keys (its prompt is
 // up: a renewal returns then, not when the harness names its session),
 // and returns *renewal.ExitedBeforeReady when it exits first. A harness
-// that shows no sign of taking keys in readyWaitMax is taken as started;
-// one that gets no keys at all, once it has lived settleWithoutKeys.
+// that shows no sign of taking keys in readyWaitMax is taken as started.
 func (p harnessProcess) waitReady(ctx context.Context) error {
 	var c Process
 	if !p.s.onLoop(func() { c = p.s.child }) {
 		return errLoopEnded
-	}
-	exited := func() error {
-		st := c.Wait()
-		return &renewal.ExitedBeforeReady{Facts: contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), FromWaitStatus: true}}
-	}
-	if r, ok := c.(inputRelayer); ok && !r.RelaysInput() {
-		settle := time.NewTimer(settleWithoutKeys)
-		defer settle.Stop()
-		select {
-		case <-c.Done():
-			return exited()
-		case <-settle.C:
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
 	}
 	poll := time.NewTicker(keyHoldPoll)
 	defer poll.Stop()
@@ -242,7 +214,8 @@ func (p harnessProcess) waitReady(ctx context.Context) error {
 	for {
 		select {
 		case <-c.Done():
-			return exited()
+			st := c.Wait()
+			return &renewal.ExitedBeforeReady{Facts: contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), FromWaitStatus: true}}
 		default:
 		}
 		if c.TakesKeys() {

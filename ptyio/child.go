@@ -494,10 +494,6 @@ func (c *Child) TakesKeys() bool {
 	return c.readySeen.Load() && keyByKey(c.master)
 }
 
-// RelaysInput reports whether the child gets the keys typed on lifeloop's
-// terminal (false when its standard input is passed through).
-func (c *Child) RelaysInput() bool { return c.t.relaysInput() }
-
 // Activity returns the output counters. It is cheap (two atomic loads).
 func (c *Child) Activity() Activity {
 	a := Activity{Metered: c.t.pass[1] == nil, BytesOut: c.bytesOut.Load()}
