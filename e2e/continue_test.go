@@ -186,22 +186,7 @@ func TestContinueSessionAfterALostWrapperEndsOnce(t *testing.T) {
 		t.Errorf("OrgLoop incarnations %v, want the first wrapper's and the continuation's", keys)
 	}
 
-	p := hcp.NewProjector(ses)
-	for _, m := range rs {
-		b, _ := json.Marshal(m)
-		var r contract.LifecycleReceipt
-		if err := json.Unmarshal(b, &r); err != nil {
-			t.Fatal(err)
-		}
-		p.Project(r)
-	}
-	rec, err := statedir.ReadSession(state, ses)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if ledgerPhase != "completed" || lastPhase != "completed" || rec.State != statedir.StateCompleted || p.State() != hcp.StateCompleted {
-		t.Errorf("how the session ended: ledger %v, OrgLoop %s, session.json %s, HCP %s; want completed in all four", ledgerPhase, lastPhase, rec.State, p.State())
-	}
+	assertEndedCompleted(t, state, ses, rs, ledgerPhase, lastPhase)
 }
 
 // TestContinueSessionAfterAWrapperLostInsideARenewal: a real Claude TUI
@@ -334,6 +319,14 @@ func TestContinueSessionAfterAWrapperLostInsideARenewal(t *testing.T) {
 		t.Errorf("OrgLoop keys\n got %v\nwant %v\nreceipts:\n%s", keys, want, describeStream(rs))
 	}
 
+	assertEndedCompleted(t, state, ses, rs, ledgerPhase, lastPhase)
+}
+
+// assertEndedCompleted checks that the ledger's last end (ledgerPhase),
+// OrgLoop's last event (lastPhase), session.json and the HCP projection of
+// receipts rs all say the session completed.
+func assertEndedCompleted(t *testing.T, state, ses string, rs []map[string]any, ledgerPhase any, lastPhase string) {
+	t.Helper()
 	p := hcp.NewProjector(ses)
 	for _, m := range rs {
 		b, _ := json.Marshal(m)
