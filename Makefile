@@ -20,7 +20,7 @@ BUILDTAGS := urfave_cli_no_docs,netgo,osusergo
 # A program built with -race sleeps 1 s when it exits (the race
 # detector's atexit_sleep_ms), so races found at exit can still be
 # reported. Test binaries that run themselves as the commands of their
-# scripts (internal/cli: over 400 commands) paid it at every command:
+# scripts (commands/cli: over 400 commands) paid it at every command:
 # that package's tests took 171 s with it, 55 s without. 10 ms keeps a
 # short wait; a GORACE of the caller's own is left as it is.
 export GORACE ?= atexit_sleep_ms=10
@@ -145,7 +145,7 @@ CCUSAGE_CODEX_VERSION := 18.0.11
 bench-tools: ## install the benchmark baselines (ccusage, @ccusage/codex) into .cache/bench-tools
 	npm install --prefix .cache/bench-tools --no-audit --no-fund --no-save ccusage@$(CCUSAGE_VERSION) @ccusage/codex@$(CCUSAGE_CODEX_VERSION)
 
-# FuzzStory (internal/cli, the story property test: docs/reliability.md)
+# FuzzStory (commands/cli, the story property test: docs/reliability.md)
 # runs the real lifeloop around a fake harness for each input, about a
 # second of wall time each: it gets a longer search than the parsers'
 # targets. Its seed corpus, the fixed interleavings, runs in `make test`.

@@ -513,7 +513,7 @@ func toJSON(v any) string {
 // as the harness has exited, and returns the watch session's receipts.
 // The interrupted watch reads what the harness wrote to its end before it
 // ends, so every receipt is in (the idle end, `--until-idle`, is
-// TestOTelFollowNewSessionsAndWatch's and the scripts' in internal/cli).
+// TestOTelFollowNewSessionsAndWatch's and the scripts' in commands/cli).
 func watchHarness(t *testing.T, env *testharness.HarnessEnv, adapter, bin string, args ...string) (string, string, []map[string]any) {
 	t.Helper()
 	ll := lifeloopBin(t)

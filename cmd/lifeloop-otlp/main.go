@@ -5,7 +5,7 @@ package main
 import (
 	"os"
 
-	"github.com/lifeloop/lifeloop/internal/otlpcmd"
+	"github.com/lifeloop/lifeloop/commands/otlpcmd"
 )
 
 func main() {

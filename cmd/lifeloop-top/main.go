@@ -6,8 +6,8 @@ package main
 import (
 	"os"
 
-	"github.com/lifeloop/lifeloop/internal/cli"
-	"github.com/lifeloop/lifeloop/internal/cli/topcmd"
+	"github.com/lifeloop/lifeloop/commands/cli"
+	"github.com/lifeloop/lifeloop/commands/cli/topcmd"
 )
 
 func main() {

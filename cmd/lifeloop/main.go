@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/lifeloop/lifeloop/internal/cli"
+	"github.com/lifeloop/lifeloop/commands/cli"
 )
 
 func main() {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/control"
-	"github.com/lifeloop/lifeloop/internal/sessionview"
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 )
 
 func TestHumanDuration(t *testing.T) {

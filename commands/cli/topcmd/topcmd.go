@@ -1,9 +1,9 @@
 // Package topcmd is the terminal UI half of `lifeloop top`: it opens
-// internal/top for what the CLI resolved (cli.TopUI). It is linked only
+// commands/top for what the CLI resolved (cli.TopUI). It is linked only
 // into the lifeloop-top program, so lifeloop, which runs on every
 // harness start, never links or initialises the terminal UI libraries;
 // `lifeloop top` hands the live view over to lifeloop-top (--once and
-// --json it prints itself, through internal/topview).
+// --json it prints itself, through commands/topview).
 package topcmd
 
 import (
@@ -11,9 +11,9 @@ import (
 	"os"
 	"time"
 
-	"github.com/lifeloop/lifeloop/internal/cli"
-	"github.com/lifeloop/lifeloop/internal/top"
-	"github.com/lifeloop/lifeloop/internal/topview"
+	"github.com/lifeloop/lifeloop/commands/cli"
+	"github.com/lifeloop/lifeloop/commands/top"
+	"github.com/lifeloop/lifeloop/commands/topview"
 )
 
 // Main runs lifeloop with top's terminal UI: the lifeloop-top program.

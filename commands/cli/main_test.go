@@ -7,9 +7,9 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/lifeloop/lifeloop/internal/cli"
-	"github.com/lifeloop/lifeloop/internal/cli/topcmd"
-	"github.com/lifeloop/lifeloop/internal/otlpcmd"
+	"github.com/lifeloop/lifeloop/commands/cli"
+	"github.com/lifeloop/lifeloop/commands/cli/topcmd"
+	"github.com/lifeloop/lifeloop/commands/otlpcmd"
 )
 
 // TestMain lets the test binary double as the programs scripts run:

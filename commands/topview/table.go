@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lifeloop/lifeloop/internal/sessionview"
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 )
 
 // Colour is how much of the table's styling an output takes.

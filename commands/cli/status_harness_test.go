@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/sessionview"
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 )
 
 func TestStatusShowsHarnessDrift(t *testing.T) {

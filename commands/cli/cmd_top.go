@@ -21,12 +21,12 @@ import (
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/internal/topview"
+	"github.com/lifeloop/lifeloop/commands/topview"
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
 // `lifeloop top --once` and `--json` print the sessions from lifeloop
-// itself (internal/topview links no terminal UI). The live view is the
+// itself (commands/topview links no terminal UI). The live view is the
 // lifeloop-top program's: lifeloop parses the flags (its help is
 // lifeloop's) and hands over to lifeloop-top, which links the terminal
 // UI and runs the same command with it (MainWithTop).
@@ -96,7 +96,7 @@ func topCommand(e *env) *ucli.Command {
 }
 
 // TopUI opens the terminal UI of `lifeloop top` (package topcmd, over
-// internal/top). The lifeloop program links none of it: lifeloop-top
+// commands/top). The lifeloop program links none of it: lifeloop-top
 // passes one to MainWithTop, and lifeloop hands the live view over to
 // that program (execTop).
 type TopUI func(TopParams) (TopView, error)

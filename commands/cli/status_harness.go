@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/lifeloop/lifeloop/internal/sessionview"
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 )
 
 // harnessFacts are what `lifeloop status` says of the harness beyond the

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifeloop/lifeloop/internal/cli"
+	"github.com/lifeloop/lifeloop/commands/cli"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -14,8 +14,8 @@ var now = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // TestOpen: the live view opens over the state directory and reports a
 // session it cannot read as a problem (which `top` prints as a warning).
-// The rows and the --once table are internal/topview's, printed by
-// lifeloop itself (testdata/script/top_once.txtar in internal/cli).
+// The rows and the --once table are commands/topview's, printed by
+// lifeloop itself (testdata/script/top_once.txtar in commands/cli).
 func TestOpen(t *testing.T) {
 	root := t.TempDir()
 	const bad = "ses_01TESTTOPCMD00000000003"

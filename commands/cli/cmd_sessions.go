@@ -13,7 +13,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/seal"
-	"github.com/lifeloop/lifeloop/internal/sessionview"
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/sessionview"
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 )
 
 // The reading commands (sessions, receipts, status) print for a person

@@ -1,5 +1,5 @@
 // Package top is the live `lifeloop top`: a terminal UI over the rows
-// internal/topview keeps current from the state directory, which renews,
+// commands/topview keeps current from the state directory, which renews,
 // aborts, pauses and resumes the selected session through the same
 // control-socket operations as the CLI commands. It is linked only into
 // the lifeloop-top program; the table it draws, and the one `top --once`
@@ -11,7 +11,7 @@ import (
 
 	"charm.land/lipgloss/v2"
 
-	"github.com/lifeloop/lifeloop/internal/topview"
+	"github.com/lifeloop/lifeloop/commands/topview"
 )
 
 // Row is what top shows of one session (topview.Row).

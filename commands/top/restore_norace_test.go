@@ -10,7 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"golang.org/x/sys/unix"
 
-	"github.com/lifeloop/lifeloop/internal/topview"
+	"github.com/lifeloop/lifeloop/commands/topview"
 )
 
 // The restore tests do not run under the race detector: when it ends,

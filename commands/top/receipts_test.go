@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/lifeloop/lifeloop/internal/statedir"
-	"github.com/lifeloop/lifeloop/internal/topview"
+	"github.com/lifeloop/lifeloop/commands/topview"
 )
 
 // appendReceipt appends one receipt line (the fields top reads) to the

@@ -5,7 +5,7 @@
 // the rows current from fsnotify events as they change; and the table
 // (table.go), plain text with ANSI styles, which `top --once` prints and
 // the live view draws. It links no terminal UI library, so the lifeloop
-// program prints `top --once` and `--json` itself; internal/top, linked
+// program prints `top --once` and `--json` itself; commands/top, linked
 // only into lifeloop-top, is the live view over it.
 package topview
 
@@ -14,7 +14,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ledger"
-	"github.com/lifeloop/lifeloop/internal/sessionview"
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
 )
