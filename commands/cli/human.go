@@ -12,8 +12,8 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
+	"github.com/lifeloop/lifeloop/contract"
 )
 
 // The reading commands (sessions, receipts, status) print for a person

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/control"
-	"github.com/lifeloop/lifeloop/commands/sessionview"
 )
 
 func TestHumanDuration(t *testing.T) {

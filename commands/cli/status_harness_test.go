@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
+	"github.com/lifeloop/lifeloop/contract"
 )
 
 func TestStatusShowsHarnessDrift(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/commands/topview"
+	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // appendReceipt appends one receipt line (the fields top reads) to the
