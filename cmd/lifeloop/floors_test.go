@@ -168,3 +168,188 @@ func floorsTable(edges map[string]map[string][]string) string {
 	}
 	return b.String()
 }
+
+// TestArchitecturePackages: docs/architecture.md's package table names
+// every package of the module (a package under a named one counts as
+// named: internal/amqpsink covers internal/amqpsink/rabbittest), and
+// names none that does not exist.
+func TestArchitecturePackages(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.CommandContext(t.Context(), "go", "list", module+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	var pkgs []string
+	for _, p := range strings.Fields(string(out)) {
+		pkgs = append(pkgs, strings.TrimPrefix(p, module))
+	}
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	named := packageTableNames(t, string(doc), pkgs)
+	for _, p := range pkgs {
+		if !coveredBy(p, named) {
+			t.Errorf("package %s has no row in docs/architecture.md's package table", p)
+		}
+	}
+	for _, n := range named {
+		if !slices.Contains(pkgs, n) {
+			t.Errorf("docs/architecture.md's package table names %s, which is not a package", n)
+		}
+	}
+}
+
+// packageTableNames reads the first cell of each row of the table headed
+// "| package | job | state |": the packages it names in backquotes, with
+// `adapters/<harness>` standing for each plug-in folder.
+func packageTableNames(t *testing.T, doc string, pkgs []string) []string {
+	t.Helper()
+	_, table, ok := strings.Cut(doc, "| package | job | state |\n")
+	if !ok {
+		t.Fatal("docs/architecture.md has no package table")
+	}
+	table, _, _ = strings.Cut(table, "\n\n")
+	var names []string
+	for _, row := range strings.Split(table, "\n")[1:] {
+		cells := strings.Split(row, " | ")
+		for i, part := range strings.Split(cells[0], "`") {
+			if i%2 == 0 {
+				continue
+			}
+			if part == "adapters/<harness>" {
+				for _, p := range pkgs {
+					if rest, ok := strings.CutPrefix(p, "adapters/"); ok && !strings.Contains(rest, "/") && rest != "kit" && rest != "builtin" {
+						names = append(names, p)
+					}
+				}
+				continue
+			}
+			names = append(names, part)
+		}
+	}
+	if len(names) < 20 {
+		t.Fatalf("read only %d package names from the table", len(names))
+	}
+	return names
+}
+
+func coveredBy(pkg string, named []string) bool {
+	for _, n := range named {
+		if pkg == n || strings.HasPrefix(pkg, n+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// TestArchitectureDiagram: every arrow of docs/architecture.md's package
+// diagram (its first code block) holds in the code: the package at the
+// arrow's head is one the package at its tail depends on, directly or
+// through others. A branch (├─► or └─►) belongs to the ┬ above it in the
+// same column.
+func TestArchitectureDiagram(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	deps := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		for i := range f {
+			f[i] = strings.TrimPrefix(f[i], module)
+		}
+		deps[f[0]] = f[1:]
+	}
+	doc, err := os.ReadFile("../../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, _ := strings.Cut(string(doc), "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	arrows := diagramArrows(block)
+	if len(arrows) < 20 {
+		t.Fatalf("read only %d arrows from the diagram", len(arrows))
+	}
+	for _, a := range arrows {
+		for _, from := range expandHarness(a[0], deps) {
+			for _, to := range expandHarness(a[1], deps) {
+				if _, ok := deps[from]; !ok {
+					t.Errorf("the diagram names %s, which is not a package", from)
+				} else if _, ok := deps[to]; !ok {
+					t.Errorf("the diagram names %s, which is not a package", to)
+				} else if !slices.Contains(deps[from], to) {
+					t.Errorf("the diagram draws %s ─► %s, but %s does not depend on %s", from, to, from, to)
+				}
+			}
+		}
+	}
+}
+
+// diagramArrows reads the arrows of a diagram drawn with ─►, ─┬─►, ├─►
+// and └─►; the heads of one arrow may be a comma-separated list, and a
+// parenthesis ends it.
+func diagramArrows(block string) [][2]string {
+	var arrows [][2]string
+	forks := map[int]string{} // column of a ┬ → the package before it
+	for _, line := range strings.Split(block, "\n") {
+		runes := []rune(line)
+		tail := ""
+		for col := 0; col < len(runes); {
+			switch {
+			case runes[col] == '┬':
+				forks[col] = tail
+				col++
+			case runes[col] == '├' || runes[col] == '└':
+				tail = forks[col]
+				col++
+			case runes[col] == '─' || runes[col] == '►' || runes[col] == '│' || runes[col] == ' ' || runes[col] == ',':
+				col++
+			case runes[col] == '(':
+				for col < len(runes) && runes[col] != ')' {
+					col++
+				}
+				col++
+			default:
+				start := col
+				for col < len(runes) && !strings.ContainsRune(" ,─(", runes[col]) {
+					col++
+				}
+				name := string(runes[start:col])
+				arrowed := strings.HasSuffix(strings.TrimRight(string(runes[:start]), " ,"), "►") || isListed(runes[:start])
+				if tail != "" && arrowed {
+					arrows = append(arrows, [2]string{tail, name})
+				}
+				if next := strings.TrimLeft(string(runes[col:]), " "); strings.HasPrefix(next, "─") {
+					tail = name
+				}
+			}
+		}
+	}
+	return arrows
+}
+
+// isListed: the text before a name ends in a comma after an arrow's head
+// ("─► ptyio, internal/procfs").
+func isListed(before []rune) bool {
+	s := strings.TrimRight(string(before), " ")
+	return strings.HasSuffix(s, ",") && strings.Contains(s, "►")
+}
+
+func expandHarness(name string, deps map[string][]string) []string {
+	if name != "adapters/<harness>" {
+		return []string{name}
+	}
+	var out []string
+	for p := range deps {
+		if rest, ok := strings.CutPrefix(p, "adapters/"); ok && !strings.Contains(rest, "/") && rest != "kit" && rest != "builtin" && rest != "generic" && rest != "hermes" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
