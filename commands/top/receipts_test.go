@@ -1,9 +1,6 @@
 package top
 
 import (
-	"encoding/json"
-	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,29 +10,14 @@ import (
 
 	"github.com/lifeloop/lifeloop/commands/topview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
 // appendReceipt appends one receipt line (the fields top reads) to the
 // ledger of session id.
 func appendReceipt(t *testing.T, root, id string, seq int, event string, summary map[string]any) {
 	t.Helper()
-	line, err := json.Marshal(map[string]any{
-		"receipt_id": fmt.Sprintf("lfr_%d", seq), "idempotency_key": nil, "client_id": "lifeloop", "adapter_id": "claude",
-		"invocation_id": "inv_1", "event": event, "event_id": fmt.Sprintf("evt_%d", seq), "sequence": seq,
-		"parent_receipt_id": nil, "integration_mode": "launcher_wrapper", "status": "observed",
-		"at_epoch_s": fixedNow.Unix() + int64(seq), "telemetry_summary": summary, "failure_class": nil, "retry_class": nil,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(statedir.ReceiptsPath(root, id), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		t.Fatal(err)
-	}
+	testutil.AppendReceipt(t, statedir.ReceiptsPath(root, id), seq, event, fixedNow, summary)
 }
 
 // TestReceiptsViewFollows opens the receipts of the selected session

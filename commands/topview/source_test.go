@@ -2,14 +2,13 @@ package topview
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
@@ -20,23 +19,7 @@ var fixedNow = time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC)
 // ledger of session id.
 func appendReceipt(t *testing.T, root, id string, seq int, event string, summary map[string]any) {
 	t.Helper()
-	line, err := json.Marshal(map[string]any{
-		"receipt_id": fmt.Sprintf("lfr_%d", seq), "idempotency_key": nil, "client_id": "lifeloop", "adapter_id": "claude",
-		"invocation_id": "inv_1", "event": event, "event_id": fmt.Sprintf("evt_%d", seq), "sequence": seq,
-		"parent_receipt_id": nil, "integration_mode": "launcher_wrapper", "status": "observed",
-		"at_epoch_s": fixedNow.Unix() + int64(seq), "telemetry_summary": summary, "failure_class": nil, "retry_class": nil,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.OpenFile(statedir.ReceiptsPath(root, id), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.Write(append(line, '\n')); err != nil {
-		t.Fatal(err)
-	}
+	testutil.AppendReceipt(t, statedir.ReceiptsPath(root, id), seq, event, fixedNow, summary)
 }
 
 // waitRow waits (on the watcher's change notifications, not a timer) until

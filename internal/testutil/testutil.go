@@ -7,6 +7,9 @@ package testutil
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -93,5 +96,29 @@ func Payload(id, body string, placements ...contract.AcceptablePlacement) contra
 		SchemaVersion: contract.PayloadSchemaVersion, PayloadID: id, ClientID: "test", PayloadKind: "note",
 		Format: "text/plain", ContentEncoding: contract.EncodingUTF8, Body: &body, ByteSize: uint64(len(body)),
 		ContentDigest: contract.Ptr(contract.Digest([]byte(body))), AcceptablePlacements: placements,
+	}
+}
+
+// AppendReceipt appends one receipt line to the ledger file at path, with
+// the fields the views read: event, sequence seq, at (the fixture's
+// clock) plus seq seconds, and the telemetry summary.
+func AppendReceipt(t testing.TB, path string, seq int, event string, at time.Time, summary map[string]any) {
+	t.Helper()
+	line, err := json.Marshal(map[string]any{
+		"receipt_id": fmt.Sprintf("lfr_%d", seq), "idempotency_key": nil, "client_id": "lifeloop", "adapter_id": "claude",
+		"invocation_id": "inv_1", "event": event, "event_id": fmt.Sprintf("evt_%d", seq), "sequence": seq,
+		"parent_receipt_id": nil, "integration_mode": "launcher_wrapper", "status": "observed",
+		"at_epoch_s": at.Unix() + int64(seq), "telemetry_summary": summary, "failure_class": nil, "retry_class": nil,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		t.Fatal(err)
 	}
 }
