@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -204,26 +203,8 @@ func TestContinueSessionAfterALostWrapperEndsOnce(t *testing.T) {
 func TestContinueSessionAfterAWrapperLostInsideARenewal(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
-	real := testharness.ClaudeBin(t)
-	ll := lifeloopBin(t)
-	mock := startMock(t, mockmodel.Config{Reply: "Plain answer."})
-	env := testharness.NewHarnessEnv(t, mock)
-	bin := filepath.Join(t.TempDir(), "claude")
-	if err := os.WriteFile(bin, []byte(slowStopClaude), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env.Setenv("REAL_CLAUDE", real)
-	state := stateDir(t)
-
-	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "0", "--", bin), 120, 40)
-	testharness.ClaudeStarted(t, term, state, 1)
-	term.Type("first prompt 4c9e")
-	if err := term.WaitFor("first prompt 4c9e", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("\r")
-	testharness.ClaudeTurnsEnded(t, term, state, 1)
-	ses, _ := onlySession(t, state)
+	s := startSlowStopClaudeAfterATurn(t, "Plain answer.", "0")
+	ll, real, mock, env, term, state, ses := s.ll, s.real, s.mock, s.env, s.term, s.state, s.ses
 
 	const marker = "LOST-IN-RENEWAL-MARKER-8d21"
 	pf := writePayloadFile(t, "pay_lost", marker, contract.PlacementDeveloperEquivalentFrame)

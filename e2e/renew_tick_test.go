@@ -22,6 +22,42 @@ trap "sleep 1.5; exit 143" TERM INT
 "$REAL_CLAUDE" "$@"
 `
 
+// slowStopRun is a real Claude TUI under `lifeloop run`, behind
+// slowStopClaude, that has answered one turn.
+type slowStopRun struct {
+	ll, real, state, ses string
+	mock                 *mockmodel.Server
+	env                  *testharness.HarnessEnv
+	term                 *testharness.Terminal
+}
+
+// startSlowStopClaudeAfterATurn starts it with `run --tick tick` against a
+// mock answering reply and drives one turn, so a resumed relaunch has a
+// conversation to resume.
+func startSlowStopClaudeAfterATurn(t *testing.T, reply, tick string) slowStopRun {
+	t.Helper()
+	r := slowStopRun{real: testharness.ClaudeBin(t), ll: lifeloopBin(t)}
+	r.mock = startMock(t, mockmodel.Config{Reply: reply})
+	r.env = testharness.NewHarnessEnv(t, r.mock)
+	bin := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(bin, []byte(slowStopClaude), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r.env.Setenv("REAL_CLAUDE", r.real)
+	r.state = stateDir(t)
+	r.term = testharness.StartTerminal(t, r.env.Command(r.ll, "run", "--state-dir", r.state, "--tick", tick, "--", bin), 120, 40)
+	testharness.ClaudeStarted(t, r.term, r.state, 1)
+	const prompt = "first prompt 6b1d"
+	r.term.Type(prompt)
+	if err := r.term.WaitFor(prompt, screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	r.term.Type("\r")
+	testharness.ClaudeTurnsEnded(t, r.term, r.state, 1)
+	r.ses, _ = onlySession(t, r.state)
+	return r
+}
+
 // TestRenewalSurvivesATickDuringItsStop: a real Claude TUI whose stop is
 // slowed is renewed with a payload under `run --tick 1s` after a turn. The ticks
 // recorded while the old harness stops and the new one starts never say
@@ -32,26 +68,8 @@ trap "sleep 1.5; exit 143" TERM INT
 // checkpoint nor renewed.
 func TestRenewalSurvivesATickDuringItsStop(t *testing.T) {
 	skipShort(t)
-	real := testharness.ClaudeBin(t)
-	ll := lifeloopBin(t)
-	mock := startMock(t, mockmodel.Config{Reply: "Reply before the renewal."})
-	env := testharness.NewHarnessEnv(t, mock)
-	bin := filepath.Join(t.TempDir(), "claude")
-	if err := os.WriteFile(bin, []byte(slowStopClaude), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	env.Setenv("REAL_CLAUDE", real)
-	state := stateDir(t)
-	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--", bin), 120, 40)
-	testharness.ClaudeStarted(t, term, state, 1)
-	// A turn, so the resumed relaunch has a conversation to resume.
-	term.Type("first prompt 6b1d")
-	if err := term.WaitFor("first prompt 6b1d", screenTimeout); err != nil {
-		t.Fatal(err)
-	}
-	term.Type("\r")
-	testharness.ClaudeTurnsEnded(t, term, state, 1)
-	ses, _ := onlySession(t, state)
+	s := startSlowStopClaudeAfterATurn(t, "Reply before the renewal.", "1s")
+	ll, env, term, state, ses := s.ll, s.env, s.term, s.state, s.ses
 
 	pf := writePayloadFile(t, "pay_tick", "TICK-RENEWAL-PAYLOAD-2e7c", contract.PlacementDeveloperEquivalentFrame)
 	res := env.Run(runTimeout, ll, "renew", "--state-dir", state, "--resume", "--payload", pf, ses)
