@@ -58,10 +58,7 @@ func folderEdges(t *testing.T) map[string]map[string][]string {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.CommandContext(t.Context(), "go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
+	out := goList(t, "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"...")
 	edges := map[string]map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
@@ -177,10 +174,7 @@ func TestArchitecturePackages(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.CommandContext(t.Context(), "go", "list", module+"...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
+	out := goList(t, module+"...")
 	var pkgs []string
 	for _, p := range strings.Fields(string(out)) {
 		pkgs = append(pkgs, strings.TrimPrefix(p, module))
@@ -254,10 +248,7 @@ func TestArchitectureDiagram(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	out, err := exec.CommandContext(t.Context(), "go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"...").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, out)
-	}
+	out := goList(t, "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, module+"...")
 	deps := map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
@@ -350,6 +341,21 @@ func expandHarness(name string, deps map[string][]string) []string {
 		if rest, ok := strings.CutPrefix(p, "adapters/"); ok && !strings.Contains(rest, "/") && rest != "kit" && rest != "builtin" && rest != "generic" && rest != "hermes" {
 			out = append(out, p)
 		}
+	}
+	return out
+}
+
+// goList runs go list with args and returns what it prints on standard
+// output (its warnings, e.g. about a linked node_modules folder, go to
+// standard error and are not package names).
+func goList(t *testing.T, args ...string) []byte {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "go", append([]string{"list"}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
 	}
 	return out
 }
