@@ -227,6 +227,11 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	// Sessions of this state folder whose wrapper died are sealed while
 	// the harness runs (after its start, off its path); a run that ends
 	// first leaves them to the next command that looks.
+	if o.Continue != "" && statedir.ValidateSessionID(o.Continue) == nil {
+		if err := e.prepareContinuation(root, o.Continue); err != nil {
+			return exitf(exitcode.LaunchFailed, "%v", err)
+		}
+	}
 	stopSweep := e.sweepLostLater(root, sweepDelay)
 	defer stopSweep()
 	res, err := launcher.Launch(ctx, launcher.Options{

@@ -32,6 +32,12 @@ func TestAWrapperLostInARenewalsGapEndsOnce(t *testing.T) {
 	}{
 		{"after the relaunch's session.starting", []string{"ending", "ended", "starting"}},
 		{"after the harness's stop", []string{"ending", "ended"}},
+		// Lost while the renewal stopped its harness (between its
+		// session.ending and the stop's record): the seal records that
+		// stop, so the continuation finishes the renewal from its
+		// relaunch. Before, the sealed end closed the incarnation and the
+		// continuation recorded the stop again: an end after the end.
+		{"after the renewal's session.ending", []string{"ending"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -62,6 +68,12 @@ func TestAWrapperLostInARenewalsGapEndsOnce(t *testing.T) {
 			// exits 0.
 			n := Continuation(prior)
 			var rest []moment.Moment
+			if attempt, _ := RenewalStopped(prior); len(tc.steps) == 1 && attempt != 1 {
+				// The lost wrapper's renewal status says stopping, and
+				// `run --continue-session` advances it only past a
+				// recorded stop: the continuation records the stop.
+				rest = append(rest, renewalMoment("ended", n))
+			}
 			if len(tc.steps) < 3 {
 				rest = append(rest, renewalMoment("starting", n))
 			} else {
