@@ -168,3 +168,32 @@ func floorsTable(edges map[string]map[string][]string) string {
 	}
 	return b.String()
 }
+
+// TestOnlyTheCommandsImportTheBuiltinAdapters: the set of plug-ins
+// (adapters/builtin) is chosen by the programs; everything below them
+// (the launcher, watch, internal/, renewal) gets adapters through the
+// registry the commands pass (issue 55). Tests may import it.
+func TestOnlyTheCommandsImportTheBuiltinAdapters(t *testing.T) {
+	const builtin = "adapters/builtin"
+	for from, tos := range folderEdges(t) {
+		if from == "commands" || from == "cmd" {
+			continue
+		}
+		for _, pkg := range tos["adapters"] {
+			if importsPackage(t, pkg, module+builtin) {
+				t.Errorf("%s imports %s: only commands/ and cmd/ choose the plug-ins; take an adapters.Registry from the caller", pkg, builtin)
+			}
+		}
+	}
+}
+
+// importsPackage reports whether package pkg (relative to the module)
+// imports target, test files left out.
+func importsPackage(t *testing.T, pkg, target string) bool {
+	t.Helper()
+	out, err := exec.CommandContext(t.Context(), "go", "list", "-f", `{{join .Imports "\n"}}`, module+pkg).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list %s: %v\n%s", pkg, err, out)
+	}
+	return slices.Contains(strings.Split(strings.TrimSpace(string(out)), "\n"), target)
+}
