@@ -13,12 +13,10 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
-	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
-	"github.com/lifeloop/lifeloop/internal/hookcall"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/observe"
@@ -38,7 +36,8 @@ type Options struct {
 	Argv []string
 	// Adapter forces an adapter id; empty resolves from Argv.
 	Adapter string
-	// Registry of adapters (default builtin.Default()).
+	// Registry of adapters (required): the command line passes the
+	// plug-ins it was built with (adapters/builtin).
 	Registry *adapters.Registry
 	// Env is the environment the harness and clients inherit.
 	Env []string
@@ -66,9 +65,9 @@ type Options struct {
 	// Hooks installs the hook bridge (native hooks forwarded to the
 	// supervisor) where the adapter has one.
 	Hooks bool
-	// Exe is the lifeloop executable the hook bridge calls (default
-	// os.Executable()); lifeloop-hook beside it is called instead when it
-	// is there (internal/hookcall).
+	// Exe is the program the hook bridge calls (default
+	// os.Executable()); the command line passes the lean hook program,
+	// lifeloop-hook, when it is beside lifeloop (internal/hookcall).
 	Exe string
 	// Payloads are delivered into the new session at PayloadsAt:
 	// session.started (default) through the harness's command line where
@@ -302,7 +301,7 @@ func (o Options) withDefaults() (Options, error) {
 		o.IDs = ids.NewULIDSource(o.Now, nil)
 	}
 	if o.Registry == nil {
-		o.Registry = builtin.Default()
+		return o, errors.New("no adapter registry: pass Options.Registry (e.g. adapters/builtin.Default())")
 	}
 	return o, nil
 }
@@ -384,11 +383,6 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 		if exe, err = os.Executable(); err != nil {
 			return b, fmt.Errorf("hook bridge: cannot find the lifeloop executable: %w", err)
 		}
-	}
-	// The lean hook program beside lifeloop starts in a fraction of
-	// lifeloop's time; each hook the harness runs as a program pays it.
-	if lean, ok := hookcall.Beside(exe); ok {
-		exe = lean
 	}
 	var door lazyHookDoor
 	t := adapters.BridgeTarget{Argv: argv, SessionDir: p.Dir, Env: env, HookCommand: []string{exe}, HookHTTP: door.open,

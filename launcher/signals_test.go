@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 )
 
 // TestLaunchSignalsNeedPolicy: a SignalCatch passed without HandleSignals
@@ -18,7 +20,7 @@ func TestLaunchSignalsNeedPolicy(t *testing.T) {
 	go func() {
 		_, err := Launch(context.Background(), Options{
 			StateDir: t.TempDir(), Argv: []string{"true"}, Dir: t.TempDir(), Env: os.Environ(),
-			In: strings.NewReader(""), Out: io.Discard, Signals: never,
+			In: strings.NewReader(""), Out: io.Discard, Signals: never, Registry: builtin.Default(),
 		})
 		done <- err
 	}()

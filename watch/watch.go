@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
-	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
@@ -42,7 +41,8 @@ const LatestWithin = 7 * 24 * time.Hour
 type Options struct {
 	StateDir string
 	// Adapter is the adapter id (required; it must have telemetry).
-	Adapter  string
+	Adapter string
+	// Registry of adapters (required): the command passes the plug-ins.
 	Registry *adapters.Registry
 	// Path is the file to watch, absolute.
 	Path   string
@@ -95,7 +95,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		o.IDs = ids.NewULIDSource(o.Now, nil)
 	}
 	if o.Registry == nil {
-		o.Registry = builtin.Default()
+		return Result{}, fmt.Errorf("watch: no adapter registry: pass Options.Registry (e.g. adapters/builtin.Default())")
 	}
 	ad, err := o.Registry.Lookup(o.Adapter)
 	if err != nil {

@@ -359,3 +359,29 @@ func goList(t *testing.T, args ...string) []byte {
 	}
 	return out
 }
+
+// TestOnlyTheCommandsImportTheBuiltinAdapters: the set of plug-ins
+// (adapters/builtin) is chosen by the programs; everything below them
+// (the launcher, watch, internal/, renewal) gets adapters through the
+// registry the commands pass (issue 55). Tests may import it.
+func TestOnlyTheCommandsImportTheBuiltinAdapters(t *testing.T) {
+	const builtin = "adapters/builtin"
+	for from, tos := range folderEdges(t) {
+		if from == "commands" || from == "cmd" {
+			continue
+		}
+		for _, pkg := range tos["adapters"] {
+			if importsPackage(t, pkg, module+builtin) {
+				t.Errorf("%s imports %s: only commands/ and cmd/ choose the plug-ins; take an adapters.Registry from the caller", pkg, builtin)
+			}
+		}
+	}
+}
+
+// importsPackage reports whether package pkg (relative to the module)
+// imports target, test files left out.
+func importsPackage(t *testing.T, pkg, target string) bool {
+	t.Helper()
+	out := goList(t, "-f", `{{join .Imports "\n"}}`, module+pkg)
+	return slices.Contains(strings.Split(strings.TrimSpace(string(out)), "\n"), target)
+}

@@ -199,6 +199,23 @@ func emitRun(ctx context.Context, opts emitOptions) error {
 		}
 		// No live wrapper: record directly below.
 	}
+	// From the key's check to the append this emit holds the session's
+	// emit lock: a racing emit under the same key waits, then sees this
+	// one's receipt. The session is read again under the lock (the racer
+	// may have made it).
+	unlock, err := lockEmit(root, opts.Session)
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	defer unlock()
+	rec, err = statedir.ReadSession(root, opts.Session)
+	exists = err == nil
+	if !exists && !errors.Is(err, statedir.ErrSessionNotFound) {
+		return exitf(exitcode.Failed, "reading session %s: %v", opts.Session, err)
+	}
+	if adapterID, err = emitAdapterID(opts, rec, exists); err != nil {
+		return err
+	}
 	// A retry with the key of a recorded moment gets its receipt back; a
 	// key used for another moment, or any new moment after the session's
 	// end, is refused before anything is recorded.

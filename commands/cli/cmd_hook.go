@@ -137,8 +137,13 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 		// otherwise the failure goes where a native call's would.
 		root, id := filepath.Dir(filepath.Dir(dir)), filepath.Base(dir)
 		if statedir.ValidateSessionID(id) == nil && filepath.Base(filepath.Dir(dir)) == statedir.SessionsFolder {
-			if _, err := statedir.ReadSession(root, id); err == nil {
-				nativeRecorder(opts, root).RecordFailure(id, mapped, fail.of(opts))
+			if rec, err := statedir.ReadSession(root, id); err == nil {
+				// A wrapper that died (its lock is free) or a session that
+				// ended gets nothing: the seal tells that end, and a failed
+				// moment of this call would be a second one.
+				if !rec.State.IsTerminal() && !statedir.WrapperGone(root, id) {
+					nativeRecorder(opts, root).RecordFailure(id, mapped, fail.of(opts))
+				}
 				return
 			}
 		}

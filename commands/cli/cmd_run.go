@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"os"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/hookcall"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/sink"
@@ -227,6 +229,11 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	// Sessions of this state folder whose wrapper died are sealed while
 	// the harness runs (after its start, off its path); a run that ends
 	// first leaves them to the next command that looks.
+	if o.Continue != "" && statedir.ValidateSessionID(o.Continue) == nil {
+		if err := e.prepareContinuation(root, o.Continue); err != nil {
+			return exitf(exitcode.LaunchFailed, "%v", err)
+		}
+	}
 	stopSweep := e.sweepLostLater(root, sweepDelay)
 	defer stopSweep()
 	res, err := launcher.Launch(ctx, launcher.Options{
@@ -234,6 +241,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Argv:            o.Argv,
 		Adapter:         o.Adapter,
 		Registry:        e.Registry(), // one registry per process, shared with the sweep
+		Exe:             hookProgram(),
 		Env:             childEnv,
 		SessionEnv:      sessionEnv,
 		Dir:             dir,
@@ -292,4 +300,20 @@ func splitCommas(in []string) []string {
 		}
 	}
 	return out
+}
+
+// hookProgram is the program the harness's hooks call: the lean hook
+// program beside lifeloop when it is there (it starts in a fraction of
+// lifeloop's time, which each hook the harness runs as a program pays),
+// else lifeloop itself ("" when it cannot be found: the launcher says so
+// if the bridge needs it).
+func hookProgram() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	if lean, ok := hookcall.Beside(exe); ok {
+		return lean
+	}
+	return exe
 }

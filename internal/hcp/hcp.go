@@ -38,6 +38,10 @@
 //	session.ended, wrapper_lost         state_changed → PAUSED, reason wrapper_lost (the
 //	(not while ABORTING)                session is kept: run --continue-session resumes it)
 //	session.ended (not a renewal's)     state_changed → final state (FinalState), then session_closed
+//	a receipt of continuation N after   a new HCP session <session>.c<N>: session_created with
+//	session_closed (run --continue-     metadata {lifeloop_session_id, continues_session_id,
+//	session of an ended session)        continuation}, sequence from 1; a renewal it finishes
+//	                                    goes PENDING → RUNNING, reason recovered_from_checkpoint
 //	session.ended failed before         state_changed PENDING → REJECTED, reason the summary's
 //	session.started (launch failed)     reason or the failure class, then session_closed
 //	session.starting refused by         error, then state_changed PENDING → REJECTED and
@@ -48,8 +52,8 @@
 // aborted without its session.ending), the states between are walked
 // with the same reason. Every other receipt (ticks without a state
 // change, context events, a renewal's session.ended and
-// session.starting, a switch's session.starting) has no event. Nothing is emitted after
-// session_closed.
+// session.starting, a switch's session.starting) has no event. Nothing
+// is emitted after session_closed but a continuation's HCP session.
 package hcp
 
 import (
@@ -128,11 +132,17 @@ const timeLayout = "2006-01-02T15:04:05.000Z"
 // it every receipt of the ledger from the start (Project) to resume.
 // It is not safe for concurrent use.
 type Projector struct {
-	sessionID string
-	seq       uint64
-	state     string
-	created   bool
-	closed    bool
+	// sessionID is the HCP session the events carry now: lifeloopID, or
+	// lifeloopID.c<N> once continuation N reopened a closed session.
+	sessionID, lifeloopID string
+	// continues is the HCP session the current one continues ("" for
+	// the first); continuation the highest continuation number projected.
+	continues    string
+	continuation int
+	seq          uint64
+	state        string
+	opened       bool
+	closed       bool
 	// lost: the session's wrapper was lost (sealed); a later
 	// session.started is its recovery.
 	lost bool
@@ -147,7 +157,9 @@ type Projector struct {
 
 // NewProjector returns the projector of session sessionID (lifeloop's
 // session id, the envelopes' session_id).
-func NewProjector(sessionID string) *Projector { return &Projector{sessionID: sessionID} }
+func NewProjector(sessionID string) *Projector {
+	return &Projector{sessionID: sessionID, lifeloopID: sessionID}
+}
 
 // Sequence returns the sequence of the last event emitted (0: none yet).
 func (p *Projector) Sequence() uint64 { return p.seq }
@@ -155,6 +167,9 @@ func (p *Projector) Sequence() uint64 { return p.seq }
 // State returns the session state after the receipts projected so far
 // ("" before session_created).
 func (p *Projector) State() string { return p.state }
+
+// SessionID returns the HCP session id the projector's events carry now.
+func (p *Projector) SessionID() string { return p.sessionID }
 
 // Through returns the ledger sequence of the last receipt projected.
 func (p *Projector) Through() uint64 { return p.through }
@@ -169,9 +184,14 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		}
 		p.through = *r.Sequence
 	}
+	n := continuationOf(r)
 	if p.closed {
-		return nil
+		if n <= p.continuation {
+			return nil
+		}
+		p.reopen(n)
 	}
+	p.continuation = max(p.continuation, n)
 	b := batch{p: p, r: r}
 	sum := r.TelemetrySummary
 	renewalStep, _ := sum["renewal_step"].(string)
@@ -180,9 +200,9 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	if renewalStep != "" && renewalStep != "started" {
 		p.renewing = true
 	}
-	if !p.created {
-		b.add(SessionCreated, created(r))
-		p.created = true
+	if !p.opened {
+		b.add(SessionCreated, p.created(r))
+		p.opened = true
 		p.state = StatePending
 		if r.Event != contract.EventSessionStarting && r.Event != contract.EventSessionStarted && r.Event != contract.EventSessionEnded {
 			b.transition(StateRunning, "observed")
@@ -196,7 +216,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		switch {
 		case reason == contract.HarnessSessionSwitched && p.state == StatePaused:
 			b.transitionData(StateRunning, reason, switchData(r))
-		case p.state == StatePending:
+		case p.state == StatePending && renewalStep != "started":
 			b.transition(StateRunning, "started")
 		case p.state == StatePaused && p.lost && renewalStep == "":
 			b.transition(StateRunning, "recovered_from_checkpoint")
@@ -214,10 +234,12 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 				})
 			}
 			why := "renewed"
-			if rec, _ := sum["renewal_recovered"].(bool); rec || p.lost {
+			if rec, _ := sum["renewal_recovered"].(bool); rec || p.lost || p.state == StatePending {
+				// PENDING: a continuation finishing the renewal in an
+				// HCP session of its own (its predecessor was closed).
 				why = "recovered_from_checkpoint"
 			}
-			if p.state == StatePaused {
+			if p.state == StatePaused || p.state == StatePending {
 				b.transition(StateRunning, why)
 			}
 		}
@@ -439,15 +461,42 @@ func MessageID(receiptID string, index int) string {
 
 // created is session_created's data: the state, and risk_level and
 // session_token only when the receipt carries them (lifeloop has no L3
-// safety layer, so normally it does not).
-func created(r contract.LifecycleReceipt) map[string]any {
+// safety layer, so normally it does not); an HCP session that continues
+// a closed one names it and lifeloop's session in metadata.
+func (p *Projector) created(r contract.LifecycleReceipt) map[string]any {
 	d := map[string]any{"state": StatePending, "adapter_id": r.AdapterID}
 	for _, k := range []string{"risk_level", "session_token"} {
 		if v, ok := r.TelemetrySummary[k].(string); ok && v != "" {
 			d[k] = v
 		}
 	}
+	if p.continues != "" {
+		d["metadata"] = map[string]any{"lifeloop_session_id": p.lifeloopID, "continues_session_id": p.continues, "continuation": p.continuation}
+	}
 	return d
+}
+
+// reopen starts HCP session <lifeloop session>.c<n> after the current
+// one closed: seed 001's terminal states are final, so `run
+// --continue-session` of an ended session (continuation n) is a new HCP
+// session, its sequence from 1, that names the one it continues.
+func (p *Projector) reopen(n int) {
+	*p = Projector{
+		sessionID: fmt.Sprintf("%s.c%d", p.lifeloopID, n), lifeloopID: p.lifeloopID,
+		continues: p.sessionID, continuation: n, through: p.through,
+	}
+}
+
+// continuationOf is r's continuation number (contract.SummaryContinuation),
+// 0 when it has none.
+func continuationOf(r contract.LifecycleReceipt) int {
+	switch v := r.TelemetrySummary[contract.SummaryContinuation].(type) {
+	case float64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
 }
 
 func progress(r contract.LifecycleReceipt) map[string]any {

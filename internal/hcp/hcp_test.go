@@ -664,3 +664,84 @@ func TestReportedEndAgreesWithOrgLoop(t *testing.T) {
 		}
 	}
 }
+
+// TestContinuationOfAClosedSessionOpensANewOne: `run --continue-session`
+// of a session whose harness ended (HCP closed it COMPLETED, FAILED,
+// ABORTED or REJECTED) cannot reopen that HCP session (seed 001: a
+// terminal state is final). The continuation's receipts (continuation N)
+// open a new HCP session, <session>.c<N>, whose session_created names the
+// one it continues; each HCP session has one session_created and one
+// session_closed, sequences from 1, and passes seed 001. A continuation
+// after a lost wrapper (the session kept PAUSED, never closed) stays in
+// its HCP session.
+func TestContinuationOfAClosedSessionOpensANewOne(t *testing.T) {
+	var b rb
+	c := func(n int, sum map[string]any) map[string]any {
+		out := map[string]any{"continuation": n}
+		for k, v := range sum {
+			out[k] = v
+		}
+		return out
+	}
+	failed := map[string]any{"phase": "failed", "outcome": "failure", "reason": "exit_code_42"}
+	done := map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0"}
+	rs := []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionStarted, nil),
+		b.next(contract.EventSessionEnded, failed),
+		// The first continuation: a new HCP session.
+		b.next(contract.EventSessionStarting, c(1, nil)),
+		b.next(contract.EventSessionStarted, c(1, nil)),
+		// Its wrapper is lost: kept PAUSED, the next continuation resumes it.
+		b.next(contract.EventSessionEnded, c(1, map[string]any{"phase": "stopped", "outcome": "unknown", "reason": WrapperLost})),
+		b.next(contract.EventSessionStarting, c(2, nil)),
+		b.next(contract.EventSessionStarted, c(2, nil)),
+		b.next(contract.EventSessionEnded, c(2, done)),
+		// Continued once more after that end: a third HCP session.
+		b.next(contract.EventSessionStarting, c(3, nil)),
+		b.next(contract.EventSessionStarted, c(3, nil)),
+		b.next(contract.EventSessionEnded, c(3, done)),
+	}
+	p := NewProjector(sid)
+	es := project(p, rs)
+	if err := CheckStream(es); err != nil {
+		t.Fatalf("%v\n%v", err, transitions(es))
+	}
+	bySession := map[string][]Envelope{}
+	var order []string
+	for _, e := range es {
+		if bySession[e.SessionID] == nil {
+			order = append(order, e.SessionID)
+		}
+		bySession[e.SessionID] = append(bySession[e.SessionID], e)
+	}
+	if want := []string{sid, sid + ".c1", sid + ".c3"}; !reflect.DeepEqual(order, want) {
+		t.Fatalf("HCP sessions %v, want %v (transitions %v)", order, want, transitions(es))
+	}
+	wantTransitions := map[string][]string{
+		sid:         {"PENDING>RUNNING:started", "RUNNING>FAILED:exit_code_42", "closed:FAILED"},
+		sid + ".c1": {"PENDING>RUNNING:started", "RUNNING>PAUSED:wrapper_lost", "PAUSED>RUNNING:recovered_from_checkpoint", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"},
+		sid + ".c3": {"PENDING>RUNNING:started", "RUNNING>COMPLETED:exit_code_0", "closed:COMPLETED"},
+	}
+	continues := map[string]string{sid + ".c1": sid, sid + ".c3": sid + ".c1"}
+	for _, id := range order {
+		got := bySession[id]
+		if err := CheckStream(got); err != nil {
+			t.Errorf("HCP session %s alone: %v", id, err)
+		}
+		if tr := transitions(got); !reflect.DeepEqual(tr, wantTransitions[id]) {
+			t.Errorf("HCP session %s: transitions %v, want %v", id, tr, wantTransitions[id])
+		}
+		meta, _ := got[0].Payload.Data["metadata"].(map[string]any)
+		if want := continues[id]; want != "" && (meta["continues_session_id"] != want || meta["lifeloop_session_id"] != sid) {
+			t.Errorf("HCP session %s: session_created metadata %v, want continues_session_id %s and lifeloop_session_id %s", id, meta, want, sid)
+		}
+	}
+	if p.State() != StateCompleted || p.SessionID() != sid+".c3" {
+		t.Errorf("projector after the last end: state %s in HCP session %s, want COMPLETED in %s.c3", p.State(), p.SessionID(), sid)
+	}
+	// Replaying the ledger gives the same events (ids, sequences).
+	if again := project(NewProjector(sid), rs); !reflect.DeepEqual(again, es) {
+		t.Errorf("a replay differs from the first projection")
+	}
+}

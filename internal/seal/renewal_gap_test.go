@@ -32,6 +32,15 @@ func TestAWrapperLostInARenewalsGapEndsOnce(t *testing.T) {
 	}{
 		{"after the relaunch's session.starting", []string{"ending", "ended", "starting"}},
 		{"after the harness's stop", []string{"ending", "ended"}},
+		// Lost while the renewal stopped its harness (between its
+		// session.ending and the stop's record): the seal records that
+		// stop, and the continuation finishes the renewal from its
+		// relaunch (`run --continue-session` moves renewal.json past the
+		// recorded stop: RenewalStopped). Before, the sealed end closed
+		// the incarnation, so the continuation was numbered 1 and OrgLoop
+		// got the relaunch's start (.r1) with no end and the
+		// continuation's end (.c1) with no start.
+		{"after the renewal's session.ending", []string{"ending"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()

@@ -1,7 +1,9 @@
 // Package seal notices sessions whose wrapper died without recording their
 // end, and seals them: exactly one final session.ended in the ledger
 // (outcome unknown, reason wrapper_lost, a torn tail repaired on the way)
-// and state lost in session.json. Every command that lists or opens a
+// and state lost in session.json. A wrapper lost while a renewal stopped
+// its harness is sealed with that renewal's stop instead, which the
+// continuation goes on from. Every command that lists or opens a
 // session calls Check, so a consumer waiting for session.ended gets it
 // from whichever command looks first.
 //
@@ -138,6 +140,10 @@ type history struct {
 	// segStarted and segEnded: the last harness session (from the last
 	// session.starting) recorded its session.started, its session.ended.
 	segStarted, segEnded bool
+	// stopping is the renewal whose session.ending is the last session
+	// moment (the wrapper was lost while that renewal stopped its
+	// harness, before the stop was recorded); nil when there is none.
+	stopping *contract.LifecycleReceipt
 }
 
 // sessionEnd reports whether r is an end of the session: a
@@ -189,12 +195,11 @@ func summaryAttempt(r contract.LifecycleReceipt) int {
 // contract.SummaryRenewalInterrupted (Interrupted). The continuation
 // finishes the renewal — its session.started is that renewal's start —
 // and ends the incarnation the renewal belongs to, under the same
-// number.
-//
-// Not covered: a wrapper lost after a renewal's session.ending and
-// before its harness's stop was recorded; its sealed end closes the
-// incarnation, and the continuation then records that renewal's stop
-// and start as well as its own end.
+// number. A wrapper lost after a renewal's session.ending, before its
+// harness's stop was recorded, is sealed with that stop (the renewal's
+// session.ended, renewal_step ended: the harness went with its wrapper),
+// which closes nothing either; the continuation goes on from the
+// renewal's relaunch (RenewalStopped).
 func Continuation(prior []contract.LifecycleReceipt) int {
 	n := 0
 	for _, r := range prior {
@@ -203,6 +208,25 @@ func Continuation(prior []contract.LifecycleReceipt) int {
 		}
 	}
 	return n
+}
+
+// RenewalStopped reports the renewal whose harness's stop (its
+// session.ended, renewal_step ended) is the last session moment of
+// prior: its attempt and that receipt's id (0, "" when there is none).
+// A continuation finishes that renewal from its relaunch: the stop is
+// recorded, whether by the lost wrapper or by the seal.
+func RenewalStopped(prior []contract.LifecycleReceipt) (int, string) {
+	for i := len(prior) - 1; i >= 0; i-- {
+		r := prior[i]
+		if !strings.HasPrefix(string(r.Event), "session.") {
+			continue
+		}
+		if r.Event == contract.EventSessionEnded && summaryString(r, contract.SummaryRenewalStep) == "ended" {
+			return summaryAttempt(r), r.ReceiptID
+		}
+		return 0, ""
+	}
+	return 0, ""
 }
 
 // Interrupted is the attempt of the renewal a continuation of a session
@@ -240,7 +264,15 @@ func readHistory(path string) history {
 		}
 		r := e.Receipt
 		h.last = r
+		if strings.HasPrefix(string(r.Event), "session.") {
+			h.stopping = nil
+		}
 		switch r.Event {
+		case contract.EventSessionEnding:
+			if summaryString(r, contract.SummaryRenewalStep) == "ending" && h.segStarted {
+				rc := r
+				h.stopping = &rc
+			}
 		case contract.EventSessionStarting:
 			h.ended = nil
 			h.segStarted, h.segEnded = false, false
@@ -353,6 +385,11 @@ func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) er
 
 	started, ended := span(rec, h)
 	class := contract.ExitClass{Phase: contract.PhaseStopped, Outcome: contract.LifecycleUnknown, Reason: ReasonWrapperLost}
+	if h.stopping != nil {
+		// Lost while a renewal stopped the harness: the harness went with
+		// its wrapper, and this end is that renewal's stop.
+		class.Reason = contract.StoppedByRenewal
+	}
 	sum := contract.SessionEndedSummary(class, contract.ExitFacts{Code: -1}, started, ended, rec.Cwd)
 	if rec.Pid > 0 {
 		sum["pid"] = rec.Pid
@@ -371,6 +408,19 @@ func recordEnd(root string, rec statedir.SessionRecord, h history, o Options) er
 		// Lost inside a renewal after its harness's stop: the
 		// continuation finishes the renewal (Continuation).
 		sum[contract.SummaryRenewalInterrupted] = h.gap
+	}
+	if h.stopping != nil {
+		// Lost inside a renewal before its harness's stop was recorded:
+		// the seal records that stop as the renewal would have
+		// (renewal_step ended), so the renewal's incarnation ends once
+		// and the continuation finishes the renewal from its relaunch
+		// (RenewalStopped).
+		for _, k := range []string{"renewal_attempt", contract.SummaryRenewalStep, "resume", contract.SummaryContinuation} {
+			if v, ok := h.stopping.TelemetrySummary[k]; ok {
+				sum[k] = v
+			}
+		}
+		sum[contract.SummaryRenewalStep] = "ended"
 	}
 	m := moment.Moment{
 		Event:            contract.EventSessionEnded,
