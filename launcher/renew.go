@@ -198,39 +198,14 @@ func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 // up to keyHoldMax); one that dies later ends the session as any exit.
 const readyWaitMax = 20 * time.Second
 
-// waitReady waits until the harness just started takes keys (its prompt is
-// up: a renewal returns then, not when the harness names its session),
-// and returns *renewal.ExitedBeforeReady when it exits first. A harness
-// that shows no sign of taking keys in readyWaitMax is taken as started.
+// waitReady waits until the harness just started is ready (under a
+// terminal its prompt takes keys: a renewal returns then, not when the
+// harness names its session; without one a hook of its own has arrived),
+// and returns *renewal.ExitedBeforeReady when it exits first, unless it
+// ran to its end. A harness that shows no sign in readyWaitMax is taken
+// as started. The evidence is set out in relaunchready.go.
 func (p harnessProcess) waitReady(ctx context.Context) error {
-	var c Process
-	if !p.s.onLoop(func() { c = p.s.child }) {
-		return errLoopEnded
-	}
-	poll := time.NewTicker(keyHoldPoll)
-	defer poll.Stop()
-	limit := time.NewTimer(readyWaitMax)
-	defer limit.Stop()
-	for {
-		select {
-		case <-c.Done():
-			st := c.Wait()
-			return &renewal.ExitedBeforeReady{Facts: contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), FromWaitStatus: true}}
-		default:
-		}
-		if c.TakesKeys() {
-			return nil
-		}
-		select {
-		case <-poll.C:
-		case <-c.Done():
-		case <-limit.C:
-			p.s.log.Warn("renewal: the relaunched harness showed no sign of taking keys in time; taken as started")
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
+	return p.waitRelaunchReady(ctx)
 }
 
 // relaunch starts argv as the session's new harness and calls done with

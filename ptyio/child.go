@@ -494,6 +494,11 @@ func (c *Child) TakesKeys() bool {
 	return c.readySeen.Load() && keyByKey(c.master)
 }
 
+// RelaysInput reports whether the keys typed on the Terminal reach the
+// child (false when its standard input is passed through: then nothing
+// tells when it reads its input, and TakesKeys is true at once).
+func (c *Child) RelaysInput() bool { return c.t.relaysInput() }
+
 // Activity returns the output counters. It is cheap (two atomic loads).
 func (c *Child) Activity() Activity {
 	a := Activity{Metered: c.t.pass[1] == nil, BytesOut: c.bytesOut.Load()}
