@@ -87,7 +87,6 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		s.hookFailed(a, err)
 		return hooks.HookReply{}, nil
 	}
-	s.noteHookSign(mapped) // a relaunch without a terminal is ready at its first hook
 	// Some hooks also report turns of other threads (a hidden helper
 	// thread); only the session's own thread counts once it is known.
 	if mapped.OtherThreads && s.k.HarnessSession() != "" && mapped.HarnessSessionID != s.k.HarnessSession() {

@@ -1,14 +1,11 @@
 package launcher
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/hooks"
-	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testutil"
 	"github.com/lifeloop/lifeloop/ptyio"
@@ -40,22 +37,11 @@ func noKeysFixture(t *testing.T) (*fixture, *fakeTerminal) {
 	return f, ft
 }
 
-// sessionStartHook posts the SessionStart hook call of the harness now
-// running (Claude's), as the bridge does.
-func sessionStartHook(t *testing.T, f *fixture, id string) {
-	t.Helper()
-	in, _ := json.Marshal(map[string]any{"session_id": id, "hook_event_name": "SessionStart", "source": "startup"})
-	var reply hooks.HookReply
-	if err := callCtl(t, f, control.OpHook, hooks.HookArgs{Adapter: "claude", Hook: "SessionStart", Stdin: in}, &reply); err != nil {
-		t.Fatalf("SessionStart hook: %v", err)
-	}
-}
-
-// TestNoTTYRelaunchDies: with no terminal,
-// a relaunch that exits 42 at once, before any sign that it runs its
-// session, is a failed renewal as under a terminal: renew says why, and
-// the session goes on with the person's own command line instead of
-// ending with the dead relaunch's code.
+// TestNoTTYRelaunchDies: with no terminal (and neither hooks nor a
+// transcript), a relaunch that exits 42 at once is a failed renewal as
+// under a terminal: renew says why, and the session goes on with the
+// person's own command line instead of ending with the dead relaunch's
+// code.
 func TestNoTTYRelaunchDies(t *testing.T) {
 	f, ft := noKeysFixture(t)
 	ft.behave = func(n int, p *fakeProc) {
@@ -71,7 +57,7 @@ func TestNoTTYRelaunchDies(t *testing.T) {
 	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
 
 	// The fallback, the person's own command line, is not waited for:
-	// no sign can come from it (no terminal, no hook bridge).
+	// only its exit could tell (no terminal, no hooks, no transcript).
 	if err := <-renewAsync(t, f, renewal.Request{}); err == nil || !strings.Contains(err.Error(), "exit code 42") {
 		t.Fatalf("renew: %v, want an error saying the relaunch exited with 42", err)
 	}
@@ -89,11 +75,10 @@ func TestNoTTYRelaunchDies(t *testing.T) {
 	}
 }
 
-// TestNoTTYRelaunchRanToItsEnd: with no
-// terminal, a relaunch that exits 0 before any other sign (a one-shot
-// that did its work, with hooks off) is a delivered renewal: its payload
-// receipt stands and the session ends with its exit, as it would have
-// without the renewal.
+// TestNoTTYRelaunchRanToItsEnd: with no terminal, hooks or transcript,
+// a relaunch that exits 0 (a one-shot that did its work) is a delivered
+// renewal: its payload receipt stands and the session ends with its
+// exit, as it would have without the renewal.
 func TestNoTTYRelaunchRanToItsEnd(t *testing.T) {
 	f, ft := noKeysFixture(t)
 	ft.behave = func(n int, p *fakeProc) {
@@ -118,64 +103,4 @@ func TestNoTTYRelaunchRanToItsEnd(t *testing.T) {
 	if !ok || started.Summary["renewal_step"] != "started" || len(started.PayloadReceipts) != 1 || started.PayloadReceipts[0].Status != contract.PlacementOutcomeDelivered {
 		t.Errorf("the relaunch's session.started: %+v (found %v), want renewal_step started with pay_1 delivered", started, ok)
 	}
-}
-
-// TestNoTTYRelaunchReadyAtHook: with no terminal,
-// renew answers once a hook of the relaunched harness arrives (its
-// SessionStart), not before: no typed keys tell its readiness there.
-func TestNoTTYRelaunchReadyAtHook(t *testing.T) {
-	f, ft := noKeysFixture(t)
-	done := make(chan Result, 1)
-	go func() { done <- f.run(t) }()
-	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
-
-	errc := renewAsync(t, f, renewal.Request{})
-	testutil.WaitFor(t, func() bool { return ft.count() == 2 })
-	select {
-	case err := <-errc:
-		t.Fatalf("renew answered (%v) before the relaunch showed any sign of running its session", err)
-	case <-time.After(300 * time.Millisecond):
-	}
-	sessionStartHook(t, f, "s-2")
-	if err := <-errc; err != nil {
-		t.Fatalf("renew after the relaunch's SessionStart: %v", err)
-	}
-	ft.proc(1).exit(ptyio.ExitStatus{Code: 0})
-	<-done
-}
-
-// TestNoTTYLateSessionEnd: the stopped harness's own
-// SessionEnd, arriving after the relaunch started, is no sign that the
-// relaunch runs: one that then dies is still a failed renewal.
-func TestNoTTYLateSessionEnd(t *testing.T) {
-	f, ft := noKeysFixture(t)
-	relaunched := make(chan *fakeProc, 1)
-	ft.behave = func(n int, p *fakeProc) {
-		if n == 1 {
-			relaunched <- p
-		}
-	}
-	done := make(chan Result, 1)
-	go func() { done <- f.run(t) }()
-	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
-
-	errc := renewAsync(t, f, renewal.Request{})
-	var p *fakeProc
-	select {
-	case p = <-relaunched:
-	case err := <-errc:
-		t.Fatalf("renew answered (%v) before the harness was relaunched", err)
-	}
-	in, _ := json.Marshal(map[string]any{"session_id": "s-1", "hook_event_name": "SessionEnd", "reason": "other"})
-	var reply hooks.HookReply
-	if err := callCtl(t, f, control.OpHook, hooks.HookArgs{Adapter: "claude", Hook: "SessionEnd", Stdin: in}, &reply); err != nil {
-		t.Fatalf("SessionEnd hook: %v", err)
-	}
-	p.exit(ptyio.ExitStatus{Code: 42})
-	if err := <-errc; err == nil || !strings.Contains(err.Error(), "exit code 42") {
-		t.Fatalf("renew: %v, want an error saying the relaunch exited with 42", err)
-	}
-	testutil.WaitFor(t, func() bool { return ft.count() == 3 })
-	ft.proc(2).exit(ptyio.ExitStatus{Code: 0})
-	<-done
 }

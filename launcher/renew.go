@@ -198,12 +198,11 @@ func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 // up to keyHoldMax); one that dies later ends the session as any exit.
 const readyWaitMax = 20 * time.Second
 
-// waitReady waits until the harness just started is ready (under a
-// terminal its prompt takes keys: a renewal returns then, not when the
-// harness names its session; without one a hook of its own has arrived),
-// and returns *renewal.ExitedBeforeReady when it exits first, unless it
-// ran to its end. A harness that shows no sign in readyWaitMax is taken
-// as started. The evidence is set out in relaunchready.go.
+// waitReady waits until the harness just started takes keys (its prompt is
+// up: a renewal returns then, not when the harness names its session),
+// and returns *renewal.ExitedBeforeReady when it exits first. A harness
+// that shows no sign of taking keys in readyWaitMax is taken as started.
+// Without a terminal, see relaunchready.go.
 func (p harnessProcess) waitReady(ctx context.Context) error {
 	return p.waitRelaunchReady(ctx)
 }
