@@ -481,9 +481,9 @@ func (c *Child) Write(p []byte) (int, error) {
 }
 
 // TakesKeys reports whether the child takes typed keys: it reads its
-// terminal key by key (it has left canonical mode, as a TUI does once it
-// reads its input) and has drawn its ChildSpec.ReadyText, when one was
-// named. Keys written before are echoed by the terminal's line
+// terminal key by key and draws them itself (canonical mode and echo are
+// off: raw mode, as a TUI sets it once it reads its input) and has drawn
+// its ChildSpec.ReadyText, when one was named. Keys written before are echoed by the terminal's line
 // discipline, and a TUI that is not reading its input yet drops them.
 // A child whose standard input is passed through (TerminalConfig.PassThrough)
 // gets no typed keys at all: it reports true.
