@@ -5,7 +5,8 @@ import "time"
 // Keys typed while a renewal stops the harness and starts it again are
 // held (startRenewal) and handed to the new harness once it takes them
 // (ptyio.Child.TakesKeys), whether or not the renewal still waits for
-// the harness to name its session: it reads its terminal key by key, and, where
+// the harness to name its session: it reads its terminal in raw mode
+// (key by key, drawing the keys itself), and, where
 // the adapter names one (adapters.InputReadyText), it has drawn the text
 // that shows its prompt is up. Keys written before are echoed by the
 // terminal and dropped by a TUI that is not reading its input yet.

@@ -202,35 +202,9 @@ const readyWaitMax = 20 * time.Second
 // up: a renewal returns then, not when the harness names its session),
 // and returns *renewal.ExitedBeforeReady when it exits first. A harness
 // that shows no sign of taking keys in readyWaitMax is taken as started.
+// Without a terminal, see relaunchready.go.
 func (p harnessProcess) waitReady(ctx context.Context) error {
-	var c Process
-	if !p.s.onLoop(func() { c = p.s.child }) {
-		return errLoopEnded
-	}
-	poll := time.NewTicker(keyHoldPoll)
-	defer poll.Stop()
-	limit := time.NewTimer(readyWaitMax)
-	defer limit.Stop()
-	for {
-		select {
-		case <-c.Done():
-			st := c.Wait()
-			return &renewal.ExitedBeforeReady{Facts: contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), FromWaitStatus: true}}
-		default:
-		}
-		if c.TakesKeys() {
-			return nil
-		}
-		select {
-		case <-poll.C:
-		case <-c.Done():
-		case <-limit.C:
-			p.s.log.Warn("renewal: the relaunched harness showed no sign of taking keys in time; taken as started")
-			return nil
-		case <-ctx.Done():
-			return context.Cause(ctx)
-		}
-	}
+	return p.waitRelaunchReady(ctx)
 }
 
 // relaunch starts argv as the session's new harness and calls done with

@@ -213,6 +213,9 @@ type supervisor struct {
 	// keyHold counts the renewals that held typed keys, keyReleased is
 	// the last hold whose release was armed (keyhold.go).
 	keyHold, keyReleased int
+	// relaunchDied is the renewal whose relaunch exited before it was
+	// ready: its next start is the fallback (relaunchready.go).
+	relaunchDied *renewRun
 	// processes counts the session.starting receipts that started (or
 	// start) a harness process (processenv.go).
 	processes int

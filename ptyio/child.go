@@ -481,9 +481,9 @@ func (c *Child) Write(p []byte) (int, error) {
 }
 
 // TakesKeys reports whether the child takes typed keys: it reads its
-// terminal key by key (it has left canonical mode, as a TUI does once it
-// reads its input) and has drawn its ChildSpec.ReadyText, when one was
-// named. Keys written before are echoed by the terminal's line
+// terminal key by key and draws them itself (canonical mode and echo are
+// off: raw mode, as a TUI sets it once it reads its input) and has drawn
+// its ChildSpec.ReadyText, when one was named. Keys written before are echoed by the terminal's line
 // discipline, and a TUI that is not reading its input yet drops them.
 // A child whose standard input is passed through (TerminalConfig.PassThrough)
 // gets no typed keys at all: it reports true.
@@ -493,6 +493,11 @@ func (c *Child) TakesKeys() bool {
 	}
 	return c.readySeen.Load() && keyByKey(c.master)
 }
+
+// RelaysInput reports whether the keys typed on the Terminal reach the
+// child (false when its standard input is passed through: then nothing
+// tells when it reads its input, and TakesKeys is true at once).
+func (c *Child) RelaysInput() bool { return c.t.relaysInput() }
 
 // Activity returns the output counters. It is cheap (two atomic loads).
 func (c *Child) Activity() Activity {

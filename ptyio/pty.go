@@ -107,14 +107,18 @@ func eofChar(f *os.File) byte {
 }
 
 // keyByKey reports whether the program on the pseudo-terminal behind f
-// reads it key by key: canonical mode (ICANON) is off, as a TUI sets it
-// once it reads its input.
+// reads it key by key and draws the keys itself: canonical mode (ICANON)
+// and the terminal's echo (ECHO) are both off, as a TUI sets them once it
+// reads its input (raw mode). Canonical mode off alone is not enough: a
+// TUI may leave it early, draw its prompt, and enter raw mode later with
+// TCSAFLUSH, which discards the keys written before (ptyio's
+// TestHeldKeysWaitForRawMode).
 func keyByKey(f *os.File) bool {
 	raw := false
 	_ = control(f, func(fd int) error {
 		tio, err := unix.IoctlGetTermios(fd, ioctlGetTermios)
 		if err == nil {
-			raw = tio.Lflag&unix.ICANON == 0
+			raw = tio.Lflag&(unix.ICANON|unix.ECHO) == 0
 		}
 		return err
 	})

@@ -23,6 +23,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(strings.Split(fakeTUIEnv, "=")[0]) == "1" {
+		os.Exit(fakeTUI()) // a child of TestHeldKeysWaitForRawMode
+	}
 	goleak.VerifyTestMain(m)
 }
 
