@@ -15,9 +15,10 @@ import (
 var updateHandoff = flag.Bool("update", false, "rewrite the golden handoff notes in testdata/handoff")
 
 // sessionOf stores the entries of a real transcript (testdata/name) as
-// the transcript_events rows of one session in an agent database, rows of
-// 1 KiB or more compressed as OpenClaw stores them, and returns the
-// session's path as telemetry names it.
+// the transcript_events rows of one session in an agent database, every
+// other row zstd-compressed (OpenClaw compresses rows of 1 KiB or more;
+// the samples' long strings were cut shorter), and returns the session's
+// path as telemetry names it.
 func sessionOf(t *testing.T, name string) string {
 	t.Helper()
 	path, db := agentDB(t, t.TempDir())
@@ -31,7 +32,7 @@ func sessionOf(t *testing.T, name string) string {
 	at := time.Date(2026, 11, 24, 17, 0, 0, 0, time.UTC)
 	addSession(t, db, head.ID, at)
 	for i, l := range lines {
-		addRow(t, db, head.ID, int64(i), l, len(l) >= 1024, at)
+		addRow(t, db, head.ID, int64(i), l, i%2 == 1, at)
 	}
 	return path + sessionSep + head.ID
 }
