@@ -19,6 +19,12 @@ import (
 // bounded by maxBytes (0: the default).
 func Note(t *testing.T, r adapters.HandoffReader, harness, path string, maxBytes int) string {
 	t.Helper()
+	return NoteAs(t, r, harness, path, filepath.Base(path), maxBytes)
+}
+
+// NoteAs is Note with the session file shown as shown.
+func NoteAs(t *testing.T, r adapters.HandoffReader, harness, path, shown string, maxBytes int) string {
+	t.Helper()
 	items, skipped, err := handoff.Collect(r, path)
 	if err != nil {
 		t.Fatalf("read %s: %v", path, err)
@@ -26,7 +32,7 @@ func Note(t *testing.T, r adapters.HandoffReader, harness, path string, maxBytes
 	return handoff.Render(handoff.Note{
 		Facts: handoff.Facts{
 			SessionID: "0000golden", Harness: harness, Cwd: "/home/dev/project",
-			Started: "2026-11-21T22:12:16Z", Renewals: 1, SessionFile: filepath.Base(path), Skipped: skipped,
+			Started: "2026-11-21T22:12:16Z", Renewals: 1, SessionFile: shown, Skipped: skipped,
 		},
 		Items: items,
 		Git:   handoff.Git{Branch: "main", Changed: []string{" M README.md", "?? notes.txt"}},
