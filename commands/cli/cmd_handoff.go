@@ -4,17 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
-	"strings"
-	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
-	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/handoff"
-	"github.com/lifeloop/lifeloop/internal/ledger"
-	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // handoffOptions are the inputs of `lifeloop handoff`.
@@ -26,9 +20,6 @@ type handoffOptions struct {
 	// File reads this session file instead of the one the ledger names.
 	File string
 }
-
-// gitTimeout bounds each git command the note's git section runs.
-const gitTimeout = 5 * time.Second
 
 func handoffCommand(e *env) *ucli.Command {
 	o := handoffOptions{MaxBytes: handoff.DefaultMaxBytes}
@@ -85,99 +76,13 @@ func handoffRun(ctx context.Context, e *env, o handoffOptions) error {
 	if reader == nil {
 		return exitf(exitcode.Failed, "session %s: lifeloop cannot read the session files of harness %s into a note", rec.ID, rec.AdapterID)
 	}
-	facts := ledgerFacts(root, rec)
-	if o.File != "" {
-		facts.SessionFile = o.File
-	}
-	if facts.SessionFile == "" {
-		return exitf(exitcode.Failed, "session %s: no receipt names the harness's session file (its telemetry found none); give it with --session-file PATH", rec.ID)
-	}
-	items, skipped, err := handoff.Collect(reader, facts.SessionFile)
-	if err != nil {
+	note, err := handoff.SessionNote(ctx, root, rec, reader, handoff.Options{MaxBytes: o.MaxBytes, SessionFile: o.File})
+	switch {
+	case errors.Is(err, handoff.ErrNoSessionFile):
+		return exitf(exitcode.Failed, "session %s: %v (its telemetry found none); give it with --session-file PATH", rec.ID, err)
+	case err != nil:
 		return exitf(exitcode.Unreadable, "session %s: %v", rec.ID, err)
 	}
-	facts.Skipped = skipped
-	note := handoff.Render(handoff.Note{Facts: facts, Items: items, Git: gitState(ctx, rec.Cwd)}, o.MaxBytes)
 	_, err = fmt.Fprint(e.Out, note)
 	return quietOnClosedOutput(err)
-}
-
-// ledgerFacts returns what the session record and ledger say of the
-// session: its identity, how many renewals started, and the last session
-// file a receipt's provenance names. Lines that are not receipts are
-// passed over.
-func ledgerFacts(root string, rec statedir.SessionRecord) handoff.Facts {
-	f := handoff.Facts{SessionID: rec.ID, Harness: rec.AdapterID, Cwd: rec.Cwd}
-	if rec.StartedAt != nil {
-		f.Started = rec.StartedAt.UTC().Format(time.RFC3339)
-	}
-	for en, err := range ledger.ReadSince(statedir.ReceiptsPath(root, rec.ID), 0) {
-		if err != nil {
-			var le *ledger.LineError
-			if errors.As(err, &le) {
-				continue
-			}
-			break
-		}
-		sum := en.Receipt.TelemetrySummary
-		if p, ok := sum["path"].(string); ok && p != "" {
-			f.SessionFile = p
-		}
-		if en.Receipt.Event == contract.EventSessionStarted && sum["reason"] == "renewal" {
-			f.Renewals++
-		}
-	}
-	return f
-}
-
-// gitState returns the branch and `git status --porcelain` of dir.
-func gitState(ctx context.Context, dir string) handoff.Git {
-	if dir == "" {
-		return handoff.Git{Unavailable: "the session has no working folder"}
-	}
-	status, err := git(ctx, dir, "status", "--porcelain")
-	if err != nil {
-		return handoff.Git{Unavailable: err.Error()}
-	}
-	var changed []string
-	for _, l := range strings.Split(status, "\n") {
-		if strings.TrimSpace(l) != "" {
-			changed = append(changed, l)
-		}
-	}
-	return handoff.Git{Branch: gitBranch(ctx, dir), Changed: changed}
-}
-
-// gitBranch names the branch checked out in dir (one without commits
-// too), else the commit of a detached HEAD.
-func gitBranch(ctx context.Context, dir string) string {
-	if b, err := git(ctx, dir, "symbolic-ref", "--short", "-q", "HEAD"); err == nil {
-		return strings.TrimSpace(b)
-	}
-	if c, err := git(ctx, dir, "rev-parse", "--short", "HEAD"); err == nil {
-		return "detached at " + strings.TrimSpace(c)
-	}
-	return ""
-}
-
-// git runs one git command in dir and returns its output; its error says
-// why in one line (not a git repository, git not installed).
-func git(ctx context.Context, dir string, args ...string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		msg := strings.TrimSpace(stderr.String())
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		if msg == "" {
-			msg = err.Error()
-		}
-		return "", errors.New(strings.TrimPrefix(msg, "fatal: "))
-	}
-	return string(out), nil
 }
