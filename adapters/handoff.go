@@ -53,6 +53,8 @@ type HandoffItem struct {
 
 // HandoffTodo is one item of a todo list or plan.
 type HandoffTodo struct {
+	// ID is the harness's id of the item, "" when it gives none.
+	ID   string
 	Text string
 	// Status is the harness's word (pending, in_progress, completed, …).
 	Status string

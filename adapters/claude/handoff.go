@@ -15,7 +15,10 @@ type handoffLine struct {
 	IsMeta           bool   `json:"isMeta"`
 	IsCompactSummary bool   `json:"isCompactSummary"`
 	IsVisible        bool   `json:"isVisibleInTranscriptOnly"`
-	Message          *struct {
+	// ToolUseResult is the output object of the tool a user line's
+	// tool_result answers (TaskCreate's: {"task":{"id","subject"}}).
+	ToolUseResult json.RawMessage `json:"toolUseResult"`
+	Message       *struct {
 		Model   string          `json:"model"`
 		Content json.RawMessage `json:"content"`
 	} `json:"message"`
@@ -25,9 +28,12 @@ type handoffLine struct {
 // prompts the parser opens turns on (not meta, compact summaries, local
 // slash commands or tool results), the assistant's text, its tool_use
 // blocks (Read, Edit, Write, MultiEdit, NotebookEdit, Bash and the
-// others by name) and TodoWrite's list. Sidechain (sub-agent) lines and
-// the TUI's own "<synthetic>" messages are left out.
+// others by name), and its todo list: TodoWrite's, or the task list
+// TaskCreate (the task's id is in the result's toolUseResult) and
+// TaskUpdate keep. Sidechain (sub-agent) lines and the TUI's own
+// "<synthetic>" messages are left out.
 func (Harness) ReadHandoff(path string, add func(adapters.HandoffItem)) (int, error) {
+	var tasks taskList
 	return adapters.ScanHandoffLines(path, func(b []byte) bool {
 		var l handoffLine
 		if json.Unmarshal(b, &l) != nil {
@@ -41,17 +47,88 @@ func (Harness) ReadHandoff(path string, add func(adapters.HandoffItem)) (int, er
 			if !l.IsMeta && !l.IsCompactSummary && !l.IsVisible && isPrompt(l.Message.Content) && !isLocalCommand(l.Message.Content) {
 				add(adapters.HandoffItem{Kind: adapters.HandoffPrompt, Text: adapters.HandoffText(l.Message.Content)})
 			}
+			if tasks.created(l.ToolUseResult) {
+				add(tasks.item())
+			}
 		case "assistant":
 			if l.Message.Model != syntheticModel {
-				assistantHandoff(l.Message.Content, add)
+				assistantHandoff(l.Message.Content, add, &tasks)
 			}
 		}
 		return true
 	})
 }
 
+// maxTasks bounds the task list a transcript's TaskCreate calls make.
+const maxTasks = 500
+
+// taskList is the task list TaskCreate and TaskUpdate keep, in order of
+// creation.
+type taskList []adapters.HandoffTodo
+
+// taskRef is a task as a tool's output names it.
+type taskRef struct{ ID, Subject, Status string }
+
+// created records the task a TaskCreate result names; false when the
+// result names none (another tool's) or the task is known.
+func (t *taskList) created(result json.RawMessage) bool {
+	var r struct {
+		Task *taskRef `json:"task"`
+	}
+	if len(result) == 0 || json.Unmarshal(result, &r) != nil || r.Task == nil || r.Task.ID == "" || t.find(r.Task.ID) >= 0 || len(*t) == maxTasks {
+		return false
+	}
+	status := r.Task.Status
+	if status == "" {
+		status = "pending"
+	}
+	*t = append(*t, adapters.HandoffTodo{ID: r.Task.ID, Text: r.Task.Subject, Status: status})
+	return true
+}
+
+// updated applies a TaskUpdate's input; false when it names no known task.
+func (t *taskList) updated(input json.RawMessage) bool {
+	var in struct {
+		TaskID  string `json:"taskId"`
+		Subject string `json:"subject"`
+		Status  string `json:"status"`
+	}
+	if json.Unmarshal(input, &in) != nil {
+		return false
+	}
+	i := t.find(in.TaskID)
+	if i < 0 {
+		return false
+	}
+	if in.Status == "deleted" {
+		*t = append((*t)[:i], (*t)[i+1:]...)
+		return true
+	}
+	if in.Subject != "" {
+		(*t)[i].Text = in.Subject
+	}
+	if in.Status != "" {
+		(*t)[i].Status = in.Status
+	}
+	return true
+}
+
+func (t taskList) find(id string) int {
+	for i, x := range t {
+		if x.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// item is the whole list as a handoff item.
+func (t taskList) item() adapters.HandoffItem {
+	return adapters.HandoffItem{Kind: adapters.HandoffTodos, Tool: "TaskUpdate", Todos: append([]adapters.HandoffTodo(nil), t...)}
+}
+
 // assistantHandoff passes on an assistant message's text and tool calls.
-func assistantHandoff(content json.RawMessage, add func(adapters.HandoffItem)) {
+func assistantHandoff(content json.RawMessage, add func(adapters.HandoffItem), tasks *taskList) {
 	var blocks []struct {
 		Type  string          `json:"type"`
 		Text  string          `json:"text"`
@@ -71,6 +148,10 @@ func assistantHandoff(content json.RawMessage, add func(adapters.HandoffItem)) {
 				add(adapters.HandoffItem{Kind: adapters.HandoffReply, Text: b.Text})
 			}
 		case "tool_use":
+			if b.Name == "TaskUpdate" && tasks.updated(b.Input) {
+				add(tasks.item())
+				continue
+			}
 			add(toolHandoff(b.Name, b.Input))
 		}
 	}

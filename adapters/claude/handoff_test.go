@@ -144,3 +144,53 @@ func TestHandoffUnreadable(t *testing.T) {
 		}
 	}
 }
+
+// TestHandoffTaskList: the task list of TaskCreate and TaskUpdate (their
+// inputs and TaskCreate's output as the SDK's sdk-tools.d.ts declares
+// them, in the real tool turn's lines in place of its Bash call and
+// result): tasks created, one completed, one deleted, one in progress.
+func TestHandoffTaskList(t *testing.T) {
+	const (
+		bash   = `{"type":"tool_use","id":"toolu_mock_0e39edd034","name":"Bash","input":{"command":"echo tool-ran","description":"mock tool call"}}`
+		result = `"toolUseResult":{"stdout":"tool-ran","stderr":"","interrupted":false,"isImage":false,"noOutputExpected":false}`
+	)
+	create := func(id, subject string) [2]string {
+		return [2]string{
+			`{"type":"tool_use","id":"toolu_mock_0e39edd034","name":"TaskCreate","input":{"subject":"` + subject + `","description":"d"}}`,
+			`"toolUseResult":{"task":{"id":"` + id + `","subject":"` + subject + `"}}`,
+		}
+	}
+	update := func(in string) [2]string {
+		return [2]string{`{"type":"tool_use","id":"toolu_mock_0e39edd034","name":"TaskUpdate","input":` + in + `}`, `"toolUseResult":{"success":true}`}
+	}
+	steps := [][2]string{
+		create("1", "write the parser"), create("2", "test the parser"), create("3", "drop me"),
+		update(`{"taskId":"1","status":"completed"}`), update(`{"taskId":"3","status":"deleted"}`),
+		update(`{"taskId":"2","status":"in_progress","subject":"test the parser well"}`),
+	}
+	sample := sampleLines(t, "claude-tool-turn.transcript.jsonl")
+	var call, answer int = -1, -1
+	for i, l := range sample {
+		if strings.Contains(l, bash) {
+			call = i
+		}
+		if strings.Contains(l, result) {
+			answer = i
+		}
+	}
+	if call < 0 || answer != call+1 {
+		t.Fatalf("the sample's tool call and result are no longer written as %s and %s", bash, result)
+	}
+	lines := append([]string(nil), sample[:call]...)
+	for _, s := range steps {
+		lines = append(lines, strings.Replace(sample[call], bash, s[0], 1), strings.Replace(sample[answer], result, s[1], 1))
+	}
+	lines = append(lines, sample[answer+1:]...)
+	got := handofftest.Note(t, Harness{}, "claude", writeLines(t, lines), 0)
+	if want := "## Open todo and plan items\n\n- [in_progress] test the parser well\n\n(1 done)\n"; !strings.Contains(got, want) {
+		t.Errorf("note lacks %q:\n%s", want, got)
+	}
+	if want := "3 in all: TaskCreate 3"; !strings.Contains(got, want) {
+		t.Errorf("note lacks %q:\n%s", want, got)
+	}
+}
