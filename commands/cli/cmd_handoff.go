@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -19,10 +20,13 @@ type handoffOptions struct {
 	MaxBytes int
 	// File reads this session file instead of the one the ledger names.
 	File string
+	// Cmd writes the note instead (handoff.Command), bounded by CmdTimeout.
+	Cmd        string
+	CmdTimeout time.Duration
 }
 
 func handoffCommand(e *env) *ucli.Command {
-	o := handoffOptions{MaxBytes: handoff.DefaultMaxBytes}
+	o := handoffOptions{MaxBytes: handoff.DefaultMaxBytes, CmdTimeout: handoff.DefaultCommandTimeout}
 	return &ucli.Command{
 		Name:      "handoff",
 		Usage:     "print a handoff note of a session, written from its own records (markdown)",
@@ -39,6 +43,12 @@ func handoffCommand(e *env) *ucli.Command {
 			"(default " + fmt.Sprint(handoff.DefaultMaxBytes) + ", at least " + fmt.Sprint(handoff.MinMaxBytes) + "): long prompts, messages and lists are cut with a\n" +
 			"marker saying what was left out. The same records give the same note. Lines of\n" +
 			"the session file that cannot be read are skipped and counted in the note.\n\n" +
+			"--cmd CMD writes the note with a command of your own instead: `sh -c CMD` in the\n" +
+			"session's working folder, with LIFELOOP_SESSION_ID, LIFELOOP_HARNESS, LIFELOOP_CWD,\n" +
+			"LIFELOOP_SESSION_FILE, LIFELOOP_RENEWALS and LIFELOOP_HANDOFF_MAX_BYTES in its\n" +
+			"environment; its standard output is printed as is. When it fails, runs past\n" +
+			"--cmd-timeout (default 30s; its process group is killed), prints nothing or more\n" +
+			"than --max-bytes, a warning on stderr says so and the built-in note is printed.\n\n" +
 			"Exits 1 when the session is unknown, its harness has no handoff reader or no\n" +
 			"receipt names its session file, 3 when the session file cannot be read.\n" +
 			"See docs/handoff.md.",
@@ -47,6 +57,8 @@ func handoffCommand(e *env) *ucli.Command {
 			&ucli.BoolFlag{Name: "latest", Usage: "use the most recent session", Destination: &o.Latest},
 			&ucli.IntFlag{Name: "max-bytes", Value: handoff.DefaultMaxBytes, Usage: "bound the note to `N` bytes", Destination: &o.MaxBytes},
 			&ucli.StringFlag{Name: "session-file", Usage: "read the harness's session file at `PATH` instead of the one the ledger names", Destination: &o.File},
+			&ucli.StringFlag{Name: "cmd", Usage: "write the note with the shell command `CMD` instead (see above)", Destination: &o.Cmd},
+			&ucli.DurationFlag{Name: "cmd-timeout", Value: handoff.DefaultCommandTimeout, Usage: "bound --cmd's run to `D`", Destination: &o.CmdTimeout},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *ucli.Context) error {
@@ -76,13 +88,20 @@ func handoffRun(ctx context.Context, e *env, o handoffOptions) error {
 	if reader == nil {
 		return exitf(exitcode.Failed, "session %s: lifeloop cannot read the session files of harness %s into a note", rec.ID, rec.AdapterID)
 	}
-	note, err := handoff.SessionNote(ctx, root, rec, reader, handoff.Options{MaxBytes: o.MaxBytes, SessionFile: o.File})
+	opts := handoff.Options{MaxBytes: o.MaxBytes, SessionFile: o.File}
+	if o.Cmd != "" {
+		opts.Command = &handoff.Command{Script: o.Cmd, Env: e.Environ, Timeout: o.CmdTimeout}
+	}
+	w, err := handoff.SessionNote(ctx, root, rec, reader, opts)
+	if w.CommandFailed != nil {
+		fmt.Fprintf(e.Err, "lifeloop: warning: %v; the built-in note is printed instead\n", w.CommandFailed)
+	}
 	switch {
 	case errors.Is(err, handoff.ErrNoSessionFile):
 		return exitf(exitcode.Failed, "session %s: %v (its telemetry found none); give it with --session-file PATH", rec.ID, err)
 	case err != nil:
 		return exitf(exitcode.Unreadable, "session %s: %v", rec.ID, err)
 	}
-	_, err = fmt.Fprint(e.Out, note)
+	_, err = fmt.Fprint(e.Out, w.Note)
 	return quietOnClosedOutput(err)
 }

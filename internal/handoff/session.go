@@ -28,30 +28,56 @@ type Options struct {
 	SessionFile string
 	// Git returns the working folder's git state; nil runs GitState.
 	Git func(ctx context.Context, dir string) Git
+	// Command, when set, writes the note in lifeloop's place; when it
+	// fails the built-in note is written (Written.CommandFailed says why).
+	Command *Command
 }
 
-// SessionNote returns the note of session rec of the state folder root,
-// its session file read through r. The error wraps ErrNoSessionFile when
-// the ledger names no file (and o gives none), and
-// adapters.ErrHandoffUnreadable when the file cannot be read.
-func SessionNote(ctx context.Context, root string, rec statedir.SessionRecord, r adapters.HandoffReader, o Options) (string, error) {
+// Written is a session's note and where it came from.
+type Written struct {
+	Note string
+	// CommandFailed says why the note is the built-in one although a
+	// command was given; nil when the command's note is used or none was
+	// given.
+	CommandFailed error
+}
+
+// SessionNote returns the note of session rec of the state folder root:
+// o.Command's, else (or when it fails) the built-in one, its session file
+// read through r. The error wraps ErrNoSessionFile when the ledger names
+// no file (and o gives none), and adapters.ErrHandoffUnreadable when the
+// file cannot be read.
+func SessionNote(ctx context.Context, root string, rec statedir.SessionRecord, r adapters.HandoffReader, o Options) (Written, error) {
 	facts := LedgerFacts(root, rec)
 	if o.SessionFile != "" {
 		facts.SessionFile = o.SessionFile
 	}
+	var w Written
+	if o.Command != nil {
+		c := *o.Command
+		if c.MaxBytes == 0 {
+			c.MaxBytes = o.MaxBytes
+		}
+		note, err := c.Run(ctx, facts)
+		if err == nil {
+			return Written{Note: note}, nil
+		}
+		w.CommandFailed = err
+	}
 	if facts.SessionFile == "" {
-		return "", ErrNoSessionFile
+		return w, ErrNoSessionFile
 	}
 	items, skipped, err := Collect(r, facts.SessionFile)
 	if err != nil {
-		return "", err
+		return w, err
 	}
 	facts.Skipped = skipped
 	git := o.Git
 	if git == nil {
 		git = GitState
 	}
-	return Render(Note{Facts: facts, Items: items, Git: git(ctx, rec.Cwd)}, o.MaxBytes), nil
+	w.Note = Render(Note{Facts: facts, Items: items, Git: git(ctx, rec.Cwd)}, o.MaxBytes)
+	return w, nil
 }
 
 // LedgerFacts returns what the session record and ledger say of the

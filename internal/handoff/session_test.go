@@ -83,10 +83,11 @@ func TestSessionNote(t *testing.T) {
 	}
 	noGit := func(context.Context, string) Git { return Git{Unavailable: "test"} }
 	root, rec := session(t, map[string]any{"source": "transcript", "path": file})
-	note, err := SessionNote(t.Context(), root, rec, lineReader{}, Options{Git: noGit})
-	if err != nil {
-		t.Fatal(err)
+	w, err := SessionNote(t.Context(), root, rec, lineReader{}, Options{Git: noGit})
+	if err != nil || w.CommandFailed != nil {
+		t.Fatal(err, w.CommandFailed)
 	}
+	note := w.Note
 	for _, want := range []string{"- session file: " + file + "\n", "- unreadable lines skipped: 1\n", "> first prompt\n\n> second prompt\n"} {
 		if !strings.Contains(note, want) {
 			t.Errorf("note lacks %q:\n%s", want, note)
