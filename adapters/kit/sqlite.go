@@ -10,9 +10,12 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/telemetry"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite driver ("sqlite"): lifeloop stays cgo-free
@@ -247,6 +250,49 @@ func (f *follower) read(ctx context.Context) {
 		}
 		if len(f.page) < pageSize {
 			return
+		}
+	}
+}
+
+// ScanSessionRows calls each with every row of the session a candidate
+// path ("<database>#<session id>", as receipts' provenance names it)
+// names, in seq order, a page at a time (memory stays flat), and counts
+// as skipped the rows each refuses. A path without a session, a database
+// that cannot be opened, a session with no rows or a failed read is an error wrapping
+// adapters.ErrHandoffUnreadable.
+func ScanSessionRows(ctx context.Context, path string, read RowReader, each func(line []byte) bool) (skipped int, err error) {
+	i := strings.LastIndex(path, "#")
+	if i <= 0 || i == len(path)-1 {
+		return 0, fmt.Errorf("%w: %s names no session (want <database>#<session id>)", adapters.ErrHandoffUnreadable, path)
+	}
+	dbPath, id := path[:i], path[i+1:]
+	if _, err := os.Stat(dbPath); err != nil {
+		return 0, fmt.Errorf("%w: %w", adapters.ErrHandoffUnreadable, err)
+	}
+	db, err := OpenReadOnly(dbPath)
+	if err != nil {
+		return 0, fmt.Errorf("%w: %s: %w", adapters.ErrHandoffUnreadable, dbPath, err)
+	}
+	defer func() { _ = db.Close() }()
+	after := int64(-1)
+	var page []Row
+	for rows := 0; ; {
+		page, err = read(ctx, db, id, after, pageSize, page[:0])
+		if err != nil {
+			return skipped, fmt.Errorf("%w: %s: %w", adapters.ErrHandoffUnreadable, path, err)
+		}
+		rows += len(page)
+		for _, r := range page {
+			if !each(r.Line) {
+				skipped++
+			}
+			after = r.Seq
+		}
+		if rows == 0 {
+			return 0, fmt.Errorf("%w: %s has no rows of session %s", adapters.ErrHandoffUnreadable, dbPath, id)
+		}
+		if len(page) < pageSize {
+			return skipped, nil
 		}
 	}
 }

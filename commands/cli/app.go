@@ -179,6 +179,7 @@ var commands = []struct {
 	{"host", hostCommand},
 	{"renew", renewCommand},
 	{"renewal", renewalCommand},
+	{"handoff", handoffCommand},
 	{"continuation", continuationCommand},
 	{"publish", publishCommand},
 	{"export", exportCommand},
