@@ -21,37 +21,59 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness"
 )
 
-// The hook bridge runtime (bridge.js) is tested here under every Node the
-// project has — the PATH's, which runs Pi and the tests, and the newer one
-// installed for OpenClaw — against the wrapper's own control server
+// The hook bridge runtime (bridge.js) is tested here under every
+// JavaScript runtime the harnesses load their bridges with — the PATH's
+// Node (Pi's), the newer Node installed for OpenClaw, and the Bun inside
+// OpenCode's executable — against the wrapper's own control server
 // (internal/control), which decodes each request as the supervisor does
 // (hooks.DecodeHookArgs).
 
-// nodes returns the Node executables to run the runtime under, by
+// jsRuntime is one JavaScript runtime: its executable and the
+// environment it needs.
+type jsRuntime struct {
+	path string
+	env  []string
+}
+
+// runtimes returns the JavaScript runtimes installed here by name and
 // version; the test is skipped when there is none.
-func nodes(t *testing.T) map[string]string {
+func runtimes(t *testing.T) map[string]jsRuntime {
 	t.Helper()
-	var found []string
+	found := map[string]jsRuntime{}
 	if p, err := exec.LookPath("node"); err == nil {
-		found = append(found, p)
+		found["node"] = jsRuntime{path: p}
 	}
 	if root, err := testharness.FindModuleRoot(); err == nil {
 		if d := testharness.OpenClawNodeDir(filepath.Join(root, "harnesses", "openclaw", "node_modules", ".bin", "openclaw")); d != "" {
-			found = append(found, filepath.Join(d, "node"))
+			found["node#openclaw"] = jsRuntime{path: filepath.Join(d, "node")}
 		}
 	}
-	out := map[string]string{}
-	for _, p := range found {
-		v, err := exec.CommandContext(t.Context(), p, "--version").Output()
-		if err != nil {
-			t.Fatalf("%s --version: %v", p, err)
+	if dir, err := testharness.HarnessBinDir(); err == nil {
+		// A Bun-compiled executable runs as Bun itself with BUN_BE_BUN=1.
+		if p := filepath.Join(dir, "opencode"); fileExists(p) {
+			found["bun"] = jsRuntime{path: p, env: []string{"BUN_BE_BUN=1"}}
 		}
-		out["node-"+strings.TrimSpace(string(v))] = p
+	}
+	out := map[string]jsRuntime{}
+	for name, rt := range found {
+		cmd := exec.CommandContext(t.Context(), rt.path, "--version")
+		cmd.Env = append(os.Environ(), rt.env...)
+		v, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s --version: %v", rt.path, err)
+		}
+		name, _, _ = strings.Cut(name, "#")
+		out[name+"-"+strings.TrimPrefix(strings.TrimSpace(string(v)), "v")] = rt
 	}
 	if len(out) == 0 {
-		t.Skip("node is not installed")
+		t.Skip("neither node nor bun is installed")
 	}
 	return out
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
 
 // bridgeDriver imports a bridge module whose glue exports `lifeloop`,
@@ -84,10 +106,10 @@ type bridgeRun struct {
 	stdins  []string // the fallback program's stdin, one per run
 }
 
-// runBridge runs calls through a bridge module under node with the control
+// runBridge runs calls through a bridge module under rt with the control
 // socket at socket ("" for none) and a fallback program that records its
 // arguments and stdin and answers FROM-PROGRAM.
-func runBridge(t *testing.T, node, socket string, calls []call) bridgeRun {
+func runBridge(t *testing.T, rt jsRuntime, socket string, calls []call) bridgeRun {
 	t.Helper()
 	dir := t.TempDir()
 	log := filepath.Join(dir, "calls")
@@ -109,13 +131,13 @@ func runBridge(t *testing.T, node, socket string, calls []call) bridgeRun {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(t.Context(), node, driver, module, string(arg))
-	cmd.Env = append(os.Environ(), control.SocketEnv+"="+socket)
+	cmd := exec.CommandContext(t.Context(), rt.path, driver, module, string(arg))
+	cmd.Env = append(append(os.Environ(), rt.env...), control.SocketEnv+"="+socket)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node: %v\n%s%s", err, out, stderr.String())
+		t.Fatalf("%s: %v\n%s%s", rt.path, err, out, stderr.String())
 	}
 	var r bridgeRun
 	if err := json.Unmarshal(out, &r.answers); err != nil {
@@ -200,11 +222,12 @@ var probeCalls = []call{
 // input with hook_event_name, as the supervisor decodes it; each call
 // resolves to the context the wrapper answered, and no process starts.
 func TestBridgeRuntimeCallsTheControlSocket(t *testing.T) {
-	for name, node := range nodes(t) {
+	for name, rt := range runtimes(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			w := &wrapper{answer: contextFor}
 			socket, _ := w.listen(t)
-			r := runBridge(t, node, socket, probeCalls)
+			r := runBridge(t, rt, socket, probeCalls)
 			if len(r.spawned) != 0 {
 				t.Errorf("the fallback program ran though the socket answered: %q", r.spawned)
 			}
@@ -245,13 +268,14 @@ func TestBridgeRuntimeCallsTheControlSocket(t *testing.T) {
 // the wrapper sent it.
 func TestBridgeRuntimeReadsALongAnswer(t *testing.T) {
 	long := strings.Repeat("é日本語🙂", 40000) // about 500 kB
-	for name, node := range nodes(t) {
+	for name, rt := range runtimes(t) {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			w := &wrapper{answer: func(hooks.HookArgs) (any, error) {
 				return hooks.HookReply{AdditionalContext: long, Receipts: 1}, nil
 			}}
 			socket, _ := w.listen(t)
-			r := runBridge(t, node, socket, probeCalls[:1])
+			r := runBridge(t, rt, socket, probeCalls[:1])
 			if len(r.answers) != 1 || r.answers[0] != long {
 				got := ""
 				if len(r.answers) == 1 {
@@ -293,10 +317,11 @@ func TestBridgeRuntimeFallsBackToTheProgram(t *testing.T) {
 			return socket
 		},
 	}
-	for name, node := range nodes(t) {
+	for name, rt := range runtimes(t) {
 		for what, socket := range cases {
 			t.Run(name+"/"+what, func(t *testing.T) {
-				r := runBridge(t, node, socket(t), probeCalls)
+				t.Parallel()
+				r := runBridge(t, rt, socket(t), probeCalls)
 				var want, wantStdin []string
 				for _, c := range probeCalls {
 					want = append(want, "host-hook --adapter "+probeAdapter+" --hook "+c.Hook)
