@@ -24,8 +24,9 @@ import (
 // own process (api.on(name, handler)). `openclaw agent --local` activates
 // the plugins of its configuration; `openclaw chat` and `agent exec`
 // import them for discovery only, and none of their hooks fire (measured
-// with 2026.9.6). The hook bridge is such a plugin (bridge.mjs, a folder
-// with package.json and openclaw.plugin.json), written once per lifeloop
+// with 2026.9.6). The hook bridge is such a plugin (a folder with
+// package.json, openclaw.plugin.json and index.mjs: the kit's bridge
+// runtime, then OpenClaw's glue, bridge.mjs), written once per lifeloop
 // program into the state folder's bridges/ (0600 in 0700). A launch gets
 // it through a configuration file of lifeloop's in the session folder
 // (0600), named by OPENCLAW_CONFIG_PATH: it $includes the user's
@@ -196,12 +197,12 @@ func userAllowList(path string) bool {
 	return json5.Unmarshal(data, &f) == nil && f.Plugins.Allow != nil
 }
 
-// PluginSource returns the plugin's module, running hookCommand (the
-// lifeloop program and any leading arguments) when the control socket
-// does not answer.
+// PluginSource returns the plugin's module: the kit's bridge runtime
+// (kit.BridgeModule), running hookCommand (the lifeloop program and any
+// leading arguments) when the control socket does not answer, then
+// bridge.mjs.
 func PluginSource(hookCommand []string) []byte {
-	cmd, _ := json.Marshal(hookCommand)
-	return []byte("const HOOK = " + string(cmd) + ";\n" + bridgeSource)
+	return kit.BridgeModule("openclaw", hookCommand, bridgeSource)
 }
 
 // pluginFiles are the plugin folder's files for hookCommand.

@@ -1,9 +1,8 @@
 // lifeloop's hook bridge for OpenClaw: a plugin `lifeloop run` loads for
 // one `openclaw agent --local` launch through a configuration file of its
-// own that includes the user's (the line above the code gives HOOK, the
-// lifeloop program). Its typed hooks report each turn of the session the
-// user talks to (trigger "user"; OpenClaw's own runs, such as the memory
-// flush before a compaction, are left out), with the frame ids
+// own that includes the user's. Its typed hooks report each turn of the
+// session the user talks to (trigger "user"; OpenClaw's own runs, such as
+// the memory flush before a compaction, are left out), with the frame ids
 // lifeloop's database reader gives the same turns ("<session id>#<n>" for
 // the n-th user turn of the session since the process started):
 //
@@ -13,121 +12,14 @@
 //	agent_end            frame.ending, frame.ended
 //
 // Each report is a JSON object (session_id, turn_id, cwd, trigger,
-// reason; never a prompt or an answer) handed to the wrapper over its
-// control socket ($LIFELOOP_CONTROL_SOCKET), one line each way; when the
-// socket does not answer, `lifeloop host-hook --adapter openclaw --hook
-// NAME` gets it on stdin. Every failure is silent: the bridge never stops
-// OpenClaw.
-import { spawn } from "node:child_process";
-import { createConnection } from "node:net";
-
-const TIMEOUT_MS = 30000;
-const SOCKET = process.env.LIFELOOP_CONTROL_SOCKET ?? "";
-
-// OpenClaw may run observation hooks (model_call_started, agent_end)
-// without waiting for them, so the calls are made one after the other,
-// in the order of the events.
-let queue = Promise.resolve();
-
-// call resolves to the context the wrapper answers for the hook ("" for
-// none).
-function call(hook, input) {
-	const next = queue.then(async () => {
-		const answer = await viaSocket(hook, input);
-		return answer ?? additionalContext(await run(hook, input));
-	});
-	queue = next;
-	return next;
-}
-
-// viaSocket hands the call to the wrapper over its control socket and
-// resolves to the context it answers, or undefined when it did not answer.
-function viaSocket(hook, input) {
-	return new Promise((resolve) => {
-		if (!SOCKET) {
-			resolve(undefined);
-			return;
-		}
-		let buf = "";
-		let done = false;
-		const finish = (v) => {
-			if (!done) {
-				done = true;
-				clearTimeout(timer);
-				conn.destroy();
-				resolve(v);
-			}
-		};
-		const conn = createConnection(SOCKET);
-		const timer = setTimeout(() => finish(undefined), TIMEOUT_MS);
-		conn.on("error", () => finish(undefined));
-		conn.on("close", () => finish(undefined));
-		conn.on("data", (d) => {
-			buf += d.toString();
-			const nl = buf.indexOf("\n");
-			if (nl < 0) return;
-			try {
-				const res = JSON.parse(buf.slice(0, nl));
-				if (!res.ok) {
-					finish(undefined);
-					return;
-				}
-				const text = res.result?.additional_context;
-				finish(typeof text === "string" ? text : "");
-			} catch {
-				finish(undefined);
-			}
-		});
-		const req = { op: "hook", args: { adapter: "openclaw", hook, stdin: { ...input, hook_event_name: hook } } };
-		conn.write(JSON.stringify(req) + "\n");
-	});
-}
-
-function run(hook, input) {
-	return new Promise((resolve) => {
-		let out = "";
-		let done = false;
-		const finish = () => {
-			if (!done) {
-				done = true;
-				resolve(out);
-			}
-		};
-		let child;
-		try {
-			child = spawn(HOOK[0], [...HOOK.slice(1), "host-hook", "--adapter", "openclaw", "--hook", hook], { stdio: ["pipe", "pipe", "ignore"] });
-		} catch {
-			resolve("");
-			return;
-		}
-		const timer = setTimeout(() => {
-			child.kill("SIGKILL");
-			finish();
-		}, TIMEOUT_MS);
-		child.stdout.on("data", (d) => {
-			out += d.toString();
-		});
-		child.on("error", () => {
-			clearTimeout(timer);
-			finish();
-		});
-		child.on("close", () => {
-			clearTimeout(timer);
-			finish();
-		});
-		child.stdin.on("error", () => {});
-		child.stdin.end(JSON.stringify({ ...input, hook_event_name: hook }));
-	});
-}
-
-function additionalContext(out) {
-	try {
-		const text = JSON.parse(out)?.hookSpecificOutput?.additionalContext;
-		return typeof text === "string" ? text : "";
-	} catch {
-		return "";
-	}
-}
+// reason; never a prompt or an answer) handed to the wrapper through
+// lifeloop.call (the kit's bridge runtime, adapters/kit/bridge.js, which
+// this glue follows in the one module lifeloop writes: the control
+// socket, else `lifeloop host-hook --adapter openclaw --hook NAME`). The
+// runtime keeps the calls in the order of the events: OpenClaw may run
+// observation hooks (model_call_started, agent_end) without waiting for
+// them. Every failure is silent: the bridge never stops OpenClaw.
+const call = (hook, input) => lifeloop.call(hook, input);
 
 // The turns of this process: user turns counted per session, and the
 // open turn of each run ({frame, base, opened}; a model call's context
@@ -137,7 +29,7 @@ const runs = new Map();
 
 // BUDGET is each handler's time limit: OpenClaw's default for
 // before_prompt_build (15 s) is shorter than a wrapper's answer may take.
-const BUDGET = { timeoutMs: TIMEOUT_MS + 5000 };
+const BUDGET = { timeoutMs: lifeloop.timeoutMs + 5000 };
 
 function base(ctx) {
 	return { session_id: ctx?.sessionId ?? "", cwd: ctx?.workspaceDir ?? "" };

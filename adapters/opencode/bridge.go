@@ -21,10 +21,11 @@ import (
 // its own process) get every event of its bus. A plugin named in
 // OPENCODE_CONFIG_CONTENT's "plugin" list as a file:// URL loads for one
 // launch, with no file in the user's folders (measured with 1.18.33). The
-// hook bridge is such a plugin (bridge.js), written once per lifeloop
-// program into the state folder's bridges/ (0600 in 0700); `lifeloop
-// run` adds it to the launch's environment (BridgeEnv), merged into the
-// user's own OPENCODE_CONFIG_CONTENT. It reports each top-level session
+// hook bridge is such a plugin (OpenCode's glue, bridge.js, after the
+// kit's bridge runtime), written once per lifeloop program into the state
+// folder's bridges/ (0600 in 0700); `lifeloop run` adds it to the
+// launch's environment (BridgeEnv), merged into the user's own
+// OPENCODE_CONFIG_CONTENT. It reports each top-level session
 // the process creates, and each top-level turn with the database's frame
 // id (the user message that opens it):
 //
@@ -186,12 +187,12 @@ func (Harness) BridgeEnv(b adapters.BridgeTarget) ([]string, error) {
 	return []string{configVar + "=" + value}, nil
 }
 
-// PluginSource returns the plugin, running hookCommand (the lifeloop
-// program and any leading arguments) when the control socket does not
-// answer.
+// PluginSource returns the plugin: the kit's bridge runtime
+// (kit.BridgeModule), running hookCommand (the lifeloop program and any
+// leading arguments) when the control socket does not answer, then
+// bridge.js.
 func PluginSource(hookCommand []string) []byte {
-	cmd, _ := json.Marshal(hookCommand)
-	return []byte("const HOOK = " + string(cmd) + ";\n" + bridgeSource)
+	return kit.BridgeModule("opencode", hookCommand, bridgeSource)
 }
 
 // writePlugin writes the plugin where b keeps bridge files (the shared

@@ -1,7 +1,6 @@
 // lifeloop's hook bridge for OpenCode: a plugin `lifeloop run` names in
-// OPENCODE_CONFIG_CONTENT for one launch (the line above the code gives
-// HOOK, the lifeloop program). It follows OpenCode's bus events and
-// reports the top-level sessions the process creates and their turns,
+// OPENCODE_CONFIG_CONTENT for one launch. It follows OpenCode's bus
+// events and reports the top-level sessions the process creates and their turns,
 // with the frame ids lifeloop's database reader gives the same turns (the
 // id of the user message that opens the turn):
 //
@@ -21,84 +20,14 @@
 //	        the compaction part), trigger auto or manual
 //
 // Each report is a JSON object (session_id, turn_id, cwd, trigger,
-// stop_reason; never a prompt or an answer) handed to the wrapper over its
-// control socket ($LIFELOOP_CONTROL_SOCKET), one line each way; when the
-// socket does not answer, `lifeloop host-hook --adapter opencode --hook
-// NAME` gets it on stdin. Reports go one after the other, in the order of
-// the events, and OpenCode's exit waits for them (dispose). Every failure
-// is silent: the bridge never stops OpenCode.
-import { spawn } from "node:child_process";
-import { createConnection } from "node:net";
-
-const TIMEOUT_MS = 30000;
-const SOCKET = process.env.LIFELOOP_CONTROL_SOCKET ?? "";
-
-let queue = Promise.resolve();
-
-function call(hook, input) {
-	const next = queue.then(async () => {
-		if (!(await viaSocket(hook, input))) await run(hook, input);
-	});
-	queue = next;
-	return next;
-}
-
-// viaSocket resolves to true when the wrapper answered.
-function viaSocket(hook, input) {
-	return new Promise((resolve) => {
-		if (!SOCKET) {
-			resolve(false);
-			return;
-		}
-		let buf = "";
-		let done = false;
-		const finish = (v) => {
-			if (!done) {
-				done = true;
-				clearTimeout(timer);
-				conn.destroy();
-				resolve(v);
-			}
-		};
-		const conn = createConnection(SOCKET);
-		const timer = setTimeout(() => finish(false), TIMEOUT_MS);
-		conn.on("error", () => finish(false));
-		conn.on("close", () => finish(false));
-		conn.on("data", (d) => {
-			buf += d.toString();
-			const nl = buf.indexOf("\n");
-			if (nl < 0) return;
-			try {
-				finish(JSON.parse(buf.slice(0, nl)).ok === true);
-			} catch {
-				finish(false);
-			}
-		});
-		const req = { op: "hook", args: { adapter: "opencode", hook, stdin: { ...input, hook_event_name: hook } } };
-		conn.write(JSON.stringify(req) + "\n");
-	});
-}
-
-function run(hook, input) {
-	return new Promise((resolve) => {
-		let child;
-		try {
-			child = spawn(HOOK[0], [...HOOK.slice(1), "host-hook", "--adapter", "opencode", "--hook", hook], { stdio: ["pipe", "ignore", "ignore"] });
-		} catch {
-			resolve();
-			return;
-		}
-		const timer = setTimeout(() => child.kill("SIGKILL"), TIMEOUT_MS);
-		const done = () => {
-			clearTimeout(timer);
-			resolve();
-		};
-		child.on("error", done);
-		child.on("close", done);
-		child.stdin.on("error", () => {});
-		child.stdin.end(JSON.stringify({ ...input, hook_event_name: hook }));
-	});
-}
+// stop_reason; never a prompt or an answer) handed to the wrapper through
+// lifeloop.call (the kit's bridge runtime, adapters/kit/bridge.js, which
+// this glue follows in the one file lifeloop writes: the control socket,
+// else `lifeloop host-hook --adapter opencode --hook NAME`). Reports go
+// one after the other, in the order of the events, and OpenCode's exit
+// waits for them (dispose). Every failure is silent: the bridge never
+// stops OpenCode.
+const call = (hook, input) => lifeloop.call(hook, input);
 
 export const LifeloopBridge = async (ctx) => {
 	const cwd = ctx?.directory ?? "";
@@ -120,7 +49,7 @@ export const LifeloopBridge = async (ctx) => {
 		// OpenCode does not wait for event handlers, but awaits every
 		// plugin's dispose before it exits: the reports still on their way
 		// (an /exit right after a turn) are sent first.
-		dispose: () => queue,
+		dispose: () => lifeloop.settled(),
 		event: async ({ event }) => {
 			const p = event?.properties ?? {};
 			switch (event?.type) {

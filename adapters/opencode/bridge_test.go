@@ -97,8 +97,8 @@ func TestBridgeEnv(t *testing.T) {
 		t.Errorf("folder mode %v", dst.Mode().Perm())
 	}
 	src, _ := os.ReadFile(u.Path)
-	if !strings.HasPrefix(string(src), `const HOOK = ["/bin/lifeloop"];`) {
-		t.Errorf("plugin starts %q", src[:40])
+	if !strings.Contains(string(src), `const lifeloop = lifeloopBridge("opencode", ["/bin/lifeloop"]);`+"\n") || !strings.HasSuffix(string(src), bridgeSource) {
+		t.Errorf("plugin source:\n%s", src)
 	}
 	again, _ := Harness{}.BridgeEnv(b)
 	if !reflect.DeepEqual(again, vars) {

@@ -1,122 +1,24 @@
-// lifeloop's hook bridge for Pi. `lifeloop run` writes this extension into
-// its session folder for one launch and loads it with --extension; the
-// line above the code gives HOOK, the lifeloop program, and
-// $LIFELOOP_CONTROL_SOCKET names the wrapper's control socket (SOCKET).
-// Each lifecycle event hands the wrapper a JSON
-// object (session_id, transcript_path, cwd, turn_id, prompt, source,
-// reason; never a prompt to anyone but lifeloop) and waits for its answer:
-// over SOCKET, one line each way, as `lifeloop host-hook` would forward
-// it, with no process started; when the socket does not answer, by
-// running `lifeloop host-hook --adapter pi --hook EVENT` with the object
-// on stdin (which records why the wrapper could not be reached). Context lifeloop answers at a prompt (or at session start, kept for
-// the first prompt) is added to that prompt as a custom message, which Pi
-// sends to the model after the user's message and keeps in the session.
-// At each session start it also writes the session file's path into the
-// lifeloop session folder (SESSION_POINTER), so lifeloop follows exactly
-// this launch's file. Every failure is silent: the bridge never stops Pi.
-import { spawn } from "node:child_process";
+// lifeloop's hook bridge for Pi: the glue that follows the kit's bridge
+// runtime (adapters/kit/bridge.js, which gives `lifeloop`) in the one
+// extension file `lifeloop run` writes and loads with --extension; the
+// line above the glue gives SESSION_POINTER. Each lifecycle event hands
+// the wrapper a JSON object (session_id, transcript_path, cwd, turn_id,
+// prompt, source, reason; never a prompt to anyone but lifeloop) through
+// lifeloop.call and waits for its answer; the runtime keeps the calls in
+// the order of the events (Pi does not wait for every handler before it
+// goes on: agent_end and session_shutdown of a -p run overlap). Context
+// lifeloop answers at a prompt (or at session start, kept for the first
+// prompt) is added to that prompt as a custom message, which Pi sends to
+// the model after the user's message and keeps in the session. At each
+// session start it also writes the session file's path into the lifeloop
+// session folder (SESSION_POINTER), so lifeloop follows exactly this
+// launch's file. Every failure is silent: the bridge never stops Pi.
 import { renameSync, writeFileSync } from "node:fs";
-import { createConnection } from "node:net";
 import { join } from "node:path";
-
-const TIMEOUT_MS = 30000;
-const SOCKET = process.env.LIFELOOP_CONTROL_SOCKET ?? "";
-
-// Pi does not wait for every handler before it goes on (agent_end and
-// session_shutdown of a -p run overlap), so the calls are made one after
-// the other, in the order of the events.
-let queue: Promise<unknown> = Promise.resolve();
 
 // call resolves to the context the wrapper answers for the hook ("" for
 // none).
-function call(hook: string, input: Record<string, unknown>): Promise<string> {
-	const next = queue.then(async () => {
-		const answer = await viaSocket(hook, input);
-		return answer ?? additionalContext(await run(hook, input));
-	});
-	queue = next;
-	return next;
-}
-
-// viaSocket hands the call to the wrapper over its control socket and
-// resolves to the context it answers, or undefined when it did not answer.
-function viaSocket(hook: string, input: Record<string, unknown>): Promise<string | undefined> {
-	return new Promise((resolve) => {
-		if (!SOCKET) {
-			resolve(undefined);
-			return;
-		}
-		let buf = "";
-		let done = false;
-		const finish = (v: string | undefined) => {
-			if (!done) {
-				done = true;
-				clearTimeout(timer);
-				conn.destroy();
-				resolve(v);
-			}
-		};
-		const conn = createConnection(SOCKET);
-		const timer = setTimeout(() => finish(undefined), TIMEOUT_MS);
-		conn.on("error", () => finish(undefined));
-		conn.on("close", () => finish(undefined));
-		conn.on("data", (d: Buffer) => {
-			buf += d.toString();
-			const nl = buf.indexOf("\n");
-			if (nl < 0) return;
-			try {
-				const res = JSON.parse(buf.slice(0, nl));
-				if (!res.ok) {
-					finish(undefined);
-					return;
-				}
-				const text = res.result?.additional_context;
-				finish(typeof text === "string" ? text : "");
-			} catch {
-				finish(undefined);
-			}
-		});
-		const req = { op: "hook", args: { adapter: "pi", hook, stdin: { ...input, hook_event_name: hook } } };
-		conn.write(JSON.stringify(req) + "\n");
-	});
-}
-
-function run(hook: string, input: Record<string, unknown>): Promise<string> {
-	return new Promise((resolve) => {
-		let out = "";
-		let done = false;
-		const finish = () => {
-			if (!done) {
-				done = true;
-				resolve(out);
-			}
-		};
-		let child: any;
-		try {
-			child = spawn(HOOK[0], [...HOOK.slice(1), "host-hook", "--adapter", "pi", "--hook", hook], { stdio: ["pipe", "pipe", "ignore"] });
-		} catch {
-			resolve("");
-			return;
-		}
-		const timer = setTimeout(() => {
-			child.kill("SIGKILL");
-			finish();
-		}, TIMEOUT_MS);
-		child.stdout.on("data", (d: Buffer) => {
-			out += d.toString();
-		});
-		child.on("error", () => {
-			clearTimeout(timer);
-			finish();
-		});
-		child.on("close", () => {
-			clearTimeout(timer);
-			finish();
-		});
-		child.stdin.on("error", () => {});
-		child.stdin.end(JSON.stringify({ ...input, hook_event_name: hook }));
-	});
-}
+const call = (hook: string, input: Record<string, unknown>): Promise<string> => lifeloop.call(hook, input);
 
 // pointSession records the path of the session file Pi writes (it
 // exists only once the first reply has ended) for lifeloop's discovery.
@@ -128,15 +30,6 @@ function pointSession(file: string | undefined) {
 		writeFileSync(tmp, file, { mode: 0o600 });
 		renameSync(tmp, join(dir, SESSION_POINTER));
 	} catch {}
-}
-
-function additionalContext(out: string): string {
-	try {
-		const text = JSON.parse(out)?.hookSpecificOutput?.additionalContext;
-		return typeof text === "string" ? text : "";
-	} catch {
-		return "";
-	}
 }
 
 // The factory never throws: Pi exits at launch when an extension's

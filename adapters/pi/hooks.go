@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,9 +18,10 @@ import (
 // Pi has no command hooks; its extensions (TypeScript modules loaded in
 // Pi's own process) get its lifecycle events. `pi --extension FILE` loads
 // one for a launch, next to the user's own, without touching their
-// files. The hook bridge is such an extension (bridge.ts), written into
-// the lifeloop session folder: it runs `lifeloop host-hook --adapter pi
-// --hook EVENT` for these events, named as Pi names them:
+// files. The hook bridge is such an extension (Pi's glue, bridge.ts,
+// after the kit's bridge runtime), written into the lifeloop session
+// folder: it hands the wrapper these hook calls, as `lifeloop host-hook
+// --adapter pi --hook EVENT` would, named as Pi names them:
 //
 //	session_start       session.started (reason: startup, new, resume, fork, reload)
 //	before_agent_start  frame.opening; context lifeloop returns goes to the model with the prompt
@@ -123,11 +123,11 @@ func writeBridge(path string, src []byte) error {
 // path of the session file the bridge extension's Pi writes.
 const sessionPointer = "pi-session-file"
 
-// BridgeSource returns the bridge extension calling the wrapper's control
-// socket (named by $LIFELOOP_CONTROL_SOCKET) and, when that does not
-// answer, running hookCommand (the lifeloop program and any leading
-// arguments).
+// BridgeSource returns the bridge extension: the kit's bridge runtime
+// (kit.BridgeModule), which calls the wrapper's control socket (named by
+// $LIFELOOP_CONTROL_SOCKET) and, when that does not answer, runs
+// hookCommand (the lifeloop program and any leading arguments), then
+// bridge.ts.
 func BridgeSource(hookCommand []string) []byte {
-	cmd, _ := json.Marshal(hookCommand)
-	return []byte("const HOOK: string[] = " + string(cmd) + ";\nconst SESSION_POINTER = " + hooks.JSONString(sessionPointer) + ";\n" + bridgeSource)
+	return kit.BridgeModule("pi", hookCommand, "const SESSION_POINTER = "+hooks.JSONString(sessionPointer)+";\n"+bridgeSource)
 }

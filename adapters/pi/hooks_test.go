@@ -29,7 +29,7 @@ func TestBridgeArgs(t *testing.T) {
 		t.Fatalf("extension file %v %v", fi, err)
 	}
 	src, _ := os.ReadFile(path)
-	if !strings.HasPrefix(string(src), `const HOOK: string[] = ["/opt/life loop/lifeloop"];`+"\n") || !strings.Contains(string(src), `"host-hook", "--adapter", "pi", "--hook", hook`) {
+	if !strings.Contains(string(src), `const lifeloop = lifeloopBridge("pi", ["/opt/life loop/lifeloop"]);`+"\n") || !strings.HasSuffix(string(src), bridgeSource) {
 		t.Errorf("extension source:\n%s", src)
 	}
 	// Every hook the spec names is one the extension calls.
