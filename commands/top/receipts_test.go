@@ -17,7 +17,7 @@ import (
 // ledger of session id.
 func appendReceipt(t *testing.T, root, id string, seq int, event string, summary map[string]any) {
 	t.Helper()
-	testutil.AppendReceipt(t, statedir.ReceiptsPath(root, id), seq, event, fixedNow, summary)
+	testutil.AppendReceipt(t, statedir.ReceiptsPath(root, id), "claude", seq, event, fixedNow, summary)
 }
 
 // TestReceiptsViewFollows opens the receipts of the selected session

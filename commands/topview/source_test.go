@@ -19,7 +19,7 @@ var fixedNow = time.Date(2026, 11, 23, 18, 0, 0, 0, time.UTC)
 // ledger of session id.
 func appendReceipt(t *testing.T, root, id string, seq int, event string, summary map[string]any) {
 	t.Helper()
-	testutil.AppendReceipt(t, statedir.ReceiptsPath(root, id), seq, event, fixedNow, summary)
+	testutil.AppendReceipt(t, statedir.ReceiptsPath(root, id), "claude", seq, event, fixedNow, summary)
 }
 
 // waitRow waits (on the watcher's change notifications, not a timer) until

@@ -100,12 +100,12 @@ func Payload(id, body string, placements ...contract.AcceptablePlacement) contra
 }
 
 // AppendReceipt appends one receipt line to the ledger file at path, with
-// the fields the views read: event, sequence seq, at (the fixture's
-// clock) plus seq seconds, and the telemetry summary.
-func AppendReceipt(t testing.TB, path string, seq int, event string, at time.Time, summary map[string]any) {
+// the fields the views read: the adapter, event, sequence seq, at (the
+// fixture's clock) plus seq seconds, and the telemetry summary.
+func AppendReceipt(t testing.TB, path, adapter string, seq int, event string, at time.Time, summary map[string]any) {
 	t.Helper()
 	line, err := json.Marshal(map[string]any{
-		"receipt_id": fmt.Sprintf("lfr_%d", seq), "idempotency_key": nil, "client_id": "lifeloop", "adapter_id": "claude",
+		"receipt_id": fmt.Sprintf("lfr_%d", seq), "idempotency_key": nil, "client_id": "lifeloop", "adapter_id": adapter,
 		"invocation_id": "inv_1", "event": event, "event_id": fmt.Sprintf("evt_%d", seq), "sequence": seq,
 		"parent_receipt_id": nil, "integration_mode": "launcher_wrapper", "status": "observed",
 		"at_epoch_s": at.Unix() + int64(seq), "telemetry_summary": summary, "failure_class": nil, "retry_class": nil,
