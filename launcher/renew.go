@@ -57,8 +57,14 @@ func (s *supervisor) onLoop(f func()) bool {
 	return true
 }
 
-// startRenewal runs do (Renew or Recover) beside the loop.
-func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, error), reply chan controlReply) {
+// renewals is the supervisor as its renewals drive it: the loop's side of
+// the renewal orchestrator (renewal.Orchestrator), which runs beside it.
+// Its methods run on the loop goroutine unless they say otherwise.
+type renewals struct{ s *supervisor }
+
+// start runs do (Renew or Recover) beside the loop.
+func (r renewals) start(do func(context.Context) (renewal.Outcome, error), reply chan controlReply) {
+	s := r.s
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.renewing = &renewRun{cancel: cancel}
 	// Keys typed while the harness is stopped and started again wait for
@@ -77,8 +83,9 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 	}()
 }
 
-// renewDone runs on the loop when a renewal has ended.
-func (s *supervisor) renewDone(r renewResult) {
+// done runs on the loop when a renewal has ended.
+func (rs renewals) done(r renewResult) {
+	s := rs.s
 	s.renewing = nil
 	defer s.releaseKeysWhenRead() // to the harness running once this returns
 	if r.err != nil {
@@ -181,7 +188,7 @@ func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 		if p.s.keyReleased == p.s.keyHold {
 			p.s.holdKeys()
 		}
-		p.s.relaunch(argv, func(err error) { errc <- err })
+		renewals{p.s}.relaunch(argv, func(err error) { errc <- err })
 	}) {
 		return errLoopEnded
 	}
@@ -236,16 +243,27 @@ func (p harnessProcess) waitReady(ctx context.Context) error {
 // relaunch starts argv as the session's new harness and calls done with
 // the result. A harness pinned to a new session gets a new telemetry
 // watcher, after what the old transcript still holds is recorded.
-func (s *supervisor) relaunch(argv []string, done func(error)) {
+//
+// A hook bridge that cannot be given to the relaunched harness (its file
+// became unreadable since the first launch) is left out, as a first
+// launch leaves it out: the harness starts without it, one
+// capability.degraded says why, and later relaunches go without it.
+func (r renewals) relaunch(argv []string, done func(error)) {
+	s := r.s
 	if s.stopping {
 		done(errStopping(s.stoppedBy))
 		return
 	}
-	argv, env, pinned, err := s.relaunchRecipe().argv(argv)
+	kind := adapters.LaunchFresh
+	if _, resumed := s.cfg.Adapter.ResumedSession(argv); resumed {
+		kind = adapters.LaunchResume
+	}
+	plan, err := r.recipe().plan(kind, argv)
 	if err != nil {
 		done(err)
 		return
 	}
+	argv, env, pinned := plan.argv, plan.env, plan.pinned
 	start := func() {
 		if s.stopping {
 			done(errStopping(s.stoppedBy))
@@ -260,7 +278,12 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 				}
 			}
 		}
-		err := s.startAgain(argv, env, pinned)
+		if why := plan.bridgeUnavailable; why != nil {
+			s.log.Warn("renewal: hook bridge not installed; the harness runs without it", "reason", why.Reason)
+			s.cfg.Recipe.bridge = nil
+			s.obs = withBridgeUnavailable(s.ctx, s.obs, why, s.cfg.Now())
+		}
+		err := r.startAgain(argv, env, pinned)
 		if err == nil {
 			// Keys go to the new harness as soon as it takes them; the
 			// renewal may still wait for it to name its session.
@@ -275,23 +298,25 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 	s.beginDrain(start)
 }
 
-// relaunchRecipe is the launch recipe of a relaunch: the first launch's,
-// with the session's adapter (which knows the harness's facts).
-func (s *supervisor) relaunchRecipe() launchRecipe {
+// recipe is the launch recipe of a relaunch: the first launch's, with
+// the session's adapter (which knows the harness's facts).
+func (rs renewals) recipe() launchRecipe {
+	s := rs.s
 	r := s.cfg.Recipe
 	if r.ad == nil {
 		r = launchRecipe{bridge: s.cfg.BridgeArgs, pin: s.cfg.Telemetry != nil}
 	}
 	r.ad = s.cfg.Adapter
 	if r.ad == nil {
-		r.bridge, r.pin, r.files = nil, false, nil
+		r.bridge, r.bridgeAt, r.pin, r.files = nil, nil, false, nil
 	}
 	return r
 }
 
 // startAgain starts the relaunched harness, with env (nil: the first
 // start's environment).
-func (s *supervisor) startAgain(argv, env []string, pinned string) error {
+func (r renewals) startAgain(argv, env []string, pinned string) error {
+	s := r.s
 	if env == nil {
 		env = s.cfg.Spec.Env
 	}
@@ -313,18 +338,20 @@ func (s *supervisor) startAgain(argv, env []string, pinned string) error {
 	return nil
 }
 
-// renewer returns the session's renewal orchestrator, built on first use.
-func (s *supervisor) renewer() *renewal.Orchestrator {
+// orchestrator returns the session's renewal orchestrator, built on
+// first use.
+func (r renewals) orchestrator() *renewal.Orchestrator {
+	s := r.s
 	if s.orch == nil {
 		dir := statedir.SessionDir(s.cfg.StateDir, s.rec.ID)
 		s.orch = &renewal.Orchestrator{
 			Adapter:          s.cfg.Adapter,
 			Argv:             s.cfg.UserArgv,
-			HarnessSessionID: s.currentHarnessSession,
+			HarnessSessionID: r.harnessSession,
 			Process:          harnessProcess{s},
 			Store:            &renewal.Store{Dir: statedir.ContinuationPath(s.cfg.StateDir, s.rec.ID), Now: s.cfg.Now},
 			StatusPath:       renewal.StatusPath(dir),
-			Record:           s.recordRenewal,
+			Record:           r.record,
 			Now:              s.cfg.Now,
 			Grace:            s.cfg.Grace,
 		}
@@ -332,9 +359,10 @@ func (s *supervisor) renewer() *renewal.Orchestrator {
 	return s.orch
 }
 
-// currentHarnessSession reads the harness session id from the renewal's
+// harnessSession reads the harness session id from the renewal's
 // goroutine.
-func (s *supervisor) currentHarnessSession() string {
+func (r renewals) harnessSession() string {
+	s := r.s
 	var id string
 	s.onLoop(func() { id = s.k.HarnessSession() })
 	return id
@@ -348,7 +376,9 @@ func (s *supervisor) currentHarnessSession() string {
 // name its session, and the renewal does not wait for it: the step
 // returns "" and the receipt follows as evidence comes. A summary's
 // failure_class (a relaunch that died) marks the receipt failed.
-func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
+// It runs on the renewal's goroutine.
+func (r renewals) record(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
+	s := r.s
 	idc := make(chan string, 1)
 	reply := func(id string) { idc <- id }
 	m := Moment{Event: ev, Summary: summary, PayloadReceipts: prs}
@@ -390,7 +420,8 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 
 // onRenew handles the renew control operation: the renewal starts beside
 // the loop and answers the caller when it ends.
-func (s *supervisor) onRenew(raw json.RawMessage, reply chan controlReply) {
+func (r renewals) onRenew(raw json.RawMessage, reply chan controlReply) {
+	s := r.s
 	fail := func(err error) { reply <- controlReply{nil, err} }
 	switch {
 	case s.cfg.Adapter == nil:
@@ -413,6 +444,6 @@ func (s *supervisor) onRenew(raw json.RawMessage, reply chan controlReply) {
 			return
 		}
 	}
-	orch := s.renewer()
-	s.startRenewal(func(ctx context.Context) (renewal.Outcome, error) { return orch.Renew(ctx, req) }, reply)
+	orch := r.orchestrator()
+	r.start(func(ctx context.Context) (renewal.Outcome, error) { return orch.Renew(ctx, req) }, reply)
 }

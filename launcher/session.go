@@ -207,11 +207,12 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	tel := followTelemetry(ctx, o, ad, p, env)
-	recipe := launchRecipe{ad: ad, bridge: bridge.args, pin: tel != nil, files: files, env: env}
-	argv, startEnv, pinned, err := recipe.argv(placed.argv)
+	recipe := launchRecipe{ad: ad, bridge: bridge.args, bridgeAt: bridge.at, pin: tel != nil, files: files, env: env}
+	plan, err := recipe.plan(adapters.LaunchFirst, placed.argv)
 	if err != nil {
 		return Result{}, fmt.Errorf("--payload: %w", err)
 	}
+	argv, startEnv, pinned := plan.argv, plan.env, plan.pinned
 	var observations <-chan Moment
 	if tel != nil {
 		// A command line that continues an earlier harness session: that
@@ -369,6 +370,9 @@ type hookBridge struct {
 	// unavailable says why the bridge was asked for and not installed;
 	// nil when it was installed or not asked for.
 	unavailable *adapters.BridgeUnavailable
+	// at checks the bridge again for a relaunch's command line and
+	// returns its arguments (launchRecipe.bridgeAt).
+	at func(argv []string) ([]string, error)
 }
 
 // bridgeHooks points the harness's native hooks at `lifeloop host-hook`
@@ -409,6 +413,11 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 		return b, err
 	}
 	b.args, b.env, b.hooks, b.frames, b.recorder = extra, vars, spec, frames, &routerRecorder{rt: rt}
+	b.at = func(argv []string) ([]string, error) {
+		again := t
+		again.Argv = argv
+		return ad.HookBridge().BridgeArgs(again)
+	}
 	return b, nil
 }
 
@@ -430,12 +439,12 @@ func placePayloads(o Options, ad *adapters.Adapter, argv []string, bridged bool)
 		pl.atLaunch, pl.atHook = nil, o.Payloads
 	}
 	if len(pl.atLaunch) > 0 {
-		var rest []contract.PayloadEnvelope
-		var err error
-		if pl.argv, pl.atLaunch, rest, err = placeAtLaunch(ad, pl.argv, pl.atLaunch); err != nil {
+		lp, err := ad.PlaceLaunchPayloads(pl.argv, adapters.LaunchFirst, pl.atLaunch)
+		if err != nil {
 			return pl, fmt.Errorf("--payload: %w", err)
 		}
-		pl.atHook = append(pl.atHook, rest...)
+		pl.argv, pl.atLaunch = lp.Argv, lp.Placed
+		pl.atHook = append(pl.atHook, lp.Rest...)
 	}
 	if len(pl.atHook) > 0 && (!bridged || !bridgePlaces(ad, o.PayloadsAt)) {
 		msg := "no launch placement fits it and no hook bridge that places payloads at the session's start is installed"
@@ -507,38 +516,6 @@ func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contr
 		State:     statedir.StateRejected,
 		LaunchErr: fmt.Errorf("negotiation refused (%s): %s; see `lifeloop negotiate --adapter %s`", fc, reason, rec.AdapterID),
 	}, nil
-}
-
-// placeAtLaunch puts the payloads whose placement resolves to pre_session
-// into the harness's command line (the adapter's launch placement) and
-// returns the new argv, the payloads placed, and the rest. It fails when
-// the adapter refuses the placement because the body would be in argv
-// (adapters.ArgvPlacementError).
-func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.PayloadEnvelope) ([]string, []contract.PayloadEnvelope, []contract.PayloadEnvelope, error) {
-	m := ad.Manifest()
-	routes := contract.PlacementRoutes(contract.EventSessionStarting)
-	var fit, rest []contract.PayloadEnvelope
-	for _, p := range payloads {
-		d := contract.ResolvePlacement(m, p, routes)
-		if d.Target != nil && *d.Target == contract.ManifestPreSession &&
-			(d.Outcome == contract.PlacementOutcomeDelivered || d.Outcome == contract.PlacementOutcomeDegraded) {
-			fit = append(fit, p)
-		} else {
-			rest = append(rest, p)
-		}
-	}
-	if len(fit) == 0 {
-		return argv, nil, rest, nil
-	}
-	text, err := contract.RenderTransport(fit)
-	if err != nil {
-		return argv, nil, payloads, nil
-	}
-	out, target, ok := ad.PlaceAtLaunch(argv, string(text))
-	if !ok || target != contract.ManifestPreSession {
-		return argv, nil, payloads, ad.ArgvPlacementError(argv, contract.ManifestPreSession)
-	}
-	return out, fit, rest, nil
 }
 
 // routerRecorder adapts the router to the supervisor's Recorder.

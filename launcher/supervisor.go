@@ -318,11 +318,12 @@ func (s *supervisor) run() (Result, error) {
 	if s.cfg.Recover && s.cfg.Adapter != nil {
 		// Finish a renewal the crashed wrapper left in progress: its
 		// relaunch carries the pending payloads. The loop serves
-		// meanwhile; the harness starts when it is done (renewDone).
+		// meanwhile; the harness starts when it is done (renewals.done).
 		if s.relaunchSealed() {
 			_, _ = s.recordStarting()
 		}
-		s.startRenewal(s.renewer().Recover, nil)
+		r := renewals{s}
+		r.start(r.orchestrator().Recover, nil)
 	} else {
 		if s.cfg.Recover {
 			_, _ = s.recordStarting()
@@ -533,7 +534,7 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		case f := <-s.calls:
 			f()
 		case r := <-s.renewed:
-			s.renewDone(r)
+			renewals{s}.done(r)
 		case sig := <-sigCh:
 			s.onSignal(sig.(syscall.Signal))
 		case call := <-ctrlCh:

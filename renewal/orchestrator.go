@@ -189,26 +189,15 @@ func (o *Orchestrator) relaunchArgv(hid string, resume bool) ([]string, error) {
 	return nil, failf(contract.FailureCapabilityUnsupported, "adapter %s has no safe relaunch path for this command line; renewal needs an adapter whose manifest claims renewal.reset.wrapper_mediated (see `lifeloop adapters`)", o.Adapter.ID)
 }
 
-// launchManifest is the adapter's manifest with exactly the placement a
-// launch through argv can deliver.
-func (o *Orchestrator) launchPlan(relaunch []string) (contract.AdapterManifest, contract.Routes, contract.ManifestPlacementClass) {
-	m := o.Adapter.Manifest()
-	m.Placement = map[contract.ManifestPlacementClass]contract.PlacementSupport{}
-	routes := contract.Routes{}
-	_, target, ok := o.Adapter.PlaceAtLaunch(relaunch, "{}")
-	if !ok {
-		return m, routes, ""
+// site is where the relaunch through relaunch (before PrepareLaunch)
+// places payloads: the one placement resolver's launch site
+// (adapters.Adapter.LaunchSite), the first launch's and the hook's too.
+func (o *Orchestrator) site(relaunch []string, resume bool) contract.PlacementSite {
+	kind := adapters.LaunchFresh
+	if resume {
+		kind = adapters.LaunchResume
 	}
-	m.Placement[target] = contract.PlacementSupport{Support: contract.SupportSynthesized}
-	switch target {
-	case contract.ManifestPreSession:
-		routes = contract.PlacementRoutes(contract.EventSessionStarting)
-	case contract.ManifestPreFrameLeading:
-		// The text becomes the first user message: only a pre-prompt
-		// placement is honest there.
-		routes[contract.PlacementPrePromptFrame] = []contract.ManifestPlacementClass{contract.ManifestPreFrameLeading}
-	}
-	return m, routes, target
+	return o.Adapter.LaunchSite(o.Adapter.PrepareLaunch(relaunch), kind)
 }
 
 // Renew renews the session: validates req (payload_too_large,
@@ -237,12 +226,13 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	if err != nil {
 		return o.refuse(st, req, err)
 	}
-	m, routes, target := o.launchPlan(relaunch)
+	site, m := o.site(relaunch, req.Resume), o.Adapter.Manifest()
+	target := site.Slot
 	for _, p := range req.Payloads {
 		if err := o.Store.Validate(p); err != nil {
 			return o.refuse(st, req, err)
 		}
-		d := contract.ResolvePlacement(m, p, routes)
+		d := site.Resolve(m, p)
 		if d.Outcome != contract.PlacementOutcomeFailed {
 			continue
 		}
@@ -546,11 +536,11 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 	if err != nil {
 		return nil, &Error{Class: contract.FailureInternalError, Err: err}
 	}
-	m, routes, target := o.launchPlan(relaunch)
+	site, m := o.site(relaunch, st.Resume), o.Adapter.Manifest()
 	var text []contract.PayloadEnvelope
 	var delivered []string
 	for _, p := range pending {
-		d := contract.ResolvePlacement(m, p, routes)
+		d := site.Resolve(m, p)
 		receipts = append(receipts, d.Receipt(p))
 		switch d.Outcome {
 		case contract.PlacementOutcomeDelivered, contract.PlacementOutcomeDegraded:
@@ -564,19 +554,20 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 			}
 		}
 	}
-	argv := relaunch
-	st.Placement = ""
-	if len(text) > 0 {
-		body, err := contract.RenderTransport(text)
-		if err != nil {
-			return nil, failf(contract.FailurePayloadRejected, "render the transport envelope: %v", err)
-		}
-		placed, used, ok := o.Adapter.PlaceAtLaunch(relaunch, string(body))
-		if !ok || used != target {
-			return nil, failf(contract.FailurePlacementUnavailable, "adapter %s cannot place payloads on %q", o.Adapter.ID, relaunch)
-		}
-		argv, st.Placement = placed, used
+	// Placed as the first launch places its payloads: on the command line
+	// PrepareLaunch made.
+	kind := adapters.LaunchFresh
+	if st.Resume {
+		kind = adapters.LaunchResume
 	}
+	placed, err := o.Adapter.PlaceLaunchPayloads(o.Adapter.PrepareLaunch(relaunch), kind, text)
+	if err != nil || len(placed.Rest) > 0 {
+		if err == nil {
+			err = fmt.Errorf("adapter %s cannot place payloads on %q", o.Adapter.ID, relaunch)
+		}
+		return nil, failf(contract.FailurePlacementUnavailable, "%v", err)
+	}
+	st.Placement = placed.Target
 	st.PayloadIDs = delivered
 	st.PayloadReceipts = receipts
 	st.UndeliveredIDs, st.CarriedIDs = nil, nil
@@ -588,7 +579,7 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 			st.CarriedIDs = append(st.CarriedIDs, p.PayloadID)
 		}
 	}
-	return o.Adapter.PrepareLaunch(argv), nil
+	return placed.Argv, nil
 }
 
 // undeliveredFate says what became of the payloads a relaunch could not

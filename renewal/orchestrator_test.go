@@ -175,7 +175,8 @@ func TestRenewDelivers(t *testing.T) {
 		{"claude resume", "claude", []string{"claude", "--model", "m"}, true,
 			[]string{"claude", "--append-system-prompt", "", "--resume", "11111111-2222-3333-4444-555555555555", "--model", "m"}, contract.ManifestPreSession},
 		{"claude fresh", "claude", []string{"claude"}, false, []string{"claude", "--append-system-prompt", ""}, contract.ManifestPreSession},
-		{"codex fresh", "codex", []string{"codex"}, false, []string{"codex", "--no-daemon", "-c", ""}, contract.ManifestPreSession},
+		// PrepareLaunch first, then the placement: the first launch's order.
+		{"codex fresh", "codex", []string{"codex"}, false, []string{"codex", "-c", "", "--no-daemon"}, contract.ManifestPreSession},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
