@@ -363,7 +363,7 @@ func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
 // the session's result.
 func (s *supervisor) launch() (res Result, failed bool) {
 	spec := s.cfg.Spec
-	spec.Env = s.processEnv(spec.Env)
+	spec.Env = processEnv(s.cfg.ProcessEnv, s.processes, spec.Env)
 	child, err := s.term.Start(spec)
 	if err != nil {
 		switch {
