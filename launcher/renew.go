@@ -62,9 +62,12 @@ func (s *supervisor) onLoop(f func()) bool {
 // Its methods run on the loop goroutine unless they say otherwise.
 type renewals struct{ s *supervisor }
 
-// start runs do (Renew or Recover) beside the loop.
-func (r renewals) start(do func(context.Context) (renewal.Outcome, error), reply chan controlReply) {
+// start runs the renewal begin returns (the orchestrator's Renew or
+// Recover, handed the current harness session id) beside the loop: its
+// goroutine does the actions the renewal asks for (drive).
+func (r renewals) start(begin func(harnessID string) *renewal.Steps, reply chan controlReply) {
 	s := r.s
+	steps := begin(s.k.HarnessSession())
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.renewing = &renewRun{cancel: cancel}
 	// Keys typed while the harness is stopped and started again wait for
@@ -77,7 +80,7 @@ func (r renewals) start(do func(context.Context) (renewal.Outcome, error), reply
 			// harness: read once per session, off the loop.
 			orch.Adapter = ad.WithFacts(s.version.harnessFacts(ctx))
 		}
-		out, err := do(ctx)
+		out, err := r.drive(ctx, steps)
 		cancel(nil)
 		s.renewed <- renewResult{out: out, err: err, reply: reply}
 	}()
@@ -116,8 +119,32 @@ func (rs renewals) done(r renewResult) {
 	}
 }
 
-// harnessProcess is the running harness as a renewal sees it (the
-// renewal.Process of the Orchestrator). Its methods run on the renewal's
+// drive does the actions of a renewal until it ends, on the renewal's
+// goroutine: a moment to record goes to the loop (record), a stop and a
+// start to the harness (harnessProcess).
+func (r renewals) drive(ctx context.Context, steps *renewal.Steps) (renewal.Outcome, error) {
+	var ans renewal.Answer
+	for {
+		act, ok := steps.Next(ans)
+		if !ok {
+			return steps.Result()
+		}
+		ans = renewal.Answer{}
+		switch act.Kind {
+		case renewal.ActRecord:
+			ans.ReceiptID = r.record(act.Event, act.Summary, act.PayloadReceipts)
+		case renewal.ActStop:
+			ans.Exit, ans.Err = harnessProcess{r.s}.Stop(ctx, act.Signal, act.Grace)
+		case renewal.ActStart:
+			ans.Err = harnessProcess{r.s}.Start(ctx, act.Argv)
+		default:
+			ans.Err = fmt.Errorf("renewal: unknown action %d", act.Kind)
+		}
+	}
+}
+
+// harnessProcess is the running harness as a renewal's stops and starts
+// reach it (renewal.ActStop, renewal.ActStart). Its methods run on the renewal's
 // goroutine.
 type harnessProcess struct{ s *supervisor }
 
@@ -345,27 +372,15 @@ func (r renewals) orchestrator() *renewal.Orchestrator {
 	if s.orch == nil {
 		dir := statedir.SessionDir(s.cfg.StateDir, s.rec.ID)
 		s.orch = &renewal.Orchestrator{
-			Adapter:          s.cfg.Adapter,
-			Argv:             s.cfg.UserArgv,
-			HarnessSessionID: r.harnessSession,
-			Process:          harnessProcess{s},
-			Store:            &renewal.Store{Dir: statedir.ContinuationPath(s.cfg.StateDir, s.rec.ID), Now: s.cfg.Now},
-			StatusPath:       renewal.StatusPath(dir),
-			Record:           r.record,
-			Now:              s.cfg.Now,
-			Grace:            s.cfg.Grace,
+			Adapter:    s.cfg.Adapter,
+			Argv:       s.cfg.UserArgv,
+			Store:      &renewal.Store{Dir: statedir.ContinuationPath(s.cfg.StateDir, s.rec.ID), Now: s.cfg.Now},
+			StatusPath: renewal.StatusPath(dir),
+			Now:        s.cfg.Now,
+			Grace:      s.cfg.Grace,
 		}
 	}
 	return s.orch
-}
-
-// harnessSession reads the harness session id from the renewal's
-// goroutine.
-func (r renewals) harnessSession() string {
-	s := r.s
-	var id string
-	s.onLoop(func() { id = s.k.HarnessSession() })
-	return id
 }
 
 // recordRenewal records one step of a renewal (from its goroutine) and
@@ -445,5 +460,5 @@ func (r renewals) onRenew(raw json.RawMessage, reply chan controlReply) {
 		}
 	}
 	orch := r.orchestrator()
-	r.start(func(ctx context.Context) (renewal.Outcome, error) { return orch.Renew(ctx, req) }, reply)
+	r.start(func(hid string) *renewal.Steps { return orch.Renew(req, hid) }, reply)
 }

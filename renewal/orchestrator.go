@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"syscall"
@@ -13,24 +14,100 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 )
 
-// Process is the running harness, as the supervisor exposes it to the
-// Orchestrator.
-type Process interface {
-	// Stop ends the current harness without acting on its screen (it
-	// never types into the harness's terminal): it sends first to the
-	// harness's process group, then SIGTERM and SIGKILL, waiting up to
-	// grace after each; returns how it ended. It is idempotent: on a
-	// harness that already ended it returns at once (with the facts it
-	// has, possibly zero) and no error.
-	Stop(ctx context.Context, first syscall.Signal, grace time.Duration) (contract.ExitFacts, error)
-	// Start launches argv (the complete command line: placement and
-	// PrepareLaunch already applied) on the same terminal and returns once
-	// it is ready (it takes keys); an *ExitedBeforeReady when it exited
+// A renewal does not call into the harness or the stream: it returns the
+// next thing it needs done as an Action, and the caller (the supervisor
+// loop's side, launcher's renewals) does it and hands back the Answer
+// (Steps.Next). The orchestrator keeps only its files: the status, the
+// continuation store.
+
+// ActionKind is what a renewal asks for next.
+type ActionKind int
+
+const (
+	// ActRecord records a lifecycle moment: Event, Summary (never a
+	// payload body) and PayloadReceipts; the answer is its receipt id ("" if
+	// it follows later). Every summary of a renewal step has "reason":
+	// "renewal", "renewal_attempt" and "renewal_step" (ending, ended,
+	// starting, started), which together identify the step for
+	// deduplication.
+	ActRecord ActionKind = iota + 1
+	// ActStop ends the current harness without acting on its screen (never
+	// typing into its terminal): Signal to the harness's process group,
+	// then SIGTERM and SIGKILL, waiting up to Grace after each; the answer
+	// is how it ended. On a harness that already ended the answer comes at
+	// once (with the facts there are, possibly zero) and no error.
+	ActStop
+	// ActStart launches Argv (the complete command line, placement and
+	// PrepareLaunch applied) on the same terminal; the answer comes once
+	// it is ready (it takes keys), an *ExitedBeforeReady when it exited
 	// before.
-	Start(ctx context.Context, argv []string) error
+	ActStart
+)
+
+// Action is the next thing a renewal needs done.
+type Action struct {
+	Kind            ActionKind
+	Event           contract.Event
+	Summary         map[string]any
+	PayloadReceipts []contract.PayloadReceipt
+	Signal          syscall.Signal
+	Grace           time.Duration
+	Argv            []string
 }
 
-// ExitedBeforeReady is Process.Start's error when the harness it started
+// Answer is how an Action went: ReceiptID for ActRecord, Exit for
+// ActStop, and Err when it failed.
+type Answer struct {
+	ReceiptID string
+	Exit      contract.ExitFacts
+	Err       error
+}
+
+// Steps is one renewal (Renew, Recover) as the actions it asks for: the
+// caller calls Next with the answer to the previous action (none at the
+// first call) until it returns false, then reads Result. A Steps must be
+// driven to its end; it runs no step before the first Next.
+type Steps struct {
+	next   func() (Action, bool)
+	answer Answer
+	out    Outcome
+	err    error
+}
+
+// Next hands in the answer to the last action and returns the next one;
+// false when the renewal has ended.
+func (s *Steps) Next(a Answer) (Action, bool) {
+	s.answer = a
+	return s.next()
+}
+
+// Result is how the renewal ended, once Next returned false.
+func (s *Steps) Result() (Outcome, error) { return s.out, s.err }
+
+// steps runs body, holding the orchestrator, as a Steps whose actions
+// are those body asks for through o.do; hid is the current harness
+// session id ("" when not known).
+func (o *Orchestrator) steps(hid string, body func() (Outcome, error)) *Steps {
+	s := &Steps{}
+	s.next, _ = iter.Pull(func(yield func(Action) bool) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.hid = hid
+		o.do = func(a Action) Answer {
+			if !yield(a) {
+				return Answer{Err: errAbandoned}
+			}
+			return s.answer
+		}
+		s.out, s.err = body()
+	})
+	return s
+}
+
+// errAbandoned answers the actions of a Steps its caller stopped driving.
+var errAbandoned = errors.New("renewal: abandoned by its caller")
+
+// ExitedBeforeReady is an ActStart's error when the harness it started
 // exited before it was ready to take keys: the relaunch failed.
 type ExitedBeforeReady struct{ Facts contract.ExitFacts }
 
@@ -40,13 +117,6 @@ func (e *ExitedBeforeReady) Error() string {
 	}
 	return fmt.Sprintf("the relaunched harness exited at once (exit code %d) before it was ready", e.Facts.Code)
 }
-
-// Recorder records one lifecycle moment (through the supervisor's router
-// and ledger) and returns the receipt id. summary never carries payload
-// bodies. Every summary of a renewal step has "reason": "renewal",
-// "renewal_attempt" and "renewal_step" (ending, ended, starting, started),
-// which together identify the step for deduplication.
-type Recorder func(ev contract.Event, summary map[string]any, payloadReceipts []contract.PayloadReceipt) (receiptID string)
 
 // Request asks for one renewal. It is the args of the control operation
 // launcher.OpRenew.
@@ -69,7 +139,7 @@ type Outcome struct {
 	State   State `json:"state"`
 	Attempt int   `json:"attempt"`
 	Resumed bool  `json:"resumed"`
-	// Started is true when this call started the harness (Process.Start).
+	// Started is true when this renewal started the harness (ActStart).
 	// A Recover that finds the harness already started with the payloads
 	// (state pending_delivery) only records and returns Started=false:
 	// the caller then starts the harness itself if none runs.
@@ -86,7 +156,7 @@ type Outcome struct {
 	CarriedIDs []string `json:"carried_payload_ids,omitempty"`
 }
 
-// DefaultGrace is how long Stop waits after each stop signal.
+// DefaultGrace is how long an ActStop waits after each stop signal.
 const DefaultGrace = 10 * time.Second
 
 // Orchestrator renews one wrapped session: it stops the harness and
@@ -97,30 +167,26 @@ const DefaultGrace = 10 * time.Second
 // payload delivered exactly once and each step recorded once.
 //
 // The one window that cannot be closed without the harness's help is a
-// crash between Process.Start returning and the status write that follows
+// crash between an ActStart's answer and the status write that follows
 // it: Recover then starts the harness again with the same payloads (the
 // first harness died with its wrapper, so the payload reaches one live
 // harness).
 //
-// Calls are serialized; an Orchestrator must not be copied after use.
+// Its Steps run one at a time (a second one's first Next waits for the
+// first to end); an Orchestrator must not be copied after use.
 type Orchestrator struct {
 	// Adapter is the session's adapter; it gives the relaunch command
 	// line, the launch placement and the stop signal.
 	Adapter *adapters.Adapter
 	// Argv is the session's command line as the user gave it to
 	// `lifeloop run` (before PrepareLaunch).
-	Argv []string
-	// HarnessSessionID returns the current harness session id, or "".
-	HarnessSessionID func() string
-	Process          Process
-	Store            *Store
+	Argv  []string
+	Store *Store
 	// StatusPath is the renewal.json file (StatusPath(sessionDir)).
 	StatusPath string
-	// Record records a lifecycle moment; nil records nothing.
-	Record Recorder
 	// Now is the clock; default time.Now.
 	Now func() time.Time
-	// Grace is passed to Process.Stop; default DefaultGrace.
+	// Grace is an ActStop's; default DefaultGrace.
 	Grace time.Duration
 	// Negotiated is the renewal support the session's clients negotiated,
 	// or nil. A renewal that can no longer do what was negotiated fails
@@ -129,6 +195,10 @@ type Orchestrator struct {
 	Negotiated *contract.RenewalSupport
 
 	mu sync.Mutex
+	// hid is the harness session id the running Steps started with, and
+	// do asks its caller for an action (both set while it runs).
+	hid string
+	do  func(Action) Answer
 }
 
 func (o *Orchestrator) now() time.Time {
@@ -138,12 +208,7 @@ func (o *Orchestrator) now() time.Time {
 	return time.Now()
 }
 
-func (o *Orchestrator) harnessID() string {
-	if o.HarnessSessionID == nil {
-		return ""
-	}
-	return o.HarnessSessionID()
-}
+func (o *Orchestrator) harnessID() string { return o.hid }
 
 func (o *Orchestrator) stopSignal() syscall.Signal {
 	sig, _ := o.Adapter.StopSignal()
@@ -207,9 +272,13 @@ func (o *Orchestrator) site(relaunch []string, resume bool) contract.PlacementSi
 // the payloads, writes status stopping and runs the steps. An unfinished
 // earlier renewal is continued rather than started over. Failures are
 // *Error values carrying their failure class.
-func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+//
+// harnessID is the current harness session id ("" when not known yet).
+func (o *Orchestrator) Renew(req Request, harnessID string) *Steps {
+	return o.steps(harnessID, func() (Outcome, error) { return o.renew(req) })
+}
+
+func (o *Orchestrator) renew(req Request) (Outcome, error) {
 	st, err := ReadStatus(o.StatusPath)
 	if err != nil {
 		return Outcome{}, &Error{Class: contract.FailureInternalError, Err: err}
@@ -217,7 +286,7 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	if st.State == StatePendingDelivery {
 		// The earlier renewal already started the harness; finish its
 		// records before renewing again.
-		if _, err := o.advance(ctx, &st, false); err != nil {
+		if _, err := o.advance(&st, false); err != nil {
 			return outcomeOf(st, false), err
 		}
 	}
@@ -269,7 +338,7 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	if err := o.write(&st); err != nil {
 		return outcomeOf(st, false), err
 	}
-	return o.advance(ctx, &st, false)
+	return o.advance(&st, false)
 }
 
 // Recover finishes a renewal left in progress (stopping, relaunching or
@@ -277,9 +346,13 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 // was killed — and cleans up payloads of a renewal that was recorded as
 // delivered but not yet dropped. With nothing to finish it returns the
 // current status's outcome and does nothing.
-func (o *Orchestrator) Recover(ctx context.Context) (Outcome, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+//
+// harnessID is the current harness session id ("" when not known).
+func (o *Orchestrator) Recover(harnessID string) *Steps {
+	return o.steps(harnessID, o.recover)
+}
+
+func (o *Orchestrator) recover() (Outcome, error) {
 	st, err := ReadStatus(o.StatusPath)
 	if err != nil {
 		return Outcome{}, &Error{Class: contract.FailureInternalError, Err: err}
@@ -301,7 +374,7 @@ func (o *Orchestrator) Recover(ctx context.Context) (Outcome, error) {
 		return o.fail(&st, err)
 	}
 	st.Recovered = true
-	return o.advance(ctx, &st, false)
+	return o.advance(&st, false)
 }
 
 // relaunchID is the harness session id to resume: the one the renewal
@@ -352,9 +425,6 @@ func (o *Orchestrator) write(st *Status) error {
 }
 
 func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra map[string]any, prs []contract.PayloadReceipt) string {
-	if o.Record == nil {
-		return ""
-	}
 	summary := map[string]any{"reason": "renewal", "renewal_attempt": st.Attempt, "renewal_step": step, "resume": st.Resume}
 	if st.Recovered {
 		summary["renewal_recovered"] = true
@@ -362,7 +432,7 @@ func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra 
 	for k, v := range extra {
 		summary[k] = v
 	}
-	id := o.Record(ev, summary, prs)
+	id := o.do(Action{Kind: ActRecord, Event: ev, Summary: summary, PayloadReceipts: prs}).ReceiptID
 	if id == "" {
 		// A recorder that returns no id still counts as recorded.
 		id = "recorded"
@@ -371,7 +441,7 @@ func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra 
 }
 
 // advance runs the steps from st.State to the end.
-func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (Outcome, error) {
+func (o *Orchestrator) advance(st *Status, started bool) (Outcome, error) {
 	for {
 		switch st.State {
 		case StateStopping:
@@ -381,7 +451,8 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 					return outcomeOf(*st, started), err
 				}
 			}
-			facts, err := o.Process.Stop(ctx, o.stopSignal(), o.grace())
+			stopped := o.do(Action{Kind: ActStop, Signal: o.stopSignal(), Grace: o.grace()})
+			facts, err := stopped.Exit, stopped.Err
 			if err != nil {
 				class := contract.FailureTransportError
 				if errors.Is(err, context.DeadlineExceeded) {
@@ -416,10 +487,10 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 			if err := o.write(st); err != nil {
 				return outcomeOf(*st, started), err
 			}
-			if err := o.Process.Start(ctx, argv); err != nil {
+			if err := o.do(Action{Kind: ActStart, Argv: argv}).Err; err != nil {
 				var died *ExitedBeforeReady
 				if errors.As(err, &died) {
-					return o.fallBack(ctx, st, died)
+					return o.fallBack(st, died)
 				}
 				class := contract.FailureTransportError
 				if len(st.PayloadIDs) > 0 {
@@ -475,7 +546,7 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 // that start fails too, the harness is gone: the session ends with it.
 // The fallback is not recovered after a crash: the status is failed, and
 // a continued wrapper starts the harness itself.
-func (o *Orchestrator) fallBack(ctx context.Context, st *Status, died *ExitedBeforeReady) (Outcome, error) {
+func (o *Orchestrator) fallBack(st *Status, died *ExitedBeforeReady) (Outcome, error) {
 	facts := died.Facts
 	facts.StoppedBy = ""
 	ended := exitSummary(facts)
@@ -489,7 +560,7 @@ func (o *Orchestrator) fallBack(ctx context.Context, st *Status, died *ExitedBef
 	out, _ := o.fail(st, err)
 	resume := map[string]any{"resume": false, "renewal_fallback": true}
 	o.record(st, contract.EventSessionStarting, "fallback_starting", resume, nil)
-	if serr := o.Process.Start(ctx, argv); serr != nil {
+	if serr := o.do(Action{Kind: ActStart, Argv: argv}).Err; serr != nil {
 		return out, failf(contract.FailureAdapterUnavailable, "%v; starting its own command line %q again failed too (%v): the session ends", died, o.Argv, serr)
 	}
 	out.Started = true
