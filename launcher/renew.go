@@ -10,6 +10,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
 	"github.com/lifeloop/lifeloop/renewal"
@@ -84,6 +85,20 @@ func (r renewals) start(begin func(harnessID string) *renewal.Steps, reply chan 
 		cancel(nil)
 		s.renewed <- renewResult{out: out, err: err, reply: reply}
 	}()
+}
+
+// relaunchSealed reports whether the renewal this continuation finishes
+// had recorded its relaunch's session.starting before its wrapper was
+// lost, and the seal ended that harness session (seal.Interrupted): the
+// renewal records no second session.starting, so the continuation opens
+// its harness session with its own.
+func (r renewals) relaunchSealed() bool {
+	s := r.s
+	if seal.Interrupted(s.cfg.Prior) == 0 {
+		return false
+	}
+	st, err := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(s.cfg.StateDir, s.rec.ID)))
+	return err == nil && st.State.InProgress() && st.StartingReceiptID != ""
 }
 
 // done runs on the loop when a renewal has ended.
@@ -383,7 +398,7 @@ func (r renewals) orchestrator() *renewal.Orchestrator {
 	return s.orch
 }
 
-// recordRenewal records one step of a renewal (from its goroutine) and
+// record records one step of a renewal (from its goroutine) and
 // returns the receipt id. The relaunch's session.starting opens a new
 // harness session. Its session.started is recorded at once for a resumed
 // harness, which keeps the session it had (the id its command line

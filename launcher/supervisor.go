@@ -319,10 +319,10 @@ func (s *supervisor) run() (Result, error) {
 		// Finish a renewal the crashed wrapper left in progress: its
 		// relaunch carries the pending payloads. The loop serves
 		// meanwhile; the harness starts when it is done (renewals.done).
-		if s.relaunchSealed() {
+		r := renewals{s}
+		if r.relaunchSealed() {
 			_, _ = s.recordStarting()
 		}
-		r := renewals{s}
 		r.start(r.orchestrator().Recover, nil)
 	} else {
 		if s.cfg.Recover {
@@ -333,19 +333,6 @@ func (s *supervisor) run() (Result, error) {
 		}
 	}
 	return s.loop(sigCh, ctrlCh), nil
-}
-
-// relaunchSealed reports whether the renewal this continuation finishes
-// had recorded its relaunch's session.starting before its wrapper was
-// lost, and the seal ended that harness session (seal.Interrupted): the
-// renewal records no second session.starting, so the continuation opens
-// its harness session with its own.
-func (s *supervisor) relaunchSealed() bool {
-	if seal.Interrupted(s.cfg.Prior) == 0 {
-		return false
-	}
-	st, err := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(s.cfg.StateDir, s.rec.ID)))
-	return err == nil && st.State.InProgress() && st.StartingReceiptID != ""
 }
 
 // recordStarting records the wrapper's session.starting.
