@@ -4,27 +4,30 @@ import (
 	"errors"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
 )
 
-// A start of the harness is planned in one order, the same for the
-// session's first launch and for every relaunch of a renewal:
+// Every start of the harness is planned by one function,
+// launchRecipe.plan, in one order — the session's first launch, each
+// relaunch of a renewal and a renewal's fallback to the person's own
+// command line alike:
 //
-//  1. adapters.Adapter.PrepareLaunch, on the person's command line (the
-//     first launch) or on the renewal's (adapters.Adapter.RelaunchArgv);
-//  2. the payloads placed at launch, decided by the one placement
-//     resolver (adapters.Adapter.PlaceLaunchPayloads, contract's
-//     PlacementSite.Resolve, which the hook path uses too): Launch
-//     places the first launch's (placePayloads), the renewal's
-//     orchestrator a relaunch's;
-//  3. launchRecipe.plan: the hook bridge's arguments — checked for every
-//     start, so a bridge file that became unreadable after the first
-//     launch is left out of a relaunch as it would be of a first launch
-//     (the harness starts without it and one capability.degraded says
-//     so); the session pin (adapters.SessionPinner), where telemetry
-//     follows a session the launch chooses: a harness started into a new
-//     session gets a pinned id, and a relaunch then needs a new watcher
-//     for its file, while a resumed harness chooses its session itself;
-//     and the placement moved off the command line into private files
+//  1. adapters.Adapter.PrepareLaunch, on the person's command line or on
+//     the renewal's (adapters.Adapter.RelaunchArgv);
+//  2. the hook bridge: the first launch's arguments, checked again for
+//     every relaunch, so a bridge file that became unreadable after the
+//     first launch is left out of a relaunch as it is left out of a first
+//     launch (the harness starts without it and one capability.degraded
+//     says so);
+//  3. the payloads placed at launch, decided by the one placement
+//     resolver (adapters.Adapter.PlaceLaunchPayloads over contract's
+//     PlacementSite.Resolve, which the router uses at a hook too);
+//  4. the bridge's arguments inserted;
+//  5. the session pin (adapters.SessionPinner), where telemetry follows
+//     a session the launch chooses: a harness started into a new session
+//     gets a pinned id, and a relaunch then needs a new watcher for its
+//     file, while a resumed harness chooses its session itself;
+//  6. the placement moved off the command line into private files
 //     (adapters.PlacementExternalizer), with the harness's environment,
 //     which it may complete for this start (PlacementFiles.Setenv).
 //
@@ -48,31 +51,55 @@ type launchRecipe struct {
 	env   []string
 }
 
+// launchInput is what one start of the harness is planned from.
+type launchInput struct {
+	kind adapters.LaunchKind
+	// argv is the person's command line (a first launch, a renewal's
+	// fallback) or the renewal's (adapters.Adapter.RelaunchArgv), before
+	// PrepareLaunch.
+	argv []string
+	// payloads go on the command line where the launch takes them; the
+	// plan's placement says which did.
+	payloads []contract.PayloadEnvelope
+}
+
 // launchPlan is one start of the harness: its command line, environment
-// (nil: the supervisor's) and pinned harness session id ("" when none).
+// (nil: the supervisor's), pinned harness session id ("" when none) and
+// the payloads it placed.
 type launchPlan struct {
 	argv, env []string
 	pinned    string
+	placement adapters.LaunchPlacement
 	// bridgeUnavailable says why the hook bridge of the session is not
 	// in this start; nil when it is, or when there is none.
 	bridgeUnavailable *adapters.BridgeUnavailable
 }
 
-// plan completes placed, a start's command line with its launch
-// placements (steps 1 and 2 above), for a start of kind.
-func (r launchRecipe) plan(kind adapters.LaunchKind, placed []string) (launchPlan, error) {
-	p := launchPlan{argv: placed, env: r.env}
+// plan plans one start of the harness, in the order above. Its errors
+// are the placement's (adapters.Adapter.PlaceLaunchPayloads), a bridge
+// check's that failed otherwise than BridgeUnavailable, and the private
+// files'.
+func (r launchRecipe) plan(in launchInput) (launchPlan, error) {
+	p := launchPlan{argv: in.argv, env: r.env, placement: adapters.LaunchPlacement{Argv: in.argv, Rest: in.payloads}}
+	if r.ad == nil {
+		return p, nil
+	}
+	prepared := r.ad.PrepareLaunch(in.argv)
 	bridge := r.bridge
-	if kind != adapters.LaunchFirst && len(bridge) > 0 && r.bridgeAt != nil {
+	if in.kind != adapters.LaunchFirst && len(bridge) > 0 && r.bridgeAt != nil {
 		var err error
-		if bridge, err = r.bridgeAt(placed); err != nil {
+		if bridge, err = r.bridgeAt(prepared); err != nil {
 			if !errors.As(err, &p.bridgeUnavailable) {
 				return launchPlan{}, err
 			}
 			bridge = nil
 		}
 	}
-	p.argv = adapters.InsertArgs(p.argv, bridge)
+	var err error
+	if p.placement, err = r.ad.PlaceLaunchPayloads(prepared, in.kind, in.payloads); err != nil {
+		return launchPlan{}, err
+	}
+	p.argv = adapters.InsertArgs(p.placement.Argv, bridge)
 	if r.pin {
 		p.argv, p.pinned = r.ad.PinSession(p.argv)
 	}
@@ -80,7 +107,6 @@ func (r launchRecipe) plan(kind adapters.LaunchKind, placed []string) (launchPla
 		var set []string
 		t := r.files.target(r.env)
 		t.Setenv = func(name, value string) { set = append(set, name+"="+value) }
-		var err error
 		if p.argv, err = r.ad.ExternalizePlacement(p.argv, t); err != nil {
 			return launchPlan{}, err
 		}

@@ -151,7 +151,7 @@ func (r renewals) drive(ctx context.Context, steps *renewal.Steps) (renewal.Outc
 		case renewal.ActStop:
 			ans.Exit, ans.Err = harnessProcess{r.s}.Stop(ctx, act.Signal, act.Grace)
 		case renewal.ActStart:
-			ans.Err = harnessProcess{r.s}.Start(ctx, act.Argv)
+			ans.Err = harnessProcess{r.s}.Start(ctx, launchInput{kind: act.Launch, argv: act.Argv, payloads: act.Payloads})
 		default:
 			ans.Err = fmt.Errorf("renewal: unknown action %d", act.Kind)
 		}
@@ -217,12 +217,13 @@ func stopSteps(first syscall.Signal) []syscall.Signal {
 	return steps
 }
 
-// Start launches argv on the same terminal: raw mode, size and the
-// person's typing carry over to the new harness. The loop does it. It
-// returns once the new harness is ready (waitReady); a second start in one
-// renewal (the fallback after a relaunch that died) holds typed keys again.
-func (p harnessProcess) Start(ctx context.Context, argv []string) error {
-	if len(argv) == 0 {
+// Start launches the start in plans on the same terminal: raw mode, size
+// and the person's typing carry over to the new harness. The loop does
+// it. It returns once the new harness is ready (waitReady); a second
+// start in one renewal (the fallback after a relaunch that died) holds
+// typed keys again.
+func (p harnessProcess) Start(ctx context.Context, in launchInput) error {
+	if len(in.argv) == 0 {
 		return fmt.Errorf("renewal: empty command line")
 	}
 	errc := make(chan error, 1)
@@ -230,7 +231,7 @@ func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 		if p.s.keyReleased == p.s.keyHold {
 			p.s.holdKeys()
 		}
-		renewals{p.s}.relaunch(argv, func(err error) { errc <- err })
+		renewals{p.s}.relaunch(in, func(err error) { errc <- err })
 	}) {
 		return errLoopEnded
 	}
@@ -290,17 +291,13 @@ func (p harnessProcess) waitReady(ctx context.Context) error {
 // became unreadable since the first launch) is left out, as a first
 // launch leaves it out: the harness starts without it, one
 // capability.degraded says why, and later relaunches go without it.
-func (r renewals) relaunch(argv []string, done func(error)) {
+func (r renewals) relaunch(in launchInput, done func(error)) {
 	s := r.s
 	if s.stopping {
 		done(errStopping(s.stoppedBy))
 		return
 	}
-	kind := adapters.LaunchFresh
-	if _, resumed := s.cfg.Adapter.ResumedSession(argv); resumed {
-		kind = adapters.LaunchResume
-	}
-	plan, err := r.recipe().plan(kind, argv)
+	plan, err := r.recipe().plan(in)
 	if err != nil {
 		done(err)
 		return
@@ -341,7 +338,7 @@ func (r renewals) relaunch(argv []string, done func(error)) {
 }
 
 // recipe is the launch recipe of a relaunch: the first launch's, with
-// the session's adapter (which knows the harness's facts).
+// the renewal's adapter (which knows the harness's facts).
 func (rs renewals) recipe() launchRecipe {
 	s := rs.s
 	r := s.cfg.Recipe
@@ -349,6 +346,9 @@ func (rs renewals) recipe() launchRecipe {
 		r = launchRecipe{bridge: s.cfg.BridgeArgs, pin: s.cfg.Telemetry != nil}
 	}
 	r.ad = s.cfg.Adapter
+	if s.orch != nil && s.orch.Adapter != nil {
+		r.ad = s.orch.Adapter
+	}
 	if r.ad == nil {
 		r.bridge, r.bridgeAt, r.pin, r.files = nil, nil, false, nil
 	}

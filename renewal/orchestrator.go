@@ -37,10 +37,11 @@ const (
 	// is how it ended. On a harness that already ended the answer comes at
 	// once (with the facts there are, possibly zero) and no error.
 	ActStop
-	// ActStart launches Argv (the complete command line, placement and
-	// PrepareLaunch applied) on the same terminal; the answer comes once
-	// it is ready (it takes keys), an *ExitedBeforeReady when it exited
-	// before.
+	// ActStart launches a start of kind Launch of Argv (before
+	// PrepareLaunch) with Payloads placed on it, planned as the first
+	// launch is (PrepareLaunch, then adapters.Adapter.PlaceLaunchPayloads),
+	// on the same terminal; the answer comes once it is ready (it takes
+	// keys), an *ExitedBeforeReady when it exited before.
 	ActStart
 )
 
@@ -52,7 +53,9 @@ type Action struct {
 	PayloadReceipts []contract.PayloadReceipt
 	Signal          syscall.Signal
 	Grace           time.Duration
+	Launch          adapters.LaunchKind
 	Argv            []string
+	Payloads        []contract.PayloadEnvelope
 }
 
 // Answer is how an Action went: ReceiptID for ActRecord, Exit for
@@ -471,7 +474,7 @@ func (o *Orchestrator) advance(st *Status, started bool) (Outcome, error) {
 				return outcomeOf(*st, started), err
 			}
 		case StateRelaunching:
-			argv, err := o.plan(st)
+			launch, err := o.plan(st)
 			if err != nil {
 				return o.fail(st, err)
 			}
@@ -487,7 +490,7 @@ func (o *Orchestrator) advance(st *Status, started bool) (Outcome, error) {
 			if err := o.write(st); err != nil {
 				return outcomeOf(*st, started), err
 			}
-			if err := o.do(Action{Kind: ActStart, Argv: argv}).Err; err != nil {
+			if err := o.do(launch).Err; err != nil {
 				var died *ExitedBeforeReady
 				if errors.As(err, &died) {
 					return o.fallBack(st, died)
@@ -552,7 +555,6 @@ func (o *Orchestrator) fallBack(st *Status, died *ExitedBeforeReady) (Outcome, e
 	ended := exitSummary(facts)
 	ended["failure_class"] = string(contract.FailureAdapterUnavailable)
 	o.record(st, contract.EventSessionEnded, "relaunch_failed", ended, nil)
-	argv := o.Adapter.PrepareLaunch(slices.Clone(o.Argv))
 	err := failf(contract.FailureAdapterUnavailable, "%v; the session goes on with its own command line %q, and the payloads stay stored for a later renewal (`lifeloop renewal status`)", died, o.Argv)
 	if len(st.PayloadIDs) == 0 {
 		err = failf(contract.FailureAdapterUnavailable, "%v; the session goes on with its own command line %q (`lifeloop renewal status`)", died, o.Argv)
@@ -560,7 +562,7 @@ func (o *Orchestrator) fallBack(st *Status, died *ExitedBeforeReady) (Outcome, e
 	out, _ := o.fail(st, err)
 	resume := map[string]any{"resume": false, "renewal_fallback": true}
 	o.record(st, contract.EventSessionStarting, "fallback_starting", resume, nil)
-	if serr := o.do(Action{Kind: ActStart, Argv: argv}).Err; serr != nil {
+	if serr := o.do(Action{Kind: ActStart, Launch: adapters.LaunchFresh, Argv: slices.Clone(o.Argv)}).Err; serr != nil {
 		return out, failf(contract.FailureAdapterUnavailable, "%v; starting its own command line %q again failed too (%v): the session ends", died, o.Argv, serr)
 	}
 	out.Started = true
@@ -568,21 +570,22 @@ func (o *Orchestrator) fallBack(st *Status, died *ExitedBeforeReady) (Outcome, e
 	return out, err
 }
 
-// plan computes the relaunch command line with the pending payloads
-// placed, and sets st.PayloadIDs (the payloads delivered), st.Placement
+// plan returns the relaunch's start: its command line and the pending
+// payloads it places (the launcher plans the start as it plans the
+// first launch's, through the same resolver), and sets st.PayloadIDs (the payloads delivered), st.Placement
 // and st.PayloadReceipts. Payloads of this renewal that expired meanwhile
 // get a failed receipt and end the renewal in state expired; stored
 // payloads (e.g. put with `continuation put`) that cannot be placed at
 // this launch get their placement decision's receipt (failed or skipped)
 // and stay stored until they expire or are dropped.
-func (o *Orchestrator) plan(st *Status) ([]string, error) {
+func (o *Orchestrator) plan(st *Status) (Action, error) {
 	relaunch, err := o.relaunchArgv(o.relaunchID(*st), st.Resume)
 	if err != nil {
-		return nil, err
+		return Action{}, err
 	}
 	all, err := o.Store.all()
 	if err != nil {
-		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+		return Action{}, &Error{Class: contract.FailureInternalError, Err: err}
 	}
 	now := o.Store.now()
 	var receipts []contract.PayloadReceipt
@@ -601,11 +604,11 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 		}
 	}
 	if _, err := o.Store.Expire(); err != nil {
-		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+		return Action{}, &Error{Class: contract.FailureInternalError, Err: err}
 	}
 	pending, err := o.Store.Pending()
 	if err != nil {
-		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+		return Action{}, &Error{Class: contract.FailureInternalError, Err: err}
 	}
 	site, m := o.site(relaunch, st.Resume), o.Adapter.Manifest()
 	var text []contract.PayloadEnvelope
@@ -625,8 +628,8 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 			}
 		}
 	}
-	// Placed as the first launch places its payloads: on the command line
-	// PrepareLaunch made.
+	// Checked before the harness is stopped again: the launch plan places
+	// them the same way (PrepareLaunch, then PlaceLaunchPayloads).
 	kind := adapters.LaunchFresh
 	if st.Resume {
 		kind = adapters.LaunchResume
@@ -636,7 +639,7 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 		if err == nil {
 			err = fmt.Errorf("adapter %s cannot place payloads on %q", o.Adapter.ID, relaunch)
 		}
-		return nil, failf(contract.FailurePlacementUnavailable, "%v", err)
+		return Action{}, failf(contract.FailurePlacementUnavailable, "%v", err)
 	}
 	st.Placement = placed.Target
 	st.PayloadIDs = delivered
@@ -650,7 +653,7 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 			st.CarriedIDs = append(st.CarriedIDs, p.PayloadID)
 		}
 	}
-	return placed.Argv, nil
+	return Action{Kind: ActStart, Launch: kind, Argv: relaunch, Payloads: text}, nil
 }
 
 // undeliveredFate says what became of the payloads a relaunch could not

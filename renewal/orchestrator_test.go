@@ -27,7 +27,7 @@ type world struct {
 	dir     string
 	clock   *fakeClock
 	ledger  []recorded
-	starts  [][]string // argv of every Process.Start that took effect
+	starts  [][]string // argv of every start (ActStart) that took effect
 	stops   int
 	running bool
 	// crashAt names the point where the next call panics (see hit).
@@ -119,16 +119,18 @@ func (d *driven) hid() string {
 }
 
 func (d *driven) Renew(ctx context.Context, req Request) (Outcome, error) {
-	return d.w.drive(ctx, d.Orchestrator.Renew(req, d.hid()))
+	return d.w.drive(ctx, d.Adapter, d.Orchestrator.Renew(req, d.hid()))
 }
 
 func (d *driven) Recover(ctx context.Context) (Outcome, error) {
-	return d.w.drive(ctx, d.Orchestrator.Recover(d.hid()))
+	return d.w.drive(ctx, d.Adapter, d.Orchestrator.Recover(d.hid()))
 }
 
 // drive does the actions of s until it ends. A crash (a panic at a hit
 // point) leaves s where it was, as a killed wrapper leaves its renewal.
-func (w *world) drive(ctx context.Context, s *Steps) (Outcome, error) {
+// A start is planned as the launcher plans it: PrepareLaunch, then the
+// payloads placed.
+func (w *world) drive(ctx context.Context, ad *adapters.Adapter, s *Steps) (Outcome, error) {
 	var ans Answer
 	for {
 		act, ok := s.Next(ans)
@@ -145,7 +147,11 @@ func (w *world) drive(ctx context.Context, s *Steps) (Outcome, error) {
 		case ActStop:
 			ans.Exit, ans.Err = fakeProcess{w}.Stop(ctx, act.Signal, act.Grace)
 		case ActStart:
-			ans.Err = fakeProcess{w}.Start(ctx, act.Argv)
+			pl, err := ad.PlaceLaunchPayloads(ad.PrepareLaunch(act.Argv), act.Launch, act.Payloads)
+			if err != nil || len(pl.Rest) > 0 {
+				panic(fmt.Sprintf("the launch plan cannot place what the renewal asked: %v, %d left", err, len(pl.Rest)))
+			}
+			ans.Err = fakeProcess{w}.Start(ctx, pl.Argv)
 		}
 	}
 }
