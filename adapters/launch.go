@@ -179,3 +179,71 @@ func InsertArgs(argv, extra []string) []string {
 	out = append(out, extra...)
 	return append(out, argv[at:]...)
 }
+
+// LaunchKind is which start of a session's harness a launch is: the
+// session's first, or a renewal's relaunch resuming the harness's
+// conversation or starting a fresh one.
+type LaunchKind string
+
+const (
+	LaunchFirst  LaunchKind = "first"
+	LaunchResume LaunchKind = "resume"
+	LaunchFresh  LaunchKind = "fresh"
+)
+
+// LaunchSite is where a launch of kind through argv (PrepareLaunch
+// applied) places payloads: the slot of its command line
+// (contract.LaunchSite).
+func (a *Adapter) LaunchSite(argv []string, kind LaunchKind) contract.PlacementSite {
+	_, slot, _ := a.PlaceAtLaunch(argv, argvProbe)
+	return contract.LaunchSite(slot, kind == LaunchFirst)
+}
+
+// LaunchPlacement is what PlaceLaunchPayloads did: Argv carries Placed
+// (rendered as one transport envelope); Rest are the payloads the launch
+// could not carry, in their order.
+type LaunchPlacement struct {
+	Argv         []string
+	Target       contract.ManifestPlacementClass
+	Placed, Rest []contract.PayloadEnvelope
+}
+
+// PlaceLaunchPayloads resolves payloads at the launch site of argv
+// (LaunchSite, the one resolver) and places those it delivers on argv's
+// slot. It fails when the placement is refused only because the body
+// would be in argv (ArgvPlacementError): for a first launch, when a
+// payload would go into pre_session.
+func (a *Adapter) PlaceLaunchPayloads(argv []string, kind LaunchKind, payloads []contract.PayloadEnvelope) (LaunchPlacement, error) {
+	pl := LaunchPlacement{Argv: argv}
+	site, m := a.LaunchSite(argv, kind), a.Manifest()
+	for _, p := range payloads {
+		d := site.Resolve(m, p)
+		if d.Target != nil && (d.Outcome == contract.PlacementOutcomeDelivered || d.Outcome == contract.PlacementOutcomeDegraded) {
+			pl.Placed = append(pl.Placed, p)
+		} else {
+			pl.Rest = append(pl.Rest, p)
+		}
+	}
+	if len(pl.Placed) == 0 {
+		if site.Slot == "" && kind == LaunchFirst && slices.ContainsFunc(payloads, func(p contract.PayloadEnvelope) bool {
+			t := contract.HookSite(contract.EventSessionStarting).Resolve(m, p).Target
+			return t != nil && *t == contract.ManifestPreSession
+		}) {
+			return pl, a.ArgvPlacementError(argv, contract.ManifestPreSession)
+		}
+		return pl, nil
+	}
+	text, err := contract.RenderTransport(pl.Placed)
+	if err != nil {
+		return LaunchPlacement{Argv: argv, Rest: payloads}, fmt.Errorf("render the transport envelope: %w", err)
+	}
+	out, target, ok := a.PlaceAtLaunch(argv, string(text))
+	if !ok || target != site.Slot {
+		if err := a.ArgvPlacementError(argv, site.Slot); err != nil {
+			return LaunchPlacement{Argv: argv, Rest: payloads}, err
+		}
+		return LaunchPlacement{Argv: argv, Rest: payloads}, fmt.Errorf("adapter %s cannot place payloads on %q", a.ID, argv)
+	}
+	pl.Argv, pl.Target = out, target
+	return pl, nil
+}

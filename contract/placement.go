@@ -183,3 +183,57 @@ func (d PlacementDecision) Receipt(p PayloadEnvelope) PayloadReceipt {
 		ContentDigest: p.ContentDigest,
 	}
 }
+
+// PlacementSite is where payloads are placed: at a hook reporting Event,
+// or on a launch's command line, whose placement lands in Slot ("" when
+// the command line can carry none). Resolve is the one placement
+// resolver of the first launch, of every relaunch and of the hook path.
+type PlacementSite struct {
+	Event  Event
+	Launch bool
+	Slot   ManifestPlacementClass
+}
+
+// HookSite is a hook reporting e.
+func HookSite(e Event) PlacementSite { return PlacementSite{Event: e} }
+
+// LaunchSite is a launch's command line whose placement lands in slot.
+// A session's first launch places only into pre_session: its payloads
+// are for session.started, and a payload for the first prompt is asked
+// for at frame.opening, through the hook. A relaunch also places into
+// its first prompt (pre_frame_leading), where only a pre-prompt
+// placement is honest, since the text becomes the first user message.
+func LaunchSite(slot ManifestPlacementClass, first bool) PlacementSite {
+	if first && slot != ManifestPreSession {
+		slot = ""
+	}
+	return PlacementSite{Event: EventSessionStarting, Launch: true, Slot: slot}
+}
+
+// Resolve decides where p goes at s against manifest m: at a hook, by
+// the routes of its event; on a launch's command line, by the one slot it
+// has, with the manifest's own claim for it (its max_bytes) or, where the
+// manifest claims none, as synthesized.
+func (s PlacementSite) Resolve(m AdapterManifest, p PayloadEnvelope) PlacementDecision {
+	if !s.Launch {
+		return ResolvePlacement(m, p, PlacementRoutes(s.Event))
+	}
+	claim, ok := m.Placement[s.Slot]
+	switch {
+	case !ok:
+		claim = PlacementSupport{Support: SupportSynthesized}
+	case claim.Support != SupportNative && claim.Support != SupportPartial && claim.Support != SupportSynthesized:
+		claim.Support = SupportSynthesized
+	}
+	m.Placement = map[ManifestPlacementClass]PlacementSupport{}
+	routes := Routes{}
+	switch s.Slot {
+	case ManifestPreSession:
+		m.Placement[s.Slot] = claim
+		routes = PlacementRoutes(EventSessionStarting)
+	case ManifestPreFrameLeading:
+		m.Placement[s.Slot] = claim
+		routes[PlacementPrePromptFrame] = []ManifestPlacementClass{ManifestPreFrameLeading}
+	}
+	return ResolvePlacement(m, p, routes)
+}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -79,5 +80,63 @@ func TestRunPiBridgeUnreadable(t *testing.T) {
 	}
 	if frames != 1 {
 		t.Errorf("%d frame.ended receipts, want 1 (from the session file): %v", frames, eventsOf(receipts))
+	}
+}
+
+// TestRenewPiBridgeUnreadable: a renewal plans its relaunch as the first
+// launch plans its start, bridge included: a bridge extension that became
+// unreadable after the first launch (its file in the bridges folder is
+// now a directory) is not given to the relaunched Pi, which would exit 1
+// on it. The renewal is delivered, Pi runs again without the bridge, and
+// one capability.degraded says the hooks are unavailable and why.
+func TestRenewPiBridgeUnreadable(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	term, env, state, _ := startPiTUIUnderLifeloop(t, "Plain answer.")
+	bridges, err := filepath.Glob(filepath.Join(state, "bridges", "pi-lifeloop-bridge-*.ts"))
+	if err != nil || len(bridges) != 1 {
+		t.Fatalf("bridge files %v (%v), want one", bridges, err)
+	}
+	if err := os.Remove(bridges[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(bridges[0], "index.ts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ses, _ := onlySession(t, state)
+	before := len(term.Output())
+	res := env.Run(runTimeout, ll, "renew", "--state-dir", state, "--fresh", "--reason", "e2e", ses)
+	if res.ExitCode != 0 || !strings.Contains(res.Stdout, "renewal delivered") {
+		t.Fatalf("lifeloop renew: exit %d\nstdout: %s\nstderr: %s\nterminal:\n%s", res.ExitCode, res.Stdout, res.Stderr, term.Output())
+	}
+	testharness.PiRelaunched(t, term, before)
+	live, err := statedir.ReadSession(state, ses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if argv := strings.Join(live.Argv, " "); strings.Contains(argv, "--extension") {
+		t.Errorf("the relaunch's command line still gives Pi the unreadable bridge: %q", live.Argv)
+	}
+	quitAt := len(term.Output())
+	piQuit(t, term)
+	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v (%v); output:\n%s", code, sig, err, term.Output()[quitAt:])
+	}
+	_, receipts := onlySession(t, state)
+	var degraded []map[string]any
+	for _, r := range receipts {
+		if r["event"] == "capability.degraded" && dig(r, "telemetry_summary", "reason") == "hook_bridge_unavailable" {
+			degraded = append(degraded, r)
+		}
+	}
+	if len(degraded) != 1 {
+		t.Fatalf("%d capability.degraded receipts for the bridge, want 1: %v", len(degraded), eventsOf(receipts))
+	}
+	d, _ := degraded[0]["capability_degradations"].([]any)
+	if len(d) != 1 || !strings.Contains(d[0].(map[string]any)["evidence"].(string), bridges[0]) {
+		t.Errorf("degradation %v, want one naming %s", degraded[0]["capability_degradations"], bridges[0])
+	}
+	if ended := lastOf(receipts, "session.ended"); dig(ended, "telemetry_summary", "outcome") != "success" {
+		t.Errorf("session.ended %v", ended)
 	}
 }

@@ -29,7 +29,7 @@ var errHarnessGone = errors.New("the harness has exited; the session is ending")
 // at once except renew, which answers when the renewal ends.
 func (s *supervisor) onControl(call controlCall) {
 	if call.req.Op == control.OpRenew {
-		s.onRenew(call.req.Args, call.reply)
+		renewals{s}.onRenew(call.req.Args, call.reply)
 		return
 	}
 	res, err := s.control(call.req)
@@ -203,12 +203,12 @@ func (s *supervisor) emitRefusal(a control.EmitArgs) error {
 	if s.cfg.Adapter == nil {
 		return nil
 	}
-	m, routes, now := s.cfg.Adapter.Manifest(), contract.PlacementRoutes(a.Event), s.cfg.Now()
+	m, site, now := s.cfg.Adapter.Manifest(), contract.HookSite(a.Event), s.cfg.Now()
 	for _, p := range a.Payloads {
 		if err := p.Check(now); err != nil {
 			return fmt.Errorf("payload %s is refused (invalid_request): %v; nothing was recorded", p.PayloadID, err)
 		}
-		if d := contract.ResolvePlacement(m, p, routes); d.Outcome == contract.PlacementOutcomeFailed {
+		if d := site.Resolve(m, p); d.Outcome == contract.PlacementOutcomeFailed {
 			fc := contract.FailurePlacementUnavailable
 			if d.FailureClass != nil {
 				fc = *d.FailureClass

@@ -37,14 +37,14 @@ func priorProcesses(prior []contract.LifecycleReceipt) int {
 	return n
 }
 
-// processEnv returns env for the harness process about to start: the
-// variables Config.ProcessEnv gives for its number replace their values
-// in env.
-func (s *supervisor) processEnv(env []string) []string {
-	if s.cfg.ProcessEnv == nil {
+// processEnv returns env for the harness process numbered n (at least 1)
+// about to start: the variables vars (Config.ProcessEnv, may be nil)
+// gives for its number replace their values in env.
+func processEnv(vars func(n int) []string, n int, env []string) []string {
+	if vars == nil {
 		return env
 	}
-	return replaceEnv(env, s.cfg.ProcessEnv(max(s.processes, 1)))
+	return replaceEnv(env, vars(max(n, 1)))
 }
 
 // replaceEnv returns env with the variables of add set to their values

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -10,42 +11,69 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/openclaw"
 	"github.com/lifeloop/lifeloop/adapters/opencode"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
 // TestLaunchRecipeOneOrder: the first launch and a relaunch get their
-// command line from the same recipe, in the same order — after the
+// command line from the same plan, in the same order — after the
 // placement, the hook bridge's arguments (once), the session pin, then
-// the placement moved into a private file.
+// the placement moved into a private file — and a relaunch checks the
+// bridge again instead of reusing the first launch's arguments.
 func TestLaunchRecipeOneOrder(t *testing.T) {
 	ad := adapters.AdapterOf(claude.Harness{})
 	files := &placementFiles{dir: t.TempDir()}
 	defer files.remove()
-	r := launchRecipe{ad: ad, bridge: []string{"--settings", "/s/bridge.json"}, pin: true, files: files, env: []string{"HOME=" + t.TempDir()}}
-	placed, _, ok := ad.PlaceAtLaunch([]string{"claude", "-p", "hi"}, `{"payloads":[]}`)
-	if !ok {
-		t.Fatal("not placed")
+	checked := 0
+	r := launchRecipe{ad: ad, bridge: []string{"--settings", "/s/bridge.json"}, pin: true, files: files, env: []string{"HOME=" + t.TempDir()},
+		bridgeAt: func([]string) ([]string, error) { checked++; return []string{"--settings", "/s/bridge.json"}, nil }}
+	pay := testutil.Payload("pay_1", "SECRET-3f1a", contract.AcceptablePlacement{Placement: contract.PlacementDeveloperEquivalentFrame, Requirement: contract.RequirementRequired})
+	for _, kind := range []adapters.LaunchKind{adapters.LaunchFirst, adapters.LaunchFresh} {
+		p, err := r.plan(launchInput{kind: kind, argv: []string{"claude", "-p", "hi"}, payloads: []contract.PayloadEnvelope{pay}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.placement.Placed) != 1 || p.placement.Target != contract.ManifestPreSession {
+			t.Errorf("%s: placement %+v, want the payload in pre_session", kind, p.placement)
+		}
+		if p.pinned == "" || !slices.Contains(p.argv, p.pinned) {
+			t.Errorf("%s %q: not pinned (%q)", kind, p.argv, p.pinned)
+		}
+		if strings.Contains(strings.Join(p.argv, " "), "SECRET-3f1a") {
+			t.Errorf("%s %q: the placement is still on the command line", kind, p.argv)
+		}
+		if n := strings.Count(strings.Join(p.argv, " "), "/s/bridge.json"); n != 1 {
+			t.Errorf("%s %q: bridge arguments %d times, want once", kind, p.argv, n)
+		}
 	}
-	first, _, pinned, err := r.argv(placed)
+	if checked != 1 {
+		t.Errorf("the bridge was checked %d times for one relaunch, want 1", checked)
+	}
+}
+
+// TestRelaunchWithoutAnUnreadableBridge: a bridge whose check fails at a
+// relaunch (adapters.BridgeUnavailable: its file became unreadable) is
+// left out of the relaunch's command line, and the plan says why; any
+// other failure fails the plan.
+func TestRelaunchWithoutAnUnreadableBridge(t *testing.T) {
+	ad := adapters.AdapterOf(claude.Harness{})
+	gone := &adapters.BridgeUnavailable{Reason: "/s/bridge.ts cannot be read"}
+	r := launchRecipe{ad: ad, bridge: []string{"--settings", "/s/bridge.json"},
+		bridgeAt: func([]string) ([]string, error) { return nil, gone }}
+	p, err := r.plan(launchInput{kind: adapters.LaunchResume, argv: []string{"claude", "--resume", "x"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if pinned == "" || !slices.Contains(first, pinned) {
-		t.Errorf("%q: not pinned (%q)", first, pinned)
+	if slices.Contains(p.argv, "--settings") || p.bridgeUnavailable != gone {
+		t.Errorf("relaunch %q, unavailable %v: want no bridge and why", p.argv, p.bridgeUnavailable)
 	}
-	if strings.Contains(strings.Join(first, " "), "payloads") {
-		t.Errorf("%q: the placement is still on the command line", first)
+	r.bridgeAt = func([]string) ([]string, error) { return nil, errors.New("boom") }
+	if _, err := r.plan(launchInput{kind: adapters.LaunchFresh, argv: []string{"claude"}}); err == nil {
+		t.Error("a bridge check that failed otherwise: no error")
 	}
-	if n := strings.Count(strings.Join(first, " "), "/s/bridge.json"); n != 1 {
-		t.Errorf("%q: bridge arguments %d times", first, n)
-	}
-	// A relaunch whose command line already has the bridge (the renewal
-	// kept the user's) does not get it twice.
-	again, _, _, err := r.argv(first)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(strings.Join(again, " "), "/s/bridge.json"); n != 1 {
-		t.Errorf("%q: bridge arguments %d times after a relaunch", again, n)
+	// A session that started without a bridge is not checked again.
+	r.bridge = nil
+	if p, err := r.plan(launchInput{kind: adapters.LaunchFresh, argv: []string{"claude"}}); err != nil || p.bridgeUnavailable != nil {
+		t.Errorf("no bridge at the first launch: %v, %v", p.bridgeUnavailable, err)
 	}
 }
 
@@ -61,14 +89,11 @@ func TestLaunchRecipeEnvironment(t *testing.T) {
 	r := launchRecipe{ad: ad, files: files, env: slices.Clone(base)}
 	var values []string
 	for range 2 {
-		placed, _, ok := ad.PlaceAtLaunch([]string{"opencode", "run", "hi"}, `{"payloads":[]}`)
-		if !ok {
-			t.Fatal("not placed")
-		}
-		argv, env, _, err := r.argv(placed)
+		p, err := r.plan(launchInput{kind: adapters.LaunchFresh, argv: []string{"opencode", "run", "hi"}, payloads: []contract.PayloadEnvelope{testutil.Payload("pay_1", "b", contract.AcceptablePlacement{Placement: contract.PlacementDeveloperEquivalentFrame, Requirement: contract.RequirementRequired})}})
 		if err != nil {
 			t.Fatal(err)
 		}
+		argv, env := p.argv, p.env
 		if !slices.Equal(argv, []string{"opencode", "run", "hi"}) {
 			t.Errorf("command line %q", argv)
 		}
@@ -111,12 +136,18 @@ func TestPayloadRefusedWhereNoHookPlacesIt(t *testing.T) {
 	oc := adapters.AdapterOf(openclaw.Harness{})
 	pay := []contract.PayloadEnvelope{{PayloadID: "pay_1", PayloadKind: "continuation", Body: contract.Ptr("b")}}
 	argv := []string{"openclaw", "agent", "--local", "-m", "hi"}
-	_, err := placePayloads(Options{Payloads: pay, PayloadsAt: contract.EventSessionStarted}, oc, argv, true)
-	if err == nil || !strings.Contains(err.Error(), "--payload-at frame") {
-		t.Errorf("a session payload without a session hook: %v, want a refusal naming --payload-at frame", err)
-	}
-	pl, err := placePayloads(Options{Payloads: pay, PayloadsAt: contract.EventFrameOpening}, oc, argv, true)
-	if err != nil || len(pl.atHook) != 1 {
-		t.Errorf("a payload at the first prompt: %v, %+v", err, pl)
+	for _, at := range []contract.Event{contract.EventSessionStarted, contract.EventFrameOpening} {
+		o := Options{Payloads: pay, PayloadsAt: at}
+		placed, err := oc.PlaceLaunchPayloads(oc.PrepareLaunch(argv), adapters.LaunchFirst, launchPayloads(o))
+		if err != nil {
+			t.Fatal(err)
+		}
+		atHook, err := hookPayloads(o, oc, placed, true)
+		switch {
+		case at == contract.EventSessionStarted && (err == nil || !strings.Contains(err.Error(), "--payload-at frame")):
+			t.Errorf("a session payload without a session hook: %v, want a refusal naming --payload-at frame", err)
+		case at == contract.EventFrameOpening && (err != nil || len(atHook) != 1):
+			t.Errorf("a payload at the first prompt: %v, %+v", err, atHook)
+		}
 	}
 }

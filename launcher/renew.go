@@ -10,6 +10,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/ptyio"
 	"github.com/lifeloop/lifeloop/renewal"
@@ -57,8 +58,17 @@ func (s *supervisor) onLoop(f func()) bool {
 	return true
 }
 
-// startRenewal runs do (Renew or Recover) beside the loop.
-func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, error), reply chan controlReply) {
+// renewals is the supervisor as its renewals drive it: the loop's side of
+// the renewal orchestrator (renewal.Orchestrator), which runs beside it.
+// Its methods run on the loop goroutine unless they say otherwise.
+type renewals struct{ s *supervisor }
+
+// start runs the renewal begin returns (the orchestrator's Renew or
+// Recover, handed the current harness session id) beside the loop: its
+// goroutine does the actions the renewal asks for (drive).
+func (r renewals) start(begin func(harnessID string) *renewal.Steps, reply chan controlReply) {
+	s := r.s
+	steps := begin(s.k.HarnessSession())
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.renewing = &renewRun{cancel: cancel}
 	// Keys typed while the harness is stopped and started again wait for
@@ -71,14 +81,29 @@ func (s *supervisor) startRenewal(do func(context.Context) (renewal.Outcome, err
 			// harness: read once per session, off the loop.
 			orch.Adapter = ad.WithFacts(s.version.harnessFacts(ctx))
 		}
-		out, err := do(ctx)
+		out, err := r.drive(ctx, steps)
 		cancel(nil)
 		s.renewed <- renewResult{out: out, err: err, reply: reply}
 	}()
 }
 
-// renewDone runs on the loop when a renewal has ended.
-func (s *supervisor) renewDone(r renewResult) {
+// relaunchSealed reports whether the renewal this continuation finishes
+// had recorded its relaunch's session.starting before its wrapper was
+// lost, and the seal ended that harness session (seal.Interrupted): the
+// renewal records no second session.starting, so the continuation opens
+// its harness session with its own.
+func (r renewals) relaunchSealed() bool {
+	s := r.s
+	if seal.Interrupted(s.cfg.Prior) == 0 {
+		return false
+	}
+	st, err := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(s.cfg.StateDir, s.rec.ID)))
+	return err == nil && st.State.InProgress() && st.StartingReceiptID != ""
+}
+
+// done runs on the loop when a renewal has ended.
+func (rs renewals) done(r renewResult) {
+	s := rs.s
 	s.renewing = nil
 	defer s.releaseKeysWhenRead() // to the harness running once this returns
 	if r.err != nil {
@@ -109,8 +134,32 @@ func (s *supervisor) renewDone(r renewResult) {
 	}
 }
 
-// harnessProcess is the running harness as a renewal sees it (the
-// renewal.Process of the Orchestrator). Its methods run on the renewal's
+// drive does the actions of a renewal until it ends, on the renewal's
+// goroutine: a moment to record goes to the loop (record), a stop and a
+// start to the harness (harnessProcess).
+func (r renewals) drive(ctx context.Context, steps *renewal.Steps) (renewal.Outcome, error) {
+	var ans renewal.Answer
+	for {
+		act, ok := steps.Next(ans)
+		if !ok {
+			return steps.Result()
+		}
+		ans = renewal.Answer{}
+		switch act.Kind {
+		case renewal.ActRecord:
+			ans.ReceiptID = r.record(act.Event, act.Summary, act.PayloadReceipts)
+		case renewal.ActStop:
+			ans.Exit, ans.Err = harnessProcess{r.s}.Stop(ctx, act.Signal, act.Grace)
+		case renewal.ActStart:
+			ans.Err = harnessProcess{r.s}.Start(ctx, launchInput{kind: act.Launch, argv: act.Argv, payloads: act.Payloads})
+		default:
+			ans.Err = fmt.Errorf("renewal: unknown action %d", act.Kind)
+		}
+	}
+}
+
+// harnessProcess is the running harness as a renewal's stops and starts
+// reach it (renewal.ActStop, renewal.ActStart). Its methods run on the renewal's
 // goroutine.
 type harnessProcess struct{ s *supervisor }
 
@@ -168,12 +217,13 @@ func stopSteps(first syscall.Signal) []syscall.Signal {
 	return steps
 }
 
-// Start launches argv on the same terminal: raw mode, size and the
-// person's typing carry over to the new harness. The loop does it. It
-// returns once the new harness is ready (waitReady); a second start in one
-// renewal (the fallback after a relaunch that died) holds typed keys again.
-func (p harnessProcess) Start(ctx context.Context, argv []string) error {
-	if len(argv) == 0 {
+// Start launches the start in plans on the same terminal: raw mode, size
+// and the person's typing carry over to the new harness. The loop does
+// it. It returns once the new harness is ready (waitReady); a second
+// start in one renewal (the fallback after a relaunch that died) holds
+// typed keys again.
+func (p harnessProcess) Start(ctx context.Context, in launchInput) error {
+	if len(in.argv) == 0 {
 		return fmt.Errorf("renewal: empty command line")
 	}
 	errc := make(chan error, 1)
@@ -181,7 +231,7 @@ func (p harnessProcess) Start(ctx context.Context, argv []string) error {
 		if p.s.keyReleased == p.s.keyHold {
 			p.s.holdKeys()
 		}
-		p.s.relaunch(argv, func(err error) { errc <- err })
+		renewals{p.s}.relaunch(in, func(err error) { errc <- err })
 	}) {
 		return errLoopEnded
 	}
@@ -210,16 +260,23 @@ func (p harnessProcess) waitReady(ctx context.Context) error {
 // relaunch starts argv as the session's new harness and calls done with
 // the result. A harness pinned to a new session gets a new telemetry
 // watcher, after what the old transcript still holds is recorded.
-func (s *supervisor) relaunch(argv []string, done func(error)) {
+//
+// A hook bridge that cannot be given to the relaunched harness (its file
+// became unreadable since the first launch) is left out, as a first
+// launch leaves it out: the harness starts without it, one
+// capability.degraded says why, and later relaunches go without it.
+func (r renewals) relaunch(in launchInput, done func(error)) {
+	s := r.s
 	if s.stopping {
 		done(errStopping(s.stoppedBy))
 		return
 	}
-	argv, env, pinned, err := s.relaunchRecipe().argv(argv)
+	plan, err := r.recipe().plan(in)
 	if err != nil {
 		done(err)
 		return
 	}
+	argv, env, pinned := plan.argv, plan.env, plan.pinned
 	start := func() {
 		if s.stopping {
 			done(errStopping(s.stoppedBy))
@@ -234,7 +291,12 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 				}
 			}
 		}
-		err := s.startAgain(argv, env, pinned)
+		if why := plan.bridgeUnavailable; why != nil {
+			s.log.Warn("renewal: hook bridge not installed; the harness runs without it", "reason", why.Reason)
+			s.cfg.Recipe.bridge = nil
+			s.obs = withBridgeUnavailable(s.ctx, s.obs, why, s.cfg.Now())
+		}
+		err := r.startAgain(argv, env, pinned)
 		if err == nil {
 			// Keys go to the new harness as soon as it takes them; the
 			// renewal may still wait for it to name its session.
@@ -249,27 +311,32 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 	s.beginDrain(start)
 }
 
-// relaunchRecipe is the launch recipe of a relaunch: the first launch's,
-// with the session's adapter (which knows the harness's facts).
-func (s *supervisor) relaunchRecipe() launchRecipe {
+// recipe is the launch recipe of a relaunch: the first launch's, with
+// the renewal's adapter (which knows the harness's facts).
+func (rs renewals) recipe() launchRecipe {
+	s := rs.s
 	r := s.cfg.Recipe
 	if r.ad == nil {
 		r = launchRecipe{bridge: s.cfg.BridgeArgs, pin: s.cfg.Telemetry != nil}
 	}
 	r.ad = s.cfg.Adapter
+	if s.orch != nil && s.orch.Adapter != nil {
+		r.ad = s.orch.Adapter
+	}
 	if r.ad == nil {
-		r.bridge, r.pin, r.files = nil, false, nil
+		r.bridge, r.bridgeAt, r.pin, r.files = nil, nil, false, nil
 	}
 	return r
 }
 
 // startAgain starts the relaunched harness, with env (nil: the first
 // start's environment).
-func (s *supervisor) startAgain(argv, env []string, pinned string) error {
+func (r renewals) startAgain(argv, env []string, pinned string) error {
+	s := r.s
 	if env == nil {
 		env = s.cfg.Spec.Env
 	}
-	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: s.processEnv(env), Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
+	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: processEnv(s.cfg.ProcessEnv, s.processes, env), Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
 	child, err := s.term.Start(spec)
 	if err != nil {
 		return err
@@ -287,34 +354,25 @@ func (s *supervisor) startAgain(argv, env []string, pinned string) error {
 	return nil
 }
 
-// renewer returns the session's renewal orchestrator, built on first use.
-func (s *supervisor) renewer() *renewal.Orchestrator {
+// orchestrator returns the session's renewal orchestrator, built on
+// first use.
+func (r renewals) orchestrator() *renewal.Orchestrator {
+	s := r.s
 	if s.orch == nil {
 		dir := statedir.SessionDir(s.cfg.StateDir, s.rec.ID)
 		s.orch = &renewal.Orchestrator{
-			Adapter:          s.cfg.Adapter,
-			Argv:             s.cfg.UserArgv,
-			HarnessSessionID: s.currentHarnessSession,
-			Process:          harnessProcess{s},
-			Store:            &renewal.Store{Dir: statedir.ContinuationPath(s.cfg.StateDir, s.rec.ID), Now: s.cfg.Now},
-			StatusPath:       renewal.StatusPath(dir),
-			Record:           s.recordRenewal,
-			Now:              s.cfg.Now,
-			Grace:            s.cfg.Grace,
+			Adapter:    s.cfg.Adapter,
+			Argv:       s.cfg.UserArgv,
+			Store:      &renewal.Store{Dir: statedir.ContinuationPath(s.cfg.StateDir, s.rec.ID), Now: s.cfg.Now},
+			StatusPath: renewal.StatusPath(dir),
+			Now:        s.cfg.Now,
+			Grace:      s.cfg.Grace,
 		}
 	}
 	return s.orch
 }
 
-// currentHarnessSession reads the harness session id from the renewal's
-// goroutine.
-func (s *supervisor) currentHarnessSession() string {
-	var id string
-	s.onLoop(func() { id = s.k.HarnessSession() })
-	return id
-}
-
-// recordRenewal records one step of a renewal (from its goroutine) and
+// record records one step of a renewal (from its goroutine) and
 // returns the receipt id. The relaunch's session.starting opens a new
 // harness session. Its session.started is recorded at once for a resumed
 // harness, which keeps the session it had (the id its command line
@@ -322,7 +380,9 @@ func (s *supervisor) currentHarnessSession() string {
 // name its session, and the renewal does not wait for it: the step
 // returns "" and the receipt follows as evidence comes. A summary's
 // failure_class (a relaunch that died) marks the receipt failed.
-func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
+// It runs on the renewal's goroutine.
+func (r renewals) record(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
+	s := r.s
 	idc := make(chan string, 1)
 	reply := func(id string) { idc <- id }
 	m := Moment{Event: ev, Summary: summary, PayloadReceipts: prs}
@@ -364,7 +424,8 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 
 // onRenew handles the renew control operation: the renewal starts beside
 // the loop and answers the caller when it ends.
-func (s *supervisor) onRenew(raw json.RawMessage, reply chan controlReply) {
+func (r renewals) onRenew(raw json.RawMessage, reply chan controlReply) {
+	s := r.s
 	fail := func(err error) { reply <- controlReply{nil, err} }
 	switch {
 	case s.cfg.Adapter == nil:
@@ -387,6 +448,6 @@ func (s *supervisor) onRenew(raw json.RawMessage, reply chan controlReply) {
 			return
 		}
 	}
-	orch := s.renewer()
-	s.startRenewal(func(ctx context.Context) (renewal.Outcome, error) { return orch.Renew(ctx, req) }, reply)
+	orch := r.orchestrator()
+	r.start(func(hid string) *renewal.Steps { return orch.Renew(req, hid) }, reply)
 }

@@ -146,6 +146,8 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if o.PayloadArgvOK {
 		ad = ad.WithArgvPayloads()
 	}
+	// The command line as the plan starts it (launchRecipe.plan), which
+	// the hook bridge and the harness's facts are read for.
 	argv := ad.PrepareLaunch(slices.Clone(o.Argv))
 
 	p, err := openSession(o, ad)
@@ -201,16 +203,17 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		f := ad.ReadFacts(ctx, argv, env)
 		facts, ad = &f, ad.WithFacts(f)
 	}
-	placed, err := placePayloads(o, ad, argv, bridge.recorder != nil)
-	if err != nil {
-		return Result{}, err
-	}
 	tel := followTelemetry(ctx, o, ad, p, env)
-	recipe := launchRecipe{ad: ad, bridge: bridge.args, pin: tel != nil, files: files, env: env}
-	argv, startEnv, pinned, err := recipe.argv(placed.argv)
+	recipe := launchRecipe{ad: ad, bridge: bridge.args, bridgeAt: bridge.at, pin: tel != nil, files: files, env: env}
+	plan, err := recipe.plan(launchInput{kind: adapters.LaunchFirst, argv: o.Argv, payloads: launchPayloads(o)})
 	if err != nil {
 		return Result{}, fmt.Errorf("--payload: %w", err)
 	}
+	atHook, err := hookPayloads(o, ad, plan.placement, bridge.recorder != nil)
+	if err != nil {
+		return Result{}, err
+	}
+	argv, startEnv, pinned := plan.argv, plan.env, plan.pinned
 	var observations <-chan Moment
 	if tel != nil {
 		// A command line that continues an earlier harness session: that
@@ -246,7 +249,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Telemetry:       tel,
 		Recipe:          recipe,
 		ProcessEnv:      processEnvOf(o, p.ID),
-		StartPayloads:   placed.atLaunch,
+		StartPayloads:   plan.placement.Placed,
 		Facts:           facts,
 		Adapter:         ad,
 		Registry:        o.Registry,
@@ -266,7 +269,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if bridge.recorder != nil {
 		cfg.HookRecorder = bridge.recorder
 		cfg.hookDoor = bridge.door
-		cfg.HookPayloads = placed.atHook
+		cfg.HookPayloads = atHook
 		cfg.HookPayloadsAt = o.PayloadsAt
 	}
 	res, err := Run(ctx, cfg)
@@ -368,6 +371,9 @@ type hookBridge struct {
 	// unavailable says why the bridge was asked for and not installed;
 	// nil when it was installed or not asked for.
 	unavailable *adapters.BridgeUnavailable
+	// at checks the bridge again for a relaunch's command line and
+	// returns its arguments (launchRecipe.bridgeAt).
+	at func(argv []string) ([]string, error)
 }
 
 // bridgeHooks points the harness's native hooks at `lifeloop host-hook`
@@ -403,44 +409,43 @@ func bridgeHooks(o Options, ad *adapters.Adapter, p *pipeline.Pipeline, argv, en
 		return b, err
 	}
 	b.args, b.env, b.hooks, b.frames, b.recorder = extra, vars, spec, frames, &routerRecorder{rt: rt}
+	b.at = func(argv []string) ([]string, error) {
+		again := t
+		again.Argv = argv
+		return ad.HookBridge().BridgeArgs(again)
+	}
 	return b, nil
 }
 
-// placement is where the launch's payloads go: argv carries those placed
-// at launch; the rest wait for the hook of PayloadsAt.
-type placement struct {
-	argv             []string
-	atLaunch, atHook []contract.PayloadEnvelope
+// launchPayloads are the payloads the first launch's command line may
+// carry: those for session.started (those for the first prompt wait for
+// its hook).
+func launchPayloads(o Options) []contract.PayloadEnvelope {
+	if o.PayloadsAt == contract.EventFrameOpening {
+		return nil
+	}
+	return o.Payloads
 }
 
-// placePayloads puts the payloads for session.started that the adapter
-// can take at launch into the command line (moved into a private file
-// where the harness has a file form); the others go to the hook bridge,
-// which must then be installed (bridged) and have a hook that places
-// payloads at that moment.
-func placePayloads(o Options, ad *adapters.Adapter, argv []string, bridged bool) (placement, error) {
-	pl := placement{argv: argv, atLaunch: o.Payloads}
+// hookPayloads are the payloads the first launch's command line did not
+// carry (placed, its plan's placement): they wait for the hook of
+// PayloadsAt, which the hook bridge must then have installed (bridged),
+// with a hook that places payloads at that moment.
+func hookPayloads(o Options, ad *adapters.Adapter, placed adapters.LaunchPlacement, bridged bool) ([]contract.PayloadEnvelope, error) {
+	atHook := placed.Rest
 	if o.PayloadsAt == contract.EventFrameOpening {
-		pl.atLaunch, pl.atHook = nil, o.Payloads
+		atHook = o.Payloads
 	}
-	if len(pl.atLaunch) > 0 {
-		var rest []contract.PayloadEnvelope
-		var err error
-		if pl.argv, pl.atLaunch, rest, err = placeAtLaunch(ad, pl.argv, pl.atLaunch); err != nil {
-			return pl, fmt.Errorf("--payload: %w", err)
-		}
-		pl.atHook = append(pl.atHook, rest...)
-	}
-	if len(pl.atHook) > 0 && (!bridged || !bridgePlaces(ad, o.PayloadsAt)) {
+	if len(atHook) > 0 && (!bridged || !bridgePlaces(ad, o.PayloadsAt)) {
 		msg := "no launch placement fits it and no hook bridge that places payloads at the session's start is installed"
 		if o.PayloadsAt == contract.EventFrameOpening {
 			msg = "no hook bridge that places payloads at the first prompt is installed"
 		} else if bridged && bridgePlaces(ad, contract.EventFrameOpening) {
 			msg += " (--payload-at frame places it at the first prompt)"
 		}
-		return pl, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: %s", ad.ID, pl.atHook[0].PayloadID, msg)
+		return nil, fmt.Errorf("--payload: adapter %s cannot take payload %s in this launch: %s", ad.ID, atHook[0].PayloadID, msg)
 	}
-	return pl, nil
+	return atHook, nil
 }
 
 // followTelemetry prepares the telemetry watcher when the adapter has
@@ -501,38 +506,6 @@ func rejected(o Options, rec statedir.SessionRecord, r *routerRecorder, n *contr
 		State:     statedir.StateRejected,
 		LaunchErr: fmt.Errorf("negotiation refused (%s): %s; see `lifeloop negotiate --adapter %s`", fc, reason, rec.AdapterID),
 	}, nil
-}
-
-// placeAtLaunch puts the payloads whose placement resolves to pre_session
-// into the harness's command line (the adapter's launch placement) and
-// returns the new argv, the payloads placed, and the rest. It fails when
-// the adapter refuses the placement because the body would be in argv
-// (adapters.ArgvPlacementError).
-func placeAtLaunch(ad *adapters.Adapter, argv []string, payloads []contract.PayloadEnvelope) ([]string, []contract.PayloadEnvelope, []contract.PayloadEnvelope, error) {
-	m := ad.Manifest()
-	routes := contract.PlacementRoutes(contract.EventSessionStarting)
-	var fit, rest []contract.PayloadEnvelope
-	for _, p := range payloads {
-		d := contract.ResolvePlacement(m, p, routes)
-		if d.Target != nil && *d.Target == contract.ManifestPreSession &&
-			(d.Outcome == contract.PlacementOutcomeDelivered || d.Outcome == contract.PlacementOutcomeDegraded) {
-			fit = append(fit, p)
-		} else {
-			rest = append(rest, p)
-		}
-	}
-	if len(fit) == 0 {
-		return argv, nil, rest, nil
-	}
-	text, err := contract.RenderTransport(fit)
-	if err != nil {
-		return argv, nil, payloads, nil
-	}
-	out, target, ok := ad.PlaceAtLaunch(argv, string(text))
-	if !ok || target != contract.ManifestPreSession {
-		return argv, nil, payloads, ad.ArgvPlacementError(argv, contract.ManifestPreSession)
-	}
-	return out, fit, rest, nil
 }
 
 // routerRecorder adapts the router to the supervisor's Recorder.

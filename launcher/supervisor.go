@@ -321,11 +321,12 @@ func (s *supervisor) run() (Result, error) {
 	if s.cfg.Recover && s.cfg.Adapter != nil {
 		// Finish a renewal the crashed wrapper left in progress: its
 		// relaunch carries the pending payloads. The loop serves
-		// meanwhile; the harness starts when it is done (renewDone).
-		if s.relaunchSealed() {
+		// meanwhile; the harness starts when it is done (renewals.done).
+		r := renewals{s}
+		if r.relaunchSealed() {
 			_, _ = s.recordStarting()
 		}
-		s.startRenewal(s.renewer().Recover, nil)
+		r.start(r.orchestrator().Recover, nil)
 	} else {
 		if s.cfg.Recover {
 			_, _ = s.recordStarting()
@@ -335,19 +336,6 @@ func (s *supervisor) run() (Result, error) {
 		}
 	}
 	return s.loop(sigCh, ctrlCh), nil
-}
-
-// relaunchSealed reports whether the renewal this continuation finishes
-// had recorded its relaunch's session.starting before its wrapper was
-// lost, and the seal ended that harness session (seal.Interrupted): the
-// renewal records no second session.starting, so the continuation opens
-// its harness session with its own.
-func (s *supervisor) relaunchSealed() bool {
-	if seal.Interrupted(s.cfg.Prior) == 0 {
-		return false
-	}
-	st, err := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(s.cfg.StateDir, s.rec.ID)))
-	return err == nil && st.State.InProgress() && st.StartingReceiptID != ""
 }
 
 // recordStarting records the wrapper's session.starting.
@@ -365,7 +353,7 @@ func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
 // the session's result.
 func (s *supervisor) launch() (res Result, failed bool) {
 	spec := s.cfg.Spec
-	spec.Env = s.processEnv(spec.Env)
+	spec.Env = processEnv(s.cfg.ProcessEnv, s.processes, spec.Env)
 	child, err := s.term.Start(spec)
 	if err != nil {
 		switch {
@@ -536,7 +524,7 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		case f := <-s.calls:
 			f()
 		case r := <-s.renewed:
-			s.renewDone(r)
+			renewals{s}.done(r)
 		case sig := <-sigCh:
 			s.onSignal(sig.(syscall.Signal))
 		case call := <-ctrlCh:

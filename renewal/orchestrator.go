@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 	"syscall"
@@ -13,24 +14,103 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 )
 
-// Process is the running harness, as the supervisor exposes it to the
-// Orchestrator.
-type Process interface {
-	// Stop ends the current harness without acting on its screen (it
-	// never types into the harness's terminal): it sends first to the
-	// harness's process group, then SIGTERM and SIGKILL, waiting up to
-	// grace after each; returns how it ended. It is idempotent: on a
-	// harness that already ended it returns at once (with the facts it
-	// has, possibly zero) and no error.
-	Stop(ctx context.Context, first syscall.Signal, grace time.Duration) (contract.ExitFacts, error)
-	// Start launches argv (the complete command line: placement and
-	// PrepareLaunch already applied) on the same terminal and returns once
-	// it is ready (it takes keys); an *ExitedBeforeReady when it exited
-	// before.
-	Start(ctx context.Context, argv []string) error
+// A renewal does not call into the harness or the stream: it returns the
+// next thing it needs done as an Action, and the caller (the supervisor
+// loop's side, launcher's renewals) does it and hands back the Answer
+// (Steps.Next). The orchestrator keeps only its files: the status, the
+// continuation store.
+
+// ActionKind is what a renewal asks for next.
+type ActionKind int
+
+const (
+	// ActRecord records a lifecycle moment: Event, Summary (never a
+	// payload body) and PayloadReceipts; the answer is its receipt id ("" if
+	// it follows later). Every summary of a renewal step has "reason":
+	// "renewal", "renewal_attempt" and "renewal_step" (ending, ended,
+	// starting, started), which together identify the step for
+	// deduplication.
+	ActRecord ActionKind = iota + 1
+	// ActStop ends the current harness without acting on its screen (never
+	// typing into its terminal): Signal to the harness's process group,
+	// then SIGTERM and SIGKILL, waiting up to Grace after each; the answer
+	// is how it ended. On a harness that already ended the answer comes at
+	// once (with the facts there are, possibly zero) and no error.
+	ActStop
+	// ActStart launches a start of kind Launch of Argv (before
+	// PrepareLaunch) with Payloads placed on it, planned as the first
+	// launch is (PrepareLaunch, then adapters.Adapter.PlaceLaunchPayloads),
+	// on the same terminal; the answer comes once it is ready (it takes
+	// keys), an *ExitedBeforeReady when it exited before.
+	ActStart
+)
+
+// Action is the next thing a renewal needs done.
+type Action struct {
+	Kind            ActionKind
+	Event           contract.Event
+	Summary         map[string]any
+	PayloadReceipts []contract.PayloadReceipt
+	Signal          syscall.Signal
+	Grace           time.Duration
+	Launch          adapters.LaunchKind
+	Argv            []string
+	Payloads        []contract.PayloadEnvelope
 }
 
-// ExitedBeforeReady is Process.Start's error when the harness it started
+// Answer is how an Action went: ReceiptID for ActRecord, Exit for
+// ActStop, and Err when it failed.
+type Answer struct {
+	ReceiptID string
+	Exit      contract.ExitFacts
+	Err       error
+}
+
+// Steps is one renewal (Renew, Recover) as the actions it asks for: the
+// caller calls Next with the answer to the previous action (none at the
+// first call) until it returns false, then reads Result. A Steps must be
+// driven to its end; it runs no step before the first Next.
+type Steps struct {
+	next   func() (Action, bool)
+	answer Answer
+	out    Outcome
+	err    error
+}
+
+// Next hands in the answer to the last action and returns the next one;
+// false when the renewal has ended.
+func (s *Steps) Next(a Answer) (Action, bool) {
+	s.answer = a
+	return s.next()
+}
+
+// Result is how the renewal ended, once Next returned false.
+func (s *Steps) Result() (Outcome, error) { return s.out, s.err }
+
+// steps runs body, holding the orchestrator, as a Steps whose actions
+// are those body asks for through o.do; hid is the current harness
+// session id ("" when not known).
+func (o *Orchestrator) steps(hid string, body func() (Outcome, error)) *Steps {
+	s := &Steps{}
+	s.next, _ = iter.Pull(func(yield func(Action) bool) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.hid = hid
+		o.do = func(a Action) Answer {
+			if !yield(a) {
+				return Answer{Err: errAbandoned}
+			}
+			return s.answer
+		}
+		s.out, s.err = body()
+	})
+	return s
+}
+
+// errAbandoned answers the actions of a Steps its caller stopped driving.
+var errAbandoned = errors.New("renewal: abandoned by its caller")
+
+// ExitedBeforeReady is an ActStart's error when the harness it started
 // exited before it was ready to take keys: the relaunch failed.
 type ExitedBeforeReady struct{ Facts contract.ExitFacts }
 
@@ -40,13 +120,6 @@ func (e *ExitedBeforeReady) Error() string {
 	}
 	return fmt.Sprintf("the relaunched harness exited at once (exit code %d) before it was ready", e.Facts.Code)
 }
-
-// Recorder records one lifecycle moment (through the supervisor's router
-// and ledger) and returns the receipt id. summary never carries payload
-// bodies. Every summary of a renewal step has "reason": "renewal",
-// "renewal_attempt" and "renewal_step" (ending, ended, starting, started),
-// which together identify the step for deduplication.
-type Recorder func(ev contract.Event, summary map[string]any, payloadReceipts []contract.PayloadReceipt) (receiptID string)
 
 // Request asks for one renewal. It is the args of the control operation
 // launcher.OpRenew.
@@ -69,7 +142,7 @@ type Outcome struct {
 	State   State `json:"state"`
 	Attempt int   `json:"attempt"`
 	Resumed bool  `json:"resumed"`
-	// Started is true when this call started the harness (Process.Start).
+	// Started is true when this renewal started the harness (ActStart).
 	// A Recover that finds the harness already started with the payloads
 	// (state pending_delivery) only records and returns Started=false:
 	// the caller then starts the harness itself if none runs.
@@ -86,7 +159,7 @@ type Outcome struct {
 	CarriedIDs []string `json:"carried_payload_ids,omitempty"`
 }
 
-// DefaultGrace is how long Stop waits after each stop signal.
+// DefaultGrace is how long an ActStop waits after each stop signal.
 const DefaultGrace = 10 * time.Second
 
 // Orchestrator renews one wrapped session: it stops the harness and
@@ -97,30 +170,26 @@ const DefaultGrace = 10 * time.Second
 // payload delivered exactly once and each step recorded once.
 //
 // The one window that cannot be closed without the harness's help is a
-// crash between Process.Start returning and the status write that follows
+// crash between an ActStart's answer and the status write that follows
 // it: Recover then starts the harness again with the same payloads (the
 // first harness died with its wrapper, so the payload reaches one live
 // harness).
 //
-// Calls are serialized; an Orchestrator must not be copied after use.
+// Its Steps run one at a time (a second one's first Next waits for the
+// first to end); an Orchestrator must not be copied after use.
 type Orchestrator struct {
 	// Adapter is the session's adapter; it gives the relaunch command
 	// line, the launch placement and the stop signal.
 	Adapter *adapters.Adapter
 	// Argv is the session's command line as the user gave it to
 	// `lifeloop run` (before PrepareLaunch).
-	Argv []string
-	// HarnessSessionID returns the current harness session id, or "".
-	HarnessSessionID func() string
-	Process          Process
-	Store            *Store
+	Argv  []string
+	Store *Store
 	// StatusPath is the renewal.json file (StatusPath(sessionDir)).
 	StatusPath string
-	// Record records a lifecycle moment; nil records nothing.
-	Record Recorder
 	// Now is the clock; default time.Now.
 	Now func() time.Time
-	// Grace is passed to Process.Stop; default DefaultGrace.
+	// Grace is an ActStop's; default DefaultGrace.
 	Grace time.Duration
 	// Negotiated is the renewal support the session's clients negotiated,
 	// or nil. A renewal that can no longer do what was negotiated fails
@@ -129,6 +198,10 @@ type Orchestrator struct {
 	Negotiated *contract.RenewalSupport
 
 	mu sync.Mutex
+	// hid is the harness session id the running Steps started with, and
+	// do asks its caller for an action (both set while it runs).
+	hid string
+	do  func(Action) Answer
 }
 
 func (o *Orchestrator) now() time.Time {
@@ -138,12 +211,7 @@ func (o *Orchestrator) now() time.Time {
 	return time.Now()
 }
 
-func (o *Orchestrator) harnessID() string {
-	if o.HarnessSessionID == nil {
-		return ""
-	}
-	return o.HarnessSessionID()
-}
+func (o *Orchestrator) harnessID() string { return o.hid }
 
 func (o *Orchestrator) stopSignal() syscall.Signal {
 	sig, _ := o.Adapter.StopSignal()
@@ -189,26 +257,15 @@ func (o *Orchestrator) relaunchArgv(hid string, resume bool) ([]string, error) {
 	return nil, failf(contract.FailureCapabilityUnsupported, "adapter %s has no safe relaunch path for this command line; renewal needs an adapter whose manifest claims renewal.reset.wrapper_mediated (see `lifeloop adapters`)", o.Adapter.ID)
 }
 
-// launchManifest is the adapter's manifest with exactly the placement a
-// launch through argv can deliver.
-func (o *Orchestrator) launchPlan(relaunch []string) (contract.AdapterManifest, contract.Routes, contract.ManifestPlacementClass) {
-	m := o.Adapter.Manifest()
-	m.Placement = map[contract.ManifestPlacementClass]contract.PlacementSupport{}
-	routes := contract.Routes{}
-	_, target, ok := o.Adapter.PlaceAtLaunch(relaunch, "{}")
-	if !ok {
-		return m, routes, ""
+// site is where the relaunch through relaunch (before PrepareLaunch)
+// places payloads: the one placement resolver's launch site
+// (adapters.Adapter.LaunchSite), the first launch's and the hook's too.
+func (o *Orchestrator) site(relaunch []string, resume bool) contract.PlacementSite {
+	kind := adapters.LaunchFresh
+	if resume {
+		kind = adapters.LaunchResume
 	}
-	m.Placement[target] = contract.PlacementSupport{Support: contract.SupportSynthesized}
-	switch target {
-	case contract.ManifestPreSession:
-		routes = contract.PlacementRoutes(contract.EventSessionStarting)
-	case contract.ManifestPreFrameLeading:
-		// The text becomes the first user message: only a pre-prompt
-		// placement is honest there.
-		routes[contract.PlacementPrePromptFrame] = []contract.ManifestPlacementClass{contract.ManifestPreFrameLeading}
-	}
-	return m, routes, target
+	return o.Adapter.LaunchSite(o.Adapter.PrepareLaunch(relaunch), kind)
 }
 
 // Renew renews the session: validates req (payload_too_large,
@@ -218,9 +275,13 @@ func (o *Orchestrator) launchPlan(relaunch []string) (contract.AdapterManifest, 
 // the payloads, writes status stopping and runs the steps. An unfinished
 // earlier renewal is continued rather than started over. Failures are
 // *Error values carrying their failure class.
-func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+//
+// harnessID is the current harness session id ("" when not known yet).
+func (o *Orchestrator) Renew(req Request, harnessID string) *Steps {
+	return o.steps(harnessID, func() (Outcome, error) { return o.renew(req) })
+}
+
+func (o *Orchestrator) renew(req Request) (Outcome, error) {
 	st, err := ReadStatus(o.StatusPath)
 	if err != nil {
 		return Outcome{}, &Error{Class: contract.FailureInternalError, Err: err}
@@ -228,7 +289,7 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	if st.State == StatePendingDelivery {
 		// The earlier renewal already started the harness; finish its
 		// records before renewing again.
-		if _, err := o.advance(ctx, &st, false); err != nil {
+		if _, err := o.advance(&st, false); err != nil {
 			return outcomeOf(st, false), err
 		}
 	}
@@ -237,12 +298,13 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	if err != nil {
 		return o.refuse(st, req, err)
 	}
-	m, routes, target := o.launchPlan(relaunch)
+	site, m := o.site(relaunch, req.Resume), o.Adapter.Manifest()
+	target := site.Slot
 	for _, p := range req.Payloads {
 		if err := o.Store.Validate(p); err != nil {
 			return o.refuse(st, req, err)
 		}
-		d := contract.ResolvePlacement(m, p, routes)
+		d := site.Resolve(m, p)
 		if d.Outcome != contract.PlacementOutcomeFailed {
 			continue
 		}
@@ -279,7 +341,7 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 	if err := o.write(&st); err != nil {
 		return outcomeOf(st, false), err
 	}
-	return o.advance(ctx, &st, false)
+	return o.advance(&st, false)
 }
 
 // Recover finishes a renewal left in progress (stopping, relaunching or
@@ -287,9 +349,13 @@ func (o *Orchestrator) Renew(ctx context.Context, req Request) (Outcome, error) 
 // was killed — and cleans up payloads of a renewal that was recorded as
 // delivered but not yet dropped. With nothing to finish it returns the
 // current status's outcome and does nothing.
-func (o *Orchestrator) Recover(ctx context.Context) (Outcome, error) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
+//
+// harnessID is the current harness session id ("" when not known).
+func (o *Orchestrator) Recover(harnessID string) *Steps {
+	return o.steps(harnessID, o.recover)
+}
+
+func (o *Orchestrator) recover() (Outcome, error) {
 	st, err := ReadStatus(o.StatusPath)
 	if err != nil {
 		return Outcome{}, &Error{Class: contract.FailureInternalError, Err: err}
@@ -311,7 +377,7 @@ func (o *Orchestrator) Recover(ctx context.Context) (Outcome, error) {
 		return o.fail(&st, err)
 	}
 	st.Recovered = true
-	return o.advance(ctx, &st, false)
+	return o.advance(&st, false)
 }
 
 // relaunchID is the harness session id to resume: the one the renewal
@@ -362,9 +428,6 @@ func (o *Orchestrator) write(st *Status) error {
 }
 
 func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra map[string]any, prs []contract.PayloadReceipt) string {
-	if o.Record == nil {
-		return ""
-	}
 	summary := map[string]any{"reason": "renewal", "renewal_attempt": st.Attempt, "renewal_step": step, "resume": st.Resume}
 	if st.Recovered {
 		summary["renewal_recovered"] = true
@@ -372,7 +435,7 @@ func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra 
 	for k, v := range extra {
 		summary[k] = v
 	}
-	id := o.Record(ev, summary, prs)
+	id := o.do(Action{Kind: ActRecord, Event: ev, Summary: summary, PayloadReceipts: prs}).ReceiptID
 	if id == "" {
 		// A recorder that returns no id still counts as recorded.
 		id = "recorded"
@@ -381,7 +444,7 @@ func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra 
 }
 
 // advance runs the steps from st.State to the end.
-func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (Outcome, error) {
+func (o *Orchestrator) advance(st *Status, started bool) (Outcome, error) {
 	for {
 		switch st.State {
 		case StateStopping:
@@ -391,7 +454,8 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 					return outcomeOf(*st, started), err
 				}
 			}
-			facts, err := o.Process.Stop(ctx, o.stopSignal(), o.grace())
+			stopped := o.do(Action{Kind: ActStop, Signal: o.stopSignal(), Grace: o.grace()})
+			facts, err := stopped.Exit, stopped.Err
 			if err != nil {
 				class := contract.FailureTransportError
 				if errors.Is(err, context.DeadlineExceeded) {
@@ -410,7 +474,7 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 				return outcomeOf(*st, started), err
 			}
 		case StateRelaunching:
-			argv, err := o.plan(st)
+			launch, err := o.plan(st)
 			if err != nil {
 				return o.fail(st, err)
 			}
@@ -426,10 +490,10 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 			if err := o.write(st); err != nil {
 				return outcomeOf(*st, started), err
 			}
-			if err := o.Process.Start(ctx, argv); err != nil {
+			if err := o.do(launch).Err; err != nil {
 				var died *ExitedBeforeReady
 				if errors.As(err, &died) {
-					return o.fallBack(ctx, st, died)
+					return o.fallBack(st, died)
 				}
 				class := contract.FailureTransportError
 				if len(st.PayloadIDs) > 0 {
@@ -485,13 +549,12 @@ func (o *Orchestrator) advance(ctx context.Context, st *Status, started bool) (O
 // that start fails too, the harness is gone: the session ends with it.
 // The fallback is not recovered after a crash: the status is failed, and
 // a continued wrapper starts the harness itself.
-func (o *Orchestrator) fallBack(ctx context.Context, st *Status, died *ExitedBeforeReady) (Outcome, error) {
+func (o *Orchestrator) fallBack(st *Status, died *ExitedBeforeReady) (Outcome, error) {
 	facts := died.Facts
 	facts.StoppedBy = ""
 	ended := exitSummary(facts)
 	ended["failure_class"] = string(contract.FailureAdapterUnavailable)
 	o.record(st, contract.EventSessionEnded, "relaunch_failed", ended, nil)
-	argv := o.Adapter.PrepareLaunch(slices.Clone(o.Argv))
 	err := failf(contract.FailureAdapterUnavailable, "%v; the session goes on with its own command line %q, and the payloads stay stored for a later renewal (`lifeloop renewal status`)", died, o.Argv)
 	if len(st.PayloadIDs) == 0 {
 		err = failf(contract.FailureAdapterUnavailable, "%v; the session goes on with its own command line %q (`lifeloop renewal status`)", died, o.Argv)
@@ -499,7 +562,7 @@ func (o *Orchestrator) fallBack(ctx context.Context, st *Status, died *ExitedBef
 	out, _ := o.fail(st, err)
 	resume := map[string]any{"resume": false, "renewal_fallback": true}
 	o.record(st, contract.EventSessionStarting, "fallback_starting", resume, nil)
-	if serr := o.Process.Start(ctx, argv); serr != nil {
+	if serr := o.do(Action{Kind: ActStart, Launch: adapters.LaunchFresh, Argv: slices.Clone(o.Argv)}).Err; serr != nil {
 		return out, failf(contract.FailureAdapterUnavailable, "%v; starting its own command line %q again failed too (%v): the session ends", died, o.Argv, serr)
 	}
 	out.Started = true
@@ -507,21 +570,22 @@ func (o *Orchestrator) fallBack(ctx context.Context, st *Status, died *ExitedBef
 	return out, err
 }
 
-// plan computes the relaunch command line with the pending payloads
-// placed, and sets st.PayloadIDs (the payloads delivered), st.Placement
+// plan returns the relaunch's start: its command line and the pending
+// payloads it places (the launcher plans the start as it plans the
+// first launch's, through the same resolver), and sets st.PayloadIDs (the payloads delivered), st.Placement
 // and st.PayloadReceipts. Payloads of this renewal that expired meanwhile
 // get a failed receipt and end the renewal in state expired; stored
 // payloads (e.g. put with `continuation put`) that cannot be placed at
 // this launch get their placement decision's receipt (failed or skipped)
 // and stay stored until they expire or are dropped.
-func (o *Orchestrator) plan(st *Status) ([]string, error) {
+func (o *Orchestrator) plan(st *Status) (Action, error) {
 	relaunch, err := o.relaunchArgv(o.relaunchID(*st), st.Resume)
 	if err != nil {
-		return nil, err
+		return Action{}, err
 	}
 	all, err := o.Store.all()
 	if err != nil {
-		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+		return Action{}, &Error{Class: contract.FailureInternalError, Err: err}
 	}
 	now := o.Store.now()
 	var receipts []contract.PayloadReceipt
@@ -540,17 +604,17 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 		}
 	}
 	if _, err := o.Store.Expire(); err != nil {
-		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+		return Action{}, &Error{Class: contract.FailureInternalError, Err: err}
 	}
 	pending, err := o.Store.Pending()
 	if err != nil {
-		return nil, &Error{Class: contract.FailureInternalError, Err: err}
+		return Action{}, &Error{Class: contract.FailureInternalError, Err: err}
 	}
-	m, routes, target := o.launchPlan(relaunch)
+	site, m := o.site(relaunch, st.Resume), o.Adapter.Manifest()
 	var text []contract.PayloadEnvelope
 	var delivered []string
 	for _, p := range pending {
-		d := contract.ResolvePlacement(m, p, routes)
+		d := site.Resolve(m, p)
 		receipts = append(receipts, d.Receipt(p))
 		switch d.Outcome {
 		case contract.PlacementOutcomeDelivered, contract.PlacementOutcomeDegraded:
@@ -564,19 +628,20 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 			}
 		}
 	}
-	argv := relaunch
-	st.Placement = ""
-	if len(text) > 0 {
-		body, err := contract.RenderTransport(text)
-		if err != nil {
-			return nil, failf(contract.FailurePayloadRejected, "render the transport envelope: %v", err)
-		}
-		placed, used, ok := o.Adapter.PlaceAtLaunch(relaunch, string(body))
-		if !ok || used != target {
-			return nil, failf(contract.FailurePlacementUnavailable, "adapter %s cannot place payloads on %q", o.Adapter.ID, relaunch)
-		}
-		argv, st.Placement = placed, used
+	// Checked before the harness is stopped again: the launch plan places
+	// them the same way (PrepareLaunch, then PlaceLaunchPayloads).
+	kind := adapters.LaunchFresh
+	if st.Resume {
+		kind = adapters.LaunchResume
 	}
+	placed, err := o.Adapter.PlaceLaunchPayloads(o.Adapter.PrepareLaunch(relaunch), kind, text)
+	if err != nil || len(placed.Rest) > 0 {
+		if err == nil {
+			err = fmt.Errorf("adapter %s cannot place payloads on %q", o.Adapter.ID, relaunch)
+		}
+		return Action{}, failf(contract.FailurePlacementUnavailable, "%v", err)
+	}
+	st.Placement = placed.Target
 	st.PayloadIDs = delivered
 	st.PayloadReceipts = receipts
 	st.UndeliveredIDs, st.CarriedIDs = nil, nil
@@ -588,7 +653,7 @@ func (o *Orchestrator) plan(st *Status) ([]string, error) {
 			st.CarriedIDs = append(st.CarriedIDs, p.PayloadID)
 		}
 	}
-	return o.Adapter.PrepareLaunch(argv), nil
+	return Action{Kind: ActStart, Launch: kind, Argv: relaunch, Payloads: text}, nil
 }
 
 // undeliveredFate says what became of the payloads a relaunch could not

@@ -27,7 +27,7 @@ type world struct {
 	dir     string
 	clock   *fakeClock
 	ledger  []recorded
-	starts  [][]string // argv of every Process.Start that took effect
+	starts  [][]string // argv of every start (ActStart) that took effect
 	stops   int
 	running bool
 	// crashAt names the point where the next call panics (see hit).
@@ -50,7 +50,8 @@ func (w *world) hit(point string) {
 	}
 }
 
-// fakeProcess is the Process of one wrapper; it shares the world.
+// fakeProcess does a renewal's stops and starts for one wrapper; it
+// shares the world.
 type fakeProcess struct{ w *world }
 
 func (p fakeProcess) Stop(_ context.Context, _ syscall.Signal, _ time.Duration) (contract.ExitFacts, error) {
@@ -86,26 +87,72 @@ func newWorld(t *testing.T) *world {
 
 // orchestrator builds a new Orchestrator over the world's files, as a
 // new wrapper would.
-func (w *world) orchestrator(t *testing.T, adapterID string, argv ...string) *Orchestrator {
+func (w *world) orchestrator(t *testing.T, adapterID string, argv ...string) *driven {
 	t.Helper()
 	a, err := builtin.Default().Lookup(adapterID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Orchestrator{
-		Adapter:          a,
-		Argv:             argv,
-		HarnessSessionID: func() string { return "11111111-2222-3333-4444-555555555555" },
-		Process:          fakeProcess{w},
-		Store:            &Store{Dir: filepath.Join(w.dir, "continuation"), Now: w.clock.Now},
-		StatusPath:       StatusPath(w.dir),
-		Now:              w.clock.Now,
-		Record: func(ev contract.Event, summary map[string]any, prs []contract.PayloadReceipt) string {
-			w.hit("before record " + string(ev))
-			w.ledger = append(w.ledger, recorded{ev, summary, slices.Clone(prs)})
-			w.hit("after record " + string(ev))
-			return fmt.Sprintf("lfr_%d", len(w.ledger))
-		},
+	return &driven{Orchestrator: &Orchestrator{
+		Adapter:    a,
+		Argv:       argv,
+		Store:      &Store{Dir: filepath.Join(w.dir, "continuation"), Now: w.clock.Now},
+		StatusPath: StatusPath(w.dir),
+		Now:        w.clock.Now,
+	}, w: w, HarnessSessionID: func() string { return "11111111-2222-3333-4444-555555555555" }}
+}
+
+// driven is an Orchestrator whose renewals the world drives to their end,
+// doing each action they ask for as a wrapper would.
+type driven struct {
+	*Orchestrator
+	w *world
+	// HarnessSessionID is the current harness session id (nil: "").
+	HarnessSessionID func() string
+}
+
+func (d *driven) hid() string {
+	if d.HarnessSessionID == nil {
+		return ""
+	}
+	return d.HarnessSessionID()
+}
+
+func (d *driven) Renew(ctx context.Context, req Request) (Outcome, error) {
+	return d.w.drive(ctx, d.Adapter, d.Orchestrator.Renew(req, d.hid()))
+}
+
+func (d *driven) Recover(ctx context.Context) (Outcome, error) {
+	return d.w.drive(ctx, d.Adapter, d.Orchestrator.Recover(d.hid()))
+}
+
+// drive does the actions of s until it ends. A crash (a panic at a hit
+// point) leaves s where it was, as a killed wrapper leaves its renewal.
+// A start is planned as the launcher plans it: PrepareLaunch, then the
+// payloads placed.
+func (w *world) drive(ctx context.Context, ad *adapters.Adapter, s *Steps) (Outcome, error) {
+	var ans Answer
+	for {
+		act, ok := s.Next(ans)
+		if !ok {
+			return s.Result()
+		}
+		ans = Answer{}
+		switch act.Kind {
+		case ActRecord:
+			w.hit("before record " + string(act.Event))
+			w.ledger = append(w.ledger, recorded{act.Event, act.Summary, slices.Clone(act.PayloadReceipts)})
+			w.hit("after record " + string(act.Event))
+			ans.ReceiptID = fmt.Sprintf("lfr_%d", len(w.ledger))
+		case ActStop:
+			ans.Exit, ans.Err = fakeProcess{w}.Stop(ctx, act.Signal, act.Grace)
+		case ActStart:
+			pl, err := ad.PlaceLaunchPayloads(ad.PrepareLaunch(act.Argv), act.Launch, act.Payloads)
+			if err != nil || len(pl.Rest) > 0 {
+				panic(fmt.Sprintf("the launch plan cannot place what the renewal asked: %v, %d left", err, len(pl.Rest)))
+			}
+			ans.Err = fakeProcess{w}.Start(ctx, pl.Argv)
+		}
 	}
 }
 
@@ -175,7 +222,8 @@ func TestRenewDelivers(t *testing.T) {
 		{"claude resume", "claude", []string{"claude", "--model", "m"}, true,
 			[]string{"claude", "--append-system-prompt", "", "--resume", "11111111-2222-3333-4444-555555555555", "--model", "m"}, contract.ManifestPreSession},
 		{"claude fresh", "claude", []string{"claude"}, false, []string{"claude", "--append-system-prompt", ""}, contract.ManifestPreSession},
-		{"codex fresh", "codex", []string{"codex"}, false, []string{"codex", "--no-daemon", "-c", ""}, contract.ManifestPreSession},
+		// PrepareLaunch first, then the placement: the first launch's order.
+		{"codex fresh", "codex", []string{"codex"}, false, []string{"codex", "-c", "", "--no-daemon"}, contract.ManifestPreSession},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

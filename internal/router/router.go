@@ -489,7 +489,7 @@ func (r *Router) validate(in moment.Moment) error {
 func (r *Router) place(ev contract.Event, payloads []contract.PayloadEnvelope, now time.Time, s *synth, res *Result) ([]contract.PayloadReceipt, []contract.PayloadEnvelope) {
 	var receipts []contract.PayloadReceipt
 	var deliver []contract.PayloadEnvelope
-	routes := contract.PlacementRoutes(ev)
+	site := contract.HookSite(ev)
 	for _, p := range payloads {
 		if err := p.Check(now); err != nil {
 			s.failOnce(contract.FailureInvalidRequest, contract.FailureInvalidRequest.DefaultRetry())
@@ -505,7 +505,7 @@ func (r *Router) place(ev contract.Event, payloads []contract.PayloadEnvelope, n
 			}
 			continue
 		}
-		d := contract.ResolvePlacement(r.cfg.Manifest, p, routes)
+		d := site.Resolve(r.cfg.Manifest, p)
 		res.Placements = append(res.Placements, d)
 		receipts = append(receipts, d.Receipt(p))
 		switch d.Outcome {
