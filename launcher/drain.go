@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/internal/procfs"
+	"github.com/lifeloop/lifeloop/internal/stream"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,7 @@ import (
 //     what it read (observe.Watcher.Sync).
 //  3. Nothing more can arrive: the moments that waited for a hook are
 //     recorded — and after them a session-end hook's session.ending
-//     that waited for this read (stream.Keeper.ReadToEnd) — and the
+//     that waited for this read (stream.Drained) — and the
 //     session ends (or the renewal's relaunch starts).
 //
 // drainMax bounds it all: a process that stays in the harness's group
@@ -193,7 +194,7 @@ func (s *supervisor) onSynced() {
 				s.obs = nil
 				continue
 			}
-			s.enqueueTelemetry(m)
+			s.observed(m)
 		default:
 			s.drainStep()
 			return
@@ -223,10 +224,10 @@ func (s *supervisor) endDrain() {
 	d.deadline.Stop()
 	close(d.stop)
 	s.drain = nil
-	// The transcript has been read to its end: a session-end hook's
-	// session.ending that waited for it follows what was read.
-	s.k.ReadToEnd()
-	s.flushQueue()
+	// The transcript has been read to its end: what waits is recorded,
+	// and a session-end hook's session.ending that waited for the read
+	// follows what was read.
+	s.d.Step(stream.Fact{Kind: stream.Drained, Now: s.cfg.Now()})
 	if d.then == nil {
 		// The session ends: nothing the watcher could still read is
 		// recorded any more (the loop stops), so it stops now, beside

@@ -76,8 +76,7 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 	if err := hooks.CheckHookArgs(spec, a); err != nil {
 		return hooks.HookReply{}, err
 	}
-	s.k.HookArrived(s.cfg.Now()) // the bridge is behind, not gone: what waits for it waits longer
-	s.armQueue()
+	s.d.Step(stream.Fact{Kind: stream.HookCall, Now: s.cfg.Now()}) // the bridge is behind, not gone: what waits for it waits longer
 	input, err := hookInput(spec, a)
 	var mapped hooks.Mapped
 	if err == nil {
@@ -89,7 +88,7 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 	}
 	// Some hooks also report turns of other threads (a hidden helper
 	// thread); only the session's own thread counts once it is known.
-	if mapped.OtherThreads && s.k.HarnessSession() != "" && mapped.HarnessSessionID != s.k.HarnessSession() {
+	if mapped.OtherThreads && s.d.HarnessSession() != "" && mapped.HarnessSessionID != s.d.HarnessSession() {
 		s.log.Info("hook: call for another thread ignored", "hook", a.Hook)
 		return hooks.HookReply{}, nil
 	}
@@ -107,29 +106,17 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		if !canPlace && m.Event != contract.EventSessionStarted {
 			// Nothing to place: the moment is ordered with those that
 			// wait, and the harness is answered at once.
-			s.releaseStarted(m)
-			s.enqueueHook(m)
+			s.d.Step(stream.Fact{Kind: stream.Hook, Moment: m, Now: s.cfg.Now(), TranscriptOpen: s.obs != nil})
 			reply.Receipts++
 			continue
-		}
-		ahead, q, held := s.k.Take(m)
-		s.recordReady(ahead)
-		s.armQueue()
-		switch {
-		case held && q.Started:
-			m = stream.MergeStarted(q.Moment, m) // the hook names the session the held receipt waited for
-		case held:
-			m.Summary["transcript"] = q.Moment.Summary // native wins; the transcript corroborates
-		case m.Event != contract.EventSessionStarted:
-			s.releaseStarted(m) // the session has started: this hook reports a later moment
 		}
 		if canPlace {
 			m.Payloads = append(m.Payloads, s.pendingFor(mm.Event)...)
 		}
+		// It takes the place of another source's report of it that
+		// waits (a held session.started takes the hook's harness session
+		// id; native wins), and is recorded now.
 		rec, ok, err := s.recordHook(m, canPlace)
-		if reply, ok := q.Tag.(func(string)); held && ok {
-			reply(rec.receiptID)
-		}
 		if err != nil || !ok {
 			continue
 		}
@@ -170,7 +157,7 @@ func (s *supervisor) hookFailed(a hooks.HookArgs, err error) {
 	evidence := fmt.Sprintf("hook %s/%s: %v", a.Adapter, a.Hook, err)
 	now := s.cfg.Now().Unix()
 	rc := fc.DefaultRetry()
-	s.emit(Moment{
+	s.d.Step(stream.Fact{Kind: stream.Own, Moment: Moment{
 		Event:   contract.EventCapabilityDegraded,
 		Failure: &fc,
 		Summary: map[string]any{"source": "hook", "hook": a.Hook},
@@ -178,7 +165,7 @@ func (s *supervisor) hookFailed(a hooks.HookArgs, err error) {
 			Capability: "hooks", PreviousSupport: contract.SupportNative, CurrentSupport: contract.SupportPartial,
 			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
 		}},
-	})
+	}})
 }
 
 func withSource(sum map[string]any, source, hook string) map[string]any {
@@ -214,13 +201,14 @@ func (s *supervisor) dropPending(delivered []contract.PayloadEnvelope) {
 // through the synchronous-client path so client payloads come back now.
 // ok is false when the stream already had the moment.
 func (s *supervisor) recordHook(m Moment, canPlace bool) (hookRecord, bool, error) {
-	r, ok, err := s.commit(m, canPlace && s.cfg.HookRecorder != nil)
+	sync := canPlace && s.cfg.HookRecorder != nil
+	r, ok, err := s.d.Step(stream.Fact{Kind: stream.Placing, Moment: m, Now: s.cfg.Now(), TranscriptOpen: s.obs != nil, Sync: sync})
 	if err != nil || !ok {
 		return hookRecord{}, ok, err
 	}
 	h := hookRecord{receiptID: r.Receipt.ReceiptID}
-	if canPlace && s.cfg.HookRecorder != nil {
-		h.payloads = append(slices.Clone(m.Payloads), r.ClientPayloads...)
+	if sync {
+		h.payloads = append(slices.Clone(r.payloads), r.ClientPayloads...)
 		h.decisions = r.Placements
 	}
 	return h, true, nil

@@ -11,6 +11,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/ptyio"
 	"github.com/lifeloop/lifeloop/renewal"
 )
@@ -256,7 +257,7 @@ func (s *supervisor) relaunch(argv []string, done func(error)) {
 			s.obs = s.cfg.Telemetry.start(pinned, s.cfg.Now())
 			if previous != nil {
 				for m := range previous { // closed: its watcher stopped
-					s.enqueueTelemetry(m)
+					s.observed(m)
 				}
 			}
 		}
@@ -301,7 +302,7 @@ func (s *supervisor) startAgain(argv, env []string, pinned string) error {
 		return err
 	}
 	if pinned != "" {
-		s.bind(pinned)
+		s.d.Step(stream.Fact{Kind: stream.Bind, Moment: Moment{HarnessSessionID: pinned}})
 	}
 	s.rec.Argv = adapters.RedactPlacement(argv)
 	if s.rec.State == statedir.StatePending {
@@ -336,7 +337,7 @@ func (s *supervisor) renewer() *renewal.Orchestrator {
 // goroutine.
 func (s *supervisor) currentHarnessSession() string {
 	var id string
-	s.onLoop(func() { id = s.k.HarnessSession() })
+	s.onLoop(func() { id = s.d.HarnessSession() })
 	return id
 }
 
@@ -357,31 +358,14 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 		m.Status, m.Failure = contract.StatusFailed, &c
 	}
 	if !s.onLoop(func() {
-		// The step comes after everything observed before it.
-		s.releaseStarted(Moment{})
-		s.flushQueue()
+		// The step comes after everything observed before it (the
+		// keeper's stream.Renewal).
 		resume, _ := summary["resume"].(bool)
-		switch ev {
-		case contract.EventSessionEnding:
-			s.closeCutOffTurns(contract.StoppedByRenewal)
-			res, _, _ := s.commit(m, false)
-			reply(res.Receipt.ReceiptID)
-		case contract.EventSessionStarting:
-			s.k.Relaunch(resume) // a fresh harness session names itself
-			res, _, _ := s.commit(m, false)
-			reply(res.Receipt.ReceiptID)
-		case contract.EventSessionStarted:
-			if resume && s.k.HarnessSession() != "" {
-				res, _, _ := s.commit(m, false)
-				reply(res.Receipt.ReceiptID)
-				return
-			}
-			s.emitStarted(m, nil)
-			reply("")
-		default:
-			res, _, _ := s.commit(m, false)
-			reply(res.Receipt.ReceiptID)
-		}
+		now := s.cfg.Now()
+		res, _, _ := s.d.Step(stream.Fact{Kind: stream.Renewal, Moment: m, Now: now, Resumed: resume, Reason: contract.StoppedByRenewal,
+			PayloadsWaitHook: len(s.pendingFor(contract.EventSessionStarted)) > 0 && s.cfg.bridged()})
+		logHeld(s.log, s.d, now)
+		reply(res.Receipt.ReceiptID)
 	}) {
 		return ""
 	}

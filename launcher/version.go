@@ -6,6 +6,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/ptyio"
 )
 
@@ -159,7 +160,7 @@ func (s *supervisor) warnUnprovenVersion() {
 	r.warned = true
 	now := s.cfg.Now().Unix()
 	rc := contract.RetryAfterReread
-	s.emit(Moment{
+	s.d.Step(stream.Fact{Kind: stream.Own, Moment: Moment{
 		Event:   contract.EventCapabilityDegraded,
 		Status:  contract.StatusDegraded,
 		Summary: map[string]any{"reason": "harness_version_unproven", "harness_version": r.version(), "newest_proven": r.src.NewestProven},
@@ -167,5 +168,5 @@ func (s *supervisor) warnUnprovenVersion() {
 			Capability: "telemetry", PreviousSupport: contract.SupportSynthesized, CurrentSupport: contract.SupportPartial,
 			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
 		}},
-	})
+	}})
 }

@@ -14,7 +14,7 @@ import (
 // per five moments).
 func BenchmarkTranscriptMoment(b *testing.B) {
 	k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
-	k.Admit(Moment{Event: contract.EventSessionStarting})
+	k.admit(Moment{Event: contract.EventSessionStarting})
 	k.Recorded(Moment{Event: contract.EventSessionStarting}, "r0")
 	now := time.Unix(1000, 0)
 	evs := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventContextPressureObserved}
@@ -26,10 +26,10 @@ func BenchmarkTranscriptMoment(b *testing.B) {
 		if ev != contract.EventContextPressureObserved {
 			m.Frame = &contract.FrameContext{FrameID: strconv.Itoa(n / len(evs))}
 		}
-		k.Bind(m.HarnessSessionID)
-		if r, ok := k.OfferTranscript(m, now, true); ok {
-			for _, o := range k.Admit(r.Moment) {
-				o = k.Link(o)
+		k.bind(m.HarnessSessionID)
+		if r, ok := k.offerTranscript(m, now, true); ok {
+			for _, o := range k.admit(r.Moment) {
+				o = k.link(o)
 				k.Recorded(o, "r")
 			}
 		}

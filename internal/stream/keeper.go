@@ -73,11 +73,16 @@ type Config struct {
 	Transcript       bool
 	HookNamesSession bool
 	BindWait         time.Duration
+	// Known are the harness session ids the session already had, and
+	// Prior its receipts so far (a continued session, or a native session
+	// recorded one hook call at a time): the stream goes on from them.
+	Known []string
+	Prior []contract.LifecycleReceipt
 }
 
 // NativeWindow is how long a transcript frame moment waits for the hook
 // that reports the same moment when the bridge has been quiet (see
-// HookArrived for when it waits longer). A bridge that reports from
+// hookArrived for when it waits longer). A bridge that reports from
 // inside the harness (a plugin) answers late on a loaded machine: 2 s was
 // missed by a one-shot's frame.opening in a full -race test run (load 6).
 // Only a hook that never comes costs the wait; at the harness's exit the
@@ -145,6 +150,15 @@ type Keeper struct {
 	switches int
 
 	queue []held
+
+	// The door (step.go): the phases of the facts stepped and not yet
+	// worked through, the moments released and not yet admitted, those
+	// admitted and not yet handed out by Ready, and the harness session
+	// ids bound for the first time since Bound was last asked.
+	todo     []func()
+	out      []outgoing
+	admitted []outgoing
+	fresh    []string
 }
 
 // New returns the keeper of a session configured by cfg.
@@ -159,10 +173,10 @@ func New(cfg Config) *Keeper {
 	return k
 }
 
-// Resume takes up the stream where prior, the session's receipts so far
+// resume takes up the stream where prior, the session's receipts so far
 // (a continued session, or a native session recorded one hook call at a
 // time), left it.
-func (k *Keeper) Resume(prior []contract.LifecycleReceipt) {
+func (k *Keeper) resume(prior []contract.LifecycleReceipt) {
 	for _, r := range prior {
 		if HookCallFailed(r) {
 			continue
@@ -174,13 +188,13 @@ func (k *Keeper) Resume(prior []contract.LifecycleReceipt) {
 		if id := PriorFrameID(r); id != "" {
 			m.Frame = &contract.FrameContext{FrameID: id}
 		}
-		k.Admit(m)
+		k.admit(m)
 		k.Recorded(m, r.ReceiptID)
 	}
 }
 
-// Known seeds the harness session ids the session already had.
-func (k *Keeper) Known(ids []string) {
+// remember seeds the harness session ids the session already had.
+func (k *Keeper) remember(ids []string) {
 	for _, id := range ids {
 		k.known[id] = true
 	}
@@ -206,10 +220,10 @@ func PriorFrameID(r contract.LifecycleReceipt) string {
 	return ""
 }
 
-// Admit returns the moments to record for m, in order: none when the
+// admit returns the moments to record for m, in order: none when the
 // stream already tells m, else m preceded by the inferred stages of its
 // frame it implies. The caller records them all, in order.
-func (k *Keeper) Admit(m Moment) []Moment {
+func (k *Keeper) admit(m Moment) []Moment {
 	switch m.Event {
 	case contract.EventSessionStarting:
 		if k.starting && !k.started && !k.ending && !k.ended {
@@ -274,9 +288,9 @@ func (k *Keeper) trackOpen(fc contract.FrameContext, have, s int) {
 	}
 }
 
-// OpenFrames returns the frames admitted and not ended (no frame.ended),
+// openFrames returns the frames admitted and not ended (no frame.ended),
 // oldest first: the turns a stop of the harness cuts off.
-func (k *Keeper) OpenFrames() []contract.FrameContext { return slices.Clone(k.open) }
+func (k *Keeper) openFrames() []contract.FrameContext { return slices.Clone(k.open) }
 
 // switched reports whether session.started m, reported by a hook, opens
 // a new harness session inside the same process: the current harness
@@ -339,9 +353,9 @@ func keyed(m Moment) bool {
 	return m.Event == contract.EventContextCompacted && m.EventID != "" && m.Frame == nil
 }
 
-// Has reports whether the stream already tells frame moment m (or a
+// has reports whether the stream already tells frame moment m (or a
 // later stage of its frame), or identified moment m.
-func (k *Keeper) Has(m Moment) bool {
+func (k *Keeper) has(m Moment) bool {
 	if keyed(m) {
 		return k.keyed[m.EventID]
 	}
@@ -362,10 +376,10 @@ func inferred(ev contract.Event, m Moment) Moment {
 	}
 }
 
-// Bind notes harness session id id, which later receipts carry. It
+// bind notes harness session id id, which later receipts carry. It
 // reports whether the session never had it before (the caller saves it
 // in the session record).
-func (k *Keeper) Bind(id string) bool {
+func (k *Keeper) bind(id string) bool {
 	if id == "" {
 		return false
 	}
@@ -377,6 +391,7 @@ func (k *Keeper) Bind(id string) bool {
 		return false
 	}
 	k.known[id] = true
+	k.fresh = append(k.fresh, id)
 	return true
 }
 
@@ -384,10 +399,10 @@ func (k *Keeper) Bind(id string) bool {
 // named one, or after a fresh relaunch).
 func (k *Keeper) HarnessSession() string { return k.harness }
 
-// Relaunch opens the next harness session of a renewal: resumed keeps
+// relaunch opens the next harness session of a renewal: resumed keeps
 // the harness session id (the harness continues it), a fresh one waits
 // for the relaunched harness to name its new session.
-func (k *Keeper) Relaunch(resumed bool) {
+func (k *Keeper) relaunch(resumed bool) {
 	k.resumed = resumed
 	k.lastHook = time.Time{} // the relaunched harness has its own bridge
 	if !resumed {
@@ -395,17 +410,17 @@ func (k *Keeper) Relaunch(resumed bool) {
 	}
 }
 
-// NextHarnessSession opens the next harness session when no launch step
+// nextHarnessSession opens the next harness session when no launch step
 // of the caller's did (`watch` following the newer file of a resumed or
 // renewed harness): its session.* moments are told again.
-func (k *Keeper) NextHarnessSession() {
+func (k *Keeper) nextHarnessSession() {
 	k.started, k.ending, k.ended = false, false, false
 }
 
-// Link completes admitted moment m for recording: the harness session id
+// link completes admitted moment m for recording: the harness session id
 // once known, the parent receipt it chains to, and its frame id in the
 // summary.
-func (k *Keeper) Link(m Moment) Moment {
+func (k *Keeper) link(m Moment) Moment {
 	if m.HarnessSessionID == "" {
 		m.HarnessSessionID = k.harness
 	}
@@ -446,15 +461,15 @@ func (k *Keeper) Recorded(m Moment, id string) {
 	}
 }
 
-// Links are the last recorded receipts later ones chain to.
+// links are the last recorded receipts later ones chain to.
 type Links struct {
 	Starting, Started, Ending string
 	// Frames maps a frame id to the receipt that opened it.
 	Frames map[string]string
 }
 
-// Links returns the receipts later ones chain to.
-func (k *Keeper) Links() Links {
+// links returns the receipts later ones chain to.
+func (k *Keeper) links() Links {
 	f := make(map[string]string, len(k.frameReceipts))
 	for id, r := range k.frameReceipts {
 		f[id] = r
