@@ -4,13 +4,15 @@
 // a session's ledger tells one story.
 //
 // A Keeper is pure: it does no I/O, starts no goroutine and arms no
-// timer. It is offered moments with their source and the time, and
-// answers with what is ready to record, in order; when it next needs to
-// be woken (Next); what it still holds and why (Holds); and, once told
-// what was recorded (Recorded), the links later receipts need (Link). The
-// caller — `run`'s supervisor loop, `watch`, `host-hook` — does the I/O
-// around it: records what is ready, arms one timer for Next, and saves
-// the session record when Bind reports a new harness session.
+// timer. It has one door (step.go): it is told facts (Step) — a moment
+// with its source, or the time passing, a hook call, the harness
+// drained — and answers with the receipts to record, in order and linked
+// to the receipts they follow (Ready, each acknowledged by Recorded);
+// what it still holds and why (Holds); and when it next needs a Due fact
+// (Next). Driver is the one loop around it that the callers — `run`'s
+// supervisor, `watch`, `host-hook` — use: they give it a recorder and
+// step facts; it records what is ready, saves new harness session ids
+// through the caller and arms the caller's one timer.
 //
 // A ledger is a sequence of harness sessions, each opened by
 // session.starting (the launch, or a renewal's relaunch). In each:
