@@ -142,20 +142,18 @@ func (d *drainState) channels() (poll <-chan time.Time, exits, synced <-chan str
 	return poll, d.exits, d.synced, d.deadline.C
 }
 
-// onExits looks at the group again once the members watched have
-// exited.
-func (s *supervisor) onExits() {
-	if d := s.drain; d != nil {
-		d.exits = nil
-		s.pollGroup()
-	}
-}
-
-// pollGroup looks at the harness's group again: once it is empty the
+// pollGroup looks at the harness's group again (exited: because the
+// members watched have exited, else the poll): once it is empty the
 // telemetry catch-up starts.
-func (s *supervisor) pollGroup() {
+func (s *supervisor) pollGroup(exited bool) {
 	d := s.drain
-	if d == nil || d.pgid == 0 {
+	if d == nil {
+		return
+	}
+	if exited {
+		d.exits = nil
+	}
+	if d.pgid == 0 {
 		return
 	}
 	if left, pids := liveMembers(d.pgid); len(left) > 0 {
@@ -176,7 +174,7 @@ func (s *supervisor) catchUp() {
 	d := s.drain
 	if s.obs == nil || s.cfg.Telemetry == nil {
 		d.caughtUp = s.obs == nil
-		s.drainStep()
+		s.endDrain(false)
 		return
 	}
 	d.synced = s.cfg.Telemetry.sync()
@@ -196,26 +194,20 @@ func (s *supervisor) onSynced() {
 			}
 			s.observed(m)
 		default:
-			s.drainStep()
+			s.endDrain(false)
 			return
 		}
 	}
-	s.drainStep()
+	s.endDrain(false)
 }
 
-// drainStep ends the drain once the group is gone and the watcher has
-// caught up: no hook and no transcript line can come any more, so what
-// waits for a hook is recorded as it is.
-func (s *supervisor) drainStep() {
-	if d := s.drain; d != nil && d.pgid == 0 && d.caughtUp {
-		s.endDrain()
-	}
-}
-
-// endDrain records what still waits and runs what follows the drain.
-func (s *supervisor) endDrain() {
+// endDrain ends the drain once the group is gone and the watcher has
+// caught up (or at once, forced: the bound passed): no hook and no
+// transcript line can come any more, so what waits for a hook is
+// recorded as it is, and what follows the drain runs.
+func (s *supervisor) endDrain(force bool) {
 	d := s.drain
-	if d == nil {
+	if d == nil || !force && (d.pgid != 0 || !d.caughtUp) {
 		return
 	}
 	if d.poll != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
@@ -72,7 +73,7 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 	if err != nil {
 		return hooks.HookReply{}, err
 	}
-	spec := s.hookSpec(a.Adapter)
+	spec := s.cfg.hookSpec(a.Adapter)
 	if err := hooks.CheckHookArgs(spec, a); err != nil {
 		return hooks.HookReply{}, err
 	}
@@ -83,7 +84,7 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		mapped, err = hooks.Map(spec, a.Adapter, a.Hook, input)
 	}
 	if err != nil {
-		s.hookFailed(a, err)
+		s.d.Step(stream.Fact{Kind: stream.Own, Moment: hookFailure(a, err, s.cfg.Now())})
 		return hooks.HookReply{}, nil
 	}
 	// Some hooks also report turns of other threads (a hidden helper
@@ -138,26 +139,26 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 
 // hookSpec returns the hooks of the adapter a hook call names: the
 // session's own, or another the registry knows; nil when it has none.
-func (s *supervisor) hookSpec(adapterID string) *hooks.Spec {
-	if ad := s.cfg.Adapter; ad != nil && (ad.ID == adapterID || slices.Contains(ad.Aliases, adapterID)) {
+func (c Config) hookSpec(adapterID string) *hooks.Spec {
+	if ad := c.Adapter; ad != nil && (ad.ID == adapterID || slices.Contains(ad.Aliases, adapterID)) {
 		return ad.Hooks()
 	}
-	if s.cfg.Registry != nil {
-		if ad, err := s.cfg.Registry.Lookup(adapterID); err == nil {
+	if c.Registry != nil {
+		if ad, err := c.Registry.Lookup(adapterID); err == nil {
 			return ad.Hooks()
 		}
 	}
 	return nil
 }
 
-// hookFailed records a hook call lifeloop could not understand: the
-// harness still gets a valid empty response.
-func (s *supervisor) hookFailed(a hooks.HookArgs, err error) {
+// hookFailure is the receipt of a hook call lifeloop could not
+// understand at time at: the harness still gets a valid empty response.
+func hookFailure(a hooks.HookArgs, err error, at time.Time) Moment {
 	fc := contract.FailureInvalidRequest
 	evidence := fmt.Sprintf("hook %s/%s: %v", a.Adapter, a.Hook, err)
-	now := s.cfg.Now().Unix()
+	now := at.Unix()
 	rc := fc.DefaultRetry()
-	s.d.Step(stream.Fact{Kind: stream.Own, Moment: Moment{
+	return Moment{
 		Event:   contract.EventCapabilityDegraded,
 		Failure: &fc,
 		Summary: map[string]any{"source": "hook", "hook": a.Hook},
@@ -165,7 +166,7 @@ func (s *supervisor) hookFailed(a hooks.HookArgs, err error) {
 			Capability: "hooks", PreviousSupport: contract.SupportNative, CurrentSupport: contract.SupportPartial,
 			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
 		}},
-	}})
+	}
 }
 
 func withSource(sum map[string]any, source, hook string) map[string]any {

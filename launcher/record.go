@@ -91,7 +91,7 @@ func bridgePlaces(ad *adapters.Adapter, event contract.Event) bool {
 // observed steps a transcript moment (the watcher's): its harness
 // session id is known at once, even while m waits.
 func (s *supervisor) observed(m Moment) {
-	_, _, _ = s.d.Step(stream.Fact{Kind: stream.Transcript, Moment: m, Now: s.cfg.Now(), TranscriptOpen: s.obs != nil})
+	s.d.Step(stream.Fact{Kind: stream.Transcript, Moment: m, Now: s.cfg.Now(), TranscriptOpen: s.obs != nil})
 }
 
 // record records one moment the driver made ready through the Recorder
@@ -99,7 +99,7 @@ func (s *supervisor) observed(m Moment) {
 // version on session.started and the continuation's number on session.*
 // receipts.
 func (s *supervisor) record(m Moment, sync bool) (SyncResult, string, error) {
-	m = withContinuation(s.continuation, s.withHarnessVersion(m))
+	m = withContinuation(s.continuation, s.version.stamp(m))
 	var res SyncResult
 	var err error
 	if sync && s.cfg.HookRecorder != nil {
@@ -116,7 +116,9 @@ func (s *supervisor) record(m Moment, sync bool) (SyncResult, string, error) {
 		s.processes++
 	}
 	if m.Event == contract.EventSessionStarted {
-		s.warnUnprovenVersion() // stepped now, recorded right after this receipt
+		if w, ok := s.version.unproven(s.cfg.Now()); ok {
+			s.d.Step(stream.Fact{Kind: stream.Own, Moment: w}) // recorded right after this receipt
+		}
 	}
 	return res, res.Receipt.ReceiptID, nil
 }

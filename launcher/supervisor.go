@@ -527,14 +527,14 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		case <-childDone:
 			s.beginDrain(nil)
 		case <-pollC:
-			s.pollGroup()
+			s.pollGroup(false)
 		case <-exitsC:
-			s.onExits()
+			s.pollGroup(true)
 		case <-syncedC:
 			s.onSynced()
 		case <-deadlineC:
 			s.log.Warn("drain bound reached", "group_alive", s.drain.pgid != 0, "caught_up", s.drain.caughtUp)
-			s.endDrain()
+			s.endDrain(true)
 		case f := <-s.calls:
 			f()
 		case r := <-s.renewed:
@@ -566,14 +566,14 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 				s.obs = nil
 				if s.drain != nil && s.drain.pgid == 0 {
 					s.drain.synced, s.drain.caughtUp = nil, true
-					s.drainStep()
+					s.endDrain(false)
 				}
 				continue
 			}
 			s.observed(m)
 		case <-queueC:
 			s.d.Step(stream.Fact{Kind: stream.Due, Now: s.cfg.Now()})
-			s.drainStep()
+			s.endDrain(false)
 		case <-ctxDone:
 			ctxDone = nil
 			s.stop(contract.StoppedByAbort, syscall.SIGTERM)
