@@ -153,14 +153,15 @@ type Keeper struct {
 
 	queue []held
 
-	// The door (step.go): the phases of the facts stepped and not yet
-	// worked through, the moments released and not yet admitted, those
-	// admitted and not yet handed out by Ready, and the harness session
-	// ids bound for the first time since Bound was last asked.
-	todo     []func()
-	out      []outgoing
-	admitted []outgoing
-	fresh    []string
+	// The door (step.go): the facts stepped and not yet worked through,
+	// the moments released and not yet admitted, those admitted and not
+	// yet handed out by Ready (each read from its index on), and the
+	// harness session ids bound for the first time since Bound was last
+	// asked.
+	todo                      []pending
+	out, admitted             []outgoing
+	todoAt, outAt, admittedAt int
+	fresh                     []string
 }
 
 // New returns the keeper of a session configured by cfg.

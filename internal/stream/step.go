@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"slices"
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
@@ -112,38 +113,53 @@ type outgoing struct {
 	admitted bool
 }
 
+// pending is a stepped fact not yet worked through, and the phase it is
+// at; a Placing fact keeps the report of its moment it took from the
+// queue.
+type pending struct {
+	f     Fact
+	phase int
+	q     heldMoment
+	held  bool
+}
+
 // Step tells the keeper fact f. Its receipts come out of Ready.
 func (k *Keeper) Step(f Fact) {
-	k.todo = append(k.todo, k.phases(f)...)
+	k.todo = append(k.todo, pending{f: f})
 }
 
 // stepFirst tells the keeper fact f ahead of the facts not yet worked
 // through (one stepped while a receipt is being recorded: it follows
 // that receipt).
 func (k *Keeper) stepFirst(f Fact) {
-	k.todo = append(k.phases(f), k.todo...)
+	k.todo = slices.Insert(k.todo, k.todoAt, pending{f: f})
 }
 
 // Ready returns the next receipt to record; ok is false when there is
 // none. Record it, then call Recorded (unless recording failed), then
 // ask again.
 func (k *Keeper) Ready() (r Record, ok bool) {
-	for len(k.admitted) == 0 {
+	for k.admittedAt == len(k.admitted) {
+		k.admitted, k.admittedAt = k.admitted[:0], 0
+		if k.outAt == len(k.out) {
+			k.out, k.outAt = k.out[:0], 0
+		}
 		switch {
-		case len(k.out) > 0:
-			o := k.out[0]
-			k.out = k.out[1:]
+		case k.outAt < len(k.out):
+			o := k.out[k.outAt]
+			k.outAt++
 			k.admitOut(o)
-		case len(k.todo) > 0:
-			phase := k.todo[0]
-			k.todo = k.todo[1:]
-			phase()
+		case k.todoAt < len(k.todo):
+			if !k.run(&k.todo[k.todoAt]) {
+				k.todoAt++
+			}
 		default:
+			k.todo, k.todoAt = k.todo[:0], 0
 			return Record{}, false
 		}
 	}
-	o := k.admitted[0]
-	k.admitted = k.admitted[1:]
+	o := k.admitted[k.admittedAt]
+	k.admittedAt++
 	return Record{Moment: k.link(o.m), Sync: o.sync, Answer: o.answer}, true
 }
 
@@ -192,63 +208,65 @@ func (k *Keeper) answer(m Moment, sync bool) {
 	k.out = append(k.out, outgoing{m: m, sync: sync, answer: true})
 }
 
-// phases are the steps of fact f, each run once the receipts the one
-// before released are recorded.
-func (k *Keeper) phases(f Fact) []func() {
+// run runs the next phase of fact p, once the receipts the phase before
+// released are recorded; more says phases remain.
+func (k *Keeper) run(p *pending) (more bool) {
+	f := &p.f
 	m, now := f.Moment, f.Now
-	due := func() { k.send(k.release(now)...) }
-	settle := func() {
-		k.send(k.releaseStarted(Moment{})...)
-		k.send(k.flush()...)
-	}
+	i := p.phase
+	p.phase++
 	switch f.Kind {
 	case Own:
-		return []func(){func() {
-			if r, ok := k.offer(m); ok {
-				k.out = append(k.out, outgoing{m: r.Moment, answer: true})
-			}
-		}}
+		if r, ok := k.offer(m); ok {
+			k.answer(r.Moment, false)
+		}
 	case Direct:
-		return []func(){func() { k.answer(m, false) }}
+		k.answer(m, false)
 	case Replay:
-		return []func(){func() { k.out = append(k.out, outgoing{m: m, answer: true, admitted: true}) }}
-	case After:
-		return []func(){settle, func() { k.answer(m, false) }}
-	case Stop:
-		return []func(){settle, func() { k.closeCutOffTurns(f.Reason) }, func() { k.answer(m, false) }}
-	case Renewal:
-		return append([]func(){settle}, k.renewalStep(f)...)
+		k.out = append(k.out, outgoing{m: m, answer: true, admitted: true})
+	case After, Stop, Renewal:
+		if i == 0 {
+			// What waited comes first.
+			k.send(k.releaseStarted(Moment{})...)
+			k.send(k.flush()...)
+			return true
+		}
+		return k.afterSettled(f, i-1)
 	case Started:
-		return []func(){func() { k.sendStarted(m, now, f.PayloadsWaitHook, true) }}
+		k.sendStarted(m, now, f.PayloadsWaitHook, true)
 	case Transcript:
-		return []func(){func() {
+		if i == 0 {
 			k.succeed(m)
 			if m.HarnessSessionID != "" {
 				k.bind(m.HarnessSessionID)
 			}
 			k.sendOne(k.offerTranscript(m, now, f.TranscriptOpen))
-		}, due}
-	case Hook:
-		return []func(){
-			func() { k.send(k.releaseStarted(m)...) },
-			func() { k.sendOne(k.offerHook(m, now, f.TranscriptOpen)) },
-			due,
+			return true
 		}
+		k.send(k.release(now)...)
+	case Hook:
+		switch i {
+		case 0:
+			k.send(k.releaseStarted(m)...)
+			return true
+		case 1:
+			k.sendOne(k.offerHook(m, now, f.TranscriptOpen))
+			return true
+		}
+		k.send(k.release(now)...)
 	case Placing:
-		return k.placing(m, f.Sync)
+		return k.placing(p, i)
 	case HookCall:
-		return []func(){func() { k.hookArrived(now) }}
+		k.hookArrived(now)
 	case Due:
-		return []func(){due}
+		k.send(k.release(now)...)
 	case Drained:
-		return []func(){func() {
-			k.readToEnd()
-			k.send(k.flush()...)
-		}}
+		k.readToEnd()
+		k.send(k.flush()...)
 	case Bind:
-		return []func(){func() { k.bind(m.HarnessSessionID) }}
+		k.bind(m.HarnessSessionID)
 	}
-	return nil
+	return false
 }
 
 // sendStarted offers a session.started: released now, or held (Holds
@@ -259,54 +277,55 @@ func (k *Keeper) sendStarted(m Moment, now time.Time, payloadsWaitHook, answer b
 	}
 }
 
-// renewalStep is the phases of a renewal's step, after what waited.
-func (k *Keeper) renewalStep(f Fact) []func() {
+// afterSettled runs phase i of an After, Stop or Renewal fact once what
+// waited was recorded.
+func (k *Keeper) afterSettled(f *Fact, i int) (more bool) {
 	m := f.Moment
-	switch m.Event {
-	case contract.EventSessionEnding:
-		return []func(){func() { k.closeCutOffTurns(f.Reason) }, func() { k.answer(m, false) }}
-	case contract.EventSessionStarting:
-		return []func(){func() {
-			k.relaunch(f.Resumed) // a fresh harness session names itself
-			k.answer(m, false)
-		}}
-	case contract.EventSessionStarted:
-		return []func(){func() {
-			if f.Resumed && k.harness != "" {
-				k.answer(m, false) // the resumed harness keeps the session it had
-				return
-			}
-			k.sendStarted(m, f.Now, f.PayloadsWaitHook, false) // the renewal does not wait for it
-		}}
+	closes := f.Kind == Stop || f.Kind == Renewal && m.Event == contract.EventSessionEnding
+	switch {
+	case closes && i == 0:
+		k.closeCutOffTurns(f.Reason)
+		return true
+	case f.Kind == Renewal && m.Event == contract.EventSessionStarting:
+		k.relaunch(f.Resumed) // a fresh harness session names itself
+		k.answer(m, false)
+	case f.Kind == Renewal && m.Event == contract.EventSessionStarted:
+		if f.Resumed && k.harness != "" {
+			k.answer(m, false) // the resumed harness keeps the session it had
+			return false
+		}
+		k.sendStarted(m, f.Now, f.PayloadsWaitHook, false) // the renewal does not wait for it
+	default:
+		k.answer(m, false)
 	}
-	return []func(){func() { k.answer(m, false) }}
+	return false
 }
 
-// placing is the phases of a hook moment that may place payloads: the
-// report of it that waits (and what waits ahead of it) is taken from
-// the queue, the hook's receipt absorbs it, and it is recorded now.
-func (k *Keeper) placing(m Moment, sync bool) []func() {
-	var q heldMoment
-	var held bool
-	return []func(){
-		func() {
-			var ahead []release
-			ahead, q, held = k.take(m)
-			k.send(ahead...)
-		},
-		func() {
-			switch {
-			case held && q.Started:
-				m = mergeStarted(q.Moment, m) // the hook names the session the held receipt waited for
-			case held:
-				m.Summary = cloneSummary(m.Summary)
-				m.Summary["transcript"] = q.Moment.Summary // native wins; the transcript corroborates
-			case m.Event != contract.EventSessionStarted:
-				k.send(k.releaseStarted(m)...) // the session has started: this hook reports a later moment
-			}
-		},
-		func() { k.answer(m, sync) },
+// placing runs phase i of a hook moment that may place payloads: the
+// report of it that waits (and what waits ahead of it) is taken from the
+// queue, the hook's receipt absorbs it, and it is recorded now.
+func (k *Keeper) placing(p *pending, i int) (more bool) {
+	m := &p.f.Moment
+	switch i {
+	case 0:
+		var ahead []release
+		ahead, p.q, p.held = k.take(*m)
+		k.send(ahead...)
+		return true
+	case 1:
+		switch {
+		case p.held && p.q.Started:
+			*m = mergeStarted(p.q.Moment, *m) // the hook names the session the held receipt waited for
+		case p.held:
+			m.Summary = cloneSummary(m.Summary)
+			m.Summary["transcript"] = p.q.Moment.Summary // native wins; the transcript corroborates
+		case m.Event != contract.EventSessionStarted:
+			k.send(k.releaseStarted(*m)...) // the session has started: this hook reports a later moment
+		}
+		return true
 	}
+	k.answer(*m, p.f.Sync)
+	return false
 }
 
 // closeCutOffTurns releases the end of every turn still open when the
