@@ -181,14 +181,14 @@ func New(cfg Config) *Keeper {
 // time), left it.
 func (k *Keeper) resume(prior []contract.LifecycleReceipt) {
 	for _, r := range prior {
-		if HookCallFailed(r) {
+		if hookCallFailed(r) {
 			continue
 		}
 		m := Moment{Event: r.Event, Summary: r.TelemetrySummary, EventID: r.EventID}
 		if r.HarnessSessionID != nil {
 			m.HarnessSessionID = *r.HarnessSessionID
 		}
-		if id := PriorFrameID(r); id != "" {
+		if id := priorFrameID(r); id != "" {
 			m.Frame = &contract.FrameContext{FrameID: id}
 		}
 		k.admit(m)
@@ -203,15 +203,15 @@ func (k *Keeper) remember(ids []string) {
 	}
 }
 
-// HookCallFailed reports the receipt host-hook records for a hook call
+// hookCallFailed reports the receipt host-hook records for a hook call
 // that never reached a wrapper (not a lifecycle moment of the stream).
-func HookCallFailed(r contract.LifecycleReceipt) bool {
+func hookCallFailed(r contract.LifecycleReceipt) bool {
 	return r.Status == contract.StatusFailed && slices.ContainsFunc(r.Warnings, func(w contract.Warning) bool { return w.Code == HookFailedWarning })
 }
 
-// PriorFrameID is the frame a recorded receipt belongs to: its
+// priorFrameID is the frame a recorded receipt belongs to: its
 // telemetry_summary.frame_id, else its "<frame>/<event>" event id.
-func PriorFrameID(r contract.LifecycleReceipt) string {
+func priorFrameID(r contract.LifecycleReceipt) string {
 	if id, ok := r.TelemetrySummary["frame_id"].(string); ok {
 		return id
 	}
