@@ -147,14 +147,14 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 		m.Frame = &fc
 	}
 	// The emitted moment comes after everything observed before it.
-	res, ok, err := s.d.Step(stream.Fact{Kind: stream.After, Moment: m, Now: s.cfg.Now()})
+	res, ok, err := s.d.Ask(stream.Fact{Kind: stream.After, Moment: m, Now: s.cfg.Now()})
 	if err != nil {
 		return nil, err
 	}
 	if !ok && m.IdempotencyKey != nil {
 		// A replay the ledger file does not show yet (held in the
 		// ledger's spool during a storage outage): the ledger answers.
-		r, _, err := s.d.Step(stream.Fact{Kind: stream.Replay, Moment: m})
+		r, _, err := s.d.Ask(stream.Fact{Kind: stream.Replay, Moment: m})
 		return r.Receipt, err
 	}
 	if !ok {

@@ -203,7 +203,7 @@ func (s *supervisor) dropPending(delivered []contract.PayloadEnvelope) {
 // ok is false when the stream already had the moment.
 func (s *supervisor) recordHook(m Moment, canPlace bool) (hookRecord, bool, error) {
 	sync := canPlace && s.cfg.HookRecorder != nil
-	r, ok, err := s.d.Step(stream.Fact{Kind: stream.Placing, Moment: m, Now: s.cfg.Now(), TranscriptOpen: s.obs != nil, Sync: sync})
+	r, ok, err := s.d.Ask(stream.Fact{Kind: stream.Placing, Moment: m, Now: s.cfg.Now(), TranscriptOpen: s.obs != nil, Sync: sync})
 	if err != nil || !ok {
 		return hookRecord{}, ok, err
 	}

@@ -362,7 +362,7 @@ func (s *supervisor) recordRenewal(ev contract.Event, summary map[string]any, pr
 		// keeper's stream.Renewal).
 		resume, _ := summary["resume"].(bool)
 		now := s.cfg.Now()
-		res, _, _ := s.d.Step(stream.Fact{Kind: stream.Renewal, Moment: m, Now: now, Resumed: resume, Reason: contract.StoppedByRenewal,
+		res, _, _ := s.d.Ask(stream.Fact{Kind: stream.Renewal, Moment: m, Now: now, Resumed: resume, Reason: contract.StoppedByRenewal,
 			PayloadsWaitHook: len(s.pendingFor(contract.EventSessionStarted)) > 0 && s.cfg.bridged()})
 		logHeld(s.log, s.d, now)
 		reply(res.Receipt.ReceiptID)

@@ -351,7 +351,7 @@ func (s *supervisor) relaunchSealed() bool {
 
 // recordStarting records the wrapper's session.starting.
 func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
-	res, _, err := s.d.Step(stream.Fact{Kind: stream.Direct, Moment: Moment{
+	res, _, err := s.d.Ask(stream.Fact{Kind: stream.Direct, Moment: Moment{
 		Event:    contract.EventSessionStarting,
 		Payloads: s.cfg.StartPayloads,
 		Summary:  map[string]any{"argv0": s.cfg.Spec.Path, "cwd": s.rec.Cwd},

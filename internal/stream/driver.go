@@ -47,11 +47,15 @@ func NewDriver[R any](cfg Config, record Recorder[R], h Callbacks) *Driver[R] {
 	return &Driver[R]{k: k, record: record, bound: h.Bound, arm: h.Arm}
 }
 
-// Step tells the keeper f and records what it makes ready, in order. res
-// and ok answer for f's own moment: recorded (ok) with what recording
-// answered, or dropped (the stream already tells it), held, or stepped
-// while recording (ok false; err is recording's error).
-func (d *Driver[R]) Step(f Fact) (res R, ok bool, err error) {
+// Step tells the keeper f and records what it makes ready, in order; a
+// receipt that cannot be recorded is the recorder's to report.
+func (d *Driver[R]) Step(f Fact) { _, _, _ = d.Ask(f) }
+
+// Ask is Step for a caller that needs f's own receipt: res and ok answer
+// for f's moment, recorded (ok) with what recording answered, or dropped
+// (the stream already tells it), held, or stepped while recording (ok
+// false); err is recording's error.
+func (d *Driver[R]) Ask(f Fact) (res R, ok bool, err error) {
 	if d.busy {
 		d.k.stepFirst(f)
 		return res, false, nil
