@@ -12,6 +12,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/router"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/stream"
 )
 
 // errCallerGone is the answer to a control caller whose connection ended
@@ -76,7 +77,7 @@ func (s *supervisor) status() control.Status {
 		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
 	}
 	now := s.cfg.Now()
-	for _, h := range s.k.Holds() {
+	for _, h := range s.d.Holds() {
 		ch := control.Hold{Event: h.Event, Reason: h.Reason}
 		if !h.Until.IsZero() {
 			left := roundMillis(max(h.Until.Sub(now), 0).Seconds())
@@ -145,20 +146,15 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 		}
 		m.Frame = &fc
 	}
-	if m.Event != contract.EventSessionStarted {
-		s.releaseStarted(m)
-	}
-	if s.k.Waiting() {
-		s.flushQueue() // the emitted moment comes after everything observed before it
-	}
-	res, ok, err := s.commit(m, false)
+	// The emitted moment comes after everything observed before it.
+	res, ok, err := s.d.Ask(stream.Fact{Kind: stream.After, Moment: m, Now: s.cfg.Now()})
 	if err != nil {
 		return nil, err
 	}
 	if !ok && m.IdempotencyKey != nil {
 		// A replay the ledger file does not show yet (held in the
 		// ledger's spool during a storage outage): the ledger answers.
-		r, err := s.recordOne(m, false)
+		r, _, err := s.d.Ask(stream.Fact{Kind: stream.Replay, Moment: m})
 		return r.Receipt, err
 	}
 	if !ok {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/internal/procfs"
+	"github.com/lifeloop/lifeloop/internal/stream"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,7 +31,7 @@ import (
 //     what it read (observe.Watcher.Sync).
 //  3. Nothing more can arrive: the moments that waited for a hook are
 //     recorded — and after them a session-end hook's session.ending
-//     that waited for this read (stream.Keeper.ReadToEnd) — and the
+//     that waited for this read (stream.Drained) — and the
 //     session ends (or the renewal's relaunch starts).
 //
 // drainMax bounds it all: a process that stays in the harness's group
@@ -141,20 +142,18 @@ func (d *drainState) channels() (poll <-chan time.Time, exits, synced <-chan str
 	return poll, d.exits, d.synced, d.deadline.C
 }
 
-// onExits looks at the group again once the members watched have
-// exited.
-func (s *supervisor) onExits() {
-	if d := s.drain; d != nil {
-		d.exits = nil
-		s.pollGroup()
-	}
-}
-
-// pollGroup looks at the harness's group again: once it is empty the
+// pollGroup looks at the harness's group again (exited: because the
+// members watched have exited, else the poll): once it is empty the
 // telemetry catch-up starts.
-func (s *supervisor) pollGroup() {
+func (s *supervisor) pollGroup(exited bool) {
 	d := s.drain
-	if d == nil || d.pgid == 0 {
+	if d == nil {
+		return
+	}
+	if exited {
+		d.exits = nil
+	}
+	if d.pgid == 0 {
 		return
 	}
 	if left, pids := liveMembers(d.pgid); len(left) > 0 {
@@ -175,7 +174,7 @@ func (s *supervisor) catchUp() {
 	d := s.drain
 	if s.obs == nil || s.cfg.Telemetry == nil {
 		d.caughtUp = s.obs == nil
-		s.drainStep()
+		s.endDrain(false)
 		return
 	}
 	d.synced = s.cfg.Telemetry.sync()
@@ -193,28 +192,22 @@ func (s *supervisor) onSynced() {
 				s.obs = nil
 				continue
 			}
-			s.enqueueTelemetry(m)
+			s.observed(m)
 		default:
-			s.drainStep()
+			s.endDrain(false)
 			return
 		}
 	}
-	s.drainStep()
+	s.endDrain(false)
 }
 
-// drainStep ends the drain once the group is gone and the watcher has
-// caught up: no hook and no transcript line can come any more, so what
-// waits for a hook is recorded as it is.
-func (s *supervisor) drainStep() {
-	if d := s.drain; d != nil && d.pgid == 0 && d.caughtUp {
-		s.endDrain()
-	}
-}
-
-// endDrain records what still waits and runs what follows the drain.
-func (s *supervisor) endDrain() {
+// endDrain ends the drain once the group is gone and the watcher has
+// caught up (or at once, forced: the bound passed): no hook and no
+// transcript line can come any more, so what waits for a hook is
+// recorded as it is, and what follows the drain runs.
+func (s *supervisor) endDrain(force bool) {
 	d := s.drain
-	if d == nil {
+	if d == nil || !force && (d.pgid != 0 || !d.caughtUp) {
 		return
 	}
 	if d.poll != nil {
@@ -223,10 +216,10 @@ func (s *supervisor) endDrain() {
 	d.deadline.Stop()
 	close(d.stop)
 	s.drain = nil
-	// The transcript has been read to its end: a session-end hook's
-	// session.ending that waited for it follows what was read.
-	s.k.ReadToEnd()
-	s.flushQueue()
+	// The transcript has been read to its end: what waits is recorded,
+	// and a session-end hook's session.ending that waited for the read
+	// follows what was read.
+	s.d.Step(stream.Fact{Kind: stream.Drained, Now: s.cfg.Now()})
 	if d.then == nil {
 		// The session ends: nothing the watcher could still read is
 		// recorded any more (the loop stops), so it stops now, beside

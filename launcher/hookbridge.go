@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
@@ -72,24 +73,23 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 	if err != nil {
 		return hooks.HookReply{}, err
 	}
-	spec := s.hookSpec(a.Adapter)
+	spec := s.cfg.hookSpec(a.Adapter)
 	if err := hooks.CheckHookArgs(spec, a); err != nil {
 		return hooks.HookReply{}, err
 	}
-	s.k.HookArrived(s.cfg.Now()) // the bridge is behind, not gone: what waits for it waits longer
-	s.armQueue()
+	s.d.Step(stream.Fact{Kind: stream.HookCall, Now: s.cfg.Now()}) // the bridge is behind, not gone: what waits for it waits longer
 	input, err := hookInput(spec, a)
 	var mapped hooks.Mapped
 	if err == nil {
 		mapped, err = hooks.Map(spec, a.Adapter, a.Hook, input)
 	}
 	if err != nil {
-		s.hookFailed(a, err)
+		s.d.Step(stream.Fact{Kind: stream.Own, Moment: hookFailure(a, err, s.cfg.Now())})
 		return hooks.HookReply{}, nil
 	}
 	// Some hooks also report turns of other threads (a hidden helper
 	// thread); only the session's own thread counts once it is known.
-	if mapped.OtherThreads && s.k.HarnessSession() != "" && mapped.HarnessSessionID != s.k.HarnessSession() {
+	if mapped.OtherThreads && s.d.HarnessSession() != "" && mapped.HarnessSessionID != s.d.HarnessSession() {
 		s.log.Info("hook: call for another thread ignored", "hook", a.Hook)
 		return hooks.HookReply{}, nil
 	}
@@ -107,29 +107,17 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		if !canPlace && m.Event != contract.EventSessionStarted {
 			// Nothing to place: the moment is ordered with those that
 			// wait, and the harness is answered at once.
-			s.releaseStarted(m)
-			s.enqueueHook(m)
+			s.d.Step(stream.Fact{Kind: stream.Hook, Moment: m, Now: s.cfg.Now(), TranscriptOpen: s.obs != nil})
 			reply.Receipts++
 			continue
-		}
-		ahead, q, held := s.k.Take(m)
-		s.recordReady(ahead)
-		s.armQueue()
-		switch {
-		case held && q.Started:
-			m = stream.MergeStarted(q.Moment, m) // the hook names the session the held receipt waited for
-		case held:
-			m.Summary["transcript"] = q.Moment.Summary // native wins; the transcript corroborates
-		case m.Event != contract.EventSessionStarted:
-			s.releaseStarted(m) // the session has started: this hook reports a later moment
 		}
 		if canPlace {
 			m.Payloads = append(m.Payloads, s.pendingFor(mm.Event)...)
 		}
+		// It takes the place of another source's report of it that
+		// waits (a held session.started takes the hook's harness session
+		// id; native wins), and is recorded now.
 		rec, ok, err := s.recordHook(m, canPlace)
-		if reply, ok := q.Tag.(func(string)); held && ok {
-			reply(rec.receiptID)
-		}
 		if err != nil || !ok {
 			continue
 		}
@@ -151,26 +139,26 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 
 // hookSpec returns the hooks of the adapter a hook call names: the
 // session's own, or another the registry knows; nil when it has none.
-func (s *supervisor) hookSpec(adapterID string) *hooks.Spec {
-	if ad := s.cfg.Adapter; ad != nil && (ad.ID == adapterID || slices.Contains(ad.Aliases, adapterID)) {
+func (c Config) hookSpec(adapterID string) *hooks.Spec {
+	if ad := c.Adapter; ad != nil && (ad.ID == adapterID || slices.Contains(ad.Aliases, adapterID)) {
 		return ad.Hooks()
 	}
-	if s.cfg.Registry != nil {
-		if ad, err := s.cfg.Registry.Lookup(adapterID); err == nil {
+	if c.Registry != nil {
+		if ad, err := c.Registry.Lookup(adapterID); err == nil {
 			return ad.Hooks()
 		}
 	}
 	return nil
 }
 
-// hookFailed records a hook call lifeloop could not understand: the
-// harness still gets a valid empty response.
-func (s *supervisor) hookFailed(a hooks.HookArgs, err error) {
+// hookFailure is the receipt of a hook call lifeloop could not
+// understand at time at: the harness still gets a valid empty response.
+func hookFailure(a hooks.HookArgs, err error, at time.Time) Moment {
 	fc := contract.FailureInvalidRequest
 	evidence := fmt.Sprintf("hook %s/%s: %v", a.Adapter, a.Hook, err)
-	now := s.cfg.Now().Unix()
+	now := at.Unix()
 	rc := fc.DefaultRetry()
-	s.emit(Moment{
+	return Moment{
 		Event:   contract.EventCapabilityDegraded,
 		Failure: &fc,
 		Summary: map[string]any{"source": "hook", "hook": a.Hook},
@@ -178,7 +166,7 @@ func (s *supervisor) hookFailed(a hooks.HookArgs, err error) {
 			Capability: "hooks", PreviousSupport: contract.SupportNative, CurrentSupport: contract.SupportPartial,
 			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
 		}},
-	})
+	}
 }
 
 func withSource(sum map[string]any, source, hook string) map[string]any {
@@ -214,13 +202,14 @@ func (s *supervisor) dropPending(delivered []contract.PayloadEnvelope) {
 // through the synchronous-client path so client payloads come back now.
 // ok is false when the stream already had the moment.
 func (s *supervisor) recordHook(m Moment, canPlace bool) (hookRecord, bool, error) {
-	r, ok, err := s.commit(m, canPlace && s.cfg.HookRecorder != nil)
+	sync := canPlace && s.cfg.HookRecorder != nil
+	r, ok, err := s.d.Ask(stream.Fact{Kind: stream.Placing, Moment: m, Now: s.cfg.Now(), TranscriptOpen: s.obs != nil, Sync: sync})
 	if err != nil || !ok {
 		return hookRecord{}, ok, err
 	}
 	h := hookRecord{receiptID: r.Receipt.ReceiptID}
-	if canPlace && s.cfg.HookRecorder != nil {
-		h.payloads = append(slices.Clone(m.Payloads), r.ClientPayloads...)
+	if sync {
+		h.payloads = append(slices.Clone(r.payloads), r.ClientPayloads...)
 		h.decisions = r.Placements
 	}
 	return h, true, nil

@@ -24,6 +24,9 @@ type SyncResult struct {
 	Receipt        contract.LifecycleReceipt
 	Placements     []contract.PlacementDecision
 	ClientPayloads []contract.PayloadEnvelope
+	// payloads are the recorded moment's own payloads, to which
+	// Placements' first decisions belong.
+	payloads []contract.PayloadEnvelope
 }
 
 // SyncRecorder records a moment whose clients must answer now (a hook

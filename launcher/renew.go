@@ -12,6 +12,7 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/ptyio"
 	"github.com/lifeloop/lifeloop/renewal"
 )
@@ -68,7 +69,7 @@ type renewals struct{ s *supervisor }
 // goroutine does the actions the renewal asks for (drive).
 func (r renewals) start(begin func(harnessID string) *renewal.Steps, reply chan controlReply) {
 	s := r.s
-	steps := begin(s.k.HarnessSession())
+	steps := begin(s.d.HarnessSession())
 	ctx, cancel := context.WithCancelCause(s.ctx)
 	s.renewing = &renewRun{cancel: cancel}
 	// Keys typed while the harness is stopped and started again wait for
@@ -287,7 +288,7 @@ func (r renewals) relaunch(in launchInput, done func(error)) {
 			s.obs = s.cfg.Telemetry.start(pinned, s.cfg.Now())
 			if previous != nil {
 				for m := range previous { // closed: its watcher stopped
-					s.enqueueTelemetry(m)
+					s.observed(m)
 				}
 			}
 		}
@@ -342,7 +343,7 @@ func (r renewals) startAgain(argv, env []string, pinned string) error {
 		return err
 	}
 	if pinned != "" {
-		s.bind(pinned)
+		s.d.Step(stream.Fact{Kind: stream.Bind, Moment: Moment{HarnessSessionID: pinned}})
 	}
 	s.rec.Argv = adapters.RedactPlacement(argv)
 	if s.rec.State == statedir.StatePending {
@@ -391,31 +392,14 @@ func (r renewals) record(ev contract.Event, summary map[string]any, prs []contra
 		m.Status, m.Failure = contract.StatusFailed, &c
 	}
 	if !s.onLoop(func() {
-		// The step comes after everything observed before it.
-		s.releaseStarted(Moment{})
-		s.flushQueue()
+		// The step comes after everything observed before it (the
+		// keeper's stream.Renewal).
 		resume, _ := summary["resume"].(bool)
-		switch ev {
-		case contract.EventSessionEnding:
-			s.closeCutOffTurns(contract.StoppedByRenewal)
-			res, _, _ := s.commit(m, false)
-			reply(res.Receipt.ReceiptID)
-		case contract.EventSessionStarting:
-			s.k.Relaunch(resume) // a fresh harness session names itself
-			res, _, _ := s.commit(m, false)
-			reply(res.Receipt.ReceiptID)
-		case contract.EventSessionStarted:
-			if resume && s.k.HarnessSession() != "" {
-				res, _, _ := s.commit(m, false)
-				reply(res.Receipt.ReceiptID)
-				return
-			}
-			s.emitStarted(m, nil)
-			reply("")
-		default:
-			res, _, _ := s.commit(m, false)
-			reply(res.Receipt.ReceiptID)
-		}
+		now := s.cfg.Now()
+		res, _, _ := s.d.Ask(stream.Fact{Kind: stream.Renewal, Moment: m, Now: now, Resumed: resume, Reason: contract.StoppedByRenewal,
+			PayloadsWaitHook: len(s.pendingFor(contract.EventSessionStarted)) > 0 && s.cfg.bridged()})
+		logHeld(s.log, s.d, now)
+		reply(res.Receipt.ReceiptID)
 	}) {
 		return ""
 	}

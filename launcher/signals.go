@@ -9,6 +9,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/stream"
 )
 
 // policySignals are the signals the supervisor catches (see the package
@@ -86,13 +87,10 @@ func (s *supervisor) stop(reason string, sig syscall.Signal) {
 	}
 	// The stop comes after everything observed before it, and a turn it
 	// cuts off is closed before its session.ending, as a renewal's is.
-	s.releaseStarted(Moment{})
-	s.flushQueue()
-	s.closeCutOffTurns(reason)
-	s.emit(Moment{
+	s.d.Step(stream.Fact{Kind: stream.Stop, Reason: reason, Now: s.cfg.Now(), Moment: Moment{
 		Event:   contract.EventSessionEnding,
 		Summary: map[string]any{"reason": reason, "signal": sigName(sig)},
-	})
+	}})
 	if paused {
 		s.signalChild(syscall.SIGCONT)
 	}

@@ -185,9 +185,10 @@ type supervisor struct {
 	noteDescendant func(int)
 	activity       string
 	descendants    map[int]bool
-	// k keeps the session's story coherent (internal/stream): what is
-	// recorded, in which order, linked to what, and what waits.
-	k *stream.Keeper
+	// d keeps the session's story coherent (internal/stream): every
+	// moment is a fact stepped through it; it records what is ready, in
+	// order, linked, and arms queueTimer for what waits.
+	d *stream.Driver[SyncResult]
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
 	// obs is the telemetry watcher's channel (replaced when a renewal
@@ -256,7 +257,6 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		log:          cfg.Log,
 		rec:          cfg.Record,
 		descendants:  map[int]bool{},
-		k:            newKeeper(cfg),
 		hookPayloads: cfg.HookPayloads,
 		calls:        make(chan func()),
 		renewed:      make(chan renewResult, 1),
@@ -266,8 +266,10 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.Recover {
 		s.continuation = seal.Continuation(cfg.Prior)
 	}
-	s.armQueue()
+	s.queueTimer = time.NewTimer(time.Hour)
+	s.queueTimer.Stop()
 	defer s.queueTimer.Stop()
+	s.d = newDriver(s)
 	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec, cfg.Facts)
 	defer func() { s.version.stop() }() // a relaunch reads it again (rereadVersion)
 	defer func() { _ = s.sampler.Close() }()
@@ -340,11 +342,11 @@ func (s *supervisor) run() (Result, error) {
 
 // recordStarting records the wrapper's session.starting.
 func (s *supervisor) recordStarting() (contract.LifecycleReceipt, error) {
-	res, _, err := s.commit(Moment{
+	res, _, err := s.d.Ask(stream.Fact{Kind: stream.Direct, Moment: Moment{
 		Event:    contract.EventSessionStarting,
 		Payloads: s.cfg.StartPayloads,
 		Summary:  map[string]any{"argv0": s.cfg.Spec.Path, "cwd": s.rec.Cwd},
-	}, false)
+	}})
 	return res.Receipt, err
 }
 
@@ -368,10 +370,13 @@ func (s *supervisor) launch() (res Result, failed bool) {
 		}
 	}
 	if s.cfg.PinnedSessionID != "" {
-		s.bind(s.cfg.PinnedSessionID)
+		s.d.Step(stream.Fact{Kind: stream.Bind, Moment: Moment{HarnessSessionID: s.cfg.PinnedSessionID}})
 	}
 	s.attach(child, s.cfg.Spec.Path)
-	s.emitStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"pid": child.Pid()}}, nil)
+	now := s.cfg.Now()
+	s.d.Step(stream.Fact{Kind: stream.Started, Now: now, Moment: Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"pid": child.Pid()}},
+		PayloadsWaitHook: len(s.pendingFor(contract.EventSessionStarted)) > 0 && s.cfg.bridged()})
+	logHeld(s.log, s.d, now)
 	return Result{}, false
 }
 
@@ -505,7 +510,7 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 			graceC = s.graceTimer.C
 		}
 		var queueC <-chan time.Time
-		if s.k.Waiting() {
+		if s.d.Waiting() {
 			queueC = s.queueTimer.C
 		}
 		pollC, exitsC, syncedC, deadlineC := s.drain.channels()
@@ -513,14 +518,14 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		case <-childDone:
 			s.beginDrain(nil)
 		case <-pollC:
-			s.pollGroup()
+			s.pollGroup(false)
 		case <-exitsC:
-			s.onExits()
+			s.pollGroup(true)
 		case <-syncedC:
 			s.onSynced()
 		case <-deadlineC:
 			s.log.Warn("drain bound reached", "group_alive", s.drain.pgid != 0, "caught_up", s.drain.caughtUp)
-			s.endDrain()
+			s.endDrain(true)
 		case f := <-s.calls:
 			f()
 		case r := <-s.renewed:
@@ -552,14 +557,14 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 				s.obs = nil
 				if s.drain != nil && s.drain.pgid == 0 {
 					s.drain.synced, s.drain.caughtUp = nil, true
-					s.drainStep()
+					s.endDrain(false)
 				}
 				continue
 			}
-			s.enqueueTelemetry(m)
+			s.observed(m)
 		case <-queueC:
-			s.releaseQueue(s.cfg.Now())
-			s.drainStep()
+			s.d.Step(stream.Fact{Kind: stream.Due, Now: s.cfg.Now()})
+			s.endDrain(false)
 		case <-ctxDone:
 			ctxDone = nil
 			s.stop(contract.StoppedByAbort, syscall.SIGTERM)
@@ -586,12 +591,12 @@ func (s *supervisor) launchFailed(code int, reason string, err error) (Result, b
 	if code == exitcode.LaunchFailed {
 		fc = contract.FailureInternalError
 	}
-	_, _, _ = s.commit(Moment{
+	s.d.Step(stream.Fact{Kind: stream.Direct, Moment: Moment{
 		Event:   contract.EventSessionEnded,
 		Status:  contract.StatusFailed,
 		Failure: &fc,
 		Summary: map[string]any{"reason": reason, "exit_status": code},
-	}, false)
+	}})
 	now := s.cfg.Now()
 	s.rec.EndedAt = &now
 	s.rec.State = statedir.StateFailed
@@ -632,7 +637,7 @@ func (s *supervisor) finish() Result {
 	if len(leftover) > 0 {
 		sum["leftover_pids"] = leftover
 	}
-	_, _, _ = s.commit(Moment{Event: contract.EventSessionEnded, Summary: sum, Warnings: s.undelivered()}, false)
+	s.d.Step(stream.Fact{Kind: stream.Direct, Moment: Moment{Event: contract.EventSessionEnded, Summary: sum, Warnings: s.undelivered()}})
 
 	code := st.Code
 	if st.Signaled {
@@ -724,7 +729,7 @@ func (s *supervisor) tick(trigger string) {
 	}
 	s.lastTickBytes = act.BytesOut
 	s.activity = activity
-	s.emit(Moment{Event: contract.EventSupervisorTick, Summary: sample.summary(trigger, s.tickState())})
+	s.d.Step(stream.Fact{Kind: stream.Own, Moment: Moment{Event: contract.EventSupervisorTick, Summary: sample.summary(trigger, s.tickState())}})
 }
 
 // Tick states besides the session's own (statedir): the harness a tick
@@ -752,14 +757,14 @@ func (s *supervisor) tickState() string {
 func (s *supervisor) warnDegraded(capability, evidence string) {
 	now := s.cfg.Now().Unix()
 	rc := contract.RetryAfterReconfigure
-	s.emit(Moment{
+	s.d.Step(stream.Fact{Kind: stream.Own, Moment: Moment{
 		Event:  contract.EventCapabilityDegraded,
 		Status: contract.StatusDegraded,
 		Degradations: []contract.CapabilityDegradation{{
 			Capability: capability, PreviousSupport: contract.SupportNative, CurrentSupport: contract.SupportUnavailable,
 			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
 		}},
-	})
+	}})
 }
 
 func (s *supervisor) saveRecord() {

@@ -3,9 +3,11 @@ package launcher
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/stream"
 	"github.com/lifeloop/lifeloop/ptyio"
 )
 
@@ -108,13 +110,13 @@ func (r *versionReader) version() string {
 	return r.v
 }
 
-// withHarnessVersion adds the harness version, when known, to a
-// session.started moment.
-func (s *supervisor) withHarnessVersion(m Moment) Moment {
+// stamp adds the harness version, when known, to a session.started
+// moment.
+func (r *versionReader) stamp(m Moment) Moment {
 	if m.Event != contract.EventSessionStarted {
 		return m
 	}
-	if v := s.version.version(); v != "" {
+	if v := r.version(); v != "" {
 		m.Summary = clone(m.Summary)
 		m.Summary["harness_version"] = v
 	}
@@ -141,25 +143,26 @@ func (s *supervisor) rereadVersion(spec ptyio.ChildSpec) {
 	if v := s.version.version(); v != "" && v == reported {
 		s.version.warned = true
 	}
-	s.warnUnprovenVersion()
+	if m, ok := s.version.unproven(s.cfg.Now()); ok {
+		s.d.Step(stream.Fact{Kind: stream.Own, Moment: m})
+	}
 }
 
-// warnUnprovenVersion records, once per session and harness version and
-// after its session.started, a capability.degraded when the harness runs
-// a version newer than the newest one its tests proved.
-func (s *supervisor) warnUnprovenVersion() {
-	r := s.version
+// unproven is, once per session and harness version and after its
+// session.started, the capability.degraded to record when the harness
+// runs a version newer than the newest one its tests proved.
+func (r *versionReader) unproven(at time.Time) (Moment, bool) {
 	if r == nil || r.warned {
-		return
+		return Moment{}, false
 	}
 	evidence := adapters.UnprovenVersion(r.name, r.version(), r.src)
 	if evidence == "" {
-		return
+		return Moment{}, false
 	}
 	r.warned = true
-	now := s.cfg.Now().Unix()
+	now := at.Unix()
 	rc := contract.RetryAfterReread
-	s.emit(Moment{
+	return Moment{
 		Event:   contract.EventCapabilityDegraded,
 		Status:  contract.StatusDegraded,
 		Summary: map[string]any{"reason": "harness_version_unproven", "harness_version": r.version(), "newest_proven": r.src.NewestProven},
@@ -167,5 +170,5 @@ func (s *supervisor) warnUnprovenVersion() {
 			Capability: "telemetry", PreviousSupport: contract.SupportSynthesized, CurrentSupport: contract.SupportPartial,
 			ObservedAtEpochS: &now, Evidence: &evidence, RetryClass: &rc,
 		}},
-	})
+	}, true
 }

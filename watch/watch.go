@@ -301,17 +301,19 @@ func latestFile(o observe.Options, now time.Time) (string, error) {
 	return newest.Path, nil
 }
 
-// Stream is the story a watch records from a harness's telemetry. Its
-// rules are the keeper's (internal/stream), as for `lifeloop run`: a
-// moment the stream already tells is dropped, a skipped frame stage the
+// Stream is the story a watch records from a harness's telemetry,
+// through the same driver as `lifeloop run` (internal/stream): a moment
+// the stream already tells is dropped, a skipped frame stage the
 // manifest declares for telemetry_only is inferred, frame receipts chain
-// to their frame.opening and the rest to the binding receipt, and every
-// receipt carries the harness session id once known.
+// to their frame.opening and the rest to the binding receipt, every
+// receipt carries the harness session id once known, and a newer file's
+// session.started opens the next harness session.
 type Stream struct {
-	k     *stream.Keeper
+	d     *stream.Driver[contract.LifecycleReceipt]
 	now   func() time.Time
 	route func(context.Context, moment.Moment) (contract.LifecycleReceipt, error)
-	bound func(id string)
+	// ctx is the context of the step being recorded.
+	ctx context.Context
 	// Count is the number of receipts recorded.
 	Count int
 }
@@ -320,38 +322,32 @@ type Stream struct {
 // manifest m: route records one moment, bound (optional) is told each
 // harness session id the first time it is seen.
 func NewStream(m contract.AdapterManifest, now func() time.Time, route func(context.Context, moment.Moment) (contract.LifecycleReceipt, error), bound func(id string)) *Stream {
-	return &Stream{k: stream.New(stream.Config{Manifest: m, Mode: contract.ModeTelemetryOnly}), now: now, route: route, bound: bound}
+	s := &Stream{now: now, route: route}
+	s.d = stream.NewDriver(stream.Config{Manifest: m, Mode: contract.ModeTelemetryOnly}, s.record, stream.Callbacks{Bound: bound})
+	return s
 }
 
 // Observe records a telemetry moment.
 func (s *Stream) Observe(ctx context.Context, m moment.Moment) {
-	if id := m.HarnessSessionID; id != "" && id != s.k.HarnessSession() {
-		if m.Event == contract.EventSessionStarted && s.k.HarnessSession() != "" {
-			// A newer file of a resumed or renewed harness: the next
-			// harness session, which no launch of ours opened.
-			s.k.NextHarnessSession()
-		}
-		if s.k.Bind(id) && s.bound != nil {
-			s.bound(id)
-		}
-	}
-	if r, ok := s.k.OfferTranscript(m, s.now(), true); ok {
-		s.Record(ctx, r.Moment)
-	}
+	s.ctx = ctx
+	s.d.Step(stream.Fact{Kind: stream.Transcript, Moment: m, Now: s.now(), TranscriptOpen: true})
 }
 
-// Record records m, preceded by the frame stages it implies, unless the
-// stream already tells it.
+// Record records m now, preceded by the frame stages it implies, unless
+// the stream already tells it.
 func (s *Stream) Record(ctx context.Context, m moment.Moment) {
-	for _, o := range s.k.Admit(m) {
-		o = s.k.Link(o)
-		r, err := s.route(ctx, o)
-		if err != nil {
-			continue
-		}
-		s.Count++
-		s.k.Recorded(o, r.ReceiptID)
+	s.ctx = ctx
+	s.d.Step(stream.Fact{Kind: stream.Direct, Moment: m, Now: s.now()})
+}
+
+// record routes one moment the driver made ready.
+func (s *Stream) record(m moment.Moment, _ bool) (contract.LifecycleReceipt, string, error) {
+	r, err := s.route(s.ctx, m)
+	if err != nil {
+		return r, "", err
 	}
+	s.Count++
+	return r, r.ReceiptID, nil
 }
 
 // observer records the moments of a watch session into its Stream and

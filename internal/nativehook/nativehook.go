@@ -117,7 +117,14 @@ func (r Recorder) RecordFailure(id string, mapped hooks.Mapped, fail Failure) {
 			CurrentSupport: contract.SupportUnavailable, ObservedAtEpochS: contract.Ptr(r.Now().Unix()),
 			Evidence: contract.Ptr(truncate(fail.Message, 300)), RetryClass: contract.Ptr(fail.Class.DefaultRetry())}}
 	}
-	r.route(rec, []moment.Moment{m})
+	// A failed call is no moment of the story (stream.HookFailedWarning):
+	// recorded as it is, outside the driver.
+	p, err := r.open(rec)
+	if err != nil {
+		return
+	}
+	defer p.Close()
+	_, _ = p.Route(context.Background(), m)
 }
 
 // Record records mapped's moments in the native session of its harness
@@ -153,19 +160,12 @@ func (r Recorder) Record(mapped hooks.Mapped) {
 			HarnessSessionIDs: []string{mapped.HarnessSessionID}, StartedAt: &now}
 		prior = nil
 	}
-	// One coherent stream, as a wrapper keeps it: a moment the ledger
-	// already tells (another hook reported it) is dropped.
-	k := stream.New(stream.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook})
-	k.Resume(prior)
-	var ms []moment.Moment
+	startedAt := rec.StartedAt
 	for _, m := range mapped.Moments {
-		ms = append(ms, k.Admit(moment.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
-			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary})...)
 		switch m.Event {
 		case contract.EventSessionStarted:
 			rec.State, rec.EndedAt = statedir.StateRunning, nil
 		case contract.EventSessionEnding:
-			ms = append(ms, k.Admit(r.reportedEnd(rec, mapped.HarnessSessionID, m, now))...)
 			rec.State, rec.EndedAt = statedir.StateCompleted, &now
 		}
 	}
@@ -173,19 +173,42 @@ func (r Recorder) Record(mapped hooks.Mapped) {
 	if err := statedir.WriteSession(r.Root, rec); err != nil {
 		return
 	}
-	r.route(rec, ms)
+	p, err := r.open(rec)
+	if err != nil {
+		return
+	}
+	defer p.Close()
+	// One coherent stream, as a wrapper keeps it, through the same
+	// driver: taken up from the ledger, a moment it already tells
+	// (another hook reported it) is dropped, and each receipt chains to
+	// its parent (a frame's to its frame.opening, the rest to
+	// session.started).
+	d := stream.NewDriver(stream.Config{Manifest: a.Manifest(), Mode: contract.ModeNativeHook, Known: rec.HarnessSessionIDs, Prior: prior},
+		func(m moment.Moment, _ bool) (contract.LifecycleReceipt, string, error) {
+			// Recording must finish even when the call's bound has
+			// passed: the moment happened.
+			res, err := p.Route(context.Background(), m)
+			return res.Receipt, res.Receipt.ReceiptID, err
+		}, stream.Callbacks{})
+	for _, m := range mapped.Moments {
+		d.Step(stream.Fact{Kind: stream.Direct, Now: now, Moment: moment.Moment{Event: m.Event, EventID: m.EventID, Frame: m.Frame,
+			HarnessSessionID: mapped.HarnessSessionID, Summary: m.Summary}})
+		if m.Event == contract.EventSessionEnding {
+			d.Step(stream.Fact{Kind: stream.Direct, Now: now, Moment: reportedEnd(startedAt, rec.Cwd, mapped.HarnessSessionID, m, now)})
+		}
+	}
 }
 
 // reportedEnd is the session.ended that follows the harness's own
 // session-end hook (ending): completed, with the hook's reason as the
 // harness's.
-func (r Recorder) reportedEnd(rec statedir.SessionRecord, hsid string, ending hooks.MappedMoment, now time.Time) moment.Moment {
+func reportedEnd(startedAt *time.Time, cwd, hsid string, ending hooks.MappedMoment, now time.Time) moment.Moment {
 	var started time.Time
-	if rec.StartedAt != nil {
-		started = *rec.StartedAt
+	if startedAt != nil {
+		started = *startedAt
 	}
 	why, _ := ending.Summary["reason"].(string)
-	sum := contract.ReportedEndSummary(why, started, now, rec.Cwd)
+	sum := contract.ReportedEndSummary(why, started, now, cwd)
 	if hook, ok := ending.Summary["hook"]; ok {
 		sum["hook"] = hook
 	}
@@ -205,20 +228,11 @@ func opens(mapped hooks.Mapped) bool {
 	return slices.ContainsFunc(mapped.Moments, func(m hooks.MappedMoment) bool { return m.Event == contract.EventSessionStarted })
 }
 
-// route records ms in the ledger of rec.
-func (r Recorder) route(rec statedir.SessionRecord, ms []moment.Moment) {
-	p, err := pipeline.Open(pipeline.Options{
+// open opens the pipeline of rec's session.
+func (r Recorder) open(rec statedir.SessionRecord) (*pipeline.Pipeline, error) {
+	return pipeline.Open(pipeline.Options{
 		StateDir: r.Root, Session: rec.ID, Adapter: r.Adapter, Mode: contract.ModeNativeHook, Durability: r.Durability, Now: r.Now, IDs: r.IDs,
 	})
-	if err != nil {
-		return
-	}
-	defer p.Close()
-	for _, m := range ms {
-		// Recording must finish even when the call's bound has passed:
-		// the moment happened.
-		_, _ = p.Route(context.Background(), m)
-	}
 }
 
 // ledgerReceipts reads session id's receipts (none when it has no ledger

@@ -9,13 +9,14 @@ import (
 )
 
 // BenchmarkTranscriptMoment is the keeper's share of one transcript
-// moment's way to a receipt in `run`: offered, admitted, linked and
-// noted as recorded (a turn of four frame stages and a pressure reading
+// moment's way to a receipt in `run`: one Transcript fact stepped
+// through the driver, which admits, links, records (here: nothing) and
+// notes it recorded (a turn of four frame stages and a pressure reading
 // per five moments).
 func BenchmarkTranscriptMoment(b *testing.B) {
-	k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
-	k.Admit(Moment{Event: contract.EventSessionStarting})
-	k.Recorded(Moment{Event: contract.EventSessionStarting}, "r0")
+	d := NewDriver(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper},
+		func(Moment, bool) (struct{}, string, error) { return struct{}{}, "r", nil }, Callbacks{})
+	d.Step(Fact{Kind: Direct, Moment: Moment{Event: contract.EventSessionStarting}})
 	now := time.Unix(1000, 0)
 	evs := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventContextPressureObserved}
 	sum := map[string]any{"source": "transcript", "frame_id": "x"}
@@ -26,13 +27,7 @@ func BenchmarkTranscriptMoment(b *testing.B) {
 		if ev != contract.EventContextPressureObserved {
 			m.Frame = &contract.FrameContext{FrameID: strconv.Itoa(n / len(evs))}
 		}
-		k.Bind(m.HarnessSessionID)
-		if r, ok := k.OfferTranscript(m, now, true); ok {
-			for _, o := range k.Admit(r.Moment) {
-				o = k.Link(o)
-				k.Recorded(o, "r")
-			}
-		}
+		d.Step(Fact{Kind: Transcript, Moment: m, Now: now, TranscriptOpen: true})
 		n++
 	}
 }

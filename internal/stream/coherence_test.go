@@ -80,7 +80,7 @@ func TestCoherenceFrameInterleavings(t *testing.T) {
 				c := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
 				var out []Moment
 				for _, m := range in {
-					out = append(out, c.Admit(m)...)
+					out = append(out, c.admit(m)...)
 				}
 				checkFrameStream(t, in, out)
 			})
@@ -130,7 +130,7 @@ func TestCoherenceInfersOnlyDeclared(t *testing.T) {
 	m := allDeclared()
 	m.LifecycleEvents[contract.EventFrameOpened] = contract.EventSupport{Support: contract.SupportUnavailable}
 	c := New(Config{Manifest: m, Mode: contract.ModeLauncherWrapper})
-	out := c.Admit(frameMoment(contract.EventFrameEnded, "f", "hook"))
+	out := c.admit(frameMoment(contract.EventFrameEnded, "f", "hook"))
 	var evs []contract.Event
 	for _, o := range out {
 		evs = append(evs, o.Event)
@@ -142,7 +142,7 @@ func TestCoherenceInfersOnlyDeclared(t *testing.T) {
 	if out[0].Summary["source"] != "inferred" || out[0].Summary["inferred_from"] != "frame.ended" {
 		t.Errorf("inferred summary %v", out[0].Summary)
 	}
-	if late := c.Admit(frameMoment(contract.EventFrameOpened, "f", "transcript")); len(late) != 0 {
+	if late := c.admit(frameMoment(contract.EventFrameOpened, "f", "transcript")); len(late) != 0 {
 		t.Errorf("a stage after its frame ended was recorded: %v", late)
 	}
 }
@@ -162,7 +162,7 @@ func TestCoherenceSessionMoments(t *testing.T) {
 	}
 	var got []contract.Event
 	for _, ev := range in {
-		for _, m := range c.Admit(Moment{Event: ev}) {
+		for _, m := range c.admit(Moment{Event: ev}) {
 			got = append(got, m.Event)
 		}
 	}
@@ -174,7 +174,7 @@ func TestCoherenceSessionMoments(t *testing.T) {
 		t.Fatalf("got %v\nwant %v", got, want)
 	}
 	// A late session.started after the end is dropped too.
-	if out := c.Admit(Moment{Event: contract.EventSessionStarted}); out != nil {
+	if out := c.admit(Moment{Event: contract.EventSessionStarted}); out != nil {
 		t.Errorf("session.started after session.ended recorded: %v", out)
 	}
 }
@@ -196,28 +196,28 @@ func TestCoherenceNoFrameAfterSessionEnding(t *testing.T) {
 	interleavings([][]Moment{hookSrc, transcript, wrapperSrc}, func(in []Moment) {
 		k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper, Transcript: true, BindWait: time.Second})
 		var out []Moment
-		record := func(r Ready, ok bool) {
+		record := func(r release, ok bool) {
 			if ok {
-				out = append(out, k.Admit(r.Moment)...)
+				out = append(out, k.admit(r.Moment)...)
 			}
 		}
-		record(k.Offer(Moment{Event: contract.EventSessionStarting}))
-		record(k.Offer(Moment{Event: contract.EventSessionStarted}))
+		record(k.offer(Moment{Event: contract.EventSessionStarting}))
+		record(k.offer(Moment{Event: contract.EventSessionStarted}))
 		for _, m := range in {
 			switch m.Summary["source"] {
 			case "hook":
-				record(k.OfferHook(m, now, true))
+				record(k.offerHook(m, now, true))
 			case "transcript":
-				record(k.OfferTranscript(m, now, true))
+				record(k.offerTranscript(m, now, true))
 			default:
-				record(k.Offer(m))
+				record(k.offer(m))
 			}
-			for r, ok := k.Pop(now); ok; r, ok = k.Pop(now) {
+			for r, ok := k.pop(now); ok; r, ok = k.pop(now) {
 				record(r, true)
 			}
 		}
-		k.ReadToEnd()
-		for _, r := range k.Flush() {
+		k.readToEnd()
+		for _, r := range k.flush() {
 			record(r, true)
 		}
 		var evs []string

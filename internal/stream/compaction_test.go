@@ -21,9 +21,9 @@ func TestIdentifiedCompaction(t *testing.T) {
 	fromTranscript := func() Moment {
 		return Moment{Event: contract.EventContextCompacted, EventID: id, Summary: map[string]any{"source": "database", "trigger": "manual", "pre_tokens": 17, "path": "db#s", "line": 9}}
 	}
-	type offer func(k *Keeper, now time.Time) []Ready
-	hook := func(k *Keeper, now time.Time) []Ready { return one(k.OfferHook(fromHook(), now, true)) }
-	tr := func(k *Keeper, now time.Time) []Ready { return one(k.OfferTranscript(fromTranscript(), now, true)) }
+	type offer func(k *Keeper, now time.Time) []release
+	hook := func(k *Keeper, now time.Time) []release { return one(k.offerHook(fromHook(), now, true)) }
+	tr := func(k *Keeper, now time.Time) []release { return one(k.offerTranscript(fromTranscript(), now, true)) }
 	for _, tc := range []struct {
 		name    string
 		offers  []offer
@@ -42,22 +42,22 @@ func TestIdentifiedCompaction(t *testing.T) {
 			k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper, Bridged: map[contract.Event]bool{contract.EventContextCompacted: true}})
 			now := time.Unix(1000, 0)
 			var got []Moment
-			rec := func(rs []Ready) {
+			rec := func(rs []release) {
 				for _, r := range rs {
-					got = append(got, k.Admit(r.Moment)...)
+					got = append(got, k.admit(r.Moment)...)
 				}
 			}
 			for i, o := range tc.offers {
 				if i > 0 {
 					now = now.Add(tc.gap)
-					rec(k.Release(now))
+					rec(k.release(now))
 				}
 				rec(o(k, now))
-				rec(k.Release(now))
+				rec(k.release(now))
 			}
 			if k.Waiting() {
 				now = now.Add(CompactionWindow)
-				rec(k.Release(now))
+				rec(k.release(now))
 			}
 			if len(got) != tc.records || k.Waiting() {
 				t.Fatalf("recorded %+v, still waiting %v", got, k.Waiting())
@@ -75,12 +75,12 @@ func TestIdentifiedCompaction(t *testing.T) {
 	k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
 	plain := Moment{Event: contract.EventContextCompacted, Summary: map[string]any{"source": "hook"}}
 	for i := range 2 {
-		if len(k.Admit(plain)) != 1 {
+		if len(k.admit(plain)) != 1 {
 			t.Errorf("a compaction without an id, report %d: not recorded", i+1)
 		}
 	}
-	k.Resume([]contract.LifecycleReceipt{{ReceiptID: "r1", Event: contract.EventContextCompacted, EventID: id}})
-	if len(k.Admit(fromTranscript())) != 0 {
+	k.resume([]contract.LifecycleReceipt{{ReceiptID: "r1", Event: contract.EventContextCompacted, EventID: id}})
+	if len(k.admit(fromTranscript())) != 0 {
 		t.Error("a keeper resumed from a ledger with the compaction records it again")
 	}
 }

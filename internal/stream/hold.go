@@ -37,25 +37,21 @@ import (
 // EndReadWait at most; what the transcript reports meanwhile goes ahead
 // of it, the wrapper's own moments (ticks) behind it.
 
-// Ready is a moment the keeper released: the caller records it now, in
-// order, through Admit (which may drop it or add inferred stages). Tag is
-// what the caller gave when offering it (OfferStarted's).
+// release is a moment the keeper released: recorded next, in order,
+// through admit (which may drop it or add inferred stages).
 //
-// The Offer methods return the moment when it is ready at once (ok false
+// The offer methods return the moment when it is ready at once (ok false
 // when it was queued or absorbed); what waits in the queue comes out of
-// Pop (or Release), so after an offer the caller records what it returned
-// and then pops what is due. A moment offered while the caller records a
-// popped one goes behind those still queued.
-type Ready struct {
+// pop (or flush), so after an offer what it returned is recorded first
+// and then what is due.
+type release struct {
 	Moment Moment
-	Tag    any
 }
 
-// Held is a moment the keeper removed from its queue for a hook's receipt
-// to absorb (Take).
-type Held struct {
+// heldMoment is a moment the keeper removed from its queue for a hook's
+// receipt to absorb (take).
+type heldMoment struct {
 	Moment Moment
-	Tag    any
 	// Started says it is the held session.started.
 	Started bool
 }
@@ -66,7 +62,6 @@ type held struct {
 	key   string
 	m     Moment
 	until time.Time
-	tag   any
 	// waitHook keeps a held session.started for the session-start hook
 	// even when the transcript names the session first.
 	waitHook bool
@@ -136,36 +131,36 @@ func (k *Keeper) Next() (at time.Time, ok bool) {
 	return k.queue[0].until, true
 }
 
-// Offer is a moment of the wrapper's own (a tick, a degradation, a
+// offer is a moment of the wrapper's own (a tick, a degradation, a
 // renewal step): recorded now unless moments wait, then behind them.
-func (k *Keeper) Offer(m Moment) (r Ready, ok bool) {
+func (k *Keeper) offer(m Moment) (r release, ok bool) {
 	if len(k.queue) > 0 {
 		k.queue = append(k.queue, held{m: m})
-		return Ready{}, false
+		return release{}, false
 	}
-	return Ready{Moment: m}, true
+	return release{Moment: m}, true
 }
 
-// OfferStarted offers a harness session's session.started: ready now when
+// offerStarted offers a harness session's session.started: ready now when
 // nothing will name the session, else held until the harness names it or
 // the bind wait passes. payloadsWaitHook says payloads wait for the
 // session-start hook to place them: only that hook's receipt may carry
 // them, so the wait is longer and a transcript naming the session does
-// not end it. tag comes back with the moment when it is released.
-func (k *Keeper) OfferStarted(m Moment, tag any, now time.Time, payloadsWaitHook bool) (r Ready, ok bool) {
+// not end it.
+func (k *Keeper) offerStarted(m Moment, now time.Time, payloadsWaitHook bool) (r release, ok bool) {
 	if !k.expectsBinding() && !payloadsWaitHook {
 		if len(k.queue) > 0 {
-			k.queue = append(k.queue, held{key: keyStarted, m: m, tag: tag})
-			return Ready{}, false
+			k.queue = append(k.queue, held{key: keyStarted, m: m})
+			return release{}, false
 		}
-		return Ready{Moment: m, Tag: tag}, true
+		return release{Moment: m}, true
 	}
 	wait := k.cfg.BindWait
 	if payloadsWaitHook {
 		wait *= HookBindFactor
 	}
-	k.queue = append(k.queue, held{key: keyStarted, m: m, until: now.Add(wait), tag: tag, waitHook: payloadsWaitHook})
-	return Ready{}, false
+	k.queue = append(k.queue, held{key: keyStarted, m: m, until: now.Add(wait), waitHook: payloadsWaitHook})
+	return release{}, false
 }
 
 // expectsBinding reports whether the harness will name its session: the
@@ -177,40 +172,40 @@ func (k *Keeper) expectsBinding() bool {
 	return (k.cfg.Transcript && !k.resumed) || k.cfg.HookNamesSession
 }
 
-// OfferTranscript offers a transcript moment: ready now, or queued when a
+// offerTranscript offers a transcript moment: ready now, or queued when a
 // hook may still report it or moments ahead of it wait. A transcript
 // binding completes a held session.started; a transcript moment a hook
 // already reported corroborates the hook's receipt. The caller has bound
 // m's harness session id (Bind) before.
-func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) (r Ready, ok bool) {
+func (k *Keeper) offerTranscript(m Moment, now time.Time, transcriptOpen bool) (r release, ok bool) {
 	if len(k.queue) == 0 && ((m.Frame == nil && !keyed(m)) || !k.cfg.Bridged[m.Event]) {
 		// Nothing waits and no hook reports it: the common case, decided
 		// without building the moment's queue key.
-		if k.Has(m) {
-			return Ready{}, false
+		if k.has(m) {
+			return release{}, false
 		}
-		return Ready{Moment: m}, true
+		return release{Moment: m}, true
 	}
 	key := queueKey(m)
 	if key == keyStarted {
 		if i := k.queued(keyStarted); i >= 0 {
 			q := &k.queue[i]
-			q.m = MergeStarted(q.m, m)
+			q.m = mergeStarted(q.m, m)
 			if !q.waitHook {
 				q.until = time.Time{}
 			}
-			return Ready{}, false
+			return release{}, false
 		}
 	}
-	if k.Has(m) {
-		return Ready{}, false // another source reported it first
+	if k.has(m) {
+		return release{}, false // another source reported it first
 	}
 	if i := k.queued(key); key != "" && key != keyStarted && i >= 0 && k.queue[i].fromHook {
 		k.queue[i].m = absorb(k.queue[i].m, m) // the hook's receipt, waiting, absorbs it
 		if keyed(m) {
 			k.queue[i].until = time.Time{} // it waited for this report only
 		}
-		return Ready{}, false
+		return release{}, false
 	}
 	q := held{key: key, m: m}
 	if key != "" && key != keyStarted && k.cfg.Bridged[m.Event] {
@@ -221,28 +216,28 @@ func (k *Keeper) OfferTranscript(m Moment, now time.Time, transcriptOpen bool) (
 		q.limit = now.Add(max(wait, NativeWaitMax))
 		q.until = k.hookWait(now.Add(wait), q.limit) // native wins: wait for the hook's report
 	} else if len(k.queue) == 0 {
-		return Ready{Moment: m}, true
+		return release{Moment: m}, true
 	}
 	k.insert(q)
 	k.settle(m, transcriptOpen)
-	return Ready{}, false
+	return release{}, false
 }
 
-// OfferHook orders a hook moment that places nothing with the moments
+// offerHook orders a hook moment that places nothing with the moments
 // that wait: it takes the place of the transcript's report of the same
 // moment, and a frame stage whose earlier stages only the transcript
 // reports waits (up to NativeWindow) for them, so the frame's receipts
 // keep their causal order. transcriptOpen says a transcript is still
 // being read.
-func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Ready, ok bool) {
+func (k *Keeper) offerHook(m Moment, now time.Time, transcriptOpen bool) (r release, ok bool) {
 	key := queueKey(m)
 	if i := k.queued(key); key != "" && key != keyStarted && i >= 0 {
 		q := &k.queue[i]
 		q.m, q.until, q.fromHook = absorb(m, q.m), time.Time{}, true // native wins; the transcript corroborates
-		return Ready{}, false
+		return release{}, false
 	}
-	if k.Has(m) {
-		return Ready{}, false
+	if k.has(m) {
+		return release{}, false
 	}
 	q := held{key: key, m: m, fromHook: true}
 	switch {
@@ -253,10 +248,10 @@ func (k *Keeper) OfferHook(m Moment, now time.Time, transcriptOpen bool) (r Read
 	case k.missingEarlier(m, len(k.queue), transcriptOpen):
 		q.until = now.Add(NativeWindow)
 	case len(k.queue) == 0:
-		return Ready{Moment: m}, true
+		return release{Moment: m}, true
 	}
 	k.insert(q)
-	return Ready{}, false
+	return release{}, false
 }
 
 // endingWaitsRead reports whether hook moment m is a session.ending that
@@ -266,10 +261,10 @@ func (k *Keeper) endingWaitsRead(m Moment, transcriptOpen bool) bool {
 	return m.Event == contract.EventSessionEnding && k.cfg.Transcript && transcriptOpen && !k.ending && !k.ended
 }
 
-// ReadToEnd is called once the transcript has been read to its end (the
+// readToEnd is called once the transcript has been read to its end (the
 // harness exited and the drain caught up): a session.ending that waited
 // for it is due.
-func (k *Keeper) ReadToEnd() {
+func (k *Keeper) readToEnd() {
 	for i := range k.queue {
 		if k.queue[i].waitsRead {
 			k.queue[i].until, k.queue[i].waitsRead = time.Time{}, false
@@ -283,7 +278,7 @@ func (k *Keeper) readWaiter() int {
 	return slices.IndexFunc(k.queue, func(q held) bool { return q.waitsRead })
 }
 
-// HookArrived is called when a hook call reaches the wrapper, before its
+// hookArrived is called when a hook call reaches the wrapper, before its
 // moments are offered. A bridge reports in the harness's order, one call
 // after the other, and one that runs inside the harness (a plugin) sends
 // its next report only when the harness's event loop gets to it: on a
@@ -293,7 +288,7 @@ func (k *Keeper) readWaiter() int {
 // of all before it. So a transcript moment waits for the hook's report at
 // least until the bridge has been quiet for BridgeQuiet, and at most
 // NativeWaitMax after it was offered.
-func (k *Keeper) HookArrived(now time.Time) {
+func (k *Keeper) hookArrived(now time.Time) {
 	k.lastHook = now
 	for i := range k.queue {
 		if q := &k.queue[i]; !q.fromHook && !q.limit.IsZero() && !q.until.IsZero() {
@@ -385,55 +380,55 @@ func (k *Keeper) queued(key string) int {
 	return -1
 }
 
-// Pop removes and returns the head of the queue when its wait is over at
+// pop removes and returns the head of the queue when its wait is over at
 // now.
-func (k *Keeper) Pop(now time.Time) (Ready, bool) {
+func (k *Keeper) pop(now time.Time) (release, bool) {
 	if len(k.queue) == 0 || k.queue[0].until.After(now) {
-		return Ready{}, false
+		return release{}, false
 	}
 	q := k.queue[0]
 	k.queue = k.queue[1:]
-	return Ready{Moment: q.m, Tag: q.tag}, true
+	return release{Moment: q.m}, true
 }
 
-// PopAny removes and returns the head of the queue, due or not (nothing
+// popAny removes and returns the head of the queue, due or not (nothing
 // more can come: the harness has exited, or a renewal step comes after
 // everything observed before it).
-func (k *Keeper) PopAny() (Ready, bool) {
+func (k *Keeper) popAny() (release, bool) {
 	if len(k.queue) == 0 {
-		return Ready{}, false
+		return release{}, false
 	}
 	q := k.queue[0]
 	k.queue = k.queue[1:]
-	return Ready{Moment: q.m, Tag: q.tag}, true
+	return release{Moment: q.m}, true
 }
 
-// Release returns the queued moments whose wait is over at now, in order.
-func (k *Keeper) Release(now time.Time) []Ready {
-	var out []Ready
-	for r, ok := k.Pop(now); ok; r, ok = k.Pop(now) {
+// release returns the queued moments whose wait is over at now, in order.
+func (k *Keeper) release(now time.Time) []release {
+	var out []release
+	for r, ok := k.pop(now); ok; r, ok = k.pop(now) {
 		out = append(out, r)
 	}
 	return out
 }
 
-// Flush returns every queued moment, in order.
-func (k *Keeper) Flush() []Ready {
-	var out []Ready
-	for r, ok := k.PopAny(); ok; r, ok = k.PopAny() {
+// flush returns every queued moment, in order.
+func (k *Keeper) flush() []release {
+	var out []release
+	for r, ok := k.popAny(); ok; r, ok = k.popAny() {
 		out = append(out, r)
 	}
 	return out
 }
 
-// Take is called for a hook moment that may place payloads: when another
+// take is called for a hook moment that may place payloads: when another
 // source's report of it waits in the queue, it is removed and returned,
 // for the hook's receipt to absorb, with the moments ahead of it, ready to
 // record first.
-func (k *Keeper) Take(m Moment) (ahead []Ready, q Held, ok bool) {
+func (k *Keeper) take(m Moment) (ahead []release, q heldMoment, ok bool) {
 	key := queueKey(m)
 	if key == "" {
-		return nil, Held{}, false
+		return nil, heldMoment{}, false
 	}
 	i := k.queued(key)
 	if i < 0 {
@@ -441,24 +436,24 @@ func (k *Keeper) Take(m Moment) (ahead []Ready, q Held, ok bool) {
 			// A new harness session starts in the same process (a
 			// switch): the old one's end comes first.
 			for _, a := range k.queue[:w+1] {
-				ahead = append(ahead, Ready{Moment: a.m, Tag: a.tag})
+				ahead = append(ahead, release{Moment: a.m})
 			}
 			k.queue = slices.Delete(k.queue, 0, w+1)
 		}
-		return ahead, Held{}, false
+		return ahead, heldMoment{}, false
 	}
 	for _, a := range k.queue[:i] {
-		ahead = append(ahead, Ready{Moment: a.m, Tag: a.tag})
+		ahead = append(ahead, release{Moment: a.m})
 	}
 	h := k.queue[i]
 	k.queue = slices.Delete(k.queue, 0, i+1)
-	return ahead, Held{Moment: h.m, Tag: h.tag, Started: h.key == keyStarted}, true
+	return ahead, heldMoment{Moment: h.m, Started: h.key == keyStarted}, true
 }
 
-// ReleaseStarted releases a held session.started and what waits ahead of
+// releaseStarted releases a held session.started and what waits ahead of
 // it: moment by reports something later, so the session has started (and
 // by's harness session id, if any, names it).
-func (k *Keeper) ReleaseStarted(by Moment) []Ready {
+func (k *Keeper) releaseStarted(by Moment) []release {
 	i := k.queued(keyStarted)
 	if i < 0 {
 		return nil
@@ -470,20 +465,20 @@ func (k *Keeper) ReleaseStarted(by Moment) []Ready {
 		return nil
 	}
 	if by.HarnessSessionID != "" && k.queue[i].m.HarnessSessionID == "" {
-		k.queue[i].m = MergeStarted(k.queue[i].m, Moment{HarnessSessionID: by.HarnessSessionID})
+		k.queue[i].m = mergeStarted(k.queue[i].m, Moment{HarnessSessionID: by.HarnessSessionID})
 	}
-	out := make([]Ready, 0, i+1)
+	out := make([]release, 0, i+1)
 	for _, a := range k.queue[:i+1] {
-		out = append(out, Ready{Moment: a.m, Tag: a.tag})
+		out = append(out, release{Moment: a.m})
 	}
 	k.queue = slices.Delete(k.queue, 0, i+1)
 	return out
 }
 
-// MergeStarted is the held session.started completed by the evidence
+// mergeStarted is the held session.started completed by the evidence
 // that named the session: the evidence's id and provenance, the held
 // moment's own facts (pid, renewal step, payload receipts).
-func MergeStarted(heldM, evidence Moment) Moment {
+func mergeStarted(heldM, evidence Moment) Moment {
 	out := heldM
 	if evidence.HarnessSessionID == "" {
 		evidence.HarnessSessionID = heldM.HarnessSessionID

@@ -4,13 +4,15 @@
 // a session's ledger tells one story.
 //
 // A Keeper is pure: it does no I/O, starts no goroutine and arms no
-// timer. It is offered moments with their source and the time, and
-// answers with what is ready to record, in order; when it next needs to
-// be woken (Next); what it still holds and why (Holds); and, once told
-// what was recorded (Recorded), the links later receipts need (Link). The
-// caller — `run`'s supervisor loop, `watch`, `host-hook` — does the I/O
-// around it: records what is ready, arms one timer for Next, and saves
-// the session record when Bind reports a new harness session.
+// timer. It has one door (step.go): it is told facts (Step) — a moment
+// with its source, or the time passing, a hook call, the harness
+// drained — and answers with the receipts to record, in order and linked
+// to the receipts they follow (Ready, each acknowledged by Recorded);
+// what it still holds and why (Holds); and when it next needs a Due fact
+// (Next). Driver is the one loop around it that the callers — `run`'s
+// supervisor, `watch`, `host-hook` — use: they give it a recorder and
+// step facts; it records what is ready, saves new harness session ids
+// through the caller and arms the caller's one timer.
 //
 // A ledger is a sequence of harness sessions, each opened by
 // session.starting (the launch, or a renewal's relaunch). In each:
@@ -73,11 +75,16 @@ type Config struct {
 	Transcript       bool
 	HookNamesSession bool
 	BindWait         time.Duration
+	// Known are the harness session ids the session already had, and
+	// Prior its receipts so far (a continued session, or a native session
+	// recorded one hook call at a time): the stream goes on from them.
+	Known []string
+	Prior []contract.LifecycleReceipt
 }
 
 // NativeWindow is how long a transcript frame moment waits for the hook
 // that reports the same moment when the bridge has been quiet (see
-// HookArrived for when it waits longer). A bridge that reports from
+// hookArrived for when it waits longer). A bridge that reports from
 // inside the harness (a plugin) answers late on a loaded machine: 2 s was
 // missed by a one-shot's frame.opening in a full -race test run (load 6).
 // Only a hook that never comes costs the wait; at the harness's exit the
@@ -145,6 +152,16 @@ type Keeper struct {
 	switches int
 
 	queue []held
+
+	// The door (step.go): the facts stepped and not yet worked through,
+	// the moments released and not yet admitted, those admitted and not
+	// yet handed out by Ready (each read from its index on), and the
+	// harness session ids bound for the first time since Bound was last
+	// asked.
+	todo                      []pending
+	out, admitted             []outgoing
+	todoAt, outAt, admittedAt int
+	fresh                     []string
 }
 
 // New returns the keeper of a session configured by cfg.
@@ -159,42 +176,42 @@ func New(cfg Config) *Keeper {
 	return k
 }
 
-// Resume takes up the stream where prior, the session's receipts so far
+// resume takes up the stream where prior, the session's receipts so far
 // (a continued session, or a native session recorded one hook call at a
 // time), left it.
-func (k *Keeper) Resume(prior []contract.LifecycleReceipt) {
+func (k *Keeper) resume(prior []contract.LifecycleReceipt) {
 	for _, r := range prior {
-		if HookCallFailed(r) {
+		if hookCallFailed(r) {
 			continue
 		}
 		m := Moment{Event: r.Event, Summary: r.TelemetrySummary, EventID: r.EventID}
 		if r.HarnessSessionID != nil {
 			m.HarnessSessionID = *r.HarnessSessionID
 		}
-		if id := PriorFrameID(r); id != "" {
+		if id := priorFrameID(r); id != "" {
 			m.Frame = &contract.FrameContext{FrameID: id}
 		}
-		k.Admit(m)
+		k.admit(m)
 		k.Recorded(m, r.ReceiptID)
 	}
 }
 
-// Known seeds the harness session ids the session already had.
-func (k *Keeper) Known(ids []string) {
+// remember seeds the harness session ids the session already had.
+func (k *Keeper) remember(ids []string) {
 	for _, id := range ids {
 		k.known[id] = true
 	}
 }
 
-// HookCallFailed reports the receipt host-hook records for a hook call
+// hookCallFailed reports the receipt host-hook records for a hook call
 // that never reached a wrapper (not a lifecycle moment of the stream).
-func HookCallFailed(r contract.LifecycleReceipt) bool {
+func hookCallFailed(r contract.LifecycleReceipt) bool {
 	return r.Status == contract.StatusFailed && slices.ContainsFunc(r.Warnings, func(w contract.Warning) bool { return w.Code == HookFailedWarning })
 }
 
-// PriorFrameID is the frame a recorded receipt belongs to: its
+// priorFrameID is the frame a recorded receipt belongs to: its
 // telemetry_summary.frame_id, else its "<frame>/<event>" event id.
-func PriorFrameID(r contract.LifecycleReceipt) string {
+func priorFrameID(r contract.LifecycleReceipt) string {
 	if id, ok := r.TelemetrySummary["frame_id"].(string); ok {
 		return id
 	}
@@ -206,10 +223,10 @@ func PriorFrameID(r contract.LifecycleReceipt) string {
 	return ""
 }
 
-// Admit returns the moments to record for m, in order: none when the
+// admit returns the moments to record for m, in order: none when the
 // stream already tells m, else m preceded by the inferred stages of its
 // frame it implies. The caller records them all, in order.
-func (k *Keeper) Admit(m Moment) []Moment {
+func (k *Keeper) admit(m Moment) []Moment {
 	switch m.Event {
 	case contract.EventSessionStarting:
 		if k.starting && !k.started && !k.ending && !k.ended {
@@ -274,9 +291,9 @@ func (k *Keeper) trackOpen(fc contract.FrameContext, have, s int) {
 	}
 }
 
-// OpenFrames returns the frames admitted and not ended (no frame.ended),
+// openFrames returns the frames admitted and not ended (no frame.ended),
 // oldest first: the turns a stop of the harness cuts off.
-func (k *Keeper) OpenFrames() []contract.FrameContext { return slices.Clone(k.open) }
+func (k *Keeper) openFrames() []contract.FrameContext { return slices.Clone(k.open) }
 
 // switched reports whether session.started m, reported by a hook, opens
 // a new harness session inside the same process: the current harness
@@ -339,9 +356,9 @@ func keyed(m Moment) bool {
 	return m.Event == contract.EventContextCompacted && m.EventID != "" && m.Frame == nil
 }
 
-// Has reports whether the stream already tells frame moment m (or a
+// has reports whether the stream already tells frame moment m (or a
 // later stage of its frame), or identified moment m.
-func (k *Keeper) Has(m Moment) bool {
+func (k *Keeper) has(m Moment) bool {
 	if keyed(m) {
 		return k.keyed[m.EventID]
 	}
@@ -362,10 +379,10 @@ func inferred(ev contract.Event, m Moment) Moment {
 	}
 }
 
-// Bind notes harness session id id, which later receipts carry. It
+// bind notes harness session id id, which later receipts carry. It
 // reports whether the session never had it before (the caller saves it
 // in the session record).
-func (k *Keeper) Bind(id string) bool {
+func (k *Keeper) bind(id string) bool {
 	if id == "" {
 		return false
 	}
@@ -377,6 +394,7 @@ func (k *Keeper) Bind(id string) bool {
 		return false
 	}
 	k.known[id] = true
+	k.fresh = append(k.fresh, id)
 	return true
 }
 
@@ -384,10 +402,10 @@ func (k *Keeper) Bind(id string) bool {
 // named one, or after a fresh relaunch).
 func (k *Keeper) HarnessSession() string { return k.harness }
 
-// Relaunch opens the next harness session of a renewal: resumed keeps
+// relaunch opens the next harness session of a renewal: resumed keeps
 // the harness session id (the harness continues it), a fresh one waits
 // for the relaunched harness to name its new session.
-func (k *Keeper) Relaunch(resumed bool) {
+func (k *Keeper) relaunch(resumed bool) {
 	k.resumed = resumed
 	k.lastHook = time.Time{} // the relaunched harness has its own bridge
 	if !resumed {
@@ -395,17 +413,17 @@ func (k *Keeper) Relaunch(resumed bool) {
 	}
 }
 
-// NextHarnessSession opens the next harness session when no launch step
+// nextHarnessSession opens the next harness session when no launch step
 // of the caller's did (`watch` following the newer file of a resumed or
 // renewed harness): its session.* moments are told again.
-func (k *Keeper) NextHarnessSession() {
+func (k *Keeper) nextHarnessSession() {
 	k.started, k.ending, k.ended = false, false, false
 }
 
-// Link completes admitted moment m for recording: the harness session id
+// link completes admitted moment m for recording: the harness session id
 // once known, the parent receipt it chains to, and its frame id in the
 // summary.
-func (k *Keeper) Link(m Moment) Moment {
+func (k *Keeper) link(m Moment) Moment {
 	if m.HarnessSessionID == "" {
 		m.HarnessSessionID = k.harness
 	}
@@ -446,15 +464,15 @@ func (k *Keeper) Recorded(m Moment, id string) {
 	}
 }
 
-// Links are the last recorded receipts later ones chain to.
+// links are the last recorded receipts later ones chain to.
 type Links struct {
 	Starting, Started, Ending string
 	// Frames maps a frame id to the receipt that opened it.
 	Frames map[string]string
 }
 
-// Links returns the receipts later ones chain to.
-func (k *Keeper) Links() Links {
+// links returns the receipts later ones chain to.
+func (k *Keeper) links() Links {
 	f := make(map[string]string, len(k.frameReceipts))
 	for id, r := range k.frameReceipts {
 		f[id] = r

@@ -9,17 +9,16 @@ import (
 	"github.com/lifeloop/lifeloop/contract"
 )
 
-// story drives a keeper the way its callers do: offers moments, records
-// what is ready (Admit, Link, Recorded) and pops what is due, and keeps
-// the recorded stream as lines "event frame source parent".
+// story drives a keeper through its door, as its callers do: each step
+// is a fact (Driver.Step), and the recorded stream is kept as lines
+// "event frame source parent".
 type story struct {
-	t      *testing.T
-	k      *Keeper
-	now    time.Time
-	n      int
-	lines  []string
-	byID   map[string]string // receipt id → event
-	tagged map[string]string // OfferStarted's tag → receipt id
+	t     *testing.T
+	d     *Driver[string]
+	now   time.Time
+	n     int
+	lines []string
+	byID  map[string]string // receipt id → event
 }
 
 func newStory(t *testing.T, cfg Config) *story {
@@ -32,71 +31,62 @@ func newStory(t *testing.T, cfg Config) *story {
 	if cfg.BindWait == 0 {
 		cfg.BindWait = 10 * time.Second
 	}
-	return &story{t: t, k: New(cfg), now: time.Unix(1000, 0), byID: map[string]string{}, tagged: map[string]string{}}
+	s := &story{t: t, now: time.Unix(1000, 0), byID: map[string]string{}}
+	s.d = NewDriver(cfg, s.record, Callbacks{})
+	return s
 }
 
-func (s *story) record(rs []Ready) {
-	for _, r := range rs {
-		var last string
-		for _, m := range s.k.Admit(r.Moment) {
-			m = s.k.Link(m)
-			s.n++
-			id := fmt.Sprintf("r%d", s.n)
-			parent := "-"
-			if m.Parent != nil {
-				parent = s.byID[*m.Parent]
-			}
-			frame := "-"
-			if m.Frame != nil {
-				frame = m.Frame.FrameID
-			}
-			src, _ := m.Summary["source"].(string)
-			if src == "" {
-				src = "-"
-			}
-			line := fmt.Sprintf("%s %s %s %s", m.Event, frame, src, parent)
-			if m.HarnessSessionID != "" {
-				line += " hs=" + m.HarnessSessionID
-			}
-			s.lines = append(s.lines, line)
-			s.byID[id] = string(m.Event) + "@" + frame
-			s.k.Recorded(m, id)
-			last = id
-		}
-		if tag, ok := r.Tag.(string); ok {
-			s.tagged[tag] = last
-		}
+func (s *story) record(m Moment, _ bool) (string, string, error) {
+	s.n++
+	id := fmt.Sprintf("r%d", s.n)
+	parent := "-"
+	if m.Parent != nil {
+		parent = s.byID[*m.Parent]
 	}
+	frame := "-"
+	if m.Frame != nil {
+		frame = m.Frame.FrameID
+	}
+	src, _ := m.Summary["source"].(string)
+	if src == "" {
+		src = "-"
+	}
+	line := fmt.Sprintf("%s %s %s %s", m.Event, frame, src, parent)
+	if m.HarnessSessionID != "" {
+		line += " hs=" + m.HarnessSessionID
+	}
+	s.lines = append(s.lines, line)
+	s.byID[id] = string(m.Event) + "@" + frame
+	return id, id, nil
 }
 
 // one is an offer's answer as a list.
-func one(r Ready, ok bool) []Ready {
+func one(r release, ok bool) []release {
 	if !ok {
 		return nil
 	}
-	return []Ready{r}
-}
-
-func (s *story) pop() {
-	for r, ok := s.k.Pop(s.now); ok; r, ok = s.k.Pop(s.now) {
-		s.record([]Ready{r})
-	}
+	return []release{r}
 }
 
 // step is one thing that happens to the keeper.
 type step func(s *story)
 
+// fact steps f at the story's time, then the time's passing.
+func (s *story) fact(f Fact) {
+	f.Now, f.TranscriptOpen = s.now, true
+	s.d.Step(f)
+	s.d.Step(Fact{Kind: Due, Now: s.now})
+}
+
 func wrapper(ev contract.Event) step {
 	return func(s *story) {
-		s.record(one(s.k.Offer(Moment{Event: ev, Summary: map[string]any{"source": "wrapper"}})))
-		s.pop()
+		s.fact(Fact{Kind: Own, Moment: Moment{Event: ev, Summary: map[string]any{"source": "wrapper"}}})
 	}
 }
 
 func started(payloadsWaitHook bool) step {
 	return func(s *story) {
-		s.record(one(s.k.OfferStarted(Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"source": "wrapper"}}, "started", s.now, payloadsWaitHook)))
-		s.pop()
+		s.fact(Fact{Kind: Started, PayloadsWaitHook: payloadsWaitHook, Moment: Moment{Event: contract.EventSessionStarted, Summary: map[string]any{"source": "wrapper"}}})
 	}
 }
 
@@ -106,65 +96,52 @@ func transcript(ev contract.Event, frame, hs string) step {
 		if frame != "" {
 			m.Frame = &contract.FrameContext{FrameID: frame, FrameClass: contract.FrameTopLevel}
 		}
-		if hs != "" {
-			s.k.Bind(hs)
-		}
-		s.record(one(s.k.OfferTranscript(m, s.now, true)))
-		s.pop()
+		s.fact(Fact{Kind: Transcript, Moment: m})
 	}
 }
 
 func hook(ev contract.Event, frame, hs string) step {
 	return func(s *story) {
-		s.k.HookArrived(s.now)
+		s.fact(Fact{Kind: HookCall})
 		m := Moment{Event: ev, HarnessSessionID: hs, Summary: map[string]any{"source": "hook"}}
 		if frame != "" {
 			m.Frame = &contract.FrameContext{FrameID: frame, FrameClass: contract.FrameTopLevel}
 		}
 		if ev == contract.EventSessionStarted {
 			// A session-start hook takes the held receipt over.
-			ahead, q, ok := s.k.Take(m)
-			s.record(ahead)
-			if ok && q.Started {
-				m = MergeStarted(q.Moment, m)
-			}
-			s.record([]Ready{{Moment: m, Tag: q.Tag}})
-			s.pop()
+			s.fact(Fact{Kind: Placing, Moment: m})
 			return
 		}
-		s.record(s.k.ReleaseStarted(m))
-		s.record(one(s.k.OfferHook(m, s.now, true)))
-		s.pop()
+		s.fact(Fact{Kind: Hook, Moment: m})
 	}
 }
 
 // hookCall is a hook call that reports nothing the story records.
 func hookCall() step {
-	return func(s *story) { s.k.HookArrived(s.now); s.pop() }
+	return func(s *story) { s.fact(Fact{Kind: HookCall}) }
 }
 
 func wait(d time.Duration) step {
-	return func(s *story) { s.now = s.now.Add(d); s.pop() }
+	return func(s *story) { s.now = s.now.Add(d); s.fact(Fact{Kind: Due}) }
 }
 
-func flush() step { return func(s *story) { s.record(s.k.Flush()) } }
+// flush is the drain's end: the transcript read to its end, nothing
+// more to come.
+func flush() step { return func(s *story) { s.fact(Fact{Kind: Drained}) } }
 
 // readToEnd is the drain's read of the transcript to its end.
-func readToEnd() step { return func(s *story) { s.k.ReadToEnd(); s.pop() } }
+func readToEnd() step { return flush() }
 
 func relaunch(resumed bool) step {
 	return func(s *story) {
-		s.record(s.k.ReleaseStarted(Moment{}))
-		s.record(s.k.Flush())
-		s.k.Relaunch(resumed)
-		s.record(one(s.k.Offer(Moment{Event: contract.EventSessionStarting, Summary: map[string]any{"source": "renewal"}})))
+		s.fact(Fact{Kind: Renewal, Resumed: resumed, Moment: Moment{Event: contract.EventSessionStarting, Summary: map[string]any{"source": "renewal"}}})
 	}
 }
 
 func holds(want ...string) step {
 	return func(s *story) {
 		var got []string
-		for _, h := range s.k.Holds() {
+		for _, h := range s.d.Holds() {
 			left := "-"
 			if !h.Until.IsZero() {
 				left = h.Until.Sub(s.now).String()
@@ -403,29 +380,29 @@ func TestResumeAfterCrash(t *testing.T) {
 			TelemetrySummary: map[string]any{"frame_id": "f2"}},
 	}
 	k := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
-	k.Known([]string{hsid})
-	k.Resume(prior)
-	if k.Bind(hsid) {
+	k.remember([]string{hsid})
+	k.resume(prior)
+	if k.bind(hsid) {
 		t.Error("a harness session id the session already had was reported new")
 	}
-	if out := k.Admit(Moment{Event: startedE}); out != nil {
+	if out := k.admit(Moment{Event: startedE}); out != nil {
 		t.Errorf("session.started told again: %v", out)
 	}
-	if out := k.Admit(Moment{Event: opened, Frame: &contract.FrameContext{FrameID: "f1"}}); out != nil {
+	if out := k.admit(Moment{Event: opened, Frame: &contract.FrameContext{FrameID: "f1"}}); out != nil {
 		t.Errorf("a recorded frame stage told again: %v", out)
 	}
-	out := k.Admit(Moment{Event: ending, Frame: &contract.FrameContext{FrameID: "f1"}, Summary: map[string]any{}})
+	out := k.admit(Moment{Event: ending, Frame: &contract.FrameContext{FrameID: "f1"}, Summary: map[string]any{}})
 	if len(out) != 1 {
 		t.Fatalf("frame.ending after the resumed frame.opened: %v", out)
 	}
-	if m := k.Link(out[0]); m.Parent == nil || *m.Parent != "p3" || m.HarnessSessionID != hsid {
+	if m := k.link(out[0]); m.Parent == nil || *m.Parent != "p3" || m.HarnessSessionID != hsid {
 		t.Errorf("frame.ending links to %v (harness %q), want p3 and %s", m.Parent, m.HarnessSessionID, hsid)
 	}
 	// f2's failed hook call left no trace: its first stage is not inferred away.
-	if out := k.Admit(Moment{Event: opening, Frame: &contract.FrameContext{FrameID: "f2"}}); len(out) != 1 {
+	if out := k.admit(Moment{Event: opening, Frame: &contract.FrameContext{FrameID: "f2"}}); len(out) != 1 {
 		t.Errorf("frame f2 after a failed hook call: %v", out)
 	}
-	if l := k.Links(); l.Starting != "p1" || l.Started != "p2" || l.Frames["f1"] != "p3" {
+	if l := k.links(); l.Starting != "p1" || l.Started != "p2" || l.Frames["f1"] != "p3" {
 		t.Errorf("links after resuming: %+v", l)
 	}
 }

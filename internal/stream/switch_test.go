@@ -77,10 +77,7 @@ func TestHarnessSessionSwitch(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newStory(t, Config{})
 			for _, m := range tc.in {
-				if m.HarnessSessionID != "" {
-					s.k.Bind(m.HarnessSessionID)
-				}
-				s.record([]Ready{{Moment: m}})
+				s.d.Step(Fact{Kind: Direct, Moment: m})
 			}
 			if got := strings.Join(s.lines, "\n"); got != strings.Join(tc.want, "\n") {
 				t.Errorf("got\n%s\nwant\n%s", got, strings.Join(tc.want, "\n"))
@@ -96,7 +93,7 @@ func TestHarnessSessionSwitchSummary(t *testing.T) {
 	var prior []contract.LifecycleReceipt
 	rec := func(ms []Moment) []Moment {
 		for i, m := range ms {
-			m = k.Link(m)
+			m = k.link(m)
 			id := "r" + string(rune('a'+len(prior)))
 			k.Recorded(m, id)
 			hs := m.HarnessSessionID
@@ -106,12 +103,12 @@ func TestHarnessSessionSwitchSummary(t *testing.T) {
 		return ms
 	}
 	hook := func(id string) Moment {
-		k.Bind(id)
+		k.bind(id)
 		return Moment{Event: contract.EventSessionStarted, HarnessSessionID: id, Summary: map[string]any{"source": "hook"}}
 	}
-	rec(k.Admit(Moment{Event: contract.EventSessionStarting}))
-	rec(k.Admit(hook("A")))
-	out := rec(k.Admit(hook("B")))
+	rec(k.admit(Moment{Event: contract.EventSessionStarting}))
+	rec(k.admit(hook("A")))
+	out := rec(k.admit(hook("B")))
 	if len(out) != 3 {
 		t.Fatalf("switch recorded %d moments, want 3", len(out))
 	}
@@ -125,9 +122,9 @@ func TestHarnessSessionSwitchSummary(t *testing.T) {
 	}
 
 	r := New(Config{Manifest: allDeclared(), Mode: contract.ModeLauncherWrapper})
-	r.Resume(prior)
-	r.Bind("C")
-	next := r.Admit(Moment{Event: contract.EventSessionStarted, HarnessSessionID: "C", Summary: map[string]any{"source": "hook"}})
+	r.resume(prior)
+	r.bind("C")
+	next := r.admit(Moment{Event: contract.EventSessionStarted, HarnessSessionID: "C", Summary: map[string]any{"source": "hook"}})
 	if len(next) != 3 || next[0].HarnessSessionID != "B" || next[0].Summary[contract.SummarySwitch] != 2 {
 		t.Errorf("after resuming, the next switch: %+v", next)
 	}
