@@ -118,7 +118,7 @@ dist: ## release archives (lifeloop, lifeloop-hook, lifeloop-otlp and lifeloop-t
 	done; \
 	cd $(DIST) && sha256sum *.tar.gz > SHA256SUMS && cat SHA256SUMS
 
-unit: ## fast tests only (no real harnesses)
+unit: ## every test that needs no real harness or server (go test -short), about 1.5 min on 2 cores
 	$(GO) test -short -count=1 $(PKGS)
 
 lint: ## golangci-lint (pinned in go.mod's tool block)
