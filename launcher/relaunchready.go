@@ -32,12 +32,17 @@ import (
 //     --no-telemetry` in a script), its exit is the only evidence: exit 0
 //     first means it ran to its end (a one-shot that did its work: the
 //     renewal is delivered); any other exit first is a failed relaunch;
-//     one still running after readyWaitMax is taken as started (a later
-//     exit ends the session as any exit does), so such a renewal of a
-//     harness that lives waits that bound.
+//     one still running after unwatchedStartBound is taken as started (a
+//     later exit ends the session as any exit does). That bound is time,
+//     the one thing such a launch leaves to judge by, and is short, so a
+//     script's `renew` of a harness that lives answers in about 2 s.
 //   - The fallback (the person's own command line, started again after a
 //     relaunch that died) is not waited for where only its exit could
 //     tell: whether it lives or dies, the session goes on as it does.
+
+// unwatchedStartBound is how long a relaunch that nothing else vouches
+// for (no terminal, hooks or transcript) must live to count as started.
+const unwatchedStartBound = 2 * time.Second
 
 // keyRelayer is a harness process that says whether the person's typed
 // keys reach it (ptyio.Child: not when `run` passes its standard input
@@ -51,7 +56,7 @@ func getsKeys(c Process) bool {
 }
 
 // waitRelaunchReady is waitReady: nil once the harness just started is
-// ready (or ran to its end, or showed no sign in readyWaitMax), a
+// ready (or ran to its end, or showed no sign within its bound), a
 // *renewal.ExitedBeforeReady when it exited first.
 func (p harnessProcess) waitRelaunchReady(ctx context.Context) error {
 	var c Process
@@ -73,7 +78,11 @@ func (p harnessProcess) waitRelaunchReady(ctx context.Context) error {
 		defer poll.Stop()
 		pollC = poll.C
 	}
-	limit := time.NewTimer(readyWaitMax)
+	bound := readyWaitMax
+	if !keys {
+		bound = unwatchedStartBound
+	}
+	limit := time.NewTimer(bound)
 	defer limit.Stop()
 	for {
 		select {
@@ -88,7 +97,11 @@ func (p harnessProcess) waitRelaunchReady(ctx context.Context) error {
 		case <-pollC:
 		case <-c.Done():
 		case <-limit.C:
-			p.s.log.Warn("renewal: the relaunched harness showed no sign of being ready in time; taken as started")
+			if keys {
+				p.s.log.Warn("renewal: the relaunched harness showed no sign of being ready in time; taken as started")
+			} else {
+				p.s.log.Info("renewal: the relaunched harness is still running; taken as started", "after", bound)
+			}
 			return nil
 		case <-ctx.Done():
 			return context.Cause(ctx)
