@@ -390,12 +390,12 @@ func emitFlagsFor(ev contract.Event, opts emitOptions) error {
 // placement the adapter cannot provide), or nil: such an emit is refused
 // before anything is recorded.
 func placementRefusal(m contract.AdapterManifest, ev contract.Event, payloads []contract.PayloadEnvelope, now time.Time) error {
-	routes := contract.PlacementRoutes(ev)
+	site := contract.HookSite(ev)
 	for _, p := range payloads {
 		if err := p.Check(now); err != nil {
 			return exitf(exitcode.Failed, "payload %s is refused (invalid_request): %v; nothing was recorded", p.PayloadID, err)
 		}
-		if d := contract.ResolvePlacement(m, p, routes); d.Outcome == contract.PlacementOutcomeFailed {
+		if d := site.Resolve(m, p); d.Outcome == contract.PlacementOutcomeFailed {
 			fc := contract.FailurePlacementUnavailable
 			if d.FailureClass != nil {
 				fc = *d.FailureClass
