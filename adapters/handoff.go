@@ -172,6 +172,35 @@ func HandoffArg(args json.RawMessage, keys ...string) string {
 	return ""
 }
 
+// HandoffPath returns the path HandoffArg finds under keys as a list of
+// one, or nil where there is none.
+func HandoffPath(args json.RawMessage, keys ...string) []string {
+	if p := HandoffArg(args, keys...); p != "" {
+		return []string{p}
+	}
+	return nil
+}
+
+// HandoffTodoList reads a todo-writing tool call's arguments, an object
+// whose "todos" array holds {textKey, "status"} entries, into a todos
+// item; ok is false when args is not such an object.
+func HandoffTodoList(tool string, args json.RawMessage, textKey string) (it HandoffItem, ok bool) {
+	var in struct {
+		Todos []map[string]json.RawMessage `json:"todos"`
+	}
+	if json.Unmarshal(args, &in) != nil {
+		return HandoffItem{}, false
+	}
+	todos := make([]HandoffTodo, 0, len(in.Todos))
+	for _, t := range in.Todos {
+		var text, status string
+		_ = json.Unmarshal(t[textKey], &text)
+		_ = json.Unmarshal(t["status"], &status)
+		todos = append(todos, HandoffTodo{Text: text, Status: status})
+	}
+	return HandoffItem{Kind: HandoffTodos, Tool: tool, Todos: todos}, true
+}
+
 // HandoffReader returns the harness's handoff reader, or nil when
 // lifeloop cannot read its session files into a note.
 func (a *Adapter) HandoffReader() HandoffReader {

@@ -162,34 +162,17 @@ func toolHandoff(name string, input json.RawMessage) adapters.HandoffItem {
 	it := adapters.HandoffItem{Kind: adapters.HandoffTool, Tool: name}
 	switch name {
 	case "Read":
-		it.Reads = nonEmpty(adapters.HandoffArg(input, "file_path"))
+		it.Reads = adapters.HandoffPath(input, "file_path")
 	case "Edit", "Write", "MultiEdit":
-		it.Edits = nonEmpty(adapters.HandoffArg(input, "file_path"))
+		it.Edits = adapters.HandoffPath(input, "file_path")
 	case "NotebookEdit":
-		it.Edits = nonEmpty(adapters.HandoffArg(input, "notebook_path"))
+		it.Edits = adapters.HandoffPath(input, "notebook_path")
 	case "Bash":
 		it.Command = adapters.HandoffArg(input, "command")
 	case "TodoWrite":
-		var in struct {
-			Todos []struct {
-				Content string `json:"content"`
-				Status  string `json:"status"`
-			} `json:"todos"`
-		}
-		if json.Unmarshal(input, &in) == nil {
-			todos := make([]adapters.HandoffTodo, 0, len(in.Todos))
-			for _, t := range in.Todos {
-				todos = append(todos, adapters.HandoffTodo{Text: t.Content, Status: t.Status})
-			}
-			return adapters.HandoffItem{Kind: adapters.HandoffTodos, Tool: name, Todos: todos}
+		if todo, ok := adapters.HandoffTodoList(name, input, "content"); ok {
+			return todo
 		}
 	}
 	return it
-}
-
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return []string{s}
 }

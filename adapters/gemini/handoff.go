@@ -82,7 +82,7 @@ func toolHandoff(name string, args json.RawMessage) adapters.HandoffItem {
 	case "run_shell_command":
 		it.Command = adapters.HandoffArg(args, "command")
 	case "read_file":
-		it.Reads = nonEmpty(adapters.HandoffArg(args, "absolute_path", "file_path", "path"))
+		it.Reads = adapters.HandoffPath(args, "absolute_path", "file_path", "path")
 	case "read_many_files":
 		var in struct {
 			Paths []string `json:"paths"`
@@ -90,28 +90,11 @@ func toolHandoff(name string, args json.RawMessage) adapters.HandoffItem {
 		_ = json.Unmarshal(args, &in)
 		it.Reads = in.Paths
 	case "write_file", "replace":
-		it.Edits = nonEmpty(adapters.HandoffArg(args, "file_path", "absolute_path", "path"))
+		it.Edits = adapters.HandoffPath(args, "file_path", "absolute_path", "path")
 	case "write_todos":
-		var in struct {
-			Todos []struct {
-				Description string `json:"description"`
-				Status      string `json:"status"`
-			} `json:"todos"`
-		}
-		if json.Unmarshal(args, &in) == nil {
-			todos := make([]adapters.HandoffTodo, 0, len(in.Todos))
-			for _, t := range in.Todos {
-				todos = append(todos, adapters.HandoffTodo{Text: t.Description, Status: t.Status})
-			}
-			return adapters.HandoffItem{Kind: adapters.HandoffTodos, Tool: name, Todos: todos}
+		if todo, ok := adapters.HandoffTodoList(name, args, "description"); ok {
+			return todo
 		}
 	}
 	return it
-}
-
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
-	}
-	return []string{s}
 }

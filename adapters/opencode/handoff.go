@@ -91,26 +91,12 @@ func toolHandoff(name string, input json.RawMessage) adapters.HandoffItem {
 	case "bash":
 		it.Command = adapters.HandoffArg(input, "command")
 	case "read":
-		if f := adapters.HandoffArg(input, "filePath"); f != "" {
-			it.Reads = []string{f}
-		}
+		it.Reads = adapters.HandoffPath(input, "filePath")
 	case "edit", "write":
-		if f := adapters.HandoffArg(input, "filePath"); f != "" {
-			it.Edits = []string{f}
-		}
+		it.Edits = adapters.HandoffPath(input, "filePath")
 	case "todowrite":
-		var in struct {
-			Todos []struct {
-				Content string `json:"content"`
-				Status  string `json:"status"`
-			} `json:"todos"`
-		}
-		if json.Unmarshal(input, &in) == nil {
-			todos := make([]adapters.HandoffTodo, 0, len(in.Todos))
-			for _, t := range in.Todos {
-				todos = append(todos, adapters.HandoffTodo{Text: t.Content, Status: t.Status})
-			}
-			return adapters.HandoffItem{Kind: adapters.HandoffTodos, Tool: name, Todos: todos}
+		if todo, ok := adapters.HandoffTodoList(name, input, "content"); ok {
+			return todo
 		}
 	}
 	return it
