@@ -120,7 +120,10 @@ func runBridge(t *testing.T, rt jsRuntime, socket string, calls []call) bridgeRu
 		t.Fatal(err)
 	}
 	module := filepath.Join(dir, "bridge.mjs")
-	if err := os.WriteFile(module, kit.BridgeModule(probeAdapter, []string{program}, "export default lifeloop;\n"), 0o600); err != nil {
+	// The program is run through /bin/sh: a script just written can fail
+	// to exec (ETXTBSY) while a parallel test's fork still holds its
+	// descriptor, and the runtime answers such a failure quietly.
+	if err := os.WriteFile(module, kit.BridgeModule(probeAdapter, []string{"/bin/sh", program}, "export default lifeloop;\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	driver := filepath.Join(dir, "driver.mjs")
