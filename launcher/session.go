@@ -111,6 +111,16 @@ type Options struct {
 	// with its number.
 	SessionEnv func(id string, process int) []string
 
+	// Companion, when set, is the command line of a client that runs
+	// beside session id for as long as it does (the renewal policy `run
+	// --renew-at` attaches: `lifeloop autorenew --attached ID`): started
+	// once the session exists, in its own process group, without the
+	// terminal, its output in the session folder's companion.log (0600);
+	// stopped when the session ends. One that exits while the session
+	// runs is recorded once as capability.degraded (capability
+	// "companion"), and the session goes on without it.
+	Companion func(id string) []string
+
 	// Durability is the ledger's SyncMode; the harness's hook processes
 	// inherit it through $LIFELOOP_DURABILITY.
 	Durability ledger.SyncMode

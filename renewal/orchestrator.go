@@ -135,6 +135,16 @@ type Request struct {
 	// place (their receipts say so) instead of keeping them, labelled,
 	// for a later renewal.
 	DropUndelivered bool `json:"drop_undelivered,omitempty"`
+	// BetweenTurns makes the renewal conditional, as a policy client
+	// asks for it: the live wrapper refuses it (control.Refusal with
+	// code control.CodeNotBetweenTurns), recording nothing, while a frame
+	// is open or when a key was typed at the terminal since the last
+	// frame ended (a person's draft is never thrown away).
+	BetweenTurns bool `json:"between_turns,omitempty"`
+	// Policy is the evidence of a policy client's renewal (nil for a
+	// person's): recorded in each receipt of the renewal and in
+	// renewal.json.
+	Policy *Policy `json:"policy,omitempty"`
 }
 
 // Outcome is the result of Renew or Recover.

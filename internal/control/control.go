@@ -35,8 +35,11 @@ type Request struct {
 
 // Response is the wrapper's one-line JSON answer.
 type Response struct {
-	OK     bool            `json:"ok"`
-	Error  string          `json:"error,omitempty"`
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+	// Code names why an operation was refused (a Refusal), when the
+	// caller can act on it.
+	Code   string          `json:"code,omitempty"`
 	Result json.RawMessage `json:"result,omitempty"`
 }
 
@@ -211,7 +214,11 @@ func (s *Server) serve(conn *net.UnixConn) {
 	}()
 	res, err := s.handler(ctx, req)
 	if err != nil {
-		writeResponse(conn, Response{Error: err.Error()})
+		resp := Response{Error: err.Error()}
+		if r, ok := errors.AsType[*Refusal](err); ok {
+			resp.Code = r.Code
+		}
+		writeResponse(conn, resp)
 		return
 	}
 	raw, err := json.Marshal(res)
@@ -314,6 +321,9 @@ func Call(ctx context.Context, path string, op string, args any, out any) error 
 		return fmt.Errorf("control socket: bad answer: %w", err)
 	}
 	if !resp.OK {
+		if resp.Code != "" {
+			return &Refusal{Code: resp.Code, Message: resp.Error}
+		}
 		return errors.New(resp.Error)
 	}
 	if out != nil && len(resp.Result) > 0 {
