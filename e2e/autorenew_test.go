@@ -81,7 +81,9 @@ var autoTUIs = map[string]autoTUI{
 	},
 	"codex": {
 		name: "codex", kind: "codex", window: 100000,
-		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv { return testharness.NewHarnessEnv(t, mock) },
+		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
+			return testharness.NewHarnessEnv(t, mock)
+		},
 		argv: func(t *testing.T, _ *testharness.HarnessEnv) []string {
 			return []string{testharness.CodexBin(t), "-c", "model_context_window=100000"}
 		},
@@ -117,7 +119,9 @@ var autoTUIs = map[string]autoTUI{
 	},
 	"pi": {
 		name: "pi", kind: "claude", window: testharness.PiContextWindow,
-		env:        func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv { return testharness.NewHarnessEnv(t, mock) },
+		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
+			return testharness.NewHarnessEnv(t, mock)
+		},
 		argv:       func(t *testing.T, env *testharness.HarnessEnv) []string { return []string{env.UsePi(t)} },
 		ready:      testharness.PiScreenReady,
 		relaunched: testharness.PiRelaunched,
@@ -125,7 +129,9 @@ var autoTUIs = map[string]autoTUI{
 	},
 	"openclaw": {
 		name: "openclaw", kind: "claude", window: testharness.OpenClawContextWindow,
-		env:        func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv { return testharness.NewHarnessEnv(t, mock) },
+		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
+			return testharness.NewHarnessEnv(t, mock)
+		},
 		argv:       func(t *testing.T, env *testharness.HarnessEnv) []string { return []string{env.UseOpenClaw(t), "chat"} },
 		runFlags:   []string{"--payload-argv-ok"},
 		cols:       160,
