@@ -1,6 +1,7 @@
 package mockmodel
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,4 +44,19 @@ func TestHoldTrigger(t *testing.T) {
 		t.Fatalf("after Release: status %d, held %d (want 200, 1)", status, s.Held())
 	}
 	s.Release()
+}
+
+// TestBytesPerToken: with BytesPerToken set, a conversation response
+// reports the request's size as its input tokens, without cache tokens.
+func TestBytesPerToken(t *testing.T) {
+	s := start(t, Config{BytesPerToken: 4, Usage: Usage{InputTokens: 9, CacheReadInputTokens: 50, OutputTokens: 3}})
+	body := `{"model":"m","max_tokens":10,"tools":[{"name":"Bash","input_schema":{}}],"messages":[{"role":"user","content":"` + strings.Repeat("x", 400) + `"}]}`
+	status, _, msg := post(t, s, "/v1/messages", body)
+	if status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	u, _ := msg["usage"].(map[string]any)
+	if u["input_tokens"] != float64(len(body)/4) || u["cache_read_input_tokens"] != 0.0 || u["output_tokens"] != 3.0 {
+		t.Fatalf("usage %v, want input %d, no cache, output 3", u, len(body)/4)
+	}
 }

@@ -108,6 +108,11 @@ type Config struct {
 	// contains it (the turn stays open) until Server.Release; Held counts
 	// the requests held so far. Empty: nothing is held.
 	HoldTrigger string
+	// BytesPerToken, when positive, makes a conversation response report
+	// the request's own size as its input: InputTokens is the body's
+	// length divided by it (cache tokens 0), so the pressure a harness
+	// sees grows with its conversation and falls when it starts afresh.
+	BytesPerToken int
 }
 
 // Request is one recorded request.
@@ -266,6 +271,18 @@ func (s *Server) nextUsage() Usage {
 		return u
 	}
 	return s.cfg.Usage
+}
+
+// usageFor is the usage of the conversation response to a request with
+// body: the next scripted usage, its input sized from the body when
+// Config.BytesPerToken is set.
+func (s *Server) usageFor(body []byte) Usage {
+	u := s.nextUsage()
+	if s.cfg.BytesPerToken > 0 {
+		u.InputTokens = len(body) / s.cfg.BytesPerToken
+		u.CacheCreationInputTokens, u.CacheReadInputTokens = 0, 0
+	}
+	return u
 }
 
 // nextID returns a unique suffix for message, item and call ids.
