@@ -35,9 +35,9 @@ type autoTUI struct {
 	// window is the context window lifeloop reads for the harness here.
 	window int
 	// env is the harness's environment around mock, its window set.
-	env func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv
+	env func(t testing.TB, mock *mockmodel.Server) *testharness.HarnessEnv
 	// argv is the harness's command line after `lifeloop run ... --`.
-	argv func(t *testing.T, env *testharness.HarnessEnv) []string
+	argv func(t testing.TB, env *testharness.HarnessEnv) []string
 	// runFlags go to `lifeloop run` besides the policy's.
 	runFlags []string
 	cols     int
@@ -69,22 +69,22 @@ func sendAfterPause(term *testharness.Terminal) { time.Sleep(250 * time.Millisec
 var autoTUIs = map[string]autoTUI{
 	"claude": {
 		name: "claude", kind: "claude", window: 100000,
-		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
+		env: func(t testing.TB, mock *mockmodel.Server) *testharness.HarnessEnv {
 			env := testharness.NewHarnessEnv(t, mock)
 			env.Setenv("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "100000")
 			return env
 		},
-		argv:       func(t *testing.T, _ *testharness.HarnessEnv) []string { return []string{testharness.ClaudeBin(t)} },
+		argv:       func(t testing.TB, _ *testharness.HarnessEnv) []string { return []string{testharness.ClaudeBin(t)} },
 		ready:      testharness.ClaudeScreenReady,
 		relaunched: testharness.ClaudeScreenReady,
 		send:       sendAfterPause,
 	},
 	"codex": {
 		name: "codex", kind: "codex", window: 100000,
-		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
+		env: func(t testing.TB, mock *mockmodel.Server) *testharness.HarnessEnv {
 			return testharness.NewHarnessEnv(t, mock)
 		},
-		argv: func(t *testing.T, _ *testharness.HarnessEnv) []string {
+		argv: func(t testing.TB, _ *testharness.HarnessEnv) []string {
 			return []string{testharness.CodexBin(t), "-c", "model_context_window=100000"}
 		},
 		ready:      testharness.CodexScreenReady,
@@ -93,10 +93,18 @@ var autoTUIs = map[string]autoTUI{
 	},
 	"gemini": {
 		name: "gemini", kind: mockmodel.KindGemini, window: 209715,
-		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
-			return geminiSettingsEnv(t, mock, 0.2)
+		env: func(t testing.TB, mock *mockmodel.Server) *testharness.HarnessEnv {
+			env := testharness.NewHarnessEnv(t, mock)
+			dir := filepath.Join(env.Dir, ".gemini")
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"model":{"compressionThreshold":0.2}}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return env
 		},
-		argv: func(t *testing.T, _ *testharness.HarnessEnv) []string {
+		argv: func(t testing.TB, _ *testharness.HarnessEnv) []string {
 			return []string{testharness.GeminiBin(t), "-m", testharness.GeminiModel}
 		},
 		runFlags:   []string{"--payload-argv-ok"},
@@ -107,32 +115,32 @@ var autoTUIs = map[string]autoTUI{
 	},
 	"opencode": {
 		name: "opencode", kind: "claude", window: 100000,
-		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
+		env: func(t testing.TB, mock *mockmodel.Server) *testharness.HarnessEnv {
 			env := testharness.NewHarnessEnv(t, mock)
 			env.SetOpenCodeLimits(testharness.OpenCodeLimits{Context: 100000, Output: 1000})
 			return env
 		},
-		argv:       func(t *testing.T, _ *testharness.HarnessEnv) []string { return []string{testharness.OpenCodeBin(t)} },
+		argv:       func(t testing.TB, _ *testharness.HarnessEnv) []string { return []string{testharness.OpenCodeBin(t)} },
 		ready:      testharness.OpenCodeScreenReady,
 		relaunched: testharness.OpenCodeRelaunched,
 		send:       sendAfterPause,
 	},
 	"pi": {
 		name: "pi", kind: "claude", window: testharness.PiContextWindow,
-		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
+		env: func(t testing.TB, mock *mockmodel.Server) *testharness.HarnessEnv {
 			return testharness.NewHarnessEnv(t, mock)
 		},
-		argv:       func(t *testing.T, env *testharness.HarnessEnv) []string { return []string{env.UsePi(t)} },
+		argv:       func(t testing.TB, env *testharness.HarnessEnv) []string { return []string{env.UsePi(t)} },
 		ready:      testharness.PiScreenReady,
 		relaunched: testharness.PiRelaunched,
 		send:       sendAfterPause,
 	},
 	"openclaw": {
 		name: "openclaw", kind: "claude", window: testharness.OpenClawContextWindow,
-		env: func(t *testing.T, mock *mockmodel.Server) *testharness.HarnessEnv {
+		env: func(t testing.TB, mock *mockmodel.Server) *testharness.HarnessEnv {
 			return testharness.NewHarnessEnv(t, mock)
 		},
-		argv:       func(t *testing.T, env *testharness.HarnessEnv) []string { return []string{env.UseOpenClaw(t), "chat"} },
+		argv:       func(t testing.TB, env *testharness.HarnessEnv) []string { return []string{env.UseOpenClaw(t), "chat"} },
 		runFlags:   []string{"--payload-argv-ok"},
 		cols:       160,
 		ready:      testharness.OpenClawScreenReady,
@@ -144,7 +152,7 @@ var autoTUIs = map[string]autoTUI{
 
 // startAutoTUI runs h's TUI under `lifeloop run --renew-at 70%` (plus
 // extra run flags) and waits until it takes keys.
-func startAutoTUI(t *testing.T, h autoTUI, env *testharness.HarnessEnv, state string, extra ...string) *testharness.Terminal {
+func startAutoTUI(t testing.TB, h autoTUI, env *testharness.HarnessEnv, state string, extra ...string) *testharness.Terminal {
 	t.Helper()
 	args := slices.Concat([]string{"run", "--state-dir", state, "--tick", "1s"}, extra, h.runFlags, []string{"--"}, h.argv(t, env))
 	cols := h.cols
@@ -158,7 +166,7 @@ func startAutoTUI(t *testing.T, h autoTUI, env *testharness.HarnessEnv, state st
 
 // prompt types text, waits until the TUI shows it past the current
 // output, and submits it.
-func (h autoTUI) prompt(t *testing.T, term *testharness.Terminal, text string) {
+func (h autoTUI) prompt(t testing.TB, term *testharness.Terminal, text string) {
 	t.Helper()
 	at := len(term.Output())
 	term.Type(text)
