@@ -132,7 +132,7 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 	if err := s.emitRefusal(a); err != nil {
 		return nil, err
 	}
-	m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail}
+	m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail, Degradations: a.Degradations}
 	if a.IdempotencyKey != "" {
 		k := a.IdempotencyKey
 		m.IdempotencyKey = &k
@@ -195,6 +195,13 @@ func (s *supervisor) emitRefusal(a control.EmitArgs) error {
 		return fmt.Errorf("supervisor.tick of session %s is its lifeloop run's own (its supervisor ticks); nothing was recorded", id)
 	case a.Event.IsFrame() && a.FrameID == "":
 		return fmt.Errorf("%s needs a frame id (--frame-id); nothing was recorded", a.Event)
+	case a.Event == contract.EventCapabilityDegraded && len(a.Degradations) == 0:
+		return errors.New("capability.degraded needs at least one capability degradation (capability, previous and current support); nothing was recorded")
+	}
+	for i, d := range a.Degradations {
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("capability degradation %d is invalid: %v; nothing was recorded", i+1, err)
+		}
 	}
 	if s.cfg.Adapter == nil {
 		return nil

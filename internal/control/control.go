@@ -133,6 +133,10 @@ type EmitArgs struct {
 	Payloads        []contract.PayloadEnvelope `json:"payloads,omitempty"`
 	IdempotencyKey  string                     `json:"idempotency_key,omitempty"`
 	TelemetryDetail map[string]any             `json:"telemetry_summary,omitempty"`
+	// Degradations are the capability_degradations of the moment: a
+	// capability.degraded needs at least one (a client's report that
+	// something it provides stopped working, e.g. the renewal policy's).
+	Degradations []contract.CapabilityDegradation `json:"capability_degradations,omitempty"`
 }
 
 // Server serves a unix socket in the session directory. Only peers
