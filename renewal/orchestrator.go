@@ -345,6 +345,7 @@ func (o *Orchestrator) renew(req Request) (Outcome, error) {
 		st = Status{State: StateStopping, Attempt: st.Attempt + 1, HarnessSessionID: hid, StartedAt: &now}
 	}
 	st.Resume, st.Reason, st.Recovered, st.DropUndelivered = req.Resume, req.Reason, false, req.DropUndelivered
+	st.Policy = req.Policy
 	st.PayloadIDs = ids(pending)
 	st.PayloadPending = len(pending) > 0
 	st.LastError = nil
@@ -410,7 +411,7 @@ func (o *Orchestrator) refuse(st Status, req Request, err error) (Outcome, error
 	}
 	now := o.now().UTC()
 	refused := Status{Attempt: st.Attempt + 1, HarnessSessionID: o.harnessID(), StartedAt: &now, FinishedAt: &now,
-		Resume: req.Resume, Reason: req.Reason, DropUndelivered: req.DropUndelivered}
+		Resume: req.Resume, Reason: req.Reason, DropUndelivered: req.DropUndelivered, Policy: req.Policy}
 	return o.fail(&refused, err)
 }
 
@@ -441,6 +442,9 @@ func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra 
 	summary := map[string]any{"reason": "renewal", "renewal_attempt": st.Attempt, "renewal_step": step, "resume": st.Resume}
 	if st.Recovered {
 		summary["renewal_recovered"] = true
+	}
+	if st.Policy != nil {
+		summary["policy"] = st.Policy.Map()
 	}
 	for k, v := range extra {
 		summary[k] = v
