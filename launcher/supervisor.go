@@ -189,6 +189,8 @@ type supervisor struct {
 	// moment is a fact stepped through it; it records what is ready, in
 	// order, linked, and arms queueTimer for what waits.
 	d *stream.Driver[SyncResult]
+	// turns is when the latest turn opened and one last ended (turns.go).
+	turns turns
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
 	// obs is the telemetry watcher's channel (replaced when a renewal
