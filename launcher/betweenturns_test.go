@@ -136,3 +136,35 @@ func TestPersonsRenewUnaffected(t *testing.T) {
 	}
 	endSession(ft, done)
 }
+
+// TestStatusTellsTurns: status says whether a turn is under way, when one
+// last ended and when a key was last typed.
+func TestStatusTellsTurns(t *testing.T) {
+	f, ft, done := turnFixture(t)
+	status := func() control.Status {
+		t.Helper()
+		var st control.Status
+		if err := callCtl(t, f, control.OpStatus, nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	if st := status(); st.FrameOpen || st.LastFrameEndedAt != nil || st.LastKeyAt != nil {
+		t.Errorf("status before any turn: frame open %v, ended %v, key %v", st.FrameOpen, st.LastFrameEndedAt, st.LastKeyAt)
+	}
+	frame(t, f, contract.EventFrameOpening, "f1")
+	if st := status(); !st.FrameOpen || st.LastFrameEndedAt != nil {
+		t.Errorf("status in a turn: frame open %v, ended %v", st.FrameOpen, st.LastFrameEndedAt)
+	}
+	before := time.Now()
+	frame(t, f, contract.EventFrameEnded, "f1")
+	ft.typeKey()
+	st := status()
+	if st.FrameOpen || st.LastFrameEndedAt == nil || st.LastFrameEndedAt.Before(before.Add(-time.Second)) {
+		t.Errorf("status after the turn: frame open %v, ended %v", st.FrameOpen, st.LastFrameEndedAt)
+	}
+	if st.LastKeyAt == nil || !st.LastKeyAt.Equal(ft.LastKey()) {
+		t.Errorf("status last key %v, want %v", st.LastKeyAt, ft.LastKey())
+	}
+	endSession(ft, done)
+}

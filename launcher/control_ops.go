@@ -76,6 +76,15 @@ func (s *supervisor) status() control.Status {
 		}
 		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
 	}
+	st.FrameOpen = s.d.FrameOpen()
+	if at := s.turns.endedAt; !at.IsZero() {
+		st.LastFrameEndedAt = &at
+	}
+	if s.term != nil {
+		if at := s.term.LastKey(); !at.IsZero() {
+			st.LastKeyAt = &at
+		}
+	}
 	now := s.cfg.Now()
 	for _, h := range s.d.Holds() {
 		ch := control.Hold{Event: h.Event, Reason: h.Reason}

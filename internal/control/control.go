@@ -105,6 +105,13 @@ type Status struct {
 	// transcript moment waiting for the hook's report); empty when
 	// nothing waits.
 	Holding []Hold `json:"holding,omitempty"`
+	// FrameOpen is true while a turn (a top-level frame) is under way.
+	FrameOpen bool `json:"frame_open,omitempty"`
+	// LastFrameEndedAt is when a turn last ended in the harness
+	// conversation; LastKeyAt when a key was last typed at the person's
+	// terminal (absent: none yet).
+	LastFrameEndedAt *time.Time `json:"last_frame_ended_at,omitempty"`
+	LastKeyAt        *time.Time `json:"last_key_at,omitempty"`
 }
 
 // Hold is one moment the stream holds back.
