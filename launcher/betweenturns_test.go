@@ -113,7 +113,7 @@ func TestBetweenTurnsRenewsWhenQuiet(t *testing.T) {
 	if ft.count() != 2 {
 		t.Fatalf("%d harnesses started, want 2", ft.count())
 	}
-	for _, ev := range []contract.Event{contract.EventSessionEnding, contract.EventSessionStarting} {
+	for _, ev := range []contract.Event{contract.EventSessionEnding, contract.EventSessionEnded, contract.EventSessionStarting, contract.EventSessionStarted} {
 		m, _ := f.rec.last(ev)
 		if p, _ := m.Summary["policy"].(map[string]any); p["client"] != renewal.PolicyClientID {
 			t.Errorf("%s telemetry_summary %v, want the policy", ev, m.Summary)
