@@ -137,9 +137,10 @@ type Request struct {
 	DropUndelivered bool `json:"drop_undelivered,omitempty"`
 	// BetweenTurns makes the renewal conditional, as a policy client
 	// asks for it: the live wrapper refuses it (control.Refusal with
-	// code control.CodeNotBetweenTurns), recording nothing, while a frame
-	// is open or when a key was typed at the terminal since the last
-	// frame ended (a person's draft is never thrown away).
+	// code control.CodeNotBetweenTurns), recording nothing, while a turn
+	// (top-level frame) is open, before any turn ended in the harness
+	// conversation, or when a key was typed at the terminal since the
+	// latest turn opened (a person's draft is never thrown away).
 	BetweenTurns bool `json:"between_turns,omitempty"`
 	// Policy is the evidence of a policy client's renewal (nil for a
 	// person's): recorded in each receipt of the renewal and in
