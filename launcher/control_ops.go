@@ -142,6 +142,9 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 		return nil, err
 	}
 	m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail, Degradations: a.Degradations}
+	if a.Event == contract.EventCapabilityDegraded {
+		m.Status = contract.StatusDegraded // as the wrapper's own degradations
+	}
 	if a.IdempotencyKey != "" {
 		k := a.IdempotencyKey
 		m.IdempotencyKey = &k

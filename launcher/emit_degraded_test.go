@@ -45,6 +45,9 @@ func TestEmitCapabilityDegraded(t *testing.T) {
 		m.Degradations[0].CurrentSupport != contract.SupportUnavailable || m.Degradations[0].Evidence == nil || *m.Degradations[0].Evidence != evidence {
 		t.Fatalf("recorded capability.degraded %+v (found %v), want the emitted degradation", m.Degradations, ok)
 	}
+	if m.Status != contract.StatusDegraded {
+		t.Errorf("status %q, want degraded", m.Status)
+	}
 	if p, _ := m.Summary["policy"].(map[string]any); p["decision"] != "gave_up" {
 		t.Errorf("telemetry_summary %v, want the policy object", m.Summary)
 	}
