@@ -298,7 +298,7 @@ func assertPolicyRenewals(t *testing.T, rs []map[string]any, want int) {
 		}
 	}
 	if got, wantSteps := strings.Join(steps, " "), strings.TrimSpace(strings.Repeat("ending ended starting started ", want)); got != wantSteps {
-		t.Fatalf("renewal receipts %q, want %q; events %v", got, wantSteps, eventsOf(rs))
+		t.Fatalf("renewal receipts %q, want %q; events %v", got, wantSteps, pressureTrail(rs))
 	}
 	for from := 0; ; {
 		ending := indexOf(rs, from, isRenewalStep("ending"))
@@ -320,19 +320,38 @@ func assertPolicyRenewals(t *testing.T, rs []map[string]any, want int) {
 			t.Errorf("no frame.ended before the renewal's session.ending (%d): %v", ending, eventsOf(rs))
 			continue
 		}
+		// The crossing reading may be recorded just after its turn's
+		// frame.ended (the transcript is read after the Stop hook).
 		crossed := false
-		for _, r := range rs[:ended] {
+		for _, r := range rs[:ending] {
 			if r["event"] == "context.pressure_observed" && num(dig(r, "telemetry_summary", "percent")) >= 70 {
 				crossed = true
 			}
 		}
 		if !crossed {
-			t.Errorf("no pressure reading at or above 70%% before the frame.ended (%d) the renewal followed", ended)
+			t.Errorf("no pressure reading at or above 70%% before the renewal's session.ending (%d): %v", ending, pressureTrail(rs))
 		}
 		if gap := num(rs[ending]["at_epoch_s"]) - num(rs[ended]["at_epoch_s"]); gap < int(autorenewSettle/time.Second) {
 			t.Errorf("the renewal's session.ending came %d s after the frame.ended, want at least the settle %v", gap, autorenewSettle)
 		}
 	}
+}
+
+// pressureTrail lists the ledger's events with the pressure readings'
+// percent, for failure messages.
+func pressureTrail(rs []map[string]any) []string {
+	var out []string
+	for i, r := range rs {
+		if r["event"] == "supervisor.tick" {
+			continue
+		}
+		e := fmt.Sprintf("%d:%s", i, r["event"])
+		if r["event"] == "context.pressure_observed" {
+			e += fmt.Sprintf("(%v%%)", dig(r, "telemetry_summary", "percent"))
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // assertNoNoteInLedger fails when the session's ledger holds the note's
