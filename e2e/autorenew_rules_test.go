@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -184,9 +185,14 @@ func TestAutorenewLimits(t *testing.T) {
 	if err := client.Start(); err != nil {
 		t.Fatal(err)
 	}
+	stopClient := func() {
+		if client.ProcessState == nil {
+			_ = client.Process.Signal(syscall.SIGTERM)
+			_ = client.Wait()
+		}
+	}
 	t.Cleanup(func() {
-		_ = client.Process.Kill()
-		_ = client.Wait()
+		stopClient()
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
 			t.Logf("lifeloop autorenew --all output:\n%s", b)
@@ -217,7 +223,9 @@ func TestAutorenewLimits(t *testing.T) {
 				spans[i].id, spans[i].start.Format(time.StampMilli), spans[i].done.Format(time.StampMilli))
 		}
 	}
-	t.Logf("renewal spans: %+v", spans)
+	for _, sp := range spans {
+		t.Logf("renewal of %s: %s – %s", sp.id, sp.start.Format(time.StampMilli), sp.done.Format(time.StampMilli))
+	}
 
 	first := ss[0]
 	h.relaunched(t, first.term, first.before)
@@ -233,6 +241,9 @@ func TestAutorenewLimits(t *testing.T) {
 		num(dig(reps[0], "telemetry_summary", "policy", "per_hour")) != 1 {
 		t.Errorf("policy reports %s, want one session_limit (per hour 1)", toJSON(reps))
 	}
+	// --all keeps following the state folder (a new session would be
+	// followed too): it ends by its stop signal.
+	stopClient()
 	for _, s := range ss {
 		endSafeTUI(t, s.env, s.term)
 	}
