@@ -80,6 +80,22 @@ const (
 	AttrRenewalNumber = attribute.Key("lifeloop.renewal.number")
 	AttrRenewalResume = attribute.Key("lifeloop.renewal.resume")
 	AttrLinkRole      = attribute.Key("lifeloop.link.role")
+	AttrLevel         = attribute.Key("lifeloop.context.level")
+	AttrPrevLevel     = attribute.Key("lifeloop.context.previous_level")
+	AttrTokens        = attribute.Key("lifeloop.context.tokens")
+	AttrWindow        = attribute.Key("lifeloop.context.window")
+	AttrUtilization   = attribute.Key("lifeloop.context.utilization")
+	AttrSource        = attribute.Key("lifeloop.evidence.source")
+	AttrTrigger       = attribute.Key("lifeloop.compaction.trigger")
+	AttrPreTokens     = attribute.Key("lifeloop.compaction.pre_tokens")
+	AttrPostTokens    = attribute.Key("lifeloop.compaction.post_tokens")
+	AttrSequence      = attribute.Key("lifeloop.sequence")
+	AttrReceiptID     = attribute.Key("lifeloop.receipt.id")
+	AttrStatus        = attribute.Key("lifeloop.receipt.status")
+)
+
+// Attributes of a renewal policy client's evidence and reports.
+const (
 	// A policy renewal's evidence (renewal.Policy), on its renewal span.
 	AttrPolicyClient           = attribute.Key("lifeloop.renewal.policy.client")
 	AttrPolicyThresholdPercent = attribute.Key("lifeloop.renewal.policy.threshold_percent")
@@ -95,18 +111,6 @@ const (
 	// A policy report's reason and detail, on its span event.
 	AttrPolicyReason = attribute.Key("lifeloop.policy.reason")
 	AttrPolicyDetail = attribute.Key("lifeloop.policy.detail")
-	AttrLevel        = attribute.Key("lifeloop.context.level")
-	AttrPrevLevel    = attribute.Key("lifeloop.context.previous_level")
-	AttrTokens       = attribute.Key("lifeloop.context.tokens")
-	AttrWindow       = attribute.Key("lifeloop.context.window")
-	AttrUtilization  = attribute.Key("lifeloop.context.utilization")
-	AttrSource       = attribute.Key("lifeloop.evidence.source")
-	AttrTrigger      = attribute.Key("lifeloop.compaction.trigger")
-	AttrPreTokens    = attribute.Key("lifeloop.compaction.pre_tokens")
-	AttrPostTokens   = attribute.Key("lifeloop.compaction.post_tokens")
-	AttrSequence     = attribute.Key("lifeloop.sequence")
-	AttrReceiptID    = attribute.Key("lifeloop.receipt.id")
-	AttrStatus       = attribute.Key("lifeloop.receipt.status")
 )
 
 // Metric names.
