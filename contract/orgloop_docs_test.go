@@ -44,9 +44,9 @@ func TestOrgLoopDocExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := map[string]any{
-		"contract/testdata/orgloop/event_started.json":   evStarted,
-		"contract/testdata/orgloop/event_completed.json": evEnded,
-		"contract/testdata/orgloop/webhook_stop.json":    postStop,
+		"contract/testdata/orgloop/event_started.json":                evStarted,
+		"contract/testdata/orgloop/event_completed.json":              evEnded,
+		"contract/testdata/orgloop/webhook_stop.json":                 postStop,
 		"contract/testdata/orgloop/webhook_policy_renewal_start.json": postPolicyStart,
 	}
 	for path, v := range files {
