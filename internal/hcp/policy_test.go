@@ -80,3 +80,26 @@ func TestPolicyReportWarning(t *testing.T) {
 		t.Errorf("report details %v", details)
 	}
 }
+
+// TestPolicyRenewalWhoseRelaunchDied: the fallback's resume of a policy
+// renewal whose relaunch died (reason renewal_failed) carries the
+// evidence too.
+func TestPolicyRenewalWhoseRelaunchDied(t *testing.T) {
+	var b rb
+	step := func(s string) map[string]any {
+		return map[string]any{"reason": "renewal", "renewal_attempt": 1, "renewal_step": s, "policy": policyEvidence()}
+	}
+	es := project(NewProjector(sid), []contract.LifecycleReceipt{
+		b.next(contract.EventSessionStarting, nil),
+		b.next(contract.EventSessionStarted, nil),
+		b.next(contract.EventSessionEnding, step("ending")),
+		b.next(contract.EventSessionStarting, step("fallback_starting")),
+		b.next(contract.EventSessionStarted, step(contract.RenewalStepFallbackStarted)),
+	})
+	checkSeed001(t, es)
+	last := es[len(es)-1].Payload.Data
+	meta, _ := last["metadata"].(map[string]any)
+	if pol, _ := meta["policy"].(map[string]any); last["reason"] != "renewal_failed" || pol["note_source"] != "builtin" {
+		t.Errorf("the fallback's resume %v", last)
+	}
+}
