@@ -364,3 +364,25 @@ func TestEndedSessionsAgeOut(t *testing.T) {
 		t.Fatalf("--all: %d rows, want 6", len(m.rows))
 	}
 }
+
+// TestPolicyLineOfTheSelectedSession: with nothing else to say, the
+// message line tells what the renewal policy did for the selected
+// session — at 80 columns too, whose table has no renewal column.
+func TestPolicyLineOfTheSelectedSession(t *testing.T) {
+	m := fixtureModel(80, 24)
+	for i, r := range m.Rows() {
+		if r.Harness == "claude" {
+			m.move(i)
+		}
+	}
+	screen := m.Render()
+	checkScreen(t, screen, 80, 24)
+	lines := strings.Split(ansi.Strip(screen), "\n")
+	if got, want := strings.TrimRight(lines[22], " "), "ses_9TAQGFKK: renewed by policy at 71 % (threshold 70 %), 2 of 3 this hour"; got != want {
+		t.Errorf("message line %q, want %q", got, want)
+	}
+	m.move(-len(m.Rows())) // the first row: no policy, no line
+	if got := strings.TrimSpace(ansi.Strip(strings.Split(m.Render(), "\n")[22])); got != "" {
+		t.Errorf("message line of a session without policy: %q", got)
+	}
+}

@@ -167,3 +167,28 @@ func policyOf(ev *renewal.Policy, reason string) *sessionview.Policy {
 	}
 	return p
 }
+
+// TestPolicyLine: the live view's line for each thing a policy did.
+func TestPolicyLine(t *testing.T) {
+	const id = "ses_01TESTTOP0000000000000POL3"
+	tokens := evidence
+	tokens.ThresholdPercent, tokens.TriggerPercent, tokens.ThresholdTokens, tokens.TriggerTokens = 0, 0, 150000, 152300
+	fallback := policyOf(nil, "handoff_failed")
+	fallback.Report.Decision, fallback.Report.Detail = "fallback", "the handoff command exited 1; the built-in note was used"
+	waiting := &sessionview.Policy{Client: &autorenew.State{Threshold: "70%", PerHour: 3, ThisHour: 1, Waiting: "pressure 71 % ≥ 70 %: waiting for the turn to end"}}
+	for _, c := range []struct {
+		p    *sessionview.Policy
+		want string
+	}{
+		{policyOf(&evidence, ""), "ses_0000POL3: renewed by policy at 71 % (threshold 70 %), 2 of 3 this hour"},
+		{policyOf(&tokens, ""), "ses_0000POL3: renewed by policy at 152k tokens (threshold 150k), 2 of 3 this hour"},
+		{policyOf(nil, "futile"), "ses_0000POL3: policy gave up: why"},
+		{fallback, "ses_0000POL3: policy fell back: the handoff command exited 1; the built-in note was used"},
+		{waiting, "ses_0000POL3: autorenew at 70%, 1 of 3 this hour: pressure 71 % ≥ 70 %: waiting for the turn to end"},
+		{nil, ""},
+	} {
+		if got := PolicyLine(Row{ID: id, Policy: c.p}); got != c.want {
+			t.Errorf("PolicyLine = %q, want %q", got, c.want)
+		}
+	}
+}
