@@ -141,7 +141,7 @@ func ReadAutorenew(sessionDir string) (*autorenew.State, error) {
 	}
 	var st autorenew.State
 	if err := json.Unmarshal(data, &st); err != nil {
-		return nil, fmt.Errorf("%s of %s is not a policy state file: %w", autorenew.StateFile, filepath.Base(sessionDir), err)
+		return nil, fmt.Errorf("%s of session %s is not a policy client's state (%w); its client rewrites it, or delete it", autorenew.StateFile, filepath.Base(sessionDir), err)
 	}
 	return &st, nil
 }
