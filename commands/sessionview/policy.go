@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/autorenew"
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
@@ -130,17 +129,11 @@ func (s *Summary) SetAutorenew(st *autorenew.State) {
 // ReadAutorenew reads the policy client's state file of a session folder;
 // a folder without one is (nil, nil).
 func ReadAutorenew(sessionDir string) (*autorenew.State, error) {
-	// autorenew.ReadState reads the same file; this reader stands in
-	// while that one is not built.
-	data, err := os.ReadFile(filepath.Join(sessionDir, autorenew.StateFile))
+	st, err := autorenew.ReadState(autorenew.StatePath(sessionDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
-	}
-	var st autorenew.State
-	if err := json.Unmarshal(data, &st); err != nil {
 		return nil, fmt.Errorf("%s of session %s is not a policy client's state (%w); its client rewrites it, or delete it", autorenew.StateFile, filepath.Base(sessionDir), err)
 	}
 	return &st, nil

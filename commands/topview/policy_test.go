@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/commands/sessionview"
-	"github.com/lifeloop/lifeloop/internal/autorenew"
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
 )
