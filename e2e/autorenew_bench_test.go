@@ -17,7 +17,8 @@ import (
 // BenchmarkAutorenew prints the renewal policy's rows of the summary
 // alone (LIFELOOP_BENCH_HARNESSES picks the harnesses of the first row,
 // LIFELOOP_BENCH_AUTORENEW_TURNS the turns of the scripted session,
-// default 30).
+// default 30, LIFELOOP_BENCH_AUTORENEW_REPLY the bytes of each answer,
+// default 4000).
 func BenchmarkAutorenew(b *testing.B) {
 	for b.Loop() {
 		t := &summary{b: b, runs: 1}
@@ -45,9 +46,13 @@ func (t *summary) autorenewals() {
 	if v, err := strconv.Atoi(os.Getenv("LIFELOOP_BENCH_AUTORENEW_TURNS")); err == nil && v > 0 {
 		turns = v
 	}
-	with, renewals := t.scriptedSession(autoTUIs["claude"], turns, true)
-	without, _ := t.scriptedSession(autoTUIs["claude"], turns, false)
-	t.row(fmt.Sprintf("claude context saved: request bytes of %d turns, policy at 60 %% (%d renewals)", turns, renewals),
+	reply := 4000
+	if v, err := strconv.Atoi(os.Getenv("LIFELOOP_BENCH_AUTORENEW_REPLY")); err == nil && v > 0 {
+		reply = v
+	}
+	with, renewals := t.scriptedSession(autoTUIs["claude"], turns, reply, true)
+	without, _ := t.scriptedSession(autoTUIs["claude"], turns, reply, false)
+	t.row(fmt.Sprintf("claude context saved: request bytes of %d turns of %d-byte answers, policy at 60 %% (%d renewals)", turns, reply, renewals),
 		kib(with), "without it "+kib(without), fmt.Sprintf("%.2f×", float64(with)/float64(without)), "≤ 0.5×")
 }
 
@@ -88,15 +93,16 @@ func (t *summary) policyRenewalCost(h autoTUI) (cost, own time.Duration) {
 }
 
 // scriptedSession drives h's TUI through turns prompts, each answered
-// with the same 4 000-byte reply by a mock that reports each request's
+// with the same reply of replyBytes by a mock that reports each request's
 // own size as its input (4 bytes a token) against a window that turn 30
 // would fill to about 90 %; with policy, under `lifeloop run --renew-at
 // 60%`. It returns the bytes of all model requests the harness sent and
 // the renewals.
-func (t *summary) scriptedSession(h autoTUI, turns int, policy bool) (bytes, renewals int) {
+func (t *summary) scriptedSession(h autoTUI, turns, replyBytes int, policy bool) (bytes, renewals int) {
 	b := t.b
 	const bytesPerToken = 4
-	reply := strings.Repeat("The mock model adds this line to the conversation. ", 80)[:4000]
+	line := "The mock model adds this line to the conversation. "
+	reply := strings.Repeat(line, replyBytes/len(line)+1)[:replyBytes]
 	// The window from the size of the harness's first request: Claude
 	// Code's system prompt and tools weigh more than 30 answers.
 	probe := t.firstRequestBytes(h)
