@@ -260,3 +260,29 @@ func slicesContainsID(ss []*limitSession, id string) bool {
 	}
 	return false
 }
+
+// TestAutorenewBetweenLevels: the threshold (70 %) lies between two
+// pressure levels (moderate from 50 %, high from 75 %). A first turn at
+// 60 % renews nothing; a second at 72 % crosses the threshold without
+// changing the level, and the policy renews after that turn, with the
+// 72 % reading as its trigger.
+func TestAutorenewBetweenLevels(t *testing.T) {
+	skipShort(t)
+	h := autoTUIs["claude"]
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{h.usage(60), h.usage(72)}, Usage: h.usage(15)})
+	env := h.env(t, mock)
+	state := stateDir(t)
+	term := startAutoTUI(t, h, env, state, "--renew-at", autorenewAt)
+	h.prompt(t, term, "first prompt 9e41")
+	testharness.WaitReceipts(t, term, state, "frame.ended", 1, runTimeout)
+	ses, _ := onlySession(t, state)
+	waitNoRenewal(t, state, ses, autorenewSettle+3*time.Second, "at 60 %")
+	h.prompt(t, term, "second prompt 9e42")
+	testharness.WaitReceipts(t, term, state, "frame.ended", 2, runTimeout)
+	rs := waitSession(t, term, state, ses, "policy renewal after the turn at 72 %", func(rs []map[string]any) bool { return renewalsStarted(rs) >= 1 })
+	assertPolicyRenewals(t, rs, 1)
+	if p := dig(renewalReceipts(rs)[0], "telemetry_summary", "policy", "trigger_percent"); num(p) != 72 {
+		t.Errorf("trigger_percent %v, want 72", p)
+	}
+	endSafeTUI(t, env, term)
+}
