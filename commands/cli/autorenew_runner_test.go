@@ -1,0 +1,442 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/autorenew"
+	"github.com/lifeloop/lifeloop/internal/control"
+	"github.com/lifeloop/lifeloop/internal/handoff"
+	"github.com/lifeloop/lifeloop/internal/ids"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/renewal"
+)
+
+// scriptedPolicy answers Next with its decisions in order, then Done,
+// and keeps what the runner told it.
+type scriptedPolicy struct {
+	mu        sync.Mutex
+	decisions []autorenew.Decision
+	observed  []contract.Event
+	answered  []autorenew.Result
+	reported  int
+}
+
+func (p *scriptedPolicy) Observe(r contract.LifecycleReceipt) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.observed = append(p.observed, r.Event)
+}
+
+func (p *scriptedPolicy) Next(time.Time) autorenew.Decision {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.decisions) == 0 {
+		return autorenew.Decision{Action: autorenew.Done}
+	}
+	d := p.decisions[0]
+	p.decisions = p.decisions[1:]
+	return d
+}
+
+func (p *scriptedPolicy) Answered(_ time.Time, res autorenew.Result) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.answered = append(p.answered, res)
+}
+
+func (p *scriptedPolicy) Reported(time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.reported++
+}
+
+// fakeLease has a free slot or none.
+type fakeLease struct{ free bool }
+
+func (l fakeLease) TryAcquire() (*autorenew.Slot, bool, error) {
+	if !l.free {
+		return nil, false, nil
+	}
+	return &autorenew.Slot{}, true, nil
+}
+
+// policyWrapper serves a session's control socket: renew answers with
+// answer, emit is kept.
+type policyWrapper struct {
+	mu     sync.Mutex
+	answer func() (any, error)
+	renews []renewal.Request
+	emits  []map[string]any
+}
+
+func (w *policyWrapper) handle(_ context.Context, req control.Request) (any, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch req.Op {
+	case control.OpRenew:
+		var r renewal.Request
+		if err := json.Unmarshal(req.Args, &r); err != nil {
+			return nil, err
+		}
+		w.renews = append(w.renews, r)
+		return w.answer()
+	case control.OpEmit:
+		var m map[string]any
+		if err := json.Unmarshal(req.Args, &m); err != nil {
+			return nil, err
+		}
+		w.emits = append(w.emits, m)
+		return map[string]any{"sequence": len(w.emits)}, nil
+	}
+	return nil, control.ErrNotLive
+}
+
+// runnerFixture is one running session with a fake wrapper and a
+// runner on a scripted policy.
+type runnerFixture struct {
+	root    string
+	rec     statedir.SessionRecord
+	wrapper *policyWrapper
+	policy  *scriptedPolicy
+	runner  *policyRunner
+	out     *bytes.Buffer
+}
+
+// newRunnerFixture records session ses_test (harness claude) whose
+// ledger holds summaries as frame.ended receipts, serves its control
+// socket with w (none when w is nil), and builds its runner.
+func newRunnerFixture(t *testing.T, w *policyWrapper, o autorenewOptions, decisions []autorenew.Decision, summaries ...map[string]any) *runnerFixture {
+	t.Helper()
+	root := t.TempDir()
+	started := time.Now().UTC()
+	rec := statedir.SessionRecord{ID: "ses_test", State: statedir.StateRunning, AdapterID: "claude", Cwd: root, StartedAt: &started}
+	if _, err := statedir.CreateSessionDir(root, rec.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := statedir.WriteSession(root, rec); err != nil {
+		t.Fatal(err)
+	}
+	l, err := ledger.Open(statedir.ReceiptsPath(root, rec.ID), ledger.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range summaries {
+		r := contract.LifecycleReceipt{ClientID: "c", AdapterID: "claude", InvocationID: "inv", Event: contract.EventFrameEnded, EventID: "e", IntegrationMode: contract.ModeLauncherWrapper, Status: contract.StatusObserved, TelemetrySummary: s}
+		if _, _, err := l.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = l.Close()
+	if w != nil {
+		srv, err := control.Listen(control.SocketFor(root, rec.ID), w.handle, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(srv.Close)
+	}
+	if o.AtOnce == 0 {
+		o.AtOnce = 2
+	}
+	if o.MaxNoteBytes == 0 {
+		o.MaxNoteBytes = handoff.DefaultMaxBytes
+	}
+	o.RenewAt = "70%"
+	out := &bytes.Buffer{}
+	e := &env{Streams: Streams{Out: out, Err: out, Now: time.Now, IDs: ids.NewULIDSource(time.Now, nil), Environ: os.Environ(), Getenv: os.Getenv}}
+	cfg := autorenew.Config{Threshold: autorenew.Threshold{Percent: 70}, PerHour: 3, Resume: o.Resume}
+	p := &scriptedPolicy{decisions: decisions}
+	r := newPolicyRunner(e, root, rec, o, cfg, newDecisionPrinter(e, true))
+	r.policy, r.lease = p, fakeLease{free: true}
+	r.reportMap = func(rep autorenew.Report) map[string]any {
+		m := rep.Evidence.Map()
+		m["reason"], m["detail"] = string(rep.Reason), rep.Detail
+		return m
+	}
+	r.writeState = func(path string, st autorenew.State) error {
+		b, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, b, 0o600)
+	}
+	return &runnerFixture{root: root, rec: rec, wrapper: w, policy: p, runner: r, out: out}
+}
+
+// run runs the runner until its script is done (bounded).
+func (f *runnerFixture) run(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	if err := f.runner.runGuarded(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the runner did not end with its script")
+	}
+}
+
+// state reads the session's autorenew.json.
+func (f *runnerFixture) state(t *testing.T) autorenew.State {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(statedir.SessionDir(f.root, f.rec.ID), autorenew.StateFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st autorenew.State
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// renewAt70 is a Renew decision at 71.3 % of a 70 % threshold.
+func renewAt70(resume bool) autorenew.Decision {
+	return autorenew.Decision{Action: autorenew.Renew, Resume: resume, Evidence: renewal.Policy{
+		Client: renewal.PolicyClientID, ThresholdPercent: 70, TriggerPercent: 71.3, Window: 100000, ThisHour: 1, PerHour: 3,
+	}}
+}
+
+func delivered() (any, error) {
+	return renewal.Outcome{State: renewal.StateDelivered, Attempt: 1}, nil
+}
+
+// TestAutorenewRunnerAsksRenewBetweenTurns: a Renew becomes the control
+// socket's renew between turns with the command's note as its one
+// payload and the evidence with the note's digest; the answer is
+// Renewed, the receipts the ledger held were observed in order, and
+// autorenew.json says what happened.
+func TestAutorenewRunnerAsksRenewBetweenTurns(t *testing.T) {
+	w := &policyWrapper{answer: delivered}
+	const note = "# note\nkeep going\n"
+	f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "printf '# note\\nkeep going\\n'"},
+		[]autorenew.Decision{renewAt70(false)}, map[string]any{"n": 1.0}, map[string]any{"n": 2.0})
+	f.run(t)
+	if len(w.renews) != 1 {
+		t.Fatalf("renews %d, want 1", len(w.renews))
+	}
+	req := w.renews[0]
+	if !req.BetweenTurns || req.Resume || req.Policy == nil || req.Reason != "policy: pressure 71.3 % ≥ 70 %" {
+		t.Fatalf("request %+v", req)
+	}
+	if len(req.Payloads) != 1 || req.Payloads[0].Body == nil || *req.Payloads[0].Body != note || req.Payloads[0].PayloadKind != NoteKind || req.Payloads[0].ClientID != renewal.PolicyClientID {
+		t.Fatalf("payloads %+v", req.Payloads)
+	}
+	ev := *req.Policy
+	if ev.Client != renewal.PolicyClientID || ev.NoteSource != noteCommand || ev.NoteBytes != len(note) || ev.NoteDigest != contract.Digest([]byte(note)) || ev.TriggerPercent != 71.3 {
+		t.Fatalf("evidence %+v", ev)
+	}
+	if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.Renewed {
+		t.Fatalf("answered %v", got)
+	}
+	if got := f.policy.observed; len(got) != 2 || got[0] != contract.EventFrameEnded {
+		t.Fatalf("observed %v", got)
+	}
+	st := f.state(t)
+	if st.LastResult != "renewed" || st.ThisHour != 1 || st.PerHour != 3 || st.Threshold != "70%" || st.Client != renewal.PolicyClientID || st.LastAt == nil || st.LastPercent != 71.3 {
+		t.Fatalf("state %+v", st)
+	}
+	if !strings.Contains(f.out.String(), `"decision":"renew","result":"renewed"`) {
+		t.Fatalf("printed %s", f.out)
+	}
+	if len(w.emits) != 0 {
+		t.Fatalf("emits %v", w.emits)
+	}
+}
+
+// TestAutorenewRunnerRefusalIsNotNow: the wrapper's not_between_turns
+// refusal is NotNow, nothing recorded.
+func TestAutorenewRunnerRefusalIsNotNow(t *testing.T) {
+	w := &policyWrapper{answer: func() (any, error) {
+		return nil, &control.Refusal{Code: control.CodeNotBetweenTurns, Message: "a key was typed since the turn ended"}
+	}}
+	f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "echo note", Resume: true}, []autorenew.Decision{renewAt70(true)})
+	f.run(t)
+	if len(w.renews) != 1 || !w.renews[0].Resume {
+		t.Fatalf("renews %+v", w.renews)
+	}
+	if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.NotNow {
+		t.Fatalf("answered %v", got)
+	}
+	if len(w.emits) != 0 || f.state(t).LastResult != "" {
+		t.Fatalf("emits %v, state %+v", w.emits, f.state(t))
+	}
+}
+
+// TestAutorenewRunnerLeaseBusy: no machine slot free is Busy and no
+// renew asked.
+func TestAutorenewRunnerLeaseBusy(t *testing.T) {
+	w := &policyWrapper{answer: delivered}
+	f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "echo note"}, []autorenew.Decision{renewAt70(false)})
+	f.runner.lease = fakeLease{free: false}
+	f.run(t)
+	if len(w.renews) != 0 {
+		t.Fatalf("renews %+v", w.renews)
+	}
+	if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.Busy {
+		t.Fatalf("answered %v", got)
+	}
+}
+
+// TestAutorenewRunnerFailedRenewal: a renewal that ends failed is
+// Failed, and so is one the wrapper refuses for another reason.
+func TestAutorenewRunnerFailedRenewal(t *testing.T) {
+	for name, answer := range map[string]func() (any, error){
+		"failed":  func() (any, error) { return renewal.Outcome{State: renewal.StateFailed}, nil },
+		"refused": func() (any, error) { return nil, &control.Refusal{Code: "placement_unavailable", Message: "no"} },
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := &policyWrapper{answer: answer}
+			f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "echo note"}, []autorenew.Decision{renewAt70(false)})
+			f.run(t)
+			if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.Failed {
+				t.Fatalf("answered %v", got)
+			}
+			if st := f.state(t); st.LastResult != "failed" {
+				t.Fatalf("state %+v", st)
+			}
+		})
+	}
+}
+
+// TestAutorenewRunnerHandoffFallback: a handoff command that fails is
+// reported (capability.degraded, policy decision fallback) and the
+// built-in note of the session's transcript goes with the renewal.
+func TestAutorenewRunnerHandoffFallback(t *testing.T) {
+	transcript := filepath.Join(t.TempDir(), "t.jsonl")
+	line := `{"type":"user","message":{"role":"user","content":"fix the parser please"},"uuid":"u1","timestamp":"2026-11-21T22:12:16.835Z","sessionId":"s1"}` + "\n"
+	if err := os.WriteFile(transcript, []byte(line), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := &policyWrapper{answer: delivered}
+	f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "echo broken >&2; exit 3"}, []autorenew.Decision{renewAt70(false)},
+		map[string]any{"source": "transcript", "path": transcript})
+	f.run(t)
+	if len(w.emits) != 1 {
+		t.Fatalf("emits %v", w.emits)
+	}
+	em := w.emits[0]
+	pol, _ := em["telemetry_summary"].(map[string]any)["policy"].(map[string]any)
+	if em["event"] != string(contract.EventCapabilityDegraded) || pol["reason"] != string(autorenew.ReasonHandoffFailed) || pol["note_source"] != noteBuiltinFallback || !strings.Contains(pol["detail"].(string), "exit status 3") {
+		t.Fatalf("emit %v", em)
+	}
+	degs, _ := em["capability_degradations"].([]any)
+	if len(degs) != 1 || degs[0].(map[string]any)["capability"] != "renewal.policy" || degs[0].(map[string]any)["current_support"] != "unavailable" {
+		t.Fatalf("degradations %v", em["capability_degradations"])
+	}
+	if len(w.renews) != 1 || w.renews[0].Policy.NoteSource != noteBuiltinFallback || !strings.Contains(*w.renews[0].Payloads[0].Body, "fix the parser please") {
+		t.Fatalf("renews %+v", w.renews)
+	}
+	if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.Renewed {
+		t.Fatalf("answered %v", got)
+	}
+}
+
+// TestAutorenewRunnerNoNoteNoFreshRenewal: a fresh renewal without any
+// note (the command failed, no transcript named) is not asked: refused
+// is reported with why, and the answer is Failed.
+func TestAutorenewRunnerNoNoteNoFreshRenewal(t *testing.T) {
+	w := &policyWrapper{answer: delivered}
+	f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "exit 3"}, []autorenew.Decision{renewAt70(false)})
+	f.run(t)
+	if len(w.renews) != 0 {
+		t.Fatalf("renews %+v", w.renews)
+	}
+	var reasons []any
+	for _, em := range w.emits {
+		reasons = append(reasons, em["telemetry_summary"].(map[string]any)["policy"].(map[string]any)["reason"])
+	}
+	if len(reasons) != 2 || reasons[0] != string(autorenew.ReasonHandoffFailed) || reasons[1] != string(autorenew.ReasonRefused) {
+		t.Fatalf("reports %v", reasons)
+	}
+	if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.Failed {
+		t.Fatalf("answered %v", got)
+	}
+}
+
+// TestAutorenewRunnerRecord: a Record is emitted as capability.degraded
+// with the report under telemetry_summary.policy, Reported follows, and
+// autorenew.json says the policy gave up and why.
+func TestAutorenewRunnerRecord(t *testing.T) {
+	w := &policyWrapper{answer: delivered}
+	rep := autorenew.Report{Reason: autorenew.ReasonFutile, Detail: "the new conversation started at 68 %", Evidence: renewal.Policy{ThresholdPercent: 70, ThisHour: 2, PerHour: 3}}
+	f := newRunnerFixture(t, w, autorenewOptions{}, []autorenew.Decision{{Action: autorenew.Record, Report: rep}})
+	f.run(t)
+	if len(w.emits) != 1 || f.policy.reported != 1 {
+		t.Fatalf("emits %v, reported %d", w.emits, f.policy.reported)
+	}
+	pol := w.emits[0]["telemetry_summary"].(map[string]any)["policy"].(map[string]any)
+	if pol["reason"] != "futile" || pol["client"] != renewal.PolicyClientID || pol["renewals_this_hour"] != 2.0 {
+		t.Fatalf("policy %v", pol)
+	}
+	deg := w.emits[0]["capability_degradations"].([]any)[0].(map[string]any)
+	if deg["evidence"] != rep.Detail || deg["retry_class"] != string(contract.RetryAfterReconfigure) {
+		t.Fatalf("degradation %v", deg)
+	}
+	st := f.state(t)
+	if st.GaveUp != autorenew.ReasonFutile || st.GaveUpDetail != rep.Detail || st.ThisHour != 2 {
+		t.Fatalf("state %+v", st)
+	}
+}
+
+// TestAutorenewRunnerNoLiveWrapper: a session whose wrapper is gone ends
+// the runner without an answer.
+func TestAutorenewRunnerNoLiveWrapper(t *testing.T) {
+	f := newRunnerFixture(t, nil, autorenewOptions{HandoffCmd: "echo note"}, []autorenew.Decision{renewAt70(false), renewAt70(false)})
+	f.run(t)
+	if len(f.policy.answered) != 0 || len(f.policy.decisions) != 1 {
+		t.Fatalf("answered %v, left %d", f.policy.answered, len(f.policy.decisions))
+	}
+}
+
+// TestAutorenewRunnerFollowsAndWakes: a Wait with Until wakes the runner
+// without a receipt, and a receipt appended while it waits is observed.
+func TestAutorenewRunnerFollowsAndWakes(t *testing.T) {
+	w := &policyWrapper{answer: delivered}
+	f := newRunnerFixture(t, w, autorenewOptions{}, nil)
+	f.policy.decisions = []autorenew.Decision{
+		{Action: autorenew.Wait, Until: time.Now().Add(50 * time.Millisecond)},
+		{Action: autorenew.Wait}, // only a receipt wakes it now
+	}
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		l, err := ledger.Open(statedir.ReceiptsPath(f.root, f.rec.ID), ledger.Options{})
+		if err != nil {
+			return
+		}
+		defer l.Close()
+		_, _, _ = l.Append(contract.LifecycleReceipt{ClientID: "c", AdapterID: "claude", InvocationID: "inv", Event: contract.EventContextPressureObserved, EventID: "e", IntegrationMode: contract.ModeLauncherWrapper, Status: contract.StatusObserved, TelemetrySummary: map[string]any{"percent": 75.0}})
+	}()
+	f.run(t)
+	if got := f.policy.observed; len(got) != 1 || got[0] != contract.EventContextPressureObserved {
+		t.Fatalf("observed %v", got)
+	}
+}
+
+// TestAutorenewWaitingText: what the State says the policy waits for.
+func TestAutorenewWaitingText(t *testing.T) {
+	var p pressureSeen
+	at := autorenew.Threshold{Percent: 70}
+	p.observe(contract.LifecycleReceipt{Event: contract.EventContextPressureObserved, TelemetrySummary: map[string]any{"percent": 71.26, "tokens": 71260.0}})
+	if got := p.waiting(at); got != "pressure 71.3 % ≥ 70 %: waiting for a safe moment between turns" {
+		t.Errorf("waiting %q", got)
+	}
+	if got := p.waiting(autorenew.Threshold{Tokens: 80000}); got != "" {
+		t.Errorf("below a token threshold: %q", got)
+	}
+	p.observe(contract.LifecycleReceipt{Event: contract.EventSessionStarted})
+	if got := p.waiting(at); got != "" {
+		t.Errorf("after a new conversation: %q", got)
+	}
+}
