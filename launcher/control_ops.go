@@ -76,6 +76,15 @@ func (s *supervisor) status() control.Status {
 		}
 		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
 	}
+	st.FrameOpen = s.d.FrameOpen()
+	if at := s.turns.endedAt; !at.IsZero() {
+		st.LastFrameEndedAt = &at
+	}
+	if s.term != nil {
+		if at := s.term.LastKey(); !at.IsZero() {
+			st.LastKeyAt = &at
+		}
+	}
 	now := s.cfg.Now()
 	for _, h := range s.d.Holds() {
 		ch := control.Hold{Event: h.Event, Reason: h.Reason}
@@ -132,7 +141,10 @@ func (s *supervisor) onEmit(raw json.RawMessage) (any, error) {
 	if err := s.emitRefusal(a); err != nil {
 		return nil, err
 	}
-	m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail}
+	m := Moment{Event: a.Event, Payloads: a.Payloads, Summary: a.TelemetryDetail, Degradations: a.Degradations}
+	if a.Event == contract.EventCapabilityDegraded {
+		m.Status = contract.StatusDegraded // as the wrapper's own degradations
+	}
 	if a.IdempotencyKey != "" {
 		k := a.IdempotencyKey
 		m.IdempotencyKey = &k
@@ -195,6 +207,13 @@ func (s *supervisor) emitRefusal(a control.EmitArgs) error {
 		return fmt.Errorf("supervisor.tick of session %s is its lifeloop run's own (its supervisor ticks); nothing was recorded", id)
 	case a.Event.IsFrame() && a.FrameID == "":
 		return fmt.Errorf("%s needs a frame id (--frame-id); nothing was recorded", a.Event)
+	case a.Event == contract.EventCapabilityDegraded && len(a.Degradations) == 0:
+		return errors.New("capability.degraded needs at least one capability degradation (capability, previous and current support); nothing was recorded")
+	}
+	for i, d := range a.Degradations {
+		if err := d.Validate(); err != nil {
+			return fmt.Errorf("capability degradation %d is invalid: %v; nothing was recorded", i+1, err)
+		}
 	}
 	if s.cfg.Adapter == nil {
 		return nil

@@ -3,6 +3,7 @@ package launcher
 import (
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/lifeloop/lifeloop/ptyio"
 )
@@ -17,6 +18,21 @@ type fakeTerminal struct {
 	behave func(n int, p *fakeProc)
 	// held and released count HoldInput and ReleaseInput calls.
 	held, released int
+	// lastKey is when a key was last typed (typeKey).
+	lastKey time.Time
+}
+
+// typeKey is a key typed at the person's terminal now.
+func (t *fakeTerminal) typeKey() {
+	t.mu.Lock()
+	t.lastKey = time.Now()
+	t.mu.Unlock()
+}
+
+func (t *fakeTerminal) LastKey() time.Time {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.lastKey
 }
 
 func (t *fakeTerminal) Start(spec ptyio.ChildSpec) (Process, error) {

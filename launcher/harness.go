@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"syscall"
+	"time"
 
 	"github.com/lifeloop/lifeloop/ptyio"
 )
@@ -32,6 +33,9 @@ type Terminal interface {
 	// HoldInput keeps typed keys from the harness until ReleaseInput.
 	HoldInput()
 	ReleaseInput()
+	// LastKey is when a key was last typed at the person's terminal
+	// (zero: none).
+	LastKey() time.Time
 	// Close restores the person's terminal.
 	Close() error
 }
@@ -58,3 +62,5 @@ func (p ptyTerminal) Start(spec ptyio.ChildSpec) (Process, error) {
 func (p ptyTerminal) HoldInput()    { p.t.HoldInput() }
 func (p ptyTerminal) ReleaseInput() { p.t.ReleaseInput() }
 func (p ptyTerminal) Close() error  { return p.t.Close() }
+
+func (p ptyTerminal) LastKey() time.Time { return p.t.LastKey() }

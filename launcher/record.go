@@ -112,6 +112,7 @@ func (s *supervisor) record(m Moment, sync bool) (SyncResult, string, error) {
 		return res, "", err
 	}
 	res.payloads = m.Payloads
+	s.turns.recorded(m, s.cfg.Now())
 	if startsProcess(m.Event, m.Summary) {
 		s.processes++
 	}

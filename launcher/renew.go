@@ -432,6 +432,12 @@ func (r renewals) onRenew(raw json.RawMessage, reply chan controlReply) {
 			return
 		}
 	}
+	if req.BetweenTurns {
+		if err := s.notBetweenTurns(); err != nil {
+			fail(err)
+			return
+		}
+	}
 	orch := r.orchestrator()
 	r.start(func(hid string) *renewal.Steps { return orch.Renew(req, hid) }, reply)
 }

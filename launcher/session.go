@@ -276,6 +276,15 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Log:             p.Log,
 		Now:             o.Now,
 	}
+	if o.Companion != nil {
+		cfg.Companion = o.Companion(p.ID)
+		cfg.CompanionEnv = append(slices.Clone(o.Env),
+			"LIFELOOP_SESSION_ID="+p.ID,
+			"LIFELOOP_SESSION_DIR="+p.Dir,
+			"LIFELOOP_STATE_DIR="+o.StateDir,
+			control.SocketEnv+"="+control.SocketIn(p.Dir),
+		)
+	}
 	if bridge.recorder != nil {
 		cfg.HookRecorder = bridge.recorder
 		cfg.hookDoor = bridge.door

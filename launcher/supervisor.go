@@ -122,6 +122,11 @@ type Config struct {
 	hookDoor *hookDoor
 	// ControlSocket is the control socket path; empty disables it.
 	ControlSocket string
+	// Companion is the command line of a client that runs beside the
+	// session (Options.Companion), with CompanionEnv: started once the
+	// harness is, stopped after session.ended (companion.go).
+	Companion    []string
+	CompanionEnv []string
 	// Log receives lifeloop's own messages (never the terminal).
 	Log *slog.Logger
 	// Now is the clock.
@@ -189,6 +194,10 @@ type supervisor struct {
 	// moment is a fact stepped through it; it records what is ready, in
 	// order, linked, and arms queueTimer for what waits.
 	d *stream.Driver[SyncResult]
+	// companion is the client running beside the session, or nil.
+	companion *companion
+	// turns is when the latest turn opened and one last ended (turns.go).
+	turns turns
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
 	// obs is the telemetry watcher's channel (replaced when a renewal
@@ -337,7 +346,10 @@ func (s *supervisor) run() (Result, error) {
 			return res, nil
 		}
 	}
-	return s.loop(sigCh, ctrlCh), nil
+	s.startCompanion()
+	res := s.loop(sigCh, ctrlCh)
+	s.companion.stop() // after session.ended: it exits once it reads the end
+	return res, nil
 }
 
 // recordStarting records the wrapper's session.starting.
@@ -530,6 +542,8 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 			f()
 		case r := <-s.renewed:
 			renewals{s}.done(r)
+		case <-s.companionExited():
+			s.onCompanionExit()
 		case sig := <-sigCh:
 			s.onSignal(sig.(syscall.Signal))
 		case call := <-ctrlCh:

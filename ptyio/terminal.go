@@ -75,6 +75,9 @@ type Terminal struct {
 
 	size atomic.Uint32 // cols<<16 | rows
 
+	// lastKey is when a key was last typed (UnixNano), 0 for never.
+	lastKey atomic.Int64
+
 	// rawMu guards the raw-mode state.
 	rawMu    sync.Mutex
 	rawState *term.State // saved cooked state while raw, else nil
@@ -426,6 +429,9 @@ func (t *Terminal) waitReadable() bool {
 // (a starting harness waits for them) and everything else is kept for
 // ReleaseInput. It returns false when the Terminal is closed.
 func (t *Terminal) deliver(p []byte) bool {
+	if hasKey(p) {
+		t.lastKey.Store(t.now().UnixNano())
+	}
 	t.mu.Lock()
 	if t.held {
 		pass, keep := splitReports(p)
@@ -509,6 +515,29 @@ func splitReports(p []byte) (reports, rest []byte) {
 		i++
 	}
 	return reports, rest
+}
+
+// hasKey reports whether p holds a byte that is not part of a terminal
+// report (see splitReports): something the person typed.
+func hasKey(p []byte) bool {
+	for i := 0; i < len(p); {
+		n := reportLen(p[i:])
+		if n == 0 {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// LastKey is when a key was last typed at the person's terminal (bytes
+// read from stdin that are not the terminal's replies to queries), held
+// or not; zero when none was.
+func (t *Terminal) LastKey() time.Time {
+	if ns := t.lastKey.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
 }
 
 // reportLen is the length of the terminal report p starts with, or 0.

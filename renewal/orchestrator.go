@@ -137,9 +137,10 @@ type Request struct {
 	DropUndelivered bool `json:"drop_undelivered,omitempty"`
 	// BetweenTurns makes the renewal conditional, as a policy client
 	// asks for it: the live wrapper refuses it (control.Refusal with
-	// code control.CodeNotBetweenTurns), recording nothing, while a frame
-	// is open or when a key was typed at the terminal since the last
-	// frame ended (a person's draft is never thrown away).
+	// code control.CodeNotBetweenTurns), recording nothing, while a turn
+	// (top-level frame) is open, before any turn ended in the harness
+	// conversation, or when a key was typed at the terminal since the
+	// latest turn opened (a person's draft is never thrown away).
 	BetweenTurns bool `json:"between_turns,omitempty"`
 	// Policy is the evidence of a policy client's renewal (nil for a
 	// person's): recorded in each receipt of the renewal and in
@@ -345,6 +346,7 @@ func (o *Orchestrator) renew(req Request) (Outcome, error) {
 		st = Status{State: StateStopping, Attempt: st.Attempt + 1, HarnessSessionID: hid, StartedAt: &now}
 	}
 	st.Resume, st.Reason, st.Recovered, st.DropUndelivered = req.Resume, req.Reason, false, req.DropUndelivered
+	st.Policy = req.Policy
 	st.PayloadIDs = ids(pending)
 	st.PayloadPending = len(pending) > 0
 	st.LastError = nil
@@ -410,7 +412,7 @@ func (o *Orchestrator) refuse(st Status, req Request, err error) (Outcome, error
 	}
 	now := o.now().UTC()
 	refused := Status{Attempt: st.Attempt + 1, HarnessSessionID: o.harnessID(), StartedAt: &now, FinishedAt: &now,
-		Resume: req.Resume, Reason: req.Reason, DropUndelivered: req.DropUndelivered}
+		Resume: req.Resume, Reason: req.Reason, DropUndelivered: req.DropUndelivered, Policy: req.Policy}
 	return o.fail(&refused, err)
 }
 
@@ -441,6 +443,9 @@ func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra 
 	summary := map[string]any{"reason": "renewal", "renewal_attempt": st.Attempt, "renewal_step": step, "resume": st.Resume}
 	if st.Recovered {
 		summary["renewal_recovered"] = true
+	}
+	if st.Policy != nil {
+		summary["policy"] = st.Policy.Map()
 	}
 	for k, v := range extra {
 		summary[k] = v

@@ -71,6 +71,9 @@ type Status struct {
 	Resume bool `json:"resume"`
 	// Reason is the operator's or client's reason for the renewal.
 	Reason string `json:"reason,omitempty"`
+	// Policy is the evidence of a policy client's renewal (Request.Policy),
+	// nil for a person's.
+	Policy *Policy `json:"policy,omitempty"`
 	// PayloadPending is true while payloads of this renewal wait in the
 	// continuation store: before delivery, and after it for those it
 	// could not deliver and kept.

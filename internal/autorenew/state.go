@@ -1,11 +1,22 @@
 package autorenew
 
-import "time"
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lifeloop/lifeloop/atomicfile"
+)
 
 // StateFile is the policy client's file in a session folder: what it
 // watches for and what it last decided, for `status` and `top`. It is the
 // client's, not the ledger's; the ledger has the receipts.
 const StateFile = "autorenew.json"
+
+// StateSchema is State.Schema.
+const StateSchema = "lifeloop.autorenew.v1"
 
 // State is the content of StateFile.
 type State struct {
@@ -31,10 +42,36 @@ type State struct {
 }
 
 // StatePath returns the State file of a session folder.
-func StatePath(sessionDir string) string { panic("autorenew: not built yet") }
+func StatePath(sessionDir string) string { return filepath.Join(sessionDir, StateFile) }
 
-// WriteState writes st atomically (atomicfile, 0600).
-func WriteState(path string, st State) error { panic("autorenew: not built yet") }
+// WriteState writes st atomically (atomicfile, 0600), creating its
+// folder (0700) when missing; an empty Schema is StateSchema.
+func WriteState(path string, st State) error {
+	if st.Schema == "" {
+		st.Schema = StateSchema
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), atomicfile.DirPerm); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return atomicfile.Replace(path, append(data, '\n'))
+}
 
 // ReadState reads a State file; a missing file is fs.ErrNotExist.
-func ReadState(path string) (State, error) { panic("autorenew: not built yet") }
+func ReadState(path string) (State, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return State{}, err
+	}
+	var st State
+	if err := json.Unmarshal(data, &st); err != nil {
+		return State{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	if st.Schema != StateSchema {
+		return State{}, fmt.Errorf("read %s: schema %q, want %q (written by another lifeloop version)", path, st.Schema, StateSchema)
+	}
+	return st, nil
+}

@@ -105,6 +105,13 @@ type Status struct {
 	// transcript moment waiting for the hook's report); empty when
 	// nothing waits.
 	Holding []Hold `json:"holding,omitempty"`
+	// FrameOpen is true while a turn (a top-level frame) is under way.
+	FrameOpen bool `json:"frame_open,omitempty"`
+	// LastFrameEndedAt is when a turn last ended in the harness
+	// conversation; LastKeyAt when a key was last typed at the person's
+	// terminal (absent: none yet).
+	LastFrameEndedAt *time.Time `json:"last_frame_ended_at,omitempty"`
+	LastKeyAt        *time.Time `json:"last_key_at,omitempty"`
 }
 
 // Hold is one moment the stream holds back.
@@ -133,6 +140,10 @@ type EmitArgs struct {
 	Payloads        []contract.PayloadEnvelope `json:"payloads,omitempty"`
 	IdempotencyKey  string                     `json:"idempotency_key,omitempty"`
 	TelemetryDetail map[string]any             `json:"telemetry_summary,omitempty"`
+	// Degradations are the capability_degradations of the moment: a
+	// capability.degraded needs at least one (a client's report that
+	// something it provides stopped working, e.g. the renewal policy's).
+	Degradations []contract.CapabilityDegradation `json:"capability_degradations,omitempty"`
 }
 
 // Server serves a unix socket in the session directory. Only peers

@@ -14,8 +14,8 @@ func (r *Refusal) Error() string { return r.Message }
 // Refusal codes.
 const (
 	// CodeNotBetweenTurns refuses a renewal asked for between turns
-	// (renewal.Request.BetweenTurns) while a frame is open or after a key
-	// was typed since the last frame ended: nothing was recorded; ask
-	// again at the next safe moment.
+	// (renewal.Request.BetweenTurns) while a turn is open, before any turn
+	// ended, or after a key was typed since the latest turn opened:
+	// nothing was recorded; ask again at the next safe moment.
 	CodeNotBetweenTurns = "not_between_turns"
 )

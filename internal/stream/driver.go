@@ -96,6 +96,13 @@ func (d *Driver[R]) Waiting() bool { return d.k.Waiting() }
 // Holds says what the keeper holds back and why, in order.
 func (d *Driver[R]) Holds() []Hold { return d.k.Holds() }
 
+// OpenFrames returns the frames recorded and not ended, oldest first.
+func (d *Driver[R]) OpenFrames() []contract.FrameContext { return d.k.OpenFrames() }
+
+// FrameOpen reports whether a turn is under way: a top-level frame
+// recorded or held and not ended.
+func (d *Driver[R]) FrameOpen() bool { return d.k.FrameOpen() }
+
 // HarnessSession is the latest harness session id ("" before the harness
 // named one, or after a fresh relaunch).
 func (d *Driver[R]) HarnessSession() string { return d.k.HarnessSession() }

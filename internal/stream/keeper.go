@@ -291,9 +291,33 @@ func (k *Keeper) trackOpen(fc contract.FrameContext, have, s int) {
 	}
 }
 
-// openFrames returns the frames admitted and not ended (no frame.ended),
+// OpenFrames returns the frames admitted and not ended (no frame.ended),
 // oldest first: the turns a stop of the harness cuts off.
-func (k *Keeper) openFrames() []contract.FrameContext { return slices.Clone(k.open) }
+func (k *Keeper) OpenFrames() []contract.FrameContext { return slices.Clone(k.open) }
+
+// FrameOpen reports whether a turn is under way: a top-level frame
+// admitted and not ended, or a top-level frame moment held back (a turn
+// reported and not recorded yet).
+func (k *Keeper) FrameOpen() bool {
+	for _, fc := range k.open {
+		if topLevel(fc) {
+			return true
+		}
+	}
+	for _, q := range k.queue {
+		if q.m.Frame != nil && frameStage(q.m.Event) > 0 && topLevel(*q.m.Frame) {
+			return true
+		}
+	}
+	return false
+}
+
+// topLevel reports whether fc is a turn's frame, not a subcall's (a
+// frame taken up from prior receipts has no class: top-level unless it
+// names a parent).
+func topLevel(fc contract.FrameContext) bool {
+	return fc.FrameClass == contract.FrameTopLevel || (fc.FrameClass == "" && fc.ParentFrameID == nil)
+}
 
 // switched reports whether session.started m, reported by a hook, opens
 // a new harness session inside the same process: the current harness

@@ -335,7 +335,7 @@ func (k *Keeper) placing(p *pending, i int) (more bool) {
 // the stop's reason, outcome cancelled. They come before the stop's
 // session.ending: nothing of a harness session's frames follows it.
 func (k *Keeper) closeCutOffTurns(reason string) {
-	for _, fc := range k.openFrames() {
+	for _, fc := range k.OpenFrames() {
 		f := fc
 		sum := map[string]any{"source": "wrapper", "stop_reason": reason, contract.SummaryOutcome: string(contract.LifecycleCancelled)}
 		k.send(release{Moment: Moment{Event: contract.EventFrameEnded, Frame: &f, Summary: sum}})
