@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -159,18 +160,6 @@ func newRunnerFixture(t *testing.T, w *policyWrapper, o autorenewOptions, decisi
 	p := &scriptedPolicy{decisions: decisions}
 	r := newPolicyRunner(e, root, rec, o, cfg, newDecisionPrinter(e, true))
 	r.policy, r.lease = p, fakeLease{free: true}
-	r.reportMap = func(rep autorenew.Report) map[string]any {
-		m := rep.Evidence.Map()
-		m["reason"], m["detail"] = string(rep.Reason), rep.Detail
-		return m
-	}
-	r.writeState = func(path string, st autorenew.State) error {
-		b, err := json.Marshal(st)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(path, b, 0o600)
-	}
 	return &runnerFixture{root: root, rec: rec, wrapper: w, policy: p, runner: r, out: out}
 }
 
@@ -190,12 +179,12 @@ func (f *runnerFixture) run(t *testing.T) {
 // state reads the session's autorenew.json.
 func (f *runnerFixture) state(t *testing.T) autorenew.State {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(statedir.SessionDir(f.root, f.rec.ID), autorenew.StateFile))
-	if err != nil {
-		t.Fatal(err)
+	path := autorenew.StatePath(statedir.SessionDir(f.root, f.rec.ID))
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("%s: %v %v", path, fi, err)
 	}
-	var st autorenew.State
-	if err := json.Unmarshal(b, &st); err != nil {
+	st, err := autorenew.ReadState(path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return st
@@ -328,7 +317,7 @@ func TestAutorenewRunnerHandoffFallback(t *testing.T) {
 	}
 	em := w.emits[0]
 	pol, _ := em["telemetry_summary"].(map[string]any)["policy"].(map[string]any)
-	if em["event"] != string(contract.EventCapabilityDegraded) || pol["reason"] != string(autorenew.ReasonHandoffFailed) || pol["note_source"] != noteBuiltinFallback || !strings.Contains(pol["detail"].(string), "exit status 3") {
+	if em["event"] != string(contract.EventCapabilityDegraded) || pol["decision"] != "fallback" || pol["reason"] != string(autorenew.ReasonHandoffFailed) || pol["note_source"] != noteBuiltinFallback || !strings.Contains(pol["detail"].(string), "exit status 3") {
 		t.Fatalf("emit %v", em)
 	}
 	degs, _ := em["capability_degradations"].([]any)
@@ -377,7 +366,7 @@ func TestAutorenewRunnerRecord(t *testing.T) {
 		t.Fatalf("emits %v, reported %d", w.emits, f.policy.reported)
 	}
 	pol := w.emits[0]["telemetry_summary"].(map[string]any)["policy"].(map[string]any)
-	if pol["reason"] != "futile" || pol["client"] != renewal.PolicyClientID || pol["renewals_this_hour"] != 2.0 {
+	if pol["decision"] != "gave_up" || pol["reason"] != "futile" || pol["client"] != renewal.PolicyClientID || pol["renewals_this_hour"] != 2.0 {
 		t.Fatalf("policy %v", pol)
 	}
 	deg := w.emits[0]["capability_degradations"].([]any)[0].(map[string]any)
@@ -438,5 +427,35 @@ func TestAutorenewWaitingText(t *testing.T) {
 	p.observe(contract.LifecycleReceipt{Event: contract.EventSessionStarted})
 	if got := p.waiting(at); got != "" {
 		t.Errorf("after a new conversation: %q", got)
+	}
+}
+
+// TestAutorenewFlagDefaultsAreThePolicyDefaults: the defaults the flags
+// show are the policy's.
+func TestAutorenewFlagDefaultsAreThePolicyDefaults(t *testing.T) {
+	d := autorenew.Defaults(autorenew.Threshold{Percent: 70})
+	if d.Settle != defaultRenewSettle || d.FutileMargin != defaultRenewFutileMargin || d.PerHour != defaultRenewPerHour || d.WaitMax != defaultRenewWaitMax || d.Resume {
+		t.Errorf("policy defaults %+v; the flags show settle %s, margin %d, per hour %d, wait %s", d, defaultRenewSettle, defaultRenewFutileMargin, defaultRenewPerHour, defaultRenewWaitMax)
+	}
+}
+
+// TestAutorenewRunCompanion: run --renew-at starts lifeloop's own
+// `autorenew --attached` for the session with its rules; nothing without
+// --renew-at.
+func TestAutorenewRunCompanion(t *testing.T) {
+	c, err := runOptions{RenewAt: "60%", RenewPerHour: 5, RenewResume: true, HandoffCmd: "make note"}.companion("/state")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ := os.Executable()
+	want := []string{exe, "autorenew", "--attached", "--state-dir", "/state", "--renew-at", "60%", "--per-hour", "5", "--resume", "--handoff-cmd", "make note", "--", "ses_A"}
+	if got := c("ses_A"); !slices.Equal(got, want) {
+		t.Errorf("companion %q, want %q", got, want)
+	}
+	if got := c("ses_B"); got[len(got)-1] != "ses_B" || len(got) != len(want) {
+		t.Errorf("second session %q", got)
+	}
+	if c, err := (runOptions{RenewPerHour: defaultRenewPerHour}).companion("/state"); c != nil || err != nil {
+		t.Errorf("without --renew-at: %v %v", c != nil, err)
 	}
 }

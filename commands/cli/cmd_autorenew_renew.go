@@ -171,11 +171,9 @@ func (r *policyRunner) record(ctx context.Context, rep autorenew.Report) (gone b
 	}
 	now := r.e.Now()
 	detail := rep.Detail
-	args := policyEmitArgs{
-		EmitArgs: control.EmitArgs{
-			Event:           contract.EventCapabilityDegraded,
-			TelemetryDetail: map[string]any{"policy": r.reportMap(rep)},
-		},
+	args := control.EmitArgs{
+		Event:           contract.EventCapabilityDegraded,
+		TelemetryDetail: map[string]any{"policy": rep.Map()},
 		Degradations: []contract.CapabilityDegradation{{
 			Capability:       "renewal.policy",
 			PreviousSupport:  contract.SupportSynthesized,
@@ -197,13 +195,6 @@ func (r *policyRunner) record(ctx context.Context, rep autorenew.Report) (gone b
 	}
 	r.say(decisionLine{Decision: "report", Reason: rep.Reason, Detail: rep.Detail, Policy: rep.Evidence.Map()})
 	return false
-}
-
-// policyEmitArgs are emit's arguments with the capability degradation
-// of the report (control.EmitArgs.Degradations, its JSON name).
-type policyEmitArgs struct {
-	control.EmitArgs
-	Degradations []contract.CapabilityDegradation `json:"capability_degradations,omitempty"`
 }
 
 // reportRetry is the retry class of a report's degradation.

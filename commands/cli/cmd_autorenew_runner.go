@@ -56,10 +56,6 @@ type policyRunner struct {
 	policy policyMachine
 	lease  slotTaker
 	out    *decisionPrinter
-	// reportMap is Report.Map (replaceable in tests).
-	reportMap func(autorenew.Report) map[string]any
-	// writeState writes autorenew.json (autorenew.WriteState).
-	writeState func(path string, st autorenew.State) error
 	// renewTimeout bounds one renew call.
 	renewTimeout time.Duration
 
@@ -75,8 +71,6 @@ func newPolicyRunner(e *env, root string, rec statedir.SessionRecord, o autorene
 		policy:       autorenew.New(cfg),
 		lease:        autorenew.Lease{Dir: filepath.Join(root, "autorenew"), Max: o.AtOnce},
 		out:          out,
-		reportMap:    autorenew.Report.Map,
-		writeState:   autorenew.WriteState,
 		renewTimeout: renewTimeout,
 		state: autorenew.State{
 			Schema: "lifeloop.autorenew.v1", Client: renewal.PolicyClientID, PID: os.Getpid(),
@@ -231,7 +225,7 @@ func (r *policyRunner) saveState() {
 		return
 	}
 	st.UpdatedAt = r.e.Now().UTC()
-	if err := r.writeState(filepath.Join(statedir.SessionDir(r.root, r.rec.ID), autorenew.StateFile), st); err != nil {
+	if err := autorenew.WriteState(autorenew.StatePath(statedir.SessionDir(r.root, r.rec.ID)), st); err != nil {
 		r.warn("write %s: %v", autorenew.StateFile, err)
 		return
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -180,7 +179,7 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	}
 	harness := factsOf(sum)
 	var policy *autorenew.State
-	if ps, err := autorenew.ReadState(filepath.Join(statedir.SessionDir(root, rec.ID), autorenew.StateFile)); err == nil {
+	if ps, err := autorenew.ReadState(autorenew.StatePath(statedir.SessionDir(root, rec.ID))); err == nil {
 		policy = &ps
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		fmt.Fprintf(e.Err, "lifeloop: warning: %s: %v\n", autorenew.StateFile, err)
