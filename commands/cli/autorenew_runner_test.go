@@ -413,23 +413,6 @@ func TestAutorenewRunnerFollowsAndWakes(t *testing.T) {
 	}
 }
 
-// TestAutorenewWaitingText: what the State says the policy waits for.
-func TestAutorenewWaitingText(t *testing.T) {
-	var p pressureSeen
-	at := autorenew.Threshold{Percent: 70}
-	p.observe(contract.LifecycleReceipt{Event: contract.EventContextPressureObserved, TelemetrySummary: map[string]any{"percent": 71.26, "tokens": 71260.0}})
-	if got := p.waiting(at); got != "pressure 71.3 % ≥ 70 %: waiting for a safe moment between turns" {
-		t.Errorf("waiting %q", got)
-	}
-	if got := p.waiting(autorenew.Threshold{Tokens: 80000}); got != "" {
-		t.Errorf("below a token threshold: %q", got)
-	}
-	p.observe(contract.LifecycleReceipt{Event: contract.EventSessionStarted})
-	if got := p.waiting(at); got != "" {
-		t.Errorf("after a new conversation: %q", got)
-	}
-}
-
 // TestAutorenewFlagDefaultsAreThePolicyDefaults: the defaults the flags
 // show are the policy's.
 func TestAutorenewFlagDefaultsAreThePolicyDefaults(t *testing.T) {

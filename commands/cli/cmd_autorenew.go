@@ -122,8 +122,10 @@ func (o autorenewOptions) config() (autorenew.Config, error) {
 		return autorenew.Config{}, usageErrorf("--renew-at is required: a percentage of the context window (70%%) or a token count (150000)")
 	case o.AtOnce < 1:
 		return autorenew.Config{}, usageErrorf("--at-once %d: give at least 1", o.AtOnce)
-	case o.FutileMargin < 0:
-		return autorenew.Config{}, usageErrorf("--futile-margin %v is negative; give 0 or more points", o.FutileMargin)
+	case o.FutileMargin < 0 || o.FutileMargin >= 100:
+		return autorenew.Config{}, usageErrorf("--futile-margin %v: give points from 0 to below 100", o.FutileMargin)
+	case o.WaitMax == 0:
+		return autorenew.Config{}, usageErrorf("--wait-max 0s: give a duration above 0 (default %s)", defaultRenewWaitMax)
 	case o.MaxNoteBytes < handoff.MinMaxBytes:
 		return autorenew.Config{}, usageErrorf("--max-note-bytes %d is too small; give at least %d", o.MaxNoteBytes, handoff.MinMaxBytes)
 	}
@@ -135,9 +137,15 @@ func (o autorenewOptions) config() (autorenew.Config, error) {
 			return autorenew.Config{}, usageErrorf("%s %s is negative; give a duration of 0 or more", d.name, d.v)
 		}
 	}
-	return renewConfig(o.RenewAt, "--renew-at", o.PerHour, "--per-hour", func(c *autorenew.Config) {
+	cfg, err := renewConfig(o.RenewAt, "--renew-at", o.PerHour, "--per-hour", func(c *autorenew.Config) {
 		c.Resume, c.Settle, c.FutileMargin, c.WaitMax = o.Resume, o.Settle, o.FutileMargin, o.WaitMax
 	})
+	if err == nil {
+		if verr := cfg.Validate(); verr != nil {
+			err = usageErrorf("%v", verr)
+		}
+	}
+	return cfg, err
 }
 
 // renewConfig checks the threshold and the per-hour limit (the two
@@ -151,7 +159,8 @@ func renewConfig(at, atFlag string, perHour int, perHourFlag string, set func(*a
 	if err != nil {
 		return autorenew.Config{}, usageErrorf("%s: %v", atFlag, err)
 	}
-	cfg := autorenew.Config{Threshold: t, PerHour: perHour}
+	cfg := autorenew.Defaults(t)
+	cfg.PerHour = perHour
 	set(&cfg)
 	return cfg, nil
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/commands/sessionview"
-	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/autorenew"
 )
 
@@ -114,41 +113,4 @@ func policyText(m map[string]any) []string {
 		out = append(out, fmt.Sprintf("note %d bytes (%v)", b, m["note_source"]))
 	}
 	return out
-}
-
-// pressureSeen is the session's latest pressure reading, for the
-// State's Waiting line (the policy decides; this only describes).
-type pressureSeen struct {
-	known   bool
-	percent float64
-	tokens  int64
-}
-
-// observe keeps the latest reading; a new conversation forgets it.
-func (p *pressureSeen) observe(r contract.LifecycleReceipt) {
-	switch r.Event {
-	case contract.EventSessionStarted:
-		*p = pressureSeen{}
-	case contract.EventContextPressureObserved:
-		pct, okP := r.TelemetrySummary["percent"].(float64)
-		tok, okT := r.TelemetrySummary["tokens"].(float64)
-		if okP || okT {
-			*p = pressureSeen{known: true, percent: pct, tokens: int64(tok)}
-		}
-	}
-}
-
-// waiting says what the policy waits for, for a person: "" below the
-// threshold.
-func (p pressureSeen) waiting(t autorenew.Threshold) string {
-	if !p.known {
-		return ""
-	}
-	switch {
-	case t.Tokens > 0 && p.tokens >= t.Tokens:
-		return fmt.Sprintf("pressure %d tokens ≥ %d tokens: waiting for a safe moment between turns", p.tokens, t.Tokens)
-	case t.Percent > 0 && p.percent >= t.Percent:
-		return fmt.Sprintf("pressure %s %% ≥ %s %%: waiting for a safe moment between turns", percentText(p.percent), percentText(t.Percent))
-	}
-	return ""
 }

@@ -38,7 +38,7 @@ func (r *policyRunner) renew(ctx context.Context, d autorenew.Decision) (res aut
 	defer func() {
 		if !gone {
 			r.remember(ev, res)
-			line.Result = resultName(res)
+			line.Result = res.String()
 			line.Policy = ev.Map()
 			r.say(line)
 		}
@@ -96,7 +96,7 @@ func (r *policyRunner) remember(ev renewal.Policy, res autorenew.Result) {
 		return
 	}
 	at := r.e.Now().UTC()
-	r.state.LastAt, r.state.LastPercent, r.state.LastResult = &at, ev.TriggerPercent, resultName(res)
+	r.state.LastAt, r.state.LastPercent, r.state.LastResult = &at, ev.TriggerPercent, res.String()
 	if res == autorenew.Renewed {
 		r.state.GaveUp, r.state.GaveUpDetail = "", ""
 	}
@@ -206,20 +206,6 @@ func reportRetry(reason autorenew.Reason) contract.RetryClass {
 		return contract.RetryAfterOperator
 	}
 	return contract.RetrySafe
-}
-
-// resultName names an asked renewal's end.
-func resultName(res autorenew.Result) string {
-	switch res {
-	case autorenew.Renewed:
-		return "renewed"
-	case autorenew.NotNow:
-		return "not_now"
-	case autorenew.Busy:
-		return "busy"
-	default:
-		return "failed"
-	}
 }
 
 // pressureReason is "pressure 71 % ≥ 70 %" (or in tokens) from ev.

@@ -59,9 +59,8 @@ type policyRunner struct {
 	// renewTimeout bounds one renew call.
 	renewTimeout time.Duration
 
-	pressure pressureSeen
-	state    autorenew.State
-	written  autorenew.State
+	state   autorenew.State
+	written autorenew.State
 }
 
 // newPolicyRunner returns the runner of session rec under root.
@@ -157,7 +156,6 @@ func (r *policyRunner) run(ctx context.Context) error {
 // observe hands one receipt to the policy.
 func (r *policyRunner) observe(rc contract.LifecycleReceipt) {
 	r.policy.Observe(rc)
-	r.pressure.observe(rc)
 }
 
 // ended reports whether the session ended or its wrapper is gone.
@@ -177,7 +175,7 @@ func (r *policyRunner) step(ctx context.Context) (until time.Time, done bool) {
 		d := r.policy.Next(now)
 		switch d.Action {
 		case autorenew.Wait:
-			r.state.Waiting = r.pressure.waiting(r.cfg.Threshold)
+			r.state.Waiting = d.Waiting
 			r.saveState()
 			return d.Until, false
 		case autorenew.Done:
