@@ -442,3 +442,89 @@ func TestAutorenewRunCompanion(t *testing.T) {
 		t.Errorf("without --renew-at: %v %v", c != nil, err)
 	}
 }
+
+// panickyPolicy panics at its first decision.
+type panickyPolicy struct{ scriptedPolicy }
+
+func (*panickyPolicy) Next(time.Time) autorenew.Decision { panic("broken rule") }
+
+// TestAutorenewRunnerPanicIsContained: a policy that panics ends its
+// session's runner with an error naming the session, not the process.
+func TestAutorenewRunnerPanicIsContained(t *testing.T) {
+	f := newRunnerFixture(t, &policyWrapper{answer: delivered}, autorenewOptions{}, nil)
+	f.runner.policy = &panickyPolicy{}
+	err := f.runner.runGuarded(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "session ses_test: the renewal policy stopped: broken rule") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+// TestAutorenewAllFindsRunningSessions: --all takes each running
+// session once, leaves ended ones and those whose wrapper is gone, and
+// looks again at a folder whose record is not written yet.
+func TestAutorenewAllFindsRunningSessions(t *testing.T) {
+	root := t.TempDir()
+	write := func(id string, state statedir.SessionState) {
+		t.Helper()
+		if _, err := statedir.CreateSessionDir(root, id); err != nil {
+			t.Fatal(err)
+		}
+		if err := statedir.WriteSession(root, statedir.SessionRecord{ID: id, State: state, AdapterID: "claude"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("ses_live", statedir.StateRunning)
+	lock, err := statedir.HoldWrapper(root, "ses_live")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	write("ses_done", statedir.StateCompleted)
+	write("ses_lost", statedir.StateRunning)
+	lost, err := statedir.HoldWrapper(root, "ses_lost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = lost.Close() // its wrapper died
+	if _, err := statedir.CreateSessionDir(root, "ses_new"); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	ids := func(recs []statedir.SessionRecord) (out []string) {
+		for _, r := range recs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	if got := ids(newRunningSessions(root, seen)); !slices.Equal(got, []string{"ses_live"}) {
+		t.Fatalf("first look %v", got)
+	}
+	if got := newRunningSessions(root, seen); len(got) != 0 {
+		t.Fatalf("second look %v", ids(got))
+	}
+	if err := statedir.WriteSession(root, statedir.SessionRecord{ID: "ses_new", State: statedir.StateRunning, AdapterID: "codex"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(newRunningSessions(root, seen)); !slices.Equal(got, []string{"ses_new"}) {
+		t.Fatalf("after a new session %v", got)
+	}
+}
+
+// TestAutorenewStatusText: status's line of the policy's state.
+func TestAutorenewStatusText(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	last := now.Add(-5 * time.Minute)
+	for _, c := range []struct {
+		st   autorenew.State
+		want string
+	}{
+		{autorenew.State{Threshold: "70%", PerHour: 3, ThisHour: 1, Waiting: "pressure 71 % ≥ 70 %: waiting for the turn to end"}, "70 % · 1 of 3 this hour · pressure 71 % ≥ 70 %: waiting for the turn to end"},
+		{autorenew.State{Threshold: "150000", PerHour: 5, ThisHour: 5, GaveUp: autorenew.ReasonSessionLimit, GaveUpDetail: "5 renewals this hour", Resume: true}, "150000 · 5 of 5 this hour · gave up (session_limit): 5 renewals this hour · resume"},
+		{autorenew.State{Threshold: "60%", PerHour: 3, ThisHour: 1, LastAt: &last, LastPercent: 61.26, LastResult: "renewed"}, "60 % · 1 of 3 this hour · last renewal renewed at 61.3 %, 5m00s ago"},
+		{autorenew.State{Threshold: "60%", PerHour: 3}, "60 % · 0 of 3 this hour · watching"},
+	} {
+		if got := autorenewText(c.st, now, painter{}); got != c.want {
+			t.Errorf("got  %q\nwant %q", got, c.want)
+		}
+	}
+}
