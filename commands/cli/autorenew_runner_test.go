@@ -267,14 +267,20 @@ func TestAutorenewRunnerRefusalIsNotNow(t *testing.T) {
 // renew asked.
 func TestAutorenewRunnerLeaseBusy(t *testing.T) {
 	w := &policyWrapper{answer: delivered}
-	f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "echo note"}, []autorenew.Decision{renewAt70(false)})
+	f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "echo note"}, []autorenew.Decision{renewAt70(false), renewAt70(false), renewAt70(false)})
 	f.runner.lease = fakeLease{free: false}
 	f.run(t)
 	if len(w.renews) != 0 {
 		t.Fatalf("renews %+v", w.renews)
 	}
-	if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.Busy {
+	if got := f.policy.answered; len(got) != 3 || got[0] != autorenew.Busy || got[2] != autorenew.Busy {
 		t.Fatalf("answered %v", got)
+	}
+	if st := f.state(t); st.ThisHour != 0 || st.LastResult != "" {
+		t.Fatalf("a renewal not asked is not counted: %+v", st)
+	}
+	if n := strings.Count(f.out.String(), `"result":"busy"`); n != 1 {
+		t.Fatalf("busy said %d times, want once:\n%s", n, f.out)
 	}
 }
 

@@ -17,7 +17,8 @@ import (
 type decisionLine struct {
 	At      time.Time `json:"at"`
 	Session string    `json:"session_id"`
-	// Decision is renew, report, done or error.
+	// Decision is renew, report, wait (what the policy now waits for),
+	// done or error.
 	Decision string `json:"decision"`
 	// Result is how a renew ended: renewed, not_now, busy or failed.
 	Result string           `json:"result,omitempty"`

@@ -33,7 +33,6 @@ func (r *policyRunner) renew(ctx context.Context, d autorenew.Decision) (res aut
 	if ev.Client == "" {
 		ev.Client = renewal.PolicyClientID
 	}
-	r.noteHour(ev)
 	line := decisionLine{Decision: "renew", Policy: ev.Map()}
 	defer func() {
 		if !gone {
@@ -95,6 +94,7 @@ func (r *policyRunner) remember(ev renewal.Policy, res autorenew.Result) {
 	if res == autorenew.Busy || res == autorenew.NotNow {
 		return
 	}
+	r.noteHour(ev)
 	at := r.e.Now().UTC()
 	r.state.LastAt, r.state.LastPercent, r.state.LastResult = &at, ev.TriggerPercent, res.String()
 	if res == autorenew.Renewed {

@@ -61,6 +61,9 @@ type policyRunner struct {
 
 	state   autorenew.State
 	written autorenew.State
+	// said is the last line said, so a decision repeated (a machine
+	// slot still busy) is said once.
+	said string
 }
 
 // newPolicyRunner returns the runner of session rec under root.
@@ -175,6 +178,9 @@ func (r *policyRunner) step(ctx context.Context) (until time.Time, done bool) {
 		d := r.policy.Next(now)
 		switch d.Action {
 		case autorenew.Wait:
+			if d.Waiting != "" && d.Waiting != r.state.Waiting {
+				r.say(decisionLine{Decision: "wait", Detail: d.Waiting})
+			}
 			r.state.Waiting = d.Waiting
 			r.saveState()
 			return d.Until, false
@@ -248,6 +254,11 @@ func stateEqual(a, b autorenew.State) bool {
 // say prints one decision line of this session.
 func (r *policyRunner) say(l decisionLine) {
 	l.Session = r.rec.ID
+	key := fmt.Sprint(l.Decision, l.Result, l.Reason, l.Detail)
+	if key == r.said {
+		return
+	}
+	r.said = key
 	if l.At.IsZero() {
 		l.At = r.e.Now().UTC()
 	}
