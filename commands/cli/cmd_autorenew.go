@@ -182,6 +182,12 @@ func autorenewRun(ctx context.Context, e *env, o autorenewOptions, cfg autorenew
 		}
 		return exitf(exitcode.Failed, "session %s already ended (%s); autorenew follows running sessions", rec.ID, rec.State)
 	}
+	if pid, ok := followedElsewhere(root, rec.ID); ok {
+		if o.Attached {
+			return exitf(exitcode.Failed, "session %s is already followed by the renewal policy of process %d", rec.ID, pid)
+		}
+		return exitf(exitcode.Failed, "session %s is already followed by the renewal policy of process %d (`run --renew-at` or another `autorenew`); stop that one first", rec.ID, pid)
+	}
 	r := newPolicyRunner(e, root, rec, o, cfg, out)
 	return r.runGuarded(ctx)
 }

@@ -50,7 +50,8 @@ func followAllSessions(ctx context.Context, e *env, o autorenewOptions, cfg auto
 
 // newRunningSessions returns the sessions of root not yet in seen whose
 // wrapper runs, and marks every session it judged (ended ones too) as
-// seen; a session folder without its record yet is looked at again.
+// seen; a session folder without its record yet, or one another living
+// policy client follows, is looked at again.
 func newRunningSessions(root string, seen map[string]bool) []statedir.SessionRecord {
 	entries, err := os.ReadDir(statedir.SessionsDir(root))
 	if err != nil {
@@ -65,6 +66,9 @@ func newRunningSessions(root string, seen map[string]bool) []statedir.SessionRec
 		rec, err := statedir.ReadSession(root, id)
 		if err != nil {
 			continue
+		}
+		if _, ok := followedElsewhere(root, id); ok {
+			continue // looked at again: that client may stop
 		}
 		seen[id] = true
 		if rec.State.IsTerminal() || statedir.WrapperGone(root, id) {
