@@ -76,7 +76,8 @@ func (r *policyRunner) renew(ctx context.Context, d autorenew.Decision) (res aut
 	case errors.As(err, &refusal) && refusal.Code == control.CodeNotBetweenTurns:
 		line.Detail = refusal.Message
 		return autorenew.NotNow, false
-	case errors.Is(err, control.ErrNotLive) || (err != nil && r.ended()):
+	case errors.Is(err, control.ErrNotLive) || (err != nil && (ctx.Err() != nil || r.ended())):
+		// The session ended, or this client is being stopped.
 		return autorenew.Failed, true
 	case err != nil:
 		line.Detail = err.Error()
