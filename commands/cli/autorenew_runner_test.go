@@ -32,6 +32,7 @@ type scriptedPolicy struct {
 	observed  []contract.Event
 	answered  []autorenew.Result
 	reported  int
+	hour      int
 }
 
 func (p *scriptedPolicy) Observe(r contract.LifecycleReceipt) {
@@ -55,6 +56,23 @@ func (p *scriptedPolicy) Answered(_ time.Time, res autorenew.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.answered = append(p.answered, res)
+}
+
+// ThisHour is hour when set, else the renewals answered Renewed or
+// Failed.
+func (p *scriptedPolicy) ThisHour(time.Time) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hour > 0 {
+		return p.hour
+	}
+	n := 0
+	for _, a := range p.answered {
+		if a == autorenew.Renewed || a == autorenew.Failed {
+			n++
+		}
+	}
+	return n
 }
 
 func (p *scriptedPolicy) Reported(time.Time) {
@@ -367,6 +385,7 @@ func TestAutorenewRunnerRecord(t *testing.T) {
 	w := &policyWrapper{answer: delivered}
 	rep := autorenew.Report{Reason: autorenew.ReasonFutile, Detail: "the new conversation started at 68 %", Evidence: renewal.Policy{ThresholdPercent: 70, ThisHour: 2, PerHour: 3}}
 	f := newRunnerFixture(t, w, autorenewOptions{}, []autorenew.Decision{{Action: autorenew.Record, Report: rep}})
+	f.policy.hour = 2
 	f.run(t)
 	if len(w.emits) != 1 || f.policy.reported != 1 {
 		t.Fatalf("emits %v, reported %d", w.emits, f.policy.reported)

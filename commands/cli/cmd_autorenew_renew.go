@@ -95,7 +95,6 @@ func (r *policyRunner) remember(ev renewal.Policy, res autorenew.Result) {
 	if res == autorenew.Busy || res == autorenew.NotNow {
 		return
 	}
-	r.noteHour(ev)
 	at := r.e.Now().UTC()
 	r.state.LastAt, r.state.LastPercent, r.state.LastResult = &at, ev.TriggerPercent, res.String()
 	if res == autorenew.Renewed {

@@ -24,6 +24,9 @@ type policyMachine interface {
 	Next(now time.Time) autorenew.Decision
 	Answered(now time.Time, res autorenew.Result)
 	Reported(now time.Time)
+	// ThisHour counts the session's policy renewals in the hour before
+	// now.
+	ThisHour(now time.Time) int
 }
 
 // slotTaker hands out the machine's renewal slots (autorenew.Lease).
@@ -176,6 +179,7 @@ func (r *policyRunner) step(ctx context.Context) (until time.Time, done bool) {
 	for range maxStepsPerWake {
 		now := r.e.Now()
 		d := r.policy.Next(now)
+		r.state.ThisHour = r.policy.ThisHour(now)
 		switch d.Action {
 		case autorenew.Wait:
 			if d.Waiting != "" && d.Waiting != r.state.Waiting {
@@ -196,13 +200,13 @@ func (r *policyRunner) step(ctx context.Context) (until time.Time, done bool) {
 				return time.Time{}, true
 			}
 			r.policy.Answered(r.e.Now(), res)
+			r.state.ThisHour = r.policy.ThisHour(r.e.Now())
 			r.saveState()
 		case autorenew.Record:
 			if gone := r.record(ctx, d.Report); gone {
 				return time.Time{}, true
 			}
 			r.state.GaveUp, r.state.GaveUpDetail = d.Report.Reason, d.Report.Detail
-			r.noteHour(d.Report.Evidence)
 			r.policy.Reported(r.e.Now())
 			r.saveState()
 		default:
@@ -212,13 +216,6 @@ func (r *policyRunner) step(ctx context.Context) (until time.Time, done bool) {
 	}
 	// A policy that keeps deciding: look again in a second.
 	return r.e.Now().Add(time.Second), false
-}
-
-// noteHour keeps the State's count of this hour's renewals.
-func (r *policyRunner) noteHour(ev renewal.Policy) {
-	if ev.ThisHour > 0 {
-		r.state.ThisHour = ev.ThisHour
-	}
 }
 
 // saveState writes autorenew.json when what it says changed.
