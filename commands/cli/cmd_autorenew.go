@@ -54,8 +54,8 @@ func autorenewCommand(e *env) *ucli.Command {
 			"line, so renewals asked before a restart still count) and, when the context pressure\n" +
 			"crossed --renew-at, asks the session's `lifeloop run` for a renewal the way `lifeloop\n" +
 			"renew` does, at a safe moment only: the last frame ended, none is open, --settle has\n" +
-			"passed, and no key was typed at the terminal since the turn ended (the wrapper refuses\n" +
-			"otherwise and the policy waits for the next turn's end). Fresh renewals (the default)\n" +
+			"passed, and no key was typed at the terminal since the latest turn began (the wrapper\n" +
+			"refuses otherwise and the policy waits for the next turn's end). Fresh renewals (the default)\n" +
 			"carry a handoff note written from the session's own records (`lifeloop handoff`), or by\n" +
 			"--handoff-cmd; a command that fails falls back to the built-in note, and a receipt says so.\n\n" +
 			"It gives up, saying why in a capability.degraded receipt and in `lifeloop status`: when the\n" +
@@ -66,8 +66,8 @@ func autorenewCommand(e *env) *ucli.Command {
 			"--all follows every running session of the state folder and each new one (looked for\n" +
 			"every second). One line per decision; --json prints them as NDJSON.\n" +
 			"`lifeloop run --renew-at 70% -- CMD` starts it beside the session. See docs/autorenew.md.\n\n" +
-			"Exits 0 when the sessions it follows end, 1 when a session is unknown or already ended,\n" +
-			"2 on a usage error.",
+			"Exits 0 when the sessions it follows end, 1 when a session is unknown, already ended or\n" +
+			"followed by another living policy client, 2 on a usage error.",
 		OnUsageError: commandUsageError,
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
