@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -278,6 +279,11 @@ type OrgLoopPayload struct {
 	WorkingDirectory string           `json:"working_directory"`
 	DurationSeconds  *float64         `json:"duration_seconds,omitempty"`
 	ExitStatus       *int             `json:"exit_status,omitempty"`
+	// RenewalPolicy is, on the stop and start of a renewal a policy client
+	// asked for, the evidence its receipts carry (telemetry_summary.policy:
+	// the client, the threshold, the pressure that crossed it, the
+	// handoff note's digest, the renewals this hour and the limit).
+	RenewalPolicy map[string]any `json:"renewal_policy,omitempty"`
 }
 
 // OrgLoopLifecycle is payload.lifecycle. Outcome is set on terminal
@@ -464,6 +470,7 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		}
 	}
 	p.Lifecycle, p.Session = lc, s
+	p.RenewalPolicy = renewalPolicy(sum)
 	source := o.Source
 	if source == "" {
 		source = harness
@@ -484,6 +491,16 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		Payload: p,
 		TraceID: orgLoopID("trc_", "trace", id),
 	}, nil
+}
+
+// renewalPolicy is the policy evidence of a renewal's receipt (its
+// telemetry_summary "policy" object), nil for any other receipt.
+func renewalPolicy(sum map[string]any) map[string]any {
+	pm, ok := sum["policy"].(map[string]any)
+	if !ok || len(pm) == 0 || summaryString(sum, SummaryReason) != StoppedByRenewal {
+		return nil
+	}
+	return maps.Clone(pm)
 }
 
 // ReportedEndReason is the reason of a reported end: the session.ended

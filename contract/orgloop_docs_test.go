@@ -39,13 +39,15 @@ func TestOrgLoopDocExamples(t *testing.T) {
 	evStarted, err1 := ProjectOrgLoop(started, o)
 	evEnded, err2 := ProjectOrgLoop(ended, o)
 	postStop, err3 := OrgLoopWebhookPost(ended, o)
-	if err := errors.Join(err1, err2, err3); err != nil {
+	postPolicyStart, err4 := OrgLoopWebhookPost(policyRenewalStarted(started), o)
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		t.Fatal(err)
 	}
 	files := map[string]any{
-		"contract/testdata/orgloop/event_started.json":   evStarted,
-		"contract/testdata/orgloop/event_completed.json": evEnded,
-		"contract/testdata/orgloop/webhook_stop.json":    postStop,
+		"contract/testdata/orgloop/event_started.json":                evStarted,
+		"contract/testdata/orgloop/event_completed.json":              evEnded,
+		"contract/testdata/orgloop/webhook_stop.json":                 postStop,
+		"contract/testdata/orgloop/webhook_policy_renewal_start.json": postPolicyStart,
 	}
 	for path, v := range files {
 		b, _ := json.MarshalIndent(v, "", "  ")

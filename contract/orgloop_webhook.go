@@ -39,7 +39,9 @@ type OrgLoopHookPost struct {
 // connector builds its key from it. exit_status is chosen so the
 // connector's reading of it (seed 003's table) gives lifeloop's phase
 // (connectorExitStatus); when that differs from the status the harness
-// exited with, the real one is in meta.exit_status.
+// exited with, the real one is in meta.exit_status. The stop and start
+// of a renewal a policy client asked for carry its evidence in
+// meta.renewal_policy.
 func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, error) {
 	ev, err := ProjectOrgLoop(r, o)
 	if err != nil {
@@ -78,6 +80,9 @@ func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, 
 	}
 	if post.SessionID != p.SessionID {
 		post.Meta["session_id"] = p.SessionID
+	}
+	if p.RenewalPolicy != nil {
+		post.Meta["renewal_policy"] = p.RenewalPolicy
 	}
 	return post, nil
 }

@@ -31,6 +31,7 @@ var floors = []struct {
 	{"commands", 7, "the command line: each command, `top`, `status`, `sessions`, the OTLP exporter program"},
 	{"launcher", 6, "`run`: the supervisor of one wrapped harness"},
 	{"watch", 6, "`watch`: a harness session lifeloop did not start"},
+	{"autorenew", 6, "the renewal policy client's rule (a pure state machine over a session's stream), its machine lease and state file"},
 	{"renewal", 5, "renewal's store, status and orchestrator"},
 	{"internal", 4, "what the commands and the supervisor build on: the stream's rules, ledger, sinks, router, state directory, control wire"},
 	{"adapters", 3, "the plug-in API, its registry and one plug-in per harness"},

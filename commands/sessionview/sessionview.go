@@ -1,7 +1,8 @@
 // Package sessionview condenses one lifeloop session into what a person
 // wants to see at a glance: its record (session.json), what its receipt
 // ledger says so far (frames, last pressure, last frame, last event), its
-// latest renewal and, while its wrapper runs, whether the harness is idle.
+// latest renewal, what a renewal policy client did for it (policy.go)
+// and, while its wrapper runs, whether the harness is idle.
 //
 // The human views of `lifeloop sessions` and `lifeloop status` are built on
 // it, and so can any other live view: Load builds a Summary from the files
@@ -66,6 +67,10 @@ type Summary struct {
 
 	// Renewal is the session's latest renewal, nil when none was attempted.
 	Renewal *Renewal
+	// Policy is what a renewal policy client did and does for the
+	// session (its renewals' evidence, its reports, its state file); nil
+	// when no client ever did. Views show PolicyShown.
+	Policy *Policy
 
 	// HarnessSession is the harness session id the latest session.started
 	// named: the current one, after the harness switched to a new
@@ -118,6 +123,8 @@ type EventMark struct {
 // Renewal is the state of a session's latest renewal.
 type Renewal struct {
 	State string
+	// Attempt is renewal.json's attempt number.
+	Attempt int
 	// Pending is true while the renewal has not finished (it stops,
 	// relaunches or delivers) or its payloads wait for delivery.
 	Pending    bool
@@ -159,6 +166,11 @@ func Load(root string, rec statedir.SessionRecord) (Summary, error) {
 	} else {
 		s.SetRenewal(st)
 	}
+	ar, err := ReadAutorenew(statedir.SessionDir(root, rec.ID))
+	if err != nil {
+		errs = append(errs, err)
+	}
+	s.SetAutorenew(ar)
 	return s, errors.Join(errs...)
 }
 
@@ -178,6 +190,7 @@ func (s *Summary) Apply(r contract.LifecycleReceipt) {
 	if s.Harness == "" {
 		s.Harness = r.AdapterID
 	}
+	s.applyPolicy(r, at)
 	switch {
 	case r.Event.IsFrame():
 		id := FrameID(r)
@@ -242,7 +255,7 @@ func (s *Summary) SetRenewal(st renewal.Status) {
 		s.Renewal = nil
 		return
 	}
-	s.Renewal = &Renewal{State: string(st.State), Pending: st.State.InProgress() || st.PayloadPending, PayloadIDs: st.PayloadIDs}
+	s.Renewal = &Renewal{State: string(st.State), Attempt: st.Attempt, Pending: st.State.InProgress() || st.PayloadPending, PayloadIDs: st.PayloadIDs}
 }
 
 // SetLive records what a running wrapper reports (see Live). Its session

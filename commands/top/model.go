@@ -480,6 +480,10 @@ func (m *Model) prompt() string {
 	case modeConfirmAbort:
 		return fmt.Sprintf("abort %s (%s, %s)? y/N", topview.ShortID(m.target.ID), m.target.Harness, m.target.State)
 	}
+	if r, ok := m.current(); ok && m.message == "" && m.mode == modeTable {
+		// What the renewal policy did for the selected session.
+		return topview.PolicyLine(r)
+	}
 	return m.message
 }
 

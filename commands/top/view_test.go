@@ -15,7 +15,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/commands/topview"
+	"github.com/lifeloop/lifeloop/autorenew"
+	"github.com/lifeloop/lifeloop/renewal"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -30,13 +33,17 @@ func ago(d time.Duration) *time.Time {
 
 // fixtureRows are six sessions covering every column: pressure at each
 // level, a pending renewal, a renewal in progress, a paused session and
-// two ended ones.
+// two ended ones; a renewal policy's renewal, its attached client and
+// its report.
 func fixtureRows() []Row {
 	rows := []Row{
 		{ID: "ses_01M84QETC9FPT750TC9TAQGFKK", Harness: "claude", State: "running", Cwd: "/home/dev/src/payments-service",
 			Pid: 4101, StartedAt: ago(72 * time.Minute), Frames: 41, Activity: "active", OutputAt: ago(2 * time.Second),
 			Pressure:  &Pressure{Level: "high", Tokens: 161_000, Window: 200_000, Percent: 80.5},
-			LastEvent: "frame.ended", LastEventAt: ago(3 * time.Second), Sequence: 380},
+			LastEvent: "frame.ended", LastEventAt: ago(3 * time.Second), Sequence: 380,
+			Renewal: "delivered", Policy: &sessionview.Policy{RenewalAttempt: 2, Renewal: &renewal.Policy{
+				Client: renewal.PolicyClientID, ThresholdPercent: 70, TriggerPercent: 71.3, TriggerTokens: 142_600, Window: 200_000,
+				NoteDigest: "sha256:ab12", NoteBytes: 1234, NoteSource: "builtin", ThisHour: 2, PerHour: 3}}},
 		{ID: "ses_01M84QF0000000000000CODEX1", Harness: "codex", State: "running", Cwd: "/home/dev/src/api",
 			Pid: 4188, StartedAt: ago(25 * time.Minute), Frames: 12, Activity: "idle", OutputAt: ago(4 * time.Minute),
 			Pressure:  &Pressure{Level: "critical", Tokens: 245_000, Window: 258_400, Percent: 94.8},
@@ -49,11 +56,13 @@ func fixtureRows() []Row {
 			Renewal: "stopping", RenewalPending: true},
 		{ID: "ses_01M84QF2000000000000PAUSE1", Harness: "generic", State: "paused", Cwd: "/tmp/scratch",
 			Pid: 4300, StartedAt: ago(3*time.Hour + 7*time.Minute), Activity: "idle", OutputAt: ago(50 * time.Minute),
-			LastEvent: "supervisor.tick", LastEventAt: ago(50 * time.Minute), Sequence: 9},
+			LastEvent: "supervisor.tick", LastEventAt: ago(50 * time.Minute), Sequence: 9,
+			Policy: &sessionview.Policy{Client: &autorenew.State{Client: renewal.PolicyClientID, Threshold: "70%", PerHour: 3}}},
 		{ID: "ses_01M84QE0000000000000ENDED1", Harness: "pi", State: "completed", Cwd: "/home/dev/src/docs",
 			StartedAt: ago(40 * time.Minute), EndedAt: ago(10 * time.Minute), Frames: 7,
 			Pressure:  &Pressure{Level: "low", Tokens: 12_400, Window: 128_000, Percent: 9.7},
-			LastEvent: "session.ended", LastEventAt: ago(10 * time.Minute), Sequence: 77},
+			LastEvent: "session.ended", LastEventAt: ago(10 * time.Minute), Sequence: 77,
+			Policy: &sessionview.Policy{Report: &sessionview.PolicyReport{Decision: "gave_up", Reason: "futile", Detail: "the new conversation started at 66 %"}}},
 		{ID: "ses_01M84QD0000000000000ABORT1", Harness: "opencode", State: "aborted", Cwd: "/home/dev/src/infra",
 			StartedAt: ago(55 * time.Minute), EndedAt: ago(20 * time.Minute), Frames: 2,
 			LastEvent: "session.ended", LastEventAt: ago(20 * time.Minute), Sequence: 30},
@@ -353,5 +362,27 @@ func TestEndedSessionsAgeOut(t *testing.T) {
 	m.applyFilter()
 	if len(m.rows) != 6 {
 		t.Fatalf("--all: %d rows, want 6", len(m.rows))
+	}
+}
+
+// TestPolicyLineOfTheSelectedSession: with nothing else to say, the
+// message line tells what the renewal policy did for the selected
+// session — at 80 columns too, whose table has no renewal column.
+func TestPolicyLineOfTheSelectedSession(t *testing.T) {
+	m := fixtureModel(80, 24)
+	for i, r := range m.Rows() {
+		if r.Harness == "claude" {
+			m.move(i)
+		}
+	}
+	screen := m.Render()
+	checkScreen(t, screen, 80, 24)
+	lines := strings.Split(ansi.Strip(screen), "\n")
+	if got, want := strings.TrimRight(lines[22], " "), "ses_9TAQGFKK: renewed by policy at 71 % (threshold 70 %), 2 of 3 this hour"; got != want {
+		t.Errorf("message line %q, want %q", got, want)
+	}
+	m.move(-len(m.Rows())) // the first row: no policy, no line
+	if got := strings.TrimSpace(ansi.Strip(strings.Split(m.Render(), "\n")[22])); got != "" {
+		t.Errorf("message line of a session without policy: %q", got)
 	}
 }

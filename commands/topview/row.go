@@ -66,6 +66,11 @@ type Row struct {
 	// progress or its payloads wait in the continuation store.
 	Renewal        string `json:"renewal,omitempty"`
 	RenewalPending bool   `json:"renewal_pending"`
+	// Policy is what a renewal policy client did and does for the
+	// session: the evidence of the latest renewal when it was the
+	// policy's, the policy's latest report, and the attached client's
+	// autorenew.json (its threshold, its limit); nil when none of these.
+	Policy *sessionview.Policy `json:"policy,omitempty"`
 }
 
 // Ended reports whether the session's state is terminal.
@@ -145,5 +150,6 @@ func (s *session) row() Row {
 	if rn := sum.Renewal; rn != nil {
 		r.Renewal, r.RenewalPending = rn.State, rn.Pending
 	}
+	r.Policy = sum.PolicyShown()
 	return r
 }

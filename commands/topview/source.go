@@ -12,6 +12,8 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/lifeloop/lifeloop/commands/sessionview"
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
@@ -23,7 +25,8 @@ import (
 // of every session not yet ended (session.json rewritten, receipts
 // appended to the ledger, renewal.json rewritten), and a ledger is read
 // from the sequence it had reached (ledger.ReadSince), never from the
-// start again. No file is polled; only the wrapper locks of the sessions
+// start again. renewal.json and a policy client's autorenew.json are
+// reread together when either changes. No file is polled; only the wrapper locks of the sessions
 // not yet ended are tried every LivenessEvery (a wrapper's death changes
 // no file), and a session whose wrapper is gone is sealed.
 type Source struct {
@@ -175,6 +178,9 @@ func (s *Source) refresh(id string, record, receipts, renewalStatus bool) {
 		if st, err := renewal.ReadStatus(renewal.StatusPath(statedir.SessionDir(s.root, id))); err == nil {
 			t.s.sum.SetRenewal(st)
 		}
+		if ar, err := sessionview.ReadAutorenew(statedir.SessionDir(s.root, id)); err == nil {
+			t.s.sum.SetAutorenew(ar)
+		}
 	}
 }
 
@@ -308,7 +314,7 @@ func (s *Source) handle(w *fsnotify.Watcher, sessionsDir string, ev fsnotify.Eve
 		s.refresh(id, true, true, false)
 	case statedir.ReceiptsFile:
 		s.refresh(id, false, true, false)
-	case renewal.StatusFile:
+	case renewal.StatusFile, autorenew.StateFile:
 		s.refresh(id, false, false, true)
 	default:
 		return false

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/commands/sessionview"
+	"github.com/lifeloop/lifeloop/renewal"
 )
 
 // Colour is how much of the table's styling an output takes.
@@ -124,7 +125,7 @@ func columns(width int) []column {
 	last.width = 28
 	return []column{id, harness, state, up, activity, frames,
 		{"CONTEXT PRESSURE", 37, pressureCell(12, true)},
-		{"RENEWAL", 16, func(r Row, _ time.Time, _ int) (string, *Style) { return RenewalText(r), nil }},
+		{"RENEWAL", renewalWidth, func(r Row, _ time.Time, _ int) (string, *Style) { return RenewalText(r), nil }},
 		last,
 		{"FOLDER", 0, func(r Row, _ time.Time, w int) (string, *Style) {
 			if n := Width(r.Cwd); n > w {
@@ -307,18 +308,76 @@ func LastText(r Row, now time.Time) string {
 }
 
 // RenewalText is the latest renewal's state while it runs, else
-// "payload pending" when payloads wait for the next renewal, else the
-// latest renewal's outcome.
+// "payload pending" when payloads wait for the next renewal, else what
+// the renewal policy says last: that it gave up ("gave up: futile"), or
+// that the latest renewal was its own ("policy 71% · 2/3 h": the
+// pressure that triggered it and this hour's renewals of the limit);
+// else the latest renewal's outcome, else the attached policy client's
+// threshold ("autorenew 70%").
 func RenewalText(r Row) string {
+	p := r.Policy
 	switch {
 	case r.DisplayState() == "renewing":
 		return r.Renewal
 	case r.RenewalPending:
 		return "payload pending"
+	case p.ReportIsLatest() && p.Report.GaveUp():
+		return "gave up: " + reasonWords(p.Report.Reason)
+	case p != nil && p.Renewal != nil:
+		if r.Renewal != "" && r.Renewal != "delivered" {
+			return "policy " + r.Renewal
+		}
+		return PolicyRenewalText(*p.Renewal)
+	case p != nil && p.Client != nil:
+		return "autorenew " + p.Client.Threshold
 	case r.Renewal == "":
 		return "-"
 	}
 	return r.Renewal
+}
+
+// renewalWidth is the wide layout's renewal column.
+const renewalWidth = 18
+
+// PolicyRenewalText is a policy renewal in the renewal column: "policy
+// 71% · 2/3 h" (the trigger, as a percentage or in tokens, and the
+// renewals this hour of the limit; "policy 152k 2/3 h" where the dot
+// does not fit).
+func PolicyRenewalText(ev renewal.Policy) string {
+	s := "policy"
+	switch {
+	case ev.TriggerPercent > 0:
+		s += fmt.Sprintf(" %.0f%%", ev.TriggerPercent)
+	case ev.TriggerTokens > 0:
+		s += " " + Tokens(ev.TriggerTokens)
+	}
+	if ev.PerHour > 0 {
+		limit := fmt.Sprintf("%d/%d h", ev.ThisHour, ev.PerHour)
+		if withDot := s + " · " + limit; Width(withDot) <= renewalWidth {
+			return withDot
+		}
+		s += " " + limit
+	}
+	return s
+}
+
+// reasonWords names a policy report's reason in the nine cells the
+// renewal column leaves after "gave up: " (--json has the reason as
+// recorded, and its detail).
+func reasonWords(reason string) string {
+	switch reason {
+	case "session_limit":
+		return "hour cap"
+	case "machine_limit":
+		return "busy"
+	case "no_safe_moment":
+		return "no pause"
+	case "handoff_failed":
+		return "handoff"
+	case "client_exited":
+		return "exited"
+	}
+	return strings.ReplaceAll(reason, "_", " ")
 }
 
 // Dur prints a duration in at most four or five cells: 45s, 12m, 3h07, 2d5h.

@@ -15,6 +15,8 @@
 //	(abort, SIGINT/SIGTERM/SIGHUP/      sigterm, …
 //	SIGQUIT to the wrapper)
 //	a renewal's session.ending          state_changed RUNNING → PAUSED, reason renewal
+//	                                    (a policy renewal's state_changed events carry
+//	                                    metadata {policy: the evidence of its receipts})
 //	a renewal's session.started         checkpoint_created per continuation payload, then
 //	                                    state_changed PAUSED → RUNNING, reason renewed
 //	                                    (recovered_from_checkpoint when the renewal was recovered);
@@ -32,7 +34,8 @@
 //	session.started after a lost        state_changed PAUSED → RUNNING, reason
 //	wrapper (run --continue-session)    recovered_from_checkpoint
 //	frame.opening/opened/ending/ended   progress {stage, message, frame_id}
-//	capability.degraded, gap receipts,  warning {code, message, details}
+//	capability.degraded, gap receipts,  warning {code, message, details}; a renewal
+//	                                    policy's report has its policy object in details
 //	receipt warnings
 //	status failed                       error {code, message, recoverable}
 //	session.ended, wrapper_lost         state_changed → PAUSED, reason wrapper_lost (the
@@ -223,7 +226,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		case renewalStep == contract.RenewalStepFallbackStarted && p.state == StatePaused:
 			// A renewal whose relaunch died: the harness runs again as
 			// the person launched it, nothing delivered.
-			b.transition(StateRunning, "renewal_failed")
+			b.transitionData(StateRunning, "renewal_failed", policyMetadata(sum))
 		case renewalStep == "started":
 			for _, pr := range r.PayloadReceipts {
 				b.add(CheckpointCreated, map[string]any{
@@ -240,7 +243,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 				why = "recovered_from_checkpoint"
 			}
 			if p.state == StatePaused || p.state == StatePending {
-				b.transition(StateRunning, why)
+				b.transitionData(StateRunning, why, policyMetadata(sum))
 			}
 		}
 		p.lost, p.renewing = false, false
@@ -258,7 +261,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	case contract.EventSessionEnding:
 		switch {
 		case renewalStep == "ending" && p.state == StateRunning:
-			b.transition(StatePaused, "renewal")
+			b.transitionData(StatePaused, "renewal", policyMetadata(sum))
 		case callerStop(reason):
 			b.walk(StateAborting, reason)
 		}
@@ -271,6 +274,11 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 			details := map[string]any{"capability": d.Capability, "previous_support": string(d.PreviousSupport), "current_support": string(d.CurrentSupport)}
 			if d.Evidence != nil {
 				details["evidence"] = *d.Evidence
+			}
+			if pm, ok := sum["policy"].(map[string]any); ok {
+				// A renewal policy client's report: its decision, reason,
+				// detail and evidence.
+				details["policy"] = copyMap(pm)
 			}
 			b.add(Warning, map[string]any{
 				"code":    "capability_degraded",
@@ -434,6 +442,17 @@ func (b *batch) transitionData(to, reason string, extra map[string]any) {
 	}
 	b.add(StateChanged, d)
 	b.p.state = to
+}
+
+// policyMetadata is the metadata a policy renewal's state_changed
+// events carry: {"metadata": {"policy": <the evidence its receipts
+// carry>}}; nil for a renewal a person asked for.
+func policyMetadata(sum map[string]any) map[string]any {
+	pm, ok := sum["policy"].(map[string]any)
+	if !ok || len(pm) == 0 {
+		return nil
+	}
+	return map[string]any{"metadata": map[string]any{"policy": copyMap(pm)}}
 }
 
 // switchData names the harness sessions of a switch inside one process:

@@ -15,7 +15,9 @@
 //     or of its parent frame;
 //   - one lifeloop.renewal span per renewal, linked to the incarnations
 //     before and after it;
-//   - context pressure changes and compactions as span events;
+//   - context pressure changes and compactions as span events, and a
+//     renewal policy client's reports (gave up, fell back) as events of
+//     the session span; a policy renewal's evidence on its renewal span;
 //   - every receipt as one log record correlated to its span;
 //   - gauges, counters and histograms of context, sessions and frames.
 //
@@ -58,6 +60,10 @@ const (
 
 	EventPressure  = "lifeloop.context.pressure"
 	EventCompacted = "lifeloop.context.compacted"
+	// EventPolicyGaveUp and EventPolicyFallback are a renewal policy
+	// client's reports ("lifeloop.policy." + its decision).
+	EventPolicyGaveUp   = "lifeloop.policy.gave_up"
+	EventPolicyFallback = "lifeloop.policy.fallback"
 
 	AttrSessionID     = attribute.Key("lifeloop.session.id")
 	AttrAdapter       = attribute.Key("lifeloop.adapter.id")
@@ -86,6 +92,25 @@ const (
 	AttrSequence      = attribute.Key("lifeloop.sequence")
 	AttrReceiptID     = attribute.Key("lifeloop.receipt.id")
 	AttrStatus        = attribute.Key("lifeloop.receipt.status")
+)
+
+// Attributes of a renewal policy client's evidence and reports.
+const (
+	// A policy renewal's evidence (renewal.Policy), on its renewal span.
+	AttrPolicyClient           = attribute.Key("lifeloop.renewal.policy.client")
+	AttrPolicyThresholdPercent = attribute.Key("lifeloop.renewal.policy.threshold_percent")
+	AttrPolicyThresholdTokens  = attribute.Key("lifeloop.renewal.policy.threshold_tokens")
+	AttrPolicyTriggerPercent   = attribute.Key("lifeloop.renewal.policy.trigger_percent")
+	AttrPolicyTriggerTokens    = attribute.Key("lifeloop.renewal.policy.trigger_tokens")
+	AttrPolicyWindow           = attribute.Key("lifeloop.renewal.policy.window")
+	AttrPolicyNoteDigest       = attribute.Key("lifeloop.renewal.policy.note_digest")
+	AttrPolicyNoteBytes        = attribute.Key("lifeloop.renewal.policy.note_bytes")
+	AttrPolicyNoteSource       = attribute.Key("lifeloop.renewal.policy.note_source")
+	AttrPolicyThisHour         = attribute.Key("lifeloop.renewal.policy.renewals_this_hour")
+	AttrPolicyPerHour          = attribute.Key("lifeloop.renewal.policy.per_hour")
+	// A policy report's reason and detail, on its span event.
+	AttrPolicyReason = attribute.Key("lifeloop.policy.reason")
+	AttrPolicyDetail = attribute.Key("lifeloop.policy.detail")
 )
 
 // Metric names.
@@ -395,6 +420,7 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 		if renewStep == "ending" && m.renewal == nil {
 			m.renewals++
 			m.renewal = m.open("renewal/"+itoa(m.renewals), SpanRenewal, m.session, t, AttrRenewalNumber.Int(m.renewals))
+			m.renewal.set(policyAttrs(sum)...)
 			if b, ok := sum["resume"].(bool); ok {
 				m.renewal.set(AttrRenewalResume.Bool(b))
 			}
@@ -427,11 +453,75 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 		at.span.Events = append(at.span.Events, Event{Name: EventCompacted, Time: t, Attrs: attrs})
 		m.compactions++
 		out.Metrics = append(out.Metrics, m.counter(MetricCompactions, "{compaction}", "Context compactions the harness reported", t, m.compactions))
+	case contract.EventCapabilityDegraded:
+		at = m.current()
+		m.policyReport(t, sum, &out)
 	default:
 		at = m.current()
 	}
 	out.Logs = append(out.Logs, m.log(e, t, at))
 	return out
+}
+
+// policyAttrs are the renewal span's attributes of the evidence a
+// policy renewal's receipts carry under "policy" (none for a renewal a
+// person asked for).
+func policyAttrs(sum map[string]any) []attribute.KeyValue {
+	p, ok := sum["policy"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	var attrs []attribute.KeyValue
+	strs := []struct {
+		k    attribute.Key
+		name string
+	}{{AttrPolicyClient, "client"}, {AttrPolicyNoteDigest, "note_digest"}, {AttrPolicyNoteSource, "note_source"}}
+	for _, f := range strs {
+		if v := str(p[f.name]); v != "" {
+			attrs = append(attrs, f.k.String(v))
+		}
+	}
+	for _, f := range []struct {
+		k    attribute.Key
+		name string
+	}{{AttrPolicyThresholdPercent, "threshold_percent"}, {AttrPolicyTriggerPercent, "trigger_percent"}} {
+		if v, ok := number(p[f.name]); ok {
+			attrs = append(attrs, f.k.Float64(v))
+		}
+	}
+	for _, f := range []struct {
+		k    attribute.Key
+		name string
+	}{
+		{AttrPolicyThresholdTokens, "threshold_tokens"}, {AttrPolicyTriggerTokens, "trigger_tokens"}, {AttrPolicyWindow, "window"},
+		{AttrPolicyNoteBytes, "note_bytes"}, {AttrPolicyThisHour, "renewals_this_hour"}, {AttrPolicyPerHour, "per_hour"},
+	} {
+		if v, ok := number(p[f.name]); ok {
+			attrs = append(attrs, f.k.Int64(int64(v)))
+		}
+	}
+	return attrs
+}
+
+// policyReport puts a renewal policy client's report (a
+// capability.degraded whose "policy" has a decision) on the session
+// span as an event (EventPolicyGaveUp, EventPolicyFallback), with its
+// reason, detail and client.
+func (m *Mapper) policyReport(t time.Time, sum map[string]any, out *Output) {
+	p, _ := sum["policy"].(map[string]any)
+	name := map[string]string{"gave_up": EventPolicyGaveUp, "fallback": EventPolicyFallback}[str(p["decision"])]
+	if name == "" {
+		return
+	}
+	m.ensureSession(t, out)
+	if m.session == nil {
+		return // after the session's end
+	}
+	attrs := []attribute.KeyValue{AttrPolicyReason.String(str(p["reason"])), AttrPolicyDetail.String(str(p["detail"]))}
+	if c := str(p["client"]); c != "" {
+		attrs = append(attrs, AttrPolicyClient.String(c))
+	}
+	m.session.span.Events = append(m.session.span.Events, Event{Name: name, Time: t, Attrs: attrs})
 }
 
 // current is the innermost span a receipt without a place of its own

@@ -6,7 +6,7 @@ package autorenew
 // binaries under a real `lifeloop run`, offline against the mock model,
 // each driven over 70 % of its window. It runs only on demand:
 //
-//	make build && go test -tags record -run TestRecord -count=1 ./internal/autorenew
+//	make build && go test -tags record -run TestRecord -count=1 ./autorenew
 //
 // (LIFELOOP_BIN names another lifeloop binary; the harnesses are those
 // `make harnesses` installs, as for the end-to-end tests.)
