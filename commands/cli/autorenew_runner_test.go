@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/autorenew"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/handoff"
 	"github.com/lifeloop/lifeloop/internal/ids"

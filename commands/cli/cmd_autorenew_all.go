@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lifeloop/lifeloop/internal/autorenew"
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )

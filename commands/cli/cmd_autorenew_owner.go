@@ -5,7 +5,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/lifeloop/lifeloop/internal/autorenew"
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 

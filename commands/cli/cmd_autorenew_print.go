@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
-	"github.com/lifeloop/lifeloop/internal/autorenew"
 )
 
 // decisionLine is one decision `lifeloop autorenew` prints: a renewal it

@@ -7,8 +7,8 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/autorenew"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/handoff"
 	"github.com/lifeloop/lifeloop/internal/statedir"

@@ -6,14 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"syscall"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
-	"github.com/lifeloop/lifeloop/internal/autorenew"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/seal"
@@ -178,11 +177,11 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", sumErr)
 	}
 	harness := factsOf(sum)
+	// The policy client's state file (autorenew.json), as the summary
+	// read it.
 	var policy *autorenew.State
-	if ps, err := autorenew.ReadState(autorenew.StatePath(statedir.SessionDir(root, rec.ID))); err == nil {
-		policy = &ps
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		fmt.Fprintf(e.Err, "lifeloop: warning: %s: %v\n", autorenew.StateFile, err)
+	if sum.Policy != nil {
+		policy = sum.Policy.Client
 	}
 	var orphans []int
 	if !live {

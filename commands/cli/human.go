@@ -12,9 +12,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/contract"
-	"github.com/lifeloop/lifeloop/internal/autorenew"
 )
 
 // The reading commands (sessions, receipts, status) print for a person
