@@ -279,6 +279,9 @@ func TestAutorenewRunnerRefusalIsNotNow(t *testing.T) {
 	if len(w.emits) != 0 || f.state(t).LastResult != "" {
 		t.Fatalf("emits %v, state %+v", w.emits, f.state(t))
 	}
+	if out := f.out.String(); !strings.Contains(out, `"result":"not_now","detail":"a key was typed since the turn ended"`) || strings.Contains(out, "renewals_this_hour") {
+		t.Fatalf("printed %s", out)
+	}
 }
 
 // TestAutorenewRunnerLeaseBusy: no machine slot free is Busy and no

@@ -39,6 +39,10 @@ func (r *policyRunner) renew(ctx context.Context, d autorenew.Decision) (res aut
 			r.remember(ev, res)
 			line.Result = res.String()
 			line.Policy = ev.Map()
+			if res == autorenew.NotNow || res == autorenew.Busy {
+				// Not asked: the count it would have had says nothing.
+				delete(line.Policy, "renewals_this_hour")
+			}
 			r.say(line)
 		}
 	}()
