@@ -218,8 +218,11 @@ type Policy struct {
 	ask             *ask
 	awaitingRenewal bool
 	refusedAt       time.Time
-	// reports are the Reports not yet Reported, oldest first.
-	reports []Report
+	// reports are the Reports not yet Reported, oldest first;
+	// reportsMade counts those Reported by reason, reportsSeen the
+	// policy's reports the stream showed.
+	reports                  []Report
+	reportsMade, reportsSeen map[Reason]int
 }
 
 // crossing is one spell of pressure over the threshold.
@@ -250,7 +253,9 @@ type failedAsk struct {
 }
 
 // New returns the policy of one session under cfg.
-func New(cfg Config) *Policy { return &Policy{cfg: cfg, open: map[string]bool{}} }
+func New(cfg Config) *Policy {
+	return &Policy{cfg: cfg, open: map[string]bool{}, reportsMade: map[Reason]int{}, reportsSeen: map[Reason]int{}}
+}
 
 // Config is the policy's rules.
 func (p *Policy) Config() Config { return p.cfg }
@@ -402,6 +407,7 @@ func (p *Policy) Answered(now time.Time, res Result) {
 // Reported tells the policy its Report was recorded.
 func (p *Policy) Reported(now time.Time) {
 	if len(p.reports) > 0 {
+		p.reportsMade[p.reports[0].Reason]++
 		p.reports = p.reports[1:]
 	}
 }
