@@ -188,6 +188,18 @@ func (r Result) String() string {
 //     ReasonMachineLimit once and give up on this crossing.
 //   - Else Renew, with the evidence: the threshold, the latest reading,
 //     the renewals this hour (this one included) and PerHour.
+//
+// The futile guard: the first pressure reading of a conversation a
+// policy renewal started (its relaunch, not the fallback start of a
+// relaunch that died) at or over the threshold less FutileMargin
+// (percentage points; for a token threshold, FutileMargin percent of
+// it) records ReasonFutile once and stops renewing this conversation,
+// until a conversation starts that no policy renewal started (the
+// session's first, or a person's renewal).
+//
+// Each report is recorded once per cause: futile once per
+// conversation, session_limit, no_safe_moment and machine_limit once
+// per crossing, refused once per failed ask.
 type Policy struct {
 	cfg Config
 

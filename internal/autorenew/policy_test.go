@@ -551,3 +551,36 @@ func TestFrameEndingIsNotYetBetweenTurns(t *testing.T) {
 	f.wait(at(21*time.Second), at(23*time.Second))
 	f.next(at(23*time.Second), Renew)
 }
+
+func TestNames(t *testing.T) {
+	for a, want := range map[Action]string{Wait: "wait", Renew: "renew", Record: "record", Done: "done"} {
+		if a.String() != want {
+			t.Errorf("%d.String() = %q, want %q", a, a.String(), want)
+		}
+	}
+	for r, want := range map[Result]string{Renewed: "renewed", NotNow: "not_now", Busy: "busy", Failed: "failed"} {
+		if r.String() != want {
+			t.Errorf("%d.String() = %q, want %q", r, r.String(), want)
+		}
+	}
+	for d, want := range map[time.Duration]string{30 * time.Minute: "30m", 2 * time.Second: "2s", time.Hour: "1h", 90 * time.Second: "1m30s"} {
+		if got := duration(d); got != want {
+			t.Errorf("duration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestWaitingSaysWhatThePolicyWaitsFor(t *testing.T) {
+	f := newFake(t, cfg70())
+	f.started(at(0))
+	f.turn("a", at(1*time.Second), at(2*time.Second))
+	f.pressure(at(2*time.Second), 71)
+	f.openFrame("b", at(3*time.Second))
+	if d := f.wait(at(4*time.Second), at(2*time.Second+30*time.Minute)); d.Waiting != "pressure 71 % ≥ 70 %: waiting for the turn to end" {
+		t.Fatalf("Waiting %q", d.Waiting)
+	}
+	f.endFrame("b", at(5*time.Second))
+	if d := f.wait(at(5*time.Second), at(7*time.Second)); d.Waiting != "pressure 71 % ≥ 70 %: the turn ended: settling until 08:00:07 UTC" {
+		t.Fatalf("Waiting %q", d.Waiting)
+	}
+}

@@ -59,12 +59,15 @@ var tuiRecordings = []tuiRecording{
 		name:  "gemini",
 		usage: [3]mockmodel.Usage{tokens(110000), tokens(160000), tokens(30000)},
 		argv: func(t *testing.T, env *testharness.HarnessEnv) []string {
-			// Compression only past 90 %: the turns stay as they are.
+			// Project settings as the end-to-end telemetry tests write
+			// them: lifeloop's window for Gemini CLI is where it
+			// compresses (0.2 of the model's 1 048 576 tokens), and the
+			// turns stay below it.
 			dir := filepath.Join(env.Dir, ".gemini")
 			if err := os.MkdirAll(dir, 0o700); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"model":{"compressionThreshold":0.9}}`), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"model":{"compressionThreshold":0.2}}`), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			return []string{testharness.GeminiBin(t), "-m", testharness.GeminiModel}
