@@ -378,7 +378,12 @@ func (p *Policy) hourFree(now time.Time) time.Time {
 //     receipts of it the stream shows later are not counted again),
 //     records ReasonRefused, and the policy asks no more at this
 //     crossing.
-func (p *Policy) Answered(now time.Time, res Result) {
+func (p *Policy) Answered(now time.Time, res Result) { p.AnsweredBecause(now, res, "") }
+
+// AnsweredBecause is Answered with why the renewal failed, for a person
+// (the wrapper's refusal, "no handoff note: the session has no
+// transcript yet"): a Failed's ReasonRefused report says it.
+func (p *Policy) AnsweredBecause(now time.Time, res Result, why string) {
 	a := p.ask
 	if a == nil {
 		return
@@ -412,7 +417,7 @@ func (p *Policy) Answered(now time.Time, res Result) {
 		}
 		ev := a.evidence
 		ev.ThisHour = p.ThisHour(now)
-		p.report(ReasonRefused, ev, refusedDetail(p.cfg, ev))
+		p.report(ReasonRefused, ev, refusedDetail(p.cfg, ev, why))
 	}
 }
 

@@ -584,3 +584,17 @@ func TestWaitingSaysWhatThePolicyWaitsFor(t *testing.T) {
 		t.Fatalf("Waiting %q", d.Waiting)
 	}
 }
+
+func TestAnsweredBecauseSaysWhy(t *testing.T) {
+	f := newFake(t, cfg70())
+	f.started(at(0))
+	f.turn("a", at(1*time.Second), at(2*time.Second))
+	f.pressure(at(2*time.Second), 75)
+	f.next(at(4*time.Second), Renew)
+	f.p.AnsweredBecause(at(5*time.Second), Failed, "no handoff note:\nthe session has no transcript yet")
+	r := f.record(at(5*time.Second), ReasonRefused)
+	want := "the renewal asked at 75 % failed (no handoff note: the session has no transcript yet): not asking again until the pressure crosses 70 % again"
+	if r.Detail != want {
+		t.Fatalf("detail %q, want %q", r.Detail, want)
+	}
+}
