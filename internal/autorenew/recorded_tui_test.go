@@ -106,4 +106,4 @@ func TestRecordedTUISessions(t *testing.T) {
 }
 
 // tuiRecorded are the harnesses whose TUI session is in testdata.
-var tuiRecorded = []string{"claude", "codex", "opencode", "pi", "openclaw"}
+var tuiRecorded = []string{"claude", "codex", "gemini", "opencode", "pi", "openclaw"}
