@@ -157,3 +157,42 @@ func TestRecordTUIs(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordLevels records two Claude Code TUI turns at about 55 % and
+// 72 % of the window, once with the default pressure levels (50/75/90:
+// 72 % is no level change, so no receipt says it) and once with `run
+// --levels 50,70,90` (autorenew.LevelsFor of 70 %).
+func TestRecordLevels(t *testing.T) {
+	ll := recordBin(t)
+	for _, c := range []struct{ name, levels string }{{"claude-levels-default", "50,75,90"}, {"claude-levels-70", "50,70,90"}} {
+		t.Run(c.name, func(t *testing.T) {
+			mock, err := mockmodel.Start(mockmodel.Config{Reply: "Answered.", UsageSequence: []mockmodel.Usage{tokens(55000)}, Usage: tokens(72000)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer mock.Close()
+			env := testharness.NewHarnessEnv(t, mock)
+			env.Setenv("CLAUDE_CODE_MAX_CONTEXT_TOKENS", "100000")
+			state := filepath.Join(t.TempDir(), "state")
+			term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--tick", "1s", "--levels", c.levels, "--", testharness.ClaudeBin(t)), 160, 50)
+			testharness.ClaudeStarted(t, term, state, 1)
+			testharness.ClaudeScreenReady(t, term, 0)
+			for i, prompt := range []string{"first prompt 1a", "second prompt 2b"} {
+				at := len(term.Output())
+				term.Type(prompt)
+				if err := term.WaitForAfter(at, prompt, recordTimeout); err != nil {
+					t.Fatalf("%s never showed: %v", prompt, err)
+				}
+				time.Sleep(300 * time.Millisecond)
+				term.Type("\r")
+				testharness.WaitReceipts(t, term, state, "frame.ended", i+1, recordTimeout)
+				time.Sleep(3 * time.Second)
+			}
+			_ = term.Signal(syscall.SIGTERM)
+			if _, _, err := term.WaitTimeout(recordTimeout); err != nil {
+				t.Fatalf("lifeloop did not end after SIGTERM: %v", err)
+			}
+			keepLedger(t, state, c.name)
+		})
+	}
+}
