@@ -33,6 +33,7 @@ type scriptedPolicy struct {
 	answered  []autorenew.Result
 	reported  int
 	hour      int
+	whys      []string
 }
 
 func (p *scriptedPolicy) Observe(r contract.LifecycleReceipt) {
@@ -52,10 +53,11 @@ func (p *scriptedPolicy) Next(time.Time) autorenew.Decision {
 	return d
 }
 
-func (p *scriptedPolicy) Answered(_ time.Time, res autorenew.Result) {
+func (p *scriptedPolicy) AnsweredBecause(_ time.Time, res autorenew.Result, why string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.answered = append(p.answered, res)
+	p.whys = append(p.whys, why)
 }
 
 // ThisHour is hour when set, else the renewals answered Renewed or
@@ -319,6 +321,9 @@ func TestAutorenewRunnerFailedRenewal(t *testing.T) {
 			if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.Failed {
 				t.Fatalf("answered %v", got)
 			}
+			if why := f.policy.whys[0]; why != map[string]string{"failed": "the renewal ended failed", "refused": "no"}[name] {
+				t.Fatalf("why %q", why)
+			}
 			if st := f.state(t); st.LastResult != "failed" {
 				t.Fatalf("state %+v", st)
 			}
@@ -360,8 +365,9 @@ func TestAutorenewRunnerHandoffFallback(t *testing.T) {
 }
 
 // TestAutorenewRunnerNoNoteNoFreshRenewal: a fresh renewal without any
-// note (the command failed, no transcript named) is not asked: refused
-// is reported with why, and the answer is Failed.
+// note (the command failed, no transcript named) is not asked: the
+// answer is Failed with why (the policy's refused report says it), and
+// only the handoff command's failure is reported by the runner.
 func TestAutorenewRunnerNoNoteNoFreshRenewal(t *testing.T) {
 	w := &policyWrapper{answer: delivered}
 	f := newRunnerFixture(t, w, autorenewOptions{HandoffCmd: "exit 3"}, []autorenew.Decision{renewAt70(false)})
@@ -373,11 +379,14 @@ func TestAutorenewRunnerNoNoteNoFreshRenewal(t *testing.T) {
 	for _, em := range w.emits {
 		reasons = append(reasons, em["telemetry_summary"].(map[string]any)["policy"].(map[string]any)["reason"])
 	}
-	if len(reasons) != 2 || reasons[0] != string(autorenew.ReasonHandoffFailed) || reasons[1] != string(autorenew.ReasonRefused) {
-		t.Fatalf("reports %v", reasons)
+	if len(reasons) != 1 || reasons[0] != string(autorenew.ReasonHandoffFailed) {
+		t.Fatalf("reports %v (the refused one is the policy's)", reasons)
 	}
 	if got := f.policy.answered; len(got) != 1 || got[0] != autorenew.Failed {
 		t.Fatalf("answered %v", got)
+	}
+	if why := f.policy.whys[0]; why != "no handoff note for a fresh renewal: no receipt names the harness's session file; not renewing" {
+		t.Fatalf("why %q", why)
 	}
 }
 

@@ -26,15 +26,17 @@ const (
 const policyNoteName = "handoff.md"
 
 // renew carries out a Renew decision: the note, a machine slot, and the
-// control socket's renew (the operation `lifeloop renew` uses). gone is
-// true when the session has no live wrapper any more.
-func (r *policyRunner) renew(ctx context.Context, d autorenew.Decision) (res autorenew.Result, gone bool) {
+// control socket's renew (the operation `lifeloop renew` uses). why says
+// what happened, for a person (a Failed's report); gone is true when
+// the session has no live wrapper any more.
+func (r *policyRunner) renew(ctx context.Context, d autorenew.Decision) (res autorenew.Result, why string, gone bool) {
 	ev := d.Evidence
 	if ev.Client == "" {
 		ev.Client = renewal.PolicyClientID
 	}
 	line := decisionLine{Decision: "renew", Policy: ev.Map()}
 	defer func() {
+		why = line.Detail
 		if !gone {
 			r.remember(ev, res)
 			line.Result = res.String()
@@ -47,28 +49,26 @@ func (r *policyRunner) renew(ctx context.Context, d autorenew.Decision) (res aut
 		}
 	}()
 	req := renewal.Request{BetweenTurns: true, Resume: d.Resume, Policy: &ev, Reason: "policy: " + pressureReason(ev)}
-	note, why := r.note(ctx, &ev)
+	note, noNote := r.note(ctx, &ev)
 	switch {
 	case note != nil:
 		req.Payloads = []contract.PayloadEnvelope{*note}
 	case !d.Resume:
-		line.Detail = "no handoff note for a fresh renewal: " + why + "; not renewing"
-		if gone = r.record(ctx, autorenew.Report{Reason: autorenew.ReasonRefused, Detail: line.Detail, Evidence: ev}); gone {
-			return autorenew.Failed, true
-		}
-		return autorenew.Failed, false
+		// Not asked: the policy's refused report says why.
+		line.Detail = "no handoff note for a fresh renewal: " + noNote + "; not renewing"
+		return autorenew.Failed, "", false
 	default:
-		line.Detail = "resumed without a handoff note: " + why
+		line.Detail = "resumed without a handoff note: " + noNote
 	}
 	slot, ok, err := r.lease.TryAcquire()
 	if err != nil {
 		r.warn("machine renewal slots: %v", err)
 		line.Detail = "no machine renewal slot: " + err.Error()
-		return autorenew.Failed, false
+		return autorenew.Failed, "", false
 	}
 	if !ok {
 		line.Detail = fmt.Sprintf("all %d machine renewal slots are taken", r.opts.AtOnce)
-		return autorenew.Busy, false
+		return autorenew.Busy, "", false
 	}
 	defer slot.Release()
 	cctx, cancel := context.WithTimeout(ctx, r.renewTimeout)
@@ -79,19 +79,19 @@ func (r *policyRunner) renew(ctx context.Context, d autorenew.Decision) (res aut
 	switch {
 	case errors.As(err, &refusal) && refusal.Code == control.CodeNotBetweenTurns:
 		line.Detail = refusal.Message
-		return autorenew.NotNow, false
+		return autorenew.NotNow, "", false
 	case errors.Is(err, control.ErrNotLive) || (err != nil && (ctx.Err() != nil || r.ended())):
 		// The session ended, or this client is being stopped.
-		return autorenew.Failed, true
+		return autorenew.Failed, "", true
 	case err != nil:
 		line.Detail = err.Error()
-		return autorenew.Failed, false
+		return autorenew.Failed, "", false
 	case out.State != renewal.StateDelivered && out.State != renewal.StateUndelivered:
 		line.Detail = fmt.Sprintf("the renewal ended %s", out.State)
-		return autorenew.Failed, false
+		return autorenew.Failed, "", false
 	}
 	line.Detail = fmt.Sprintf("renewal %s (attempt %d)", out.State, out.Attempt)
-	return autorenew.Renewed, false
+	return autorenew.Renewed, "", false
 }
 
 // remember keeps the asked renewal in the State.

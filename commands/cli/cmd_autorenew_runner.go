@@ -22,7 +22,9 @@ import (
 type policyMachine interface {
 	Observe(r contract.LifecycleReceipt)
 	Next(now time.Time) autorenew.Decision
-	Answered(now time.Time, res autorenew.Result)
+	// AnsweredBecause is Answered with why a Failed failed, for a
+	// person (its ReasonRefused report says it).
+	AnsweredBecause(now time.Time, res autorenew.Result, why string)
 	Reported(now time.Time)
 	// ThisHour counts the session's policy renewals in the hour before
 	// now.
@@ -194,12 +196,12 @@ func (r *policyRunner) step(ctx context.Context) (until time.Time, done bool) {
 			r.say(decisionLine{Decision: "done", Detail: "the session ended"})
 			return time.Time{}, true
 		case autorenew.Renew:
-			res, gone := r.renew(ctx, d)
+			res, why, gone := r.renew(ctx, d)
 			if gone {
 				r.say(decisionLine{Decision: "done", Detail: "the session ended"})
 				return time.Time{}, true
 			}
-			r.policy.Answered(r.e.Now(), res)
+			r.policy.AnsweredBecause(r.e.Now(), res, why)
 			r.state.ThisHour = r.policy.ThisHour(r.e.Now())
 			r.saveState()
 		case autorenew.Record:

@@ -215,6 +215,12 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	if o.RenewAt != "" {
+		// The wrapper records a pressure reading when its level changes:
+		// a boundary on the threshold lets the policy see it crossed.
+		t, _ := autorenew.ParseThreshold(o.RenewAt) // checked by companion
+		levels = autorenew.LevelsFor(t, levels)
+	}
 	dur, err := durability(o.Durability, e.Getenv)
 	if err != nil {
 		return err
