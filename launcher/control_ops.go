@@ -212,7 +212,7 @@ func (s *supervisor) emitRefusal(a control.EmitArgs) error {
 	}
 	for i, d := range a.Degradations {
 		if err := d.Validate(); err != nil {
-			return fmt.Errorf("capability degradation %d is invalid: %v; nothing was recorded", i+1, err)
+			return fmt.Errorf("capability degradation %d is invalid: %w; nothing was recorded", i+1, err)
 		}
 	}
 	if s.cfg.Adapter == nil {
