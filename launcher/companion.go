@@ -76,7 +76,8 @@ func startCompanion(ctx context.Context, argv, env []string, dir string) (*compa
 
 // stop ends the companion at the session's end: up to companionGrace to
 // exit by itself, then SIGTERM to its group, then SIGKILL after
-// companionGrace more. It returns once it has exited (about 2 s at most).
+// companionGrace more. It returns once it and what it left in its group
+// have exited (about 2 s at most).
 func (c *companion) stop() {
 	if c == nil {
 		return
@@ -90,11 +91,23 @@ func (c *companion) stop() {
 		select {
 		case <-c.exited:
 			t.Stop()
-			// What it left in its group goes with it.
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			c.killLeftovers(pgid)
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// leftoverWait bounds how long stop waits for what the companion left in
+// its group to die once killed.
+const leftoverWait = 500 * time.Millisecond
+
+// killLeftovers kills what the companion left in its group and waits,
+// within leftoverWait, until none of it can act.
+func (c *companion) killLeftovers(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	for end := time.Now().Add(leftoverWait); groupAlive(pgid) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
