@@ -1,7 +1,11 @@
 package autorenew
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -85,4 +89,64 @@ func TestLeaseMaxBelowOne(t *testing.T) {
 func TestNilSlotReleaseIsSafe(t *testing.T) {
 	var s *Slot
 	s.Release()
+}
+
+// TestLeaseHeldByAnotherProcessIsFreedWhenItDies: a slot held by another
+// process is busy here; when that process is killed (no Release), its
+// descriptors go with it and the slot is free.
+func TestLeaseHeldByAnotherProcessIsFreedWhenItDies(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestLeaseHelperProcess$")
+	cmd.Env = append(os.Environ(), "LIFELOOP_LEASE_HELPER_DIR="+dir)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "held\n" {
+		t.Fatalf("helper said %q, %v", line, err)
+	}
+	l := Lease{Dir: dir, Max: 1}
+	if _, ok, err := l.TryAcquire(); ok || err != nil {
+		t.Fatalf("TryAcquire while another process holds the only slot: %v, %v", ok, err)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	s, ok, err := l.TryAcquire()
+	if !ok || err != nil {
+		t.Fatalf("TryAcquire after the holder died: %v, %v", ok, err)
+	}
+	s.Release()
+}
+
+// TestLeaseHelperProcess holds a slot of the lease in
+// $LIFELOOP_LEASE_HELPER_DIR until its stdin closes (run by the test
+// above; skipped otherwise).
+func TestLeaseHelperProcess(t *testing.T) {
+	dir := os.Getenv("LIFELOOP_LEASE_HELPER_DIR")
+	if dir == "" {
+		t.Skip("helper process only")
+	}
+	s, ok, err := Lease{Dir: dir, Max: 1}.TryAcquire()
+	if !ok || err != nil {
+		fmt.Printf("no slot: %v %v\n", ok, err)
+		os.Exit(1)
+	}
+	defer s.Release()
+	fmt.Println("held")
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }

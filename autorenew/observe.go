@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/renewal"
 )
 
 // Observe takes the session's next receipt, in ledger order (from the
@@ -15,10 +16,12 @@ import (
 //     percent, tokens, window). A renewal, a harness compaction
 //     (context.compacted) and a new conversation make it unknown again.
 //   - Frames: the top-level frames open, by telemetry_summary frame_id
-//     (frame.opening or frame.opened opens one; frame.ending or
-//     frame.ended closes it; frames with a parent_frame_id are nested
-//     in an open one and not counted), and the at_epoch_s of the last
-//     frame.ended of the conversation.
+//     (frame.opening or frame.opened opens one; only its frame.ended
+//     closes it — a frame.ending is not yet between turns, as the
+//     recorded streams show with a reading between the two;
+//     frames with a parent_frame_id are nested in an open one and not
+//     counted), and the at_epoch_s of the last frame.ended of the
+//     conversation.
 //   - Renewals: a session.ending whose summary reason is "renewal"
 //     starts one; the relaunch's session.started (reason "renewal",
 //     including the fallback start of a relaunch that died) ends it, as
@@ -28,6 +31,8 @@ import (
 //     PerHour at the at_epoch_s of its first such receipt, and the first
 //     pressure reading of the conversation it started is checked by the
 //     futile guard.
+//   - Its own reports: a capability.degraded the policy client recorded
+//     in an earlier run (before a restart) is not recorded again.
 //   - The end: a session.ending or session.ended that is not a
 //     renewal's ends the policy's work (Done).
 func (p *Policy) Observe(r contract.LifecycleReceipt) {
@@ -55,10 +60,6 @@ func (p *Policy) Observe(r contract.LifecycleReceipt) {
 		if text(s["parent_frame_id"]) == "" {
 			p.open[frameID(r)] = true
 		}
-	case contract.EventFrameEnding:
-		if text(s["parent_frame_id"]) == "" {
-			p.closeFrame(frameID(r))
-		}
 	case contract.EventFrameEnded:
 		if text(s["parent_frame_id"]) == "" {
 			p.closeFrame(frameID(r))
@@ -72,6 +73,40 @@ func (p *Policy) Observe(r contract.LifecycleReceipt) {
 		p.observePressure(readingOf(r))
 	case contract.EventContextCompacted:
 		p.forgetPressure()
+	case contract.EventCapabilityDegraded:
+		p.observeReport(s)
+	}
+}
+
+// observeReport takes a capability.degraded receipt: a report of the
+// policy's own (telemetry_summary "policy" of client PolicyClientID,
+// decision "gave_up") that this Policy did not record is one of an
+// earlier run of the client, read again after a restart: what it said
+// is not said again (a pending report of that reason is dropped), and
+// the crossing it gave up on stays given up.
+func (p *Policy) observeReport(s map[string]any) {
+	pol, _ := s["policy"].(map[string]any)
+	if pol == nil || text(pol["client"]) != renewal.PolicyClientID || text(pol["decision"]) != "gave_up" {
+		return
+	}
+	reason := Reason(text(pol["reason"]))
+	p.reportsSeen[reason]++
+	if p.reportsSeen[reason] <= p.reportsMade[reason] {
+		return // one this Policy recorded
+	}
+	for i, r := range p.reports {
+		if r.Reason == reason {
+			p.reports = append(p.reports[:i], p.reports[i+1:]...)
+			break
+		}
+	}
+	if c := p.crossing; c != nil {
+		switch reason {
+		case ReasonSessionLimit:
+			c.limitSaid = true
+		case ReasonNoSafeMoment, ReasonMachineLimit, ReasonRefused:
+			c.gaveUp = true
+		}
 	}
 }
 

@@ -7,163 +7,6 @@ import (
 	"github.com/lifeloop/lifeloop/renewal"
 )
 
-// Config is the policy's rules; each field has a documented default
-// (Defaults) a person can change with a flag of `lifeloop autorenew`.
-type Config struct {
-	Threshold Threshold
-	// Resume renews by resuming the harness conversation instead of
-	// starting a fresh one (the default: fresh, with the handoff note).
-	Resume bool
-	// Settle is how long the session must have been between turns (the
-	// last frame ended, none open) before the policy asks.
-	Settle time.Duration
-	// FutileMargin, in percentage points of the window (or of the token
-	// threshold), is the futile guard: when the new conversation's first
-	// pressure reading is already within it of the threshold, the
-	// policy stops renewing this session and says why.
-	FutileMargin float64
-	// PerHour bounds this session's policy renewals in any hour (asked
-	// renewals that failed count too).
-	PerHour int
-	// WaitMax bounds how long the policy waits for a safe moment (or a
-	// machine lease) after the threshold was crossed; then it gives up
-	// on that crossing and says so.
-	WaitMax time.Duration
-}
-
-// The defaults of Config's rules.
-const (
-	DefaultSettle       = 2 * time.Second
-	DefaultFutileMargin = 10.0
-	DefaultPerHour      = 3
-	DefaultWaitMax      = 30 * time.Minute
-	// BusyRetry is how long the policy waits before asking again when
-	// no machine lease was free (Busy).
-	BusyRetry = 5 * time.Second
-)
-
-// Defaults are the rules' defaults: Settle 2 s, FutileMargin 10 points,
-// PerHour 3, WaitMax 30 min; fresh renewals.
-func Defaults(t Threshold) Config {
-	return Config{Threshold: t, Settle: DefaultSettle, FutileMargin: DefaultFutileMargin, PerHour: DefaultPerHour, WaitMax: DefaultWaitMax}
-}
-
-// Validate says what is wrong with c, naming the rule, or nil.
-func (c Config) Validate() error {
-	switch {
-	case !c.Threshold.Valid():
-		return fmt.Errorf("threshold %q: give a percentage of the context window (70%%) or a token count (150000, 150k)", c.Threshold.String())
-	case c.PerHour < 1:
-		return fmt.Errorf("renewals per hour %d: give 1 or more", c.PerHour)
-	case c.Settle < 0:
-		return fmt.Errorf("settle %s: give 0 or more", c.Settle)
-	case c.WaitMax <= 0:
-		return fmt.Errorf("wait max %s: give a duration above 0 (30m)", c.WaitMax)
-	case c.FutileMargin < 0 || c.FutileMargin >= 100:
-		return fmt.Errorf("futile margin %v: give points from 0 to below 100 (10)", c.FutileMargin)
-	}
-	return nil
-}
-
-// Action is what the policy asks its runner to do now.
-type Action int
-
-const (
-	// Wait: nothing to do until Decision.Until or the next receipt.
-	Wait Action = iota
-	// Renew: ask the wrapper for a renewal between turns
-	// (renewal.Request{BetweenTurns: true, Resume: Decision.Resume,
-	// Policy: &Decision.Evidence}, the note added by the runner), then
-	// call Answered with how it ended.
-	Renew
-	// Record: record Decision.Report (a capability.degraded receipt
-	// through the wrapper's emit, and the State file), then call
-	// Reported. The policy says so once per cause.
-	Record
-	// Done: the session ended; the policy has nothing more to do.
-	Done
-)
-
-// String names the action ("wait", "renew", "record", "done").
-func (a Action) String() string {
-	switch a {
-	case Wait:
-		return "wait"
-	case Renew:
-		return "renew"
-	case Record:
-		return "record"
-	case Done:
-		return "done"
-	}
-	return fmt.Sprintf("action(%d)", int(a))
-}
-
-// Decision is one answer of Policy.Next.
-type Decision struct {
-	Action Action
-	// Until is when to call Next again at the latest (Wait); zero: only
-	// after the next receipt.
-	Until time.Time
-	// Resume and Evidence go with a Renew (Evidence's note fields are
-	// the runner's to fill).
-	Resume   bool
-	Evidence renewal.Policy
-	// Report is what a Record records.
-	Report Report
-	// Waiting says, for a person, what a Wait waits for ("pressure 71 %
-	// ≥ 70 %: waiting for the turn to end"); "" when nothing is known
-	// yet. It is State.Waiting.
-	Waiting string
-}
-
-// Reason is why the policy gave up or stepped aside.
-type Reason string
-
-const (
-	ReasonFutile        Reason = "futile"         // the new conversation started within the margin of the threshold
-	ReasonSessionLimit  Reason = "session_limit"  // PerHour renewals this hour already
-	ReasonMachineLimit  Reason = "machine_limit"  // no lease free on the machine within WaitMax
-	ReasonNoSafeMoment  Reason = "no_safe_moment" // no safe moment within WaitMax
-	ReasonRefused       Reason = "refused"        // the wrapper refused or the renewal failed; not retried for this crossing
-	ReasonHandoffFailed Reason = "handoff_failed" // the person's handoff command failed; the built-in note was used
-	ReasonClientExited  Reason = "client_exited"  // the policy client itself exited (recorded by `run`)
-)
-
-// Result is how an asked renewal ended.
-type Result int
-
-const (
-	// Renewed: the renewal ran (delivered or undelivered).
-	Renewed Result = iota
-	// NotNow: refused as not between turns (control.CodeNotBetweenTurns):
-	// nothing happened; the policy waits for the next safe moment.
-	NotNow
-	// Busy: no machine lease was free; the policy tries again shortly,
-	// up to WaitMax.
-	Busy
-	// Failed: refused or failed otherwise (placement unavailable, a
-	// relaunch that died, no live wrapper): counts against PerHour and
-	// is not asked again for this crossing.
-	Failed
-)
-
-// String names the result ("renewed", "not_now", "busy", "failed"),
-// as State.LastResult shows it.
-func (r Result) String() string {
-	switch r {
-	case Renewed:
-		return "renewed"
-	case NotNow:
-		return "not_now"
-	case Busy:
-		return "busy"
-	case Failed:
-		return "failed"
-	}
-	return fmt.Sprintf("result(%d)", int(r))
-}
-
 // Policy is the renewal rule over one session's stream. It is not safe
 // for concurrent use.
 //
@@ -188,6 +31,18 @@ func (r Result) String() string {
 //     ReasonMachineLimit once and give up on this crossing.
 //   - Else Renew, with the evidence: the threshold, the latest reading,
 //     the renewals this hour (this one included) and PerHour.
+//
+// The futile guard: the first pressure reading of a conversation a
+// policy renewal started (its relaunch, not the fallback start of a
+// relaunch that died) at or over the threshold less FutileMargin
+// (percentage points; for a token threshold, FutileMargin percent of
+// it) records ReasonFutile once and stops renewing this conversation,
+// until a conversation starts that no policy renewal started (the
+// session's first, or a person's renewal).
+//
+// Each report is recorded once per cause: futile once per
+// conversation, session_limit, no_safe_moment and machine_limit once
+// per crossing, refused once per failed ask.
 type Policy struct {
 	cfg Config
 
@@ -218,8 +73,11 @@ type Policy struct {
 	ask             *ask
 	awaitingRenewal bool
 	refusedAt       time.Time
-	// reports are the Reports not yet Reported, oldest first.
-	reports []Report
+	// reports are the Reports not yet Reported, oldest first;
+	// reportsMade counts those Reported by reason, reportsSeen the
+	// policy's reports the stream showed.
+	reports                  []Report
+	reportsMade, reportsSeen map[Reason]int
 }
 
 // crossing is one spell of pressure over the threshold.
@@ -250,7 +108,9 @@ type failedAsk struct {
 }
 
 // New returns the policy of one session under cfg.
-func New(cfg Config) *Policy { return &Policy{cfg: cfg, open: map[string]bool{}} }
+func New(cfg Config) *Policy {
+	return &Policy{cfg: cfg, open: map[string]bool{}, reportsMade: map[Reason]int{}, reportsSeen: map[Reason]int{}}
+}
 
 // Config is the policy's rules.
 func (p *Policy) Config() Config { return p.cfg }
@@ -361,7 +221,12 @@ func (p *Policy) hourFree(now time.Time) time.Time {
 //     receipts of it the stream shows later are not counted again),
 //     records ReasonRefused, and the policy asks no more at this
 //     crossing.
-func (p *Policy) Answered(now time.Time, res Result) {
+func (p *Policy) Answered(now time.Time, res Result) { p.AnsweredBecause(now, res, "") }
+
+// AnsweredBecause is Answered with why the renewal failed, for a person
+// (the wrapper's refusal, "no handoff note: the session has no
+// transcript yet"): a Failed's ReasonRefused report says it.
+func (p *Policy) AnsweredBecause(now time.Time, res Result, why string) {
 	a := p.ask
 	if a == nil {
 		return
@@ -395,13 +260,14 @@ func (p *Policy) Answered(now time.Time, res Result) {
 		}
 		ev := a.evidence
 		ev.ThisHour = p.ThisHour(now)
-		p.report(ReasonRefused, ev, refusedDetail(p.cfg, ev))
+		p.report(ReasonRefused, ev, refusedDetail(p.cfg, ev, why))
 	}
 }
 
 // Reported tells the policy its Report was recorded.
 func (p *Policy) Reported(now time.Time) {
 	if len(p.reports) > 0 {
+		p.reportsMade[p.reports[0].Reason]++
 		p.reports = p.reports[1:]
 	}
 }

@@ -490,3 +490,111 @@ func TestReportMap(t *testing.T) {
 		t.Fatalf("handoff_failed Map() = %v", fb)
 	}
 }
+
+// reportReceipt is the capability.degraded a runner records for r.
+func reportReceipt(when time.Time, r Report) contract.LifecycleReceipt {
+	return receipt(contract.EventCapabilityDegraded, when, map[string]any{"policy": r.Map()})
+}
+
+func TestReportsOfAnEarlierRunAreNotRecordedAgain(t *testing.T) {
+	build := func(f *fake) {
+		f.started(at(0))
+		f.openFrame("a", at(1*time.Second))
+		f.pressure(at(2*time.Second), 90)
+	}
+	late := at(2*time.Second + 30*time.Minute)
+	first := newFake(t, cfg70())
+	build(first)
+	r := first.record(late, ReasonNoSafeMoment)
+
+	// The client restarts and reads the ledger again, its report included.
+	again := newFake(t, cfg70())
+	build(again)
+	again.see(reportReceipt(late, r))
+	again.wait(late.Add(time.Minute), time.Time{})
+
+	// Live: the report this Policy recorded shows in the stream later; a
+	// newer pending report of the same reason stays.
+	live := newFake(t, cfg70())
+	live.started(at(0))
+	live.turn("a", at(1*time.Second), at(2*time.Second))
+	live.pressure(at(2*time.Second), 75)
+	live.next(at(4*time.Second), Renew)
+	live.p.Answered(at(5*time.Second), Failed)
+	r1 := live.record(at(5*time.Second), ReasonRefused)
+	live.turn("b", at(6*time.Second), at(7*time.Second))
+	live.pressure(at(7*time.Second), 50)
+	live.turn("c", at(8*time.Second), at(9*time.Second))
+	live.pressure(at(9*time.Second), 80)
+	live.next(at(12*time.Second), Renew)
+	live.p.Answered(at(13*time.Second), Failed)
+	live.see(reportReceipt(at(5*time.Second), r1))
+	live.record(at(14*time.Second), ReasonRefused)
+	// Another client's reports are not the policy's.
+	other := newFake(t, cfg70())
+	build(other)
+	alien := r
+	alien.Evidence.Client = "someone-else"
+	other.see(reportReceipt(late, alien))
+	other.record(late, ReasonNoSafeMoment)
+}
+
+func TestFrameEndingIsNotYetBetweenTurns(t *testing.T) {
+	f := newFake(t, cfg70())
+	f.started(at(0))
+	f.turn("a", at(1*time.Second), at(2*time.Second))
+	f.openFrame("b", at(10*time.Second))
+	f.pressure(at(11*time.Second), 80)
+	f.see(receipt(contract.EventFrameEnding, at(12*time.Second), map[string]any{"frame_id": "b"}))
+	f.wait(at(20*time.Second), at(11*time.Second+30*time.Minute))
+	f.endFrame("b", at(21*time.Second))
+	f.wait(at(21*time.Second), at(23*time.Second))
+	f.next(at(23*time.Second), Renew)
+}
+
+func TestNames(t *testing.T) {
+	for a, want := range map[Action]string{Wait: "wait", Renew: "renew", Record: "record", Done: "done"} {
+		if a.String() != want {
+			t.Errorf("%d.String() = %q, want %q", a, a.String(), want)
+		}
+	}
+	for r, want := range map[Result]string{Renewed: "renewed", NotNow: "not_now", Busy: "busy", Failed: "failed"} {
+		if r.String() != want {
+			t.Errorf("%d.String() = %q, want %q", r, r.String(), want)
+		}
+	}
+	for d, want := range map[time.Duration]string{30 * time.Minute: "30m", 2 * time.Second: "2s", time.Hour: "1h", 90 * time.Second: "1m30s"} {
+		if got := duration(d); got != want {
+			t.Errorf("duration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestWaitingSaysWhatThePolicyWaitsFor(t *testing.T) {
+	f := newFake(t, cfg70())
+	f.started(at(0))
+	f.turn("a", at(1*time.Second), at(2*time.Second))
+	f.pressure(at(2*time.Second), 71)
+	f.openFrame("b", at(3*time.Second))
+	if d := f.wait(at(4*time.Second), at(2*time.Second+30*time.Minute)); d.Waiting != "pressure 71 % ≥ 70 %: waiting for the turn to end" {
+		t.Fatalf("Waiting %q", d.Waiting)
+	}
+	f.endFrame("b", at(5*time.Second))
+	if d := f.wait(at(5*time.Second), at(7*time.Second)); d.Waiting != "pressure 71 % ≥ 70 %: the turn ended: settling until 08:00:07 UTC" {
+		t.Fatalf("Waiting %q", d.Waiting)
+	}
+}
+
+func TestAnsweredBecauseSaysWhy(t *testing.T) {
+	f := newFake(t, cfg70())
+	f.started(at(0))
+	f.turn("a", at(1*time.Second), at(2*time.Second))
+	f.pressure(at(2*time.Second), 75)
+	f.next(at(4*time.Second), Renew)
+	f.p.AnsweredBecause(at(5*time.Second), Failed, "no handoff note:\nthe session has no transcript yet")
+	r := f.record(at(5*time.Second), ReasonRefused)
+	want := "the renewal asked at 75 % failed (no handoff note: the session has no transcript yet): not asking again until the pressure crosses 70 % again"
+	if r.Detail != want {
+		t.Fatalf("detail %q, want %q", r.Detail, want)
+	}
+}

@@ -49,7 +49,7 @@ func openAfter(rs []contract.LifecycleReceipt) []bool {
 		switch r.Event {
 		case contract.EventFrameOpening, contract.EventFrameOpened:
 			open[id] = true
-		case contract.EventFrameEnding, contract.EventFrameEnded:
+		case contract.EventFrameEnded:
 			delete(open, id)
 		case contract.EventSessionEnding, contract.EventSessionEnded, contract.EventSessionStarted:
 			clear(open)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lifeloop/lifeloop/renewal"
@@ -61,9 +62,13 @@ func machineLimitDetail(c Config, ev renewal.Policy) string {
 		duration(c.WaitMax), thresholdText(c.Threshold), evidenceText(ev))
 }
 
-func refusedDetail(c Config, ev renewal.Policy) string {
-	return fmt.Sprintf("the renewal asked at %s was refused or failed: not asking again until the pressure crosses %s again",
-		evidenceText(ev), thresholdText(c.Threshold))
+func refusedDetail(c Config, ev renewal.Policy, why string) string {
+	failed := "was refused or failed"
+	if why = strings.Join(strings.Fields(why), " "); why != "" {
+		failed = "failed (" + why + ")"
+	}
+	return fmt.Sprintf("the renewal asked at %s %s: not asking again until the pressure crosses %s again",
+		evidenceText(ev), failed, thresholdText(c.Threshold))
 }
 
 // readingText is the reading as the threshold counts it: "71 %" or

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -44,8 +45,9 @@ func companionName(argv []string) string {
 }
 
 // startCompanion starts argv with env in dir's session, its output
-// appended to dir/companion.log (0600).
-func startCompanion(argv, env []string, dir string) (*companion, error) {
+// appended to dir/companion.log (0600). Its life is the session's: stop
+// ends it, not ctx's end.
+func startCompanion(ctx context.Context, argv, env []string, dir string) (*companion, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("empty command line")
 	}
@@ -54,7 +56,7 @@ func startCompanion(argv, env []string, dir string) (*companion, error) {
 		return nil, err
 	}
 	defer func() { _ = log.Close() }() // the child holds its own copy
-	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd := exec.CommandContext(context.WithoutCancel(ctx), argv[0], argv[1:]...)
 	cmd.Env, cmd.Dir = env, ""
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout, cmd.Stderr = log, log
@@ -74,7 +76,8 @@ func startCompanion(argv, env []string, dir string) (*companion, error) {
 
 // stop ends the companion at the session's end: up to companionGrace to
 // exit by itself, then SIGTERM to its group, then SIGKILL after
-// companionGrace more. It returns once it has exited (about 2 s at most).
+// companionGrace more. It returns once it and what it left in its group
+// have exited (about 2 s at most).
 func (c *companion) stop() {
 	if c == nil {
 		return
@@ -88,11 +91,23 @@ func (c *companion) stop() {
 		select {
 		case <-c.exited:
 			t.Stop()
-			// What it left in its group goes with it.
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			c.killLeftovers(pgid)
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// leftoverWait bounds how long stop waits for what the companion left in
+// its group to die once killed.
+const leftoverWait = 500 * time.Millisecond
+
+// killLeftovers kills what the companion left in its group and waits,
+// within leftoverWait, until none of it can act.
+func (c *companion) killLeftovers(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	for end := time.Now().Add(leftoverWait); groupAlive(pgid) && time.Now().Before(end); {
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -102,7 +117,7 @@ func (s *supervisor) startCompanion() {
 	if len(s.cfg.Companion) == 0 {
 		return
 	}
-	c, err := startCompanion(s.cfg.Companion, s.cfg.CompanionEnv, statedir.SessionDir(s.cfg.StateDir, s.rec.ID))
+	c, err := startCompanion(s.ctx, s.cfg.Companion, s.cfg.CompanionEnv, statedir.SessionDir(s.cfg.StateDir, s.rec.ID))
 	if err != nil {
 		s.log.Warn("companion did not start", "err", err)
 		s.warnDegraded("companion", fmt.Sprintf("the companion client `%s` could not start: %v; the session goes on without it", companionName(s.cfg.Companion), err))

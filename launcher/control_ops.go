@@ -212,7 +212,7 @@ func (s *supervisor) emitRefusal(a control.EmitArgs) error {
 	}
 	for i, d := range a.Degradations {
 		if err := d.Validate(); err != nil {
-			return fmt.Errorf("capability degradation %d is invalid: %v; nothing was recorded", i+1, err)
+			return fmt.Errorf("capability degradation %d is invalid: %w; nothing was recorded", i+1, err)
 		}
 	}
 	if s.cfg.Adapter == nil {
@@ -221,7 +221,7 @@ func (s *supervisor) emitRefusal(a control.EmitArgs) error {
 	m, site, now := s.cfg.Adapter.Manifest(), contract.HookSite(a.Event), s.cfg.Now()
 	for _, p := range a.Payloads {
 		if err := p.Check(now); err != nil {
-			return fmt.Errorf("payload %s is refused (invalid_request): %v; nothing was recorded", p.PayloadID, err)
+			return fmt.Errorf("payload %s is refused (invalid_request): %w; nothing was recorded", p.PayloadID, err)
 		}
 		if d := site.Resolve(m, p); d.Outcome == contract.PlacementOutcomeFailed {
 			fc := contract.FailurePlacementUnavailable

@@ -150,9 +150,9 @@ func (r renewals) drive(ctx context.Context, steps *renewal.Steps) (renewal.Outc
 		case renewal.ActRecord:
 			ans.ReceiptID = r.record(act.Event, act.Summary, act.PayloadReceipts)
 		case renewal.ActStop:
-			ans.Exit, ans.Err = harnessProcess{r.s}.Stop(ctx, act.Signal, act.Grace)
+			ans.Exit, ans.Err = harnessProcess(r).Stop(ctx, act.Signal, act.Grace)
 		case renewal.ActStart:
-			ans.Err = harnessProcess{r.s}.Start(ctx, launchInput{kind: act.Launch, argv: act.Argv, payloads: act.Payloads})
+			ans.Err = harnessProcess(r).Start(ctx, launchInput{kind: act.Launch, argv: act.Argv, payloads: act.Payloads})
 		default:
 			ans.Err = fmt.Errorf("renewal: unknown action %d", act.Kind)
 		}
@@ -232,7 +232,7 @@ func (p harnessProcess) Start(ctx context.Context, in launchInput) error {
 		if p.s.keyReleased == p.s.keyHold {
 			p.s.holdKeys()
 		}
-		renewals{p.s}.relaunch(in, func(err error) { errc <- err })
+		renewals(p).relaunch(in, func(err error) { errc <- err })
 	}) {
 		return errLoopEnded
 	}

@@ -114,9 +114,11 @@ type Options struct {
 	// Companion, when set, is the command line of a client that runs
 	// beside session id for as long as it does (the renewal policy `run
 	// --renew-at` attaches: `lifeloop autorenew --attached ID`): started
-	// once the session exists, in its own process group, without the
-	// terminal, its output in the session folder's companion.log (0600);
-	// stopped when the session ends. One that exits while the session
+	// once the session's control socket listens and its harness started,
+	// with Env and the session's LIFELOOP_* variables, in its own session
+	// and process group, without the terminal, its output appended to the
+	// session folder's companion.log (0600); after session.ended it gets
+	// 1 s to exit, then SIGTERM, then SIGKILL 1 s later. One that exits while the session
 	// runs is recorded once as capability.degraded (capability
 	// "companion"), and the session goes on without it.
 	Companion func(id string) []string

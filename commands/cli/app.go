@@ -180,6 +180,7 @@ var commands = []struct {
 	{"renew", renewCommand},
 	{"renewal", renewalCommand},
 	{"handoff", handoffCommand},
+	{"autorenew", autorenewCommand},
 	{"continuation", continuationCommand},
 	{"publish", publishCommand},
 	{"export", exportCommand},

@@ -11,6 +11,7 @@ import (
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
@@ -176,6 +177,12 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", sumErr)
 	}
 	harness := factsOf(sum)
+	// The policy client's state file (autorenew.json), as the summary
+	// read it.
+	var policy *autorenew.State
+	if sum.Policy != nil {
+		policy = sum.Policy.Client
+	}
 	var orphans []int
 	if !live {
 		orphans = seal.Orphans(rec)
@@ -185,14 +192,16 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 			Live       bool                   `json:"live"`
 			Session    statedir.SessionRecord `json:"session"`
 			OrphanPids []int                  `json:"orphan_pids,omitempty"`
+			Autorenew  *autorenew.State       `json:"autorenew,omitempty"`
 			harnessFacts
-		}{false, st.Session, orphans, harness}
+		}{false, st.Session, orphans, policy, harness}
 		if live {
 			out = struct {
 				control.Status
-				Live bool `json:"live"`
+				Live      bool             `json:"live"`
+				Autorenew *autorenew.State `json:"autorenew,omitempty"`
 				harnessFacts
-			}{st, true, harness}
+			}{st, true, policy, harness}
 		}
 		b, _ := json.MarshalIndent(out, "", "  ")
 		fmt.Fprintln(e.Out, string(b))
@@ -202,7 +211,7 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		if live {
 			sum.SetLive(st)
 		}
-		return writeStatusHuman(e.Out, sum, orphans, e.Now(), e.Getenv("HOME"), e.painter())
+		return writeStatusBlock(e.Out, sum, orphans, policy, e.Now(), e.Getenv("HOME"), e.painter())
 	}
 	s := st.Session
 	fmt.Fprintf(e.Out, "session   %s\nstate     %s\nadapter   %s\npid       %d\ncommand   %v\ncwd       %s\n", s.ID, s.State, s.AdapterID, s.Pid, s.Argv, s.Cwd)
@@ -220,6 +229,9 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 	}
 	if s.Exit != nil {
 		fmt.Fprintf(e.Out, "exit      %d (%s, %s)\n", s.Exit.Code, s.Exit.Outcome, s.Exit.Reason)
+	}
+	if policy != nil {
+		fmt.Fprintf(e.Out, "autorenew %s\n", autorenewText(*policy, e.Now(), painter{}))
 	}
 	harness.print(e.Out)
 	printOrphans(e.Out, s.ID, orphans)

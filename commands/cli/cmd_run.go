@@ -3,11 +3,14 @@ package cli
 import (
 	"context"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/hookcall"
@@ -48,6 +51,13 @@ type runOptions struct {
 	OTLP          string
 	OTLPHarness   bool
 	Argv          []string
+	// RenewAt, when set, attaches the renewal policy (`lifeloop
+	// autorenew --attached`) to the session, with RenewResume,
+	// RenewPerHour and HandoffCmd.
+	RenewAt      string
+	RenewResume  bool
+	RenewPerHour int
+	HandoffCmd   string
 }
 
 func runCommand(e *env) *ucli.Command {
@@ -104,6 +114,10 @@ kills the group.`,
 			&ucli.StringFlag{Name: "pty", Usage: "where the harness gets a pseudo-terminal, `MODE`: auto (where lifeloop has a terminal; pipes and files as they are) or always (stdin, stdout and stderr, e.g. to drive a TUI from a pipe)", Value: "auto", Destination: &o.PTY},
 			&ucli.IntFlag{Name: "cols", Usage: "PTY width when lifeloop has no terminal to take it from (with --pty always)", Value: 120, Destination: &o.Cols},
 			&ucli.IntFlag{Name: "rows", Usage: "PTY height when lifeloop has no terminal to take it from (with --pty always)", Value: 40, Destination: &o.Rows},
+			&ucli.StringFlag{Name: "renew-at", Usage: "renew the harness, between turns and with a handoff note, when its context pressure reaches `THRESHOLD` (70% of the window, or tokens: 150000, 150k); see `lifeloop autorenew --help`", Destination: &o.RenewAt},
+			&ucli.BoolFlag{Name: "renew-resume", Usage: "with --renew-at: resume the harness conversation instead of starting a fresh one", Destination: &o.RenewResume},
+			&ucli.IntFlag{Name: "renew-per-hour", Usage: "with --renew-at: at most `N` renewals per hour", Value: defaultRenewPerHour, Destination: &o.RenewPerHour},
+			&ucli.StringFlag{Name: "handoff-cmd", Usage: "with --renew-at: write the handoff note with the shell command `CMD` (see `lifeloop handoff --help`)", Destination: &o.HandoffCmd},
 		},
 		Action: func(c *ucli.Context) error {
 			o.Clients = clients.items
@@ -193,9 +207,19 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		}
 		pls = append(pls, p)
 	}
+	companion, err := o.companion(root)
+	if err != nil {
+		return err
+	}
 	levels, err := parseLevels(o.Levels)
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	if o.RenewAt != "" {
+		// The wrapper records a pressure reading when its level changes:
+		// a boundary on the threshold lets the policy see it crossed.
+		t, _ := autorenew.ParseThreshold(o.RenewAt) // checked by companion
+		levels = autorenew.LevelsFor(t, levels)
 	}
 	dur, err := durability(o.Durability, e.Getenv)
 	if err != nil {
@@ -268,6 +292,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Payloads:        pls,
 		PayloadsAt:      at,
 		PayloadArgvOK:   o.PayloadArgvOK,
+		Companion:       companion,
 		HandleSignals:   true,
 		Signals:         e.signals,
 		OnSession:       chainHooks(live.hook(), amqpLive.hook(), otlpLive.hook()),
@@ -288,6 +313,39 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 			res.SessionID, res.Unrecorded, ledger.CauseText(res.UnrecordedCause))
 	}
 	return silentExit(res.ExitCode)
+}
+
+// companion checks the --renew-at flags (usage errors, before anything
+// starts) and returns the command line of the policy client that runs
+// beside the session: lifeloop's own `autorenew --attached`; nil without
+// --renew-at.
+func (o runOptions) companion(root string) (func(id string) []string, error) {
+	if o.RenewAt == "" {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"--renew-resume", o.RenewResume}, {"--renew-per-hour", o.RenewPerHour != defaultRenewPerHour}, {"--handoff-cmd", o.HandoffCmd != ""}} {
+			if f.set {
+				return nil, usageErrorf("%s goes with --renew-at (e.g. --renew-at 70%%)", f.name)
+			}
+		}
+		return nil, nil
+	}
+	if _, err := renewConfig(o.RenewAt, "--renew-at", o.RenewPerHour, "--renew-per-hour", func(*autorenew.Config) {}); err != nil {
+		return nil, err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, exitf(exitcode.LaunchFailed, "--renew-at: cannot find lifeloop's own program to run the renewal policy: %v", err)
+	}
+	args := []string{exe, "autorenew", "--attached", "--state-dir", root, "--renew-at", o.RenewAt, "--per-hour", strconv.Itoa(o.RenewPerHour)}
+	if o.RenewResume {
+		args = append(args, "--resume")
+	}
+	if o.HandoffCmd != "" {
+		args = append(args, "--handoff-cmd", o.HandoffCmd)
+	}
+	return func(id string) []string { return append(slices.Clone(args), "--", id) }, nil
 }
 
 func splitCommas(in []string) []string {

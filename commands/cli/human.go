@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/contract"
 )
@@ -311,6 +312,12 @@ func receiptSummary(r contract.LifecycleReceipt, paint painter) string {
 // writeStatusHuman prints the short status block of one session; orphans
 // are the pids of its harness still running without a wrapper.
 func writeStatusHuman(w io.Writer, s sessionview.Summary, orphans []int, now time.Time, home string, paint painter) error {
+	return writeStatusBlock(w, s, orphans, nil, now, home, paint)
+}
+
+// writeStatusBlock is writeStatusHuman with the renewal policy's state
+// (autorenew.json; nil when no policy client follows the session).
+func writeStatusBlock(w io.Writer, s sessionview.Summary, orphans []int, ar *autorenew.State, now time.Time, home string, paint painter) error {
 	var b strings.Builder
 	row := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", paint.paint(sgrBold, fmt.Sprintf("%-10s", k)), v) }
 	row("session", s.ID)
@@ -386,6 +393,9 @@ func writeStatusHuman(w io.Writer, s sessionview.Summary, orphans []int, now tim
 	default:
 		row("renewal", paint.status(r.State))
 	}
+	if ar != nil {
+		row("autorenew", autorenewText(*ar, now, paint))
+	}
 	if ev := s.LastEvent; ev != nil {
 		row("last event", fmt.Sprintf("#%d %s %s (%s ago)", ev.Sequence, ev.Event, paint.status(ev.Status), humanDuration(now.Sub(ev.At))))
 	}
@@ -402,4 +412,29 @@ func writeStatusHuman(w io.Writer, s sessionview.Summary, orphans []int, now tim
 	row("cwd", shortPath(s.Cwd, home, 60))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// autorenewText is status's line of the renewal policy: "70 % · 1 of 3
+// this hour · " and what it waits for, why it gave up, or its last
+// renewal.
+func autorenewText(st autorenew.State, now time.Time, paint painter) string {
+	at := st.Threshold
+	if p, ok := strings.CutSuffix(at, "%"); ok {
+		at = p + " %"
+	}
+	parts := []string{at, fmt.Sprintf("%d of %d this hour", st.ThisHour, st.PerHour)}
+	switch {
+	case st.GaveUp != "":
+		parts = append(parts, paint.paint(sgrYellow, "gave up ("+string(st.GaveUp)+"): "+st.GaveUpDetail))
+	case st.Waiting != "":
+		parts = append(parts, st.Waiting)
+	case st.LastAt != nil:
+		parts = append(parts, fmt.Sprintf("last renewal %s at %s %%, %s ago", st.LastResult, percentText(st.LastPercent), humanDuration(now.Sub(*st.LastAt))))
+	default:
+		parts = append(parts, "watching")
+	}
+	if st.Resume {
+		parts = append(parts, "resume")
+	}
+	return strings.Join(parts, " · ")
 }
