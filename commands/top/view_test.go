@@ -15,9 +15,9 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/commands/topview"
-	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/renewal"
 )
 

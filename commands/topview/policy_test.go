@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/autorenew"
+	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/renewal"
 )
