@@ -1,0 +1,88 @@
+package attention
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// claudeHook is the part of a Claude Code hook payload the mapping reads
+// (measured with 2.1.197: testdata/claude-*.hooks.jsonl).
+type claudeHook struct {
+	Event            string          `json:"hook_event_name"`
+	NotificationType string          `json:"notification_type"`
+	Message          string          `json:"message"`
+	ToolName         string          `json:"tool_name"`
+	ToolInput        json.RawMessage `json:"tool_input"`
+	Error            string          `json:"error"`
+	MCPServer        string          `json:"mcp_server_name"`
+}
+
+// askUserQuestion is Claude's question tool: its permission dialog is the
+// question (its checkPermissions always asks; read in 2.1.197).
+const askUserQuestion = "AskUserQuestion"
+
+// ClaudeHook maps one Claude Code hook payload, received at, to a fact;
+// ok is false for events that say nothing about attention. Turn
+// boundaries (UserPromptSubmit, Stop) duplicate the frame receipts the
+// wrapper records from the same hooks: a ledger reader drops them
+// (Fact.Kind.Boundary) and feeds frames instead.
+func ClaudeHook(payload []byte, at time.Time) (Fact, bool) {
+	var h claudeHook
+	if json.Unmarshal(payload, &h) != nil {
+		return Fact{}, false
+	}
+	f := Fact{At: at, Kind: Claim, Source: SourceHook, Evidence: h.Event}
+	switch h.Event {
+	case "UserPromptSubmit":
+		f.Kind = TurnStarted
+	case "Stop":
+		f.Kind = TurnEnded
+	case "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionDenied", "ElicitationResult":
+		f.State = Working
+	case "PermissionRequest":
+		f.State, f.Detail = NeedsPermission, Bound(h.ToolName)
+		if h.ToolName == askUserQuestion {
+			f.State, f.Detail = NeedsAnswer, claudeQuestion(h.ToolInput)
+		}
+	case "Elicitation":
+		f.State, f.Detail = NeedsAnswer, Bound(h.MCPServer)
+	case "StopFailure":
+		f.State, f.Detail = StoppedOnError, Bound(h.Error)
+	case "Notification":
+		f.Evidence = h.Event + ":" + h.NotificationType
+		switch h.NotificationType {
+		case "permission_prompt", "worker_permission_prompt":
+			f.State, f.Detail = NeedsPermission, Bound(h.Message)
+		case "elicitation_dialog", "elicitation_url_dialog":
+			f.State, f.Detail = NeedsAnswer, Bound(h.Message)
+		case "idle_prompt":
+			f.State = WaitingForInput
+		case "elicitation_complete", "elicitation_response":
+			f.State = Working
+		default:
+			return Fact{}, false
+		}
+	default:
+		return Fact{}, false
+	}
+	return f, true
+}
+
+// claudeQuestion summarizes AskUserQuestion's input: the first question's
+// header, else its text, bounded.
+func claudeQuestion(input json.RawMessage) string {
+	var in struct {
+		Questions []struct {
+			Header   string `json:"header"`
+			Question string `json:"question"`
+		} `json:"questions"`
+	}
+	if json.Unmarshal(input, &in) != nil || len(in.Questions) == 0 {
+		return askUserQuestion
+	}
+	if q := in.Questions[0]; q.Header != "" {
+		return Bound(q.Header)
+	} else {
+		return Bound(q.Question)
+	}
+}

@@ -1,0 +1,228 @@
+//go:build record
+
+package attention
+
+// The recorder of testdata/claude-*.hooks.jsonl: the real Claude Code TUI,
+// offline, with hooks that append each payload (and the time it arrived)
+// to a file. It runs only on demand:
+//
+//	go test -tags record -run TestRecordClaude -count=1 -v ./internal/attention
+//
+// (the harness is the one `make harnesses` installs, as for the
+// end-to-end tests.)
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+const recordWait = 90 * time.Second
+
+// recordedHooks are the hook events the recordings subscribe to.
+var recordedHooks = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "PermissionDenied", "Notification", "Stop", "StopFailure", "SessionEnd"}
+
+// hookSettings writes a settings file whose hooks append
+// {"t_ms":<unix ms>,"stdin":<payload>} to log, one line per call.
+func hookSettings(t *testing.T, dir, log string) string {
+	t.Helper()
+	cmd := fmt.Sprintf(`t=$(mktemp); { printf '{"t_ms":%%s,"stdin":' "$(date +%%s%%3N)"; tr -d '\n'; printf '}\n'; } > "$t"; cat "$t" >> %q; rm -f "$t"`, log)
+	hooks := map[string]any{}
+	for _, ev := range recordedHooks {
+		hooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd}}}}
+	}
+	b, _ := json.Marshal(map[string]any{"hooks": hooks})
+	p := filepath.Join(dir, "record-settings.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// setIdleThreshold shortens Claude's idle notification (global config
+// messageIdleNotifThresholdMs, 60 s by default) so a recording sees it.
+func setIdleThreshold(t *testing.T, env *testharness.HarnessEnv, ms int) {
+	t.Helper()
+	p := filepath.Join(env.Home, ".claude.json")
+	var cfg map[string]any
+	b, err := os.ReadFile(p)
+	if err != nil || json.Unmarshal(b, &cfg) != nil {
+		t.Fatalf("read %s: %v", p, err)
+	}
+	cfg["messageIdleNotifThresholdMs"] = ms
+	b, _ = json.MarshalIndent(cfg, "", "  ")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// hookLines reads the recorded calls.
+func hookLines(log string) []map[string]any {
+	data, _ := os.ReadFile(log)
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var l map[string]any
+		if json.Unmarshal(sc.Bytes(), &l) == nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// countHook counts recorded calls of event (and notification_type, when
+// given).
+func countHook(log, event, ntype string) int {
+	n := 0
+	for _, l := range hookLines(log) {
+		in, _ := l["stdin"].(map[string]any)
+		if in["hook_event_name"] == event && (ntype == "" || in["notification_type"] == ntype) {
+			n++
+		}
+	}
+	return n
+}
+
+func waitHook(t *testing.T, term *testharness.Terminal, log, event, ntype string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(recordWait)
+	for countHook(log, event, ntype) < n {
+		if time.Now().After(deadline) || term.Exited() {
+			t.Fatalf("no %d× %s %s hook; hooks:\n%s\nscreen:\n%s", n, event, ntype, readFile(log), testharness.StripANSI(term.Output()))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
+
+func keep(t *testing.T, src, name string) {
+	t.Helper()
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join("testdata", name)
+	if err := os.WriteFile(out, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("wrote %s (%d bytes)", out, len(data))
+}
+
+func startClaude(t *testing.T, env *testharness.HarnessEnv, log string) *testharness.Terminal {
+	t.Helper()
+	settings := hookSettings(t, env.Home, log)
+	term := testharness.StartTerminal(t, env.Command(testharness.ClaudeBin(t), "--permission-mode", "default", "--settings", settings), 120, 40)
+	testharness.ClaudeScreenReady(t, term, 0)
+	waitHook(t, term, log, "SessionStart", "", 1)
+	return term
+}
+
+func typePrompt(t *testing.T, term *testharness.Terminal, prompt string) {
+	t.Helper()
+	term.Type(prompt)
+	if err := term.WaitFor(prompt, recordWait); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+}
+
+// TestRecordClaudePermission: a tool call that needs permission, allowed
+// after Claude's permission notification; the idle notification after
+// the turn; a second tool call, denied with Escape; /exit.
+func TestRecordClaudePermission(t *testing.T) {
+	mock, err := mockmodel.Start(mockmodel.Config{Reply: "Plain answer.", ToolReply: "The tool ran.", ToolCommand: "touch attention-file.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	env := testharness.NewHarnessEnv(t, mock)
+	setIdleThreshold(t, env, 4000)
+	log := filepath.Join(env.Home, "hooks.jsonl")
+	term := startClaude(t, env, log)
+
+	typePrompt(t, term, "RUN_TOOL allow 1")
+	waitHook(t, term, log, "PermissionRequest", "", 1)
+	waitHook(t, term, log, "Notification", "permission_prompt", 1)
+	at := len(term.Output())
+	term.Type("\r") // "1. Yes"
+	waitHook(t, term, log, "Stop", "", 1)
+	waitHook(t, term, log, "Notification", "idle_prompt", 1)
+
+	typePrompt(t, term, "RUN_TOOL deny 2")
+	waitHook(t, term, log, "PermissionRequest", "", 2)
+	time.Sleep(2 * time.Second)
+	term.Type("\x1b") // Escape: deny
+	time.Sleep(8 * time.Second)
+
+	testharness.ClaudeExit(t, term)
+	if _, _, err := term.WaitTimeout(recordWait); err != nil {
+		t.Fatal(err)
+	}
+	keep(t, log, "claude-permission.hooks.jsonl")
+	screen := testharness.StripANSI(term.Output()[:at])
+	if err := os.WriteFile(filepath.Join("testdata", "claude-permission.screen.txt"), []byte(screen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecordClaudeStopFailure: the model endpoint answers 429 and then
+// 500 (a loopback server of this test: mockmodel has no error knob); with
+// CLAUDE_CODE_MAX_RETRIES=0 each prompt ends in StopFailure.
+func TestRecordClaudeStopFailure(t *testing.T) {
+	mock, err := mockmodel.Start(mockmodel.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	var status atomic.Int32
+	status.Store(http.StatusTooManyRequests)
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodHead {
+			return
+		}
+		if !strings.HasPrefix(r.URL.Path, "/v1/messages") || strings.HasSuffix(r.URL.Path, "count_tokens") {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		code := int(status.Load())
+		kind := map[int]string{429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}[code]
+		w.Header().Set("Content-Type", "application/json")
+		if code == 429 {
+			w.Header().Set("retry-after", "1")
+		}
+		w.WriteHeader(code)
+		fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":"mock %d"}}`, kind, code)
+	}))
+	t.Cleanup(failing.Close)
+	env := testharness.NewHarnessEnv(t, mock)
+	env.Setenv("ANTHROPIC_BASE_URL", failing.URL)
+	env.Setenv("CLAUDE_CODE_MAX_RETRIES", "0")
+	log := filepath.Join(env.Home, "hooks.jsonl")
+	term := startClaude(t, env, log)
+
+	typePrompt(t, term, "hello 429")
+	waitHook(t, term, log, "StopFailure", "", 1)
+	status.Store(http.StatusInternalServerError)
+	typePrompt(t, term, "hello 500")
+	waitHook(t, term, log, "StopFailure", "", 2)
+	time.Sleep(time.Second)
+	testharness.ClaudeExit(t, term)
+	if _, _, err := term.WaitTimeout(recordWait); err != nil {
+		t.Fatal(err)
+	}
+	keep(t, log, "claude-stopfailure.hooks.jsonl")
+}
