@@ -107,6 +107,20 @@ func waitHook(t *testing.T, term *testharness.Terminal, log, event, ntype string
 	}
 }
 
+// answer types keys that answer a dialog and appends
+// {"t_ms":<unix ms>,"key":name} to log, so a replay knows when the person
+// answered.
+func answer(t *testing.T, term *testharness.Terminal, log, name, keys string) {
+	t.Helper()
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "{\"t_ms\":%d,\"key\":%q}\n", time.Now().UnixMilli(), name)
+	f.Close()
+	term.Type(keys)
+}
+
 func readFile(p string) string { b, _ := os.ReadFile(p); return string(b) }
 
 func keep(t *testing.T, src, name string) {
@@ -158,14 +172,14 @@ func TestRecordClaudePermission(t *testing.T) {
 	waitHook(t, term, log, "PermissionRequest", "", 1)
 	waitHook(t, term, log, "Notification", "permission_prompt", 1)
 	at := len(term.Output())
-	term.Type("\r") // "1. Yes"
+	answer(t, term, log, "enter", "\r") // "1. Yes"
 	waitHook(t, term, log, "Stop", "", 1)
 	waitHook(t, term, log, "Notification", "idle_prompt", 1)
 
 	typePrompt(t, term, "RUN_TOOL deny 2")
 	waitHook(t, term, log, "PermissionRequest", "", 2)
 	time.Sleep(2 * time.Second)
-	term.Type("\x1b") // Escape: deny
+	answer(t, term, log, "escape", "\x1b") // deny
 	time.Sleep(8 * time.Second)
 
 	testharness.ClaudeExit(t, term)

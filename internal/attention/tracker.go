@@ -71,15 +71,29 @@ func (t *Tracker) Observe(f Fact) bool {
 	return false
 }
 
+// End ends the open episode at (the session ended) and leaves the state
+// Unknown: nothing is known of a session that is gone.
+func (t *Tracker) End(at time.Time) {
+	if at.Before(t.last) {
+		at = t.last
+	}
+	t.last = at
+	if t.cur.Episode != 0 {
+		t.episodes[t.cur.Episode-1].End = at
+	}
+	t.cur = Attention{State: Unknown, Since: at}
+}
+
 // set moves to s on f's evidence. The same state keeps its Since and
-// episode; only a more trusted source or a new detail is taken.
+// episode; only a more trusted source, or a detail where there was none,
+// is taken.
 func (t *Tracker) set(f Fact, s State) bool {
 	if s == t.cur.State {
 		changed := false
 		if f.Source.trust() > t.cur.Source.trust() {
 			t.cur.Source, t.cur.Evidence, changed = f.Source, f.Evidence, true
 		}
-		if f.Detail != "" && f.Detail != t.cur.Detail {
+		if f.Detail != "" && t.cur.Detail == "" {
 			t.cur.Detail, changed = f.Detail, true
 		}
 		if changed && t.cur.Episode != 0 {

@@ -83,7 +83,7 @@ func TestEpisodes(t *testing.T) {
 	}
 	eps := tr.Episodes()
 	want := []Episode{
-		{ID: 1, Kind: NeedsPermission, Source: SourceHook, Detail: "Claude needs your permission", Turn: 1, Start: at(2), End: at(12)},
+		{ID: 1, Kind: NeedsPermission, Source: SourceHook, Detail: "Bash", Turn: 1, Start: at(2), End: at(12)},
 		{ID: 2, Kind: WaitingForInput, Source: SourceFrame, Turn: 1, Start: at(15), End: at(40)},
 		{ID: 3, Kind: StoppedOnError, Source: SourceHook, Detail: "rate_limit", Turn: 2, Start: at(41)},
 	}
@@ -105,6 +105,29 @@ func TestEpisodes(t *testing.T) {
 	blocking, _ := Waited(eps, at(50), NeedsPermission, NeedsAnswer)
 	if blocking != 10*time.Second {
 		t.Errorf("blocking wait %v, want 10s", blocking)
+	}
+}
+
+// TestDetail: the first detail of an episode stays (Claude's tool name
+// over its notification's message); a blank one is filled by a later fact.
+func TestDetail(t *testing.T) {
+	tr := NewTracker(t0)
+	tr.Observe(claim(1, SourceScreen, NeedsPermission, ""))
+	if !tr.Observe(claim(2, SourceHook, NeedsPermission, "Bash")) || tr.Current().Detail != "Bash" || tr.Episodes()[0].Detail != "Bash" || tr.Episodes()[0].Source != SourceHook {
+		t.Fatalf("blank detail not filled: %+v %+v", tr.Current(), tr.Episodes())
+	}
+	if tr.Observe(claim(3, SourceHook, NeedsPermission, "Claude needs your permission")) || tr.Current().Detail != "Bash" {
+		t.Errorf("detail replaced: %+v", tr.Current())
+	}
+}
+
+// TestEnd: a session that ends closes its open episode.
+func TestEnd(t *testing.T) {
+	tr := NewTracker(t0)
+	tr.Observe(claim(1, SourceHook, StoppedOnError, "rate_limit"))
+	tr.End(at(9))
+	if eps := tr.Episodes(); len(eps) != 1 || !eps[0].End.Equal(at(9)) || tr.Current().State != Unknown || tr.Current().Episode != 0 {
+		t.Errorf("after End: %+v %+v", tr.Current(), eps)
 	}
 }
 

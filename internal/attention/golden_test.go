@@ -1,0 +1,18 @@
+package attention
+
+// The episodes each recording yields (ms from its first line). In the
+// permission recording the person's answers are the keys the recorder
+// typed (Enter allowed the first call, Escape denied the second); Claude
+// fires no hook when a dialog is answered with a denial, nor a Stop for
+// the turn that denial interrupts.
+var (
+	goldenClaudePermission = []wantEpisode{
+		{NeedsPermission, "Bash", 1, 1470, 7739},
+		{WaitingForInput, "", 1, 9220, 14060},
+		{NeedsPermission, "Bash", 2, 14508, 16579},
+	}
+	goldenClaudeStopFailure = []wantEpisode{
+		{StoppedOnError, "rate_limit", 1, 467, 577},
+		{StoppedOnError, "server_error", 2, 701, 2056},
+	}
+)

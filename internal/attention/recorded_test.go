@@ -1,0 +1,102 @@
+package attention
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"testing"
+	"time"
+)
+
+// replayClaude feeds a recording of testdata (hook payloads, and the keys
+// the recorder typed to answer a dialog) through ClaudeHook into a
+// tracker, as a reader without frame receipts would: turn boundaries come
+// from the hooks. SessionEnd ends the tracker.
+func replayClaude(t *testing.T, name string) (*Tracker, time.Time) {
+	t.Helper()
+	f, err := os.Open("testdata/" + name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var tr *Tracker
+	var start time.Time
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for sc.Scan() {
+		var line struct {
+			TMs   int64           `json:"t_ms"`
+			Stdin json.RawMessage `json:"stdin"`
+			Key   string          `json:"key"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		at := time.UnixMilli(line.TMs).UTC()
+		if tr == nil {
+			tr, start = NewTracker(at), at
+		}
+		if line.Key != "" {
+			tr.Observe(Fact{At: at, Kind: KeyTyped, Source: SourceFrame, Evidence: "key:" + line.Key})
+			continue
+		}
+		var ev struct {
+			Event string `json:"hook_event_name"`
+		}
+		_ = json.Unmarshal(line.Stdin, &ev)
+		if ev.Event == "SessionEnd" {
+			tr.End(at)
+			continue
+		}
+		if fact, ok := ClaudeHook(line.Stdin, at); ok {
+			tr.Observe(fact)
+		}
+	}
+	if tr == nil {
+		t.Fatalf("%s is empty", name)
+	}
+	return tr, start
+}
+
+// wantEpisode is an episode of a golden: offsets from the recording's
+// first line, to the millisecond.
+type wantEpisode struct {
+	kind       State
+	detail     string
+	turn       int
+	start, end int64 // ms from the first line
+}
+
+func checkEpisodes(t *testing.T, tr *Tracker, start time.Time, want []wantEpisode) {
+	t.Helper()
+	eps := tr.Episodes()
+	if len(eps) != len(want) {
+		t.Fatalf("%d episodes, want %d: %+v", len(eps), len(want), eps)
+	}
+	for i, w := range want {
+		e := eps[i]
+		gs, ge := e.Start.Sub(start).Milliseconds(), e.End.Sub(start).Milliseconds()
+		if e.Kind != w.kind || e.Detail != w.detail || e.Turn != w.turn || gs != w.start || ge != w.end || e.Source != SourceHook {
+			t.Errorf("episode %d: %s %q turn %d from %q at +%d..+%d ms, want %s %q turn %d from hook at +%d..+%d ms",
+				i+1, e.Kind, e.Detail, e.Turn, e.Source, gs, ge, w.kind, w.detail, w.turn, w.start, w.end)
+		}
+	}
+}
+
+// TestRecordedClaudePermission: Claude 2.1.197, --permission-mode default,
+// a tool call allowed after the permission notification, the idle
+// notification after the turn, a second tool call denied with Escape.
+func TestRecordedClaudePermission(t *testing.T) {
+	tr, start := replayClaude(t, "claude-permission.hooks.jsonl")
+	checkEpisodes(t, tr, start, goldenClaudePermission)
+	if tr.Turn() != 2 || tr.Current().State != Unknown {
+		t.Errorf("turns %d, state %s after SessionEnd", tr.Turn(), tr.Current().State)
+	}
+}
+
+// TestRecordedClaudeStopFailure: the model endpoint answered 429, then
+// 500; each turn ended in StopFailure with its error kind.
+func TestRecordedClaudeStopFailure(t *testing.T) {
+	tr, start := replayClaude(t, "claude-stopfailure.hooks.jsonl")
+	checkEpisodes(t, tr, start, goldenClaudeStopFailure)
+}
