@@ -137,9 +137,9 @@ func TestBound(t *testing.T) {
 		long += "é"
 	}
 	cases := map[string]string{
-		"Bash":                 "Bash",
+		"Bash":                  "Bash",
 		"two\nlines\t here\x07": "two lines here",
-		long:                   long[:2*(MaxDetail-1)] + "…",
+		long:                    long[:2*(MaxDetail-1)] + "…",
 	}
 	for in, want := range cases {
 		if got := Bound(in); got != want {
