@@ -21,7 +21,10 @@ type claudeHook struct {
 // question (its checkPermissions always asks; read in 2.1.197).
 const askUserQuestion = "AskUserQuestion"
 
-// ClaudeHook maps one Claude Code hook payload, received at, to a fact;
+// ClaudeHook maps one Claude Code hook payload, received at, to a fact
+// (Codex 0.169's hooks use the same fields, so it reads those too: its
+// PermissionRequest carries tool_name and tool_input; it has no
+// Notification or StopFailure);
 // ok is false for events that say nothing about attention. Turn
 // boundaries (UserPromptSubmit, Stop) duplicate the frame receipts the
 // wrapper records from the same hooks: a ledger reader drops them

@@ -11,6 +11,10 @@ var (
 		{WaitingForInput, "", 1, 9220, 14060},
 		{NeedsPermission, "Bash", 2, 14508, 16579},
 	}
+	goldenCodexSandboxDenied = []wantEpisode{
+		{WaitingForInput, "", 1, 647, 5498},
+		{WaitingForInput, "", 2, 6232, 13860},
+	}
 	goldenClaudeStopFailure = []wantEpisode{
 		{StoppedOnError, "rate_limit", 1, 467, 577},
 		{StoppedOnError, "server_error", 2, 701, 2056},

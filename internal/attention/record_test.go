@@ -38,13 +38,18 @@ var recordedHooks = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "
 // {"t_ms":<unix ms>,"stdin":<payload>} to log, one line per call.
 func hookSettings(t *testing.T, dir, log string) string {
 	t.Helper()
+	return writeHooks(t, filepath.Join(dir, "record-settings.json"), log, recordedHooks)
+}
+
+// writeHooks writes p: hooks for events that append each call to log.
+func writeHooks(t *testing.T, p, log string, events []string) string {
+	t.Helper()
 	cmd := fmt.Sprintf(`t=$(mktemp); { printf '{"t_ms":%%s,"stdin":' "$(date +%%s%%3N)"; tr -d '\n'; printf '}\n'; } > "$t"; cat "$t" >> %q; rm -f "$t"`, log)
 	hooks := map[string]any{}
-	for _, ev := range recordedHooks {
+	for _, ev := range events {
 		hooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd}}}}
 	}
 	b, _ := json.Marshal(map[string]any{"hooks": hooks})
-	p := filepath.Join(dir, "record-settings.json")
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -239,4 +244,46 @@ func TestRecordClaudeStopFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	keep(t, log, "claude-stopfailure.hooks.jsonl")
+}
+
+// codexHooks are the hook events of Codex 0.169 the recording subscribes
+// to (docs: shared HARNESSES.md).
+var codexHooks = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest", "Stop", "SessionEnd"}
+
+// TestRecordCodexApproval: the Codex TUI with approval on-request and a
+// read-only sandbox, hooks trusted for the run; two tool calls, with the
+// keys that would answer a dialog typed after each ("y", Escape); /quit.
+// Codex 0.169 refuses approval_policy "untrusted", and on-request asks only
+// when the model requests escalation, which the mock's exec_command call
+// does not: the sandbox refuses the call and nothing is asked (recorded as
+// testdata/codex-sandbox-denied.hooks.jsonl).
+func TestRecordCodexApproval(t *testing.T) {
+	mock, err := mockmodel.Start(mockmodel.Config{Reply: "Plain answer.", ToolReply: "The tool ran.", ToolCommand: "touch attention-file.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	env := testharness.NewHarnessEnv(t, mock)
+	log := filepath.Join(env.Home, "hooks.jsonl")
+	writeHooks(t, filepath.Join(env.CodexHome, "hooks.json"), log, codexHooks)
+	term := testharness.StartTerminal(t, env.Command(testharness.CodexBin(t), "--dangerously-bypass-hook-trust", "-a", "on-request", "-s", "read-only"), 120, 40)
+	testharness.CodexScreenReady(t, term, 0)
+
+	typePrompt(t, term, "RUN_TOOL allow 1")
+	waitHook(t, term, log, "PreToolUse", "", 1)
+	time.Sleep(3 * time.Second)
+	answer(t, term, log, "y", "y")
+	waitHook(t, term, log, "Stop", "", 1)
+	time.Sleep(2 * time.Second)
+
+	typePrompt(t, term, "RUN_TOOL deny 2")
+	waitHook(t, term, log, "PreToolUse", "", 2)
+	time.Sleep(3 * time.Second)
+	answer(t, term, log, "escape", "\x1b")
+	time.Sleep(5 * time.Second)
+	testharness.CodexQuit(t, term)
+	if _, _, err := term.WaitTimeout(recordWait); err != nil {
+		t.Fatal(err)
+	}
+	keep(t, log, "codex-sandbox-denied.hooks.jsonl")
 }

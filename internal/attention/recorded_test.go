@@ -13,6 +13,11 @@ import (
 // tracker, as a reader without frame receipts would: turn boundaries come
 // from the hooks. SessionEnd ends the tracker.
 func replayClaude(t *testing.T, name string) (*Tracker, time.Time) {
+	return replay(t, name, ClaudeHook)
+}
+
+// replay feeds a recording through mapping.
+func replay(t *testing.T, name string, mapping func([]byte, time.Time) (Fact, bool)) (*Tracker, time.Time) {
 	t.Helper()
 	f, err := os.Open("testdata/" + name)
 	if err != nil {
@@ -48,7 +53,7 @@ func replayClaude(t *testing.T, name string) (*Tracker, time.Time) {
 			tr.End(at)
 			continue
 		}
-		if fact, ok := ClaudeHook(line.Stdin, at); ok {
+		if fact, ok := mapping(line.Stdin, at); ok {
 			tr.Observe(fact)
 		}
 	}
@@ -99,4 +104,12 @@ func TestRecordedClaudePermission(t *testing.T) {
 func TestRecordedClaudeStopFailure(t *testing.T) {
 	tr, start := replayClaude(t, "claude-stopfailure.hooks.jsonl")
 	checkEpisodes(t, tr, start, goldenClaudeStopFailure)
+}
+
+// TestRecordedCodexSandboxDenied: Codex 0.169 with approval on-request and
+// a read-only sandbox asked nothing: the sandbox refused the tool call and
+// the turn ended (the keys typed after each turn answered no dialog).
+func TestRecordedCodexSandboxDenied(t *testing.T) {
+	tr, start := replay(t, "codex-sandbox-denied.hooks.jsonl", ClaudeHook)
+	checkEpisodes(t, tr, start, goldenCodexSandboxDenied)
 }
