@@ -287,3 +287,47 @@ func TestRecordCodexApproval(t *testing.T) {
 	}
 	keep(t, log, "codex-sandbox-denied.hooks.jsonl")
 }
+
+// geminiHooks are Gemini CLI 0.61's hook events (enum HookEventName).
+var geminiHooks = []string{"SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification"}
+
+// TestRecordGeminiPermission: the Gemini CLI TUI in its default approval
+// mode, hooks from a system settings file; a `touch` tool call allowed
+// with Enter, a second denied with Escape; /quit.
+func TestRecordGeminiPermission(t *testing.T) {
+	mock, err := mockmodel.Start(mockmodel.Config{Reply: "Plain answer.", ToolReply: "The tool ran.", ToolCommand: "touch attention-file.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	env := testharness.NewHarnessEnv(t, mock)
+	log := filepath.Join(env.Home, "hooks.jsonl")
+	env.Setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", writeHooks(t, filepath.Join(env.Home, "system-settings.json"), log, geminiHooks))
+	term := testharness.StartTerminal(t, env.Command(testharness.GeminiBin(t), "-m", testharness.GeminiModel), 120, 40)
+	testharness.GeminiScreenReady(t, term, 0)
+
+	typePrompt(t, term, "RUN_TOOL allow 1")
+	waitHook(t, term, log, "Notification", "ToolPermission", 1)
+	time.Sleep(2 * time.Second)
+	at := len(term.Output())
+	answer(t, term, log, "enter", "\r")
+	waitHook(t, term, log, "AfterAgent", "", 1)
+	time.Sleep(2 * time.Second)
+
+	typePrompt(t, term, "RUN_TOOL deny 2")
+	waitHook(t, term, log, "Notification", "ToolPermission", 2)
+	time.Sleep(2 * time.Second)
+	answer(t, term, log, "escape", "\x1b")
+	time.Sleep(5 * time.Second)
+	term.Type("/quit")
+	time.Sleep(time.Second)
+	term.Type("\r")
+	if _, _, err := term.WaitTimeout(recordWait); err != nil {
+		t.Fatal(err)
+	}
+	keep(t, log, "gemini-permission.hooks.jsonl")
+	screen := testharness.StripANSI(term.Output()[:at])
+	if err := os.WriteFile(filepath.Join("testdata", "gemini-permission.screen.txt"), []byte(screen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
