@@ -15,6 +15,11 @@ var (
 		{WaitingForInput, "", 1, 647, 5498},
 		{WaitingForInput, "", 2, 6232, 13860},
 	}
+	goldenGeminiPermission = []wantEpisode{
+		{NeedsPermission, "Confirm Shell Command: touch", 1, 2000, 4221},
+		{WaitingForInput, "", 1, 5048, 9416},
+		{NeedsPermission, "Confirm Shell Command: touch", 2, 9921, 13255},
+	}
 	goldenClaudeStopFailure = []wantEpisode{
 		{StoppedOnError, "rate_limit", 1, 467, 577},
 		{StoppedOnError, "server_error", 2, 701, 2056},

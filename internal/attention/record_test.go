@@ -47,7 +47,7 @@ func writeHooks(t *testing.T, p, log string, events []string) string {
 	cmd := fmt.Sprintf(`t=$(mktemp); { printf '{"t_ms":%%s,"stdin":' "$(date +%%s%%3N)"; tr -d '\n'; printf '}\n'; } > "$t"; cat "$t" >> %q; rm -f "$t"`, log)
 	hooks := map[string]any{}
 	for _, ev := range events {
-		hooks[ev] = []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": cmd}}}}
+		hooks[ev] = []any{map[string]any{"matcher": "*", "hooks": []any{map[string]any{"type": "command", "command": cmd}}}}
 	}
 	b, _ := json.Marshal(map[string]any{"hooks": hooks})
 	if err := os.WriteFile(p, b, 0o600); err != nil {
@@ -291,8 +291,30 @@ func TestRecordCodexApproval(t *testing.T) {
 // geminiHooks are Gemini CLI 0.61's hook events (enum HookEventName).
 var geminiHooks = []string{"SessionStart", "SessionEnd", "BeforeAgent", "AfterAgent", "BeforeTool", "AfterTool", "Notification"}
 
+// addGeminiHooks adds the recording's hooks to the user settings the
+// environment wrote (~/.gemini/settings.json).
+func addGeminiHooks(t *testing.T, env *testharness.HarnessEnv, log string) {
+	t.Helper()
+	p := filepath.Join(env.Home, ".gemini", "settings.json")
+	var settings, hooks map[string]any
+	b, err := os.ReadFile(p)
+	if err != nil || json.Unmarshal(b, &settings) != nil {
+		t.Fatalf("read %s: %v", p, err)
+	}
+	tmp := writeHooks(t, filepath.Join(env.Home, "gemini-hooks.json"), log, geminiHooks)
+	b, _ = os.ReadFile(tmp)
+	var h struct{ Hooks map[string]any }
+	_ = json.Unmarshal(b, &h)
+	hooks = h.Hooks
+	settings["hooks"] = hooks
+	b, _ = json.MarshalIndent(settings, "", "  ")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRecordGeminiPermission: the Gemini CLI TUI in its default approval
-// mode, hooks from a system settings file; a `touch` tool call allowed
+// mode, hooks in the user settings; a `touch` tool call allowed
 // with Enter, a second denied with Escape; /quit.
 func TestRecordGeminiPermission(t *testing.T) {
 	mock, err := mockmodel.Start(mockmodel.Config{Reply: "Plain answer.", ToolReply: "The tool ran.", ToolCommand: "touch attention-file.txt"})
@@ -302,7 +324,7 @@ func TestRecordGeminiPermission(t *testing.T) {
 	t.Cleanup(func() { _ = mock.Close() })
 	env := testharness.NewHarnessEnv(t, mock)
 	log := filepath.Join(env.Home, "hooks.jsonl")
-	env.Setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", writeHooks(t, filepath.Join(env.Home, "system-settings.json"), log, geminiHooks))
+	addGeminiHooks(t, env, log)
 	term := testharness.StartTerminal(t, env.Command(testharness.GeminiBin(t), "-m", testharness.GeminiModel), 120, 40)
 	testharness.GeminiScreenReady(t, term, 0)
 
@@ -314,7 +336,16 @@ func TestRecordGeminiPermission(t *testing.T) {
 	waitHook(t, term, log, "AfterAgent", "", 1)
 	time.Sleep(2 * time.Second)
 
-	typePrompt(t, term, "RUN_TOOL deny 2")
+	// The TUI drops an Enter typed while it still draws the finished turn:
+	// Enter again until the turn starts.
+	term.Type("RUN_TOOL deny 2")
+	if err := term.WaitFor("RUN_TOOL deny 2", recordWait); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; countHook(log, "BeforeAgent", "") < 2 && i < 10; i++ {
+		term.Type("\r")
+		time.Sleep(2 * time.Second)
+	}
 	waitHook(t, term, log, "Notification", "ToolPermission", 2)
 	time.Sleep(2 * time.Second)
 	answer(t, term, log, "escape", "\x1b")

@@ -113,3 +113,25 @@ func TestRecordedCodexSandboxDenied(t *testing.T) {
 	tr, start := replay(t, "codex-sandbox-denied.hooks.jsonl", ClaudeHook)
 	checkEpisodes(t, tr, start, goldenCodexSandboxDenied)
 }
+
+// TestRecordedGeminiPermission: Gemini CLI 0.61 in its default approval
+// mode, a `touch` allowed with Enter, a second denied with Escape (no hook
+// follows that denial, not even AfterAgent).
+func TestRecordedGeminiPermission(t *testing.T) {
+	tr, start := replay(t, "gemini-permission.hooks.jsonl", GeminiHook)
+	checkEpisodes(t, tr, start, goldenGeminiPermission)
+}
+
+// TestRecordedScreens: the screens recorded up to the first answer show
+// each harness's permission dialog to its screen rules.
+func TestRecordedScreens(t *testing.T) {
+	for name, rules := range map[string][]ScreenRule{"claude-permission.screen.txt": ClaudeScreen, "gemini-permission.screen.txt": GeminiScreen} {
+		b, err := os.ReadFile("testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f, ok := MatchScreen(rules, string(b), t0); !ok || f.State != NeedsPermission {
+			t.Errorf("%s: no permission dialog found", name)
+		}
+	}
+}

@@ -19,6 +19,12 @@ var ClaudeScreen = []ScreenRule{
 	{Text: "Do you want to proceed?", State: NeedsPermission, Evidence: "claude:permission-dialog"},
 }
 
+// GeminiScreen is what Gemini CLI 0.61 draws in its shell tool's
+// confirmation (measured: testdata/gemini-permission.screen.txt).
+var GeminiScreen = []ScreenRule{
+	{Text: "Allow execution of [", State: NeedsPermission, Evidence: "gemini:tool-confirmation"},
+}
+
 // MatchScreen looks for the rules' text in output already stripped of
 // escape sequences (the bytes drawn since the last match) and returns a
 // screen claim for the first rule found.
