@@ -362,3 +362,94 @@ func TestRecordGeminiPermission(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// openCodeEvLog is a plugin that appends every bus event its event hook
+// receives to $ATTENTION_EVLOG as {"t_ms","event"}.
+const openCodeEvLog = `import { appendFileSync } from "node:fs";
+export const AttentionEvLog = async () => ({
+  event: async ({ event }) => {
+    try { appendFileSync(process.env.ATTENTION_EVLOG, JSON.stringify({ t_ms: Date.now(), event }) + "\n"); } catch (e) {}
+  },
+});
+`
+
+// TestRecordOpenCodePermission: the OpenCode TUI with bash set to ask and
+// a plugin that logs its bus events; a `touch` allowed with Enter, a
+// second rejected with Escape; /exit.
+func TestRecordOpenCodePermission(t *testing.T) {
+	mock, err := mockmodel.Start(mockmodel.Config{Reply: "Plain answer.", ToolReply: "The tool ran.", ToolCommand: "touch attention-file.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = mock.Close() })
+	env := testharness.NewHarnessEnv(t, mock)
+	log := filepath.Join(env.Home, "events.jsonl")
+	if err := os.WriteFile(log, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env.Setenv("ATTENTION_EVLOG", log)
+	dir := env.OpenCodeConfigDir()
+	cfgPath := filepath.Join(dir, "opencode.json")
+	var cfg map[string]any
+	b, err := os.ReadFile(cfgPath)
+	if err != nil || json.Unmarshal(b, &cfg) != nil {
+		t.Fatalf("read %s: %v", cfgPath, err)
+	}
+	cfg["permission"] = map[string]any{"bash": "ask"}
+	b, _ = json.MarshalIndent(cfg, "", "  ")
+	if err := os.WriteFile(cfgPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "plugin"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "plugin", "attention-evlog.js"), []byte(openCodeEvLog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	term := testharness.StartTerminal(t, env.Command(testharness.OpenCodeBin(t)), 120, 40)
+	testharness.OpenCodeScreenReady(t, term, 0)
+
+	typePrompt(t, term, "RUN_TOOL allow 1")
+	waitEvent(t, term, log, "permission.asked", 1)
+	time.Sleep(2 * time.Second)
+	at := len(term.Output())
+	answer(t, term, log, "enter", "\r")
+	waitEvent(t, term, log, "session.idle", 1)
+	time.Sleep(2 * time.Second)
+
+	typePrompt(t, term, "RUN_TOOL deny 2")
+	waitEvent(t, term, log, "permission.asked", 2)
+	time.Sleep(2 * time.Second)
+	answer(t, term, log, "escape", "\x1b")
+	time.Sleep(5 * time.Second)
+	testharness.OpenCodeExit(t, term)
+	if _, _, err := term.WaitTimeout(recordWait); err != nil {
+		t.Fatal(err)
+	}
+	keep(t, log, "opencode-permission.events.jsonl")
+	screen := testharness.StripANSI(term.Output()[:at])
+	if err := os.WriteFile(filepath.Join("testdata", "opencode-permission.screen.txt"), []byte(screen), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitEvent waits for n bus events of type typ in log.
+func waitEvent(t *testing.T, term *testharness.Terminal, log, typ string, n int) {
+	t.Helper()
+	count := func() int {
+		k := 0
+		for _, l := range hookLines(log) {
+			if ev, _ := l["event"].(map[string]any); ev["type"] == typ {
+				k++
+			}
+		}
+		return k
+	}
+	deadline := time.Now().Add(recordWait)
+	for count() < n {
+		if time.Now().After(deadline) || term.Exited() {
+			t.Fatalf("no %d× %s event; screen:\n%s", n, typ, testharness.StripANSI(term.Output()))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
