@@ -20,6 +20,12 @@ var (
 		{WaitingForInput, "", 1, 5048, 9416},
 		{NeedsPermission, "Confirm Shell Command: touch", 2, 9921, 13255},
 	}
+	goldenOpenCodePermission = []wantEpisode{
+		{NeedsPermission, "bash", 0, 8626, 10671},
+		{WaitingForInput, "", 0, 11770, 14321},
+		{NeedsPermission, "bash", 0, 14855, 16965},
+		{WaitingForInput, "", 0, 17117, -1},
+	}
 	goldenClaudeStopFailure = []wantEpisode{
 		{StoppedOnError, "rate_limit", 1, 467, 577},
 		{StoppedOnError, "server_error", 2, 701, 2056},

@@ -32,6 +32,7 @@ func replay(t *testing.T, name string, mapping func([]byte, time.Time) (Fact, bo
 		var line struct {
 			TMs   int64           `json:"t_ms"`
 			Stdin json.RawMessage `json:"stdin"`
+			Event json.RawMessage `json:"event"`
 			Key   string          `json:"key"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
@@ -53,7 +54,11 @@ func replay(t *testing.T, name string, mapping func([]byte, time.Time) (Fact, bo
 			tr.End(at)
 			continue
 		}
-		if fact, ok := mapping(line.Stdin, at); ok {
+		payload := line.Stdin
+		if payload == nil {
+			payload = line.Event
+		}
+		if fact, ok := mapping(payload, at); ok {
 			tr.Observe(fact)
 		}
 	}
@@ -64,7 +69,7 @@ func replay(t *testing.T, name string, mapping func([]byte, time.Time) (Fact, bo
 }
 
 // wantEpisode is an episode of a golden: offsets from the recording's
-// first line, to the millisecond.
+// first line, to the millisecond; end -1 for an episode still open.
 type wantEpisode struct {
 	kind       State
 	detail     string
@@ -81,6 +86,9 @@ func checkEpisodes(t *testing.T, tr *Tracker, start time.Time, want []wantEpisod
 	for i, w := range want {
 		e := eps[i]
 		gs, ge := e.Start.Sub(start).Milliseconds(), e.End.Sub(start).Milliseconds()
+		if e.Open() {
+			ge = -1
+		}
 		if e.Kind != w.kind || e.Detail != w.detail || e.Turn != w.turn || gs != w.start || ge != w.end || e.Source != SourceHook {
 			t.Errorf("episode %d: %s %q turn %d from %q at +%d..+%d ms, want %s %q turn %d from hook at +%d..+%d ms",
 				i+1, e.Kind, e.Detail, e.Turn, e.Source, gs, ge, w.kind, w.detail, w.turn, w.start, w.end)
@@ -125,7 +133,7 @@ func TestRecordedGeminiPermission(t *testing.T) {
 // TestRecordedScreens: the screens recorded up to the first answer show
 // each harness's permission dialog to its screen rules.
 func TestRecordedScreens(t *testing.T) {
-	for name, rules := range map[string][]ScreenRule{"claude-permission.screen.txt": ClaudeScreen, "gemini-permission.screen.txt": GeminiScreen} {
+	for name, rules := range map[string][]ScreenRule{"claude-permission.screen.txt": ClaudeScreen, "gemini-permission.screen.txt": GeminiScreen, "opencode-permission.screen.txt": OpenCodeScreen} {
 		b, err := os.ReadFile("testdata/" + name)
 		if err != nil {
 			t.Fatal(err)
@@ -134,4 +142,14 @@ func TestRecordedScreens(t *testing.T) {
 			t.Errorf("%s: no permission dialog found", name)
 		}
 	}
+}
+
+// TestRecordedOpenCodePermission: OpenCode 1.18.33 with bash set to ask,
+// its bus events from a plugin: a `touch` allowed with Enter, a second
+// rejected with Escape (permission.replied "reject"). Its events name no
+// turn start, so turns come from frames (all episodes are turn 0 here);
+// nothing ends the recording's last episode.
+func TestRecordedOpenCodePermission(t *testing.T) {
+	tr, start := replay(t, "opencode-permission.events.jsonl", OpenCodeEvent)
+	checkEpisodes(t, tr, start, goldenOpenCodePermission)
 }

@@ -25,6 +25,12 @@ var GeminiScreen = []ScreenRule{
 	{Text: "Allow execution of [", State: NeedsPermission, Evidence: "gemini:tool-confirmation"},
 }
 
+// OpenCodeScreen is what OpenCode 1.18.33's TUI draws when a tool asks
+// (measured: testdata/opencode-permission.screen.txt).
+var OpenCodeScreen = []ScreenRule{
+	{Text: "Permission required", State: NeedsPermission, Evidence: "opencode:permission-dialog"},
+}
+
 // MatchScreen looks for the rules' text in output already stripped of
 // escape sequences (the bytes drawn since the last match) and returns a
 // screen claim for the first rule found.
