@@ -2,6 +2,7 @@ package attention
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -88,4 +89,43 @@ func claudeQuestion(input json.RawMessage) string {
 	} else {
 		return Bound(q.Question)
 	}
+}
+
+// claudeTranscriptLine is the part of a Claude Code transcript line the
+// mapping reads (measured with 2.1.197:
+// testdata/claude-stopfailure.transcript.jsonl).
+type claudeTranscriptLine struct {
+	Type        string    `json:"type"`
+	Timestamp   time.Time `json:"timestamp"`
+	IsAPIError  bool      `json:"isApiErrorMessage"`
+	Error       string    `json:"error"`
+	ErrorStatus int       `json:"apiErrorStatus"`
+	Message     struct {
+		StopReason string `json:"stop_reason"`
+	} `json:"message"`
+}
+
+// ClaudeTranscript maps one line of a Claude Code transcript to a fact
+// observed at the line's timestamp; ok is false for lines that say
+// nothing about attention. An API error is an assistant line with
+// isApiErrorMessage, its error kind (StopFailure's) and HTTP status; an
+// assistant line with stop_reason end_turn ends the turn.
+func ClaudeTranscript(line []byte) (Fact, bool) {
+	var l claudeTranscriptLine
+	if json.Unmarshal(line, &l) != nil || l.Type != "assistant" {
+		return Fact{}, false
+	}
+	f := Fact{At: l.Timestamp, Source: SourceTranscript}
+	switch {
+	case l.IsAPIError:
+		f.Kind, f.State, f.Evidence, f.Detail = Claim, StoppedOnError, "transcript:api_error", Bound(l.Error)
+		if l.ErrorStatus != 0 {
+			f.Detail = Bound(fmt.Sprintf("%s (%d)", l.Error, l.ErrorStatus))
+		}
+	case l.Message.StopReason == "end_turn":
+		f.Kind, f.Evidence = TurnEnded, "transcript:end_turn"
+	default:
+		return Fact{}, false
+	}
+	return f, true
 }

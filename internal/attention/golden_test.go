@@ -26,8 +26,11 @@ var (
 		{NeedsPermission, "bash", 0, 14855, 16965},
 		{WaitingForInput, "", 0, 17117, -1},
 	}
+	goldenOpenCodeError = []wantEpisode{
+		{StoppedOnError, "APIError (429)", 0, 13997, -1},
+	}
 	goldenClaudeStopFailure = []wantEpisode{
-		{StoppedOnError, "rate_limit", 1, 467, 577},
-		{StoppedOnError, "server_error", 2, 701, 2056},
+		{StoppedOnError, "rate_limit", 1, 559, 709},
+		{StoppedOnError, "server_error", 2, 880, 2196},
 	}
 )

@@ -2,6 +2,7 @@ package attention
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -19,6 +20,9 @@ type openCodeEvent struct {
 		} `json:"questions"`
 		Error *struct {
 			Name string `json:"name"`
+			Data struct {
+				StatusCode int `json:"statusCode"`
+			} `json:"data"`
 		} `json:"error"`
 		Status *struct {
 			Type string `json:"type"`
@@ -30,8 +34,9 @@ type openCodeEvent struct {
 // fact; ok is false for events that say nothing about attention.
 // permission.asked / question.asked open a dialog, their .replied (and
 // question.rejected) close it; session.error stops the turn on an error
-// (its name: ProviderAuthError, APIError, …); session.status busy is
-// work, idle ends the turn. The v2 family (permission.v2.*,
+// (detail: its name and HTTP status, "APIError (429)"; never its message
+// or body); session.status busy is work (retry too: it retries by
+// itself), idle ends the turn. The v2 family (permission.v2.*,
 // question.v2.*) maps alike.
 func OpenCodeEvent(payload []byte, at time.Time) (Fact, bool) {
 	var e openCodeEvent
@@ -60,6 +65,9 @@ func OpenCodeEvent(payload []byte, at time.Time) (Fact, bool) {
 			return Fact{}, false // an abort the person asked for is no error
 		}
 		f.State, f.Detail = StoppedOnError, Bound(p.Error.Name)
+		if c := p.Error.Data.StatusCode; c != 0 {
+			f.Detail = Bound(fmt.Sprintf("%s (%d)", p.Error.Name, c))
+		}
 	case "session.status":
 		if p.Status == nil {
 			return Fact{}, false

@@ -2,8 +2,10 @@ package attention
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
+	"sort"
 	"testing"
 	"time"
 )
@@ -79,6 +81,12 @@ type wantEpisode struct {
 
 func checkEpisodes(t *testing.T, tr *Tracker, start time.Time, want []wantEpisode) {
 	t.Helper()
+	checkEpisodesFrom(t, tr, start, SourceHook, want)
+}
+
+// checkEpisodesFrom checks episodes whose source is src.
+func checkEpisodesFrom(t *testing.T, tr *Tracker, start time.Time, src Source, want []wantEpisode) {
+	t.Helper()
 	eps := tr.Episodes()
 	if len(eps) != len(want) {
 		t.Fatalf("%d episodes, want %d: %+v", len(eps), len(want), eps)
@@ -89,9 +97,9 @@ func checkEpisodes(t *testing.T, tr *Tracker, start time.Time, want []wantEpisod
 		if e.Open() {
 			ge = -1
 		}
-		if e.Kind != w.kind || e.Detail != w.detail || e.Turn != w.turn || gs != w.start || ge != w.end || e.Source != SourceHook {
-			t.Errorf("episode %d: %s %q turn %d from %q at +%d..+%d ms, want %s %q turn %d from hook at +%d..+%d ms",
-				i+1, e.Kind, e.Detail, e.Turn, e.Source, gs, ge, w.kind, w.detail, w.turn, w.start, w.end)
+		if e.Kind != w.kind || e.Detail != w.detail || e.Turn != w.turn || gs != w.start || ge != w.end || e.Source != src {
+			t.Errorf("episode %d: %s %q turn %d from %q at +%d..+%d ms, want %s %q turn %d from %q at +%d..+%d ms",
+				i+1, e.Kind, e.Detail, e.Turn, e.Source, gs, ge, w.kind, w.detail, w.turn, src, w.start, w.end)
 		}
 	}
 }
@@ -152,4 +160,92 @@ func TestRecordedScreens(t *testing.T) {
 func TestRecordedOpenCodePermission(t *testing.T) {
 	tr, start := replay(t, "opencode-permission.events.jsonl", OpenCodeEvent)
 	checkEpisodes(t, tr, start, goldenOpenCodePermission)
+}
+
+// TestRecordedErrors: each TUI's model endpoint answered 429. Codex: no
+// hook after the prompt; its rollout's task_complete carries the error.
+// OpenCode: five retries (session.status retry), then session.error.
+// Gemini CLI: 20 s later it was still retrying and no hook had said a
+// thing: the session looks busy.
+func TestRecordedErrors(t *testing.T) {
+	tr, start := replay(t, "codex-error.hooks.jsonl", ClaudeHook)
+	if len(tr.Episodes()) != 0 || tr.Current().State != Working || tr.Turn() != 1 {
+		t.Fatalf("codex hooks alone: %+v %+v", tr.Current(), tr.Episodes())
+	}
+	b, err := os.ReadFile("testdata/codex-error.rollout.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, ok := CodexRollout(bytes.TrimSpace(b))
+	if !ok {
+		t.Fatal("the rollout's task_complete maps to nothing")
+	}
+	tr.Observe(f)
+	checkEpisodesFrom(t, tr, start, SourceTranscript, []wantEpisode{{StoppedOnError, "response_too_many_failed_attempts (429)", 1, f.At.Sub(start).Milliseconds(), -1}})
+	if d := f.At.Sub(start); d < 0 || d > 5*time.Second {
+		t.Errorf("the rollout's error is %v after the first hook", d)
+	}
+
+	tr, start = replay(t, "opencode-error.events.jsonl", OpenCodeEvent)
+	checkEpisodes(t, tr, start, goldenOpenCodeError)
+
+	tr, _ = replay(t, "gemini-error.hooks.jsonl", GeminiHook)
+	if len(tr.Episodes()) != 0 || tr.Current().State != Working {
+		t.Errorf("gemini: %+v %+v", tr.Current(), tr.Episodes())
+	}
+}
+
+// TestRecordedClaudeTranscriptError: the transcript of the StopFailure
+// recording says the same errors (source transcript), 40 ms before the
+// hook is called. Merged with the hooks by time, each episode opens on the
+// transcript's line (its start, its detail with the HTTP status) and the
+// hook then takes it over as the more trusted source; there are no more
+// episodes than the hooks alone give.
+func TestRecordedClaudeTranscriptError(t *testing.T) {
+	b, err := os.ReadFile("testdata/claude-stopfailure.transcript.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var facts []Fact
+	for _, l := range bytes.Split(b, []byte("\n")) {
+		if f, ok := ClaudeTranscript(l); ok {
+			facts = append(facts, f)
+		}
+	}
+	if len(facts) != 2 || facts[0].Detail != "rate_limit (429)" || facts[1].Detail != "server_error (500)" || facts[0].State != StoppedOnError {
+		t.Fatalf("transcript facts %+v", facts)
+	}
+	tr, start := replayClaude(t, "claude-stopfailure.hooks.jsonl")
+	hookEps := tr.Episodes()
+	// Replay again with the transcript's facts merged in time order.
+	merged := NewTracker(start)
+	var all []Fact
+	data, _ := os.ReadFile("testdata/claude-stopfailure.hooks.jsonl")
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		var line struct {
+			TMs   int64           `json:"t_ms"`
+			Stdin json.RawMessage `json:"stdin"`
+		}
+		if json.Unmarshal(l, &line) != nil {
+			continue
+		}
+		if f, ok := ClaudeHook(line.Stdin, time.UnixMilli(line.TMs).UTC()); ok {
+			all = append(all, f)
+		}
+	}
+	all = append(all, facts...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].At.Before(all[j].At) })
+	for _, f := range all {
+		merged.Observe(f)
+	}
+	eps := merged.Episodes()
+	if len(eps) != len(hookEps) {
+		t.Fatalf("merged episodes %+v, hooks alone %+v", eps, hookEps)
+	}
+	for i := range eps {
+		if eps[i].Kind != StoppedOnError || eps[i].Source != SourceHook || eps[i].Detail != facts[i].Detail ||
+			!eps[i].Start.Equal(facts[i].At) || !facts[i].At.Before(hookEps[i].Start) {
+			t.Errorf("merged episode %d: %+v (hooks alone: %+v)", i+1, eps[i], hookEps[i])
+		}
+	}
 }
