@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,11 +24,20 @@ import (
 // the model endpoint of the error recordings. Its body is each API's
 // error document.
 func failingModel(t *testing.T, status int) *httptest.Server {
+	s, _ := countingFailingModel(t, status)
+	return s
+}
+
+// countingFailingModel is failingModel with the count of model requests
+// it answered.
+func countingFailingModel(t *testing.T, status int) (*httptest.Server, *atomic.Int32) {
 	t.Helper()
+	var n atomic.Int32
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodHead || r.Method == http.MethodGet {
 			return
 		}
+		n.Add(1)
 		w.Header().Set("Content-Type", "application/json")
 		if status == http.StatusTooManyRequests {
 			w.Header().Set("retry-after", "1")
@@ -40,7 +50,7 @@ func failingModel(t *testing.T, status int) *httptest.Server {
 		fmt.Fprintf(w, `{"type":"error","error":{"type":"rate_limit_error","message":"mock %d"}}`, status)
 	}))
 	t.Cleanup(s.Close)
-	return s
+	return s, &n
 }
 
 // replaceInFile replaces old with new in the file p.
@@ -141,4 +151,38 @@ func keepErrorRun(t *testing.T, term *testharness.Terminal, at int, log, logName
 		screen = strings.ToValidUTF8(screen[len(screen)-4000:], "")
 	}
 	writeTestdata(t, screenName, screen)
+}
+
+// TestRecordGeminiRetriesEnd: Gemini CLI with its model endpoint answering
+// 429 until its retries end (up to 10 attempts, 5 s to 30 s apart: minutes),
+// or 7 minutes; what its hooks and the end of its screen then say is kept
+// as testdata/gemini-error-end.hooks.jsonl and .screen.txt.
+func TestRecordGeminiRetriesEnd(t *testing.T) {
+	mock, _ := mockmodel.Start(mockmodel.Config{})
+	t.Cleanup(func() { _ = mock.Close() })
+	fail, requests := countingFailingModel(t, http.StatusTooManyRequests)
+	env := testharness.NewHarnessEnv(t, mock)
+	env.Setenv("GOOGLE_GEMINI_BASE_URL", fail.URL)
+	log := filepath.Join(env.Home, "hooks.jsonl")
+	addGeminiHooks(t, env, log)
+	term := testharness.StartTerminal(t, env.Command(testharness.GeminiBin(t), "-m", testharness.GeminiModel), 120, 40)
+	testharness.GeminiScreenReady(t, term, 0)
+	at := len(term.Output())
+	typePrompt(t, term, "hello 429")
+	begin := time.Now()
+	for time.Since(begin) < 7*time.Minute && countHook(log, "AfterAgent", "") == 0 && !strings.Contains(screenSince(term, at), "✕") {
+		time.Sleep(time.Second)
+	}
+	time.Sleep(3 * time.Second)
+	t.Logf("%d model requests in %v", requests.Load(), time.Since(begin).Round(time.Second))
+	keepErrorRun(t, term, at, log, "gemini-error-end.hooks.jsonl", "gemini-error-end.screen.txt")
+	term.Type("/quit")
+	time.Sleep(time.Second)
+	term.Type("\r")
+	_, _, _ = term.WaitTimeout(recordWait)
+}
+
+// screenSince is the screen drawn since byte at, escapes stripped.
+func screenSince(term *testharness.Terminal, at int) string {
+	return testharness.StripANSI(term.Output()[at:])
 }

@@ -165,8 +165,9 @@ func TestRecordedOpenCodePermission(t *testing.T) {
 // TestRecordedErrors: each TUI's model endpoint answered 429. Codex: no
 // hook after the prompt; its rollout's task_complete carries the error.
 // OpenCode: five retries (session.status retry), then session.error.
-// Gemini CLI: 20 s later it was still retrying and no hook had said a
-// thing: the session looks busy.
+// Gemini CLI: 20 s later, and again 7 minutes later (22 model requests),
+// it was still retrying and no hook had said a thing: the session looks
+// busy.
 func TestRecordedErrors(t *testing.T) {
 	tr, start := replay(t, "codex-error.hooks.jsonl", ClaudeHook)
 	if len(tr.Episodes()) != 0 || tr.Current().State != Working || tr.Turn() != 1 {
@@ -189,9 +190,11 @@ func TestRecordedErrors(t *testing.T) {
 	tr, start = replay(t, "opencode-error.events.jsonl", OpenCodeEvent)
 	checkEpisodes(t, tr, start, goldenOpenCodeError)
 
-	tr, _ = replay(t, "gemini-error.hooks.jsonl", GeminiHook)
-	if len(tr.Episodes()) != 0 || tr.Current().State != Working {
-		t.Errorf("gemini: %+v %+v", tr.Current(), tr.Episodes())
+	for _, name := range []string{"gemini-error.hooks.jsonl", "gemini-error-end.hooks.jsonl"} {
+		tr, _ = replay(t, name, GeminiHook)
+		if len(tr.Episodes()) != 0 || tr.Current().State != Working {
+			t.Errorf("%s: %+v %+v", name, tr.Current(), tr.Episodes())
+		}
 	}
 }
 
