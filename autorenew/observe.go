@@ -18,7 +18,7 @@ import (
 //   - Frames: the top-level frames open, by telemetry_summary frame_id
 //     (frame.opening or frame.opened opens one; only its frame.ended
 //     closes it — a frame.ending is not yet between turns, as the
-//     recorded Codex stream shows with a reading between the two;
+//     recorded streams show with a reading between the two;
 //     frames with a parent_frame_id are nested in an open one and not
 //     counted), and the at_epoch_s of the last frame.ended of the
 //     conversation.

@@ -43,7 +43,10 @@ import (
 //   - TUIs and renewals: each harness's TUI from launch to
 //     session.started, its exit to lifeloop's, and renewals (resume,
 //     fresh) until the new harness takes keys, LIFELOOP_BENCH_RENEWALS of
-//     each (default 3; renew_bench_test.go).
+//     each (default 3; renew_bench_test.go);
+//   - the renewal policy: a person's cost of a policy renewal per
+//     harness, and the context it saves on a scripted 30-turn Claude
+//     Code session (autorenew_bench_test.go).
 //
 // Peak RSS is read through /usr/bin/time when it exists: a child started
 // by a Go process inherits the parent's RSS in its Maxrss (vfork), the
@@ -86,6 +89,7 @@ func BenchmarkSummary(b *testing.B) {
 		t.idle(ll, idle)
 		t.oneShots(ll)
 		t.renewals()
+		t.autorenewals()
 		t.print(os.Stdout)
 	}
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/lifeloop/lifeloop/autorenew"
 	"io"
 	"strconv"
 	"strings"
@@ -40,7 +41,8 @@ func sessionsCommand(e *env) *ucli.Command {
 			"NO_COLOR is set.\n\n" +
 			"Otherwise (a pipe, a file): every session as id, state, adapter, start time (UTC),\n" +
 			"wrapper pid and the wrapped command. --json prints the session records\n" +
-			"(session.json) as one JSON array. Sessions whose session.json cannot be read are\n" +
+			"(session.json) as one JSON array, each with \"autorenew\", the state of the renewal policy\n" +
+			"client that follows it (autorenew.json), when one does. Sessions whose session.json cannot be read are\n" +
 			"reported on stderr and left out.",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
@@ -81,10 +83,7 @@ func sessionsRun(_ context.Context, e *env, o sessionsOptions) error {
 		}
 	}
 	if o.JSON {
-		if recs == nil {
-			recs = []statedir.SessionRecord{}
-		}
-		return writeIndentedJSON(e.Out, recs)
+		return writeIndentedJSON(e.Out, sessionsJSON(root, recs))
 	}
 	if len(recs) == 0 {
 		_, err := fmt.Fprintf(e.Out, "no sessions in %s\n", root)
@@ -156,4 +155,25 @@ func sessionsHuman(e *env, root string, recs []statedir.SessionRecord, all bool)
 		sums = append(sums, s)
 	}
 	return writeSessionsHuman(e.Out, sums, len(recs)-len(sums), e.Now(), e.Getenv("HOME"), e.painter())
+}
+
+// sessionJSON is one session as `sessions --json` prints it: its record,
+// and the state of the renewal policy client that follows it
+// (autorenew.json) when one does or did.
+type sessionJSON struct {
+	statedir.SessionRecord
+	Autorenew *autorenew.State `json:"autorenew,omitempty"`
+}
+
+// sessionsJSON is the array `sessions --json` prints (never null).
+func sessionsJSON(root string, recs []statedir.SessionRecord) []sessionJSON {
+	out := make([]sessionJSON, 0, len(recs))
+	for _, rec := range recs {
+		s := sessionJSON{SessionRecord: rec}
+		if st, err := autorenew.ReadState(autorenew.StatePath(statedir.SessionDir(root, rec.ID))); err == nil {
+			s.Autorenew = &st
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -86,7 +86,7 @@ func (s *Server) serveMessages(w http.ResponseWriter, r *http.Request, body []by
 	if len(req.Tools) == 0 {
 		kind = "claude-side"
 	} else {
-		usage = s.nextUsage()
+		usage = s.usageFor(body)
 		turn = claudeTurn(req, s.cfg.ToolTrigger)
 	}
 	s.record(r, body, kind)

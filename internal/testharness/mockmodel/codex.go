@@ -63,7 +63,7 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, body []b
 	if len(req.Tools) == 0 {
 		kind = "codex-side"
 	} else {
-		usage = s.nextUsage()
+		usage = s.usageFor(body)
 		turn = codexTurn(req, s.cfg.ToolTrigger)
 	}
 	s.record(r, body, kind)

@@ -135,7 +135,7 @@ func (s *Server) serveGemini(w http.ResponseWriter, r *http.Request, body []byte
 	turn := "text"
 	if len(req.Tools) > 0 {
 		kind = KindGemini
-		usage = s.nextUsage()
+		usage = s.usageFor(body)
 		turn = geminiTurn(req, s.cfg.ToolTrigger)
 	}
 	s.record(r, body, kind)

@@ -21,6 +21,9 @@
 // is the result of a tool call the reply is Config.ToolReply. Otherwise the
 // reply is Config.Reply.
 //
+// A request whose body contains Config.HoldTrigger waits for
+// Server.Release before it is answered, so a turn can be held open.
+//
 // Usage numbers are taken from Config.UsageSequence, one entry per
 // conversation response (requests that offer tools; side requests such as
 // title generation do not consume entries), then Config.Usage once the
@@ -101,6 +104,15 @@ type Config struct {
 	// or a string when it is not JSON), so a person or script can see
 	// where a marker landed. It is written under the server's lock.
 	BodyLog io.Writer
+	// HoldTrigger, when set, holds every model request whose body
+	// contains it (the turn stays open) until Server.Release; Held counts
+	// the requests held so far. Empty: nothing is held.
+	HoldTrigger string
+	// BytesPerToken, when positive, makes a conversation response report
+	// the request's own size as its input: InputTokens is the body's
+	// length divided by it (cache tokens 0), so the pressure a harness
+	// sees grows with its conversation and falls when it starts afresh.
+	BytesPerToken int
 }
 
 // Request is one recorded request.
@@ -130,6 +142,10 @@ type Server struct {
 	usageIdx int
 	seq      int
 	idPrefix string
+
+	held     int
+	release  chan struct{}
+	released sync.Once
 }
 
 // Start listens on cfg.Addr (default 127.0.0.1:0) and serves until Close.
@@ -167,7 +183,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
-	s := &Server{cfg: cfg, ln: ln, done: make(chan struct{}), idPrefix: hex.EncodeToString(rnd[:])}
+	s := &Server{cfg: cfg, ln: ln, done: make(chan struct{}), idPrefix: hex.EncodeToString(rnd[:]), release: make(chan struct{})}
 	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(s.done)
@@ -183,6 +199,7 @@ func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 // Close stops the server and waits for its serve loop to end. It is
 // idempotent; open streams are cut.
 func (s *Server) Close() error {
+	s.Release()
 	err := s.http.Close()
 	<-s.done
 	if errors.Is(err, http.ErrServerClosed) {
@@ -256,6 +273,18 @@ func (s *Server) nextUsage() Usage {
 	return s.cfg.Usage
 }
 
+// usageFor is the usage of the conversation response to a request with
+// body: the next scripted usage, its input sized from the body when
+// Config.BytesPerToken is set.
+func (s *Server) usageFor(body []byte) Usage {
+	u := s.nextUsage()
+	if s.cfg.BytesPerToken > 0 {
+		u.InputTokens = len(body) / s.cfg.BytesPerToken
+		u.CacheCreationInputTokens, u.CacheReadInputTokens = 0, 0
+	}
+	return u
+}
+
 // nextID returns a unique suffix for message, item and call ids.
 func (s *Server) nextID() string {
 	s.mu.Lock()
@@ -271,12 +300,44 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "mockmodel: read body: "+err.Error(), http.StatusBadRequest)
 		return
 	}
+	s.hold(r, body)
 	kind, status := s.route(w, r, body)
 	s.logBody(r, body, kind)
 	if s.cfg.Logger != nil {
 		s.cfg.Logger.Info("mockmodel request", "method", r.Method, "path", r.URL.Path, "kind", kind, "status", status)
 	}
 }
+
+// hold waits for Release when the request's body contains
+// Config.HoldTrigger, or until the request is cancelled.
+func (s *Server) hold(r *http.Request, body []byte) {
+	if s.cfg.HoldTrigger == "" || !bytes.Contains(body, []byte(s.cfg.HoldTrigger)) {
+		return
+	}
+	select {
+	case <-s.release:
+		return
+	default:
+	}
+	s.mu.Lock()
+	s.held++
+	s.mu.Unlock()
+	select {
+	case <-s.release:
+	case <-r.Context().Done():
+	}
+}
+
+// Held is how many requests Config.HoldTrigger has held so far.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
+}
+
+// Release answers the held requests and holds none after; it is
+// idempotent.
+func (s *Server) Release() { s.released.Do(func() { close(s.release) }) }
 
 func (s *Server) route(w http.ResponseWriter, r *http.Request, body []byte) (kind string, status int) {
 	switch {
