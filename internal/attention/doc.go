@@ -15,7 +15,9 @@
 // typed while a dialog waits are not claims: they end the episode whatever
 // its source (a new turn, a finished turn, the person answered).
 //
-// The per-harness mappings (ClaudeHook, GeminiHook, OpenCodeEvent) turn
-// payloads measured from the pinned binaries into Facts; docs/attention.md
-// lists what each harness offers and how it was established.
+// The per-harness mappings are the plug-ins' (adapters.AttentionReader):
+// they turn signals measured from the pinned binaries into Facts;
+// docs/attention.md lists what each harness offers and how it was
+// established. This package is groundwork: the product does not use it
+// yet.
 package attention

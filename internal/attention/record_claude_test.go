@@ -91,7 +91,7 @@ func TestRecordClaudePermission(t *testing.T) {
 	}
 	keep(t, log, "claude-permission.hooks.jsonl")
 	screen := testharness.StripANSI(term.Output()[:at])
-	if err := os.WriteFile(filepath.Join("testdata", "claude-permission.screen.txt"), []byte(screen), 0o644); err != nil {
+	if err := os.WriteFile(recording("claude-permission.screen.txt"), []byte(screen), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -25,7 +25,7 @@ var codexHooks = []string{"SessionStart", "UserPromptSubmit", "PreToolUse", "Pos
 // Codex 0.169 refuses approval_policy "untrusted", and on-request asks only
 // when the model requests escalation, which the mock's exec_command call
 // does not: the sandbox refuses the call and nothing is asked (recorded as
-// testdata/codex-sandbox-denied.hooks.jsonl).
+// adapters/codex/testdata/attention/codex-sandbox-denied.hooks.jsonl).
 func TestRecordCodexApproval(t *testing.T) {
 	mock, err := mockmodel.Start(mockmodel.Config{Reply: "Plain answer.", ToolReply: "The tool ran.", ToolCommand: "touch attention-file.txt"})
 	if err != nil {
@@ -127,7 +127,7 @@ func TestRecordGeminiPermission(t *testing.T) {
 	}
 	keep(t, log, "gemini-permission.hooks.jsonl")
 	screen := testharness.StripANSI(term.Output()[:at])
-	if err := os.WriteFile(filepath.Join("testdata", "gemini-permission.screen.txt"), []byte(screen), 0o644); err != nil {
+	if err := os.WriteFile(recording("gemini-permission.screen.txt"), []byte(screen), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -197,7 +197,7 @@ func TestRecordOpenCodePermission(t *testing.T) {
 	}
 	keep(t, log, "opencode-permission.events.jsonl")
 	screen := testharness.StripANSI(term.Output()[:at])
-	if err := os.WriteFile(filepath.Join("testdata", "opencode-permission.screen.txt"), []byte(screen), 0o644); err != nil {
+	if err := os.WriteFile(recording("opencode-permission.screen.txt"), []byte(screen), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -68,7 +68,7 @@ func replaceInFile(t *testing.T, p, old, new string) {
 // TestRecordErrors: each TUI's model endpoint answers 429; a prompt; what
 // its hooks or events, its files (Codex: the rollout's task_complete) and
 // the end of its screen say 20 s later is kept as
-// testdata/<harness>-error.{hooks,events,rollout}.jsonl and -error.screen.txt.
+// adapters/<harness>/testdata/attention/<harness>-error.{hooks,events,rollout}.jsonl and -error.screen.txt.
 func TestRecordErrors(t *testing.T) {
 	const settle = 20 * time.Second
 	t.Run("codex", func(t *testing.T) {
@@ -156,7 +156,7 @@ func keepErrorRun(t *testing.T, term *testharness.Terminal, at int, log, logName
 // TestRecordGeminiRetriesEnd: Gemini CLI with its model endpoint answering
 // 429 until its retries end (up to 10 attempts, 5 s to 30 s apart: minutes),
 // or 7 minutes; what its hooks and the end of its screen then say is kept
-// as testdata/gemini-error-end.hooks.jsonl and .screen.txt.
+// as adapters/gemini/testdata/attention/gemini-error-end.hooks.jsonl and .screen.txt.
 func TestRecordGeminiRetriesEnd(t *testing.T) {
 	mock, _ := mockmodel.Start(mockmodel.Config{})
 	t.Cleanup(func() { _ = mock.Close() })

@@ -2,7 +2,7 @@
 
 package attention
 
-// The recorders of testdata: real harness TUIs, offline against the mock
+// The recorders of the recordings (adapters/<harness>/testdata/attention/): real harness TUIs, offline against the mock
 // model (or a failing endpoint), with hooks or a plugin that append each
 // payload and the time it arrived to a file, and the keys typed to answer
 // a dialog. They run only on demand:
@@ -19,7 +19,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -104,7 +103,7 @@ func keep(t *testing.T, src, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := filepath.Join("testdata", name)
+	out := recording(name)
 	if err := os.WriteFile(out, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +142,8 @@ func waitEvent(t *testing.T, term *testharness.Terminal, log, typ string, n int)
 
 func writeTestdata(t *testing.T, name, data string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join("testdata", name), []byte(data), 0o644); err != nil {
+	if err := os.WriteFile(recording(name), []byte(data), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("wrote testdata/%s (%d bytes)", name, len(data))
+	t.Logf("wrote %s (%d bytes)", name, len(data))
 }

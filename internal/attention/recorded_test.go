@@ -5,23 +5,46 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/claude"
+	"github.com/lifeloop/lifeloop/adapters/codex"
+	"github.com/lifeloop/lifeloop/adapters/gemini"
+	"github.com/lifeloop/lifeloop/adapters/opencode"
 )
 
+// The plug-ins whose attention mappings the recordings go through.
+var (
+	claudeReader   adapters.AttentionReader = claude.Harness{}
+	codexReader    adapters.AttentionReader = codex.Harness{}
+	geminiReader   adapters.AttentionReader = gemini.Harness{}
+	openCodeReader adapters.AttentionReader = opencode.Harness{}
+)
+
+// recording is the path of a recorded file: it lives with its harness's
+// plug-in, adapters/<harness>/testdata/attention/<harness>-….
+func recording(name string) string {
+	harness, _, _ := strings.Cut(name, "-")
+	return filepath.Join("..", "..", "adapters", harness, "testdata", "attention", name)
+}
+
 // replayClaude feeds a recording of testdata (hook payloads, and the keys
-// the recorder typed to answer a dialog) through ClaudeHook into a
+// the recorder typed to answer a dialog) through the Claude plug-in's AttentionEvent into a
 // tracker, as a reader without frame receipts would: turn boundaries come
 // from the hooks. SessionEnd ends the tracker.
 func replayClaude(t *testing.T, name string) (*Tracker, time.Time) {
-	return replay(t, name, ClaudeHook)
+	return replay(t, name, claudeReader.AttentionEvent)
 }
 
 // replay feeds a recording through mapping.
 func replay(t *testing.T, name string, mapping func([]byte, time.Time) (Fact, bool)) (*Tracker, time.Time) {
 	t.Helper()
-	f, err := os.Open("testdata/" + name)
+	f, err := os.Open(recording(name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +149,7 @@ func TestRecordedClaudeStopFailure(t *testing.T) {
 // a read-only sandbox asked nothing: the sandbox refused the tool call and
 // the turn ended (the keys typed after each turn answered no dialog).
 func TestRecordedCodexSandboxDenied(t *testing.T) {
-	tr, start := replay(t, "codex-sandbox-denied.hooks.jsonl", ClaudeHook)
+	tr, start := replay(t, "codex-sandbox-denied.hooks.jsonl", codexReader.AttentionEvent)
 	checkEpisodes(t, tr, start, goldenCodexSandboxDenied)
 }
 
@@ -134,15 +157,15 @@ func TestRecordedCodexSandboxDenied(t *testing.T) {
 // mode, a `touch` allowed with Enter, a second denied with Escape (no hook
 // follows that denial, not even AfterAgent).
 func TestRecordedGeminiPermission(t *testing.T) {
-	tr, start := replay(t, "gemini-permission.hooks.jsonl", GeminiHook)
+	tr, start := replay(t, "gemini-permission.hooks.jsonl", geminiReader.AttentionEvent)
 	checkEpisodes(t, tr, start, goldenGeminiPermission)
 }
 
 // TestRecordedScreens: the screens recorded up to the first answer show
 // each harness's permission dialog to its screen rules.
 func TestRecordedScreens(t *testing.T) {
-	for name, rules := range map[string][]ScreenRule{"claude-permission.screen.txt": ClaudeScreen, "gemini-permission.screen.txt": GeminiScreen, "opencode-permission.screen.txt": OpenCodeScreen} {
-		b, err := os.ReadFile("testdata/" + name)
+	for name, rules := range map[string][]ScreenRule{"claude-permission.screen.txt": claudeReader.AttentionScreen(), "gemini-permission.screen.txt": geminiReader.AttentionScreen(), "opencode-permission.screen.txt": openCodeReader.AttentionScreen()} {
+		b, err := os.ReadFile(recording(name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,7 +181,7 @@ func TestRecordedScreens(t *testing.T) {
 // turn start, so turns come from frames (all episodes are turn 0 here);
 // nothing ends the recording's last episode.
 func TestRecordedOpenCodePermission(t *testing.T) {
-	tr, start := replay(t, "opencode-permission.events.jsonl", OpenCodeEvent)
+	tr, start := replay(t, "opencode-permission.events.jsonl", openCodeReader.AttentionEvent)
 	checkEpisodes(t, tr, start, goldenOpenCodePermission)
 }
 
@@ -169,15 +192,15 @@ func TestRecordedOpenCodePermission(t *testing.T) {
 // it was still retrying and no hook had said a thing: the session looks
 // busy.
 func TestRecordedErrors(t *testing.T) {
-	tr, start := replay(t, "codex-error.hooks.jsonl", ClaudeHook)
+	tr, start := replay(t, "codex-error.hooks.jsonl", codexReader.AttentionEvent)
 	if len(tr.Episodes()) != 0 || tr.Current().State != Working || tr.Turn() != 1 {
 		t.Fatalf("codex hooks alone: %+v %+v", tr.Current(), tr.Episodes())
 	}
-	b, err := os.ReadFile("testdata/codex-error.rollout.jsonl")
+	b, err := os.ReadFile(recording("codex-error.rollout.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, ok := CodexRollout(bytes.TrimSpace(b))
+	f, ok := codexReader.AttentionRecord(bytes.TrimSpace(b))
 	if !ok {
 		t.Fatal("the rollout's task_complete maps to nothing")
 	}
@@ -187,11 +210,11 @@ func TestRecordedErrors(t *testing.T) {
 		t.Errorf("the rollout's error is %v after the first hook", d)
 	}
 
-	tr, start = replay(t, "opencode-error.events.jsonl", OpenCodeEvent)
+	tr, start = replay(t, "opencode-error.events.jsonl", openCodeReader.AttentionEvent)
 	checkEpisodes(t, tr, start, goldenOpenCodeError)
 
 	for _, name := range []string{"gemini-error.hooks.jsonl", "gemini-error-end.hooks.jsonl"} {
-		tr, _ = replay(t, name, GeminiHook)
+		tr, _ = replay(t, name, geminiReader.AttentionEvent)
 		if len(tr.Episodes()) != 0 || tr.Current().State != Working {
 			t.Errorf("%s: %+v %+v", name, tr.Current(), tr.Episodes())
 		}
@@ -205,13 +228,13 @@ func TestRecordedErrors(t *testing.T) {
 // hook then takes it over as the more trusted source; there are no more
 // episodes than the hooks alone give.
 func TestRecordedClaudeTranscriptError(t *testing.T) {
-	b, err := os.ReadFile("testdata/claude-stopfailure.transcript.jsonl")
+	b, err := os.ReadFile(recording("claude-stopfailure.transcript.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var facts []Fact
 	for _, l := range bytes.Split(b, []byte("\n")) {
-		if f, ok := ClaudeTranscript(l); ok {
+		if f, ok := claudeReader.AttentionRecord(l); ok {
 			facts = append(facts, f)
 		}
 	}
@@ -223,7 +246,7 @@ func TestRecordedClaudeTranscriptError(t *testing.T) {
 	// Replay again with the transcript's facts merged in time order.
 	merged := NewTracker(start)
 	var all []Fact
-	data, _ := os.ReadFile("testdata/claude-stopfailure.hooks.jsonl")
+	data, _ := os.ReadFile(recording("claude-stopfailure.hooks.jsonl"))
 	for _, l := range bytes.Split(data, []byte("\n")) {
 		var line struct {
 			TMs   int64           `json:"t_ms"`
@@ -232,7 +255,7 @@ func TestRecordedClaudeTranscriptError(t *testing.T) {
 		if json.Unmarshal(l, &line) != nil {
 			continue
 		}
-		if f, ok := ClaudeHook(line.Stdin, time.UnixMilli(line.TMs).UTC()); ok {
+		if f, ok := claudeReader.AttentionEvent(line.Stdin, time.UnixMilli(line.TMs).UTC()); ok {
 			all = append(all, f)
 		}
 	}

@@ -1,54 +1,35 @@
 package attention
 
-// State is a session's attention state.
-type State string
+import "github.com/lifeloop/lifeloop/adapters"
 
-// The attention states.
+// State is a session's attention state.
+type State = adapters.AttentionState
+
+// The attention states: see adapters.AttentionState.
 const (
-	// Unknown: no evidence yet.
-	Unknown State = "unknown"
-	// Working: a turn is under way and the harness is producing.
-	Working State = "working"
-	// NeedsPermission: a tool call waits for the person's approval.
-	NeedsPermission State = "needs_permission"
-	// NeedsAnswer: the harness asked the person a question.
-	NeedsAnswer State = "needs_answer"
-	// WaitingForInput: the turn finished; the harness waits for a prompt.
-	WaitingForInput State = "waiting_for_input"
-	// StoppedOnError: the turn stopped on an error (API error, rate
-	// limit, authentication).
-	StoppedOnError State = "stopped_on_error"
+	Unknown         = adapters.AttentionUnknown
+	Working         = adapters.AttentionWorking
+	NeedsPermission = adapters.AttentionNeedsPermission
+	NeedsAnswer     = adapters.AttentionNeedsAnswer
+	WaitingForInput = adapters.AttentionWaitingForInput
+	StoppedOnError  = adapters.AttentionStoppedOnError
 )
 
-// Waiting reports whether s is a state in which the session waits for a
-// person: the states that make an Episode.
-func (s State) Waiting() bool {
-	switch s {
-	case NeedsPermission, NeedsAnswer, WaitingForInput, StoppedOnError:
-		return true
-	}
-	return false
-}
-
-// Blocking reports whether s waits for a person in the middle of a turn
-// (a dialog is open): not a safe moment to renew the session.
-func (s State) Blocking() bool { return s == NeedsPermission || s == NeedsAnswer }
-
 // Source is where a piece of evidence came from.
-type Source string
+type Source = adapters.AttentionSource
 
 // The sources, most trusted first. Frame is the wrapper's own view of the
 // session: frames opened and ended, and keys typed at its terminal.
 const (
-	SourceHook       Source = "hook"
-	SourceTranscript Source = "transcript"
-	SourceScreen     Source = "screen"
-	SourceFrame      Source = "frame"
+	SourceHook       = adapters.AttentionFromHook
+	SourceTranscript = adapters.AttentionFromTranscript
+	SourceScreen     = adapters.AttentionFromScreen
+	SourceFrame      = adapters.AttentionFromFrame
 )
 
 // trust ranks the sources of claims: higher is more trusted. Frame facts
 // are boundaries, not claims; they rank with hooks.
-func (s Source) trust() int {
+func trust(s Source) int {
 	switch s {
 	case SourceHook, SourceFrame:
 		return 3

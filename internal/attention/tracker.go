@@ -63,7 +63,7 @@ func (t *Tracker) Observe(f Fact) bool {
 		if f.State == "" || f.State == Unknown {
 			return false
 		}
-		if t.cur.State.Waiting() && f.Source.trust() < t.cur.Source.trust() {
+		if t.cur.State.Waiting() && trust(f.Source) < trust(t.cur.Source) {
 			return false // a less trusted source within the episode
 		}
 		return t.set(f, f.State)
@@ -90,7 +90,7 @@ func (t *Tracker) End(at time.Time) {
 func (t *Tracker) set(f Fact, s State) bool {
 	if s == t.cur.State {
 		changed := false
-		if f.Source.trust() > t.cur.Source.trust() {
+		if trust(f.Source) > trust(t.cur.Source) {
 			t.cur.Source, t.cur.Evidence, changed = f.Source, f.Evidence, true
 		}
 		if f.Detail != "" && t.cur.Detail == "" {

@@ -149,11 +149,11 @@ func TestBound(t *testing.T) {
 }
 
 func TestMatchScreen(t *testing.T) {
-	f, ok := MatchScreen(ClaudeScreen, " Bash command\n\n Do you want to proceed?\n ❯ 1. Yes", at(3))
+	f, ok := MatchScreen(claudeReader.AttentionScreen(), " Bash command\n\n Do you want to proceed?\n ❯ 1. Yes", at(3))
 	if !ok || f.State != NeedsPermission || f.Source != SourceScreen || !f.At.Equal(at(3)) {
 		t.Errorf("match %+v %v", f, ok)
 	}
-	if _, ok := MatchScreen(ClaudeScreen, "❯ hello", at(3)); ok {
+	if _, ok := MatchScreen(claudeReader.AttentionScreen(), "❯ hello", at(3)); ok {
 		t.Error("matched a prompt")
 	}
 }
