@@ -34,7 +34,7 @@ build: ## build bin/lifeloop, bin/lifeloop-hook (the lean hook command `run` ins
 test: ## every test with the race detector, and the macOS build and go vet once per OS beside them; installs what is missing first (the pinned harnesses, RabbitMQ, Jaeger, VictoriaLogs), so the end-to-end, fleet and OpenTelemetry tests run
 	@$(MAKE) --no-print-directory -j4 missing-harnesses missing-broker missing-jaeger missing-victorialogs
 	@log=$$(mktemp); nice -n 19 $(MAKE) --no-print-directory platforms >$$log 2>&1 & platforms=$$!; \
-	rc=0; $(GO) test -race -count=1 -timeout 30m $(TEST_PKGS) || rc=$$?; \
+	rc=0; $(GO) test -race -count=1 -timeout 60m $(TEST_PKGS) || rc=$$?; \
 	if wait $$platforms; then echo "make platforms: ok"; else echo "make platforms failed:"; cat $$log; rc=1; fi; \
 	rm -f $$log; exit $$rc
 
@@ -247,4 +247,4 @@ harnesses-latest: ## install the newest published harnesses into harnesses-lates
 	@node -p "'openclaw ' + require('./$(LATEST_DIR)/openclaw/node_modules/openclaw/package.json').version"
 
 e2e-latest: ## the end-to-end tests against the newest harnesses (needs `make harnesses-latest`)
-	LIFELOOP_HARNESS_DIR=$(CURDIR)/$(LATEST_DIR)/node_modules/.bin $(GO) test -race -count=1 -timeout 30m ./e2e/...
+	LIFELOOP_HARNESS_DIR=$(CURDIR)/$(LATEST_DIR)/node_modules/.bin $(GO) test -race -count=1 -timeout 60m ./e2e/...
