@@ -245,7 +245,10 @@ func policyLog(state, ses string) string {
 // that carries text, and returns its body.
 func waitRequest(t *testing.T, term *testharness.Terminal, mock *mockmodel.Server, kind string, n int, text string) []byte {
 	t.Helper()
-	for deadline := time.Now().Add(screenTimeout); ; time.Sleep(100 * time.Millisecond) {
+	// runTimeout, not screenTimeout: a relaunched OpenClaw that sends the
+	// note as its first message took over 2 min to send it on a loaded
+	// machine (89 s alone).
+	for deadline := time.Now().Add(runTimeout); ; time.Sleep(100 * time.Millisecond) {
 		reqs := mock.RequestsOfKind(kind)
 		for _, r := range reqs[min(n, len(reqs)):] {
 			if _, ok := requestCarries(t, r.Body, text); ok {
