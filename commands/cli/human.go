@@ -14,8 +14,8 @@ import (
 
 	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
-	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 )
 
 // The reading commands (sessions, receipts, status) print for a person
