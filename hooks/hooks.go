@@ -73,6 +73,10 @@ const (
 	RoleSubagentStop
 	// RoleSessionEnd: the session is ending.
 	RoleSessionEnd
+	// RoleAttention: no lifecycle moment (Map returns none), but an
+	// attention fact: a permission dialog, a notification, a turn stopped
+	// on an error (adapters.AttentionReader reads the call).
+	RoleAttention
 )
 
 // Hook is one hook lifeloop installs: the harness's name for it and its
@@ -149,6 +153,13 @@ func (s *Spec) known(hook string) bool {
 	}
 	_, custom := s.Custom[hook]
 	return custom || slices.Contains(s.Ignored, hook)
+}
+
+// Attends reports whether hook is installed for attention only
+// (RoleAttention).
+func (s *Spec) Attends(hook string) bool {
+	r, _ := s.role(hook)
+	return r == RoleAttention
 }
 
 // FromArgv reports whether hook's input is the call's last argument.

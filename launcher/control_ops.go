@@ -85,6 +85,7 @@ func (s *supervisor) status() control.Status {
 			st.LastKeyAt = &at
 		}
 	}
+	st.Attention = s.attentionNow()
 	now := s.cfg.Now()
 	for _, h := range s.d.Holds() {
 		ch := control.Hold{Event: h.Event, Reason: h.Reason}

@@ -93,6 +93,7 @@ func (s *supervisor) onHook(raw json.RawMessage) (hooks.HookReply, error) {
 		s.log.Info("hook: call for another thread ignored", "hook", a.Hook)
 		return hooks.HookReply{}, nil
 	}
+	s.attendHook(input)
 	var reply hooks.HookReply
 	var deliver []contract.PayloadEnvelope
 	for i, mm := range mapped.Moments {

@@ -112,7 +112,9 @@ func (s *supervisor) record(m Moment, sync bool) (SyncResult, string, error) {
 		return res, "", err
 	}
 	res.payloads = m.Payloads
+	newTurn := m.Frame != nil && m.Frame.FrameID != s.turns.openedID
 	s.turns.recorded(m, s.cfg.Now())
+	s.attendRecorded(m, newTurn, s.cfg.Now())
 	if startsProcess(m.Event, m.Summary) {
 		s.processes++
 	}

@@ -198,6 +198,8 @@ type supervisor struct {
 	companion *companion
 	// turns is when the latest turn opened and one last ended (turns.go).
 	turns turns
+	// att is whether the session waits for a person (attention.go).
+	att attending
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
 	// obs is the telemetry watcher's channel (replaced when a renewal

@@ -58,7 +58,9 @@ func isTurn(fc contract.FrameContext) bool {
 // opened, not since it ended: a TUI keeps keys typed while the model
 // works as a draft in its input box, and a renewal would throw that draft
 // away; keys typed before the opening (the prompt itself and its Enter)
-// are the turn's own. The refusal is a control.Refusal with code
+// are the turn's own. A dialog open in the harness (attention
+// needs_permission or needs_answer, attention.go) is no safe moment
+// either, whatever the frames say. The refusal is a control.Refusal with code
 // control.CodeNotBetweenTurns: nothing was recorded or stopped, and the
 // client asks again later.
 func (s *supervisor) notBetweenTurns() error {
@@ -67,6 +69,9 @@ func (s *supervisor) notBetweenTurns() error {
 			Message: "renew between turns: " + fmt.Sprintf(format, args...) + "; nothing was done: ask again once the harness is between turns"}
 	}
 	t := s.turns
+	if st, open := s.dialogOpen(); open {
+		return refuse("the harness waits for the person's answer (%s)", st)
+	}
 	switch {
 	case s.d.FrameOpen():
 		return refuse("a turn is under way")

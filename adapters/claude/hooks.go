@@ -114,10 +114,27 @@ func (h Harness) LaunchHooks(b adapters.BridgeTarget) (*hooks.Spec, []contract.E
 	spec := h.Hooks()
 	start := adapters.ArgStart(b.Argv)
 	if b.Places || !b.Telemetry || !validStart(b.Argv, start) || !isPrint(parseArgs(b.Argv[start:])) || picksSession(b.Argv) {
-		return spec, slices.Clone(bridgedFrameEvents)
+		return withAttention(spec), slices.Clone(bridgedFrameEvents)
 	}
 	spec.Hooks = slices.DeleteFunc(spec.Hooks, func(hk hooks.Hook) bool { return slices.Contains(transcriptReported, hk.Name) })
 	return spec, nil
+}
+
+// attentionHooks are the hooks a launch that a person may watch installs
+// for attention only (hooks.RoleAttention; AttentionEvent reads them): a
+// permission dialog, a notification (a dialog, an idle prompt), a turn
+// stopped on an API error. A print-mode run that lifeloop follows has no
+// person to wait for and goes without them.
+var attentionHooks = []string{"PermissionRequest", "Notification", "StopFailure"}
+
+// withAttention moves the attention hooks from spec's Ignored to its
+// Hooks.
+func withAttention(spec *hooks.Spec) *hooks.Spec {
+	spec.Ignored = slices.DeleteFunc(spec.Ignored, func(n string) bool { return slices.Contains(attentionHooks, n) })
+	for _, n := range attentionHooks {
+		spec.Hooks = append(spec.Hooks, hooks.Hook{Name: n, Role: hooks.RoleAttention})
+	}
+	return spec
 }
 
 // httpHooksSince is the oldest release lifeloop proved posting hooks over

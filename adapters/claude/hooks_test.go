@@ -185,7 +185,12 @@ func TestResponse(t *testing.T) {
 }
 
 func TestClaudeLaunchSettings(t *testing.T) {
-	spec := claude.Harness{}.Hooks()
+	spec, _ := claude.Harness{}.LaunchHooks(adapters.BridgeTarget{Argv: []string{"claude"}})
+	for _, n := range []string{"PermissionRequest", "Notification", "StopFailure"} {
+		if !slices.Contains(spec.Names(), n) {
+			t.Errorf("an interactive launch does not install %s (attention)", n)
+		}
+	}
 	data := hooks.SettingsFile(spec, []string{"/opt/my tools/lifeloop"}, nil)
 	var s struct {
 		Hooks map[string][]struct {
@@ -250,7 +255,7 @@ func TestBridgeArgs(t *testing.T) {
 // and the settings file holds what LaunchHooks says.
 func TestLaunchHooks(t *testing.T) {
 	h := claude.Harness{}
-	all := h.Hooks().Names()
+	all := append(h.Hooks().Names(), "PermissionRequest", "Notification", "StopFailure")
 	lean := []string{"PreCompact", "SubagentStop", "SessionEnd"}
 	cases := []struct {
 		name              string
@@ -273,6 +278,11 @@ func TestLaunchHooks(t *testing.T) {
 			spec, frames := h.LaunchHooks(b)
 			if got := spec.Names(); !slices.Equal(got, c.want) {
 				t.Errorf("hooks %v, want %v", got, c.want)
+			}
+			for _, n := range []string{"PermissionRequest", "Notification", "StopFailure"} {
+				if attends := spec.Attends(n); attends != (len(c.want) == len(all)) || attends == slices.Contains(spec.Ignored, n) {
+					t.Errorf("%s: attends %v, ignored %v", n, attends, slices.Contains(spec.Ignored, n))
+				}
 			}
 			wantFrames := h.BridgedFrameEvents()
 			if len(c.want) != len(all) {

@@ -211,7 +211,7 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		if live {
 			sum.SetLive(st)
 		}
-		return writeStatusBlock(e.Out, sum, orphans, policy, e.Now(), e.Getenv("HOME"), e.painter())
+		return writeStatusBlock(e.Out, sum, st.Attention, orphans, policy, e.Now(), e.Getenv("HOME"), e.painter())
 	}
 	s := st.Session
 	fmt.Fprintf(e.Out, "session   %s\nstate     %s\nadapter   %s\npid       %d\ncommand   %v\ncwd       %s\n", s.ID, s.State, s.AdapterID, s.Pid, s.Argv, s.Cwd)
@@ -223,6 +223,9 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 		fmt.Fprintf(e.Out, "live      yes (%d processes%s, %s, idle %.0fs)\n", st.Processes, usage, st.Activity, st.IdleSeconds)
 		for _, h := range st.Holding {
 			fmt.Fprintf(e.Out, "holding   %s\n", h)
+		}
+		if a := st.Attention; a != nil {
+			fmt.Fprintf(e.Out, "attention %s\n", a.String(e.Now()))
 		}
 	} else if !s.State.IsTerminal() {
 		fmt.Fprintln(e.Out, "live      no (the wrapper is gone without recording an end)")

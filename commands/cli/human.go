@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/control"
 )
 
 // The reading commands (sessions, receipts, status) print for a person
@@ -312,12 +313,12 @@ func receiptSummary(r contract.LifecycleReceipt, paint painter) string {
 // writeStatusHuman prints the short status block of one session; orphans
 // are the pids of its harness still running without a wrapper.
 func writeStatusHuman(w io.Writer, s sessionview.Summary, orphans []int, now time.Time, home string, paint painter) error {
-	return writeStatusBlock(w, s, orphans, nil, now, home, paint)
+	return writeStatusBlock(w, s, nil, orphans, nil, now, home, paint)
 }
 
 // writeStatusBlock is writeStatusHuman with the renewal policy's state
 // (autorenew.json; nil when no policy client follows the session).
-func writeStatusBlock(w io.Writer, s sessionview.Summary, orphans []int, ar *autorenew.State, now time.Time, home string, paint painter) error {
+func writeStatusBlock(w io.Writer, s sessionview.Summary, att *control.Attention, orphans []int, ar *autorenew.State, now time.Time, home string, paint painter) error {
 	var b strings.Builder
 	row := func(k, v string) { fmt.Fprintf(&b, "%s %s\n", paint.paint(sgrBold, fmt.Sprintf("%-10s", k)), v) }
 	row("session", s.ID)
@@ -361,6 +362,9 @@ func writeStatusBlock(w io.Writer, s sessionview.Summary, orphans []int, ar *aut
 		row("activity", act)
 		for _, h := range s.Holding {
 			row("holding", paint.paint(sgrYellow, h))
+		}
+		if att != nil {
+			row("attention", att.String(now))
 		}
 	}
 	if f := s.LastFrame; f != nil {

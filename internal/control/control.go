@@ -112,6 +112,37 @@ type Status struct {
 	// terminal (absent: none yet).
 	LastFrameEndedAt *time.Time `json:"last_frame_ended_at,omitempty"`
 	LastKeyAt        *time.Time `json:"last_key_at,omitempty"`
+	// Attention is whether the session works or waits for a person, for
+	// a harness whose signals tell (absent: none do).
+	Attention *Attention `json:"attention,omitempty"`
+}
+
+// Attention is a session's attention state (docs/attention.md): one of
+// working, needs_permission, needs_answer, waiting_for_input,
+// stopped_on_error, unknown; since when, from which source (hook,
+// transcript, screen, frame), and what about.
+type Attention struct {
+	State  string    `json:"state"`
+	Since  time.Time `json:"since"`
+	Source string    `json:"source,omitempty"`
+	Detail string    `json:"detail,omitempty"`
+	// WaitedSeconds is how long the session's episodes of waiting for a
+	// person lasted in all, up to now for one that lasts.
+	WaitedSeconds float64 `json:"waited_seconds"`
+}
+
+// String says the state, its source and detail, and for how long it has
+// held at now, in one line.
+func (a Attention) String(now time.Time) string {
+	s := a.State
+	if a.Detail != "" {
+		s += " (" + a.Detail + ")"
+	}
+	if a.Source != "" {
+		s += " from " + a.Source
+	}
+	s += fmt.Sprintf(", for %.0f s; waited %.0f s in all", math.Max(now.Sub(a.Since).Seconds(), 0), a.WaitedSeconds)
+	return s
 }
 
 // Hold is one moment the stream holds back.
