@@ -115,24 +115,11 @@ func (r *policyRunner) note(ctx context.Context, ev *renewal.Policy) (*contract.
 	if err != nil {
 		return nil, fmt.Sprintf("harness %q is not one this lifeloop knows", r.rec.AdapterID)
 	}
-	reader := a.HandoffReader()
 	opts := handoff.Options{MaxBytes: r.opts.MaxNoteBytes}
 	if r.opts.HandoffCmd != "" {
 		opts.Command = &handoff.Command{Script: r.opts.HandoffCmd, Env: r.e.Environ, Timeout: r.opts.HandoffTimeout}
 	}
-	if reader == nil && opts.Command == nil {
-		return nil, fmt.Sprintf("lifeloop cannot read the session files of harness %s into a note", r.rec.AdapterID)
-	}
-	var w handoff.Written
-	if reader != nil {
-		w, err = handoff.SessionNote(ctx, r.root, r.rec, reader, opts)
-	} else {
-		w.Note, err = opts.Command.Run(ctx, handoff.LedgerFacts(r.root, r.rec))
-		w.CommandFailed, err = err, nil
-		if w.CommandFailed != nil {
-			err = fmt.Errorf("no built-in note for harness %s", r.rec.AdapterID)
-		}
-	}
+	w, err := handoff.SessionNote(ctx, r.root, r.rec, a.HandoffReader(), opts)
 	source := noteBuiltin
 	switch {
 	case opts.Command != nil && w.CommandFailed == nil && err == nil:
@@ -148,8 +135,11 @@ func (r *policyRunner) note(ctx context.Context, ev *renewal.Policy) (*contract.
 		r.record(ctx, autorenew.Report{Reason: autorenew.ReasonHandoffFailed, Detail: detail, Evidence: fallback})
 	}
 	if err != nil {
-		if errors.Is(err, handoff.ErrNoSessionFile) {
+		switch {
+		case errors.Is(err, handoff.ErrNoSessionFile):
 			return nil, "no receipt names the harness's session file"
+		case errors.Is(err, handoff.ErrNoReader):
+			return nil, fmt.Sprintf("lifeloop cannot read the session files of harness %s into a note", r.rec.AdapterID)
 		}
 		return nil, err.Error()
 	}

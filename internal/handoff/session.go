@@ -17,6 +17,10 @@ import (
 // harness's session file (its telemetry found none).
 var ErrNoSessionFile = errors.New("no receipt names the harness's session file")
 
+// ErrNoReader says the harness has no HandoffReader: lifeloop cannot
+// write a built-in note of its session files.
+var ErrNoReader = errors.New("lifeloop cannot read this harness's session files into a note")
+
 // GitTimeout bounds each git command GitState runs.
 const GitTimeout = 5 * time.Second
 
@@ -44,7 +48,8 @@ type Written struct {
 
 // SessionNote returns the note of session rec of the state folder root:
 // o.Command's, else (or when it fails) the built-in one, its session file
-// read through r. The error wraps ErrNoSessionFile when the ledger names
+// read through r (nil: the harness has none; only the command can write
+// the note, and ErrNoReader says so when it cannot). The error wraps ErrNoSessionFile when the ledger names
 // no file (and o gives none), and adapters.ErrHandoffUnreadable when the
 // file cannot be read.
 func SessionNote(ctx context.Context, root string, rec statedir.SessionRecord, r adapters.HandoffReader, o Options) (Written, error) {
@@ -63,6 +68,9 @@ func SessionNote(ctx context.Context, root string, rec statedir.SessionRecord, r
 			return Written{Note: note}, nil
 		}
 		w.CommandFailed = err
+	}
+	if r == nil {
+		return w, ErrNoReader
 	}
 	if facts.SessionFile == "" {
 		return w, ErrNoSessionFile

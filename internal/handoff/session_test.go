@@ -126,3 +126,24 @@ func TestGitState(t *testing.T) {
 		t.Errorf("git state %+v", g)
 	}
 }
+
+// A harness with no HandoffReader gets its note from the command alone:
+// the command's note when it succeeds, ErrNoReader (and the command's
+// failure) when it fails or none was given.
+func TestSessionNoteWithoutReader(t *testing.T) {
+	root, rec := session(t)
+	rec.Cwd = t.TempDir() // the command runs in the session's folder
+	ok := &Command{Script: `printf '# from the command\n'`, MaxBytes: 1024, Timeout: 5 * time.Second}
+	w, err := SessionNote(context.Background(), root, rec, nil, Options{Command: ok})
+	if err != nil || w.Note != "# from the command\n" || w.CommandFailed != nil {
+		t.Fatalf("with a command: note %q, failed %v, err %v", w.Note, w.CommandFailed, err)
+	}
+	bad := &Command{Script: `exit 3`, MaxBytes: 1024, Timeout: 5 * time.Second}
+	w, err = SessionNote(context.Background(), root, rec, nil, Options{Command: bad})
+	if !errors.Is(err, ErrNoReader) || w.CommandFailed == nil || w.Note != "" {
+		t.Fatalf("with a failing command: note %q, failed %v, err %v", w.Note, w.CommandFailed, err)
+	}
+	if _, err := SessionNote(context.Background(), root, rec, nil, Options{}); !errors.Is(err, ErrNoReader) {
+		t.Fatalf("with no command: err %v, want ErrNoReader", err)
+	}
+}
