@@ -19,6 +19,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/ids"
 	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/notify"
 	"github.com/lifeloop/lifeloop/internal/observe"
 	"github.com/lifeloop/lifeloop/internal/pipeline"
 	"github.com/lifeloop/lifeloop/internal/router"
@@ -122,6 +123,10 @@ type Options struct {
 	// runs is recorded once as capability.degraded (capability
 	// "companion"), and the session goes on without it.
 	Companion func(id string) []string
+
+	// Notify says which notifiers announce each episode of waiting
+	// (internal/notify; launcher/attention.go runs them).
+	Notify notify.Config
 
 	// Durability is the ledger's SyncMode; the harness's hook processes
 	// inherit it through $LIFELOOP_DURABILITY.
@@ -278,6 +283,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Log:             p.Log,
 		Now:             o.Now,
 	}
+	cfg.Notify = o.Notify
 	if o.Companion != nil {
 		cfg.Companion = o.Companion(p.ID)
 		cfg.CompanionEnv = append(slices.Clone(o.Env),

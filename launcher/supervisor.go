@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/hooks"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/notify"
 	"github.com/lifeloop/lifeloop/internal/procfs"
 	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -127,6 +128,8 @@ type Config struct {
 	// harness is, stopped after session.ended (companion.go).
 	Companion    []string
 	CompanionEnv []string
+	// Notify: Options.Notify.
+	Notify notify.Config
 	// Log receives lifeloop's own messages (never the terminal).
 	Log *slog.Logger
 	// Now is the clock.
