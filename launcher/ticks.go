@@ -19,6 +19,10 @@ const (
 	tickInterval       = "interval"
 	tickActivityChange = "activity_change"
 	tickStateChange    = "state_change"
+	// tickAttentionChanged: the session's attention changed (a dialog
+	// opened or was answered, a turn ended, an error stopped it): recorded
+	// at once, carrying the attention block (attention_stream.go).
+	tickAttentionChanged = "attention_changed"
 )
 
 // tickSample is what one supervisor.tick receipt reports.
