@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"maps"
+	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/attention"
@@ -16,8 +17,11 @@ import (
 // session.ended the session's, with the episode its end closed.
 
 // observeAttention folds f into the tracker; a change is recorded and
-// announced. A fact that changes nothing records nothing.
+// announced. A fact that changes nothing records nothing. Times are
+// whole milliseconds, as receipts carry them, so that an episode's
+// duration_ms is exactly its end less its start.
 func (s *supervisor) observeAttention(f attention.Fact) {
+	f.At = f.At.Truncate(time.Millisecond)
 	before := s.att.tracker.Current()
 	if !s.att.tracker.Observe(f) {
 		return
@@ -70,7 +74,7 @@ func (s *supervisor) attentionOnReceipt(m Moment) Moment {
 		block = attention.TurnBlockOf(t.Episodes(), t.Turn(), now).Map()
 	case m.Event == contract.EventSessionEnded:
 		before := t.Current()
-		t.End(now)
+		t.End(now.Truncate(time.Millisecond))
 		closed := closedBy(t, before)
 		block = attention.BlockOf(t, now, closed).Map()
 		s.noticeChange(before, closed)
