@@ -1,11 +1,13 @@
 package launcher
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/attention"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
@@ -190,4 +192,26 @@ func indexOf(es []contract.Event, e contract.Event) int {
 		}
 	}
 	return -1
+}
+
+// TestEmitAnsweredWithItsOwnReceipt: a moment a client emits answers
+// with its own receipt, not with the attention_changed tick its
+// recording causes (recorded right after it, inside the same step).
+func TestEmitAnsweredWithItsOwnReceipt(t *testing.T) {
+	f, ft, done := turnFixture(t)
+	defer endSession(ft, done)
+	for _, ev := range []contract.Event{contract.EventFrameOpening, contract.EventFrameEnded} {
+		var r struct {
+			Event     contract.Event `json:"event"`
+			ReceiptID string         `json:"receipt_id"`
+		}
+		if err := callCtl(t, f, control.OpEmit, control.EmitArgs{Event: ev, FrameID: "f1"}, &r); err != nil {
+			t.Fatal(err)
+		}
+		es := f.rec.events()
+		at := indexOf(es, ev)
+		if r.Event != ev || at < 0 || r.ReceiptID != fmt.Sprintf("lfr_%d", at+1) || at+1 >= len(es) || es[at+1] != contract.EventSupervisorTick {
+			t.Errorf("emit %s answered %s %s; recorded %v: want its own receipt, the tick after it", ev, r.Event, r.ReceiptID, es)
+		}
+	}
 }
