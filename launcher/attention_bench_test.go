@@ -98,3 +98,58 @@ func idleWakeups(b *testing.B, tracker bool) (passes, ticks float64) {
 	}
 	return passes, ticks
 }
+
+// BenchmarkHookToAttentionTick measures a hook call that changes the
+// attention through the control socket up to its answer, by which time
+// the attention_changed tick is recorded (the change is recorded at
+// once, inside the call): each call alternates a permission dialog
+// (needs_permission) and the idle notification (waiting_for_input).
+//
+//	go test ./launcher -run '^$' -bench HookToAttentionTick
+func BenchmarkHookToAttentionTick(b *testing.B) {
+	root := b.TempDir()
+	id := "ses_01BENCH000000000000000001"
+	if _, err := statedir.CreateSessionDir(root, id); err != nil {
+		b.Fatal(err)
+	}
+	rec := &memRecorder{}
+	ft := &fakeTerminal{}
+	cfg := Config{
+		StateDir: root, Record: statedir.SessionRecord{ID: id, AdapterID: "claude"},
+		Spec: ptyio.ChildSpec{Path: "harness"}, Recorder: rec, Adapter: adapters.AdapterOf(claude.Harness{}),
+		OpenTerminal:  func(ptyio.TerminalConfig) (Terminal, error) { return ft, nil },
+		ControlSocket: control.SocketIn(statedir.SessionDir(root, id)),
+		Tick:          DefaultTick, IdleAfter: DefaultIdleAfter, Grace: 50 * time.Millisecond,
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(context.Background(), cfg)
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ft.count() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the harness did not start")
+		}
+	}
+	calls := []hooks.HookArgs{
+		{Adapter: "claude", Hook: "PermissionRequest", Stdin: json.RawMessage(`{"hook_event_name":"PermissionRequest","session_id":"s1","tool_name":"Bash"}`)},
+		{Adapter: "claude", Hook: "Notification", Stdin: json.RawMessage(`{"hook_event_name":"Notification","session_id":"s1","notification_type":"idle_prompt","message":"Claude is waiting for your input"}`)},
+	}
+	ticks := countEvents(rec.events(), contract.EventSupervisorTick)
+	b.ResetTimer()
+	for i := range b.N {
+		if err := control.Call(context.Background(), cfg.ControlSocket, control.OpHook, calls[i%2], nil); err != nil {
+			b.Fatal(err)
+		}
+		n := countEvents(rec.events(), contract.EventSupervisorTick)
+		if n < ticks+1 {
+			b.Fatalf("%d ticks after the hook call, want %d: the change is recorded inside the call", n, ticks+1)
+		}
+		ticks = n
+	}
+	b.StopTimer()
+	ft.proc(0).exit(ptyio.ExitStatus{Code: 0})
+	if err := <-done; err != nil {
+		b.Fatal(err)
+	}
+}
