@@ -39,6 +39,9 @@ type Episode struct {
 	Duration time.Duration
 }
 
+// LogName is the file in the session folder that Config.LogPath names.
+const LogName = "notify.log"
+
 // The defaults of Config's bounds.
 const (
 	DefaultCommandTimeout = 30 * time.Second
@@ -62,7 +65,7 @@ type Config struct {
 	Kinds []string
 
 	// LogPath is the file the command's output is appended to (created
-	// 0600; the session folder's notify.log); empty: discarded.
+	// 0600; the session folder's LogName); empty: discarded.
 	LogPath string
 	// Env is the environment the command and the desktop program start
 	// from (nil: lifeloop's own); the episode's facts are added and
