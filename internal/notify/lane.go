@@ -11,6 +11,12 @@ const queueMax = 16
 // job is one notification's work; its error is the notifier's failure.
 type job func(ctx context.Context) error
 
+// item is a queued job and the episode it announces.
+type item struct {
+	e    Episode
+	work job
+}
+
 // lane is one notifier's queue and its worker: at most one goroutine,
 // started by push when the queue was idle and gone when it is empty, so
 // notifications run one at a time and in order, and a lane with nothing
@@ -20,7 +26,7 @@ type lane struct {
 	n    *Notifier
 
 	mu      sync.Mutex
-	queue   []job
+	queue   []item
 	running bool
 
 	// Each lane tells the log once of each trouble.
@@ -48,7 +54,7 @@ func (n *Notifier) push(l *lane, e Episode, work job) {
 		})
 		return
 	}
-	l.queue = append(l.queue, work)
+	l.queue = append(l.queue, item{e, work})
 	if !l.running {
 		l.running = true
 		n.busy.Add(1) // under n.mu while not stopped: never concurrent with Wait's busy.Wait
@@ -68,7 +74,7 @@ func (l *lane) work() {
 			return
 		}
 		next := l.queue[0]
-		l.queue[0] = nil
+		l.queue[0] = item{}
 		l.queue = l.queue[1:]
 		l.mu.Unlock()
 		ctx := l.n.ctx
@@ -76,14 +82,14 @@ func (l *lane) work() {
 			l.stopped()
 			continue
 		}
-		err := next(ctx)
+		err := next.work(ctx)
 		switch {
 		case ctx.Err() != nil:
 			l.stopped()
 		case err != nil:
 			l.failOnce.Do(func() {
 				l.n.log.Warn("notify: notifier failed (further failures of this notifier are not logged)",
-					"notifier", l.name, "err", err)
+					"notifier", l.name, "session", next.e.Session, "episode", next.e.ID, "err", err)
 			})
 		}
 	}
