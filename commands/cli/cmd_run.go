@@ -251,10 +251,10 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		return err
 	}
 	defer otlpLive.finish()
-	childEnv := e.Environ
+	childEnv := withoutNotifySecret(e.Environ)
 	var sessionEnv func(string, int) []string
 	if otlpLive != nil {
-		childEnv, sessionEnv = harnessOTelEnv(e.Environ, o.OTLPHarness)
+		childEnv, sessionEnv = harnessOTelEnv(childEnv, o.OTLPHarness)
 	}
 	// Sessions of this state folder whose wrapper died are sealed while
 	// the harness runs (after its start, off its path); a run that ends

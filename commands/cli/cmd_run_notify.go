@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"slices"
+	"strings"
+
 	ucli "github.com/urfave/cli/v2"
 
 	"github.com/lifeloop/lifeloop/internal/notify"
@@ -47,4 +50,12 @@ func (o notifyOptions) config(environ []string) (notify.Config, error) {
 	}
 	return notify.Config{Command: o.Command, WebhookURL: o.Webhook, WebhookSecret: o.Secret, Desktop: o.Desktop,
 		Kinds: kinds, Env: environ}, nil
+}
+
+// withoutNotifySecret is environ without the webhook's secret: the
+// harness, its hooks and its tools have no use for it.
+func withoutNotifySecret(environ []string) []string {
+	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		return strings.HasPrefix(kv, notify.EnvSecret+"=")
+	})
 }

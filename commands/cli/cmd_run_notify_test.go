@@ -17,7 +17,8 @@ func runNotifyFlags(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	var out, errOut bytes.Buffer
-	environ := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(dir, "home"), "LIFELOOP_STATE_DIR=" + filepath.Join(dir, "state")}
+	environ := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(dir, "home"), "LIFELOOP_STATE_DIR=" + filepath.Join(dir, "state"),
+		"LIFELOOP_NOTIFY_SECRET=s3cret"}
 	code := Main(append([]string{"lifeloop", "run", "--tick", "0"}, args...),
 		Streams{In: strings.NewReader(""), Out: &out, Err: &errOut, Environ: environ, Dir: dir})
 	return code, out.String(), errOut.String()
@@ -83,8 +84,11 @@ func TestRunHelpWarnsOfASecretOnTheCommandLine(t *testing.T) {
 
 func TestRunWithNotifyFlagsRunsTheHarness(t *testing.T) {
 	code, stdout, stderr := runNotifyFlags(t, "--notify", "true", "--notify-on", "needs_permission",
-		"--notify-webhook", "http://127.0.0.1:9/hook", "--", "sh", "-c", "echo harness ran")
+		"--notify-webhook", "http://127.0.0.1:9/hook", "--", "sh", "-c", `echo "harness ran [$LIFELOOP_NOTIFY_SECRET]"`)
 	if code != 0 || !strings.Contains(stdout, "harness ran") {
 		t.Fatalf("exit %d, stdout %q, stderr %q; want the harness's run", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "harness ran []") {
+		t.Errorf("the harness got the webhook's secret: %q", stdout)
 	}
 }
