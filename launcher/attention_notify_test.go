@@ -1,10 +1,18 @@
 package launcher
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/attention"
+	"github.com/lifeloop/lifeloop/internal/notify"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/internal/testutil"
 )
 
 // noticeFixture is a supervisor with a tracker, a terminal whose last
@@ -104,5 +112,61 @@ func TestEpisodeNoticeMatchesBlock(t *testing.T) {
 		e.Source != string(b.Closed.Source) || e.Turn != b.Closed.Turn || e.Since.UnixMilli() != b.Closed.Start ||
 		e.End.UnixMilli() != b.Closed.End || e.Duration.Milliseconds() != b.Closed.DurationMs || e.Duration != 1234*time.Millisecond {
 		t.Errorf("notice %+v, block's closed episode %+v: want the same values", e, *b.Closed)
+	}
+}
+
+// TestNotifierRunsOncePerEpisode: with run's --notify command, a
+// permission dialog opened while no key was typed runs the command once,
+// with the episode's facts (the same as the stream's block); the
+// dialog's later notification runs nothing more; a dialog that opens
+// right after a key and is answered at once is never announced; the
+// turn's end, right after that key, is announced once 2 s pass with no
+// key; the session's notify.log holds what the command printed.
+func TestNotifierRunsOncePerEpisode(t *testing.T) {
+	f, ft := renewFixture(t)
+	f.cfg.Grace = 50 * time.Millisecond
+	f.cfg.Record.Cwd = t.TempDir()
+	out := filepath.Join(t.TempDir(), "announced")
+	f.cfg.Notify = notify.Config{Command: `printf '%s %s %s %s %s %s\n' "$LIFELOOP_SESSION_ID" "$LIFELOOP_HARNESS" "$LIFELOOP_ATTENTION" "$LIFELOOP_ATTENTION_EPISODE" "$LIFELOOP_ATTENTION_DETAIL" "$LIFELOOP_ATTENTION_SINCE" >> ` + out + `; echo ran`}
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
+	lines := func() []string {
+		b, _ := os.ReadFile(out)
+		return strings.Fields(strings.ReplaceAll(string(b), "\n", " | "))
+	}
+
+	frame(t, f, contract.EventFrameOpening, "p1")
+	claudeHook(t, f, "PermissionRequest", `{"hook_event_name":"PermissionRequest","session_id":"s1","prompt_id":"p1","tool_name":"Bash"}`)
+	claudeHook(t, f, "Notification", `{"hook_event_name":"Notification","session_id":"s1","notification_type":"permission_prompt","message":"Claude needs your permission to use Bash"}`)
+	asked := waitAttentionTick(t, f, 2)
+	testutil.WaitFor(t, func() bool { return len(lines()) > 0 })
+	since := time.UnixMilli(asked.Since).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	want := []string{f.cfg.Record.ID, "claude", "needs_permission", "1", "Bash", since, "|"}
+
+	// The key answers the first dialog; the next one, opened right after
+	// it (episode 2) and answered at once, is never announced.
+	ft.typeKey()
+	claudeHook(t, f, "PermissionRequest", `{"hook_event_name":"PermissionRequest","session_id":"s1","prompt_id":"p1","tool_name":"Write"}`)
+	time.Sleep(5 * time.Millisecond)
+	ft.typeKey()
+	testutil.WaitFor(t, func() bool {
+		b := attentionTicks(t, f)
+		return b[len(b)-1].Closed != nil && b[len(b)-1].Closed.Detail == "Write"
+	})
+	// The turn's end, with no key for 2 s: announced once the typing is
+	// over (the waiting_for_input episode, 3).
+	frame(t, f, contract.EventFrameEnded, "p1")
+	testutil.WaitFor(t, func() bool { return len(lines()) > len(want) })
+	endSession(ft, done)
+
+	got := lines()
+	want = append(want, f.cfg.Record.ID, "claude", "waiting_for_input", "3")
+	if len(got) < len(want) || !slices.Equal(got[:7], want[:7]) || !slices.Equal(got[7:11], want[7:]) || len(got) != 13 {
+		t.Errorf("the command announced %q, want the permission episode 1 and waiting_for_input 3 only, each once:\n%q", got, want)
+	}
+	log, err := os.ReadFile(filepath.Join(statedir.SessionDir(f.root, f.cfg.Record.ID), notify.LogName))
+	if err != nil || strings.Count(string(log), "ran") != 2 {
+		t.Errorf("notify.log: %q (%v), want the command's output twice", log, err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -270,6 +271,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	}
 	if cfg.OpenTerminal == nil {
 		cfg.OpenTerminal = OpenPTY
+	}
+	if cfg.Notify.Enabled() && cfg.Notify.LogPath == "" {
+		cfg.Notify.LogPath = filepath.Join(statedir.SessionDir(cfg.StateDir, cfg.Record.ID), notify.LogName)
 	}
 	s := &supervisor{
 		cfg:          cfg,
