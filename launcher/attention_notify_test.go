@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/attention"
+	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/notify"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/testutil"
@@ -121,10 +123,19 @@ func TestEpisodeNoticeMatchesBlock(t *testing.T) {
 // dialog's later notification runs nothing more; a dialog that opens
 // right after a key and is answered at once is never announced; the
 // turn's end, right after that key, is announced once 2 s pass with no
-// key; the session's notify.log holds what the command printed.
+// key; the session's notify.log holds what the command printed. With
+// ticks off (--tick 0) the activity checks still run for it.
 func TestNotifierRunsOncePerEpisode(t *testing.T) {
+	for _, tick := range []time.Duration{50 * time.Millisecond, 0} {
+		t.Run(fmt.Sprint(tick), func(t *testing.T) { notifierOncePerEpisode(t, tick) })
+	}
+}
+
+func notifierOncePerEpisode(t *testing.T, tick time.Duration) {
 	f, ft := renewFixture(t)
+	f.cfg.Tick = tick
 	f.cfg.Grace = 50 * time.Millisecond
+	f.cfg.ControlSocket = control.SocketIn(statedir.SessionDir(f.root, f.cfg.Record.ID)) // long test names
 	f.cfg.Record.Cwd = t.TempDir()
 	out := filepath.Join(t.TempDir(), "announced")
 	f.cfg.Notify = notify.Config{Command: `printf '%s %s %s %s %s %s\n' "$LIFELOOP_SESSION_ID" "$LIFELOOP_HARNESS" "$LIFELOOP_ATTENTION" "$LIFELOOP_ATTENTION_EPISODE" "$LIFELOOP_ATTENTION_DETAIL" "$LIFELOOP_ATTENTION_SINCE" >> ` + out + `; echo ran`}

@@ -509,11 +509,17 @@ func (s *supervisor) attach(child Process, argv0 string) {
 // Nothing it does waits on the harness, a client or a renewal.
 func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Result {
 	// Interval ticks and activity checks share one timer, armed for
-	// whichever is due first.
+	// whichever is due first. With ticks off, announcements still need
+	// the checks (an episode held while keys were typed goes out once
+	// they stop): they run, and record nothing.
 	var tickC <-chan time.Time
 	var ticks *tickClock
-	if s.cfg.Tick > 0 {
-		ticks = newTickClock(s.cfg.Tick, min(s.cfg.IdleAfter/2, time.Second), time.Now())
+	if s.cfg.Tick > 0 || s.notifier != nil {
+		every := s.cfg.Tick
+		if every <= 0 {
+			every = ticksOff
+		}
+		ticks = newTickClock(every, min(s.cfg.IdleAfter/2, time.Second), time.Now())
 		defer ticks.timer.Stop()
 		tickC = ticks.timer.C
 		s.activity = activityActive
@@ -578,7 +584,7 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 				s.tick(tickInterval)
 			case dueCheck:
 				s.attentionCheck() // a dialog answered at the terminal, an announcement the typing held
-				if a, _ := s.currentActivity(); s.child != nil && s.drain == nil && a != s.activity {
+				if a, _ := s.currentActivity(); s.cfg.Tick > 0 && s.child != nil && s.drain == nil && a != s.activity {
 					s.tick(tickActivityChange)
 				}
 			}

@@ -41,6 +41,10 @@ type tickSample struct {
 	Activity    string
 }
 
+// ticksOff is the interval of a tick clock that only runs the activity
+// checks (ticks off, Config.Tick 0): never reached.
+const ticksOff = 100 * 365 * 24 * time.Hour
+
 // tickClock schedules interval ticks and activity checks on one timer:
 // each firing is one or the other (a tick also settles the activity, so
 // a check due at the same moment is folded into it).
