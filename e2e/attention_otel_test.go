@@ -124,6 +124,88 @@ func TestOTelAttentionInTheBackend(t *testing.T) {
 	}
 }
 
+// TestAttentionSameEpisodesEverywhere: the built attention stream's
+// episodes, through `lifeloop receipts --format orgloop` and `--format
+// hcp`, are those OTel shows: OrgLoop one active event per episode (the
+// state as reason, keyed by episode), HCP a progress per change whose
+// closed episodes have the durations of the OTel events (7500 and
+// 60000 ms) and one warning each for the dialog and the error.
+func TestAttentionSameEpisodesEverywhere(t *testing.T) {
+	t.Parallel() // see the package doc
+	skipShort(t)
+	ll := lifeloopBin(t)
+	env := testharness.NewHarnessEnv(t, startMock(t, mockmodel.Config{}))
+	state := stateDir(t)
+	id := "ses_" + ulid.Make().String()
+	start := time.Now().Add(-2 * time.Minute)
+	end := start.Add(90 * time.Second)
+	if err := statedir.WriteSession(state, statedir.SessionRecord{ID: id, State: statedir.StateAborted, AdapterID: "claude",
+		IntegrationMode: "launcher_wrapper", Argv: []string{"claude"}, StartedAt: &start, EndedAt: &end, UpdatedAt: end}); err != nil {
+		t.Fatal(err)
+	}
+	moveLedger(t, filepath.Join(testharness.ModuleRoot(t), "internal", "otelmap", "testdata", "claude-attention.receipts.jsonl"), statedir.ReceiptsPath(state, id), start)
+
+	org := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--format", "orgloop", id)
+	if org.ExitCode != 0 {
+		t.Fatalf("receipts --format orgloop: exit %d: %s", org.ExitCode, org.Stderr)
+	}
+	var reasons, keys []string
+	for _, line := range strings.Split(strings.TrimSpace(org.Stdout), "\n") {
+		var ev struct {
+			Payload struct {
+				Lifecycle struct {
+					Reason    string `json:"reason"`
+					DedupeKey string `json:"dedupe_key"`
+				} `json:"lifecycle"`
+				Attention map[string]any `json:"attention"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		if ev.Payload.Attention != nil {
+			reasons = append(reasons, ev.Payload.Lifecycle.Reason)
+			keys = append(keys, ev.Payload.Lifecycle.DedupeKey[strings.LastIndexByte(ev.Payload.Lifecycle.DedupeKey, ':')+1:])
+		}
+	}
+	if fmt.Sprint(reasons) != "[needs_permission waiting_for_input stopped_on_error]" || fmt.Sprint(keys) != "[attention.1 attention.2 attention.3]" {
+		t.Errorf("orgloop attention events: reasons %v keys %v", reasons, keys)
+	}
+
+	h := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--format", "hcp", id)
+	if h.ExitCode != 0 {
+		t.Fatalf("receipts --format hcp: exit %d: %s", h.ExitCode, h.Stderr)
+	}
+	var closed []float64
+	var warnings []string
+	for _, line := range strings.Split(strings.TrimSpace(h.Stdout), "\n") {
+		var e struct {
+			Payload struct {
+				EventType string         `json:"event_type"`
+				Data      map[string]any `json:"data"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%v: %s", err, line)
+		}
+		d := e.Payload.Data
+		switch {
+		case e.Payload.EventType == "progress" && d["stage"] == "attention_changed":
+			meta, _ := d["metadata"].(map[string]any)
+			att, _ := meta["attention"].(map[string]any)
+			if c, ok := att["closed"].(map[string]any); ok {
+				ms, _ := c["duration_ms"].(float64)
+				closed = append(closed, ms)
+			}
+		case e.Payload.EventType == "warning":
+			warnings = append(warnings, fmt.Sprint(d["code"]))
+		}
+	}
+	if fmt.Sprint(closed) != "[7500 60000]" || fmt.Sprint(warnings) != "[attention_needs_permission attention_stopped_on_error]" {
+		t.Errorf("hcp: closed episodes %v ms, warnings %v", closed, warnings)
+	}
+}
+
 type jaegerEvent struct {
 	span, name string
 	atUs       int64
