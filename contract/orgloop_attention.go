@@ -1,6 +1,9 @@
 package contract
 
-import "strconv"
+import (
+	"encoding/json"
+	"strconv"
+)
 
 // A change of a session's attention (docs/attention.md) travels as a
 // supervisor.tick with this trigger, carrying the block under the
@@ -21,7 +24,7 @@ func orgLoopAttention(r LifecycleReceipt) (reason, step string, block map[string
 	if r.Event != EventSupervisorTick || r.Status == StatusFailed || summaryString(r.TelemetrySummary, "trigger") != attentionChanged {
 		return "", "", nil, false
 	}
-	block, _ = r.TelemetrySummary[summaryAttention].(map[string]any)
+	block = summaryObject(r.TelemetrySummary[summaryAttention])
 	state := summaryString(block, "state")
 	episode, _ := summaryInt(block, "episode")
 	switch state {
@@ -45,4 +48,21 @@ func orgLoopAttentionBlock(block map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// summaryObject is v as a JSON object: as a ledger's summary holds it, or
+// (a summary built in memory) a value that encodes to one; nil otherwise.
+func summaryObject(v any) map[string]any {
+	if m, ok := v.(map[string]any); ok || v == nil {
+		return m
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil
+	}
+	var m map[string]any
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return m
 }

@@ -82,6 +82,15 @@ func TestOrgLoopAttention(t *testing.T) {
 			t.Errorf("%s: %v, want ErrNoOrgLoopPhase", name, err)
 		}
 	}
+	// A summary built in memory may hold the block as a struct.
+	type block struct {
+		State   string `json:"state"`
+		Episode int    `json:"episode"`
+	}
+	mem := receipt(EventSupervisorTick, StatusObserved, 40, map[string]any{"trigger": "attention_changed", "attention": block{"needs_answer", 4}})
+	if ev, err := ProjectOrgLoop(mem, o); err != nil || ev.Payload.Lifecycle.Reason != "needs_answer" || ev.Payload.Attention["episode"] != 4.0 {
+		t.Errorf("a block built in memory: %+v, %v", ev.Payload, err)
+	}
 	// The frame events keep running and idle, without attention.
 	ev, err := ProjectOrgLoop(receipt(EventFrameEnded, StatusObserved, 15, ledgerJSON(map[string]any{"frame_id": "f1", "attention": map[string]any{"waited_ms": map[string]any{"needs_permission": 7500}, "episodes": 1}})), o)
 	if err != nil || ev.Payload.Lifecycle.Reason != "idle" || ev.Payload.Attention != nil {

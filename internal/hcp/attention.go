@@ -23,7 +23,7 @@ const StageAttention = "attention_changed"
 // needs_permission or stopped_on_error, the first time it is seen, a
 // warning with the block as details.attention.
 func (b *batch) attentionTick(sum map[string]any, block attention.Block) {
-	raw, _ := sum[attention.BlockKey].(map[string]any)
+	raw := b.p.attention
 	if trigger, _ := sum["trigger"].(string); trigger == StageAttention {
 		msg := "attention: " + string(block.State)
 		if block.Detail != "" {
@@ -56,4 +56,14 @@ func (b *batch) attentionMetadata(d map[string]any) {
 	meta = copyMap(meta)
 	meta["attention"] = copyMap(b.p.attention)
 	d["metadata"] = meta
+}
+
+// attentionMap is the attention block of sum as a map: as the ledger
+// holds it (fields this version does not know kept), or block's when a
+// receipt built in memory carries another type.
+func attentionMap(sum map[string]any, block attention.Block) map[string]any {
+	if m, ok := sum[attention.BlockKey].(map[string]any); ok {
+		return m
+	}
+	return block.Map()
 }

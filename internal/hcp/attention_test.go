@@ -128,3 +128,20 @@ func TestAttentionEvents(t *testing.T) {
 		t.Errorf("a new episode 1: %v, want progress and a warning", types(es))
 	}
 }
+
+// TestAttentionBlockBuiltInMemory: a receipt whose summary holds the
+// attention.Block itself (built in memory, not read from a ledger)
+// projects as the ledger's map does.
+func TestAttentionBlockBuiltInMemory(t *testing.T) {
+	var b rb
+	p := NewProjector(sid)
+	project(p, []contract.LifecycleReceipt{b.next(contract.EventSessionStarting, nil), b.next(contract.EventSessionStarted, nil)})
+	block := attention.Block{State: attention.StoppedOnError, Since: 1778100005000, Source: attention.SourceHook, Detail: "rate_limit", Episode: 1, Turn: 1}
+	es := p.Project(b.next(contract.EventSupervisorTick, map[string]any{"state": "running", "trigger": "attention_changed", attention.BlockKey: block}))
+	if len(es) != 2 || es[1].Payload.EventType != Warning {
+		t.Fatalf("events %v", types(es))
+	}
+	if att := es[1].Payload.Data["details"].(map[string]any)["attention"].(map[string]any); att["detail"] != "rate_limit" || att["state"] != "stopped_on_error" {
+		t.Errorf("details.attention %v", att)
+	}
+}

@@ -262,7 +262,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	case contract.EventSupervisorTick:
 		block, hasAttention := attention.BlockFrom(sum)
 		if hasAttention {
-			p.attention, _ = sum[attention.BlockKey].(map[string]any)
+			p.attention = attentionMap(sum, block)
 		}
 		if s, ok := sum["state"].(string); ok && !p.renewing {
 			to := strings.ToUpper(s)
