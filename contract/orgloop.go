@@ -286,7 +286,9 @@ type OrgLoopPayload struct {
 	RenewalPolicy map[string]any `json:"renewal_policy,omitempty"`
 	// Attention is, on a change of attention to a waiting state, the
 	// tick's attention block (state, since_epoch_ms, source, evidence,
-	// detail, episode, turn, waited_ms) without the episode it closed.
+	// detail, episode, turn, waited_ms) without the episode it closed;
+	// on a terminal event, the session's block its session.ended carries
+	// (waited_ms per kind, and closed: the episode the end closed).
 	Attention map[string]any `json:"attention,omitempty"`
 }
 
@@ -487,8 +489,11 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	}
 	p.Lifecycle, p.Session = lc, s
 	p.RenewalPolicy = renewalPolicy(sum)
-	if attChange {
+	switch {
+	case attChange:
 		p.Attention = orgLoopAttentionBlock(attBlock)
+	case lc.Terminal:
+		p.Attention = orgLoopSessionAttention(sum)
 	}
 	source := o.Source
 	if source == "" {

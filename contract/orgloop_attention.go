@@ -66,3 +66,14 @@ func summaryObject(v any) map[string]any {
 	}
 	return m
 }
+
+// orgLoopSessionAttention is a terminal event's payload.attention: the
+// block a session.ended carries (the session's waiting, the episode its
+// end closed), nil when it carries none.
+func orgLoopSessionAttention(sum map[string]any) map[string]any {
+	block := summaryObject(sum[summaryAttention])
+	if summaryString(block, "state") == "" {
+		return nil
+	}
+	return block
+}

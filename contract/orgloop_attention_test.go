@@ -97,3 +97,39 @@ func TestOrgLoopAttention(t *testing.T) {
 		t.Errorf("frame.ended: %+v, %v", ev.Payload, err)
 	}
 }
+
+// TestOrgLoopAttentionAtTheEnd: a stop whose session.ended carries the
+// session's attention (state unknown, its waiting per kind, the episode
+// the end closed) has that block as payload.attention, and the webhook
+// stop as meta.attention; a stop without it has none.
+func TestOrgLoopAttentionAtTheEnd(t *testing.T) {
+	o := OrgLoopOptions{SessionID: "ses_A", Harness: HarnessCodex}
+	sum := ledgerJSON(map[string]any{"phase": "stopped", "outcome": "cancelled", "reason": "sigterm", "signal": 15,
+		"attention": map[string]any{"state": "unknown", "since_epoch_ms": 1778100090400, "turn": 2,
+			"waited_ms": map[string]any{"needs_permission": 7500, "stopped_on_error": 17800},
+			"closed":    map[string]any{"id": 3, "kind": "stopped_on_error", "duration_ms": 17800}}})
+	ev, err := ProjectOrgLoop(receipt(EventSessionEnded, StatusObserved, 50, sum), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed, _ := ev.Payload.Attention["closed"].(map[string]any)
+	if ev.Payload.Attention["state"] != "unknown" || closed["duration_ms"] != 17800.0 || ev.Payload.Lifecycle.Phase != PhaseStopped {
+		t.Errorf("payload %+v", ev.Payload)
+	}
+	if err := AssertLifecycleConformance(ev); err != nil {
+		t.Error(err)
+	}
+	post, err := OrgLoopWebhookPost(receipt(EventSessionEnded, StatusObserved, 50, sum), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if att, _ := post.Meta["attention"].(map[string]any); att["waited_ms"].(map[string]any)["needs_permission"] != 7500.0 {
+		t.Errorf("webhook meta.attention %v", post.Meta["attention"])
+	}
+	delete(sum, "attention")
+	ev, _ = ProjectOrgLoop(receipt(EventSessionEnded, StatusObserved, 50, sum), o)
+	post, _ = OrgLoopWebhookPost(receipt(EventSessionEnded, StatusObserved, 50, sum), o)
+	if ev.Payload.Attention != nil || post.Meta["attention"] != nil {
+		t.Errorf("a stop without attention has some: %v, %v", ev.Payload.Attention, post.Meta["attention"])
+	}
+}

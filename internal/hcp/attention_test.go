@@ -18,7 +18,8 @@ func attentionTick(b *rb, trigger, state string, block attention.Block) contract
 // stopped_on_error is warned about once (not again for the interval
 // tick that carries it, nor for its source's takeover), one of
 // waiting_for_input is not; the state_changed events that follow carry
-// the latest block; the stream is still seed 001's.
+// the latest block (the end's: session.ended's, with the episode the end
+// closed); the stream is still seed 001's.
 func TestAttentionEvents(t *testing.T) {
 	var b rb
 	const t0 = int64(1778100000000)
@@ -44,7 +45,10 @@ func TestAttentionEvents(t *testing.T) {
 		attentionTick(&b, "state_change", "paused", idle),
 		attentionTick(&b, "state_change", "running", idle),
 		attentionTick(&b, "attention_changed", "running", failed),
-		b.next(contract.EventSessionEnded, map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0", "exit_status": 0}),
+		b.next(contract.EventSessionEnded, map[string]any{"phase": "completed", "outcome": "success", "reason": "exit_code_0", "exit_status": 0,
+			attention.BlockKey: attention.Block{State: attention.Unknown, Since: t0 + 30000, Turn: 2,
+				WaitedMs: map[attention.State]int64{attention.NeedsPermission: 6000, attention.WaitingForInput: 7000, attention.StoppedOnError: 10000},
+				Closed:   &attention.EpisodeBlock{ID: 3, Kind: attention.StoppedOnError, Source: attention.SourceHook, Detail: "rate_limit", Turn: 2, Start: t0 + 20000, End: t0 + 30000, DurationMs: 10000}}.Map()}),
 	}
 	es := project(NewProjector(sid), rs)
 	checkEnvelopes(t, es)
@@ -69,9 +73,13 @@ func TestAttentionEvents(t *testing.T) {
 			}
 			meta, _ := d["metadata"].(map[string]any)
 			att, _ := meta["attention"].(map[string]any)
-			want := attention.StoppedOnError
+			// The end's state_changed: session.ended's block, the
+			// last episode closed by the end.
+			want := attention.Unknown
 			if d["reason"] == "state_change" {
 				want = attention.WaitingForInput
+			} else if c, _ := att["closed"].(map[string]any); c["duration_ms"] != 10000.0 {
+				t.Errorf("the end's metadata.attention.closed %v, want the last episode, 10000 ms", c)
 			}
 			if att["state"] != string(want) {
 				t.Errorf("state_changed %v → %v: metadata.attention %v, want the latest block (%s)", d["from_state"], d["to_state"], att, want)

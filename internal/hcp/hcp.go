@@ -209,6 +209,13 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	p.continuation = max(p.continuation, n)
 	b := batch{p: p, r: r}
 	sum := r.TelemetrySummary
+	// A tick's attention, or session.ended's (the session's, with the
+	// episode its end closed): the metadata of the state_changed events
+	// from here on.
+	block, hasAttention := attention.BlockFrom(sum)
+	if hasAttention {
+		p.attention = attentionMap(sum, block)
+	}
 	renewalStep, _ := sum["renewal_step"].(string)
 	reason, _ := sum[contract.SummaryReason].(string)
 
@@ -260,10 +267,6 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		}
 		p.lost, p.renewing = false, false
 	case contract.EventSupervisorTick:
-		block, hasAttention := attention.BlockFrom(sum)
-		if hasAttention {
-			p.attention = attentionMap(sum, block)
-		}
 		if s, ok := sum["state"].(string); ok && !p.renewing {
 			to := strings.ToUpper(s)
 			if to != p.state && (to == StateRunning || to == StatePaused) && Valid(p.state, to) {

@@ -54,13 +54,16 @@ type attentionState struct {
 	open *attention.Block
 	// seen: a block was mapped, so the waiting points end at 0.
 	seen bool
-	hist map[attention.State]*Hist
+	// pointsAt is when the waiting points were last output.
+	pointsAt time.Time
+	hist     map[attention.State]*Hist
 }
 
-// attentionTick maps a supervisor.tick's attention block: the episode it
-// closed as an event and a histogram observation, and the session's
-// waiting points (1 for the state's kind, 0 for the others).
-func (m *Mapper) attentionTick(t time.Time, sum map[string]any, out *Output) {
+// attentionBlock maps the attention block of a supervisor.tick or a
+// session.ended: the episode it closed as an event and a histogram
+// observation (endedBy says what ended it), and the session's waiting
+// points (1 for the state's kind, 0 for the others).
+func (m *Mapper) attentionBlock(t time.Time, sum map[string]any, endedBy string, out *Output) {
 	b, ok := attention.BlockFrom(sum)
 	if !ok {
 		return
@@ -71,7 +74,7 @@ func (m *Mapper) attentionTick(t time.Time, sum map[string]any, out *Output) {
 		if c.End != 0 {
 			end = time.UnixMilli(c.End)
 		}
-		m.episode(*c, end, EndedByChange, out)
+		m.episode(*c, end, endedBy, out)
 		if m.att.open != nil && m.att.open.Episode == c.ID {
 			m.att.open = nil
 		}
@@ -85,7 +88,8 @@ func (m *Mapper) attentionTick(t time.Time, sum map[string]any, out *Output) {
 }
 
 // attentionEnd closes the episode still open when the session ends, at
-// t, and brings the waiting points to 0.
+// t (when its session.ended did not carry it closed: a ledger sealed
+// after a lost wrapper), and brings the waiting points to 0.
 func (m *Mapper) attentionEnd(t time.Time, out *Output) {
 	if o := m.att.open; o != nil {
 		m.att.open = nil
@@ -93,7 +97,7 @@ func (m *Mapper) attentionEnd(t time.Time, out *Output) {
 			Start: o.Since, End: t.UnixMilli(), DurationMs: max(0, t.UnixMilli()-o.Since)}
 		m.episode(e, t, EndedBySessionEnd, out)
 	}
-	if m.att.seen {
+	if m.att.seen && !m.att.pointsAt.Equal(t) {
 		out.Metrics = append(out.Metrics, m.waitingPoints(t, "")...)
 	}
 }
@@ -131,6 +135,7 @@ func (m *Mapper) episode(e attention.EpisodeBlock, end time.Time, endedBy string
 // waitingPoints are MetricWaiting's points at t: 1 for state's kind, 0
 // for every other.
 func (m *Mapper) waitingPoints(t time.Time, state attention.State) []Metric {
+	m.att.pointsAt = t
 	pts := make([]Metric, 0, len(waitingKinds))
 	for _, k := range waitingKinds {
 		var n int64

@@ -2,6 +2,7 @@ package otelmap_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
+	"github.com/lifeloop/lifeloop/internal/ledger"
 	"github.com/lifeloop/lifeloop/internal/otelmap"
 )
 
@@ -23,7 +25,9 @@ import (
 // an interval tick at 42.01 s carries the same block); turn 2 opens at
 // 72.01 s and stops on a rate limit at 72.6 s (episode 3, hook
 // StopFailure, frame.ended at 72.7 s: stopped_on_error 100 ms), still
-// open when the wrapper's SIGTERM ends the session at 90.4 s (17 800 ms).
+// open when the wrapper's SIGTERM ends the session at 90.4 s: its
+// session.ended carries the session's block, state unknown, with
+// episode 3 closed (17 800 ms).
 const attentionLedger = "claude-attention.receipts.jsonl"
 
 // TestAttentionEpisodesOnTheIncarnation: each episode is one event on
@@ -31,7 +35,43 @@ const attentionLedger = "claude-attention.receipts.jsonl"
 // turn, id and duration; the one still open at the end is closed by the
 // session's end.
 func TestAttentionEpisodesOnTheIncarnation(t *testing.T) {
-	r := mapLedger(t, attentionLedger)
+	checkEpisodes(t, mapLedger(t, attentionLedger))
+}
+
+// TestAttentionEpisodeOpenAtASealedEnd: a session.ended without the
+// block (the end sealed after a lost wrapper) still closes the episode
+// the ticks left open, at its time.
+func TestAttentionEpisodeOpenAtASealedEnd(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", attentionLedger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(data), []byte("\n"))
+	var end map[string]any
+	if err := json.Unmarshal(lines[len(lines)-1], &end); err != nil {
+		t.Fatal(err)
+	}
+	delete(end["telemetry_summary"].(map[string]any), "attention")
+	lines[len(lines)-1], _ = json.Marshal(end)
+	path := filepath.Join(t.TempDir(), "receipts.jsonl")
+	if err := os.WriteFile(path, append(bytes.Join(lines, []byte("\n")), '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	m := otelmap.New("ses_sealed")
+	res := mapped{id: "ses_sealed", mapper: m}
+	for e, err := range ledger.ReadSince(path, 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := m.Map(e)
+		res.out.Spans = append(res.out.Spans, o.Spans...)
+		res.out.Metrics = append(res.out.Metrics, o.Metrics...)
+	}
+	checkEpisodes(t, res)
+}
+
+func checkEpisodes(t *testing.T, r mapped) {
+	t.Helper()
 	incs := spansNamed(r.out, "invoke_agent claude")
 	if len(incs) != 1 {
 		t.Fatalf("%d incarnations", len(incs))

@@ -439,6 +439,9 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 		// A renewal's stop, or a switch to a new harness session inside
 		// the process, ends the incarnation only: the session goes on.
 		final := renewStep == "" && str(sum["reason"]) != contract.HarnessSessionSwitched
+		// session.ended carries the session's attention, with the
+		// episode its end closed.
+		m.attentionBlock(t, sum, EndedBySessionEnd, &out)
 		if final {
 			m.attentionEnd(t, &out)
 		}
@@ -453,7 +456,7 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 		}
 	case contract.EventSupervisorTick:
 		at = m.current()
-		m.attentionTick(t, sum, &out)
+		m.attentionBlock(t, sum, EndedByChange, &out)
 	case contract.EventContextPressureObserved:
 		at = m.pressure(t, sum, &out)
 	case contract.EventContextCompacted:
