@@ -127,9 +127,11 @@ func TestOTelAttentionInTheBackend(t *testing.T) {
 // TestAttentionSameEpisodesEverywhere: the built attention stream's
 // episodes, through `lifeloop receipts --format orgloop` and `--format
 // hcp`, are those OTel shows: OrgLoop one active event per episode (the
-// state as reason, keyed by episode), HCP a progress per change whose
-// closed episodes have the durations of the OTel events (7500 and
-// 60000 ms) and one warning each for the dialog and the error.
+// state as reason, keyed by episode) and the stop with the episode the
+// end closed (17 800 ms); HCP a progress per change whose closed episodes
+// have the durations of the OTel events (7500 and 60000 ms), the end's
+// state_changed the last one, and one warning each for the dialog and
+// the error.
 func TestAttentionSameEpisodesEverywhere(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
@@ -150,10 +152,12 @@ func TestAttentionSameEpisodesEverywhere(t *testing.T) {
 		t.Fatalf("receipts --format orgloop: exit %d: %s", org.ExitCode, org.Stderr)
 	}
 	var reasons, keys []string
+	var endClosed []float64
 	for _, line := range strings.Split(strings.TrimSpace(org.Stdout), "\n") {
 		var ev struct {
 			Payload struct {
 				Lifecycle struct {
+					Phase     string `json:"phase"`
 					Reason    string `json:"reason"`
 					DedupeKey string `json:"dedupe_key"`
 				} `json:"lifecycle"`
@@ -163,6 +167,13 @@ func TestAttentionSameEpisodesEverywhere(t *testing.T) {
 		if err := json.Unmarshal([]byte(line), &ev); err != nil {
 			t.Fatalf("%v: %s", err, line)
 		}
+		if ev.Payload.Lifecycle.Phase != "active" {
+			if c, _ := ev.Payload.Attention["closed"].(map[string]any); c != nil {
+				ms, _ := c["duration_ms"].(float64)
+				endClosed = append(endClosed, ms)
+			}
+			continue
+		}
 		if ev.Payload.Attention != nil {
 			reasons = append(reasons, ev.Payload.Lifecycle.Reason)
 			keys = append(keys, ev.Payload.Lifecycle.DedupeKey[strings.LastIndexByte(ev.Payload.Lifecycle.DedupeKey, ':')+1:])
@@ -170,6 +181,9 @@ func TestAttentionSameEpisodesEverywhere(t *testing.T) {
 	}
 	if fmt.Sprint(reasons) != "[needs_permission waiting_for_input stopped_on_error]" || fmt.Sprint(keys) != "[attention.1 attention.2 attention.3]" {
 		t.Errorf("orgloop attention events: reasons %v keys %v", reasons, keys)
+	}
+	if fmt.Sprint(endClosed) != "[17800]" {
+		t.Errorf("orgloop: the stop's attention closed %v ms, want [17800]", endClosed)
 	}
 
 	h := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--format", "hcp", id)
@@ -197,11 +211,18 @@ func TestAttentionSameEpisodesEverywhere(t *testing.T) {
 				ms, _ := c["duration_ms"].(float64)
 				closed = append(closed, ms)
 			}
+		case e.Payload.EventType == "state_changed" && (d["to_state"] == "ABORTED" || d["to_state"] == "FAILED" || d["to_state"] == "COMPLETED"):
+			meta, _ := d["metadata"].(map[string]any)
+			att, _ := meta["attention"].(map[string]any)
+			if c, ok := att["closed"].(map[string]any); ok {
+				ms, _ := c["duration_ms"].(float64)
+				closed = append(closed, ms)
+			}
 		case e.Payload.EventType == "warning":
 			warnings = append(warnings, fmt.Sprint(d["code"]))
 		}
 	}
-	if fmt.Sprint(closed) != "[7500 60000]" || fmt.Sprint(warnings) != "[attention_needs_permission attention_stopped_on_error]" {
+	if fmt.Sprint(closed) != "[7500 60000 17800]" || fmt.Sprint(warnings) != "[attention_needs_permission attention_stopped_on_error]" {
 		t.Errorf("hcp: closed episodes %v ms, warnings %v", closed, warnings)
 	}
 }
