@@ -78,6 +78,10 @@ type Summary struct {
 	HarnessSession string
 	// HarnessVersion is the version the latest session.started recorded.
 	HarnessVersion string
+	// Attention is the latest supervisor.tick's attention block, nil
+	// before the first (a harness whose signals tell nothing has none).
+	// Views show AttentionShown.
+	Attention *Attention
 	// Drift describes each capability.degraded that reported harness
 	// drift (what could not be read, in which version), in ledger order.
 	Drift []string
@@ -191,6 +195,9 @@ func (s *Summary) Apply(r contract.LifecycleReceipt) {
 		s.Harness = r.AdapterID
 	}
 	s.applyPolicy(r, at)
+	if a, ok := AttentionOf(r); ok {
+		s.Attention = a
+	}
 	switch {
 	case r.Event.IsFrame():
 		id := FrameID(r)

@@ -71,6 +71,10 @@ type Row struct {
 	// policy's, the policy's latest report, and the attached client's
 	// autorenew.json (its threshold, its limit); nil when none of these.
 	Policy *sessionview.Policy `json:"policy,omitempty"`
+	// Attention is whether the session waits for a person, from its
+	// latest supervisor.tick's attention block; nil when no tick carried
+	// one, or the session ended.
+	Attention *Attention `json:"attention,omitempty"`
 }
 
 // Ended reports whether the session's state is terminal.
@@ -151,5 +155,6 @@ func (s *session) row() Row {
 		r.Renewal, r.RenewalPending = rn.State, rn.Pending
 	}
 	r.Policy = sum.PolicyShown()
+	r.Attention = sum.AttentionShown()
 	return r
 }

@@ -85,9 +85,13 @@ func ColourFor(terminal bool, getenv func(string) string) Colour {
 	return Colours16
 }
 
-// wideAt is the terminal width from which the wide layout (tokens and
-// window, renewal, folder) is used.
-const wideAt = 150
+// wideAt is the terminal width from which the wide layout (attention
+// with its detail, tokens and window, renewal, folder) is used; the
+// narrow one shows what a session waits for in its activity column.
+const wideAt = 180
+
+// attentionWidth is the wide layout's attention column.
+const attentionWidth = 24
 
 // column is one table column: its title and width (0: the rest).
 type column struct {
@@ -107,7 +111,12 @@ func columns(width int) []column {
 		return s, nil
 	}}
 	up := column{"UP", 5, func(r Row, now time.Time, _ int) (string, *Style) { return Uptime(r, now), nil }}
-	activity := column{"ACTIVITY", 10, func(r Row, now time.Time, _ int) (string, *Style) { return ActivityText(r, now), nil }}
+	activity := column{"ACTIVITY", 10, func(r Row, now time.Time, _ int) (string, *Style) {
+		if s := attentionShort(r, now); s != "" {
+			return s, attentionStyle(r)
+		}
+		return ActivityText(r, now), nil
+	}}
 	frames := column{"FR", 3, func(r Row, _ time.Time, _ int) (string, *Style) { return fmt.Sprint(r.Frames), nil }}
 	last := column{"LAST EVENT", 0, func(r Row, now time.Time, _ int) (string, *Style) { return LastText(r, now), nil }}
 	if width < wideAt {
@@ -121,9 +130,12 @@ func columns(width int) []column {
 	frames.title, frames.width = "FRAMES", 6
 	harness.width = 9
 	up.width = 6
-	activity.width = 11
+	activity = column{"ACTIVITY", 11, func(r Row, now time.Time, _ int) (string, *Style) { return ActivityText(r, now), nil }}
 	last.width = 28
-	return []column{id, harness, state, up, activity, frames,
+	attn := column{"ATTENTION", attentionWidth, func(r Row, now time.Time, _ int) (string, *Style) {
+		return AttentionText(r, now), attentionStyle(r)
+	}}
+	return []column{id, harness, state, up, attn, activity, frames,
 		{"CONTEXT PRESSURE", 37, pressureCell(12, true)},
 		{"RENEWAL", renewalWidth, func(r Row, _ time.Time, _ int) (string, *Style) { return RenewalText(r), nil }},
 		last,
