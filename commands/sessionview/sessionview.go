@@ -49,6 +49,9 @@ type Summary struct {
 	Ended   *time.Time
 	// Exit is how the harness ended, when it has.
 	Exit *statedir.ExitInfo
+	// Term is the terminal `run` was started on (session.json), nil when
+	// not known.
+	Term *statedir.Terminal
 
 	// Receipts is the number of receipts folded in; LastSequence the
 	// highest sequence seen.
@@ -140,7 +143,7 @@ func FromRecord(rec statedir.SessionRecord) Summary {
 	return Summary{
 		ID: rec.ID, Harness: rec.AdapterID, State: string(rec.State), Terminal: rec.State.IsTerminal(),
 		Cwd: rec.Cwd, Pid: rec.Pid, Argv: rec.Argv,
-		Started: rec.StartedAt, Ended: rec.EndedAt, Exit: rec.Exit,
+		Started: rec.StartedAt, Ended: rec.EndedAt, Exit: rec.Exit, Term: rec.Terminal,
 	}
 }
 

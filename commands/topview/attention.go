@@ -15,9 +15,10 @@ type Attention = sessionview.Attention
 // NeedsPerson reports whether the session waits for a person.
 func (r Row) NeedsPerson() bool { return r.Attention.NeedsPerson() }
 
-// AttentionText is the attention column: "needs permission 4m12s ·
-// Bash", "waiting 30s", "error 2m · rate_limit", "working"; "-" when the
-// harness's signals tell nothing (or not yet), or the session ended.
+// AttentionText is the wide layout's attention column: "permission
+// 4m12s · Bash", "question 10s · which database?", "error 2m00s ·
+// rate_limit", "waiting 30s", "working"; "-" when the harness's signals
+// tell nothing (or not yet), or the session ended.
 func AttentionText(r Row, now time.Time) string {
 	a := r.Attention
 	if a == nil || a.State == attention.Unknown {
@@ -26,7 +27,11 @@ func AttentionText(r Row, now time.Time) string {
 	if !a.State.Waiting() {
 		return a.Label()
 	}
-	s := a.Label() + " " + WaitDur(a.For(now))
+	label := map[attention.State]string{
+		attention.NeedsPermission: "permission", attention.NeedsAnswer: "question",
+		attention.StoppedOnError: "error", attention.WaitingForInput: "waiting",
+	}[a.State]
+	s := label + " " + WaitDur(a.For(now))
 	if a.Detail != "" {
 		s += " · " + a.Detail
 	}

@@ -75,6 +75,9 @@ type Row struct {
 	// latest supervisor.tick's attention block; nil when no tick carried
 	// one, or the session ended.
 	Attention *Attention `json:"attention,omitempty"`
+	// Terminal is the terminal the session was started on (OpenCommand
+	// says how to reach it); nil when not known.
+	Terminal *statedir.Terminal `json:"terminal,omitempty"`
 }
 
 // Ended reports whether the session's state is terminal.
@@ -112,6 +115,7 @@ func (s *session) setRecord(rec statedir.SessionRecord) {
 	sum := s.sum
 	sum.ID, sum.Harness, sum.State, sum.Terminal = fresh.ID, fresh.Harness, fresh.State, fresh.Terminal
 	sum.Cwd, sum.Pid, sum.Argv, sum.Started, sum.Ended, sum.Exit = fresh.Cwd, fresh.Pid, fresh.Argv, fresh.Started, fresh.Ended, fresh.Exit
+	sum.Term = fresh.Term
 	if sum.Harness == "" {
 		sum.Harness = s.sum.Harness
 	}
@@ -156,5 +160,6 @@ func (s *session) row() Row {
 	}
 	r.Policy = sum.PolicyShown()
 	r.Attention = sum.AttentionShown()
+	r.Terminal = sum.Term
 	return r
 }
