@@ -5,6 +5,8 @@ import (
 
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/attention"
+	"github.com/lifeloop/lifeloop/internal/ledger"
+	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
 // Attention is whether a session waits for a person, as the latest
@@ -105,4 +107,20 @@ func (s *Summary) AttentionShown() *Attention {
 		return nil
 	}
 	return s.Attention
+}
+
+// LatestAttention reads the ledger of session id under root and returns
+// the attention its latest tick carrying one says, nil when none does.
+// Lines that are not receipts are skipped.
+func LatestAttention(root, id string) *Attention {
+	var a *Attention
+	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(root, id), 0) {
+		if err != nil {
+			continue
+		}
+		if got, ok := AttentionOf(e.Receipt); ok {
+			a = got
+		}
+	}
+	return a
 }
