@@ -59,7 +59,11 @@ func topCommand(e *env) *ucli.Command {
 			"dimmed (--all: every one). It updates as the sessions' files change (file-change\n" +
 			"notifications on the state directory, ledgers read from where they were), never by\n" +
 			"polling.\n\n" +
-			"Keys: ↑↓ or j k move; enter shows the selected session's receipts, following; r renews\n" +
+			"Sessions that wait for a person come first (a permission dialog, a question, an error,\n" +
+			"then a finished turn; the longest waiting first), with the kind and for how long.\n\n" +
+			"Keys: ↑↓ or j k move; n goes to the next session that waits for a person; o prints the\n" +
+			"command that reaches its terminal (tmux, screen, else its device); enter shows the\n" +
+			"selected session's receipts, following; r renews\n" +
 			"it (asks for a payload file or none, then fresh or resumed); a aborts it (asks first);\n" +
 			"p pauses or resumes it; / filters by harness, folder or state; q quits. The actions\n" +
 			"are those of `lifeloop renew`, `abort`, `pause` and `resume`, with the same receipts.\n\n" +
