@@ -1,6 +1,7 @@
 package topview
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -159,3 +160,38 @@ func TestAttentionJSON(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestAttentionFollowsTheLedger: a tick appended while top watches
+// changes the row's attention, and the session moves ahead of one that
+// waits for no one.
+func TestAttentionFollowsTheLedger(t *testing.T) {
+	root := t.TempDir()
+	now := fixedNow.Add(time.Hour)
+	attentionSession(t, root, "ses_old", now.Add(-time.Hour),
+		attention.Block{State: attention.Working, Since: ms(now.Add(-time.Minute)), Source: attention.SourceFrame, Turn: 1})
+	attentionSession(t, root, "ses_new", now.Add(-time.Minute))
+	src, err := Open(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	changed := make(chan struct{}, 100)
+	done := make(chan error, 1)
+	go func() { done <- src.Watch(ctx, 10*time.Millisecond, func() { changed <- struct{}{} }) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	<-changed
+	if rows := src.Rows(); rows[0].ID != "ses_new" {
+		t.Fatalf("first row %s before the dialog, want the newest", rows[0].ID)
+	}
+	appendReceipt(t, root, "ses_old", 3, "supervisor.tick", map[string]any{"trigger": "attention_changed",
+		attention.BlockKey: attention.Block{State: attention.NeedsAnswer, Since: ms(now), Source: attention.SourceHook, Detail: "which?", Turn: 1, Episode: 1}.Map()})
+	waitRow(t, src, changed, "ses_old", "needs_answer", func(r Row) bool { return r.Attention != nil && r.Attention.State == attention.NeedsAnswer })
+	if rows := src.Rows(); rows[0].ID != "ses_old" {
+		t.Errorf("first row %s, want the session that asks a question", rows[0].ID)
+	}
+}
