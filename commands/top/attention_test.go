@@ -133,4 +133,3 @@ func TestOpenKeyPrintsTheCommandThatReachesTheTerminal(t *testing.T) {
 		}
 	}
 }
-
