@@ -53,7 +53,7 @@ func attentionModel(w, h int, env map[string]string) *Model {
 }
 
 func TestGoldenAttentionScreens(t *testing.T) {
-	for _, size := range []struct{ w, h int }{{80, 24}, {180, 30}} {
+	for _, size := range []struct{ w, h int }{{80, 24}, {160, 30}, {180, 30}} {
 		m := attentionModel(size.w, size.h, nil)
 		screen := m.Render()
 		checkScreen(t, screen, size.w, size.h)

@@ -100,7 +100,7 @@ func TestSessionsNeedingAPersonComeFirst(t *testing.T) {
 			t.Errorf("the 80-column table has no %q:\n%s", s, narrow)
 		}
 	}
-	wide := strings.Join(Table(rows, now, wideAt, -1, Plain), "\n")
+	wide := strings.Join(Table(rows, now, attentionAt, -1, Plain), "\n")
 	if !strings.Contains(wide, "ATTENTION") || !strings.Contains(wide, "permission 4m12s · Bash ") {
 		t.Errorf("the wide table has no attention column:\n%s", wide)
 	}

@@ -85,10 +85,14 @@ func ColourFor(terminal bool, getenv func(string) string) Colour {
 	return Colours16
 }
 
-// wideAt is the terminal width from which the wide layout (attention
-// with its detail, tokens and window, renewal, folder) is used; the
-// narrow one shows what a session waits for in its activity column.
-const wideAt = 180
+// wideAt is the terminal width from which the wide layout (tokens and
+// window, renewal, folder) is used, and attentionAt the one from which
+// it adds an attention column with the detail; below it, the activity
+// column says what a session waits for.
+const (
+	wideAt      = 150
+	attentionAt = 180
+)
 
 // attentionWidth is the wide layout's attention column.
 const attentionWidth = 24
@@ -130,22 +134,27 @@ func columns(width int) []column {
 	frames.title, frames.width = "FRAMES", 6
 	harness.width = 9
 	up.width = 6
-	activity = column{"ACTIVITY", 11, func(r Row, now time.Time, _ int) (string, *Style) { return ActivityText(r, now), nil }}
+	activity.width = 11
 	last.width = 28
-	attn := column{"ATTENTION", attentionWidth, func(r Row, now time.Time, _ int) (string, *Style) {
-		return AttentionText(r, now), attentionStyle(r)
-	}}
-	return []column{id, harness, state, up, attn, activity, frames,
-		{"CONTEXT PRESSURE", 37, pressureCell(12, true)},
-		{"RENEWAL", renewalWidth, func(r Row, _ time.Time, _ int) (string, *Style) { return RenewalText(r), nil }},
+	lead := []column{id, harness, state, up, activity, frames}
+	if width >= attentionAt {
+		activity.cell = func(r Row, now time.Time, _ int) (string, *Style) { return ActivityText(r, now), nil }
+		attn := column{"ATTENTION", attentionWidth, func(r Row, now time.Time, _ int) (string, *Style) {
+			return AttentionText(r, now), attentionStyle(r)
+		}}
+		lead = []column{id, harness, state, up, attn, activity, frames}
+	}
+	return append(lead,
+		column{"CONTEXT PRESSURE", 37, pressureCell(12, true)},
+		column{"RENEWAL", renewalWidth, func(r Row, _ time.Time, _ int) (string, *Style) { return RenewalText(r), nil }},
 		last,
-		{"FOLDER", 0, func(r Row, _ time.Time, w int) (string, *Style) {
+		column{"FOLDER", 0, func(r Row, _ time.Time, w int) (string, *Style) {
 			if n := Width(r.Cwd); n > w {
 				return TruncateLeft(r.Cwd, n-w+1, "…"), nil
 			}
 			return orDash(r.Cwd), nil
 		}},
-	}
+	)
 }
 
 // shortEvent names an event in fewer cells for the narrow layout.
