@@ -133,3 +133,14 @@ func TestOpenKeyPrintsTheCommandThatReachesTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterByAttention: the filter finds sessions by what they wait for.
+func TestFilterByAttention(t *testing.T) {
+	m := attentionModel(80, 24, nil)
+	press(m, "/")
+	typeText(m, "permission")
+	press(m, "enter")
+	if len(m.rows) != 1 || m.rows[0].Harness != "claude" {
+		t.Fatalf("filter permission: %d rows", len(m.rows))
+	}
+}

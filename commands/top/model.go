@@ -167,9 +167,13 @@ func (m *Model) applyFilter() {
 }
 
 // matches reports whether the filter (lower case) is in the row's
-// harness, folder, state or id.
+// harness, folder, state, id or attention state ("needs_permission").
 func matches(r Row, f string) bool {
-	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID} {
+	attn := ""
+	if r.Attention != nil {
+		attn = string(r.Attention.State)
+	}
+	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID, attn} {
 		if strings.Contains(strings.ToLower(s), f) {
 			return true
 		}
