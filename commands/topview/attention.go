@@ -44,8 +44,8 @@ func AttentionText(r Row, now time.Time) string {
 // activity).
 func attentionShort(r Row, now time.Time) string {
 	a := r.Attention
-	if !a.NeedsPerson() {
-		return ""
+	if !a.NeedsPerson() || r.State == "paused" {
+		return "" // a paused session says "stopped"
 	}
 	label := map[attention.State]string{
 		attention.NeedsPermission: "permit", attention.NeedsAnswer: "answer",
