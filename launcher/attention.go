@@ -115,8 +115,16 @@ func (s *supervisor) attentionNow() *control.Attention {
 	s.attendKeys()
 	cur, now := s.att.tracker.Current(), s.cfg.Now()
 	waited, _ := attention.Waited(s.att.tracker.Episodes(), now)
-	return &control.Attention{State: string(cur.State), Since: cur.Since, Source: string(cur.Source), Detail: cur.Detail,
-		WaitedSeconds: roundMillis(waited.Seconds())}
+	b := attention.BlockOf(s.att.tracker, now, nil)
+	a := &control.Attention{State: string(cur.State), Since: cur.Since, Source: string(cur.Source), Detail: cur.Detail,
+		WaitedSeconds: roundMillis(waited.Seconds()), SinceEpochMs: b.Since, Evidence: b.Evidence, Episode: b.Episode, Turn: b.Turn}
+	for k, ms := range b.WaitedMs {
+		if a.WaitedMs == nil {
+			a.WaitedMs = map[string]int64{}
+		}
+		a.WaitedMs[string(k)] = ms
+	}
+	return a
 }
 
 // dialogOpen reports whether the session waits for a person in the
