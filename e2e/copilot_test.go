@@ -97,3 +97,79 @@ func TestRunCopilotPrompt(t *testing.T) {
 		t.Errorf("processes left behind: %+v", procs)
 	}
 }
+
+// startCopilotTUIUnderLifeloop starts `lifeloop run -- copilot` in a PTY
+// and waits for Copilot's prompt.
+func startCopilotTUIUnderLifeloop(t *testing.T, cfg mockmodel.Config, window string, extra ...string) (*testharness.Terminal, *testharness.HarnessEnv, string, *mockmodel.Server) {
+	t.Helper()
+	ll := lifeloopBin(t)
+	mock := startMock(t, cfg)
+	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UseCopilot(t)
+	if window != "" {
+		env.Setenv("COPILOT_PROVIDER_MAX_PROMPT_TOKENS", window)
+	}
+	state := stateDir(t)
+	args := append([]string{"run", "--state-dir", state, "--tick", "1s"}, extra...)
+	term := testharness.StartTerminal(t, env.Command(ll, append(args, "--", bin, "--allow-all-tools")...), 120, 40)
+	testharness.CopilotScreenReady(t, term, 0)
+	return term, env, state, mock
+}
+
+// copilotPrompt types prompt into Copilot's TUI and, once it shows, Enter.
+// (Copilot redraws its answer as it streams, so tests wait for a turn's
+// end in the ledger, not for the answer's text on the screen.)
+func copilotPrompt(t *testing.T, term *testharness.Terminal, prompt string) {
+	t.Helper()
+	at := len(term.Output())
+	term.Type(prompt)
+	if err := term.WaitForAfter(at, prompt, screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	term.Type("\r")
+}
+
+// TestRunCopilotTUI: a prompt typed into Copilot's TUI under lifeloop runs
+// a tool and is answered; its frame is in the ledger from the session
+// file; with a prompt limit of 20 000 and 19 000 tokens reported Copilot
+// compacts its history in the background, which lifeloop records as
+// context.compacted; /exit ends the session as completed with no process
+// left.
+func TestRunCopilotTUI(t *testing.T) {
+	skipShort(t)
+	term, env, state, _ := startCopilotTUIUnderLifeloop(t, mockmodel.Config{Usage: mockmodel.Usage{InputTokens: 19000, OutputTokens: 50}}, "20000")
+	copilotPrompt(t, term, "please RUN_TOOL through lifeloop")
+	testharness.WaitReceipts(t, term, state, "frame.ended", 1, screenTimeout)
+	testharness.WaitReceipts(t, term, state, "context.compacted", 1, screenTimeout)
+	copilotPrompt(t, term, "/exit")
+	code, sig, err := term.WaitTimeout(screenTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v after /exit; output:\n%s", code, sig, term.Output())
+	}
+	_, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "copilot", "completed", "exit_code_0")
+	assertNoDrift(t, rs)
+	file := onlyOne(t, "session file", env.CopilotSessions())
+	frames, sid := copilotSession(t, file)
+	assertFrames(t, rs, frames)
+	if r := lastOf(rs, "frame.ended"); r["harness_session_id"] != sid {
+		t.Errorf("frame.ended harness_session_id %v, want %s", r["harness_session_id"], sid)
+	}
+	var done map[string]any
+	for _, l := range readJSONL(t, file) {
+		if l["type"] == "session.compaction_complete" && dig(l, "data", "success") == true {
+			done = l
+		}
+	}
+	c := lastOf(rs, "context.compacted")
+	if s := c["telemetry_summary"]; done == nil || dig(s, "trigger") != "auto" || num(dig(s, "pre_tokens")) != num(dig(done, "data", "preCompactionTokens")) {
+		t.Errorf("context.compacted %s; the file's compaction %v", toJSON(s), done)
+	}
+	if lastOf(rs, "supervisor.tick") == nil {
+		t.Errorf("no supervisor.tick: %v", eventsOf(rs))
+	}
+	assertNoProcessLeft(t, env, term.Pid())
+}

@@ -76,7 +76,7 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunCopilotPrompt",
 		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunCopilotPrompt",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunCopilotPrompt",
-		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunCopilotCompaction",
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunCopilotTUI",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
 		"context_pressure":                    "TestRunCopilotPrompt",
 		"session_identity.harness_session_id": "TestRunCopilotPrompt",

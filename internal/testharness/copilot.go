@@ -1,6 +1,7 @@
 package testharness
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
@@ -38,6 +39,18 @@ func (e *HarnessEnv) UseCopilot(t testing.TB) string {
 	} {
 		e.Setenv(k, v)
 	}
+	// The project folder trusted, so the TUI opens on its prompt rather
+	// than the folder-trust dialog.
+	cfg, err := json.Marshal(map[string]any{"trustedFolders": []string{e.Dir}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(e.CopilotHome(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(e.CopilotHome(), "config.json"), cfg, 0o600); err != nil {
+		t.Fatal(err)
+	}
 	// The first run of a HOME extracts Copilot's bundle (about 235 MB)
 	// into its cache: one cache folder of the tests' own, outside every
 	// temporary HOME, saves that per test.
@@ -54,4 +67,27 @@ func (e *HarnessEnv) CopilotSessions() []string {
 	m, _ := filepath.Glob(filepath.Join(e.CopilotHome(), "session-state", "*", "events.jsonl"))
 	sort.Strings(m)
 	return m
+}
+
+// Copilot CLI's TUI (1.0.102) draws its banner, then its prompt's footer
+// once it takes keys. It records nothing before the first prompt (the
+// session file appears with it), so readiness is read from the screen:
+// the one place a Copilot test names Copilot's screen text.
+const (
+	copilotBanner = "uses AI."   // the banner: "Copilot v1.0.102 uses AI."
+	copilotReady  = "/ commands" // the footer: "… · / commands · ? help …"
+)
+
+// CopilotScreenReady waits until Copilot's TUI on term takes keys: its
+// footer in the output past byte n.
+func CopilotScreenReady(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitBannerThen(t, term, n, copilotBanner, copilotReady, ReadyTimeout)
+}
+
+// CopilotRelaunched waits for the Copilot CLI a renewal started again on
+// term: its banner past byte n, then its footer.
+func CopilotRelaunched(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitBannerThen(t, term, n, copilotBanner, copilotReady, ReadyTimeout)
 }
