@@ -173,3 +173,27 @@ func TestRunCopilotTUI(t *testing.T) {
 	}
 	assertNoProcessLeft(t, env, term.Pid())
 }
+
+// TestWatchCopilot: `lifeloop watch --adapter copilot` follows the
+// session file of a `copilot -p` it did not start: the binding, the frame
+// and the pressure of each model call, telemetry_only.
+func TestWatchCopilot(t *testing.T) {
+	t.Parallel() // see the package doc
+	skipShort(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: []mockmodel.Usage{{InputTokens: 55000, OutputTokens: 5}, {InputTokens: 76000, OutputTokens: 5}}})
+	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UseCopilot(t)
+	env.Setenv("COPILOT_PROVIDER_MAX_PROMPT_TOKENS", "100000")
+	state, session, rs := watchHarness(t, env, "copilot", bin, "-p", "please RUN_TOOL", "--allow-all-tools")
+	file := onlyOne(t, "session file", env.CopilotSessions())
+	frames, sid := copilotSession(t, file)
+	if dig(bindingOf(t, rs), "telemetry_summary", "path") != file {
+		t.Errorf("binding not to %s", file)
+	}
+	assertHarnessSession(t, state, session, rs, sid)
+	assertPressure(t, rs, []wantPressure{
+		{55000, copilotWindow, "moderate", "low"},
+		{76000, copilotWindow, "high", "moderate"},
+	})
+	assertFrames(t, rs, frames)
+}
