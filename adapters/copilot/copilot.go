@@ -2,8 +2,8 @@
 // `copilot`). It owns everything lifeloop knows about Copilot CLI: its
 // manifest and the tests that prove it (copilot.go), its command line
 // (args.go), a launch pinned to its own session and the relaunch
-// (launch.go), its session files and their parser (telemetry.go,
-// parser.go).
+// (launch.go), a payload placed at launch (placement.go), its session
+// files and their parser (telemetry.go, parser.go).
 //
 // Measured against the pinned 1.0.102 (harnesses/, offline against the
 // loopback mock model: COPILOT_OFFLINE=true and a custom provider,
@@ -32,9 +32,8 @@
 // naming a hooks file; a plugin folder given with --plugin-dir can carry
 // hooks, but the hook answer that adds context is the flat
 // {"additionalContext"} object, which lifeloop's hook responses do not
-// write yet), hence no native frames, no payload placed at a hook and no
-// `lifeloop host apply`; launch placement (COPILOT_CUSTOM_INSTRUCTIONS_DIRS
-// reads *.instructions.md files of a folder; not built).
+// write yet), hence no native frames, no payload placed at a hook, no
+// attention mapping and no `lifeloop host apply`.
 package copilot
 
 import (
@@ -51,6 +50,9 @@ var (
 	_ adapters.SessionResumer = Harness{}
 	_ adapters.Relauncher     = Harness{}
 	_ adapters.Telemetry      = Harness{}
+	_ adapters.LaunchPlacer   = Harness{}
+
+	_ adapters.PlacementExternalizer = Harness{}
 )
 
 // Describe implements adapters.Harness. Copilot CLI is not among
@@ -81,6 +83,17 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunCopilotPrompt",
 		"session_identity.harness_session_id": "TestRunCopilotPrompt",
 		"telemetry_sources.transcript":        "TestRunCopilotPrompt",
+		// Launch placement and renewal (placement.go, launch.go).
+		"placement.pre_session":                 "TestRenewCopilotTUI",
+		"renewal.reset.wrapper_mediated":        "TestRenewCopilotTUI",
+		"renewal.continuation.observation":      "TestRenewCopilotTUI",
+		"renewal.continuation.payload_delivery": "TestRenewCopilotTUI",
+		// lifeloop watch.
+		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchCopilot",
+		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchCopilot",
+		"lifecycle_events.frame.ending/telemetry_only":              "TestWatchCopilot",
+		"lifecycle_events.frame.ended/telemetry_only":               "TestWatchCopilot",
+		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchCopilot",
 	})
 }
 
@@ -91,9 +104,16 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// first assistant.turn_start opens it, the end of a model turn that
 	// asked for no tool ends it; usage records, the session id,
 	// compactions, degradation of the source.
-	for _, e := range []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded} {
+	frames := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
+	for _, e := range frames {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
+	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
 	adapters.RaiseTelemetry(&m, string(SourceEvents), "lifeloop run follows the session file (~/.copilot/session-state/<id>/events.jsonl, or under $COPILOT_HOME): context in use = the prompt of the last model call (session.usage_record: inputTokens + cacheReadTokens + cacheWriteTokens), against the model's maxPromptTokens; receipts on level changes and compactions")
+	// pre_session: an instructions file named in
+	// COPILOT_CUSTOM_INSTRUCTIONS_DIRS at launch, also when a renewal
+	// relaunches the TUI (resumed with --resume=ID, or fresh).
+	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
+	adapters.RaiseWrapperRenewal(&m)
 	return m
 }
