@@ -28,12 +28,15 @@
 //   - SIGTERM, SIGINT or SIGHUP end the TUI with exit 0 and its
 //     session.shutdown record.
 //
-// Not done: a hook bridge for `lifeloop run` (Copilot CLI has no flag
-// naming a hooks file; a plugin folder given with --plugin-dir can carry
-// hooks, but the hook answer that adds context is the flat
-// {"additionalContext"} object, which lifeloop's hook responses do not
-// write yet), hence no native frames, no payload placed at a hook, no
-// attention mapping and no `lifeloop host apply`.
+// Not done: a hook bridge for `lifeloop run`. Copilot CLI has no flag
+// naming a hooks file, but a plugin folder given with --plugin-dir
+// (.plugin/plugin.json and a Claude-style hooks/hooks.json) runs its
+// hooks for one launch with snake_case input (measured in -p); what is
+// missing is a frame id the hooks and the session file share (the hook
+// input has no interactionId) and the flat {"additionalContext"} answer
+// Copilot reads, which lifeloop's hook responses do not write. Hence no
+// native frames, no payload placed at a hook, no attention mapping and no
+// `lifeloop host apply`.
 package copilot
 
 import (
