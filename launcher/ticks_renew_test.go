@@ -47,8 +47,14 @@ func TestTicksDuringRenewalAreNotRunning(t *testing.T) {
 	if seen["renewal"]["running"] > 0 || seen["renewal"][tickRenewing] == 0 {
 		t.Errorf("ticks during the renewal by state: %v, want some %q and none running", seen["renewal"], tickRenewing)
 	}
-	if seen["before"]["running"] == 0 || len(seen["before"]) != 1 {
-		t.Errorf("ticks before the renewal by state: %v, want running only", seen["before"])
+	// A tick between the renewal's start and its session.ending (which the
+	// renewal's goroutine records through the loop) already says renewing.
+	others := len(seen["before"]) - 1
+	if seen["before"][tickRenewing] > 0 {
+		others--
+	}
+	if seen["before"]["running"] == 0 || others > 0 {
+		t.Errorf("ticks before the renewal by state: %v, want running (and renewing once the renewal began)", seen["before"])
 	}
 	if seen["after"][tickRenewing] > 0 && seen["after"]["running"] == 0 {
 		t.Errorf("ticks after the renewal by state: %v, want running", seen["after"])
