@@ -30,6 +30,9 @@ type sourcedFact struct {
 	// following lines, so a line's fact and the frames around it keep
 	// their order.
 	taken chan struct{}
+	// synced: a screen fact that waited for the telemetry watcher to read
+	// what the harness had written by then.
+	synced bool
 }
 
 // screenFactsQueued bounds the screen facts waiting for the supervisor;
@@ -149,10 +152,27 @@ func (r recordTelemetry) handOver(f attention.Fact) {
 
 // attendSourced feeds a screen or transcript fact to the tracker. A
 // transcript fact first takes the telemetry moments already read (the
-// lines before its own), so it follows their frames.
+// lines before its own), so it follows their frames. A screen fact first
+// waits for the watcher to read what the harness wrote before drawing
+// it (the turn's prompt, when frames come from the file: a turn started
+// after the dialog would end it), then takes those moments too.
 func (s *supervisor) attendSourced(sf sourcedFact) {
-	if sf.taken != nil {
+	switch {
+	case sf.taken != nil:
 		defer close(sf.taken)
+		s.takeObserved()
+	case sf.fact.Source == attention.SourceScreen && !sf.synced && s.obs != nil && s.cfg.Telemetry != nil:
+		caughtUp := s.cfg.Telemetry.sync()
+		sf.synced = true
+		go func() {
+			<-caughtUp
+			select {
+			case s.cfg.attention.facts <- sf:
+			case <-s.loopDone:
+			}
+		}()
+		return
+	case sf.synced:
 		s.takeObserved()
 	}
 	s.attend(sf.fact)
