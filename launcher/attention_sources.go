@@ -35,6 +35,14 @@ type sourcedFact struct {
 	synced bool
 }
 
+// screenTurnWait bounds how long a screen fact drawn after a prompt was
+// typed waits for that prompt's turn to be recorded (screenTurnPoll
+// apart), so that the turn's start does not end the dialog's episode.
+const (
+	screenTurnWait = 2 * time.Second
+	screenTurnPoll = 50 * time.Millisecond
+)
+
 // screenFactsQueued bounds the screen facts waiting for the supervisor;
 // one more is dropped (a dialog is drawn once per key: a handful at most).
 const screenFactsQueued = 16
@@ -174,8 +182,31 @@ func (s *supervisor) attendSourced(sf sourcedFact) {
 		return
 	case sf.synced:
 		s.takeObserved()
+		if s.turnPending(sf.fact.At) && s.cfg.Now().Sub(sf.fact.At) < screenTurnWait {
+			time.AfterFunc(screenTurnPoll, func() {
+				select {
+				case s.cfg.attention.facts <- sf:
+				case <-s.loopDone:
+				}
+			})
+			return
+		}
 	}
 	s.attend(sf.fact)
+}
+
+// turnPending reports whether a prompt typed before at has not started
+// its turn in the tracker yet: the session is not working and a key was
+// typed since its state began (the frames of a turn can be recorded
+// after the dialog it draws, when they come from the harness's file).
+func (s *supervisor) turnPending(at time.Time) bool {
+	if s.att.tracker == nil || s.term == nil {
+		return false
+	}
+	s.attendKeys() // a key that answered a dialog makes it working
+	cur := s.att.tracker.Current()
+	k := s.term.LastKey()
+	return cur.State != attention.Working && k.After(cur.Since) && !k.After(at)
 }
 
 // takeObserved records the telemetry moments waiting on the watcher's
