@@ -337,7 +337,7 @@ func (r renewals) startAgain(argv, env []string, pinned string) error {
 	if env == nil {
 		env = s.cfg.Spec.Env
 	}
-	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: processEnv(s.cfg.ProcessEnv, s.processes, env), Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText()}
+	spec := ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: processEnv(s.cfg.ProcessEnv, s.processes, env), Dir: s.cfg.Spec.Dir, ReadyText: s.cfg.Adapter.ReadyText(), Screen: s.cfg.Spec.Screen}
 	child, err := s.term.Start(spec)
 	if err != nil {
 		return err

@@ -221,6 +221,10 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		facts, ad = &f, ad.WithFacts(f)
 	}
 	tel := followTelemetry(ctx, o, ad, p, env)
+	att := newAttentionSources(ad)
+	if tel != nil {
+		tel.att = att
+	}
 	recipe := launchRecipe{ad: ad, bridge: bridge.args, bridgeAt: bridge.at, pin: tel != nil, files: files, env: env}
 	plan, err := recipe.plan(launchInput{kind: adapters.LaunchFirst, argv: o.Argv, payloads: launchPayloads(o)})
 	if err != nil {
@@ -254,7 +258,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	cfg := Config{
 		StateDir:        o.StateDir,
 		Record:          rec,
-		Spec:            ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: startEnv, Dir: o.Dir},
+		Spec:            ptyio.ChildSpec{Path: argv[0], Args: argv[1:], Env: startEnv, Dir: o.Dir, Screen: att.screenWatch()},
 		Terminal:        ptyio.TerminalConfig{In: o.In, Out: o.Out, Err: o.Err, PassThrough: !o.AlwaysPTY, Cols: o.Cols, Rows: o.Rows, Logger: p.Log},
 		Tick:            o.Tick,
 		IdleAfter:       o.IdleAfter,
@@ -284,6 +288,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 		Now:             o.Now,
 	}
 	cfg.Notify = o.Notify
+	cfg.attention = att
 	if o.Companion != nil {
 		cfg.Companion = o.Companion(p.ID)
 		cfg.CompanionEnv = append(slices.Clone(o.Env),

@@ -123,6 +123,9 @@ type Config struct {
 	// hookDoor, when set, takes the hook calls the harness posts over
 	// HTTP (hookdoor.go); they reach the loop as control calls do.
 	hookDoor *hookDoor
+	// attention, when set, brings the screen's and the harness files'
+	// attention facts (attention_sources.go).
+	attention *attentionSources
 	// ControlSocket is the control socket path; empty disables it.
 	ControlSocket string
 	// Companion is the command line of a client that runs beside the
@@ -566,6 +569,8 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 			s.endDrain(true)
 		case f := <-s.calls:
 			f()
+		case sf := <-s.cfg.attention.channel():
+			s.attendSourced(sf)
 		case r := <-s.renewed:
 			renewals{s}.done(r)
 		case <-s.companionExited():

@@ -25,6 +25,9 @@ type telemetryRunner struct {
 	// its current end by the first watcher.
 	resumed   bool
 	resumedID string
+	// att, when set, also maps each line the watcher reads to attention
+	// facts (attention_sources.go).
+	att *attentionSources
 }
 
 // start stops the running watcher, if any, and starts one for a harness
@@ -48,6 +51,7 @@ func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Mom
 	}
 	r.starts++
 	ctx, cancel := context.WithCancel(r.ctx)
+	o.Harness = r.att.telemetry(ctx, o.Harness, launched)
 	w, err := observe.Start(ctx, o)
 	if err != nil {
 		cancel()

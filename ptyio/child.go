@@ -52,6 +52,9 @@ type ChildSpec struct {
 	// ReadyText, when set, is what the program draws once it takes
 	// input (see Child.TakesKeys).
 	ReadyText string
+	// Screen, when set, is told when the program draws one of its texts
+	// (a dialog's question): see ScreenWatch.
+	Screen *ScreenWatch
 }
 
 // ExitStatus is how a child ended.
@@ -117,6 +120,9 @@ type Child struct {
 
 	ready     *readyText  // ChildSpec.ReadyText; used by copyOutput only
 	readySeen atomic.Bool // the ready text was drawn (or none was named)
+
+	screen     *screenText // ChildSpec.Screen's texts; used by copyOutput only
+	screenSeen func(i int, at time.Time)
 
 	waitDone chan struct{} // closed by the wait goroutine after the reap
 	done     chan struct{} // closed after the reap and the drain
@@ -224,6 +230,9 @@ func (t *Terminal) spawn(path string, spec ChildSpec) (*Child, error) {
 	c.lastIn.Store(noInput)
 	c.ready = newReadyText(spec.ReadyText)
 	c.readySeen.Store(c.ready == nil)
+	if c.screen = newScreenText(spec.Screen); c.screen != nil {
+		c.screenSeen = spec.Screen.Seen
+	}
 	reaper <- c // its wait starts now
 	return c, nil
 }
@@ -363,7 +372,8 @@ func (c *Child) copyOutput() {
 		if n > 0 {
 			quiet = 0
 			c.bytesOut.Add(uint64(n))
-			c.lastOut.Store(c.t.now().UnixNano())
+			readAt := c.t.now()
+			c.lastOut.Store(readAt.UnixNano())
 			if !c.readySeen.Load() && c.ready.feed(buf[:n]) {
 				c.readySeen.Store(true)
 			}
@@ -371,6 +381,11 @@ func (c *Child) copyOutput() {
 				if _, werr := c.t.out.Write(buf[:n]); werr != nil {
 					outOK = false
 					c.t.log.Warn("writing child output failed; discarding the rest", "pid", c.pid, "err", werr)
+				}
+			}
+			if c.screen != nil {
+				for _, i := range c.screen.feed(buf[:n], c.t.lastKey.Load()) {
+					c.screenSeen(i, readAt)
 				}
 			}
 		}

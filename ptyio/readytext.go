@@ -39,42 +39,7 @@ func (r *readyText) feed(p []byte) bool {
 		if r.found {
 			return true
 		}
-		switch r.state {
-		case escStart:
-			switch b {
-			case '[':
-				r.state = escCSI
-			case ']', 'P', '_', '^':
-				r.state = escString
-			default:
-				r.state = escNone
-			}
-			continue
-		case escCSI:
-			if b >= 0x40 && b <= 0x7e {
-				r.state = escNone
-			}
-			continue
-		case escString:
-			switch b {
-			case 0x07:
-				r.state = escNone
-			case 0x1b:
-				r.state = escStringEsc
-			}
-			continue
-		case escStringEsc:
-			r.state = escString
-			if b == '\\' {
-				r.state = escNone
-			}
-			continue
-		}
-		if b == 0x1b {
-			r.state = escStart
-			continue
-		}
-		if b <= ' ' || b == 0x7f {
+		if !r.state.visible(b) {
 			continue
 		}
 		if len(r.tail) == cap(r.tail) {
@@ -85,4 +50,46 @@ func (r *readyText) feed(p []byte) bool {
 		r.found = bytes.HasSuffix(r.tail, r.want)
 	}
 	return r.found
+}
+
+// visible moves the scanner over output byte b and reports whether b is
+// drawn as a visible character: not part of an escape sequence, not a
+// control character, not whitespace.
+func (st *escState) visible(b byte) bool {
+	switch *st {
+	case escStart:
+		switch b {
+		case '[':
+			*st = escCSI
+		case ']', 'P', '_', '^':
+			*st = escString
+		default:
+			*st = escNone
+		}
+		return false
+	case escCSI:
+		if b >= 0x40 && b <= 0x7e {
+			*st = escNone
+		}
+		return false
+	case escString:
+		switch b {
+		case 0x07:
+			*st = escNone
+		case 0x1b:
+			*st = escStringEsc
+		}
+		return false
+	case escStringEsc:
+		*st = escString
+		if b == '\\' {
+			*st = escNone
+		}
+		return false
+	}
+	if b == 0x1b {
+		*st = escStart
+		return false
+	}
+	return b > ' ' && b != 0x7f
 }

@@ -76,6 +76,9 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunClaudeTelemetry",
 		"session_identity.harness_session_id": "TestRunClaudeConcurrentSameFolder",
 		"telemetry_sources.transcript":        "TestRunClaudeTelemetry",
+		// Attention (AttentionRecord, AttentionScreen; launcher/attention_sources.go).
+		"telemetry_sources.attention.transcript": "TestAttentionErrorClaude",
+		"telemetry_sources.attention.screen":     "TestAttentionScreenClaude",
 		// lifeloop watch (watch/watch.go).
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchClaude",
 		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchClaude",
@@ -109,6 +112,12 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// additionalContext. 8 KiB is the bound lifeloop places.
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseWrapperRenewal(&m)
+	// Attention under `lifeloop run`: the transcript's API error line
+	// (stopped_on_error) and the permission dialog's text on the screen
+	// (needs_permission, matched on the output stream).
+	m.TelemetrySources = append(m.TelemetrySources,
+		contract.TelemetrySource{Source: "attention.transcript", Support: contract.SupportNative},
+		contract.TelemetrySource{Source: "attention.screen", Support: contract.SupportSynthesized})
 	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	return m
 }

@@ -81,6 +81,8 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunCodexTelemetry",
 		"session_identity.harness_session_id": "TestRunCodexTelemetry",
 		"telemetry_sources.rollout":           "TestRunCodexTelemetry",
+		// Attention: the rollout's task_complete with an error (AttentionRecord).
+		"telemetry_sources.attention.transcript": "TestAttentionErrorCodex",
 		// lifeloop watch (watch/watch.go).
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchCodex",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchCodex",
@@ -114,6 +116,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
 	adapters.RaiseWatch(&m, contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventContextPressureObserved)
+	// Attention under `lifeloop run`: a task_complete that carries an
+	// error (stopped_on_error; Codex has no error hook).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.transcript", Support: contract.SupportNative})
 	adapters.RaiseTelemetry(&m, string(SourceRollout), "lifeloop run follows the rollout ($CODEX_HOME/sessions/YYYY/MM/DD/rollout-*.jsonl): context in use = last_token_usage.total_tokens of each token_count, against its model_context_window (Codex's effective window); receipts on level changes and compactions")
 	// pre_session: developer_instructions at launch, from a profile file
 	// (ExternalizePlacement).

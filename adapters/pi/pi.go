@@ -105,13 +105,15 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunPiTelemetry",
 		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunPiCompactionTelemetry",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
-		"context_pressure":                      "TestRunPiTelemetry",
-		"session_identity.harness_session_id":   "TestRunPiTelemetry",
-		"telemetry_sources.transcript":          "TestRunPiTelemetry",
-		"placement.pre_session":                 "TestRunPiPayloadAtLaunch",
-		"renewal.reset.wrapper_mediated":        "TestRenewPiTUIUnderLifeloop",
-		"renewal.continuation.observation":      "TestRenewPiTUIUnderLifeloop",
-		"renewal.continuation.payload_delivery": "TestRenewPiTUIUnderLifeloop",
+		"context_pressure":                    "TestRunPiTelemetry",
+		"session_identity.harness_session_id": "TestRunPiTelemetry",
+		"telemetry_sources.transcript":        "TestRunPiTelemetry",
+		// Attention: an assistant message that stopped on an error (AttentionRecord).
+		"telemetry_sources.attention.transcript": "TestAttentionErrorPi",
+		"placement.pre_session":                  "TestRunPiPayloadAtLaunch",
+		"renewal.reset.wrapper_mediated":         "TestRenewPiTUIUnderLifeloop",
+		"renewal.continuation.observation":       "TestRenewPiTUIUnderLifeloop",
+		"renewal.continuation.payload_delivery":  "TestRenewPiTUIUnderLifeloop",
 		// lifeloop watch.
 		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchPi",
 	})
@@ -130,6 +132,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
 	}
 	adapters.RaiseWatch(&m, contract.EventContextPressureObserved)
+	// Attention under `lifeloop run`: the session file's assistant
+	// messages (stopReason error: stopped_on_error).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.transcript", Support: contract.SupportNative})
 	adapters.RaiseTelemetry(&m, string(telemetrySource), "lifeloop run follows Pi's session file (~/.pi/agent/sessions/--<cwd>--/<start>_<id>.jsonl): context in use = usage.totalTokens of each assistant message, against the model's contextWindow from ~/.pi/agent/models.json (Pi's built-in models: window unknown, no levels); receipts on level changes and compactions (tokensBefore; the size after is known only with the next reply)")
 	// pre_session: --append-system-prompt FILE at launch, also when a
 	// renewal relaunches Pi (resumed or fresh).

@@ -24,6 +24,10 @@
 // A request whose body contains Config.HoldTrigger waits for
 // Server.Release before it is answered, so a turn can be held open.
 //
+// Config.Fail, and Server.Fail while the test runs, answer model requests
+// with an HTTP error (429 with retry-after, 500, …) in each wire's error
+// document (fail.go), so every harness can be made to hit an API error.
+//
 // Usage numbers are taken from Config.UsageSequence, one entry per
 // conversation response (requests that offer tools; side requests such as
 // title generation do not consume entries), then Config.Usage once the
@@ -113,6 +117,9 @@ type Config struct {
 	// length divided by it (cache tokens 0), so the pressure a harness
 	// sees grows with its conversation and falls when it starts afresh.
 	BytesPerToken int
+	// Fail, when its Status is set, answers every model request with
+	// that error from the start, until Server.Fail says otherwise.
+	Fail Failure
 }
 
 // Request is one recorded request.
@@ -126,7 +133,7 @@ type Request struct {
 	Body   []byte
 	// Kind says how the mock classified the request: "preflight",
 	// "claude", "claude-side", "count_tokens", "codex", "codex-side",
-	// "unknown".
+	// "unknown", the Gemini kinds, or KindFailed (Server.Fail).
 	Kind string
 }
 
@@ -146,6 +153,8 @@ type Server struct {
 	held     int
 	release  chan struct{}
 	released sync.Once
+
+	failing failing
 }
 
 // Start listens on cfg.Addr (default 127.0.0.1:0) and serves until Close.
@@ -184,6 +193,7 @@ func Start(cfg Config) (*Server, error) {
 	var rnd [4]byte
 	_, _ = rand.Read(rnd[:])
 	s := &Server{cfg: cfg, ln: ln, done: make(chan struct{}), idPrefix: hex.EncodeToString(rnd[:]), release: make(chan struct{})}
+	s.Fail(cfg.Fail, 0)
 	s.http = &http.Server{Handler: http.HandlerFunc(s.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		defer close(s.done)
@@ -301,7 +311,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.hold(r, body)
-	kind, status := s.route(w, r, body)
+	kind, status := KindFailed, 0
+	if f, ok := s.takeFailure(r); ok {
+		s.record(r, body, kind)
+		writeFailure(w, r, f)
+		status = f.Status
+	} else {
+		kind, status = s.route(w, r, body)
+	}
 	s.logBody(r, body, kind)
 	if s.cfg.Logger != nil {
 		s.cfg.Logger.Info("mockmodel request", "method", r.Method, "path", r.URL.Path, "kind", kind, "status", status)
