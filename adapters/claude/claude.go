@@ -76,6 +76,7 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunClaudeTelemetry",
 		"session_identity.harness_session_id": "TestRunClaudeConcurrentSameFolder",
 		"telemetry_sources.transcript":        "TestRunClaudeTelemetry",
+		"telemetry_sources.attention.hook":    "TestAttentionClaudePermission",
 		// lifeloop watch (watch/watch.go).
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchClaude",
 		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchClaude",
@@ -110,6 +111,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseWrapperRenewal(&m)
 	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
+	// Attention under `lifeloop run`: the launch's PermissionRequest,
+	// Notification and StopFailure hooks (role attention, no receipt).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
 	return m
 }
 
