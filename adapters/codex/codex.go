@@ -81,6 +81,7 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunCodexTelemetry",
 		"session_identity.harness_session_id": "TestRunCodexTelemetry",
 		"telemetry_sources.rollout":           "TestRunCodexTelemetry",
+		"telemetry_sources.attention.hook":    "TestAttentionCodexPermission",
 		// lifeloop watch (watch/watch.go).
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchCodex",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchCodex",
@@ -119,6 +120,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// (ExternalizePlacement).
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseWrapperRenewal(&m)
+	// Attention under `lifeloop run` with the hooks `lifeloop host apply`
+	// installs, once trusted: PermissionRequest (role attention, no
+	// receipt; hooks.go).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
 	return m
 }
 
