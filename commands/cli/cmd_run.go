@@ -58,6 +58,8 @@ type runOptions struct {
 	RenewResume  bool
 	RenewPerHour int
 	HandoffCmd   string
+	// Notify are the --notify flags.
+	Notify notifyOptions
 }
 
 func runCommand(e *env) *ucli.Command {
@@ -85,7 +87,7 @@ required capability is unsupported), 126 the command is not executable,
 Signals sent to lifeloop (INT, TERM, HUP, QUIT, USR1, USR2) are forwarded to
 the harness's process group; a second INT/TERM or --grace after the first
 kills the group.`,
-		Flags: []ucli.Flag{
+		Flags: append([]ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.StringFlag{Name: "adapter", Usage: "adapter id (default: resolved from the command)", Destination: &o.Adapter, EnvVars: []string{"LIFELOOP_ADAPTER"}},
 			&ucli.GenericFlag{Name: "client", Usage: "client `CMD` (a shell command line) receiving every receipt's dispatch envelope on stdin (repeatable)", Value: &clients},
@@ -118,7 +120,7 @@ kills the group.`,
 			&ucli.BoolFlag{Name: "renew-resume", Usage: "with --renew-at: resume the harness conversation instead of starting a fresh one", Destination: &o.RenewResume},
 			&ucli.IntFlag{Name: "renew-per-hour", Usage: "with --renew-at: at most `N` renewals per hour", Value: defaultRenewPerHour, Destination: &o.RenewPerHour},
 			&ucli.StringFlag{Name: "handoff-cmd", Usage: "with --renew-at: write the handoff note with the shell command `CMD` (see `lifeloop handoff --help`)", Destination: &o.HandoffCmd},
-		},
+		}, notifyFlags(&o.Notify)...),
 		Action: func(c *ucli.Context) error {
 			o.Clients = clients.items
 			o.ClientEvents = splitCommas(c.StringSlice("client-events"))
@@ -147,6 +149,10 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	}
 	if o.Cols <= 0 || o.Rows <= 0 || o.Cols > 65535 || o.Rows > 65535 {
 		return usageErrorf("--cols and --rows must be between 1 and 65535")
+	}
+	notifyCfg, err := o.Notify.config(e.Environ)
+	if err != nil {
+		return err
 	}
 	var events []contract.Event
 	for _, name := range o.ClientEvents {
@@ -245,10 +251,10 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		return err
 	}
 	defer otlpLive.finish()
-	childEnv := e.Environ
+	childEnv := withoutNotifySecret(e.Environ)
 	var sessionEnv func(string, int) []string
 	if otlpLive != nil {
-		childEnv, sessionEnv = harnessOTelEnv(e.Environ, o.OTLPHarness)
+		childEnv, sessionEnv = harnessOTelEnv(childEnv, o.OTLPHarness)
 	}
 	// Sessions of this state folder whose wrapper died are sealed while
 	// the harness runs (after its start, off its path); a run that ends
@@ -293,6 +299,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		PayloadsAt:      at,
 		PayloadArgvOK:   o.PayloadArgvOK,
 		Companion:       companion,
+		Notify:          notifyCfg,
 		HandleSignals:   true,
 		Signals:         e.signals,
 		OnSession:       chainHooks(live.hook(), amqpLive.hook(), otlpLive.hook()),
