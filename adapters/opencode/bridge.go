@@ -43,7 +43,8 @@ import (
 //	                          compaction part); trigger auto|manual
 //	attention (none)          a bus event the attention reader maps
 //	                          (permission.*, question.*, session.error,
-//	                          session.status), {type, properties}
+//	                          session.status retry: busy and idle say
+//	                          what the turn's reports say), {type, properties}
 //	                          trimmed to the fields it reads: the
 //	                          wrapper's attention tracker reads it
 //	                          (AttentionEvent), no receipt

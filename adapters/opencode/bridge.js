@@ -20,7 +20,7 @@
 //	        the compaction part), trigger auto or manual
 //	attention the events that tell whether the session waits for a person
 //	        (a permission or a question asked and answered, an error, the
-//	        session's status), as {type, properties} trimmed to the fields
+//	        session retrying), as {type, properties} trimmed to the fields
 //	        the wrapper's attention reader reads (opencode/attention.go);
 //	        no moment. Never awaited: the event handler goes on at once.
 //
@@ -43,6 +43,11 @@ const dialogEvents = new Set([
 	"question.v2.asked", "question.v2.replied", "question.v2.rejected",
 ]);
 const turnEvents = new Set(["session.error", "session.status"]);
+
+// frameStatus reports whether a session.status says only what the turn's
+// own reports say (busy: a turn runs; idle: it ended): not forwarded, so
+// no call goes ahead of a turn's report in the queue. A retry is.
+const frameStatus = (type, p) => type === "session.status" && (p.status?.type === "busy" || p.status?.type === "idle");
 
 // A short one-line string of v, or undefined: a name or a question's
 // summary, never a body.
@@ -87,7 +92,7 @@ export const LifeloopBridge = async (ctx) => {
 		dispose: () => lifeloop.settled(),
 		event: async ({ event }) => {
 			const p = event?.properties ?? {};
-			if (dialogEvents.has(event?.type) || (turnEvents.has(event?.type) && !children.has(p.sessionID))) {
+			if (dialogEvents.has(event?.type) || (turnEvents.has(event?.type) && !children.has(p.sessionID) && !frameStatus(event.type, p))) {
 				call("attention", attentionOf(event.type, p));
 				return;
 			}
