@@ -284,6 +284,12 @@ type OrgLoopPayload struct {
 	// the client, the threshold, the pressure that crossed it, the
 	// handoff note's digest, the renewals this hour and the limit).
 	RenewalPolicy map[string]any `json:"renewal_policy,omitempty"`
+	// Attention is, on a change of attention to a waiting state, the
+	// tick's attention block (state, since_epoch_ms, source, evidence,
+	// detail, episode, turn, waited_ms) without the episode it closed;
+	// on a terminal event, the session's block its session.ended carries
+	// (waited_ms per kind, and closed: the episode the end closed).
+	Attention map[string]any `json:"attention,omitempty"`
 }
 
 // OrgLoopLifecycle is payload.lifecycle. Outcome is set on terminal
@@ -335,7 +341,8 @@ type OrgLoopOptions struct {
 }
 
 // ErrNoOrgLoopPhase is returned by ProjectOrgLoop for receipts that have no
-// OrgLoop counterpart (ticks, context events, client delivery failures...).
+// OrgLoop counterpart (ticks but a change of attention to a waiting state,
+// context events, client delivery failures...).
 var ErrNoOrgLoopPhase = errors.New("receipt has no OrgLoop lifecycle phase")
 
 // orgLoopTime is ISO 8601 UTC with milliseconds, as OrgLoop writes it.
@@ -346,6 +353,9 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 //	session.started                        started   (non-terminal)
 //	frame.opened                           active    reason running
 //	frame.ended                            active    reason idle
+//	supervisor.tick, trigger               active    reason the attention state (needs_permission,
+//	attention_changed, to a waiting state            needs_answer, waiting_for_input, stopped_on_error),
+//	                                                 payload.attention the block
 //	session.ended                          phase/outcome/reason from telemetry_summary
 //	                                       (ClassifyExit of exit_status/signal when only those are
 //	                                       present; stopped/unknown/session_stopped when nothing is,
@@ -371,7 +381,9 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 // inside one process are keyed <session>.s<N> the same way. An
 // active phase happens many times per session, so its key is
 // <harness>:<session>:active:<ledger sequence> (the receipt id without a
-// ledger): stable for one transition, distinct between transitions.
+// ledger): stable for one transition, distinct between transitions; an
+// attention change's is <harness>:<session>:active:attention.<episode>,
+// one per episode of waiting.
 //
 // Exit statuses are reported as a shell reports them: the exit code, or
 // 128+N for a process that died of signal N.
@@ -392,9 +404,12 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		return OrgLoopEvent{}, ErrNoOrgLoopPhase
 	}
 	var lc OrgLoopLifecycle
+	attReason, attStep, attBlock, attChange := orgLoopAttention(r)
 	switch {
 	case r.Event == EventSessionStarted && r.Status != StatusFailed:
 		lc.Phase = PhaseStarted
+	case attChange:
+		lc.Phase, lc.Reason = PhaseActive, attReason
 	case r.Event == EventFrameOpened && r.Status != StatusFailed:
 		lc.Phase, lc.Reason = PhaseActive, "running"
 	case r.Event == EventFrameEnded && r.Status != StatusFailed:
@@ -441,6 +456,9 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 		if r.Sequence != nil {
 			step = strconv.FormatUint(*r.Sequence, 10)
 		}
+		if attChange {
+			step = attStep
+		}
 		lc.DedupeKey += ":" + step
 	}
 
@@ -471,6 +489,12 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	}
 	p.Lifecycle, p.Session = lc, s
 	p.RenewalPolicy = renewalPolicy(sum)
+	switch {
+	case attChange:
+		p.Attention = orgLoopAttentionBlock(attBlock)
+	case lc.Terminal:
+		p.Attention = orgLoopSessionAttention(sum)
+	}
 	source := o.Source
 	if source == "" {
 		source = harness

@@ -41,7 +41,8 @@ type OrgLoopHookPost struct {
 // (connectorExitStatus); when that differs from the status the harness
 // exited with, the real one is in meta.exit_status. The stop and start
 // of a renewal a policy client asked for carry its evidence in
-// meta.renewal_policy.
+// meta.renewal_policy; a stop whose session.ended carries the session's
+// attention, that block in meta.attention.
 func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, error) {
 	ev, err := ProjectOrgLoop(r, o)
 	if err != nil {
@@ -83,6 +84,10 @@ func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, 
 	}
 	if p.RenewalPolicy != nil {
 		post.Meta["renewal_policy"] = p.RenewalPolicy
+	}
+	if p.Attention != nil {
+		// A stop's: the session's waiting for a person.
+		post.Meta["attention"] = p.Attention
 	}
 	return post, nil
 }

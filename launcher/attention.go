@@ -13,14 +13,18 @@ import (
 // for a person (internal/attention), for a harness whose signals tell
 // (adapters.AttentionReader): the hook calls the harness's reader maps,
 // the turns the frames it records open and end, and the keys typed at
-// its terminal. It records nothing in the ledger: status reports it, and
-// a renewal between turns is refused while a dialog is open. Keys are
-// read from the terminal when a fact arrives or the state is asked for,
-// so waiting costs no wake-up.
+// its terminal. Every change is recorded at once as a supervisor.tick
+// (attention_stream.go) and announced (attention_notify.go); status
+// reports it, and a renewal between turns is refused while a dialog is
+// open. Keys are read from the terminal when a fact arrives, the state is
+// asked for or the regular activity check runs, so waiting costs no
+// wake-up.
 type attending struct {
 	tracker *attention.Tracker
 	// keySeen is the latest key fed to the tracker.
 	keySeen time.Time
+	// notice is what the notifiers were told (attention_notify.go).
+	notice noticing
 }
 
 // attentionReader returns the session's harness's attention reader, or
@@ -40,7 +44,7 @@ func (s *supervisor) attend(f attention.Fact) {
 		return
 	}
 	s.attendKeys()
-	s.att.tracker.Observe(f)
+	s.observeAttention(f)
 }
 
 // attendFrom starts the tracker at at, if the harness's signals tell
@@ -63,7 +67,7 @@ func (s *supervisor) attendKeys() {
 		return
 	}
 	s.att.keySeen = k
-	s.att.tracker.Observe(attention.Fact{At: k, Kind: attention.KeyTyped, Source: attention.SourceFrame, Evidence: "key"})
+	s.observeAttention(attention.Fact{At: k, Kind: attention.KeyTyped, Source: attention.SourceFrame, Evidence: "key"})
 }
 
 // attendHook feeds one hook call's input to the tracker. A turn boundary
@@ -80,14 +84,11 @@ func (s *supervisor) attendHook(input []byte) {
 
 // attendRecorded feeds a recorded receipt's turn boundary to the
 // tracker: a turn's first frame.opening or frame.opened (newTurn: its id
-// is not the latest turn's) starts a turn, its frame.ended ends it, the
-// session.ended ends what is known.
+// is not the latest turn's) starts a turn, its frame.ended ends it. (The
+// session.ended ended what is known before it was recorded:
+// attentionOnReceipt.)
 func (s *supervisor) attendRecorded(m Moment, newTurn bool, at time.Time) {
 	if !s.attendFrom(at) {
-		return
-	}
-	if m.Event == contract.EventSessionEnded {
-		s.att.tracker.End(at)
 		return
 	}
 	if m.Frame == nil || !isTurn(*m.Frame) {
@@ -114,8 +115,16 @@ func (s *supervisor) attentionNow() *control.Attention {
 	s.attendKeys()
 	cur, now := s.att.tracker.Current(), s.cfg.Now()
 	waited, _ := attention.Waited(s.att.tracker.Episodes(), now)
-	return &control.Attention{State: string(cur.State), Since: cur.Since, Source: string(cur.Source), Detail: cur.Detail,
-		WaitedSeconds: roundMillis(waited.Seconds())}
+	b := attention.BlockOf(s.att.tracker, now, nil)
+	a := &control.Attention{State: string(cur.State), Since: cur.Since, Source: string(cur.Source), Detail: cur.Detail,
+		WaitedSeconds: roundMillis(waited.Seconds()), SinceEpochMs: b.Since, Evidence: b.Evidence, Episode: b.Episode, Turn: b.Turn}
+	for k, ms := range b.WaitedMs {
+		if a.WaitedMs == nil {
+			a.WaitedMs = map[string]int64{}
+		}
+		a.WaitedMs[string(k)] = ms
+	}
+	return a
 }
 
 // dialogOpen reports whether the session waits for a person in the

@@ -495,7 +495,7 @@ func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pi
 func sessionRecord(o Options, id string, ad *adapters.Adapter, argv []string) (statedir.SessionRecord, []contract.LifecycleReceipt) {
 	rec := statedir.SessionRecord{
 		Schema: statedir.SessionSchemaV1, ID: id, AdapterID: ad.ID, IntegrationMode: string(contract.ModeLauncherWrapper),
-		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir, WrapperPid: os.Getpid(),
+		Argv: adapters.RedactPlacement(argv), Cwd: o.Dir, WrapperPid: os.Getpid(), Terminal: terminalOf(o.In, o.Out, o.Env),
 	}
 	if o.ContinueSession == "" {
 		return rec, nil

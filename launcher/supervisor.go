@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
+	"github.com/lifeloop/lifeloop/internal/attention"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/notify"
@@ -132,6 +134,9 @@ type Config struct {
 	Notify notify.Config
 	// Log receives lifeloop's own messages (never the terminal).
 	Log *slog.Logger
+	// passed, when set, is called on each pass of the loop (its wake-ups,
+	// counted by the idle-cost benchmark).
+	passed func()
 	// Now is the clock.
 	Now func() time.Time
 }
@@ -201,8 +206,10 @@ type supervisor struct {
 	companion *companion
 	// turns is when the latest turn opened and one last ended (turns.go).
 	turns turns
-	// att is whether the session waits for a person (attention.go).
-	att attending
+	// att is whether the session waits for a person (attention.go), and
+	// notifier announces its episodes (attention_notify.go).
+	att      attending
+	notifier *notify.Notifier
 	// hookPayloads wait for a hook that can place them.
 	hookPayloads []contract.PayloadEnvelope
 	// obs is the telemetry watcher's channel (replaced when a renewal
@@ -265,6 +272,9 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if cfg.OpenTerminal == nil {
 		cfg.OpenTerminal = OpenPTY
 	}
+	if cfg.Notify.Enabled() && cfg.Notify.LogPath == "" {
+		cfg.Notify.LogPath = filepath.Join(statedir.SessionDir(cfg.StateDir, cfg.Record.ID), notify.LogName)
+	}
 	s := &supervisor{
 		cfg:          cfg,
 		ctx:          ctx,
@@ -276,6 +286,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		renewed:      make(chan renewResult, 1),
 		loopDone:     make(chan struct{}),
 		processes:    priorProcesses(cfg.Prior),
+		notifier:     notify.New(cfg.Notify, cfg.Log),
 	}
 	if cfg.Recover {
 		s.continuation = seal.Continuation(cfg.Prior)
@@ -353,7 +364,8 @@ func (s *supervisor) run() (Result, error) {
 	}
 	s.startCompanion()
 	res := s.loop(sigCh, ctrlCh)
-	s.companion.stop() // after session.ended: it exits once it reads the end
+	s.notifier.Wait(time.Second) // the announcements of its last episodes
+	s.companion.stop()           // after session.ended: it exits once it reads the end
 	return res, nil
 }
 
@@ -497,11 +509,17 @@ func (s *supervisor) attach(child Process, argv0 string) {
 // Nothing it does waits on the harness, a client or a renewal.
 func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Result {
 	// Interval ticks and activity checks share one timer, armed for
-	// whichever is due first.
+	// whichever is due first. With ticks off, announcements still need
+	// the checks (an episode held while keys were typed goes out once
+	// they stop): they run, and record nothing.
 	var tickC <-chan time.Time
 	var ticks *tickClock
-	if s.cfg.Tick > 0 {
-		ticks = newTickClock(s.cfg.Tick, min(s.cfg.IdleAfter/2, time.Second), time.Now())
+	if s.cfg.Tick > 0 || s.notifier != nil {
+		every := s.cfg.Tick
+		if every <= 0 {
+			every = ticksOff
+		}
+		ticks = newTickClock(every, min(s.cfg.IdleAfter/2, time.Second), time.Now())
 		defer ticks.timer.Stop()
 		tickC = ticks.timer.C
 		s.activity = activityActive
@@ -531,6 +549,9 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 			queueC = s.queueTimer.C
 		}
 		pollC, exitsC, syncedC, deadlineC := s.drain.channels()
+		if s.cfg.passed != nil {
+			s.cfg.passed()
+		}
 		select {
 		case <-childDone:
 			s.beginDrain(nil)
@@ -559,9 +580,11 @@ func (s *supervisor) loop(sigCh <-chan os.Signal, ctrlCh <-chan controlCall) Res
 		case <-tickC:
 			switch ticks.fired(time.Now()) {
 			case dueTick:
+				s.attentionCheck()
 				s.tick(tickInterval)
 			case dueCheck:
-				if a, _ := s.currentActivity(); s.child != nil && s.drain == nil && a != s.activity {
+				s.attentionCheck() // a dialog answered at the terminal, an announcement the typing held
+				if a, _ := s.currentActivity(); s.cfg.Tick > 0 && s.child != nil && s.drain == nil && a != s.activity {
 					s.tick(tickActivityChange)
 				}
 			}
@@ -724,7 +747,12 @@ func (s *supervisor) currentActivity() (string, float64) {
 }
 
 // tick records a supervisor.tick receipt (none while no harness runs).
-func (s *supervisor) tick(trigger string) {
+func (s *supervisor) tick(trigger string) { s.tickWith(trigger, nil) }
+
+// tickWith records a supervisor.tick receipt carrying, while the
+// session's attention is tracked, its block with closed, the episode the
+// change it records ended (attention_stream.go).
+func (s *supervisor) tickWith(trigger string, closed *attention.Episode) {
 	if s.child == nil || s.drain != nil {
 		return
 	}
@@ -748,7 +776,9 @@ func (s *supervisor) tick(trigger string) {
 	}
 	s.lastTickBytes = act.BytesOut
 	s.activity = activity
-	s.d.Step(stream.Fact{Kind: stream.Own, Moment: Moment{Event: contract.EventSupervisorTick, Summary: sample.summary(trigger, s.tickState())}})
+	sum := sample.summary(trigger, s.tickState())
+	s.attentionBlock(sum, closed)
+	s.d.Step(stream.Fact{Kind: stream.Own, Moment: Moment{Event: contract.EventSupervisorTick, Summary: sum}})
 }
 
 // Tick states besides the session's own (statedir): the harness a tick

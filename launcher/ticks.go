@@ -19,6 +19,10 @@ const (
 	tickInterval       = "interval"
 	tickActivityChange = "activity_change"
 	tickStateChange    = "state_change"
+	// tickAttentionChanged: the session's attention changed (a dialog
+	// opened or was answered, a turn ended, an error stopped it): recorded
+	// at once, carrying the attention block (attention_stream.go).
+	tickAttentionChanged = "attention_changed"
 )
 
 // tickSample is what one supervisor.tick receipt reports.
@@ -36,6 +40,10 @@ type tickSample struct {
 	IdleSeconds float64
 	Activity    string
 }
+
+// ticksOff is the interval of a tick clock that only runs the activity
+// checks (ticks off, Config.Tick 0): never reached.
+const ticksOff = 100 * 365 * 24 * time.Hour
 
 // tickClock schedules interval ticks and activity checks on one timer:
 // each firing is one or the other (a tick also settles the activity, so

@@ -7,6 +7,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/adapters/codex"
+	"github.com/lifeloop/lifeloop/adapters/copilot"
 	"github.com/lifeloop/lifeloop/adapters/gemini"
 	"github.com/lifeloop/lifeloop/adapters/generic"
 	"github.com/lifeloop/lifeloop/adapters/hermes"
@@ -16,7 +17,7 @@ import (
 )
 
 // Default returns the built-in registry: claude, codex, gemini, opencode,
-// pi, hermes, openclaw, generic — in that order. Each call builds a new
+// pi, hermes, openclaw, copilot, generic — in that order. Each call builds a new
 // registry.
 func Default() *adapters.Registry {
 	r, err := adapters.New(
@@ -27,6 +28,7 @@ func Default() *adapters.Registry {
 		pi.Harness{},
 		hermes.Harness{},
 		openclaw.Harness{},
+		copilot.Harness{},
 		generic.Harness{},
 	)
 	if err != nil {

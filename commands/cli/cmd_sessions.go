@@ -36,13 +36,15 @@ func sessionsCommand(e *env) *ucli.Command {
 		Usage: "list lifeloop sessions, newest first",
 		Description: "Lists the sessions recorded in the state directory, newest first.\n\n" +
 			"On a terminal: a table of the sessions that have not ended or lost their wrapper\n" +
-			"(the newest 20; --all lists every session, ended ones included): short id, harness, state, start (local\n" +
+			"(the newest 20; --all lists every session, ended ones included): short id, harness, state, what it\n" +
+			"waits for (a permission, a question, an error, input) and for how long, start (local\n" +
 			"time), duration, frames, last context pressure and working folder. Colour unless\n" +
 			"NO_COLOR is set.\n\n" +
 			"Otherwise (a pipe, a file): every session as id, state, adapter, start time (UTC),\n" +
 			"wrapper pid and the wrapped command. --json prints the session records\n" +
 			"(session.json) as one JSON array, each with \"autorenew\", the state of the renewal policy\n" +
-			"client that follows it (autorenew.json), when one does. Sessions whose session.json cannot be read are\n" +
+			"client that follows it (autorenew.json), when one does, and \"attention\", whether a session not\n" +
+			"ended waits for a person (its ledger's latest attention block). Sessions whose session.json cannot be read are\n" +
 			"reported on stderr and left out.",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
@@ -83,7 +85,7 @@ func sessionsRun(_ context.Context, e *env, o sessionsOptions) error {
 		}
 	}
 	if o.JSON {
-		return writeIndentedJSON(e.Out, sessionsJSON(root, recs))
+		return writeIndentedJSON(e.Out, sessionsJSON(root, recs, e.Now()))
 	}
 	if len(recs) == 0 {
 		_, err := fmt.Fprintf(e.Out, "no sessions in %s\n", root)
@@ -158,20 +160,26 @@ func sessionsHuman(e *env, root string, recs []statedir.SessionRecord, all bool)
 }
 
 // sessionJSON is one session as `sessions --json` prints it: its record,
-// and the state of the renewal policy client that follows it
-// (autorenew.json) when one does or did.
+// the state of the renewal policy client that follows it
+// (autorenew.json) when one does or did, and, while it has not ended,
+// whether it waits for a person (the attention block of its ledger's
+// latest tick, with for_seconds counted at now).
 type sessionJSON struct {
 	statedir.SessionRecord
-	Autorenew *autorenew.State `json:"autorenew,omitempty"`
+	Autorenew *autorenew.State       `json:"autorenew,omitempty"`
+	Attention *sessionview.Attention `json:"attention,omitempty"`
 }
 
 // sessionsJSON is the array `sessions --json` prints (never null).
-func sessionsJSON(root string, recs []statedir.SessionRecord) []sessionJSON {
+func sessionsJSON(root string, recs []statedir.SessionRecord, now time.Time) []sessionJSON {
 	out := make([]sessionJSON, 0, len(recs))
 	for _, rec := range recs {
 		s := sessionJSON{SessionRecord: rec}
 		if st, err := autorenew.ReadState(autorenew.StatePath(statedir.SessionDir(root, rec.ID))); err == nil {
 			s.Autorenew = &st
+		}
+		if !rec.State.IsTerminal() {
+			s.Attention = sessionview.LatestAttention(root, rec.ID).Stamp(now)
 		}
 		out = append(out, s)
 	}

@@ -59,12 +59,18 @@ func topCommand(e *env) *ucli.Command {
 			"dimmed (--all: every one). It updates as the sessions' files change (file-change\n" +
 			"notifications on the state directory, ledgers read from where they were), never by\n" +
 			"polling.\n\n" +
-			"Keys: ↑↓ or j k move; enter shows the selected session's receipts, following; r renews\n" +
+			"Sessions that wait for a person come first (a permission dialog, a question, an error,\n" +
+			"then a finished turn; the longest waiting first), with the kind and for how long.\n\n" +
+			"Keys: ↑↓ or j k move; n goes to the next session that waits for a person; o prints the\n" +
+			"command that reaches its terminal (tmux, screen, else its device); enter shows the\n" +
+			"selected session's receipts, following; r renews\n" +
 			"it (asks for a payload file or none, then fresh or resumed); a aborts it (asks first);\n" +
 			"p pauses or resumes it; / filters by harness, folder or state; q quits. The actions\n" +
 			"are those of `lifeloop renew`, `abort`, `pause` and `resume`, with the same receipts.\n\n" +
 			"--once prints the table once and exits (for scripts; colour only on a terminal that\n" +
-			"has it, NO_COLOR honoured); --json prints the same rows as a JSON array. Both are\n" +
+			"has it, NO_COLOR honoured); --json prints the same rows as a JSON array, each with\n" +
+			"\"attention\" (the block of the latest tick, the waiting in seconds, and for_seconds: how\n" +
+			"long the state has held) and \"terminal\" (where it runs) when known. Both are\n" +
 			"lifeloop's own; the live view runs the lifeloop-top program (beside lifeloop, on PATH\n" +
 			"or named by $LIFELOOP_TOP_PROGRAM).",
 		Flags: []ucli.Flag{
@@ -196,7 +202,7 @@ func topPrint(e *env, o topOptions) error {
 		}
 	}
 	if o.JSON {
-		return quietOnClosedOutput(writeIndentedJSON(e.Out, rows))
+		return quietOnClosedOutput(writeIndentedJSON(e.Out, topview.Stamp(rows, now)))
 	}
 	table := topview.Once(rows, now, onceWidth(e, o.Width), root, e.Getenv("HOME"), topview.ColourFor(e.OutTerminal, e.Getenv))
 	_, err = io.WriteString(e.Out, table)

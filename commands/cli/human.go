@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/autorenew"
 	"github.com/lifeloop/lifeloop/commands/sessionview"
+	"github.com/lifeloop/lifeloop/commands/topview"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/control"
 )
@@ -135,12 +137,18 @@ func pressureText(p *sessionview.Pressure, paint painter) string {
 }
 
 // writeSessionsHuman prints the sessions table: id (short), harness,
-// state, started (local time), duration, frames, last pressure and cwd.
+// state, what it waits for (attention: only when a session's ledger
+// says), started (local time), duration, frames, last pressure and cwd.
 // hidden is the number of sessions left out, told in a last line with the
 // flag that shows them.
 func writeSessionsHuman(w io.Writer, sums []sessionview.Summary, hidden int, now time.Time, home string, paint painter) error {
 	t := table{paint: paint}
-	t.row([]cell{{"ID", sgrBold}, {"HARNESS", sgrBold}, {"STATE", sgrBold}, {"STARTED", sgrBold}, {"DURATION", sgrBold}, {"FRAMES", sgrBold}, {"PRESSURE", sgrBold}, {"CWD", sgrBold}})
+	withAttention := slices.ContainsFunc(sums, func(s sessionview.Summary) bool { return s.AttentionShown() != nil })
+	head := []cell{{"ID", sgrBold}, {"HARNESS", sgrBold}, {"STATE", sgrBold}, {"ATTENTION", sgrBold}, {"STARTED", sgrBold}, {"DURATION", sgrBold}, {"FRAMES", sgrBold}, {"PRESSURE", sgrBold}, {"CWD", sgrBold}}
+	if !withAttention {
+		head = slices.Delete(head, 3, 4)
+	}
+	t.row(head)
 	for _, s := range sums {
 		started, dur := "-", "-"
 		if s.Started != nil {
@@ -151,10 +159,14 @@ func writeSessionsHuman(w io.Writer, sums []sessionview.Summary, hidden int, now
 		if p := s.Pressure; p != nil {
 			pressure = cell{text: pressureText(p, painter{}), code: levelCode(p.Level)}
 		}
-		t.row([]cell{
+		row := []cell{
 			{text: sessionview.Short(s.ID)}, {text: orDash(s.Harness)}, {text: s.State, code: statusCode(s.State)},
-			{text: started}, {text: dur}, {text: strconv.Itoa(s.Frames)}, pressure, {text: shortPath(s.Cwd, home, 40)},
-		})
+			attentionCell(s.AttentionShown(), now), {text: started}, {text: dur}, {text: strconv.Itoa(s.Frames)}, pressure, {text: shortPath(s.Cwd, home, 40)},
+		}
+		if !withAttention {
+			row = slices.Delete(row, 3, 4)
+		}
+		t.row(row)
 	}
 	if err := t.write(w); err != nil {
 		return err
@@ -164,6 +176,20 @@ func writeSessionsHuman(w io.Writer, sums []sessionview.Summary, hidden int, now
 		return err
 	}
 	return nil
+}
+
+// attentionCell is what a session waits for, as top's attention column
+// says it ("permission 4m12s · Bash", "waiting 30s"), red for a dialog
+// or an error, yellow for a finished turn; "-" when not known.
+func attentionCell(a *sessionview.Attention, now time.Time) cell {
+	c := cell{text: topview.AttentionText(topview.Row{Attention: a}, now)}
+	switch {
+	case a.Urgency() < 3:
+		c.code = sgrRed
+	case a.Urgency() == 3:
+		c.code = sgrYellow
+	}
+	return c
 }
 
 // cell is one table cell: its text and the SGR code it is painted with.

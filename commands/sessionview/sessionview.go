@@ -49,6 +49,9 @@ type Summary struct {
 	Ended   *time.Time
 	// Exit is how the harness ended, when it has.
 	Exit *statedir.ExitInfo
+	// Term is the terminal `run` was started on (session.json), nil when
+	// not known.
+	Term *statedir.Terminal
 
 	// Receipts is the number of receipts folded in; LastSequence the
 	// highest sequence seen.
@@ -78,6 +81,10 @@ type Summary struct {
 	HarnessSession string
 	// HarnessVersion is the version the latest session.started recorded.
 	HarnessVersion string
+	// Attention is the latest supervisor.tick's attention block, nil
+	// before the first (a harness whose signals tell nothing has none).
+	// Views show AttentionShown.
+	Attention *Attention
 	// Drift describes each capability.degraded that reported harness
 	// drift (what could not be read, in which version), in ledger order.
 	Drift []string
@@ -136,7 +143,7 @@ func FromRecord(rec statedir.SessionRecord) Summary {
 	return Summary{
 		ID: rec.ID, Harness: rec.AdapterID, State: string(rec.State), Terminal: rec.State.IsTerminal(),
 		Cwd: rec.Cwd, Pid: rec.Pid, Argv: rec.Argv,
-		Started: rec.StartedAt, Ended: rec.EndedAt, Exit: rec.Exit,
+		Started: rec.StartedAt, Ended: rec.EndedAt, Exit: rec.Exit, Term: rec.Terminal,
 	}
 }
 
@@ -191,6 +198,9 @@ func (s *Summary) Apply(r contract.LifecycleReceipt) {
 		s.Harness = r.AdapterID
 	}
 	s.applyPolicy(r, at)
+	if a, ok := AttentionOf(r); ok {
+		s.Attention = a
+	}
 	switch {
 	case r.Event.IsFrame():
 		id := FrameID(r)

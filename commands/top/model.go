@@ -73,6 +73,9 @@ type Config struct {
 	// the line of `lifeloop receipts` on a terminal); default: time,
 	// sequence and event.
 	ReceiptLine func(contract.LifecycleReceipt) string
+	// Getenv reads top's own environment ($TMUX: whether top runs inside
+	// tmux, for the o key's command); default: nothing set.
+	Getenv func(string) string
 }
 
 // Model is the interactive top.
@@ -105,6 +108,9 @@ func NewModel(cfg Config, rows []Row) *Model {
 	}
 	if cfg.Recent == 0 {
 		cfg.Recent = DefaultRecent
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = func(string) string { return "" }
 	}
 	if cfg.ReceiptLine == nil {
 		cfg.ReceiptLine = func(r contract.LifecycleReceipt) string {
@@ -161,9 +167,13 @@ func (m *Model) applyFilter() {
 }
 
 // matches reports whether the filter (lower case) is in the row's
-// harness, folder, state or id.
+// harness, folder, state, id or attention state ("needs_permission").
 func matches(r Row, f string) bool {
-	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID} {
+	attn := ""
+	if r.Attention != nil {
+		attn = string(r.Attention.State)
+	}
+	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID, attn} {
 		if strings.Contains(strings.ToLower(s), f) {
 			return true
 		}
@@ -285,6 +295,9 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case "esc":
 		m.filter, m.message = "", ""
 		m.applyFilter()
+	case "n":
+		m.nextNeedingPerson()
+		return m, nil
 	}
 	r, ok := m.current()
 	if !ok {
@@ -300,6 +313,8 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			break
 		}
 		m.target, m.input, m.mode = r, "", modeRenewPayload
+	case "o":
+		m.message, _ = topview.OpenCommand(r, m.cfg.Getenv)
 	case "a":
 		if r.Ended() {
 			m.message = fmt.Sprintf("%s has already ended (%s)", topview.ShortID(r.ID), r.State)
@@ -316,6 +331,20 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.message = fmt.Sprintf("%s is %s: only a running session pauses and a paused one resumes", topview.ShortID(r.ID), r.State)
 	}
 	return m, nil
+}
+
+// nextNeedingPerson selects the next session after the selected one
+// (wrapping round) that waits for a person, and says what it waits for.
+func (m *Model) nextNeedingPerson() {
+	for i := 1; i <= len(m.rows); i++ {
+		j := (m.cursor + i) % len(m.rows)
+		if m.rows[j].NeedsPerson() {
+			m.cursor, m.selected = j, m.rows[j].ID
+			m.message = ""
+			return
+		}
+	}
+	m.message = "no session waits for a person"
 }
 
 func dropLast(s string) string {
@@ -481,7 +510,11 @@ func (m *Model) prompt() string {
 		return fmt.Sprintf("abort %s (%s, %s)? y/N", topview.ShortID(m.target.ID), m.target.Harness, m.target.State)
 	}
 	if r, ok := m.current(); ok && m.message == "" && m.mode == modeTable {
-		// What the renewal policy did for the selected session.
+		// What the selected session waits for, else what the renewal
+		// policy did for it.
+		if line := topview.AttentionLine(r, m.cfg.Now()); line != "" {
+			return line
+		}
 		return topview.PolicyLine(r)
 	}
 	return m.message
@@ -495,5 +528,8 @@ func (m *Model) help() string {
 		return "enter accept  esc cancel"
 	case modeTable, modeRenewMode, modeConfirmAbort:
 	}
-	return "↑↓/jk move  enter receipts  r renew  a abort  p pause/resume  / filter  q quit"
+	if m.width < 100 {
+		return "n waiting  ⏎ receipts  o open  r renew  a abort  p pause  / filter  q quit"
+	}
+	return "↑↓/jk move  n next waiting  enter receipts  o open  r renew  a abort  p pause/resume  / filter  q quit"
 }

@@ -113,7 +113,7 @@ func checkScreen(t *testing.T, screen string, w, h int) {
 }
 
 func TestGoldenScreens(t *testing.T) {
-	for _, size := range []struct{ w, h int }{{80, 24}, {160, 48}} {
+	for _, size := range []struct{ w, h int }{{80, 24}, {160, 48}, {180, 48}} {
 		m := fixtureModel(size.w, size.h)
 		m.move(1) // the second row selected
 		screen := m.Render()

@@ -71,6 +71,13 @@ type Row struct {
 	// policy's, the policy's latest report, and the attached client's
 	// autorenew.json (its threshold, its limit); nil when none of these.
 	Policy *sessionview.Policy `json:"policy,omitempty"`
+	// Attention is whether the session waits for a person, from its
+	// latest supervisor.tick's attention block; nil when no tick carried
+	// one, or the session ended.
+	Attention *Attention `json:"attention,omitempty"`
+	// Terminal is the terminal the session was started on (OpenCommand
+	// says how to reach it); nil when not known.
+	Terminal *statedir.Terminal `json:"terminal,omitempty"`
 }
 
 // Ended reports whether the session's state is terminal.
@@ -108,6 +115,7 @@ func (s *session) setRecord(rec statedir.SessionRecord) {
 	sum := s.sum
 	sum.ID, sum.Harness, sum.State, sum.Terminal = fresh.ID, fresh.Harness, fresh.State, fresh.Terminal
 	sum.Cwd, sum.Pid, sum.Argv, sum.Started, sum.Ended, sum.Exit = fresh.Cwd, fresh.Pid, fresh.Argv, fresh.Started, fresh.Ended, fresh.Exit
+	sum.Term = fresh.Term
 	if sum.Harness == "" {
 		sum.Harness = s.sum.Harness
 	}
@@ -151,5 +159,7 @@ func (s *session) row() Row {
 		r.Renewal, r.RenewalPending = rn.State, rn.Pending
 	}
 	r.Policy = sum.PolicyShown()
+	r.Attention = sum.AttentionShown()
+	r.Terminal = sum.Term
 	return r
 }

@@ -87,8 +87,7 @@ func OpenWith(root string, since time.Time, sealer func(statedir.SessionRecord) 
 // Root is the state directory.
 func (s *Source) Root() string { return s.root }
 
-// Rows returns a copy of every known session, live ones first, then
-// newest first (by start time, then id).
+// Rows returns a copy of every known session in SortRows's order.
 func (s *Source) Rows() []Row {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -113,13 +112,17 @@ func (s *Source) Problems() map[string]string {
 	return out
 }
 
-// SortRows orders rows as top shows them: sessions not ended first, then
+// SortRows orders rows as top shows them: sessions not ended first,
+// those that need a person first among them (attentionBefore), then
 // newest first.
 func SortRows(rows []Row) {
 	sort.SliceStable(rows, func(i, j int) bool {
 		a, b := rows[i], rows[j]
 		if a.Ended() != b.Ended() {
 			return !a.Ended()
+		}
+		if before, ok := attentionBefore(a, b); ok {
+			return before
 		}
 		ta, tb := startOf(a), startOf(b)
 		if !ta.Equal(tb) {

@@ -86,8 +86,16 @@ func ColourFor(terminal bool, getenv func(string) string) Colour {
 }
 
 // wideAt is the terminal width from which the wide layout (tokens and
-// window, renewal, folder) is used.
-const wideAt = 150
+// window, renewal, folder) is used, and attentionAt the one from which
+// it adds an attention column with the detail; below it, the activity
+// column says what a session waits for.
+const (
+	wideAt      = 150
+	attentionAt = 180
+)
+
+// attentionWidth is the wide layout's attention column.
+const attentionWidth = 24
 
 // column is one table column: its title and width (0: the rest).
 type column struct {
@@ -107,7 +115,12 @@ func columns(width int) []column {
 		return s, nil
 	}}
 	up := column{"UP", 5, func(r Row, now time.Time, _ int) (string, *Style) { return Uptime(r, now), nil }}
-	activity := column{"ACTIVITY", 10, func(r Row, now time.Time, _ int) (string, *Style) { return ActivityText(r, now), nil }}
+	activity := column{"ACTIVITY", 10, func(r Row, now time.Time, _ int) (string, *Style) {
+		if s := attentionShort(r, now); s != "" {
+			return s, attentionStyle(r)
+		}
+		return ActivityText(r, now), nil
+	}}
 	frames := column{"FR", 3, func(r Row, _ time.Time, _ int) (string, *Style) { return fmt.Sprint(r.Frames), nil }}
 	last := column{"LAST EVENT", 0, func(r Row, now time.Time, _ int) (string, *Style) { return LastText(r, now), nil }}
 	if width < wideAt {
@@ -123,17 +136,25 @@ func columns(width int) []column {
 	up.width = 6
 	activity.width = 11
 	last.width = 28
-	return []column{id, harness, state, up, activity, frames,
-		{"CONTEXT PRESSURE", 37, pressureCell(12, true)},
-		{"RENEWAL", renewalWidth, func(r Row, _ time.Time, _ int) (string, *Style) { return RenewalText(r), nil }},
+	lead := []column{id, harness, state, up, activity, frames}
+	if width >= attentionAt {
+		activity.cell = func(r Row, now time.Time, _ int) (string, *Style) { return ActivityText(r, now), nil }
+		attn := column{"ATTENTION", attentionWidth, func(r Row, now time.Time, _ int) (string, *Style) {
+			return AttentionText(r, now), attentionStyle(r)
+		}}
+		lead = []column{id, harness, state, up, attn, activity, frames}
+	}
+	return append(lead,
+		column{"CONTEXT PRESSURE", 37, pressureCell(12, true)},
+		column{"RENEWAL", renewalWidth, func(r Row, _ time.Time, _ int) (string, *Style) { return RenewalText(r), nil }},
 		last,
-		{"FOLDER", 0, func(r Row, _ time.Time, w int) (string, *Style) {
+		column{"FOLDER", 0, func(r Row, _ time.Time, w int) (string, *Style) {
 			if n := Width(r.Cwd); n > w {
 				return TruncateLeft(r.Cwd, n-w+1, "…"), nil
 			}
 			return orDash(r.Cwd), nil
 		}},
-	}
+	)
 }
 
 // shortEvent names an event in fewer cells for the narrow layout.

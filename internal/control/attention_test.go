@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/internal/attention"
 )
 
 // TestAttentionLineAndJSON: the status line says state, detail, source,
@@ -24,5 +26,36 @@ func TestAttentionLineAndJSON(t *testing.T) {
 	}
 	if b, _ := json.Marshal(Status{}); strings.Contains(string(b), "attention") {
 		t.Errorf("status JSON without attention names it: %s", b)
+	}
+}
+
+// TestAttentionCarriesTheBlocksFields: status --json's attention has every
+// key of the receipts' attention block (but the closed episode, which
+// only the tick of a change carries), so a reader takes the same fields
+// from either.
+func TestAttentionCarriesTheBlocksFields(t *testing.T) {
+	block := attention.Block{State: attention.NeedsPermission, Since: 1, Source: attention.SourceHook, Evidence: "e", Detail: "d",
+		Episode: 1, Turn: 1, WaitedMs: map[attention.State]int64{attention.NeedsPermission: 1}}
+	full := Attention{State: "needs_permission", Since: time.UnixMilli(1), Source: "hook", Detail: "d", WaitedSeconds: 0.001,
+		SinceEpochMs: 1, Evidence: "e", Episode: 1, Turn: 1, WaitedMs: map[string]int64{"needs_permission": 1}}
+	var have map[string]any
+	b, _ := json.Marshal(full)
+	if err := json.Unmarshal(b, &have); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range block.Map() {
+		if k == "closed" {
+			continue
+		}
+		got, ok := have[k]
+		if !ok {
+			t.Errorf("status attention lacks the block's %q", k)
+			continue
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(v)
+		if string(g) != string(w) {
+			t.Errorf("status attention %s = %s, the block's = %s", k, g, w)
+		}
 	}
 }

@@ -121,6 +121,11 @@ type Status struct {
 // working, needs_permission, needs_answer, waiting_for_input,
 // stopped_on_error, unknown; since when, from which source (hook,
 // transcript, screen, frame), and what about.
+//
+// It carries the fields of the receipts' attention block
+// (internal/attention.Block: since_epoch_ms, evidence, episode, turn,
+// waited_ms per kind) counted at the moment status answers, so that
+// status --json reads like the ledger's latest tick.
 type Attention struct {
 	State  string    `json:"state"`
 	Since  time.Time `json:"since"`
@@ -129,6 +134,17 @@ type Attention struct {
 	// WaitedSeconds is how long the session's episodes of waiting for a
 	// person lasted in all, up to now for one that lasts.
 	WaitedSeconds float64 `json:"waited_seconds"`
+	// SinceEpochMs is Since in milliseconds, as the block has it.
+	SinceEpochMs int64 `json:"since_epoch_ms,omitempty"`
+	// Evidence names what set the state (a hook, a dialog, a frame).
+	Evidence string `json:"evidence,omitempty"`
+	// Episode is the open episode's ID (0 when the state is not a
+	// waiting one); Turn the number of turns started so far.
+	Episode int `json:"episode,omitempty"`
+	Turn    int `json:"turn"`
+	// WaitedMs is the waiting per kind so far, the open episode counted
+	// up to now.
+	WaitedMs map[string]int64 `json:"waited_ms,omitempty"`
 }
 
 // String says the state, its source and detail, and for how long it has

@@ -11,6 +11,13 @@
 //	                                    session), state_changed PENDING → RUNNING, reason observed
 //	session.started (first)             state_changed PENDING → RUNNING, reason started
 //	supervisor.tick whose state differs state_changed <from> → <to>, reason the tick's trigger
+//	supervisor.tick with trigger         progress {stage attention_changed, message,
+//	attention_changed                    metadata {attention: the block}}
+//	supervisor.tick whose attention      warning {code attention_needs_permission or
+//	opens an episode of needs_permission attention_stopped_on_error, details {attention}}
+//	or stopped_on_error
+//	(every state_changed carries the latest attention block, once a
+//	receipt had one, as metadata.attention)
 //	session.ending of a caller's stop   state_changed → ABORTING, reason abort, sigint,
 //	(abort, SIGINT/SIGTERM/SIGHUP/      sigterm, …
 //	SIGQUIT to the wrapper)
@@ -70,6 +77,7 @@ import (
 	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/attention"
 )
 
 // Version is the hcp_version of every envelope.
@@ -156,6 +164,10 @@ type Projector struct {
 	renewing bool
 	// through is the ledger sequence of the last receipt projected.
 	through uint64
+	// attention is the latest attention block a receipt carried (nil
+	// before one); warned the episode (id@since) last warned about.
+	attention map[string]any
+	warned    string
 }
 
 // NewProjector returns the projector of session sessionID (lifeloop's
@@ -197,6 +209,13 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 	p.continuation = max(p.continuation, n)
 	b := batch{p: p, r: r}
 	sum := r.TelemetrySummary
+	// A tick's attention, or session.ended's (the session's, with the
+	// episode its end closed): the metadata of the state_changed events
+	// from here on.
+	block, hasAttention := attention.BlockFrom(sum)
+	if hasAttention {
+		p.attention = attentionMap(sum, block)
+	}
 	renewalStep, _ := sum["renewal_step"].(string)
 	reason, _ := sum[contract.SummaryReason].(string)
 
@@ -257,6 +276,9 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 				}
 				b.transition(to, trigger)
 			}
+		}
+		if hasAttention {
+			b.attentionTick(sum, block)
 		}
 	case contract.EventSessionEnding:
 		switch {
@@ -440,6 +462,7 @@ func (b *batch) transitionData(to, reason string, extra map[string]any) {
 	for k, v := range extra {
 		d[k] = v
 	}
+	b.attentionMetadata(d)
 	b.add(StateChanged, d)
 	b.p.state = to
 }

@@ -18,8 +18,11 @@
 //   - context pressure changes and compactions as span events, and a
 //     renewal policy client's reports (gave up, fell back) as events of
 //     the session span; a policy renewal's evidence on its renewal span;
+//   - attention: each episode of waiting for a person as an event of
+//     its incarnation, a turn's waiting as its frame span's attributes;
 //   - every receipt as one log record correlated to its span;
-//   - gauges, counters and histograms of context, sessions and frames.
+//   - gauges, counters and histograms of context, sessions, frames and
+//     waiting.
 //
 // A span is output when it ends: a session still running has its logs
 // and metrics out, its open spans not yet.
@@ -304,6 +307,8 @@ type Mapper struct {
 
 	frameCount, compactions int64
 	sessionDur, frameDur    *Hist
+
+	att attentionState
 }
 
 // New returns the Mapper of lifeloop session id.
@@ -431,14 +436,27 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 	case contract.EventSessionEnded:
 		inc := m.ensureIncarnation(t, &out)
 		at = inc
-		m.endIncarnation(t, sum, &out)
 		// A renewal's stop, or a switch to a new harness session inside
 		// the process, ends the incarnation only: the session goes on.
-		if why, _ := sum["reason"].(string); renewStep == "" && why != contract.HarnessSessionSwitched {
+		final := renewStep == "" && str(sum["reason"]) != contract.HarnessSessionSwitched
+		// session.ended carries the session's attention, with the
+		// episode its end closed.
+		m.attentionBlock(t, sum, EndedBySessionEnd, &out)
+		if final {
+			m.attentionEnd(t, &out)
+		}
+		m.endIncarnation(t, sum, &out)
+		if final {
 			m.endSession(t, sum, &out)
 		}
 	case contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded:
 		at = m.frame(r, t, sum, &out)
+		if r.Event == contract.EventFrameEnded && at != m.incarnation {
+			turnAttention(at, sum)
+		}
+	case contract.EventSupervisorTick:
+		at = m.current()
+		m.attentionBlock(t, sum, EndedByChange, &out)
 	case contract.EventContextPressureObserved:
 		at = m.pressure(t, sum, &out)
 	case contract.EventContextCompacted:

@@ -229,7 +229,7 @@ func TestNamesArePinned(t *testing.T) {
 			check(what, string(kv.Key))
 		}
 	}
-	for _, f := range []string{"claude-renewal.receipts.jsonl", "claude-print.receipts.jsonl", "sleep-lost.receipts.jsonl", "sh-signal.receipts.jsonl"} {
+	for _, f := range []string{"claude-renewal.receipts.jsonl", "claude-print.receipts.jsonl", "sleep-lost.receipts.jsonl", "sh-signal.receipts.jsonl", attentionLedger} {
 		r := mapLedger(t, f)
 		for _, s := range r.out.Spans {
 			if n, ok := strings.CutPrefix(s.Name, "invoke_agent "); ok {

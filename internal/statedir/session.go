@@ -178,6 +178,23 @@ type SessionRecord struct {
 	EndedAt           *time.Time `json:"ended_at"`
 	Exit              *ExitInfo  `json:"exit"`
 	UpdatedAt         time.Time  `json:"updated_at"`
+	// Terminal is where `run` was started, so that a view can say how to
+	// reach the session's screen; nil when it had no terminal.
+	Terminal *Terminal `json:"terminal,omitempty"`
+}
+
+// Terminal is the terminal a session's wrapper runs on: its controlling
+// terminal and the multiplexer around it, as its environment said at
+// start. Empty fields are not known.
+type Terminal struct {
+	// TTY is the terminal device ("/dev/pts/3").
+	TTY string `json:"tty,omitempty"`
+	// TmuxPane is the tmux pane ($TMUX_PANE, "%3") and TmuxSocket the
+	// server's socket (the first field of $TMUX).
+	TmuxPane   string `json:"tmux_pane,omitempty"`
+	TmuxSocket string `json:"tmux_socket,omitempty"`
+	// Screen is the GNU screen session ($STY, "12345.pts-0.host").
+	Screen string `json:"screen,omitempty"`
 }
 
 // WriteSession atomically writes rec to <root>/sessions/<rec.ID>/session.json,

@@ -277,3 +277,30 @@ func TestReadSessionFileRejects(t *testing.T) {
 		})
 	}
 }
+
+// TestSessionTerminalRoundTrips: the terminal a session was started on is
+// written and read back; a record without one has no "terminal" key.
+func TestSessionTerminalRoundTrips(t *testing.T) {
+	root := t.TempDir()
+	term := &Terminal{TTY: "/dev/pts/3", TmuxPane: "%3", TmuxSocket: "/tmp/tmux-1000/default", Screen: "1.pts-3.h"}
+	if err := WriteSession(root, SessionRecord{ID: "ses_T", State: StateRunning, Terminal: term}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadSession(root, "ses_T")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Terminal == nil || *got.Terminal != *term {
+		t.Errorf("terminal read back %+v, want %+v", got.Terminal, term)
+	}
+	if err := WriteSession(root, SessionRecord{ID: "ses_N", State: StateRunning}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(SessionPath(root, "ses_N"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "terminal") {
+		t.Errorf("a record without a terminal names one: %s", data)
+	}
+}

@@ -121,6 +121,9 @@ type pending struct {
 	phase int
 	q     heldMoment
 	held  bool
+	// aside: stepped while a receipt was being recorded (stepFirst); its
+	// receipts never answer the step under way.
+	aside bool
 }
 
 // Step tells the keeper fact f. Its receipts come out of Ready.
@@ -132,7 +135,7 @@ func (k *Keeper) Step(f Fact) {
 // through (one stepped while a receipt is being recorded: it follows
 // that receipt).
 func (k *Keeper) stepFirst(f Fact) {
-	k.todo = slices.Insert(k.todo, k.todoAt, pending{f: f})
+	k.todo = slices.Insert(k.todo, k.todoAt, pending{f: f, aside: true})
 }
 
 // Ready returns the next receipt to record; ok is false when there is
@@ -211,6 +214,14 @@ func (k *Keeper) answer(m Moment, sync bool) {
 // run runs the next phase of fact p, once the receipts the phase before
 // released are recorded; more says phases remain.
 func (k *Keeper) run(p *pending) (more bool) {
+	if p.aside {
+		from := len(k.out)
+		defer func() {
+			for i := from; i < len(k.out); i++ {
+				k.out[i].answer = false
+			}
+		}()
+	}
 	f := &p.f
 	m, now := f.Moment, f.Now
 	i := p.phase

@@ -9,6 +9,7 @@ package topcmd
 import (
 	"context"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/lifeloop/lifeloop/commands/cli"
@@ -32,7 +33,7 @@ func Open(p cli.TopParams) (cli.TopView, error) {
 	}
 	cfg := top.Config{
 		Root: p.Root, Home: p.Home, Now: p.Now, All: p.All, Clock: time.Second,
-		Actions: p.Actions, ReceiptLine: p.ReceiptLine,
+		Actions: p.Actions, ReceiptLine: p.ReceiptLine, Getenv: envLookup(p.Environ),
 	}
 	return &view{src: src, cfg: cfg, environ: p.Environ}, nil
 }
@@ -47,4 +48,17 @@ func (v *view) Problems() map[string]string { return v.src.Problems() }
 
 func (v *view) Interactive(ctx context.Context, in, out *os.File) error {
 	return top.Interactive(ctx, v.src, v.cfg, in, out, v.environ)
+}
+
+// envLookup reads a variable of environ (the last value wins).
+func envLookup(environ []string) func(string) string {
+	return func(name string) string {
+		v := ""
+		for _, kv := range environ {
+			if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+				v = val
+			}
+		}
+		return v
+	}
 }

@@ -1,0 +1,122 @@
+// Package copilot is GitHub Copilot CLI (npm @github/copilot, binary
+// `copilot`). It owns everything lifeloop knows about Copilot CLI: its
+// manifest and the tests that prove it (copilot.go), its command line
+// (args.go), a launch pinned to its own session and the relaunch
+// (launch.go), a payload placed at launch (placement.go), its session
+// files and their parser (telemetry.go, parser.go).
+//
+// Measured against the pinned 1.0.102 (harnesses/, offline against the
+// loopback mock model: COPILOT_OFFLINE=true and a custom provider,
+// COPILOT_PROVIDER_BASE_URL/_TYPE/_API_KEY with COPILOT_MODEL; no GitHub
+// login):
+//
+//   - `node_modules/.bin/copilot` is a small Node loader that runs the
+//     native binary (@github/copilot-<platform>) as a child; a signal to
+//     the loader alone orphans it, so signals go to the process group
+//     (lifeloop's do). The first run of a HOME extracts the bundle into
+//     ~/.cache/copilot/pkg (about 235 MB).
+//   - The session file is <COPILOT_HOME, else ~/.copilot>/session-state/
+//     <uuid>/events.jsonl (0600, appended per event; see Parser); in the
+//     TUI the folder appears at launch, the file at the first prompt.
+//     `--session-id UUID` starts a new session with that id, so lifeloop
+//     pins every launch that chooses none; `--resume=ID` continues one in
+//     the same file (a session.resume record first).
+//   - Usage is one session.usage_record per model call with the
+//     provider's numbers and the model's prompt limit (maxPromptTokens:
+//     936 000 for claude-sonnet-4.6; COPILOT_PROVIDER_MAX_PROMPT_TOKENS
+//     overrides it); compaction is session.compaction_start/_complete.
+//   - SIGTERM, SIGINT or SIGHUP end the TUI with exit 0 and its
+//     session.shutdown record.
+//
+// Not done: a hook bridge for `lifeloop run`. Copilot CLI has no flag
+// naming a hooks file, but a plugin folder given with --plugin-dir
+// (.plugin/plugin.json and a Claude-style hooks/hooks.json) runs its
+// hooks for one launch with snake_case input (measured in -p); what is
+// missing is a frame id the hooks and the session file share (the hook
+// input has no interactionId) and the flat {"additionalContext"} answer
+// Copilot reads, which lifeloop's hook responses do not write. Hence no
+// native frames, no payload placed at a hook, no attention mapping and no
+// `lifeloop host apply`.
+package copilot
+
+import (
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/contract"
+)
+
+// Harness is GitHub Copilot CLI to the registry.
+type Harness struct{}
+
+var (
+	_ adapters.Harness        = Harness{}
+	_ adapters.SessionPinner  = Harness{}
+	_ adapters.SessionResumer = Harness{}
+	_ adapters.Relauncher     = Harness{}
+	_ adapters.Telemetry      = Harness{}
+	_ adapters.LaunchPlacer   = Harness{}
+
+	_ adapters.PlacementExternalizer = Harness{}
+)
+
+// Describe implements adapters.Harness. Copilot CLI is not among
+// OrgLoop's harness ids, so it projects as "other" with the adapter name
+// kept.
+func (Harness) Describe() adapters.Description {
+	return adapters.Description{
+		ID: "copilot", DisplayName: "GitHub Copilot CLI", Conformance: adapters.ConformanceV1, Aliases: []string{"copilot-cli"},
+		Names: []string{"copilot", "@github/copilot"},
+	}
+}
+
+// Evidence implements adapters.Harness.
+func (Harness) Evidence() map[string]string {
+	return adapters.WithEvidence(map[string]string{
+		"lifecycle_events.session.starting/launcher_wrapper": "TestRunCopilotPrompt",
+		"lifecycle_events.session.started/launcher_wrapper":  "TestRunCopilotPrompt",
+		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunCopilotPrompt",
+		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunCopilotPrompt",
+		// From the session file (telemetry.go, parser.go).
+		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunCopilotPrompt",
+		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunCopilotPrompt",
+		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunCopilotPrompt",
+		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunCopilotPrompt",
+		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunCopilotPrompt",
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunCopilotTUI",
+		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
+		"context_pressure":                    "TestRunCopilotPrompt",
+		"session_identity.harness_session_id": "TestRunCopilotPrompt",
+		"telemetry_sources.transcript":        "TestRunCopilotPrompt",
+		// Launch placement and renewal (placement.go, launch.go).
+		"placement.pre_session":                 "TestRenewCopilotTUI",
+		"renewal.reset.wrapper_mediated":        "TestRenewCopilotTUI",
+		"renewal.continuation.observation":      "TestRenewCopilotTUI",
+		"renewal.continuation.payload_delivery": "TestRenewCopilotTUI",
+		// lifeloop watch.
+		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchCopilot",
+		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchCopilot",
+		"lifecycle_events.frame.ending/telemetry_only":              "TestWatchCopilot",
+		"lifecycle_events.frame.ended/telemetry_only":               "TestWatchCopilot",
+		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchCopilot",
+	})
+}
+
+// Manifest implements adapters.Harness.
+func (Harness) Manifest() contract.AdapterManifest {
+	m := adapters.WrapperManifest("copilot", "GitHub Copilot CLI", contract.RolePrimaryWorker)
+	// From the session file: a user.message opens a frame, the turn's
+	// first assistant.turn_start opens it, the end of a model turn that
+	// asked for no tool ends it; usage records, the session id,
+	// compactions, degradation of the source.
+	frames := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
+	for _, e := range frames {
+		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+	}
+	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
+	adapters.RaiseTelemetry(&m, string(SourceEvents), "lifeloop run follows the session file (~/.copilot/session-state/<id>/events.jsonl, or under $COPILOT_HOME): context in use = the prompt of the last model call (session.usage_record: inputTokens + cacheReadTokens + cacheWriteTokens), against the model's maxPromptTokens; receipts on level changes and compactions")
+	// pre_session: an instructions file named in
+	// COPILOT_CUSTOM_INSTRUCTIONS_DIRS at launch, also when a renewal
+	// relaunches the TUI (resumed with --resume=ID, or fresh).
+	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
+	adapters.RaiseWrapperRenewal(&m)
+	return m
+}
