@@ -73,4 +73,5 @@ func TestAttentionCodexPermission(t *testing.T) {
 	endSafeTUI(t, env, term)
 	_, receipts := onlySession(t, state)
 	noAttentionReceipt(t, receipts, "PermissionRequest")
+	attentionTicked(t, receipts, "needs_permission", "hook")
 }

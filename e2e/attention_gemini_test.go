@@ -61,6 +61,7 @@ func TestAttentionGeminiPermission(t *testing.T) {
 	endSafeTUI(t, env, term)
 	_, receipts := onlySession(t, state)
 	noAttentionReceipt(t, receipts, "Notification")
+	attentionTicked(t, receipts, "needs_permission", "hook")
 }
 
 // noAttentionReceipt fails t when a receipt comes from one of the
@@ -78,3 +79,16 @@ func noAttentionReceipt(t *testing.T, receipts []map[string]any, hooks ...string
 
 // geminiDialog is what Gemini CLI's confirmation of a shell command shows.
 var geminiDialog = regexp.MustCompile(`(?i)allow execution`)
+
+// attentionTicked fails t unless the ledger holds a supervisor.tick whose
+// attention block opened state from source: the stream shows the episode
+// status showed.
+func attentionTicked(t *testing.T, receipts []map[string]any, state, source string) {
+	t.Helper()
+	for _, r := range receipts {
+		if r["event"] == "supervisor.tick" && dig(r, "telemetry_summary", "attention", "state") == state && dig(r, "telemetry_summary", "attention", "source") == source {
+			return
+		}
+	}
+	t.Errorf("no supervisor.tick with attention %s from %s in the ledger (%v)", state, source, eventsOf(receipts))
+}

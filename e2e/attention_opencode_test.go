@@ -77,6 +77,7 @@ func TestAttentionOpenCodePermission(t *testing.T) {
 	endSafeTUI(t, env, term)
 	_, receipts := onlySession(t, state)
 	noAttentionReceipt(t, receipts, "attention")
+	attentionTicked(t, receipts, "needs_permission", "hook")
 }
 
 // rateLimitedModel answers every model request with 429 (the Messages
