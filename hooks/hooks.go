@@ -162,6 +162,14 @@ func (s *Spec) Attends(hook string) bool {
 	return r == RoleAttention
 }
 
+// MayAttend reports whether a call of hook may tell a wrapper's attention
+// tracker something though it maps to no moment: a hook installed for
+// attention, or one the spec ignores that a launch installs for attention
+// (adapters' LaunchHooks).
+func (s *Spec) MayAttend(hook string) bool {
+	return s.Attends(hook) || (s != nil && slices.Contains(s.Ignored, hook))
+}
+
 // FromArgv reports whether hook's input is the call's last argument.
 func (s *Spec) FromArgv(hook string) bool {
 	return s != nil && s.Custom[hook].FromArgv

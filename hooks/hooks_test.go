@@ -249,3 +249,21 @@ func FuzzMap(f *testing.F) {
 		}
 	})
 }
+
+// TestMayAttend: a hook installed for attention, or one the spec ignores
+// (a launch may install it for attention), may tell a wrapper's attention
+// something; a lifecycle hook, an unknown one and a nil spec do not.
+func TestMayAttend(t *testing.T) {
+	s := &Spec{
+		Hooks:   []Hook{{Name: "Stop", Role: RoleTurnStop}, {Name: "Notification", Role: RoleAttention}},
+		Ignored: []string{"PermissionRequest"},
+	}
+	for hook, want := range map[string]bool{"Notification": true, "PermissionRequest": true, "Stop": false, "Other": false} {
+		if got := s.MayAttend(hook); got != want {
+			t.Errorf("MayAttend(%s) = %v, want %v", hook, got, want)
+		}
+	}
+	if (*Spec)(nil).MayAttend("Notification") {
+		t.Error("a nil spec may attend")
+	}
+}

@@ -79,6 +79,7 @@ func (Harness) Evidence() map[string]string {
 		// Attention (AttentionRecord, AttentionScreen; launcher/attention_sources.go).
 		"telemetry_sources.attention.transcript": "TestAttentionErrorClaude",
 		"telemetry_sources.attention.screen":     "TestAttentionScreenClaude",
+		"telemetry_sources.attention.hook":       "TestAttentionClaudePermission",
 		// lifeloop watch (watch/watch.go).
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchClaude",
 		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchClaude",
@@ -119,6 +120,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 		contract.TelemetrySource{Source: "attention.transcript", Support: contract.SupportNative},
 		contract.TelemetrySource{Source: "attention.screen", Support: contract.SupportSynthesized})
 	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
+	// Attention under `lifeloop run`: the launch's PermissionRequest,
+	// Notification and StopFailure hooks (role attention, no receipt).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
 	return m
 }
 

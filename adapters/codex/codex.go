@@ -83,6 +83,7 @@ func (Harness) Evidence() map[string]string {
 		"telemetry_sources.rollout":           "TestRunCodexTelemetry",
 		// Attention: the rollout's task_complete with an error (AttentionRecord).
 		"telemetry_sources.attention.transcript": "TestAttentionErrorCodex",
+		"telemetry_sources.attention.hook":       "TestAttentionCodexPermission",
 		// lifeloop watch (watch/watch.go).
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchCodex",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchCodex",
@@ -124,6 +125,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// (ExternalizePlacement).
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseWrapperRenewal(&m)
+	// Attention under `lifeloop run` with the hooks `lifeloop host apply`
+	// installs, once trusted: PermissionRequest (role attention, no
+	// receipt; hooks.go).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
 	return m
 }
 

@@ -17,7 +17,11 @@ import (
 //   - hooks.json command hooks (stdin JSON with session_id and turn_id,
 //     the frame id), installed by `lifeloop host apply` into
 //     $CODEX_HOME/hooks.json. Codex runs them only once trusted, so
-//     `lifeloop run` does not install them.
+//     `lifeloop run` does not install them. PermissionRequest (an
+//     approval dialog is about to show) is installed for attention only
+//     (hooks.RoleAttention): no moment, answered at once with an empty
+//     response so the dialog shows; under `lifeloop run` host-hook
+//     forwards it to the wrapper, whose attention tracker reads it.
 //   - the notify program (`-c notify=[...]`), called at each turn's end
 //     with its JSON as the last argument. `lifeloop run` sets it for one
 //     launch (the hook bridge), still calling the user's own notify
@@ -39,6 +43,7 @@ func (Harness) Hooks() *hooks.Spec {
 			{Name: "Stop", Role: hooks.RoleTurnStop},
 			{Name: "SubagentStop", Role: hooks.RoleSubagentStop},
 			{Name: "SessionEnd", Role: hooks.RoleSessionEnd},
+			{Name: "PermissionRequest", Role: hooks.RoleAttention},
 		},
 		Ignored: []string{"PreToolUse", "PostToolUse"},
 		Custom: map[string]hooks.Custom{

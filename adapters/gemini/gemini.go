@@ -96,6 +96,7 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunGeminiTelemetry",
 		"session_identity.harness_session_id": "TestRunGeminiTelemetry",
 		"telemetry_sources.transcript":        "TestRunGeminiTelemetry",
+		"telemetry_sources.attention.hook":    "TestAttentionGeminiPermission",
 		// lifeloop watch.
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchGemini",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchGemini",
@@ -128,5 +129,8 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// with the payload as the start of the first prompt (launch.go).
 	adapters.RaiseWrapperRenewal(&m)
 	adapters.RaiseTelemetry(&m, string(SourceChat), "lifeloop run follows the chat file ($HOME/.gemini/tmp/<project>/chats/session-*.jsonl): context in use = tokens.total of the last model response (its usageMetadata.totalTokenCount), against the model's window × model.compressionThreshold (default 0.5: where the CLI compresses its history); receipts on level changes")
+	// Attention under `lifeloop run` with the hooks `lifeloop host apply`
+	// installs: Notification (role attention, no receipt; hooks.go).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
 	return m
 }

@@ -26,11 +26,15 @@ import (
 //
 // Mapping: SessionStart → session.started, BeforeAgent (after the prompt
 // is submitted) → frame.opening, AfterAgent (the turn's answer is final) →
-// frame.ending and frame.ended, SessionEnd → session.ending. The other
-// events say nothing about the lifecycle: BeforeModel, AfterModel (once
-// per streamed chunk), BeforeToolSelection, BeforeTool, AfterTool,
-// Notification (a tool confirmation), and PreCompress, which fires before
-// every model request whether or not the history is then compressed.
+// frame.ending and frame.ended, SessionEnd → session.ending. Notification
+// (a tool confirmation dialog is shown) is installed for attention only
+// (hooks.RoleAttention): no moment, answered at once with an empty
+// response so the dialog shows; under `lifeloop run` host-hook forwards
+// it to the wrapper, whose attention tracker reads it (AttentionEvent).
+// The other events say nothing about the lifecycle: BeforeModel,
+// AfterModel (once per streamed chunk), BeforeToolSelection, BeforeTool,
+// AfterTool, and PreCompress, which fires before every model request
+// whether or not the history is then compressed.
 //
 // Frames: no hook input carries a turn id, but BeforeAgent and AfterAgent
 // of one turn carry the same prompt, so the frame id is PromptFrameID:
@@ -55,8 +59,9 @@ func (Harness) Hooks() *hooks.Spec {
 			{Name: "BeforeAgent", Role: hooks.RolePromptSubmit},
 			{Name: "AfterAgent", Role: hooks.RoleTurnStop},
 			{Name: "SessionEnd", Role: hooks.RoleSessionEnd},
+			{Name: "Notification", Role: hooks.RoleAttention},
 		},
-		Ignored: []string{"BeforeModel", "AfterModel", "BeforeToolSelection", "BeforeTool", "AfterTool", "PreCompress", "Notification"},
+		Ignored: []string{"BeforeModel", "AfterModel", "BeforeToolSelection", "BeforeTool", "AfterTool", "PreCompress"},
 		FrameID: frameID,
 		Matcher: "*",
 	}

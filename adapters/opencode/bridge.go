@@ -41,6 +41,13 @@ import (
 //	                          missed), under the id of the compaction
 //	                          request (the user message with the
 //	                          compaction part); trigger auto|manual
+//	attention (none)          a bus event the attention reader maps
+//	                          (permission.*, question.*, session.error,
+//	                          session.status retry: busy and idle say
+//	                          what the turn's reports say), {type, properties}
+//	                          trimmed to the fields it reads: the
+//	                          wrapper's attention tracker reads it
+//	                          (AttentionEvent), no receipt
 //
 // A session.started naming another session while the first runs is a
 // switch inside one process (stream keeper: two harness sessions). The
@@ -59,6 +66,7 @@ const (
 	hookReply     = "reply"
 	hookEnd       = "end"
 	hookCompacted = "compacted"
+	hookAttention = "attention"
 )
 
 // Hooks implements adapters.NativeHooks: the plugin's reports, mapped by
@@ -67,8 +75,33 @@ func (Harness) Hooks() *hooks.Spec {
 	c := hooks.Custom{Map: mapBridge}
 	return &hooks.Spec{
 		Adapter: "opencode",
-		Custom:  map[string]hooks.Custom{hookSession: c, hookPrompt: c, hookReply: c, hookEnd: c, hookCompacted: c},
+		Custom: map[string]hooks.Custom{
+			hookSession: c, hookPrompt: c, hookReply: c, hookEnd: c, hookCompacted: c,
+			hookAttention: {Map: mapAttention},
+		},
 	}
+}
+
+// attentionInput is the part of an attention report mapAttention checks.
+type attentionInput struct {
+	Type       string `json:"type"`
+	Properties struct {
+		SessionID string `json:"sessionID"`
+	} `json:"properties"`
+}
+
+// mapAttention checks an attention report (a bus event, trimmed): no
+// moment, the wrapper's attention tracker reads the event itself.
+func mapAttention(m hooks.Mapped, data []byte) (hooks.Mapped, error) {
+	var in attentionInput
+	if err := json.Unmarshal(data, &in); err != nil {
+		return m, fmt.Errorf("%w: %w", hooks.ErrInvalidInput, err)
+	}
+	if in.Type == "" {
+		return m, fmt.Errorf("%w: an attention report without its event type", hooks.ErrInvalidInput)
+	}
+	m.HarnessSessionID = in.Properties.SessionID
+	return m, nil
 }
 
 // bridgeInput is one report of the plugin.

@@ -18,6 +18,11 @@
 //	        that update was missed): context.compacted, under the id of
 //	        the compaction request (the user message whose first part is
 //	        the compaction part), trigger auto or manual
+//	attention the events that tell whether the session waits for a person
+//	        (a permission or a question asked and answered, an error, the
+//	        session retrying), as {type, properties} trimmed to the fields
+//	        the wrapper's attention reader reads (opencode/attention.go);
+//	        no moment. Never awaited: the event handler goes on at once.
 //
 // Each report is a JSON object (session_id, turn_id, cwd, trigger,
 // stop_reason; never a prompt or an answer) handed to the wrapper through
@@ -28,6 +33,41 @@
 // waits for them (dispose). Every failure is silent: the bridge never
 // stops OpenCode.
 const call = (hook, input) => lifeloop.call(hook, input);
+
+// The bus events forwarded for attention; those of a session's own turn
+// (status, error) only for top-level sessions, a dialog of a sub-agent
+// too (the person answers it all the same).
+const dialogEvents = new Set([
+	"permission.asked", "permission.replied", "permission.v2.asked", "permission.v2.replied",
+	"question.asked", "question.replied", "question.rejected",
+	"question.v2.asked", "question.v2.replied", "question.v2.rejected",
+]);
+const turnEvents = new Set(["session.error", "session.status"]);
+
+// frameStatus reports whether a session.status says only what the turn's
+// own reports say (busy: a turn runs; idle: it ended): not forwarded, so
+// no call goes ahead of a turn's report in the queue. A retry is.
+const frameStatus = (type, p) => type === "session.status" && (p.status?.type === "busy" || p.status?.type === "idle");
+
+// A short one-line string of v, or undefined: a name or a question's
+// summary, never a body.
+const short = (v) => (typeof v === "string" ? v.slice(0, 200) : undefined);
+
+// attentionOf is event trimmed to what the attention reader reads.
+const attentionOf = (type, p) => {
+	const q = Array.isArray(p.questions) && p.questions.length > 0 ? p.questions[0] : undefined;
+	return {
+		type,
+		properties: {
+			sessionID: short(p.sessionID),
+			permission: short(p.permission),
+			action: short(p.action),
+			questions: q ? [{ header: short(q?.header), question: short(q?.question) }] : undefined,
+			error: p.error ? { name: short(p.error.name), data: { statusCode: typeof p.error.data?.statusCode === "number" ? p.error.data.statusCode : undefined } } : undefined,
+			status: p.status ? { type: short(p.status.type) } : undefined,
+		},
+	};
+};
 
 export const LifeloopBridge = async (ctx) => {
 	const cwd = ctx?.directory ?? "";
@@ -52,6 +92,10 @@ export const LifeloopBridge = async (ctx) => {
 		dispose: () => lifeloop.settled(),
 		event: async ({ event }) => {
 			const p = event?.properties ?? {};
+			if (dialogEvents.has(event?.type) || (turnEvents.has(event?.type) && !children.has(p.sessionID) && !frameStatus(event.type, p))) {
+				call("attention", attentionOf(event.type, p));
+				return;
+			}
 			switch (event?.type) {
 				case "session.created":
 					if (!p.info?.id) return;

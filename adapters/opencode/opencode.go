@@ -97,6 +97,7 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunOpenCodeRun",
 		"session_identity.harness_session_id": "TestRunOpenCodeRun",
 		"telemetry_sources.database":          "TestRunOpenCodeRun",
+		"telemetry_sources.attention.hook":    "TestAttentionOpenCodePermission", // and TestAttentionOpenCodeError
 		// lifeloop watch.
 		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchOpenCode",
 		// Launch placement and renewal (launch.go).
@@ -136,5 +137,8 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// instructions, read into the system prompt.
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseWrapperRenewal(&m)
+	// Attention under `lifeloop run`: the plugin's permission, question,
+	// error and status events (bridge.js, report "attention"; no receipt).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
 	return m
 }

@@ -116,16 +116,21 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 			fail = &hookFailure{contract.FailureInvalidRequest, err.Error()}
 		}
 	}
-	if fail == nil && len(mapped.Moments) == 0 {
-		return // a hook that is no lifecycle moment
+	dir := opts.Getenv("LIFELOOP_SESSION_DIR")
+	attentionOnly := fail == nil && len(mapped.Moments) == 0
+	if attentionOnly && (dir == "" || !spec.MayAttend(opts.Hook)) {
+		return // a hook that is no lifecycle moment, and no wrapper's attention to tell
 	}
 
-	if dir := opts.Getenv("LIFELOOP_SESSION_DIR"); dir != "" {
+	if dir != "" {
 		if fail == nil {
 			reply, err := forwardHook(ctx, dir, opts, input)
 			if err == nil {
 				response = []byte(reply.Response)
 				return
+			}
+			if attentionOnly {
+				return // no moment lost: only the wrapper's attention goes without it
 			}
 			fail = &hookFailure{contract.FailureTransportError, "forwarding the hook to the lifeloop run wrapper: " + err.Error()}
 			if errors.Is(err, context.DeadlineExceeded) {

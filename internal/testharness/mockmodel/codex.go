@@ -18,9 +18,19 @@ type responsesRequest struct {
 	} `json:"input"`
 }
 
-// codexTurn decides what the latest input asks for, as claudeTurn does.
-// Items other than user messages and tool outputs (developer messages
-// injected by hooks, reasoning) are skipped.
+// EscalateTrigger, in a Codex prompt that also holds the tool trigger,
+// makes the tool call ask to run outside the sandbox: its arguments carry
+// `sandbox_permissions: "require_escalated"` and a justification, which
+// makes a Codex whose approval policy is on-request ask the person.
+const EscalateTrigger = "ESCALATE"
+
+// EscalateJustification is the justification an escalated call gives.
+const EscalateJustification = "The mock needs to run this outside the sandbox."
+
+// codexTurn decides what the latest input asks for, as claudeTurn does:
+// "tool", "tool-escalated" (the prompt also holds EscalateTrigger),
+// "after-tool" or "text". Items other than user messages and tool outputs
+// (developer messages injected by hooks, reasoning) are skipped.
 func codexTurn(req responsesRequest, trigger string) string {
 	for i := len(req.Input) - 1; i >= 0; i-- {
 		it := req.Input[i]
@@ -28,21 +38,21 @@ func codexTurn(req responsesRequest, trigger string) string {
 		case it.Type == "function_call_output" || it.Type == "custom_tool_call_output":
 			return "after-tool"
 		case (it.Type == "message" || it.Type == "") && it.Role == "user":
-			var plain string
-			if err := json.Unmarshal(it.Content, &plain); err == nil {
-				if strings.Contains(plain, trigger) {
-					return "tool"
+			var text string
+			if err := json.Unmarshal(it.Content, &text); err != nil {
+				var parts []contentBlock
+				_ = json.Unmarshal(it.Content, &parts)
+				for _, p := range parts {
+					text += p.Text + "\n"
 				}
+			}
+			switch {
+			case !strings.Contains(text, trigger):
 				return "text"
+			case strings.Contains(text, EscalateTrigger):
+				return "tool-escalated"
 			}
-			var parts []contentBlock
-			_ = json.Unmarshal(it.Content, &parts)
-			for _, p := range parts {
-				if strings.Contains(p.Text, trigger) {
-					return "tool"
-				}
-			}
-			return "text"
+			return "tool"
 		}
 	}
 	return "text"
@@ -82,9 +92,14 @@ func (s *Server) serveResponses(w http.ResponseWriter, r *http.Request, body []b
 	e.event("response.created", map[string]any{"type": "response.created", "response": response})
 	var done map[string]any
 	switch turn {
-	case "tool":
+	case "tool", "tool-escalated":
 		callID := "call_mock_" + id
-		args := mustJSON(map[string]any{"cmd": s.cfg.ToolCommand})
+		call := map[string]any{"cmd": s.cfg.ToolCommand}
+		if turn == "tool-escalated" {
+			call["sandbox_permissions"] = "require_escalated"
+			call["justification"] = EscalateJustification
+		}
+		args := mustJSON(call)
 		added := map[string]any{"type": "function_call", "id": "fc_" + callID, "call_id": callID,
 			"name": "exec_command", "arguments": "", "status": "in_progress"}
 		e.event("response.output_item.added", map[string]any{"type": "response.output_item.added", "output_index": 0, "item": added})
