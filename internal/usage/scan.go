@@ -1,0 +1,238 @@
+// Package usage is `lifeloop usage`: the tokens and costs of every
+// harness session on the machine, read through each harness's
+// adapters.UsageReader, kept in an index so a run reads only what changed,
+// and grouped into a report (docs/usage.md).
+package usage
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/internal/pricing"
+)
+
+// Source is a harness whose files are read.
+type Source struct {
+	Harness string
+	Reader  adapters.UsageReader
+}
+
+// Scanner reads the sources' files into the index.
+type Scanner struct {
+	Sources []Source
+	Getenv  func(string) string
+	Pricer  *pricing.Pricer
+	// StateDir holds the index (<StateDir>/usage/index.gob).
+	StateDir string
+	// Location is the time zone of days.
+	Location *time.Location
+	// Warn receives one line per problem (a damaged file, an index
+	// rebuilt), each reported once.
+	Warn io.Writer
+}
+
+// Scan is what a scan found: every file's sums.
+type Scan struct {
+	idx *index
+	// Files counts the files, BytesRead the bytes read this run.
+	Files     int
+	BytesRead int64
+}
+
+// Run reads what changed since the last run and saves the index.
+func (s *Scanner) Run() (*Scan, error) {
+	loc := s.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	path := filepath.Join(s.StateDir, "usage", IndexFile)
+	idx, why := loadIndex(path, s.Pricer.Fingerprint(), loc.String())
+	if why != "" {
+		s.warn("the usage index %s was %s: rebuilt", path, why)
+	}
+	type file struct {
+		path, harness string
+		r             adapters.UsageReader
+	}
+	var files []file
+	for _, src := range s.Sources {
+		paths, err := src.Reader.UsageFiles(s.Getenv)
+		if err != nil {
+			s.warn("%s: listing its session files: %v", src.Harness, err)
+		}
+		for _, p := range paths {
+			files = append(files, file{p, src.Harness, src.Reader})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	present := make(map[string]bool, len(files))
+	for _, f := range files {
+		present[f.path] = true
+	}
+	for p := range idx.Files {
+		if !present[p] {
+			delete(idx.Files, p)
+		}
+	}
+	// The identities every file already counted: a call another file
+	// repeats is counted once, where it was first read.
+	seen := make(map[uint64]struct{})
+	for _, rec := range idx.Files {
+		for _, k := range rec.Keys {
+			seen[k] = struct{}{}
+		}
+	}
+	sc := &Scan{idx: idx, Files: len(files)}
+	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, 1<<20)}
+	for _, f := range files {
+		n, err := r.file(idx, f.path, f.harness, f.r)
+		sc.BytesRead += n
+		if err != nil {
+			s.warn("%s: %v", f.path, err)
+		}
+	}
+	if err := idx.save(path); err != nil {
+		return sc, fmt.Errorf("usage: saving the index %s: %w", path, err)
+	}
+	return sc, nil
+}
+
+func (s *Scanner) warn(format string, args ...any) {
+	if s.Warn != nil {
+		fmt.Fprintf(s.Warn, "lifeloop usage: "+format+"\n", args...)
+	}
+}
+
+// reader reads files' new lines.
+type reader struct {
+	s       *Scanner
+	loc     *time.Location
+	seen    map[uint64]struct{}
+	buf     *bufio.Reader
+	entries []adapters.UsageEntry
+}
+
+// file brings path's record up to date and returns the bytes it read.
+func (r *reader) file(idx *index, path, harness string, ur adapters.UsageReader) (int64, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	size, mtime := fi.Size(), fi.ModTime().UnixNano()
+	rec := idx.Files[path]
+	if rec != nil && rec.Size == size && rec.ModTime == mtime {
+		return 0, nil // unchanged
+	}
+	if rec == nil || rec.Harness != harness || size < rec.Offset {
+		if rec != nil {
+			for _, k := range rec.Keys {
+				delete(r.seen, k)
+			}
+		}
+		rec = &fileRecord{Harness: harness, Buckets: map[bucketKey]*Sums{}}
+	}
+	idx.Files[path] = rec
+	rec.Size, rec.ModTime = size, mtime
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(rec.Offset, io.SeekStart); err != nil {
+		return 0, err
+	}
+	p := ur.NewUsageParser(path, rec.State)
+	r.buf.Reset(f)
+	var read, bad int64
+	var firstBad string
+	for {
+		line, err := r.buf.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gathered whole.
+			more := append([]byte(nil), line...)
+			line, err = r.buf.ReadSlice('\n')
+			line = append(more, line...)
+		}
+		read += int64(len(line))
+		if err != nil {
+			if len(line) > 0 {
+				// An unfinished last line: read again once it ends.
+				if msg := fmt.Sprintf("its last line (%d bytes at offset %d) is unfinished: skipped until it ends", len(line), rec.Offset); rec.Reported != msg {
+					rec.Reported = msg
+					r.s.warn("%s: %s", path, msg)
+				}
+			}
+			if err != io.EOF {
+				return read, err
+			}
+			break
+		}
+		rec.Offset += int64(len(line))
+		if len(line) <= 1 {
+			continue
+		}
+		r.entries, err = p.Parse(r.entries[:0], line[:len(line)-1])
+		if err != nil {
+			bad++
+			if firstBad == "" {
+				firstBad = fmt.Sprintf("offset %d", rec.Offset-int64(len(line)))
+			}
+		}
+		for i := range r.entries {
+			r.add(rec, &r.entries[i])
+		}
+	}
+	rec.State = p.State()
+	if bad > 0 {
+		rec.BadLines += bad
+		r.s.warn("%s: %d unreadable lines skipped (the first at %s)", path, bad, firstBad)
+	}
+	return read, nil
+}
+
+// add counts one call in rec, unless its identity was counted already.
+func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
+	if e.Key != "" {
+		h := fnv.New64a()
+		h.Write([]byte(e.Key))
+		k := h.Sum64()
+		if _, dup := r.seen[k]; dup {
+			return
+		}
+		r.seen[k] = struct{}{}
+		rec.Keys = append(rec.Keys, k)
+	}
+	day := "unknown"
+	if !e.At.IsZero() {
+		day = e.At.In(r.loc).Format("2006-01-02")
+	}
+	key := bucketKey{Day: day, Session: e.SessionID, Model: e.Model, Project: e.Project}
+	b := rec.Buckets[key]
+	if b == nil {
+		b = &Sums{}
+		rec.Buckets[key] = b
+	}
+	b.Calls++
+	b.Tokens.Add(e.Tokens)
+	switch {
+	case e.HasCost:
+		b.Native += e.Cost
+		b.NativeCalls++
+	default:
+		t := pricing.Tokens{Input: e.Tokens.Input, CacheRead: e.Tokens.CacheRead, CacheWrite: e.Tokens.CacheWrite, Output: e.Tokens.Output}
+		if usd, ok := r.s.Pricer.Cost(e.Provider, e.Model, e.At, t); ok {
+			b.Estimated += usd
+			b.EstimatedCalls++
+		} else {
+			b.UnknownCalls++
+		}
+	}
+}
