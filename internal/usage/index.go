@@ -53,7 +53,7 @@ type bucketKey struct {
 
 // Sums are the tokens and costs of a group of calls.
 type Sums struct {
-	Calls  int64               `json:"calls"`
+	Calls  int64                `json:"calls"`
 	Tokens adapters.UsageTokens `json:"-"`
 	// Native is the cost the harness recorded of NativeCalls calls,
 	// Estimated lifeloop's of EstimatedCalls; UnknownCalls had no price.
