@@ -6,7 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
-	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/lifeloop/lifeloop/internal/pricing"
 )
@@ -107,20 +107,19 @@ func (s *Sums) CostText() string {
 	return fmt.Sprintf("$%.2f", s.Native+s.Estimated)
 }
 
-// WriteTable writes the report as a table with a totals row.
+// WriteTable writes the report as a table with a totals row: the
+// groups' columns aligned left, the figures right.
 func (r *Report) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	var head []string
 	for _, d := range r.By {
 		head = append(head, strings.ToUpper(d[:1])+d[1:])
 	}
 	head = append(head, "Input", "Cache read", "Cache write", "Output", "Reasoning", "Total", "Cost", "Provenance")
-	fmt.Fprintln(tw, strings.Join(head, "\t")+"\t")
+	rows := [][]string{head}
 	line := func(keys []string, s *Sums) {
-		cells := append(keys,
+		rows = append(rows, append(keys,
 			num(s.Tokens.Input), num(s.Tokens.CacheRead), num(s.Tokens.CacheWrite), num(s.Tokens.Output), num(s.Tokens.Reasoning),
-			num(s.Tokens.Total()), s.CostText(), s.Provenance())
-		fmt.Fprintln(tw, strings.Join(cells, "\t")+"\t")
+			num(s.Tokens.Total()), s.CostText(), s.Provenance()))
 	}
 	for i := range r.Rows {
 		var keys []string
@@ -134,7 +133,35 @@ func (r *Report) WriteTable(w io.Writer) error {
 		keys[0] = "Total"
 	}
 	line(keys, &r.Total.Sums)
-	return tw.Flush()
+	width := make([]int, len(head))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for _, row := range rows {
+		b.Reset()
+		for i, c := range row {
+			pad := strings.Repeat(" ", width[i]-utf8.RuneCountInString(c))
+			if i > 0 {
+				b.WriteString("  ")
+			}
+			switch {
+			case i == len(row)-1:
+				b.WriteString(c) // the last column: no trailing blanks
+			case i < len(r.By):
+				b.WriteString(c + pad)
+			default:
+				b.WriteString(pad + c)
+			}
+		}
+		b.WriteByte('\n')
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // num writes n with thousands separators.
