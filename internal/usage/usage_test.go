@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,13 +15,14 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/adapters/codex"
+	"github.com/lifeloop/lifeloop/adapters/pi"
 	"github.com/lifeloop/lifeloop/internal/pricing"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports")
 
 // sources are the harnesses whose real samples testdata/home holds.
-var sources = []Source{{Harness: "claude", Reader: claude.Harness{}}, {Harness: "codex", Reader: codex.Harness{}}}
+var sources = []Source{{Harness: "claude", Reader: claude.Harness{}}, {Harness: "codex", Reader: codex.Harness{}}, {Harness: "pi", Reader: pi.Harness{}}}
 
 // home copies testdata/home into a temporary HOME.
 func home(t *testing.T) string {
@@ -153,7 +155,7 @@ func TestSecondRunReadsNothingNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.BytesRead == 0 || first.Files != 4 {
+	if first.BytesRead == 0 || first.Files != 6 {
 		t.Fatalf("first run read %d bytes of %d files", first.BytesRead, first.Files)
 	}
 	second, err := scanner(t, h, nil, nil).Run()
@@ -387,5 +389,41 @@ func TestSinceAndUntilKeepTheirDays(t *testing.T) {
 	}
 	if got := sc.Group([]string{"day"}, Filter{Since: "2099-01-01"}); len(got.Rows) != 0 || got.Total.Calls != 0 {
 		t.Fatalf("a future --since kept %d rows", len(got.Rows))
+	}
+}
+
+// TestPiCostIsNative: Pi records each call's cost; the report shows it
+// as native, the sum of the entries' usage.cost.total.
+func TestPiCostIsNative(t *testing.T) {
+	var want float64
+	var calls int64
+	files, _ := filepath.Glob("testdata/home/.pi/agent/sessions/*/*.jsonl")
+	for _, f := range files {
+		b, _ := os.ReadFile(f)
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var l struct {
+				Message struct {
+					Role  string `json:"role"`
+					Usage struct {
+						Total int64 `json:"totalTokens"`
+						Cost  struct {
+							Total float64 `json:"total"`
+						} `json:"cost"`
+					} `json:"usage"`
+				} `json:"message"`
+			}
+			if json.Unmarshal(line, &l) == nil && l.Message.Role == "assistant" && l.Message.Usage.Total > 0 {
+				want += l.Message.Usage.Cost.Total
+				calls++
+			}
+		}
+	}
+	sc, err := scanner(t, home(t), nil, nil, sources[2]).Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tot := sc.Group(nil, Filter{}).Total
+	if calls == 0 || tot.Calls != calls || tot.Provenance() != "native" || math.Abs(tot.Native-want) > 1e-12 {
+		t.Fatalf("%d calls, %s $%v; the files hold %d calls costing $%v", tot.Calls, tot.Provenance(), tot.Native, calls, want)
 	}
 }
