@@ -15,6 +15,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/adapters/codex"
+	"github.com/lifeloop/lifeloop/adapters/gemini"
 	"github.com/lifeloop/lifeloop/adapters/pi"
 	"github.com/lifeloop/lifeloop/internal/pricing"
 )
@@ -22,7 +23,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden reports")
 
 // sources are the harnesses whose real samples testdata/home holds.
-var sources = []Source{{Harness: "claude", Reader: claude.Harness{}}, {Harness: "codex", Reader: codex.Harness{}}, {Harness: "pi", Reader: pi.Harness{}}}
+var sources = []Source{{Harness: "claude", Reader: claude.Harness{}}, {Harness: "codex", Reader: codex.Harness{}}, {Harness: "pi", Reader: pi.Harness{}}, {Harness: "gemini", Reader: gemini.Harness{}}}
 
 // home copies testdata/home into a temporary HOME.
 func home(t *testing.T) string {
@@ -155,7 +156,7 @@ func TestSecondRunReadsNothingNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.BytesRead == 0 || first.Files != 6 {
+	if first.BytesRead == 0 || first.Files != 9 {
 		t.Fatalf("first run read %d bytes of %d files", first.BytesRead, first.Files)
 	}
 	second, err := scanner(t, h, nil, nil).Run()
