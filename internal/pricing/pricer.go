@@ -30,13 +30,18 @@ type Tokens struct {
 	Input, CacheRead, CacheWrite, Output int64
 }
 
-// Pricer prices calls: the user's prices first, then the table's.
+// Pricer prices calls: the user's prices first, then the table's. Not
+// safe for concurrent use.
 type Pricer struct {
 	Table *Table
 	// User are the user file's prices by model id or id prefix (lower
 	// case); UserPath is the file ("" when none was read).
 	User     map[string]Price
 	UserPath string
+
+	// found caches find's answers by provider and model id (a session
+	// names few models, a machine's sessions a few dozen).
+	found map[[2]string]*Model
 }
 
 // UserFile is the user's price file: $XDG_CONFIG_HOME/lifeloop/prices.json,
@@ -135,7 +140,15 @@ func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
 	if best != "" {
 		return p.User[best], true
 	}
-	m := p.Table.find(strings.ToLower(provider), id)
+	key := [2]string{provider, id}
+	m, ok := p.found[key]
+	if !ok {
+		m = p.Table.find(strings.ToLower(provider), id)
+		if p.found == nil {
+			p.found = map[[2]string]*Model{}
+		}
+		p.found[key] = m
+	}
 	if m == nil {
 		return Price{}, false
 	}

@@ -41,32 +41,15 @@ func (sc *Scan) Group(by []string, f Filter) *Report {
 	rep := &Report{By: by, Total: Row{Keys: map[string]string{}}}
 	// Files and buckets in a fixed order, so the costs' sums are the same
 	// from run to run to the last bit.
-	paths := make([]string, 0, len(sc.idx.Files))
-	for p := range sc.idx.Files {
+	paths := make([]string, 0, len(sc.idx.files))
+	for p := range sc.idx.files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		rec := sc.idx.Files[p]
-		keys := make([]bucketKey, 0, len(rec.Buckets))
-		for k := range rec.Buckets {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			a, b := keys[i], keys[j]
-			if a.Day != b.Day {
-				return a.Day < b.Day
-			}
-			if a.Session != b.Session {
-				return a.Session < b.Session
-			}
-			if a.Model != b.Model {
-				return a.Model < b.Model
-			}
-			return a.Project < b.Project
-		})
-		for _, k := range keys {
-			s := rec.Buckets[k]
+		rec := sc.idx.files[p]
+		for i := range rec.Buckets {
+			k, s := rec.Buckets[i].Key, &rec.Buckets[i].Sums
 			if (f.Since != "" && k.Day < f.Since) || (f.Until != "" && k.Day > f.Until) {
 				continue
 			}

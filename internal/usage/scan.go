@@ -77,15 +77,19 @@ func (s *Scanner) Run() (*Scan, error) {
 	for _, f := range files {
 		present[f.path] = true
 	}
-	for p := range idx.Files {
+	// The index is written only when something changed: a run with
+	// nothing new reads and writes no file but the index.
+	dirty := len(idx.files) == 0
+	for p := range idx.files {
 		if !present[p] {
-			delete(idx.Files, p)
+			delete(idx.files, p)
+			dirty = true
 		}
 	}
 	// The identities every file already counted: a call another file
 	// repeats is counted once, where it was first read.
 	seen := make(map[uint64]struct{})
-	for _, rec := range idx.Files {
+	for _, rec := range idx.files {
 		for _, k := range rec.Keys {
 			seen[k] = struct{}{}
 		}
@@ -98,6 +102,9 @@ func (s *Scanner) Run() (*Scan, error) {
 		if err != nil {
 			s.warn("%s: %v", f.path, err)
 		}
+	}
+	if !dirty && !r.changed {
+		return sc, nil
 	}
 	if err := idx.save(path); err != nil {
 		return sc, fmt.Errorf("usage: saving the index %s: %w", path, err)
@@ -118,6 +125,7 @@ type reader struct {
 	seen    map[uint64]struct{}
 	buf     *bufio.Reader
 	entries []adapters.UsageEntry
+	changed bool // a file's record changed
 }
 
 // file brings path's record up to date and returns the bytes it read.
@@ -127,19 +135,20 @@ func (r *reader) file(idx *index, path, harness string, ur adapters.UsageReader)
 		return 0, err
 	}
 	size, mtime := fi.Size(), fi.ModTime().UnixNano()
-	rec := idx.Files[path]
+	rec := idx.files[path]
 	if rec != nil && rec.Size == size && rec.ModTime == mtime {
 		return 0, nil // unchanged
 	}
+	r.changed = true
 	if rec == nil || rec.Harness != harness || size < rec.Offset {
 		if rec != nil {
 			for _, k := range rec.Keys {
 				delete(r.seen, k)
 			}
 		}
-		rec = &fileRecord{Harness: harness, Buckets: map[bucketKey]*Sums{}}
+		rec = &fileRecord{Path: path, Harness: harness}
 	}
-	idx.Files[path] = rec
+	idx.files[path] = rec
 	rec.Size, rec.ModTime = size, mtime
 	f, err := os.Open(path)
 	if err != nil {
@@ -214,12 +223,7 @@ func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
 	if !e.At.IsZero() {
 		day = e.At.In(r.loc).Format("2006-01-02")
 	}
-	key := bucketKey{Day: day, Session: e.SessionID, Model: e.Model, Project: e.Project}
-	b := rec.Buckets[key]
-	if b == nil {
-		b = &Sums{}
-		rec.Buckets[key] = b
-	}
+	b := rec.bucketOf(bucketKey{Day: day, Session: e.SessionID, Model: e.Model, Project: e.Project})
 	b.Calls++
 	b.Tokens.Add(e.Tokens)
 	switch {
