@@ -100,7 +100,7 @@ func usageRun(e *env, o usageOptions) error {
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	info := usage.PriceInfo{Source: pr.Table.Source, Version: pr.Table.Version, Date: pr.Table.Date, UserFile: pr.UserPath}
+	info := usage.PriceInfo{Source: pr.Info.Source, Version: pr.Info.Version, Date: pr.Info.Date, UserFile: pr.UserPath}
 	if o.Prices {
 		user := "none"
 		if pr.UserPath != "" {
@@ -109,7 +109,7 @@ func usageRun(e *env, o usageOptions) error {
 			user = "none (" + userFile + " does not exist)"
 		}
 		_, err := fmt.Fprintf(e.Out, "price table: %s %s (%s, %s), %d models\nuser prices: %s\n",
-			pr.Table.Source, pr.Table.Version, pr.Table.Date, pr.Table.License, pr.Table.Models(), user)
+			pr.Info.Source, pr.Info.Version, pr.Info.Date, pr.Info.License, pr.Table().Models(), user)
 		return err
 	}
 	root, err := statedir.Resolve(o.StateDir, e.Getenv)

@@ -33,7 +33,10 @@ type Tokens struct {
 // Pricer prices calls: the user's prices first, then the table's. Not
 // safe for concurrent use.
 type Pricer struct {
-	Table *Table
+	// Info names the table; the table itself is decoded when a call is
+	// first priced (a run with nothing new prices nothing).
+	Info  Info
+	table *Table
 	// User are the user file's prices by model id or id prefix (lower
 	// case); UserPath is the file ("" when none was read).
 	User     map[string]Price
@@ -61,14 +64,21 @@ type userFile struct {
 	Models map[string]Price `json:"models"`
 }
 
+// Info is where a price table comes from.
+type Info struct {
+	Source  string `json:"source"`
+	Version string `json:"version"`
+	Date    string `json:"date"`
+	License string `json:"license"`
+}
+
 // New returns the pricer of the embedded table with the user's file at
 // path over it (none when path is "" or the file does not exist).
 func New(path string) (*Pricer, error) {
-	t, err := Embedded()
-	if err != nil {
-		return nil, err
+	p := &Pricer{}
+	if err := json.Unmarshal(embedded, &p.Info); err != nil {
+		return nil, fmt.Errorf("pricing: the embedded table is damaged: %w", err)
 	}
-	p := &Pricer{Table: t}
 	if path == "" {
 		return p, nil
 	}
@@ -94,6 +104,15 @@ func New(path string) (*Pricer, error) {
 	return p, nil
 }
 
+// Table is the embedded table, decoded on first use; nil when it is
+// damaged (a build that TestEmbeddedTableNamesItsSource fails).
+func (p *Pricer) Table() *Table {
+	if p.table == nil {
+		p.table, _ = Embedded()
+	}
+	return p.table
+}
+
 // Fingerprint changes whenever the prices a pricer applies may change:
 // the table's version and the user's prices.
 func (p *Pricer) Fingerprint() string {
@@ -103,7 +122,7 @@ func (p *Pricer) Fingerprint() string {
 	}
 	sort.Strings(keys)
 	var b strings.Builder
-	b.WriteString(p.Table.Source + "@" + p.Table.Version)
+	b.WriteString(p.Info.Source + "@" + p.Info.Version)
 	for _, k := range keys {
 		v, _ := json.Marshal(p.User[k])
 		b.WriteString("|" + k + "=" + string(v))
@@ -143,7 +162,9 @@ func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
 	key := [2]string{provider, id}
 	m, ok := p.found[key]
 	if !ok {
-		m = p.Table.find(strings.ToLower(provider), id)
+		if t := p.Table(); t != nil {
+			m = t.find(strings.ToLower(provider), id)
+		}
 		if p.found == nil {
 			p.found = map[[2]string]*Model{}
 		}
