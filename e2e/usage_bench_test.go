@@ -173,7 +173,7 @@ func benchUsageWarm(b *testing.B, fx *usageCorpus) {
 
 // ccusageNativeBin returns LIFELOOP_CCUSAGE_NATIVE, else the native
 // binary `make bench-tools` installs ("" when neither exists).
-func ccusageNativeBin(b *testing.B) string {
+func ccusageNativeBin(testing.TB) string {
 	if p := os.Getenv("LIFELOOP_CCUSAGE_NATIVE"); p != "" {
 		return p
 	}
