@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -96,8 +97,9 @@ func (s *Scanner) Run() (*Scan, error) {
 	}
 	sc := &Scan{idx: idx, Files: len(files)}
 	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, 1<<20)}
-	for _, f := range files {
-		n, err := r.file(idx, f.path, f.harness, f.r)
+	infos := statAll(files, func(f file) string { return f.path })
+	for i, f := range files {
+		n, err := r.file(idx, f.path, f.harness, f.r, infos[i])
 		sc.BytesRead += n
 		if err != nil {
 			s.warn("%s: %v", f.path, err)
@@ -110,6 +112,31 @@ func (s *Scanner) Run() (*Scan, error) {
 		return sc, fmt.Errorf("usage: saving the index %s: %w", path, err)
 	}
 	return sc, nil
+}
+
+// stat is a file's os.Stat.
+type stat struct {
+	fi  os.FileInfo
+	err error
+}
+
+// statAll stats every file, a few at a time: a run with nothing new
+// spends most of its time there.
+func statAll[T any](files []T, path func(T) string) []stat {
+	out := make([]stat, len(files))
+	const workers = 4
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(files); i += workers {
+				out[i].fi, out[i].err = os.Stat(path(files[i]))
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 func (s *Scanner) warn(format string, args ...any) {
@@ -129,8 +156,8 @@ type reader struct {
 }
 
 // file brings path's record up to date and returns the bytes it read.
-func (r *reader) file(idx *index, path, harness string, ur adapters.UsageReader) (int64, error) {
-	fi, err := os.Stat(path)
+func (r *reader) file(idx *index, path, harness string, ur adapters.UsageReader, st stat) (int64, error) {
+	fi, err := st.fi, st.err
 	if err != nil {
 		return 0, err
 	}
