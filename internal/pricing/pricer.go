@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -30,8 +31,8 @@ type Tokens struct {
 	Input, CacheRead, CacheWrite, Output int64
 }
 
-// Pricer prices calls: the user's prices first, then the table's. Not
-// safe for concurrent use.
+// Pricer prices calls: the user's prices first, then the table's. Safe
+// for concurrent use.
 type Pricer struct {
 	// Info names the table; the table itself is decoded when a call is
 	// first priced (a run with nothing new prices nothing).
@@ -44,6 +45,7 @@ type Pricer struct {
 
 	// found caches find's answers by provider and model id (a session
 	// names few models, a machine's sessions a few dozen).
+	mu    sync.Mutex // guards table and found
 	found map[[2]string]*Model
 }
 
@@ -107,6 +109,12 @@ func New(path string) (*Pricer, error) {
 // Table is the embedded table, decoded on first use; nil when it is
 // damaged (a build that TestEmbeddedTableNamesItsSource fails).
 func (p *Pricer) Table() *Table {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tableLocked()
+}
+
+func (p *Pricer) tableLocked() *Table {
 	if p.table == nil {
 		p.table, _ = Embedded()
 	}
@@ -160,9 +168,10 @@ func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
 		return p.User[best], true
 	}
 	key := [2]string{provider, id}
+	p.mu.Lock()
 	m, ok := p.found[key]
 	if !ok {
-		if t := p.Table(); t != nil {
+		if t := p.tableLocked(); t != nil {
 			m = t.find(strings.ToLower(provider), id)
 		}
 		if p.found == nil {
@@ -170,6 +179,7 @@ func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
 		}
 		p.found[key] = m
 	}
+	p.mu.Unlock()
 	if m == nil {
 		return Price{}, false
 	}

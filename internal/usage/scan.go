@@ -12,7 +12,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -96,16 +99,93 @@ func (s *Scanner) Run() (*Scan, error) {
 		}
 	}
 	sc := &Scan{idx: idx, Files: len(files)}
-	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, 1<<20)}
 	infos := statAll(files, func(f file) string { return f.path })
+	// The files that changed are read side by side, each counting its
+	// calls once within itself; merged in path order, a file whose calls
+	// another already counted is read again alone, as one reading after
+	// the other would have.
+	var todo []int
 	for i, f := range files {
-		n, err := r.file(idx, f.path, f.harness, f.r, infos[i])
+		if st := infos[i]; st.err == nil && changed(idx.files[f.path], st.fi) {
+			todo = append(todo, i)
+		}
+	}
+	results := make(map[int]*readResult, len(todo))
+	if workers := min(runtime.GOMAXPROCS(0), len(todo)); workers > 1 {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := &reader{s: s, loc: loc, seen: map[uint64]struct{}{}, buf: bufio.NewReaderSize(nil, 1<<20), warnings: &strings.Builder{}}
+				for j := w; j < len(todo); j += workers {
+					i := todo[j]
+					f, old := files[i], idx.files[files[i].path]
+					clear(r.seen)
+					if !fresh(old, f.harness, infos[i].fi) {
+						for _, k := range old.Keys {
+							r.seen[k] = struct{}{}
+						}
+					}
+					r.warnings.Reset()
+					rec, n, err := r.file(old, f.path, f.harness, f.r, infos[i].fi)
+					mu.Lock()
+					results[i] = &readResult{rec: rec, read: n, err: err, warnings: r.warnings.String()}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, 1<<20)}
+	for i, f := range files {
+		st := infos[i]
+		if st.err != nil {
+			s.warn("%s: %v", f.path, st.err)
+			continue
+		}
+		old := idx.files[f.path]
+		if !changed(old, st.fi) {
+			continue
+		}
+		dirty = true
+		isFresh := fresh(old, f.harness, st.fi)
+		if isFresh && old != nil {
+			for _, k := range old.Keys {
+				delete(seen, k)
+			}
+		}
+		if res := results[i]; res != nil && res.rec != nil {
+			added := res.rec.Keys
+			if !isFresh {
+				added = added[len(old.Keys):]
+			}
+			if !anySeen(seen, added) {
+				for _, k := range added {
+					seen[k] = struct{}{}
+				}
+				idx.files[f.path] = res.rec
+				sc.BytesRead += res.read
+				if s.Warn != nil && res.warnings != "" {
+					io.WriteString(s.Warn, res.warnings)
+				}
+				if res.err != nil {
+					s.warn("%s: %v", f.path, res.err)
+				}
+				continue
+			}
+		}
+		rec, n, err := r.file(old, f.path, f.harness, f.r, st.fi)
+		if rec != nil {
+			idx.files[f.path] = rec
+		}
 		sc.BytesRead += n
 		if err != nil {
 			s.warn("%s: %v", f.path, err)
 		}
 	}
-	if !dirty && !r.changed {
+	if !dirty {
 		return sc, nil
 	}
 	if err := idx.save(path); err != nil {
@@ -152,38 +232,67 @@ type reader struct {
 	seen    map[uint64]struct{}
 	buf     *bufio.Reader
 	entries []adapters.UsageEntry
-	changed bool // a file's record changed
+	// warnings gathers a reader's warnings when it reads beside others
+	// (nil: they go to the scanner's Warn at once).
+	warnings *strings.Builder
 }
 
-// file brings path's record up to date and returns the bytes it read.
-func (r *reader) file(idx *index, path, harness string, ur adapters.UsageReader, st stat) (int64, error) {
-	fi, err := st.fi, st.err
-	if err != nil {
-		return 0, err
-	}
-	size, mtime := fi.Size(), fi.ModTime().UnixNano()
-	rec := idx.files[path]
-	if rec != nil && rec.Size == size && rec.ModTime == mtime {
-		return 0, nil // unchanged
-	}
-	r.changed = true
-	if rec == nil || rec.Harness != harness || size < rec.Offset {
-		if rec != nil {
-			for _, k := range rec.Keys {
-				delete(r.seen, k)
-			}
+// readResult is what a reader made of one file beside the others.
+type readResult struct {
+	rec      *fileRecord
+	read     int64
+	err      error
+	warnings string
+}
+
+// changed reports whether a file differs from its record.
+func changed(rec *fileRecord, fi os.FileInfo) bool {
+	return rec == nil || rec.Size != fi.Size() || rec.ModTime != fi.ModTime().UnixNano()
+}
+
+// fresh reports whether a changed file is read from its start: new, of
+// another harness, or shorter than where its reading stopped.
+func fresh(rec *fileRecord, harness string, fi os.FileInfo) bool {
+	return rec == nil || rec.Harness != harness || fi.Size() < rec.Offset
+}
+
+func anySeen(seen map[uint64]struct{}, keys []uint64) bool {
+	for _, k := range keys {
+		if _, ok := seen[k]; ok {
+			return true
 		}
-		rec = &fileRecord{Path: path, Harness: harness}
 	}
-	idx.files[path] = rec
-	rec.Size, rec.ModTime = size, mtime
+	return false
+}
+
+func (r *reader) warn(format string, args ...any) {
+	if r.warnings != nil {
+		fmt.Fprintf(r.warnings, "lifeloop usage: "+format+"\n", args...)
+		return
+	}
+	r.s.warn(format, args...)
+}
+
+// file reads what changed of path since old (nil: never read) and
+// returns its new record, leaving old as it was, and the bytes it read.
+func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageReader, fi os.FileInfo) (*fileRecord, int64, error) {
+	var rec *fileRecord
+	if fresh(old, harness, fi) {
+		rec = &fileRecord{Path: path, Harness: harness}
+	} else {
+		c := *old
+		c.Buckets = slices.Clone(old.Buckets)
+		c.Keys = slices.Clone(old.Keys)
+		rec = &c
+	}
+	rec.Size, rec.ModTime = fi.Size(), fi.ModTime().UnixNano()
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	defer f.Close()
 	if _, err := f.Seek(rec.Offset, io.SeekStart); err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	p := ur.NewUsageParser(path, rec.State)
 	r.buf.Reset(f)
@@ -203,11 +312,11 @@ func (r *reader) file(idx *index, path, harness string, ur adapters.UsageReader,
 				// An unfinished last line: read again once it ends.
 				if msg := fmt.Sprintf("its last line (%d bytes at offset %d) is unfinished: skipped until it ends", len(line), rec.Offset); rec.Reported != msg {
 					rec.Reported = msg
-					r.s.warn("%s: %s", path, msg)
+					r.warn("%s: %s", path, msg)
 				}
 			}
 			if err != io.EOF {
-				return read, err
+				return nil, read, err
 			}
 			break
 		}
@@ -229,9 +338,9 @@ func (r *reader) file(idx *index, path, harness string, ur adapters.UsageReader,
 	rec.State = p.State()
 	if bad > 0 {
 		rec.BadLines += bad
-		r.s.warn("%s: %d unreadable lines skipped (the first at %s)", path, bad, firstBad)
+		r.warn("%s: %d unreadable lines skipped (the first at %s)", path, bad, firstBad)
 	}
-	return read, nil
+	return rec, read, nil
 }
 
 // add counts one call in rec, unless its identity was counted already.

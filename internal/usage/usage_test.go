@@ -61,8 +61,12 @@ func scanner(t *testing.T, h string, pr *pricing.Pricer, warn *bytes.Buffer, src
 		src = sources
 	}
 	env := map[string]string{"HOME": h}
-	return &Scanner{Sources: src, Getenv: func(k string) string { return env[k] }, Pricer: pr,
-		StateDir: filepath.Join(h, "state"), Location: time.UTC, Warn: warn}
+	s := &Scanner{Sources: src, Getenv: func(k string) string { return env[k] }, Pricer: pr,
+		StateDir: filepath.Join(h, "state"), Location: time.UTC}
+	if warn != nil {
+		s.Warn = warn
+	}
+	return s
 }
 
 func report(t *testing.T, sc *Scan, by ...string) string {
