@@ -7,7 +7,7 @@ TOP_BIN   := $(dir $(BIN))lifeloop-top
 PKGS      := ./...
 FUZZTIME  ?= 5s
 
-.PHONY: build test unit platforms cross dist e2e e2e-latest lint fmt bench bench-tools fuzz demo demo-otel harnesses harnesses-latest broker jaeger victorialogs clean
+.PHONY: build test unit platforms cross dist e2e e2e-latest lint fmt bench bench-tools prices fuzz demo demo-otel harnesses harnesses-latest broker jaeger victorialogs clean
 
 # urfave_cli_no_docs leaves out the CLI library's man/markdown generators
 # (and their package init) that lifeloop never uses. netgo and osusergo
@@ -142,8 +142,26 @@ bench: ## package benchmarks, then one table of ratios against baselines measure
 CCUSAGE_VERSION       := 17.2.1
 CCUSAGE_CODEX_VERSION := 18.0.11
 
-bench-tools: ## install the benchmark baselines (ccusage, @ccusage/codex) into .cache/bench-tools
+# The native ccusage (20.0.24: the newest whose Linux binary the registry
+# serves), the baseline of `lifeloop usage` (BenchmarkUsage in e2e/), in a
+# folder of its own; its binary is run directly (the package's node entry
+# point only starts it, and chmods it first: npm leaves it not executable).
+CCUSAGE_NATIVE_VERSION := 20.0.24
+CCUSAGE_NATIVE_DIR     := .cache/bench-tools/ccusage-native
+
+bench-tools: ## install the benchmark baselines (ccusage, @ccusage/codex, and the native ccusage 20 for `lifeloop usage`) into .cache/bench-tools
 	npm install --prefix .cache/bench-tools --no-audit --no-fund --no-save ccusage@$(CCUSAGE_VERSION) @ccusage/codex@$(CCUSAGE_CODEX_VERSION)
+	npm install --prefix $(CCUSAGE_NATIVE_DIR) --no-audit --no-fund --no-save ccusage@$(CCUSAGE_NATIVE_VERSION) @ccusage/ccusage-linux-x64@$(CCUSAGE_NATIVE_VERSION)
+	chmod +x $(CCUSAGE_NATIVE_DIR)/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage
+
+# The price table `lifeloop usage` estimates costs with
+# (internal/pricing/prices.json, embedded): the dataset the npm package
+# @pydantic/genai-prices ships (MIT), pinned here; scripts/prices.go
+# fetches it with npm pack and keeps the token prices (docs/usage.md).
+PRICES_VERSION := 0.1.8
+
+prices: ## rebuild the embedded price table (internal/pricing/prices.json) from @pydantic/genai-prices@PRICES_VERSION on the npm registry
+	$(GO) run scripts/prices.go -version $(PRICES_VERSION) -out internal/pricing/prices.json
 
 # FuzzStory (commands/cli, the story property test: docs/reliability.md)
 # runs the real lifeloop around a fake harness for each input, about a

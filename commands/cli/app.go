@@ -186,6 +186,7 @@ var commands = []struct {
 	{"export", exportCommand},
 	{"consume", consumeCommand},
 	{"top", topCommand},
+	{"usage", usageCommand},
 }
 
 // newApp builds the command tree: every command, or with only set just

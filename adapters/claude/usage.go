@@ -1,0 +1,120 @@
+package claude
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// UsageFiles implements adapters.UsageReader: every *.jsonl under
+// projects/ of each configuration folder — $CLAUDE_CONFIG_DIR (a comma
+// list), else $XDG_CONFIG_HOME/claude (else ~/.config/claude) and
+// ~/.claude — subagents' files included.
+func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
+	var files []string
+	for _, dir := range usageDirs(getenv) {
+		root := filepath.Join(dir, "projects")
+		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				if p == root && os.IsNotExist(err) {
+					return filepath.SkipDir
+				}
+				return nil // an unreadable folder is left out, not fatal
+			}
+			if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
+				files = append(files, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return files, err
+		}
+	}
+	return files, nil
+}
+
+func usageDirs(getenv func(string) string) []string {
+	if v := getenv(configDirVar); v != "" {
+		var dirs []string
+		for _, d := range strings.Split(v, ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				dirs = append(dirs, d)
+			}
+		}
+		return dirs
+	}
+	home := getenv("HOME")
+	xdg := getenv("XDG_CONFIG_HOME")
+	if xdg == "" && home != "" {
+		xdg = filepath.Join(home, ".config")
+	}
+	var dirs []string
+	if xdg != "" {
+		dirs = append(dirs, filepath.Join(xdg, "claude"))
+	}
+	if home != "" {
+		dirs = append(dirs, filepath.Join(home, ".claude"))
+	}
+	return dirs
+}
+
+// NewUsageParser implements adapters.UsageReader. The transcript's own
+// parser reads each line; every assistant line with a message.usage is
+// a model call, sidechain (subagent) lines included, the "<synthetic>"
+// model's excepted. Input is usage.input_tokens (without the cache),
+// CacheWrite cache_creation_input_tokens, CacheRead
+// cache_read_input_tokens, Output output_tokens (Claude reports no
+// reasoning apart). Key is message.id and requestId when the line has
+// both (the harness writes one line per content block, each with the
+// same usage), else "". Project is the folder under projects/ the file
+// lies in. Each line names its session, so a parser keeps no state.
+func (Harness) NewUsageParser(path string, _ []byte) adapters.UsageParser {
+	return &usageParser{p: newParser(windowConfig{}), project: projectOf(path)}
+}
+
+// projectOf is the folder directly under projects/ that holds path.
+func projectOf(path string) string {
+	parts := strings.Split(filepath.ToSlash(path), "/")
+	for i := len(parts) - 2; i >= 0; i-- {
+		if parts[i] == "projects" && i+1 < len(parts)-1 {
+			return parts[i+1]
+		}
+	}
+	return filepath.Base(filepath.Dir(path))
+}
+
+type usageParser struct {
+	p       *parser
+	project string
+	obs     []telemetry.Observation // reused between lines
+}
+
+func (u *usageParser) State() []byte { return nil }
+
+func (u *usageParser) Parse(dst []adapters.UsageEntry, data []byte) ([]adapters.UsageEntry, error) {
+	obs, err := u.p.Parse(u.obs[:0], data, telemetry.Provenance{})
+	u.obs = obs
+	if err != nil {
+		return dst, err
+	}
+	l := &u.p.l
+	if string(l.typ) != "assistant" || !l.hasMessage || !l.hasUsage || !l.usageRead || string(l.model) == syntheticModel {
+		return dst, nil
+	}
+	e := adapters.UsageEntry{
+		At:        u.p.base().At,
+		SessionID: string(l.sessionID),
+		Project:   u.project,
+		Model:     u.p.modelName(l.model),
+		FrameID:   u.p.frame,
+		Tokens:    adapters.UsageTokens{Input: l.input, CacheWrite: l.cc, CacheRead: l.cr, Output: l.out},
+	}
+	if len(l.msgID) > 0 && len(l.requestID) > 0 {
+		e.Key = string(l.msgID) + ":" + string(l.requestID)
+	}
+	return append(dst, e), nil
+}

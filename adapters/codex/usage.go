@@ -1,0 +1,148 @@
+package codex
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// UsageFiles implements adapters.UsageReader: every rollout-*.jsonl under
+// $CODEX_HOME (else ~/.codex)/sessions.
+func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
+	home := homeDir(getenv)
+	if home == "" {
+		return nil, nil
+	}
+	root := filepath.Join(home, "sessions")
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && os.IsNotExist(err) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), "rollout-") && strings.HasSuffix(d.Name(), ".jsonl") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files, err
+}
+
+// NewUsageParser implements adapters.UsageReader. The rollout's own
+// parser reads each line; each token_count it reports as usage (a
+// token_count the harness repeats verbatim is not) is a model call, its
+// tokens info.last_token_usage's — or, where a token_count has none, the
+// growth of info.total_token_usage since the previous one. Input is
+// input_tokens less cached_input_tokens and cache_write_input_tokens
+// (which Codex counts inside input_tokens), CacheRead
+// cached_input_tokens, CacheWrite cache_write_input_tokens, Output
+// output_tokens, Reasoning reasoning_output_tokens (part of Output, as
+// the model's API counts it). Model is the latest turn_context's,
+// Provider session_meta's model_provider, Project session_meta's cwd.
+// No Key: a rollout's calls are its own.
+func (Harness) NewUsageParser(_ string, state []byte) adapters.UsageParser {
+	u := &usageParser{p: NewParser()}
+	var s usageState
+	if len(state) > 0 && json.Unmarshal(state, &s) == nil {
+		u.s = s
+		u.p.sessionID, u.p.version, u.p.model, u.p.turn, u.p.window = s.Session, s.Version, s.Model, s.Turn, s.Window
+		u.p.lastTotal, u.p.lastCum, u.p.haveCount = s.LastTotal, s.LastCum, s.HaveCount
+	}
+	return u
+}
+
+// usageState is what a usage parser resumes from.
+type usageState struct {
+	Session, Version, Model, Turn, Cwd, Provider string
+	Window, LastTotal, LastCum                   int64
+	HaveCount                                    bool
+	Cum                                          tokenUsage // the latest total_token_usage
+}
+
+type usageParser struct {
+	p   *Parser
+	s   usageState
+	obs []telemetry.Observation
+}
+
+// tokenUsage is a token_count's usage object.
+type tokenUsage struct {
+	Input      int64 `json:"input_tokens"`
+	Cached     int64 `json:"cached_input_tokens"`
+	CacheWrite int64 `json:"cache_write_input_tokens"`
+	Output     int64 `json:"output_tokens"`
+	Reasoning  int64 `json:"reasoning_output_tokens"`
+}
+
+func (t tokenUsage) less(o tokenUsage) tokenUsage {
+	return tokenUsage{t.Input - o.Input, t.Cached - o.Cached, t.CacheWrite - o.CacheWrite, t.Output - o.Output, t.Reasoning - o.Reasoning}
+}
+
+func (u *usageParser) State() []byte {
+	s := u.s
+	s.Session, s.Version, s.Model, s.Turn, s.Window = u.p.sessionID, u.p.version, u.p.model, u.p.turn, u.p.window
+	s.LastTotal, s.LastCum, s.HaveCount = u.p.lastTotal, u.p.lastCum, u.p.haveCount
+	b, _ := json.Marshal(s)
+	return b
+}
+
+func (u *usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.UsageEntry, error) {
+	obs, err := u.p.Parse(u.obs[:0], line, telemetry.Provenance{})
+	u.obs = obs
+	if err != nil {
+		return dst, err
+	}
+	for _, o := range obs {
+		switch o.Kind {
+		case telemetry.ObsHarnessSession:
+			u.s.Cwd = o.Cwd
+			var m struct {
+				Payload struct {
+					Provider string `json:"model_provider"`
+				} `json:"payload"`
+			}
+			if json.Unmarshal(line, &m) == nil {
+				u.s.Provider = m.Payload.Provider
+			}
+		case telemetry.ObsUsage:
+			var c struct {
+				Payload struct {
+					Info struct {
+						Total *tokenUsage `json:"total_token_usage"`
+						Last  *tokenUsage `json:"last_token_usage"`
+					} `json:"info"`
+				} `json:"payload"`
+			}
+			if err := json.Unmarshal(line, &c); err != nil {
+				return dst, err
+			}
+			var t tokenUsage
+			switch info := c.Payload.Info; {
+			case info.Last != nil:
+				t = *info.Last
+			case info.Total != nil:
+				t = info.Total.less(u.s.Cum)
+			}
+			if c.Payload.Info.Total != nil {
+				u.s.Cum = *c.Payload.Info.Total
+			}
+			in := t.Input - t.Cached - t.CacheWrite
+			if in < 0 {
+				in = 0
+			}
+			dst = append(dst, adapters.UsageEntry{
+				At: o.At, SessionID: o.HarnessSessionID, Project: u.s.Cwd,
+				Model: o.Model, Provider: u.s.Provider, FrameID: o.FrameID,
+				Tokens: adapters.UsageTokens{Input: in, CacheRead: t.Cached, CacheWrite: t.CacheWrite, Output: t.Output, Reasoning: t.Reasoning},
+			})
+		}
+	}
+	return dst, nil
+}

@@ -1,0 +1,378 @@
+// Package usage is `lifeloop usage`: the tokens and costs of every
+// harness session on the machine, read through each harness's
+// adapters.UsageReader, kept in an index so a run reads only what changed,
+// and grouped into a report (docs/usage.md).
+package usage
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/internal/pricing"
+)
+
+// Source is a harness whose files are read.
+type Source struct {
+	Harness string
+	Reader  adapters.UsageReader
+}
+
+// Scanner reads the sources' files into the index.
+type Scanner struct {
+	Sources []Source
+	Getenv  func(string) string
+	Pricer  *pricing.Pricer
+	// StateDir holds the index (<StateDir>/usage/index.gob).
+	StateDir string
+	// Location is the time zone of days.
+	Location *time.Location
+	// Warn receives one line per problem (a damaged file, an index
+	// rebuilt), each reported once.
+	Warn io.Writer
+}
+
+// Scan is what a scan found: every file's sums.
+type Scan struct {
+	idx *index
+	// Files counts the files, BytesRead the bytes read this run.
+	Files     int
+	BytesRead int64
+}
+
+// Run reads what changed since the last run and saves the index.
+func (s *Scanner) Run() (*Scan, error) {
+	loc := s.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	path := filepath.Join(s.StateDir, "usage", IndexFile)
+	idx, why := loadIndex(path, s.Pricer.Fingerprint(), loc.String())
+	if why != "" {
+		s.warn("the usage index %s was %s: rebuilt", path, why)
+	}
+	type file struct {
+		path, harness string
+		r             adapters.UsageReader
+	}
+	var files []file
+	for _, src := range s.Sources {
+		paths, err := src.Reader.UsageFiles(s.Getenv)
+		if err != nil {
+			s.warn("%s: listing its session files: %v", src.Harness, err)
+		}
+		for _, p := range paths {
+			files = append(files, file{p, src.Harness, src.Reader})
+		}
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
+	present := make(map[string]bool, len(files))
+	for _, f := range files {
+		present[f.path] = true
+	}
+	// The index is written only when something changed: a run with
+	// nothing new reads and writes no file but the index.
+	dirty := len(idx.files) == 0
+	for p := range idx.files {
+		if !present[p] {
+			delete(idx.files, p)
+			dirty = true
+		}
+	}
+	// The identities every file already counted: a call another file
+	// repeats is counted once, where it was first read.
+	seen := make(map[uint64]struct{})
+	for _, rec := range idx.files {
+		for _, k := range rec.Keys {
+			seen[k] = struct{}{}
+		}
+	}
+	sc := &Scan{idx: idx, Files: len(files)}
+	infos := statAll(files, func(f file) string { return f.path })
+	// The files that changed are read side by side, each counting its
+	// calls once within itself; merged in path order, a file whose calls
+	// another already counted is read again alone, as one reading after
+	// the other would have.
+	var todo []int
+	for i, f := range files {
+		if st := infos[i]; st.err == nil && changed(idx.files[f.path], st.fi) {
+			todo = append(todo, i)
+		}
+	}
+	results := make(map[int]*readResult, len(todo))
+	if workers := min(runtime.GOMAXPROCS(0), len(todo)); workers > 1 {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := &reader{s: s, loc: loc, seen: map[uint64]struct{}{}, buf: bufio.NewReaderSize(nil, 1<<20), warnings: &strings.Builder{}}
+				for j := w; j < len(todo); j += workers {
+					i := todo[j]
+					f, old := files[i], idx.files[files[i].path]
+					clear(r.seen)
+					if !fresh(old, f.harness, infos[i].fi) {
+						for _, k := range old.Keys {
+							r.seen[k] = struct{}{}
+						}
+					}
+					r.warnings.Reset()
+					rec, n, err := r.file(old, f.path, f.harness, f.r, infos[i].fi)
+					mu.Lock()
+					results[i] = &readResult{rec: rec, read: n, err: err, warnings: r.warnings.String()}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, 1<<20)}
+	for i, f := range files {
+		st := infos[i]
+		if st.err != nil {
+			s.warn("%s: %v", f.path, st.err)
+			continue
+		}
+		old := idx.files[f.path]
+		if !changed(old, st.fi) {
+			continue
+		}
+		dirty = true
+		isFresh := fresh(old, f.harness, st.fi)
+		if isFresh && old != nil {
+			for _, k := range old.Keys {
+				delete(seen, k)
+			}
+		}
+		if res := results[i]; res != nil && res.rec != nil {
+			added := res.rec.Keys
+			if !isFresh {
+				added = added[len(old.Keys):]
+			}
+			if !anySeen(seen, added) {
+				for _, k := range added {
+					seen[k] = struct{}{}
+				}
+				idx.files[f.path] = res.rec
+				sc.BytesRead += res.read
+				if s.Warn != nil && res.warnings != "" {
+					io.WriteString(s.Warn, res.warnings)
+				}
+				if res.err != nil {
+					s.warn("%s: %v", f.path, res.err)
+				}
+				continue
+			}
+		}
+		rec, n, err := r.file(old, f.path, f.harness, f.r, st.fi)
+		if rec != nil {
+			idx.files[f.path] = rec
+		}
+		sc.BytesRead += n
+		if err != nil {
+			s.warn("%s: %v", f.path, err)
+		}
+	}
+	if !dirty {
+		return sc, nil
+	}
+	if err := idx.save(path); err != nil {
+		return sc, fmt.Errorf("usage: saving the index %s: %w", path, err)
+	}
+	return sc, nil
+}
+
+// stat is a file's os.Stat.
+type stat struct {
+	fi  os.FileInfo
+	err error
+}
+
+// statAll stats every file, a few at a time: a run with nothing new
+// spends most of its time there.
+func statAll[T any](files []T, path func(T) string) []stat {
+	out := make([]stat, len(files))
+	const workers = 4
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(files); i += workers {
+				out[i].fi, out[i].err = os.Stat(path(files[i]))
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+func (s *Scanner) warn(format string, args ...any) {
+	if s.Warn != nil {
+		fmt.Fprintf(s.Warn, "lifeloop usage: "+format+"\n", args...)
+	}
+}
+
+// reader reads files' new lines.
+type reader struct {
+	s       *Scanner
+	loc     *time.Location
+	seen    map[uint64]struct{}
+	buf     *bufio.Reader
+	entries []adapters.UsageEntry
+	// warnings gathers a reader's warnings when it reads beside others
+	// (nil: they go to the scanner's Warn at once).
+	warnings *strings.Builder
+}
+
+// readResult is what a reader made of one file beside the others.
+type readResult struct {
+	rec      *fileRecord
+	read     int64
+	err      error
+	warnings string
+}
+
+// changed reports whether a file differs from its record.
+func changed(rec *fileRecord, fi os.FileInfo) bool {
+	return rec == nil || rec.Size != fi.Size() || rec.ModTime != fi.ModTime().UnixNano()
+}
+
+// fresh reports whether a changed file is read from its start: new, of
+// another harness, or shorter than where its reading stopped.
+func fresh(rec *fileRecord, harness string, fi os.FileInfo) bool {
+	return rec == nil || rec.Harness != harness || fi.Size() < rec.Offset
+}
+
+func anySeen(seen map[uint64]struct{}, keys []uint64) bool {
+	for _, k := range keys {
+		if _, ok := seen[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *reader) warn(format string, args ...any) {
+	if r.warnings != nil {
+		fmt.Fprintf(r.warnings, "lifeloop usage: "+format+"\n", args...)
+		return
+	}
+	r.s.warn(format, args...)
+}
+
+// file reads what changed of path since old (nil: never read) and
+// returns its new record, leaving old as it was, and the bytes it read.
+func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageReader, fi os.FileInfo) (*fileRecord, int64, error) {
+	var rec *fileRecord
+	if fresh(old, harness, fi) {
+		rec = &fileRecord{Path: path, Harness: harness}
+	} else {
+		c := *old
+		c.Buckets = slices.Clone(old.Buckets)
+		c.Keys = slices.Clone(old.Keys)
+		rec = &c
+	}
+	rec.Size, rec.ModTime = fi.Size(), fi.ModTime().UnixNano()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	if _, err := f.Seek(rec.Offset, io.SeekStart); err != nil {
+		return nil, 0, err
+	}
+	p := ur.NewUsageParser(path, rec.State)
+	r.buf.Reset(f)
+	var read, bad int64
+	var firstBad string
+	for {
+		line, err := r.buf.ReadSlice('\n')
+		for errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gathered whole.
+			more := append([]byte(nil), line...)
+			line, err = r.buf.ReadSlice('\n')
+			line = append(more, line...)
+		}
+		read += int64(len(line))
+		if err != nil {
+			if len(line) > 0 {
+				// An unfinished last line: read again once it ends.
+				if msg := fmt.Sprintf("its last line (%d bytes at offset %d) is unfinished: skipped until it ends", len(line), rec.Offset); rec.Reported != msg {
+					rec.Reported = msg
+					r.warn("%s: %s", path, msg)
+				}
+			}
+			if err != io.EOF {
+				return nil, read, err
+			}
+			break
+		}
+		rec.Offset += int64(len(line))
+		if len(line) <= 1 {
+			continue
+		}
+		r.entries, err = p.Parse(r.entries[:0], line[:len(line)-1])
+		if err != nil {
+			bad++
+			if firstBad == "" {
+				firstBad = fmt.Sprintf("offset %d", rec.Offset-int64(len(line)))
+			}
+		}
+		for i := range r.entries {
+			r.add(rec, &r.entries[i])
+		}
+	}
+	rec.State = p.State()
+	if bad > 0 {
+		rec.BadLines += bad
+		r.warn("%s: %d unreadable lines skipped (the first at %s)", path, bad, firstBad)
+	}
+	return rec, read, nil
+}
+
+// add counts one call in rec, unless its identity was counted already.
+func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
+	if e.Key != "" {
+		h := fnv.New64a()
+		h.Write([]byte(e.Key))
+		k := h.Sum64()
+		if _, dup := r.seen[k]; dup {
+			return
+		}
+		r.seen[k] = struct{}{}
+		rec.Keys = append(rec.Keys, k)
+	}
+	day := "unknown"
+	if !e.At.IsZero() {
+		day = e.At.In(r.loc).Format("2006-01-02")
+	}
+	b := rec.bucketOf(bucketKey{Day: day, Session: e.SessionID, Model: e.Model, Project: e.Project})
+	b.Calls++
+	b.Tokens.Add(e.Tokens)
+	switch {
+	case e.HasCost:
+		b.Native += e.Cost
+		b.NativeCalls++
+	default:
+		t := pricing.Tokens{Input: e.Tokens.Input, CacheRead: e.Tokens.CacheRead, CacheWrite: e.Tokens.CacheWrite, Output: e.Tokens.Output}
+		if usd, ok := r.s.Pricer.Cost(e.Provider, e.Model, e.At, t); ok {
+			b.Estimated += usd
+			b.EstimatedCalls++
+		} else {
+			b.UnknownCalls++
+		}
+	}
+}
