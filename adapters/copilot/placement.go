@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 )
 
@@ -38,17 +39,7 @@ const instructionsSuffix = ".instructions.md"
 // or resumes a session (appended to an assignment already there), target
 // pre_session.
 func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
-	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
-		return slices.Clone(argv), "", false
-	}
-	out := slices.Clone(argv)
-	for i := 0; i < start; i++ {
-		if v, ok := strings.CutPrefix(out[i], payloadVar+"="); ok {
-			out[i] = payloadVar + "=" + v + "\n\n" + text
-			return out, contract.ManifestPreSession, true
-		}
-	}
-	return append([]string{"env", payloadVar + "=" + text}, out...), contract.ManifestPreSession, true
+	return kit.PlaceEnvPayload(argv, start, payloadVar, text, start > 0 && start <= len(argv) && startsSession(argv[start:]))
 }
 
 // ExternalizePlacement implements adapters.PlacementExternalizer: the

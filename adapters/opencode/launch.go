@@ -6,6 +6,7 @@ import (
 	"syscall"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 )
 
@@ -142,17 +143,7 @@ func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([
 // program (see ExternalizePlacement). A second placement joins the first
 // with a blank line.
 func (Harness) PlaceAtLaunch(argv []string, start int, text string) ([]string, contract.ManifestPlacementClass, bool) {
-	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
-		return slices.Clone(argv), "", false
-	}
-	out := slices.Clone(argv)
-	for i := 0; i < start; i++ {
-		if v, ok := strings.CutPrefix(out[i], payloadVar+"="); ok {
-			out[i] = payloadVar + "=" + v + "\n\n" + text
-			return out, contract.ManifestPreSession, true
-		}
-	}
-	return append([]string{"env", payloadVar + "=" + text}, out...), contract.ManifestPreSession, true
+	return kit.PlaceEnvPayload(argv, start, payloadVar, text, start > 0 && start <= len(argv) && startsSession(argv[start:]))
 }
 
 // ExternalizePlacement implements adapters.PlacementExternalizer: the
