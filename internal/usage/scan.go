@@ -77,18 +77,50 @@ func (s *Scanner) Run() (*Scan, error) {
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-	present := make(map[string]bool, len(files))
-	for _, f := range files {
-		present[f.path] = true
-	}
 	// The index is written only when something changed: a run with
 	// nothing new reads and writes no file but the index.
 	dirty := len(idx.files) == 0
-	for p := range idx.files {
-		if !present[p] {
-			delete(idx.files, p)
-			dirty = true
+	known := 0
+	for _, f := range files {
+		if idx.files[f.path] != nil {
+			known++
 		}
+	}
+	if known < len(idx.files) {
+		present := make(map[string]bool, len(files))
+		for _, f := range files {
+			present[f.path] = true
+		}
+		for p := range idx.files {
+			if !present[p] {
+				delete(idx.files, p)
+				dirty = true
+			}
+		}
+	}
+	sc := &Scan{idx: idx, Files: len(files)}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	infos := statAll(paths)
+	// The files that changed are read side by side, each counting its
+	// calls once within itself; merged in path order, a file whose calls
+	// another already counted is read again alone, as one reading after
+	// the other would have.
+	var todo []int
+	for i, f := range files {
+		if st := infos[i]; st.err == nil && changed(idx.files[f.path], st) {
+			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 && !dirty {
+		for i, st := range infos {
+			if st.err != nil {
+				s.warn("%s: %v", files[i].path, st.err)
+			}
+		}
+		return sc, nil
 	}
 	// The identities every file already counted: a call another file
 	// repeats is counted once, where it was first read.
@@ -96,18 +128,6 @@ func (s *Scanner) Run() (*Scan, error) {
 	for _, rec := range idx.files {
 		for _, k := range rec.Keys {
 			seen[k] = struct{}{}
-		}
-	}
-	sc := &Scan{idx: idx, Files: len(files)}
-	infos := statAll(files, func(f file) string { return f.path })
-	// The files that changed are read side by side, each counting its
-	// calls once within itself; merged in path order, a file whose calls
-	// another already counted is read again alone, as one reading after
-	// the other would have.
-	var todo []int
-	for i, f := range files {
-		if st := infos[i]; st.err == nil && changed(idx.files[f.path], st.fi) {
-			todo = append(todo, i)
 		}
 	}
 	results := make(map[int]*readResult, len(todo))
@@ -123,13 +143,13 @@ func (s *Scanner) Run() (*Scan, error) {
 					i := todo[j]
 					f, old := files[i], idx.files[files[i].path]
 					clear(r.seen)
-					if !fresh(old, f.harness, infos[i].fi) {
+					if !fresh(old, f.harness, infos[i]) {
 						for _, k := range old.Keys {
 							r.seen[k] = struct{}{}
 						}
 					}
 					r.warnings.Reset()
-					rec, n, err := r.file(old, f.path, f.harness, f.r, infos[i].fi)
+					rec, n, err := r.file(old, f.path, f.harness, f.r, infos[i])
 					mu.Lock()
 					results[i] = &readResult{rec: rec, read: n, err: err, warnings: r.warnings.String()}
 					mu.Unlock()
@@ -146,11 +166,11 @@ func (s *Scanner) Run() (*Scan, error) {
 			continue
 		}
 		old := idx.files[f.path]
-		if !changed(old, st.fi) {
+		if !changed(old, st) {
 			continue
 		}
 		dirty = true
-		isFresh := fresh(old, f.harness, st.fi)
+		isFresh := fresh(old, f.harness, st)
 		if isFresh && old != nil {
 			for _, k := range old.Keys {
 				delete(seen, k)
@@ -176,7 +196,7 @@ func (s *Scanner) Run() (*Scan, error) {
 				continue
 			}
 		}
-		rec, n, err := r.file(old, f.path, f.harness, f.r, st.fi)
+		rec, n, err := r.file(old, f.path, f.harness, f.r, st)
 		if rec != nil {
 			idx.files[f.path] = rec
 		}
@@ -192,31 +212,6 @@ func (s *Scanner) Run() (*Scan, error) {
 		return sc, fmt.Errorf("usage: saving the index %s: %w", path, err)
 	}
 	return sc, nil
-}
-
-// stat is a file's os.Stat.
-type stat struct {
-	fi  os.FileInfo
-	err error
-}
-
-// statAll stats every file, a few at a time: a run with nothing new
-// spends most of its time there.
-func statAll[T any](files []T, path func(T) string) []stat {
-	out := make([]stat, len(files))
-	const workers = 4
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(files); i += workers {
-				out[i].fi, out[i].err = os.Stat(path(files[i]))
-			}
-		}()
-	}
-	wg.Wait()
-	return out
 }
 
 func (s *Scanner) warn(format string, args ...any) {
@@ -246,14 +241,14 @@ type readResult struct {
 }
 
 // changed reports whether a file differs from its record.
-func changed(rec *fileRecord, fi os.FileInfo) bool {
-	return rec == nil || rec.Size != fi.Size() || rec.ModTime != fi.ModTime().UnixNano()
+func changed(rec *fileRecord, st fileStat) bool {
+	return rec == nil || rec.Size != st.size || rec.ModTime != st.modTime
 }
 
 // fresh reports whether a changed file is read from its start: new, of
 // another harness, or shorter than where its reading stopped.
-func fresh(rec *fileRecord, harness string, fi os.FileInfo) bool {
-	return rec == nil || rec.Harness != harness || fi.Size() < rec.Offset
+func fresh(rec *fileRecord, harness string, st fileStat) bool {
+	return rec == nil || rec.Harness != harness || st.size < rec.Offset
 }
 
 func anySeen(seen map[uint64]struct{}, keys []uint64) bool {
@@ -275,9 +270,9 @@ func (r *reader) warn(format string, args ...any) {
 
 // file reads what changed of path since old (nil: never read) and
 // returns its new record, leaving old as it was, and the bytes it read.
-func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageReader, fi os.FileInfo) (*fileRecord, int64, error) {
+func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageReader, st fileStat) (*fileRecord, int64, error) {
 	var rec *fileRecord
-	if fresh(old, harness, fi) {
+	if fresh(old, harness, st) {
 		rec = &fileRecord{Path: path, Harness: harness}
 	} else {
 		c := *old
@@ -285,7 +280,7 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		c.Keys = slices.Clone(old.Keys)
 		rec = &c
 	}
-	rec.Size, rec.ModTime = fi.Size(), fi.ModTime().UnixNano()
+	rec.Size, rec.ModTime = st.size, st.modTime
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
