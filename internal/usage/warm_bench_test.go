@@ -57,3 +57,54 @@ func BenchmarkWarm(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkColdClaude reads the Claude samples of testdata, copied into
+// 200 files of about 1 MiB, with an empty index each time: the CPU a cold
+// run spends per byte, in process (the e2e BenchmarkUsage/cold measures
+// the whole command on a generated corpus).
+func BenchmarkColdClaude(b *testing.B) {
+	var sample []byte
+	for _, name := range []string{"compact.jsonl", "tool-turn.jsonl"} {
+		data, err := os.ReadFile(filepath.Join("testdata/home/.claude/projects/-home-dev-project", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sample = append(sample, data...)
+	}
+	h := b.TempDir()
+	var size int64
+	for i := range 200 {
+		dir := filepath.Join(h, ".claude", "projects", fmt.Sprintf("-tmp-project-%d", i%10))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		var data []byte
+		for len(data) < 1<<20 {
+			data = append(data, sample...)
+		}
+		size += int64(len(data))
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("s-%d.jsonl", i)), data, 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	pr, err := pricing.New("")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(size)
+	for b.Loop() {
+		s := &Scanner{Sources: sources[:1], Getenv: func(k string) string {
+			if k == "HOME" {
+				return h
+			}
+			return ""
+		}, Pricer: pr, StateDir: b.TempDir(), Location: time.UTC}
+		sc, err := s.Run()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if sc.BytesRead != size {
+			b.Fatalf("a cold run read %d bytes of %d", sc.BytesRead, size)
+		}
+	}
+}
