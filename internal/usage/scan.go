@@ -124,10 +124,10 @@ func (s *Scanner) Run() (*Scan, error) {
 	}
 	// The identities every file already counted: a call another file
 	// repeats is counted once, where it was first read.
-	seen := make(map[uint64]struct{})
+	seen := &keySet{}
 	for _, rec := range idx.files {
 		for _, k := range rec.Keys {
-			seen[k] = struct{}{}
+			seen.add(k)
 		}
 	}
 	results := make(map[int]*readResult, len(todo))
@@ -138,14 +138,14 @@ func (s *Scanner) Run() (*Scan, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := &reader{s: s, loc: loc, seen: map[uint64]struct{}{}, buf: bufio.NewReaderSize(nil, 1<<20), warnings: &strings.Builder{}}
+				r := &reader{s: s, loc: loc, seen: &keySet{}, buf: bufio.NewReaderSize(nil, readBuffer), warnings: &strings.Builder{}}
 				for j := w; j < len(todo); j += workers {
 					i := todo[j]
 					f, old := files[i], idx.files[files[i].path]
-					clear(r.seen)
+					r.seen.reset()
 					if !fresh(old, f.harness, infos[i]) {
 						for _, k := range old.Keys {
-							r.seen[k] = struct{}{}
+							r.seen.add(k)
 						}
 					}
 					r.warnings.Reset()
@@ -158,7 +158,7 @@ func (s *Scanner) Run() (*Scan, error) {
 		}
 		wg.Wait()
 	}
-	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, 1<<20)}
+	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, readBuffer)}
 	for i, f := range files {
 		st := infos[i]
 		if st.err != nil {
@@ -173,7 +173,7 @@ func (s *Scanner) Run() (*Scan, error) {
 		isFresh := fresh(old, f.harness, st)
 		if isFresh && old != nil {
 			for _, k := range old.Keys {
-				delete(seen, k)
+				seen.remove(k)
 			}
 		}
 		if res := results[i]; res != nil && res.rec != nil {
@@ -183,7 +183,7 @@ func (s *Scanner) Run() (*Scan, error) {
 			}
 			if !anySeen(seen, added) {
 				for _, k := range added {
-					seen[k] = struct{}{}
+					seen.add(k)
 				}
 				idx.files[f.path] = res.rec
 				sc.BytesRead += res.read
@@ -220,11 +220,14 @@ func (s *Scanner) warn(format string, args ...any) {
 	}
 }
 
+// readBuffer is a reader's buffer: a longer line is gathered whole.
+const readBuffer = 256 << 10
+
 // reader reads files' new lines.
 type reader struct {
 	s       *Scanner
 	loc     *time.Location
-	seen    map[uint64]struct{}
+	seen    *keySet
 	buf     *bufio.Reader
 	entries []adapters.UsageEntry
 	// warnings gathers a reader's warnings when it reads beside others
@@ -251,9 +254,9 @@ func fresh(rec *fileRecord, harness string, st fileStat) bool {
 	return rec == nil || rec.Harness != harness || st.size < rec.Offset
 }
 
-func anySeen(seen map[uint64]struct{}, keys []uint64) bool {
+func anySeen(seen *keySet, keys []uint64) bool {
 	for _, k := range keys {
-		if _, ok := seen[k]; ok {
+		if seen.has(k) {
 			return true
 		}
 	}
@@ -344,10 +347,9 @@ func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
 		h := fnv.New64a()
 		h.Write([]byte(e.Key))
 		k := h.Sum64()
-		if _, dup := r.seen[k]; dup {
+		if !r.seen.add(k) {
 			return
 		}
-		r.seen[k] = struct{}{}
 		rec.Keys = append(rec.Keys, k)
 	}
 	day := "unknown"
