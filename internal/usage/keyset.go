@@ -5,25 +5,21 @@ package usage
 // half of what a Go map of the same keys holds, so a corpus of a million
 // calls stays within the memory a run may use.
 type keySet struct {
-	slots []uint64 // 0 empty, 1 deleted, else a key (slotted)
+	slots []uint64 // 0 empty, 1 deleted, else the key
 	live  int      // keys held
 	used  int      // slots not empty (keys and deleted)
-}
-
-// slotted maps k off the two values that mark slots.
-func slotted(k uint64) uint64 {
-	if k < 2 {
-		return k + 2
-	}
-	return k
+	// marks holds the keys 0 and 1 (bits 0 and 1), which mark slots.
+	marks uint8
 }
 
 // has reports whether k is in s.
 func (s *keySet) has(k uint64) bool {
+	if k < 2 {
+		return s.marks&(1<<k) != 0
+	}
 	if len(s.slots) == 0 {
 		return false
 	}
-	k = slotted(k)
 	mask := uint64(len(s.slots) - 1)
 	for i := k * 0x9e3779b97f4a7c15 >> 7 & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
@@ -37,10 +33,14 @@ func (s *keySet) has(k uint64) bool {
 
 // add puts k in s and reports whether it was new.
 func (s *keySet) add(k uint64) bool {
+	if k < 2 {
+		had := s.marks&(1<<k) != 0
+		s.marks |= 1 << k
+		return !had
+	}
 	if (s.used+1)*4 > len(s.slots)*3 {
 		s.grow()
 	}
-	k = slotted(k)
 	mask := uint64(len(s.slots) - 1)
 	free := -1
 	for i := k * 0x9e3779b97f4a7c15 >> 7 & mask; ; i = (i + 1) & mask {
@@ -66,10 +66,13 @@ func (s *keySet) add(k uint64) bool {
 
 // remove takes k out of s.
 func (s *keySet) remove(k uint64) {
+	if k < 2 {
+		s.marks &^= 1 << k
+		return
+	}
 	if len(s.slots) == 0 {
 		return
 	}
-	k = slotted(k)
 	mask := uint64(len(s.slots) - 1)
 	for i := k * 0x9e3779b97f4a7c15 >> 7 & mask; ; i = (i + 1) & mask {
 		switch s.slots[i] {
@@ -86,7 +89,7 @@ func (s *keySet) remove(k uint64) {
 // reset empties s, keeping its slots.
 func (s *keySet) reset() {
 	clear(s.slots)
-	s.live, s.used = 0, 0
+	s.live, s.used, s.marks = 0, 0, 0
 }
 
 // grow rehashes s into twice the slots its keys need (deleted slots
