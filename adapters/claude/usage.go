@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"bytes"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -72,6 +74,13 @@ func usageDirs(getenv func(string) string) []string {
 // both (the harness writes one line per content block, each with the
 // same usage), else "". Project is the folder under projects/ the file
 // lies in. Each line names its session, so a parser keeps no state.
+//
+// A line without the bytes _tokens" (a usage names input_tokens and
+// output_tokens) records no tokens and is skipped unparsed: most of a
+// transcript's bytes are tool results and prompts, and these bytes,
+// rare in them, are found several times faster than "usage". The turns
+// those lines open are not followed, so FrameID is "". A skipped line is
+// unreadable only when it does not begin with { and end with }.
 func (Harness) NewUsageParser(path string, _ []byte) adapters.UsageParser {
 	return &usageParser{p: newParser(windowConfig{}), project: projectOf(path)}
 }
@@ -95,7 +104,18 @@ type usageParser struct {
 
 func (u *usageParser) State() []byte { return nil }
 
+var errNotAnObject = errors.New("not a JSON object")
+
+// usageKey is what every line holding tokens contains.
+var usageKey = []byte(`_tokens"`)
+
 func (u *usageParser) Parse(dst []adapters.UsageEntry, data []byte) ([]adapters.UsageEntry, error) {
+	if !bytes.Contains(data, usageKey) {
+		if t := bytes.TrimSpace(data); len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+			return dst, errNotAnObject
+		}
+		return dst, nil
+	}
 	obs, err := u.p.Parse(u.obs[:0], data, telemetry.Provenance{})
 	u.obs = obs
 	if err != nil {
@@ -110,7 +130,6 @@ func (u *usageParser) Parse(dst []adapters.UsageEntry, data []byte) ([]adapters.
 		SessionID: string(l.sessionID),
 		Project:   u.project,
 		Model:     u.p.modelName(l.model),
-		FrameID:   u.p.frame,
 		Tokens:    adapters.UsageTokens{Input: l.input, CacheWrite: l.cc, CacheRead: l.cr, Output: l.out},
 	}
 	if len(l.msgID) > 0 && len(l.requestID) > 0 {

@@ -1,10 +1,10 @@
 package usage
 
 import (
-	"bytes"
-	"encoding/gob"
 	"os"
 	"path/filepath"
+	"sort"
+	"unsafe"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/atomicfile"
@@ -12,9 +12,12 @@ import (
 
 // indexVersion changes whenever the index's shape or meaning does: an
 // index of another version is rebuilt.
-const indexVersion = 2
+const indexVersion = 3
 
 // IndexFile is the index's name in <state>/usage/.
+//
+// The name stays from the version that wrote it with encoding/gob; such a
+// file lacks the magic of indexfile.go and reads as damaged (rebuilt).
 const IndexFile = "index.gob"
 
 // index remembers, per session file, how far it was read and what it
@@ -25,10 +28,8 @@ type index struct {
 	// costs and days are computed when a line is read, so an index made
 	// with other prices or another zone is rebuilt.
 	Prices, Zone string
-	// Files are the records by path; on disk a slice (List), which
-	// decodes several times faster than a map.
+	// files are the records by path (on disk in path order: indexfile.go).
 	files map[string]*fileRecord
-	List  []*fileRecord
 }
 
 // fileRecord is what the index keeps of one file.
@@ -105,21 +106,28 @@ func loadIndex(path, prices, zone string) (idx *index, rebuilt string) {
 	if err != nil {
 		return fresh, ""
 	}
-	var x index
-	switch {
-	case gob.NewDecoder(bytes.NewReader(b)).Decode(&x) != nil:
+	if len(b) == 0 {
 		return fresh, "damaged"
-	case x.Version != indexVersion:
+	}
+	// The records' strings are slices of b, never written again.
+	d, version, p, z, err := decodeIndexHead(unsafe.String(&b[0], len(b)))
+	switch {
+	case err != nil:
+		return fresh, "damaged"
+	case version != indexVersion:
 		return fresh, "of another version"
-	case x.Prices != prices || x.Zone != zone:
+	case p != prices || z != zone:
 		return fresh, "made with other prices or time zone"
 	}
-	x.files = make(map[string]*fileRecord, len(x.List))
-	for _, rec := range x.List {
+	recs, err := d.records()
+	if err != nil {
+		return fresh, "damaged"
+	}
+	x := &index{Version: indexVersion, Prices: prices, Zone: zone, files: make(map[string]*fileRecord, len(recs))}
+	for _, rec := range recs {
 		x.files[rec.Path] = rec
 	}
-	x.List = nil
-	return &x, ""
+	return x, ""
 }
 
 // save writes the index at path (0600, its folder 0700).
@@ -127,15 +135,10 @@ func (x *index) save(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), atomicfile.DirPerm); err != nil {
 		return err
 	}
-	x.List = x.List[:0]
+	recs := make([]*fileRecord, 0, len(x.files))
 	for _, rec := range x.files {
-		x.List = append(x.List, rec)
+		recs = append(recs, rec)
 	}
-	var b bytes.Buffer
-	err := gob.NewEncoder(&b).Encode(x)
-	x.List = nil
-	if err != nil {
-		return err
-	}
-	return atomicfile.Replace(path, b.Bytes())
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
+	return atomicfile.Replace(path, encodeIndex(nil, x, recs))
 }

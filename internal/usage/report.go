@@ -46,26 +46,27 @@ func (sc *Scan) Group(by []string, f Filter) *Report {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
+	var id []byte
+	vals := make([]string, len(by))
 	for _, p := range paths {
 		rec := sc.idx.files[p]
 		for i := range rec.Buckets {
-			k, s := rec.Buckets[i].Key, &rec.Buckets[i].Sums
+			k, s := &rec.Buckets[i].Key, &rec.Buckets[i].Sums
 			if (f.Since != "" && k.Day < f.Since) || (f.Until != "" && k.Day > f.Until) {
 				continue
 			}
-			vals := map[string]string{"day": k.Day, "harness": rec.Harness, "project": k.Project, "session": k.Session, "model": k.Model}
-			parts := make([]string, len(by))
-			for i, d := range by {
-				parts[i] = vals[d]
+			id = id[:0]
+			for j, d := range by {
+				vals[j] = dimension(d, rec.Harness, k)
+				id = append(append(id, vals[j]...), 0)
 			}
-			id := strings.Join(parts, "\x00")
-			g := groups[id]
+			g := groups[string(id)] // no allocation for the lookup
 			if g == nil {
-				g = &Row{Keys: map[string]string{}}
-				for _, d := range by {
-					g.Keys[d] = vals[d]
+				g = &Row{Keys: make(map[string]string, len(by))}
+				for j, d := range by {
+					g.Keys[d] = vals[j]
 				}
-				groups[id] = g
+				groups[string(id)] = g
 			}
 			g.add(s)
 			rep.Total.add(s)
@@ -83,6 +84,23 @@ func (sc *Scan) Group(by []string, f Filter) *Report {
 		return false
 	})
 	return rep
+}
+
+// dimension is a bucket's value of the dimension d.
+func dimension(d, harness string, k *bucketKey) string {
+	switch d {
+	case "day":
+		return k.Day
+	case "harness":
+		return harness
+	case "project":
+		return k.Project
+	case "session":
+		return k.Session
+	case "model":
+		return k.Model
+	}
+	return ""
 }
 
 // Provenance says where a group's cost comes from: native, estimated or

@@ -77,37 +77,57 @@ func (s *Scanner) Run() (*Scan, error) {
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
-	present := make(map[string]bool, len(files))
-	for _, f := range files {
-		present[f.path] = true
-	}
 	// The index is written only when something changed: a run with
 	// nothing new reads and writes no file but the index.
 	dirty := len(idx.files) == 0
-	for p := range idx.files {
-		if !present[p] {
-			delete(idx.files, p)
-			dirty = true
+	known := 0
+	for _, f := range files {
+		if idx.files[f.path] != nil {
+			known++
 		}
 	}
-	// The identities every file already counted: a call another file
-	// repeats is counted once, where it was first read.
-	seen := make(map[uint64]struct{})
-	for _, rec := range idx.files {
-		for _, k := range rec.Keys {
-			seen[k] = struct{}{}
+	if known < len(idx.files) {
+		present := make(map[string]bool, len(files))
+		for _, f := range files {
+			present[f.path] = true
+		}
+		for p := range idx.files {
+			if !present[p] {
+				delete(idx.files, p)
+				dirty = true
+			}
 		}
 	}
 	sc := &Scan{idx: idx, Files: len(files)}
-	infos := statAll(files, func(f file) string { return f.path })
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	infos := statAll(paths)
 	// The files that changed are read side by side, each counting its
 	// calls once within itself; merged in path order, a file whose calls
 	// another already counted is read again alone, as one reading after
 	// the other would have.
 	var todo []int
 	for i, f := range files {
-		if st := infos[i]; st.err == nil && changed(idx.files[f.path], st.fi) {
+		if st := infos[i]; st.err == nil && changed(idx.files[f.path], st) {
 			todo = append(todo, i)
+		}
+	}
+	if len(todo) == 0 && !dirty {
+		for i, st := range infos {
+			if st.err != nil {
+				s.warn("%s: %v", files[i].path, st.err)
+			}
+		}
+		return sc, nil
+	}
+	// The identities every file already counted: a call another file
+	// repeats is counted once, where it was first read.
+	seen := &keySet{}
+	for _, rec := range idx.files {
+		for _, k := range rec.Keys {
+			seen.add(k)
 		}
 	}
 	results := make(map[int]*readResult, len(todo))
@@ -118,18 +138,18 @@ func (s *Scanner) Run() (*Scan, error) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				r := &reader{s: s, loc: loc, seen: map[uint64]struct{}{}, buf: bufio.NewReaderSize(nil, 1<<20), warnings: &strings.Builder{}}
+				r := &reader{s: s, loc: loc, seen: &keySet{}, buf: bufio.NewReaderSize(nil, readBuffer), warnings: &strings.Builder{}}
 				for j := w; j < len(todo); j += workers {
 					i := todo[j]
 					f, old := files[i], idx.files[files[i].path]
-					clear(r.seen)
-					if !fresh(old, f.harness, infos[i].fi) {
+					r.seen.reset()
+					if !fresh(old, f.harness, infos[i]) {
 						for _, k := range old.Keys {
-							r.seen[k] = struct{}{}
+							r.seen.add(k)
 						}
 					}
 					r.warnings.Reset()
-					rec, n, err := r.file(old, f.path, f.harness, f.r, infos[i].fi)
+					rec, n, err := r.file(old, f.path, f.harness, f.r, infos[i])
 					mu.Lock()
 					results[i] = &readResult{rec: rec, read: n, err: err, warnings: r.warnings.String()}
 					mu.Unlock()
@@ -138,7 +158,7 @@ func (s *Scanner) Run() (*Scan, error) {
 		}
 		wg.Wait()
 	}
-	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, 1<<20)}
+	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, readBuffer)}
 	for i, f := range files {
 		st := infos[i]
 		if st.err != nil {
@@ -146,14 +166,14 @@ func (s *Scanner) Run() (*Scan, error) {
 			continue
 		}
 		old := idx.files[f.path]
-		if !changed(old, st.fi) {
+		if !changed(old, st) {
 			continue
 		}
 		dirty = true
-		isFresh := fresh(old, f.harness, st.fi)
+		isFresh := fresh(old, f.harness, st)
 		if isFresh && old != nil {
 			for _, k := range old.Keys {
-				delete(seen, k)
+				seen.remove(k)
 			}
 		}
 		if res := results[i]; res != nil && res.rec != nil {
@@ -163,7 +183,7 @@ func (s *Scanner) Run() (*Scan, error) {
 			}
 			if !anySeen(seen, added) {
 				for _, k := range added {
-					seen[k] = struct{}{}
+					seen.add(k)
 				}
 				idx.files[f.path] = res.rec
 				sc.BytesRead += res.read
@@ -176,7 +196,7 @@ func (s *Scanner) Run() (*Scan, error) {
 				continue
 			}
 		}
-		rec, n, err := r.file(old, f.path, f.harness, f.r, st.fi)
+		rec, n, err := r.file(old, f.path, f.harness, f.r, st)
 		if rec != nil {
 			idx.files[f.path] = rec
 		}
@@ -194,42 +214,20 @@ func (s *Scanner) Run() (*Scan, error) {
 	return sc, nil
 }
 
-// stat is a file's os.Stat.
-type stat struct {
-	fi  os.FileInfo
-	err error
-}
-
-// statAll stats every file, a few at a time: a run with nothing new
-// spends most of its time there.
-func statAll[T any](files []T, path func(T) string) []stat {
-	out := make([]stat, len(files))
-	const workers = 4
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := w; i < len(files); i += workers {
-				out[i].fi, out[i].err = os.Stat(path(files[i]))
-			}
-		}()
-	}
-	wg.Wait()
-	return out
-}
-
 func (s *Scanner) warn(format string, args ...any) {
 	if s.Warn != nil {
 		fmt.Fprintf(s.Warn, "lifeloop usage: "+format+"\n", args...)
 	}
 }
 
+// readBuffer is a reader's buffer: a longer line is gathered whole.
+const readBuffer = 256 << 10
+
 // reader reads files' new lines.
 type reader struct {
 	s       *Scanner
 	loc     *time.Location
-	seen    map[uint64]struct{}
+	seen    *keySet
 	buf     *bufio.Reader
 	entries []adapters.UsageEntry
 	// warnings gathers a reader's warnings when it reads beside others
@@ -246,19 +244,19 @@ type readResult struct {
 }
 
 // changed reports whether a file differs from its record.
-func changed(rec *fileRecord, fi os.FileInfo) bool {
-	return rec == nil || rec.Size != fi.Size() || rec.ModTime != fi.ModTime().UnixNano()
+func changed(rec *fileRecord, st fileStat) bool {
+	return rec == nil || rec.Size != st.size || rec.ModTime != st.modTime
 }
 
 // fresh reports whether a changed file is read from its start: new, of
 // another harness, or shorter than where its reading stopped.
-func fresh(rec *fileRecord, harness string, fi os.FileInfo) bool {
-	return rec == nil || rec.Harness != harness || fi.Size() < rec.Offset
+func fresh(rec *fileRecord, harness string, st fileStat) bool {
+	return rec == nil || rec.Harness != harness || st.size < rec.Offset
 }
 
-func anySeen(seen map[uint64]struct{}, keys []uint64) bool {
+func anySeen(seen *keySet, keys []uint64) bool {
 	for _, k := range keys {
-		if _, ok := seen[k]; ok {
+		if seen.has(k) {
 			return true
 		}
 	}
@@ -275,9 +273,9 @@ func (r *reader) warn(format string, args ...any) {
 
 // file reads what changed of path since old (nil: never read) and
 // returns its new record, leaving old as it was, and the bytes it read.
-func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageReader, fi os.FileInfo) (*fileRecord, int64, error) {
+func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageReader, st fileStat) (*fileRecord, int64, error) {
 	var rec *fileRecord
-	if fresh(old, harness, fi) {
+	if fresh(old, harness, st) {
 		rec = &fileRecord{Path: path, Harness: harness}
 	} else {
 		c := *old
@@ -285,7 +283,7 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		c.Keys = slices.Clone(old.Keys)
 		rec = &c
 	}
-	rec.Size, rec.ModTime = fi.Size(), fi.ModTime().UnixNano()
+	rec.Size, rec.ModTime = st.size, st.modTime
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, 0, err
@@ -349,10 +347,9 @@ func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
 		h := fnv.New64a()
 		h.Write([]byte(e.Key))
 		k := h.Sum64()
-		if _, dup := r.seen[k]; dup {
+		if !r.seen.add(k) {
 			return
 		}
-		r.seen[k] = struct{}{}
 		rec.Keys = append(rec.Keys, k)
 	}
 	day := "unknown"

@@ -225,17 +225,25 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(h, "state", "usage", IndexFile), []byte("not an index"), 0o600)
-	var warn bytes.Buffer
-	again, err := scanner(t, h, nil, &warn).Run()
+	path := filepath.Join(h, "state", "usage", IndexFile)
+	whole, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(warn.String(), "damaged: rebuilt") || again.BytesRead != first.BytesRead {
-		t.Fatalf("warned %q, read %d bytes (first run %d)", warn.String(), again.BytesRead, first.BytesRead)
-	}
-	if a, b := report(t, first, "day"), report(t, again, "day"); a != b {
-		t.Fatalf("rebuilt index reports otherwise:\n%s\n%s", a, b)
+	// Another file in its place, and the index cut short.
+	for _, damaged := range [][]byte{[]byte("not an index"), whole[:len(whole)/2]} {
+		os.WriteFile(path, damaged, 0o600)
+		var warn bytes.Buffer
+		again, err := scanner(t, h, nil, &warn).Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(warn.String(), "damaged: rebuilt") || again.BytesRead != first.BytesRead {
+			t.Fatalf("warned %q, read %d bytes (first run %d)", warn.String(), again.BytesRead, first.BytesRead)
+		}
+		if a, b := report(t, first, "day"), report(t, again, "day"); a != b {
+			t.Fatalf("rebuilt index reports otherwise:\n%s\n%s", a, b)
+		}
 	}
 }
 

@@ -1,0 +1,185 @@
+package usage
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"unsafe"
+)
+
+// The index on disk: a magic, the version, then varint-framed fields in
+// a fixed order, with no field names or type descriptions to decode.
+// Strings are decoded as slices of the file's bytes (read into one
+// string), so a run with nothing new decodes 10,000 records in a few
+// milliseconds.
+const indexMagic = "lifeloop-usage-index\n"
+
+var errIndexDamaged = errors.New("damaged")
+
+// encodeIndex appends x's records to b.
+func encodeIndex(b []byte, x *index, recs []*fileRecord) []byte {
+	e := encoder{b: append(b, indexMagic...)}
+	e.uint(indexVersion)
+	e.str(x.Prices)
+	e.str(x.Zone)
+	e.uint(uint64(len(recs)))
+	for _, r := range recs {
+		e.str(r.Path)
+		e.str(r.Harness)
+		e.int(r.Size)
+		e.int(r.ModTime)
+		e.int(r.Offset)
+		e.str(string(r.State))
+		e.str(r.Reported)
+		e.int(r.BadLines)
+		e.uint(uint64(len(r.Buckets)))
+		for i := range r.Buckets {
+			k, s := &r.Buckets[i].Key, &r.Buckets[i].Sums
+			e.str(k.Day)
+			e.str(k.Session)
+			e.str(k.Model)
+			e.str(k.Project)
+			e.int(s.Calls)
+			e.int(s.Tokens.Input)
+			e.int(s.Tokens.CacheRead)
+			e.int(s.Tokens.CacheWrite)
+			e.int(s.Tokens.Output)
+			e.int(s.Tokens.Reasoning)
+			e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(s.Native))
+			e.b = binary.LittleEndian.AppendUint64(e.b, math.Float64bits(s.Estimated))
+			e.int(s.NativeCalls)
+			e.int(s.EstimatedCalls)
+			e.int(s.UnknownCalls)
+		}
+		e.uint(uint64(len(r.Keys)))
+		for _, k := range r.Keys {
+			e.b = binary.LittleEndian.AppendUint64(e.b, k)
+		}
+	}
+	return e.b
+}
+
+// decodeIndexHead reads the version, prices and zone of data; d is then
+// at the records.
+func decodeIndexHead(data string) (d decoder, version uint64, prices, zone string, err error) {
+	if len(data) < len(indexMagic) || data[:len(indexMagic)] != indexMagic {
+		return d, 0, "", "", errIndexDamaged
+	}
+	d = decoder{s: data[len(indexMagic):]}
+	version = d.uint()
+	prices, zone = d.str(), d.str()
+	return d, version, prices, zone, d.err
+}
+
+// decodeRecords reads the records that follow the head.
+func (d *decoder) records() ([]*fileRecord, error) {
+	n := d.count(8)
+	recs := make([]fileRecord, n)
+	out := make([]*fileRecord, n)
+	for i := range recs {
+		r := &recs[i]
+		r.Path, r.Harness = d.str(), d.str()
+		r.Size, r.ModTime, r.Offset = d.int(), d.int(), d.int()
+		if st := d.str(); st != "" {
+			r.State = []byte(st)
+		}
+		r.Reported = d.str()
+		r.BadLines = d.int()
+		r.Buckets = make([]bucket, d.count(16))
+		for j := range r.Buckets {
+			k, s := &r.Buckets[j].Key, &r.Buckets[j].Sums
+			k.Day, k.Session, k.Model, k.Project = d.str(), d.str(), d.str(), d.str()
+			s.Calls = d.int()
+			s.Tokens.Input, s.Tokens.CacheRead, s.Tokens.CacheWrite = d.int(), d.int(), d.int()
+			s.Tokens.Output, s.Tokens.Reasoning = d.int(), d.int()
+			s.Native, s.Estimated = math.Float64frombits(d.u64()), math.Float64frombits(d.u64())
+			s.NativeCalls, s.EstimatedCalls, s.UnknownCalls = d.int(), d.int(), d.int()
+		}
+		if nk := d.count(8); nk > 0 {
+			r.Keys = make([]uint64, nk)
+			for j := range r.Keys {
+				r.Keys[j] = d.u64()
+			}
+		}
+		if d.err != nil {
+			return nil, d.err
+		}
+		out[i] = r
+	}
+	if d.err == nil && d.s != "" {
+		return nil, errIndexDamaged // trailing bytes
+	}
+	return out, d.err
+}
+
+type encoder struct{ b []byte }
+
+func (e *encoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
+func (e *encoder) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }
+func (e *encoder) str(s string) {
+	e.uint(uint64(len(s)))
+	e.b = append(e.b, s...)
+}
+
+// decoder reads an index's fields; the first error sticks and every
+// later read gives zero.
+type decoder struct {
+	s   string
+	err error
+}
+
+func (d *decoder) fail() {
+	d.err, d.s = errIndexDamaged, ""
+}
+
+func (d *decoder) uint() uint64 {
+	v, n := binary.Uvarint(unsafe.Slice(unsafe.StringData(d.s), len(d.s)))
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.s = d.s[n:]
+	return v
+}
+
+func (d *decoder) int() int64 {
+	v, n := binary.Varint(unsafe.Slice(unsafe.StringData(d.s), len(d.s)))
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.s = d.s[n:]
+	return v
+}
+
+func (d *decoder) u64() uint64 {
+	if len(d.s) < 8 {
+		d.fail()
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(d.s), 8))
+	d.s = d.s[8:]
+	return v
+}
+
+func (d *decoder) str() string {
+	n := d.uint()
+	if n > uint64(len(d.s)) {
+		d.fail()
+		return ""
+	}
+	s := d.s[:n]
+	d.s = d.s[n:]
+	return s
+}
+
+// count reads a number of items each at least min bytes long, failing
+// when the rest of the data cannot hold them.
+func (d *decoder) count(min uint64) int {
+	n := d.uint()
+	if n > uint64(len(d.s))/min+1 {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}

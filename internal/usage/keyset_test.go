@@ -1,0 +1,43 @@
+package usage
+
+import (
+	"math/bits"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestKeySetAgreesWithAMap: adds, removes and lookups of many keys (0
+// and 1, the slot marks, among them) answer as a map's.
+func TestKeySetAgreesWithAMap(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var s keySet
+	m := map[uint64]bool{}
+	for i := range 200000 {
+		k := r.Uint64N(50000)
+		if i%7 == 0 {
+			k = uint64(i % 2) // 0 and 1
+		}
+		switch r.IntN(3) {
+		case 0, 1:
+			if got, want := s.add(k), !m[k]; got != want {
+				t.Fatalf("add(%d) = %v, want %v", k, got, want)
+			}
+			m[k] = true
+		case 2:
+			s.remove(k)
+			delete(m, k)
+		}
+		if q := r.Uint64N(50000); s.has(q) != m[q] {
+			t.Fatalf("has(%d) = %v, want %v", q, s.has(q), m[q])
+		}
+	}
+	if s.live+bits.OnesCount8(s.marks) != len(m) {
+		t.Fatalf("holds %d keys, want %d", s.live, len(m))
+	}
+	s.reset()
+	for k := range m {
+		if s.has(k) {
+			t.Fatalf("has(%d) after reset", k)
+		}
+	}
+}
