@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lifeloop/lifeloop/commands/cli"
+	"github.com/lifeloop/lifeloop/internal/usage"
 )
 
 // runUsage runs `lifeloop usage args...` with a temporary HOME.
@@ -43,7 +44,7 @@ func TestUsageWithNoSessionsPrintsAnEmptyReport(t *testing.T) {
 	if code != 0 || errOut != "" || !strings.Contains(out, `"rows": []`) || !strings.Contains(out, `"cost_usd": null`) {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
-	if _, err := os.Stat(filepath.Join(home, "state", "usage", "index.gob")); err != nil {
+	if _, err := os.Stat(filepath.Join(home, "state", "usage", usage.IndexFile)); err != nil {
 		t.Fatalf("no index: %v", err)
 	}
 }

@@ -14,11 +14,9 @@ import (
 // index of another version is rebuilt.
 const indexVersion = 3
 
-// IndexFile is the index's name in <state>/usage/.
-//
-// The name stays from the version that wrote it with encoding/gob; such a
-// file lacks the magic of indexfile.go and reads as damaged (rebuilt).
-const IndexFile = "index.gob"
+// IndexFile is the index's name in <state>/usage/ (indexfile.go's
+// format; a file without its magic reads as damaged and is rebuilt).
+const IndexFile = "index.bin"
 
 // index remembers, per session file, how far it was read and what it
 // held, so a run reads only what changed since the last.

@@ -34,7 +34,7 @@ type Scanner struct {
 	Sources []Source
 	Getenv  func(string) string
 	Pricer  *pricing.Pricer
-	// StateDir holds the index (<StateDir>/usage/index.gob).
+	// StateDir holds the index (<StateDir>/usage/index.bin).
 	StateDir string
 	// Location is the time zone of days.
 	Location *time.Location
