@@ -233,11 +233,15 @@ func (u *usageMeter) sessionEnded() map[string]any {
 	return u.totalLocked()
 }
 
-// total is the session's usage block so far (nil: no call yet),
-// without reading the files again.
-func (u *usageMeter) total() map[string]any {
+// soFar is the session's usage block so far (nil: no call yet, or no
+// meter).
+func (u *usageMeter) soFar() map[string]any {
+	if u == nil {
+		return nil
+	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	u.catchUp()
 	return u.totalLocked()
 }
 

@@ -50,8 +50,8 @@ func wantTokens(t *testing.T, what string, b map[string]any, calls, input, cache
 // recorded one (two turns: a tool turn of two calls, then a reply after
 // a compaction), written at once, each turn's frame.ended carries the
 // tokens of the calls written between its prompt and the next, each
-// call once, priced from the table (estimated); session.ended carries
-// the total and the harness session's.
+// call once, priced from the table (estimated); status and session.ended
+// carry the total and the harness session's.
 func TestFramesCarryUsage(t *testing.T) {
 	lines := shifted(t, filepath.Join("..", "internal", "usage", "testdata", "home", ".claude", "projects", "-home-dev-project", "compact.jsonl"), time.Now().Add(time.Second))
 	second := -1
@@ -102,6 +102,11 @@ func TestFramesCarryUsage(t *testing.T) {
 	appendLines(lines[1:second])
 	appendLines(lines[second:])
 	testutil.WaitFor(t, func() bool { return len(turnEnds(f)) == 2 })
+	var st control.Status
+	if err := callCtl(t, f, control.OpStatus, nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	wantTokens(t, "status", usageOf(t, Moment{Summary: map[string]any{usageKey: st.Usage}}), 3, 6012, 361000, 14000, 605)
 	endSession(ft, done)
 
 	var turns []map[string]any
