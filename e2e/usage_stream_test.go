@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"math"
 	"testing"
 
@@ -38,7 +37,7 @@ func checkUsageTokens(t *testing.T, what string, block map[string]any, calls int
 // and session.ended the same as the session's and the harness session's
 // total; the cost is estimated from the price table (Sonnet 4.5: $3, $15,
 // $0.30 and $3.75 per million input, output, cache read and cache write
-// tokens), and `sessions --json` says the same. A model no table prices
+// tokens), and `sessions --json` and `top --json` say the same. A model no table prices
 // costs unknown, without a figure.
 func TestUsageOnTheOneShotStream(t *testing.T) {
 	t.Parallel() // see the package doc
@@ -85,23 +84,25 @@ func TestUsageOnTheOneShotStream(t *testing.T) {
 		if m, _ := turns[0]["models"].(map[string]any); m[tc.model] == nil {
 			t.Fatalf("turn's models %v, want %s", turns[0]["models"], tc.model)
 		}
-		res := env.Run(runTimeout, ll, "sessions", "--json", "--state-dir", state)
-		var listed []struct {
-			Usage map[string]any `json:"usage"`
-		}
-		if err := json.Unmarshal([]byte(res.Stdout), &listed); err != nil || len(listed) != 1 {
-			t.Fatalf("sessions --json: %v\n%s", err, res.Stdout)
-		}
-		lu := listed[0].Usage
-		want := map[string]any{"calls": 1.0, "input_tokens": float64(u.InputTokens), "cache_read_tokens": float64(u.CacheReadInputTokens),
-			"cache_write_tokens": float64(u.CacheCreationInputTokens), "output_tokens": float64(u.OutputTokens)}
-		for k, v := range want {
-			if lu[k] != v {
-				t.Fatalf("sessions --json usage %v, want %s %v", lu, k, v)
+		for _, view := range []string{"sessions", "top"} {
+			var listed []struct {
+				Usage map[string]any `json:"usage"`
 			}
-		}
-		if tc.usd == 0 && (lu["cost_usd"] != nil || lu["cost_provenance"] != "unknown") || tc.usd != 0 && lu["cost_provenance"] != "estimated" {
-			t.Fatalf("sessions --json usage %v, want cost provenance %s", lu, map[bool]string{true: "unknown (cost_usd null)", false: "estimated"}[tc.usd == 0])
+			llJSON(t, env, &listed, view, "--state-dir", state, "--json")
+			if len(listed) != 1 {
+				t.Fatalf("%s --json: %d sessions, want 1", view, len(listed))
+			}
+			lu := listed[0].Usage
+			want := map[string]any{"calls": 1.0, "input_tokens": float64(u.InputTokens), "cache_read_tokens": float64(u.CacheReadInputTokens),
+				"cache_write_tokens": float64(u.CacheCreationInputTokens), "output_tokens": float64(u.OutputTokens)}
+			for k, v := range want {
+				if lu[k] != v {
+					t.Fatalf("%s --json usage %v, want %s %v", view, lu, k, v)
+				}
+			}
+			if tc.usd == 0 && (lu["cost_usd"] != nil || lu["cost_provenance"] != "unknown") || tc.usd != 0 && lu["cost_provenance"] != "estimated" {
+				t.Fatalf("%s --json usage %v, want the cost's provenance %s", view, lu, map[bool]string{true: "unknown (cost_usd null)", false: "estimated"}[tc.usd == 0])
+			}
 		}
 		for what, b := range map[string]map[string]any{"turn": turns[0], "session": ended} {
 			c, _ := b["cost"].(map[string]any)
