@@ -156,3 +156,14 @@ func LatestUsage(root, id string) *Usage {
 	}
 	return t.usage()
 }
+
+// Text is the usage as status prints it: calls, tokens by kind, and the
+// cost with its provenance ("?" when unknown).
+func (u *Usage) Text() string {
+	calls := "1 call"
+	if u.Calls != 1 {
+		calls = fmt.Sprintf("%d calls", u.Calls)
+	}
+	return fmt.Sprintf("%s · %d tokens (%d input, %d cache read, %d cache write, %d output) · %s %s",
+		calls, u.Total, u.Input, u.CacheRead, u.CacheWrite, u.Output, u.CostText(), u.Provenance)
+}

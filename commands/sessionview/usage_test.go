@@ -30,6 +30,9 @@ func TestUsageFolds(t *testing.T) {
 	if u := s.Usage; u.Calls != 4 || u.Input != 35 || *u.USD != 0.75 || u.Provenance != "native+estimated+unknown" {
 		t.Fatalf("after the session's end and a turn %+v, want 4 calls, 35 input, $0.75 native+estimated+unknown", u)
 	}
+	if got, want := s.Usage.Text(), "4 calls · 37 tokens (35 input, 0 cache read, 0 cache write, 2 output) · $0.75+? native+estimated+unknown"; got != want {
+		t.Fatalf("status text %q, want %q", got, want)
+	}
 	var unknown Summary
 	unknown.Apply(usageReceipt(contract.EventFrameEnded, 1, 10, nil, "unknown"))
 	if unknown.Usage.USD != nil || unknown.Usage.CostText() != "?" {
