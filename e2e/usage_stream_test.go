@@ -37,7 +37,7 @@ func checkUsageTokens(t *testing.T, what string, block map[string]any, calls int
 // and session.ended the same as the session's and the harness session's
 // total; the cost is estimated from the price table (Sonnet 4.5: $3, $15,
 // $0.30 and $3.75 per million input, output, cache read and cache write
-// tokens), and `sessions --json` and `top --json` say the same. A model no table prices
+// tokens), and `status --json`, `sessions --json` and `top --json` say the same. A model no table prices
 // costs unknown, without a figure.
 func TestUsageOnTheOneShotStream(t *testing.T) {
 	t.Parallel() // see the package doc
@@ -104,6 +104,11 @@ func TestUsageOnTheOneShotStream(t *testing.T) {
 				t.Fatalf("%s --json usage %v, want the cost's provenance %s", view, lu, map[bool]string{true: "unknown (cost_usd null)", false: "estimated"}[tc.usd == 0])
 			}
 		}
+		var status struct {
+			Usage map[string]any `json:"usage"`
+		}
+		llJSON(t, env, &status, "status", "--state-dir", state, "--latest", "--json")
+		checkUsageTokens(t, tc.model+" status --json", status.Usage, 1, u)
 		for what, b := range map[string]map[string]any{"turn": turns[0], "session": ended} {
 			c, _ := b["cost"].(map[string]any)
 			usd, has := c["usd"].(float64)

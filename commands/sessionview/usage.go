@@ -167,3 +167,18 @@ func (u *Usage) Text() string {
 	return fmt.Sprintf("%s · %d tokens (%d input, %d cache read, %d cache write, %d output) · %s %s",
 		calls, u.Total, u.Input, u.CacheRead, u.CacheWrite, u.Output, u.CostText(), u.Provenance)
 }
+
+// SessionUsageBlock is the usage block of session id's latest
+// session.ended (the shape a live wrapper's status gives), nil when
+// none carried one.
+func SessionUsageBlock(root, id string) map[string]any {
+	var b map[string]any
+	for e, err := range ledger.ReadSince(statedir.ReceiptsPath(root, id), 0) {
+		if err == nil && e.Receipt.Event == contract.EventSessionEnded {
+			if u, ok := e.Receipt.TelemetrySummary["usage"].(map[string]any); ok {
+				b = u
+			}
+		}
+	}
+	return b
+}
