@@ -180,3 +180,30 @@ func turnEnds(f *fixture) []Moment {
 	}
 	return out
 }
+
+// TestUsagePerHarnessSession: across a renewal, session.ended's block
+// sums every harness session's calls and keeps each one's, in the order
+// first seen.
+func TestUsagePerHarnessSession(t *testing.T) {
+	f, _ := renewFixture(t)
+	u := newUsageMeter(f.cfg.Adapter, []string{"HOME=" + t.TempDir()}, slog.New(slog.DiscardHandler))
+	u.count(adapters.UsageEntry{SessionID: "first", Model: "claude-opus-4-8", Tokens: adapters.UsageTokens{Input: 10, Output: 1}})
+	u.count(adapters.UsageEntry{SessionID: "second", Model: "claude-opus-4-8", Tokens: adapters.UsageTokens{Input: 20, Output: 2}})
+	u.count(adapters.UsageEntry{SessionID: "second", Model: "claude-opus-4-8", Tokens: adapters.UsageTokens{Input: 30, Output: 3}})
+	b := usageOf(t, Moment{Summary: map[string]any{usageKey: u.sessionEnded()}})
+	wantTokens(t, "wrapped session", b, 3, 60, 0, 0, 6)
+	hs, _ := b["harness_sessions"].([]any)
+	if len(hs) != 2 {
+		t.Fatalf("harness_sessions %v, want two", b["harness_sessions"])
+	}
+	for i, want := range []struct {
+		id            string
+		calls, in, ou float64
+	}{{"first", 1, 10, 1}, {"second", 2, 50, 5}} {
+		h := hs[i].(map[string]any)
+		if h["harness_session_id"] != want.id {
+			t.Fatalf("harness session %d is %v, want %s", i, h["harness_session_id"], want.id)
+		}
+		wantTokens(t, want.id, h, want.calls, want.in, 0, 0, want.ou)
+	}
+}
