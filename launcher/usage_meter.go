@@ -138,10 +138,16 @@ func (f *usageFile) read(path string, dst []adapters.UsageEntry) []adapters.Usag
 		return dst
 	}
 	defer fh.Close()
-	b, err := io.ReadAll(io.NewSectionReader(fh, f.offset, 1<<62))
-	if err != nil {
+	st, err := fh.Stat()
+	if err != nil || st.Size() <= f.offset {
 		return dst
 	}
+	b := make([]byte, st.Size()-f.offset)
+	n, err := fh.ReadAt(b, f.offset)
+	if err != nil && err != io.EOF {
+		return dst
+	}
+	b = b[:n]
 	end := bytes.LastIndexByte(b, '\n')
 	if end < 0 {
 		return dst
