@@ -77,6 +77,7 @@ func (s *supervisor) status() control.Status {
 		st.OutputBytes, st.IdleSeconds, st.Activity = s.child.Activity().BytesOut, roundMillis(idle), activity
 	}
 	st.FrameOpen = s.d.FrameOpen()
+	st.Usage = s.cfg.Telemetry.meter().soFar()
 	if at := s.turns.endedAt; !at.IsZero() {
 		st.LastFrameEndedAt = &at
 	}

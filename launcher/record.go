@@ -99,7 +99,7 @@ func (s *supervisor) observed(m Moment) {
 // version on session.started and the continuation's number on session.*
 // receipts.
 func (s *supervisor) record(m Moment, sync bool) (SyncResult, string, error) {
-	m = s.attentionOnReceipt(withContinuation(s.continuation, s.version.stamp(m)))
+	m = s.usageOnReceipt(s.attentionOnReceipt(withContinuation(s.continuation, s.version.stamp(m))))
 	var res SyncResult
 	var err error
 	if sync && s.cfg.HookRecorder != nil {

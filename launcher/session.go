@@ -492,7 +492,7 @@ func followTelemetry(ctx context.Context, o Options, ad *adapters.Adapter, p *pi
 		Harness: t, Env: env, Cwd: o.Dir, Levels: o.Levels, NotFoundAfter: o.TelemetryNotFoundAfter,
 		Claims: &telemetry.FileClaims{Dir: filepath.Join(o.StateDir, observe.ClaimsFolder), Owner: p.ID},
 		Now:    o.Now, Log: p.Log,
-	}}
+	}, usage: newUsageMeter(ad, env, p.Log)}
 }
 
 // sessionRecord is the session.json the launch starts from, and, for a

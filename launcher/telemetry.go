@@ -28,6 +28,9 @@ type telemetryRunner struct {
 	// att, when set, also maps each line the watcher reads to attention
 	// facts (attention_sources.go).
 	att *attentionSources
+	// usage, when set, counts the model calls of the files the watcher
+	// reads (usage_meter.go).
+	usage *usageMeter
 }
 
 // start stops the running watcher, if any, and starts one for a harness
@@ -52,6 +55,10 @@ func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Mom
 	r.starts++
 	ctx, cancel := context.WithCancel(r.ctx)
 	o.Harness = r.att.telemetry(ctx, o.Harness, launched)
+	if r.usage != nil {
+		r.usage.launched(launched)
+		o.Harness = r.usage.telemetry(o.Harness)
+	}
 	w, err := observe.Start(ctx, o)
 	if err != nil {
 		cancel()
@@ -60,6 +67,14 @@ func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Mom
 	}
 	r.cancel, r.w = cancel, w
 	return w.Moments()
+}
+
+// meter is the usage meter, nil without one (or without a runner).
+func (r *telemetryRunner) meter() *usageMeter {
+	if r == nil {
+		return nil
+	}
+	return r.usage
 }
 
 // sync asks the running watcher to catch up (observe.Watcher.Sync);

@@ -140,9 +140,10 @@ func statusCommand(e *env) *ucli.Command {
 		Usage:     "show a session's state (live numbers when its wrapper runs)",
 		ArgsUsage: "SESSION|--latest",
 		Description: "On a terminal: a short block for a person (state, harness, pid, uptime, idle or\n" +
-			"active, last frame, context pressure, pending renewal, last event), colour unless\n" +
-			"NO_COLOR is set. Otherwise the plain key/value lines; --json prints the session\n" +
-			"record and, while its wrapper runs, its live numbers.",
+			"active, last frame, context pressure, usage and cost, pending renewal, last event), colour\n" +
+			"unless NO_COLOR is set. Otherwise the plain key/value lines; --json prints the session\n" +
+			"record and, while its wrapper runs, its live numbers; \"usage\" is the tokens and cost of\n" +
+			"its model calls so far (or at its end), as session.ended carries them.",
 		Flags: controlFlags(&o, true),
 		Action: func(c *ucli.Context) error {
 			o.Session = c.Args().First()
@@ -193,8 +194,9 @@ func statusRun(ctx context.Context, e *env, o controlOptions) error {
 			Session    statedir.SessionRecord `json:"session"`
 			OrphanPids []int                  `json:"orphan_pids,omitempty"`
 			Autorenew  *autorenew.State       `json:"autorenew,omitempty"`
+			Usage      map[string]any         `json:"usage,omitempty"`
 			harnessFacts
-		}{false, st.Session, orphans, policy, harness}
+		}{false, st.Session, orphans, policy, sessionview.SessionUsageBlock(root, rec.ID), harness}
 		if live {
 			out = struct {
 				control.Status

@@ -44,7 +44,8 @@ func sessionsCommand(e *env) *ucli.Command {
 			"wrapper pid and the wrapped command. --json prints the session records\n" +
 			"(session.json) as one JSON array, each with \"autorenew\", the state of the renewal policy\n" +
 			"client that follows it (autorenew.json), when one does, and \"attention\", whether a session not\n" +
-			"ended waits for a person (its ledger's latest attention block). Sessions whose session.json cannot be read are\n" +
+			"ended waits for a person (its ledger's latest attention block), and \"usage\", the tokens and cost\n" +
+			"of its model calls (cost_usd null when unknown, with cost_provenance). Sessions whose session.json cannot be read are\n" +
 			"reported on stderr and left out.",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
@@ -163,11 +164,13 @@ func sessionsHuman(e *env, root string, recs []statedir.SessionRecord, all bool)
 // the state of the renewal policy client that follows it
 // (autorenew.json) when one does or did, and, while it has not ended,
 // whether it waits for a person (the attention block of its ledger's
-// latest tick, with for_seconds counted at now).
+// latest tick, with for_seconds counted at now), and the tokens and cost
+// of its model calls (its ledger's usage blocks).
 type sessionJSON struct {
 	statedir.SessionRecord
 	Autorenew *autorenew.State       `json:"autorenew,omitempty"`
 	Attention *sessionview.Attention `json:"attention,omitempty"`
+	Usage     *sessionview.Usage     `json:"usage,omitempty"`
 }
 
 // sessionsJSON is the array `sessions --json` prints (never null).
@@ -181,6 +184,7 @@ func sessionsJSON(root string, recs []statedir.SessionRecord, now time.Time) []s
 		if !rec.State.IsTerminal() {
 			s.Attention = sessionview.LatestAttention(root, rec.ID).Stamp(now)
 		}
+		s.Usage = sessionview.LatestUsage(root, rec.ID)
 		out = append(out, s)
 	}
 	return out

@@ -411,6 +411,9 @@ func writeStatusBlock(w io.Writer, s sessionview.Summary, att *control.Attention
 	} else {
 		row("pressure", "-")
 	}
+	if u := s.Usage; u != nil {
+		row("usage", u.Text())
+	}
 	switch r := s.Renewal; {
 	case r == nil:
 		row("renewal", "none")

@@ -85,6 +85,9 @@ type Summary struct {
 	// before the first (a harness whose signals tell nothing has none).
 	// Views show AttentionShown.
 	Attention *Attention
+	// Usage is the tokens and cost of the session's model calls (its
+	// receipts' usage blocks, or the live wrapper's), nil when none.
+	Usage *Usage
 	// Drift describes each capability.degraded that reported harness
 	// drift (what could not be read, in which version), in ledger order.
 	Drift []string
@@ -101,6 +104,7 @@ type Summary struct {
 	Holding []string
 
 	frames map[string]struct{}
+	usage  usageTracker
 }
 
 // FrameMark is the latest frame event of a session.
@@ -201,6 +205,8 @@ func (s *Summary) Apply(r contract.LifecycleReceipt) {
 	if a, ok := AttentionOf(r); ok {
 		s.Attention = a
 	}
+	s.usage.apply(r)
+	s.Usage = s.usage.usage()
 	switch {
 	case r.Event.IsFrame():
 		id := FrameID(r)
@@ -276,6 +282,9 @@ func (s *Summary) SetLive(st control.Status) {
 	s.Holding = s.Holding[:0]
 	for _, h := range st.Holding {
 		s.Holding = append(s.Holding, h.String())
+	}
+	if u, ok := UsageFrom(st.Usage); ok {
+		s.Usage = &u
 	}
 	s.Activity = st.Activity
 	s.Idle = time.Duration(st.IdleSeconds * float64(time.Second))

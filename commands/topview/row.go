@@ -75,6 +75,9 @@ type Row struct {
 	// latest supervisor.tick's attention block; nil when no tick carried
 	// one, or the session ended.
 	Attention *Attention `json:"attention,omitempty"`
+	// Usage is the tokens and cost of the session's model calls (its
+	// ledger's usage blocks); nil when none.
+	Usage *sessionview.Usage `json:"usage,omitempty"`
 	// Terminal is the terminal the session was started on (OpenCommand
 	// says how to reach it); nil when not known.
 	Terminal *statedir.Terminal `json:"terminal,omitempty"`
@@ -161,5 +164,6 @@ func (s *session) row() Row {
 	r.Policy = sum.PolicyShown()
 	r.Attention = sum.AttentionShown()
 	r.Terminal = sum.Term
+	r.Usage = sum.Usage
 	return r
 }

@@ -219,7 +219,7 @@ func Gauge(percent float64, width int) string {
 // cells wide, styled as c takes. selected is the index of the
 // highlighted row (-1: none).
 func Table(rows []Row, now time.Time, width, selected int, c Colour) []string {
-	cols := columns(width)
+	cols := withCost(columns(width), rows)
 	fixed := 0
 	for _, col := range cols {
 		fixed += col.width + 1
@@ -474,7 +474,8 @@ var trailingSpace = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // Title is the first line of top: how many sessions are live and ended,
-// and the state directory.
+// the state directory, and the cost of every session shown together
+// (with its provenance) once one has any.
 func Title(rows []Row, root string) string {
 	live := 0
 	for _, r := range rows {
@@ -482,5 +483,9 @@ func Title(rows []Row, root string) string {
 			live++
 		}
 	}
-	return fmt.Sprintf("lifeloop top: %d live, %d ended · %s", live, len(rows)-live, root)
+	title := fmt.Sprintf("lifeloop top: %d live, %d ended · %s", live, len(rows)-live, root)
+	if c := TotalCost(rows); c != "" {
+		title += " · cost " + c
+	}
+	return title
 }

@@ -115,6 +115,11 @@ type Status struct {
 	// Attention is whether the session works or waits for a person, for
 	// a harness whose signals tell (absent: none do).
 	Attention *Attention `json:"attention,omitempty"`
+	// Usage is the tokens and cost of the session's model calls so far,
+	// in the shape of session.ended's usage block (docs/contract.md,
+	// "Usage travels on frame ends"); absent before the first call, and
+	// for a harness whose files record none.
+	Usage map[string]any `json:"usage,omitempty"`
 }
 
 // Attention is a session's attention state (docs/attention.md): one of

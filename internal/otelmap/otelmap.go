@@ -202,6 +202,8 @@ const (
 	Counter
 	UpDownCounter
 	Histogram
+	// FloatCounter is a monotonic sum of Value.
+	FloatCounter
 )
 
 // Metric is one data point.
@@ -210,7 +212,7 @@ type Metric struct {
 	Kind                    MetricKind
 	Start, Time             time.Time
 	Attrs                   []attribute.KeyValue
-	// Value for gauges; Int for counters.
+	// Value for gauges and float counters; Int for counters.
 	Value float64
 	Int   int64
 	// Hist for histograms.
@@ -261,6 +263,9 @@ type openSpan struct {
 	key    string
 	span   Span
 	parent *openSpan
+	// billed: the frame's usage block set its gen_ai.usage.* (the
+	// turn's tokens), which its context observation does not replace.
+	billed bool
 }
 
 func (s *openSpan) set(kv ...attribute.KeyValue) {
@@ -309,6 +314,8 @@ type Mapper struct {
 	sessionDur, frameDur    *Hist
 
 	att attentionState
+	// cost is the session's priced cost so far, by provenance.
+	cost map[string]float64
 }
 
 // New returns the Mapper of lifeloop session id.
@@ -453,6 +460,7 @@ func (m *Mapper) Map(e ledger.Entry) Output {
 		at = m.frame(r, t, sum, &out)
 		if r.Event == contract.EventFrameEnded && at != m.incarnation {
 			turnAttention(at, sum)
+			m.turnUsage(at, t, sum, &out)
 		}
 	case contract.EventSupervisorTick:
 		at = m.current()
@@ -745,7 +753,7 @@ func (m *Mapper) pressure(t time.Time, sum map[string]any, out *Output) *openSpa
 	percent, hasPercent := number(sum["percent"])
 	if hasTokens {
 		attrs = append(attrs, AttrTokens.Int64(int64(tokens)))
-		if at != m.incarnation && at != m.session {
+		if at != m.incarnation && at != m.session && !at.billed {
 			// The context the frame's last model request carried.
 			at.set(semconv.GenAIUsageInputTokensKey.Int64(int64(tokens)))
 		}

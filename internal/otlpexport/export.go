@@ -452,6 +452,11 @@ func (x *Exporter) exportMetrics(ctx context.Context, points []otelmap.Metric) e
 			s.Temporality, s.IsMonotonic = metricdata.CumulativeTemporality, p.Kind == otelmap.Counter
 			s.DataPoints = append(s.DataPoints, metricdata.DataPoint[int64]{Attributes: set, StartTime: p.Start, Time: p.Time, Value: p.Int})
 			ms[i].Data = s
+		case otelmap.FloatCounter:
+			s, _ := ms[i].Data.(metricdata.Sum[float64])
+			s.Temporality, s.IsMonotonic = metricdata.CumulativeTemporality, true
+			s.DataPoints = append(s.DataPoints, metricdata.DataPoint[float64]{Attributes: set, StartTime: p.Start, Time: p.Time, Value: p.Value})
+			ms[i].Data = s
 		case otelmap.Histogram:
 			h, _ := ms[i].Data.(metricdata.Histogram[float64])
 			h.Temporality = metricdata.CumulativeTemporality
