@@ -73,7 +73,7 @@ func BenchmarkAttentionLatency(b *testing.B) {
 				n = src.runs
 			}
 			for b.Loop() {
-				var lat, drawn, enter []float64
+				var lat, drawn, enter, written []float64
 				for i := range n {
 					r := attentionLatencyRun(b, src)
 					lat = append(lat, ms64(r.latency))
@@ -81,6 +81,10 @@ func BenchmarkAttentionLatency(b *testing.B) {
 						drawn = append(drawn, ms64(*r.drawn))
 					}
 					enter = append(enter, ms64(r.sinceEnter))
+					if r.written != nil {
+						written = append(written, ms64(*r.written))
+						b.Logf("%s run %d: the error line on disk → notifier %.1f ms", src.name, i+1, ms64(*r.written))
+					}
 					b.Logf("%s run %d: %.1f ms (episode from the %s; dialog drawn → notifier %s; Enter → notifier %.1f ms)",
 						src.name, i+1, ms64(r.latency), r.source, optMs(r.drawn), ms64(r.sinceEnter))
 				}
@@ -89,6 +93,9 @@ func BenchmarkAttentionLatency(b *testing.B) {
 				b.ReportMetric(float64(len(lat)), "runs")
 				if len(drawn) > 0 && !src.fromScreen {
 					b.ReportMetric(median(drawn), "ms-from-drawn-median")
+				}
+				if len(written) > 0 {
+					b.ReportMetric(median(written), "ms-from-written-median")
 				}
 				if src.typing {
 					b.ReportMetric(median(enter), "ms-from-enter-median")
@@ -106,6 +113,9 @@ type attentionLatency struct {
 	// drawn is the dialog's first showing → notifier start (nil: no
 	// dialog).
 	drawn *time.Duration
+	// written is the transcript's error line first seen on disk →
+	// notifier start (nil: no transcript source).
+	written *time.Duration
 	// sinceEnter is the Enter that sent the prompt → notifier start.
 	sinceEnter time.Duration
 	// source is the episode's source as the notifier was told it.
@@ -165,6 +175,11 @@ func attentionLatencyRun(b *testing.B, src attentionBenchSource) attentionLatenc
 
 	var r attentionLatency
 	var drawnAt time.Time
+	var written chan time.Time
+	if src.fail {
+		written = make(chan time.Time, 1)
+		go func() { written <- transcriptErrorWritten(env.Home, enter.Add(screenTimeout)) }()
+	}
 	if !src.fail {
 		if err := term.WaitFor(attentionDialog, screenTimeout); err != nil {
 			b.Fatal(err)
@@ -177,6 +192,12 @@ func attentionLatencyRun(b *testing.B, src attentionBenchSource) attentionLatenc
 	if !drawnAt.IsZero() {
 		d := startedAt.Sub(drawnAt)
 		r.drawn = &d
+	}
+	if written != nil {
+		if w := <-written; !w.IsZero() {
+			d := startedAt.Sub(w)
+			r.written = &d
+		}
 	}
 	if src.fromScreen {
 		r.latency = *r.drawn
@@ -227,6 +248,21 @@ func episodeSince(b *testing.B, state, kind string) time.Time {
 		}
 	}
 	b.Fatalf("no tick with attention %s in the ledger under %s", kind, state)
+	return time.Time{}
+}
+
+// transcriptErrorWritten polls Claude Code's transcripts under home each
+// 5 ms until one holds an API error line, and returns when it was first
+// seen (zero: not before until).
+func transcriptErrorWritten(home string, until time.Time) time.Time {
+	for ; time.Now().Before(until); time.Sleep(5 * time.Millisecond) {
+		files, _ := filepath.Glob(filepath.Join(home, ".claude", "projects", "*", "*.jsonl"))
+		for _, f := range files {
+			if strings.Contains(readFileString(f), `"isApiErrorMessage":true`) {
+				return time.Now()
+			}
+		}
+	}
 	return time.Time{}
 }
 

@@ -26,7 +26,7 @@ func TestAttentionErrorOpenClaw(t *testing.T) {
 	state := stateDir(t)
 	started := time.Now()
 	term := testharness.StartTerminal(t, env.Command(lifeloopBin(t), "run", "--state-dir", state, "--no-hooks", "--",
-		bin, "agent", "--local", "-m", "hello 429"), 160, 50)
+		bin, "agent", "--local", "-m", "say hello"), 160, 50)
 	defer endSafeTUI(t, env, term)
 	for _, want := range []string{"API rate limit reached", "transient same-model retry 1/9", "transient same-model retry 2/9"} {
 		if err := term.WaitFor(want, runTimeout); err != nil {
