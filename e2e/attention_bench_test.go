@@ -163,6 +163,11 @@ func attentionLatencyRun(b *testing.B, src attentionBenchSource) attentionLatenc
 	time.Sleep(250 * time.Millisecond) // the TUI takes the Enter apart from the text
 	term.Type("\r")
 	enter := time.Now()
+	var written chan time.Time
+	if src.fail {
+		written = make(chan time.Time, 1)
+		go func() { written <- transcriptErrorWritten(env.Home, enter.Add(screenTimeout)) }()
+	}
 	if !src.typing {
 		for deadline := time.Now().Add(screenTimeout); mock.Held() == 0; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -175,11 +180,6 @@ func attentionLatencyRun(b *testing.B, src attentionBenchSource) attentionLatenc
 
 	var r attentionLatency
 	var drawnAt time.Time
-	var written chan time.Time
-	if src.fail {
-		written = make(chan time.Time, 1)
-		go func() { written <- transcriptErrorWritten(env.Home, enter.Add(screenTimeout)) }()
-	}
 	if !src.fail {
 		if err := term.WaitFor(attentionDialog, screenTimeout); err != nil {
 			b.Fatal(err)
@@ -187,6 +187,9 @@ func attentionLatencyRun(b *testing.B, src attentionBenchSource) attentionLatenc
 		drawnAt = time.Now()
 	}
 	startedAt, source := waitNotifierStart(b, notified, src.kind)
+	if want := strings.TrimSuffix(src.name, "-typing"); source != want {
+		b.Fatalf("the notifier was told source %q, want %q: the run measured another source", source, want)
+	}
 	r.source = source
 	r.sinceEnter = startedAt.Sub(enter)
 	if !drawnAt.IsZero() {
