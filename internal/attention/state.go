@@ -40,3 +40,15 @@ func trust(s Source) int {
 	}
 	return 0
 }
+
+// standing is how firmly the current state's source holds its episode
+// against a claim of another source: its trust, except that a state the
+// frames set (a finished turn) gives way to the harness's files as to a
+// hook — an error written after the turn ended, as a harness that
+// retries by itself writes it — though never to the screen.
+func standing(s Source) int {
+	if s == SourceFrame {
+		return trust(SourceTranscript)
+	}
+	return trust(s)
+}

@@ -21,6 +21,8 @@ type Tracker struct {
 	turn     int
 	last     time.Time
 	episodes []Episode
+	// lastKey is when the latest key was typed at the terminal.
+	lastKey time.Time
 }
 
 // NewTracker starts in Unknown at start.
@@ -48,6 +50,15 @@ func (t *Tracker) Observe(f Fact) bool {
 	switch f.Kind {
 	case TurnStarted:
 		t.turn++
+		if t.cur.State == StoppedOnError && !t.lastKey.IsZero() && t.cur.Since.After(t.lastKey) {
+			// The start of the turn the error stopped, recorded after the
+			// error's own evidence (frames from the harness's file can
+			// lag): no prompt was typed since the error, so it stays.
+			if t.cur.Episode != 0 {
+				t.episodes[t.cur.Episode-1].Turn = t.turn
+			}
+			return false
+		}
 		return t.set(f, Working)
 	case TurnEnded:
 		if t.cur.State == StoppedOnError {
@@ -55,6 +66,7 @@ func (t *Tracker) Observe(f Fact) bool {
 		}
 		return t.set(f, WaitingForInput)
 	case KeyTyped:
+		t.lastKey = f.At
 		if !t.cur.State.Blocking() {
 			return false // typing a prompt, or at an error: no answer yet
 		}
@@ -63,7 +75,7 @@ func (t *Tracker) Observe(f Fact) bool {
 		if f.State == "" || f.State == Unknown {
 			return false
 		}
-		if t.cur.State.Waiting() && trust(f.Source) < trust(t.cur.Source) {
+		if t.cur.State.Waiting() && trust(f.Source) < standing(t.cur.Source) {
 			return false // a less trusted source within the episode
 		}
 		return t.set(f, f.State)
