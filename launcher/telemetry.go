@@ -54,11 +54,15 @@ func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Mom
 	}
 	r.starts++
 	ctx, cancel := context.WithCancel(r.ctx)
-	o.Harness = r.att.telemetry(ctx, o.Harness, launched)
+	// The usage meter wraps the harness's own parsers (it reads files
+	// again on the loop with fresh ones), attention wraps outside it: a
+	// parser the meter makes must never hand a fact to the loop that is
+	// running it.
 	if r.usage != nil {
 		r.usage.launched(launched)
 		o.Harness = r.usage.telemetry(o.Harness)
 	}
+	o.Harness = r.att.telemetry(ctx, o.Harness, launched)
 	w, err := observe.Start(ctx, o)
 	if err != nil {
 		cancel()
