@@ -152,8 +152,13 @@ func TestAttentionFromTheTranscript(t *testing.T) {
 	att := newAttentionSources(f.cfg.Adapter)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tel := &telemetryRunner{ctx: ctx, log: slog.New(slog.DiscardHandler), ad: f.cfg.Adapter, att: att, opts: observe.Options{
-		Harness: f.cfg.Adapter.Telemetry(), Env: []string{"HOME=" + t.TempDir()}, Cwd: t.TempDir(), Path: path, FromStart: true, Now: time.Now,
+	// The usage meter too, as under run: it reads the transcript again on
+	// the loop (status, frame ends) with parsers that must not hand the
+	// loop an attention fact (they once did, and the loop waited forever).
+	env := []string{"HOME=" + t.TempDir()}
+	meter := newUsageMeter(f.cfg.Adapter, env, slog.New(slog.DiscardHandler))
+	tel := &telemetryRunner{ctx: ctx, log: slog.New(slog.DiscardHandler), ad: f.cfg.Adapter, att: att, usage: meter, opts: observe.Options{
+		Harness: f.cfg.Adapter.Telemetry(), Env: env, Cwd: t.TempDir(), Path: path, FromStart: true, Now: time.Now,
 	}}
 	defer tel.stop()
 	f.cfg.Telemetry, f.cfg.Observations, f.cfg.attention = tel, tel.start("", time.Now()), att
