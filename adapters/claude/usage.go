@@ -3,12 +3,11 @@ package claude
 import (
 	"bytes"
 	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -20,18 +19,8 @@ func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
 	var files []string
 	for _, dir := range usageDirs(getenv) {
 		root := filepath.Join(dir, "projects")
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if p == root && os.IsNotExist(err) {
-					return filepath.SkipDir
-				}
-				return nil // an unreadable folder is left out, not fatal
-			}
-			if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-				files = append(files, p)
-			}
-			return nil
-		})
+		found, err := kit.FindFiles(root, func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
+		files = append(files, found...)
 		if err != nil {
 			return files, err
 		}

@@ -2,12 +2,11 @@ package gemini
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -19,21 +18,10 @@ func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
 		return nil, nil
 	}
 	root := filepath.Join(home, "tmp")
-	var files []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root && os.IsNotExist(err) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.IsDir() && strings.HasPrefix(d.Name(), "session-") && strings.HasSuffix(d.Name(), ".jsonl") &&
-			filepath.Base(filepath.Dir(p)) == "chats" {
-			files = append(files, p)
-		}
-		return nil
+	return kit.FindFiles(root, func(p string) bool {
+		name := filepath.Base(p)
+		return strings.HasPrefix(name, "session-") && strings.HasSuffix(name, ".jsonl") && filepath.Base(filepath.Dir(p)) == "chats"
 	})
-	return files, err
 }
 
 // NewUsageParser implements adapters.UsageReader. The chat file's own

@@ -2,8 +2,6 @@ package pi
 
 import (
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,20 +25,7 @@ func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
 		}
 		root = filepath.Join(agent, "sessions")
 	}
-	var files []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root && os.IsNotExist(err) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".jsonl") {
-			files = append(files, p)
-		}
-		return nil
-	})
-	return files, err
+	return kit.FindFiles(root, func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
 }
 
 // NewUsageParser implements adapters.UsageReader. The session-entry
