@@ -150,4 +150,3 @@ func agree(rows map[string]fleetRow, want map[string]string) bool {
 	}
 	return true
 }
-
