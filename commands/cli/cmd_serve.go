@@ -15,6 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/fleet"
 	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/renewal"
 )
 
 // envFleetSecret holds the fleet's shared secret (else --secret-file).
@@ -24,12 +25,12 @@ func serveCommand(e *env) *ucli.Command {
 	var stateDir, secretFile string
 	return &ucli.Command{
 		Name:      "serve",
-		Usage:     "take fleet commands (abort, pause, resume) for this machine's sessions from RabbitMQ",
+		Usage:     "take fleet commands (abort, pause, resume, renew) for this machine's sessions from RabbitMQ",
 		ArgsUsage: "URL",
 		Description: "The machine side of fleet commands (docs/fleet.md): a durable queue\n" +
 			"lifeloop.commands.<machine> (the machine named by $LIFELOOP_MACHINE, else its host name)\n" +
-			"takes the commands callers send with `lifeloop abort|pause|resume --fleet URL --machine M\n" +
-			"SESSION`. A command is done only when it is signed with this machine's fleet secret\n" +
+			"takes the commands callers send with `lifeloop abort|pause|resume|renew --fleet URL --machine\n" +
+			"M SESSION` (renew: fresh or --resume, with a --note). A command is done only when it is signed with this machine's fleet secret\n" +
 			"($LIFELOOP_FLEET_SECRET or --secret-file): with no secret every command is refused. Each\n" +
 			"command id is done once (its answer is kept and given again); every command handled,\n" +
 			"refused ones included, is recorded in <state-dir>/fleet/commands/commands.jsonl. The\n" +
@@ -67,7 +68,7 @@ func serveCommand(e *env) *ucli.Command {
 			return fleet.Listen(ctx, fleet.ListenerConfig{
 				Target: t, Machine: fleet.MachineName(e.Getenv), Secret: secret,
 				Dir: filepath.Join(root, "fleet", "commands"), Logger: log, Now: e.Now,
-				Do: func(ctx context.Context, cmd fleet.Command) (string, error) { return fleetDo(ctx, root, cmd) },
+				Do: func(ctx context.Context, cmd fleet.Command) (string, error) { return fleetDo(ctx, e, root, cmd) },
 			})
 		},
 	}
@@ -75,7 +76,7 @@ func serveCommand(e *env) *ucli.Command {
 
 // fleetDo performs an authorized fleet command as the local command
 // would: the session's wrapper takes it on its control socket.
-func fleetDo(ctx context.Context, root string, c fleet.Command) (string, error) {
+func fleetDo(ctx context.Context, e *env, root string, c fleet.Command) (string, error) {
 	id, _, _ := strings.Cut(c.Session, ".c") // a continuation's HCP session is its lifeloop session
 	if statedir.ValidateSessionID(id) != nil {
 		return "", fmt.Errorf("%q is not a session id", c.Session)
@@ -86,6 +87,9 @@ func fleetDo(ctx context.Context, root string, c fleet.Command) (string, error) 
 	}
 	if err != nil {
 		return "", err
+	}
+	if c.Op == "renew" {
+		return fleetRenew(ctx, e, root, rec, c)
 	}
 	op := map[string]string{"abort": control.OpAbort, "pause": control.OpPause, "resume": control.OpResume}[c.Op]
 	res, err := controlSession(ctx, root, rec, c.Op, op)
@@ -111,4 +115,30 @@ func fleetSecret(e *env, file string) ([]byte, error) {
 		return nil, usageErrorf("--secret-file: %v", err)
 	}
 	return []byte(strings.TrimRight(string(b), "\r\n")), nil
+}
+
+// fleetRenew renews the session as `lifeloop renew --note` does, the
+// note from the command (never logged), and answers with the renewal's
+// state (delivered, or why not).
+func fleetRenew(ctx context.Context, e *env, root string, rec statedir.SessionRecord, c fleet.Command) (string, error) {
+	o := renewOptions{Resume: c.Resume, Fresh: !c.Resume, Reason: fmt.Sprintf("fleet command %s from %s", c.ID, c.Caller)}
+	if c.Note != "" {
+		dir, err := os.MkdirTemp(statedir.SessionDir(root, rec.ID), "fleet-note-")
+		if err != nil {
+			return "", err
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		o.Note = filepath.Join(dir, "note.md")
+		if err := os.WriteFile(o.Note, []byte(c.Note), statedir.FilePerm); err != nil {
+			return "", err
+		}
+	}
+	out, err := renewSession(ctx, e, root, rec, o)
+	if err != nil {
+		return "", err
+	}
+	if out.State != renewal.StateDelivered {
+		return "", fmt.Errorf("%s", renewOutcomeLine(rec.ID, out))
+	}
+	return "renewed (" + string(out.State) + ")", nil
 }

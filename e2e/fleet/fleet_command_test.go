@@ -23,6 +23,11 @@ func TestFleetCommands(t *testing.T) {
 	m1 := f.machine("m1")
 	m1.env = append(m1.env, "LIFELOOP_FLEET_SECRET=right")
 	serve := m1.start(io.Discard, "serve", broker.URL)
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(serve.stderr.String(), "taking commands"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("lifeloop serve did not take commands: %s", serve.stderr.String())
+		}
+	}
 	run := m1.run(io.Discard, "echo ready; sleep 300")
 	id := waitSession(t, m1)
 

@@ -12,8 +12,8 @@ import (
 )
 
 // Command is what a caller sends a machine's listener: an operation on
-// one of its sessions (seed 001's abort, and lifeloop's pause and
-// resume), named by an id of the caller's so that a command sent twice
+// one of its sessions (seed 001's abort, and lifeloop's pause, resume
+// and renew with a note), named by an id of the caller's so that a command sent twice
 // is done once.
 type Command struct {
 	ID       string    `json:"command_id"`
@@ -22,10 +22,18 @@ type Command struct {
 	Op       string    `json:"op"`
 	Caller   string    `json:"caller,omitempty"`
 	IssuedAt time.Time `json:"issued_at"`
+	// Note (renew) is the text handed to the relaunched harness, as
+	// `lifeloop renew --note` hands a file's; Resume asks a resumed
+	// conversation instead of a fresh one.
+	Note   string `json:"note,omitempty"`
+	Resume bool   `json:"resume,omitempty"`
 }
 
+// MaxNote bounds a renew command's note.
+const MaxNote = 64 << 10
+
 // Ops are the operations a command may ask.
-var Ops = []string{"abort", "pause", "resume"}
+var Ops = []string{"abort", "pause", "resume", "renew"}
 
 // Result statuses.
 const (
@@ -101,6 +109,9 @@ func OpenCommand(body, secret []byte) (Command, error) {
 	}
 	if !known {
 		return c, fmt.Errorf("op %q: want one of %v", c.Op, Ops)
+	}
+	if len(c.Note) > MaxNote || c.Note != "" && c.Op != "renew" {
+		return c, fmt.Errorf("a note goes with renew only, %d bytes at most", MaxNote)
 	}
 	return c, nil
 }
