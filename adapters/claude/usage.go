@@ -97,6 +97,7 @@ type usageParser struct {
 	// The previous call's identity, session, time and model: the harness
 	// writes one line per content block of a reply, each repeating them.
 	lastKey, lastSession, lastTS, lastModel []byte
+	key                                     []byte // the line's identity, reused
 	session, model                          string
 	at                                      time.Time
 }
@@ -124,7 +125,8 @@ func (u *usageParser) Parse(dst []adapters.UsageEntry, data []byte) ([]adapters.
 	}
 	var key []byte
 	if len(l.msgID) > 0 && len(l.requestID) > 0 {
-		key = append(append(append(key, l.msgID...), ':'), l.requestID...)
+		u.key = append(append(append(u.key[:0], l.msgID...), ':'), l.requestID...)
+		key = u.key
 		if bytes.Equal(key, u.lastKey) {
 			// The same call as the line before: counted once anyway.
 			return dst, nil
@@ -147,7 +149,8 @@ func (u *usageParser) parseWhole(dst []adapters.UsageEntry, data []byte) ([]adap
 	}
 	var key []byte
 	if len(l.msgID) > 0 && len(l.requestID) > 0 {
-		key = append(append(append(key, l.msgID...), ':'), l.requestID...)
+		u.key = append(append(append(u.key[:0], l.msgID...), ':'), l.requestID...)
+		key = u.key
 	}
 	return append(dst, u.entry(key, l.sessionID, l.timestamp, l.model, adapters.UsageTokens{Input: l.input, CacheWrite: l.cc, CacheRead: l.cr, Output: l.out})), nil
 }

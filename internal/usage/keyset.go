@@ -92,11 +92,10 @@ func (s *keySet) reset() {
 	s.live, s.used, s.marks = 0, 0, 0
 }
 
-// grow rehashes s into twice the slots its keys need (deleted slots
-// dropped).
+// grow rehashes s into slots at most half full (deleted slots dropped).
 func (s *keySet) grow() {
 	n := 64
-	for n*3 < (s.live+1)*4*2 {
+	for n < (s.live+1)*2 {
 		n *= 2
 	}
 	old := s.slots
