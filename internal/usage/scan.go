@@ -121,14 +121,6 @@ func (s *Scanner) Run() (*Scan, error) {
 		}
 		return sc, nil
 	}
-	// The identities every file already counted: a call another file
-	// repeats is counted once, where it was first read.
-	seen := &keySet{}
-	for _, rec := range idx.files {
-		for _, k := range rec.Keys {
-			seen.add(k)
-		}
-	}
 	results := make(map[int]*readResult, len(todo))
 	if workers := min(runtime.GOMAXPROCS(0), len(todo)); workers > 1 {
 		var mu sync.Mutex
@@ -156,6 +148,24 @@ func (s *Scanner) Run() (*Scan, error) {
 			}()
 		}
 		wg.Wait()
+	}
+	// The identities every file already counted: a call another file
+	// repeats is counted once, where it was first read.
+	seen := &keySet{}
+	keys := 0
+	for _, rec := range idx.files {
+		keys += len(rec.Keys)
+	}
+	for _, res := range results {
+		if res.rec != nil {
+			keys += len(res.rec.Keys)
+		}
+	}
+	seen.reserve(keys)
+	for _, rec := range idx.files {
+		for _, k := range rec.Keys {
+			seen.add(k)
+		}
 	}
 	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, readBuffer)}
 	for i, f := range files {
