@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,14 +121,6 @@ func (s *Scanner) Run() (*Scan, error) {
 		}
 		return sc, nil
 	}
-	// The identities every file already counted: a call another file
-	// repeats is counted once, where it was first read.
-	seen := &keySet{}
-	for _, rec := range idx.files {
-		for _, k := range rec.Keys {
-			seen.add(k)
-		}
-	}
 	results := make(map[int]*readResult, len(todo))
 	if workers := min(runtime.GOMAXPROCS(0), len(todo)); workers > 1 {
 		var mu sync.Mutex
@@ -157,6 +148,24 @@ func (s *Scanner) Run() (*Scan, error) {
 			}()
 		}
 		wg.Wait()
+	}
+	// The identities every file already counted: a call another file
+	// repeats is counted once, where it was first read.
+	seen := &keySet{}
+	keys := 0
+	for _, rec := range idx.files {
+		keys += len(rec.Keys)
+	}
+	for _, res := range results {
+		if res.rec != nil {
+			keys += len(res.rec.Keys)
+		}
+	}
+	seen.reserve(keys)
+	for _, rec := range idx.files {
+		for _, k := range rec.Keys {
+			seen.add(k)
+		}
 	}
 	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, readBuffer)}
 	for i, f := range files {
@@ -233,6 +242,34 @@ type reader struct {
 	// warnings gathers a reader's warnings when it reads beside others
 	// (nil: they go to the scanner's Warn at once).
 	warnings *strings.Builder
+	// day is the day of the last call, year, month and mday its date.
+	day        string
+	year, mday int
+	month      time.Month
+}
+
+// dayOf is the day of t in the reader's zone ("unknown" for no time),
+// the string of the call before when on the same day.
+func (r *reader) dayOf(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	lt := t.In(r.loc)
+	if y, m, d := lt.Date(); r.day == "" || y != r.year || m != r.month || d != r.mday {
+		r.year, r.month, r.mday = y, m, d
+		r.day = lt.Format("2006-01-02")
+	}
+	return r.day
+}
+
+// keyHash is the FNV-1a hash of a call's identity.
+func keyHash(key string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // readResult is what a reader made of one file beside the others.
@@ -344,18 +381,13 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 // add counts one call in rec, unless its identity was counted already.
 func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
 	if e.Key != "" {
-		h := fnv.New64a()
-		h.Write([]byte(e.Key))
-		k := h.Sum64()
+		k := keyHash(e.Key)
 		if !r.seen.add(k) {
 			return
 		}
 		rec.Keys = append(rec.Keys, k)
 	}
-	day := "unknown"
-	if !e.At.IsZero() {
-		day = e.At.In(r.loc).Format("2006-01-02")
-	}
+	day := r.dayOf(e.At)
 	b := rec.bucketOf(bucketKey{Day: day, Session: e.SessionID, Model: e.Model, Project: e.Project})
 	b.Calls++
 	b.Tokens.Add(e.Tokens)
