@@ -16,7 +16,8 @@ import (
 // their own configuration ($3, $15, $0.30 and $3.75 per million input,
 // output, cache read and cache write tokens): each turn's frame.ended
 // carries exactly the mock's tokens, session.ended their total, and the
-// cost the harness recorded, native.
+// cost the harness recorded, native; `lifeloop usage` reads the same
+// from the database.
 
 // dbUsage is the usage of each reply of the mock.
 var dbUsage = mockmodel.Usage{InputTokens: 100, CacheCreationInputTokens: 2000, CacheReadInputTokens: 3000, OutputTokens: 7}
@@ -81,6 +82,29 @@ func checkDBUsageStream(t *testing.T, rs []map[string]any, turns, calls int, mod
 	checkUsageTokens(t, "harness session", hs[0].(map[string]any), calls, dbUsage)
 }
 
+// checkUsageReport checks that `lifeloop usage` reads the database the
+// harness wrote: harness's calls with the mock's tokens and their native
+// cost.
+func checkUsageReport(t *testing.T, env *testharness.HarnessEnv, state, harness string, calls int) {
+	t.Helper()
+	var rep struct {
+		Rows []map[string]any `json:"rows"`
+		Total map[string]any `json:"total"`
+	}
+	llJSON(t, env, &rep, "usage", "--state-dir", state, "--by", "harness", "--json")
+	n := float64(calls)
+	want := map[string]any{"calls": n, "input_tokens": n * float64(dbUsage.InputTokens), "cache_read_tokens": n * float64(dbUsage.CacheReadInputTokens),
+		"cache_write_tokens": n * float64(dbUsage.CacheCreationInputTokens), "output_tokens": n * float64(dbUsage.OutputTokens), "cost_provenance": "native"}
+	for k, v := range want {
+		if rep.Total[k] != v {
+			t.Fatalf("lifeloop usage: total %v, want %s %v", rep.Total, k, v)
+		}
+	}
+	if usd, _ := rep.Total["cost_usd"].(float64); math.Abs(usd-n*dbUsageCost) > 1e-9 || len(rep.Rows) != 1 || dig(rep.Rows[0], "keys", "harness") != harness {
+		t.Fatalf("lifeloop usage: rows %v, total %v; want one of %s at $%.7f", rep.Rows, rep.Total, harness, n*dbUsageCost)
+	}
+}
+
 func checkNativeCost(t *testing.T, what string, b map[string]any, usd float64) {
 	t.Helper()
 	c, _ := b["cost"].(map[string]any)
@@ -111,6 +135,7 @@ func TestUsageOnTheOpenCodeStream(t *testing.T) {
 	}
 	_, rs := onlySession(t, state)
 	checkDBUsageStream(t, rs, 1, 1, "mock-model")
+	checkUsageReport(t, env, state, "opencode", 1)
 }
 
 // TestUsageOnTheOpenClawStream: `lifeloop run -- openclaw agent --local`,
@@ -134,4 +159,5 @@ func TestUsageOnTheOpenClawStream(t *testing.T) {
 	}
 	_, rs := onlySession(t, state)
 	checkDBUsageStream(t, rs, 1, 1, "mock-model")
+	checkUsageReport(t, env, state, "openclaw", 1)
 }
