@@ -68,65 +68,72 @@ func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []
 		mark = 0 // the database was made anew
 	}
 	next := max(mark, last.Int64+1)
+	// The headers of the sessions with rows from the mark on, read first:
+	// the database has one connection, held by the rows while they are
+	// read one at a time.
+	heads, err := headers(ctx, db, col, where, mark, args)
+	if err != nil {
+		return dst, mark, err
+	}
 	rows, err := db.QueryContext(ctx, "SELECT "+col+", session_id, seq, event_json, event_zstd FROM transcript_events WHERE "+col+" >= ?"+where+" ORDER BY "+col,
 		append([]any{mark}, args...)...)
 	if err != nil {
 		return dst, mark, err
 	}
-	type row struct {
-		at, seq int64
-		session string
-		line    []byte
-	}
-	var read []row
+	defer func() { _ = rows.Close() }()
+	parsers := map[string]adapters.UsageParser{}
 	for rows.Next() {
-		var r row
+		var at, seq int64
+		var session string
 		var js sql.NullString
 		var z []byte
-		if err := rows.Scan(&r.at, &r.session, &r.seq, &js, &z); err != nil {
-			_ = rows.Close()
+		if err := rows.Scan(&at, &session, &seq, &js, &z); err != nil {
 			return dst, mark, err
 		}
-		r.line = []byte(js.String)
+		next = max(next, at+1)
+		line := []byte(js.String)
 		if !js.Valid {
-			if r.line, err = decompress(z); err != nil {
-				r.line = nil // unreadable: counts nothing
+			if line, err = decompress(z); err != nil {
+				line = nil // unreadable: counts nothing
 			}
 		}
-		read = append(read, r)
-	}
-	_ = rows.Close()
-	if err := rows.Err(); err != nil {
-		return dst, mark, err
-	}
-	parsers := map[string]adapters.UsageParser{}
-	for _, r := range read {
-		next = max(next, r.at+1)
-		p := parsers[r.session]
+		p := parsers[session]
 		if p == nil {
 			p = NewUsageParser()
-			parsers[r.session] = p
-			if r.seq > 0 {
-				if head := headerRow(ctx, db, r.session); head != nil {
-					dst, _ = p.Parse(dst, head)
-				}
+			parsers[session] = p
+			if head := heads[session]; seq > 0 && head != "" {
+				dst, _ = p.Parse(dst, []byte(head))
 			}
 		}
-		if len(r.line) > 0 {
-			dst, _ = p.Parse(dst, r.line) // a row it cannot read counts nothing
+		if len(line) > 0 {
+			dst, _ = p.Parse(dst, line) // a row it cannot read counts nothing
 		}
+	}
+	if err := rows.Err(); err != nil {
+		return dst, mark, err
 	}
 	return dst, next, nil
 }
 
-// headerRow is a session's first entry (its header: id and folder), nil
-// when it cannot be read.
-func headerRow(ctx context.Context, db *sql.DB, session string) []byte {
-	var js sql.NullString
-	if db.QueryRowContext(ctx, "SELECT event_json FROM transcript_events WHERE session_id = ? AND seq = 0", session).Scan(&js) != nil || !js.Valid {
-		return nil
+// headers returns the first entry (its header: id and folder) of each
+// session with rows from mark on.
+func headers(ctx context.Context, db *sql.DB, col, where string, mark int64, args []any) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT session_id, event_json FROM transcript_events WHERE seq = 0 AND session_id IN
+		(SELECT DISTINCT session_id FROM transcript_events WHERE `+col+` >= ?`+where+`)`, append([]any{mark}, args...)...)
+	if err != nil {
+		return nil, err
 	}
-	return []byte(js.String)
+	defer func() { _ = rows.Close() }()
+	out := map[string]string{}
+	for rows.Next() {
+		var id string
+		var js sql.NullString
+		if err := rows.Scan(&id, &js); err != nil {
+			return nil, err
+		}
+		out[id] = js.String
+	}
+	return out, rows.Err()
 }
 
 // NewUsageParser returns the parser of one session's entries (a line

@@ -370,3 +370,45 @@ func TestLockedDatabaseIsNotFatal(t *testing.T) {
 		t.Fatalf("unlocked: %v, %+v", err, sc.Group(nil, Filter{}).Total)
 	}
 }
+
+// TestOpenClawRowsAddedToASession: rows a session gets after a run are
+// read from the mark, under the session's header (its id and folder).
+func TestOpenClawRowsAddedToASession(t *testing.T) {
+	h := t.TempDir()
+	db := openClawDB(t, h, "main", "openclaw-plain-turn.transcript.jsonl")
+	var rest []struct {
+		seq  int64
+		line string
+	}
+	rows, err := db.Query("SELECT seq, event_json FROM transcript_events WHERE seq >= 5 ORDER BY seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var r struct {
+			seq  int64
+			line string
+		}
+		rows.Scan(&r.seq, &r.line)
+		rest = append(rest, r)
+	}
+	rows.Close()
+	exec(t, db, "DELETE FROM transcript_events WHERE seq >= 5")
+	if len(rest) == 0 {
+		t.Fatal("the sample has no rows past its prompt")
+	}
+	if sc, err := scanner(t, h, nil, nil, storeSources[1]).Run(); err != nil || sc.Group(nil, Filter{}).Total.Calls != 0 {
+		t.Fatalf("before the reply: %v", err)
+	}
+	for _, r := range rest {
+		exec(t, db, "INSERT INTO transcript_events (session_id, seq, event_json, created_at) VALUES ('inj-test-1', ?, ?, 0)", r.seq, r.line)
+	}
+	sc, err := scanner(t, h, nil, nil, storeSources[1]).Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := sc.Group([]string{"session", "project"}, Filter{})
+	if len(rep.Rows) != 1 || rep.Rows[0].Calls != 1 || rep.Rows[0].Keys["session"] != "inj-test-1" || rep.Rows[0].Keys["project"] != "/home/dev/.openclaw/workspace" {
+		t.Fatalf("after the reply: %+v", rep.Rows)
+	}
+}
