@@ -88,8 +88,8 @@ func checkDBUsageStream(t *testing.T, rs []map[string]any, turns, calls int, mod
 func checkUsageReport(t *testing.T, env *testharness.HarnessEnv, state, harness string, calls int) {
 	t.Helper()
 	var rep struct {
-		Rows []map[string]any `json:"rows"`
-		Total map[string]any `json:"total"`
+		Rows  []map[string]any `json:"rows"`
+		Total map[string]any   `json:"total"`
 	}
 	llJSON(t, env, &rep, "usage", "--state-dir", state, "--by", "harness", "--json")
 	n := float64(calls)

@@ -175,4 +175,3 @@ func toJSONMap(t *testing.T, v any) map[string]any {
 	}
 	return out
 }
-
