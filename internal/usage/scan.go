@@ -26,6 +26,9 @@ import (
 type Source struct {
 	Harness string
 	Reader  adapters.UsageReader
+	// Store is set instead of Reader for a harness whose usage lives in
+	// a database (store.go).
+	Store adapters.UsageStore
 }
 
 // Scanner reads the sources' files into the index.
@@ -64,15 +67,26 @@ func (s *Scanner) Run() (*Scan, error) {
 	type file struct {
 		path, harness string
 		r             adapters.UsageReader
+		db            adapters.UsageStore
 	}
 	var files []file
 	for _, src := range s.Sources {
+		if src.Store != nil {
+			dbs, err := src.Store.UsageDatabases(s.Getenv)
+			if err != nil {
+				s.warn("%s: listing its databases: %v", src.Harness, err)
+			}
+			for _, p := range dbs {
+				files = append(files, file{p, src.Harness, nil, src.Store})
+			}
+			continue
+		}
 		paths, err := src.Reader.UsageFiles(s.Getenv)
 		if err != nil {
 			s.warn("%s: listing its session files: %v", src.Harness, err)
 		}
 		for _, p := range paths {
-			files = append(files, file{p, src.Harness, src.Reader})
+			files = append(files, file{p, src.Harness, src.Reader, nil})
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
@@ -103,6 +117,11 @@ func (s *Scanner) Run() (*Scan, error) {
 		paths[i] = f.path
 	}
 	infos := statAll(paths)
+	for i, f := range files {
+		if f.db != nil {
+			infos[i] = storeStat(f.path)
+		}
+	}
 	// The files that changed are read side by side, each counting its
 	// calls once within itself; merged in path order, a file whose calls
 	// another already counted is read again alone, as one reading after
@@ -133,6 +152,9 @@ func (s *Scanner) Run() (*Scan, error) {
 				for j := w; j < len(todo); j += workers {
 					i := todo[j]
 					f, old := files[i], idx.files[files[i].path]
+					if f.db != nil {
+						continue // read in order below
+					}
 					r.seen.reset()
 					if !fresh(old, f.harness, infos[i]) {
 						for _, k := range old.Keys {
@@ -205,7 +227,14 @@ func (s *Scanner) Run() (*Scan, error) {
 				continue
 			}
 		}
-		rec, n, err := r.file(old, f.path, f.harness, f.r, st)
+		var rec *fileRecord
+		var n int64
+		var err error
+		if f.db != nil {
+			rec, err = r.database(old, f.path, f.harness, f.db, st)
+		} else {
+			rec, n, err = r.file(old, f.path, f.harness, f.r, st)
+		}
 		if rec != nil {
 			idx.files[f.path] = rec
 		}
