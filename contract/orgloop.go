@@ -290,6 +290,10 @@ type OrgLoopPayload struct {
 	// on a terminal event, the session's block its session.ended carries
 	// (waited_ms per kind, and closed: the episode the end closed).
 	Attention map[string]any `json:"attention,omitempty"`
+	// Usage is, on a turn's end (frame.ended) and on a stop, the usage
+	// block its receipt carries: tokens per kind, the cost with its
+	// provenance, per model (orgLoopUsage).
+	Usage map[string]any `json:"usage,omitempty"`
 }
 
 // OrgLoopLifecycle is payload.lifecycle. Outcome is set on terminal
@@ -495,6 +499,7 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	case lc.Terminal:
 		p.Attention = orgLoopSessionAttention(sum)
 	}
+	p.Usage = orgLoopUsage(r, lc)
 	source := o.Source
 	if source == "" {
 		source = harness
