@@ -230,8 +230,9 @@ func checkBlockCost(t *testing.T, what string, cost any, usd float64, prov strin
 	}
 }
 
-// checkListedUsage: `top --json`, `sessions --json` and `status --json`
-// show the session's tokens and its cost with the provenance.
+// checkListedUsage: `top --json` and `sessions --json` show the
+// session's tokens and its cost with the provenance in their flat
+// columns, `status --json` in the session's usage block.
 func checkListedUsage(t *testing.T, what string, env *testharness.HarnessEnv, state string, want usageTokens, usd float64, prov string) {
 	t.Helper()
 	views := map[string]map[string]any{}
@@ -249,7 +250,9 @@ func checkListedUsage(t *testing.T, what string, env *testharness.HarnessEnv, st
 		Usage map[string]any `json:"usage"`
 	}
 	llJSON(t, env, &status, "status", "--state-dir", state, "--latest", "--json")
-	views["status --json"] = status.Usage
+	// status --json has the session's block as session.ended carries it.
+	checkBlockTokens(t, what+" status --json", status.Usage, want)
+	checkBlockCost(t, what+" status --json", status.Usage["cost"], usd, prov)
 	for view, u := range views {
 		got := fmt.Sprint(u["calls"], u["input_tokens"], u["cache_read_tokens"], u["cache_write_tokens"], u["output_tokens"])
 		if w := fmt.Sprint(1, want.Input, want.CacheRead, want.CacheWrite, want.Output); got != w {
