@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/internal/otelmap"
 	"github.com/lifeloop/lifeloop/internal/testharness"
@@ -131,15 +132,17 @@ func unpricePi(t *testing.T, env *testharness.HarnessEnv) {
 // each harness against the mock, whose reply reports known usage, shows
 // exactly the tokens the harness's files hold for it on the turn's
 // frame.ended and in the session's total, and the cost with its
-// provenance, in the ledger, `top --json`, `status --json` and a real
+// provenance, in the ledger, `top --json`, `status --json`, a real
 // Jaeger (the frame span's gen_ai.usage.* and lifeloop.cost.*, the cost
-// counter by provenance); a model no table prices shows unknown, never
+// counter by provenance) and a real log store (VictoriaLogs: the turn's
+// and the end's records, whose body is the receipt); a model no table prices shows unknown, never
 // 0, in each. Run one harness at a time: -run 'TestUsageEverywhere/codex'.
 func TestUsageEverywhere(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
 	ll := lifeloopBin(t)
 	j := startJaeger(t)
+	logs := startLogStore(t)
 	for _, hc := range usageCases {
 		t.Run(hc.name, func(t *testing.T) {
 			if hc.pending != "" {
@@ -150,6 +153,7 @@ func TestUsageEverywhere(t *testing.T) {
 				env := testharness.NewHarnessEnv(t, mock)
 				argv := hc.argv(t, env, priced)
 				env.UseNodeFor(t, argv[0])
+				env.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", logs.logsEndpoint())
 				state := stateDir(t)
 				res := env.Run(runTimeout, ll, append([]string{"run", "--state-dir", state, "--otlp", j.endpoint(), "--"}, argv...)...)
 				if res.ExitCode != 0 {
@@ -164,6 +168,7 @@ func TestUsageEverywhere(t *testing.T) {
 				checkLedgerUsage(t, what, rs, hc.want, model, usd, prov)
 				checkListedUsage(t, what, env, state, hc.want, usd, prov)
 				checkJaegerUsage(t, what, j, state, id, hc.want, usd, prov)
+				checkStoredUsage(t, what, logs, id, hc.want, usd, prov)
 			}
 		})
 	}
@@ -330,4 +335,77 @@ func checkJaegerUsage(t *testing.T, what string, j *jaegerServer, state, id stri
 	if err != nil || math.Abs(v-usd) > 1e-9 {
 		t.Errorf("%s: the backend's cost counter %s, want %.7f", what, costLines[0], usd)
 	}
+}
+
+// checkStoredUsage: the log store's records of the turn's frame.ended
+// and of session.ended (their body is the receipt) carry want and the
+// cost, as the ledger does.
+func checkStoredUsage(t *testing.T, what string, l *logStore, id string, want usageTokens, usd float64, prov string) {
+	t.Helper()
+	deadline := time.Now().Add(runTimeout)
+	for {
+		found := map[string]map[string]any{}
+		var recs []map[string]string
+		for _, rec := range l.records(t, id) {
+			ev := rec["event_name"]
+			if ev != "frame.ended" && ev != "session.ended" {
+				continue
+			}
+			recs = append(recs, rec)
+			if b := storedUsage(rec); b != nil {
+				found[ev] = b
+			}
+		}
+		if len(found) == 2 {
+			for ev, b := range found {
+				checkBlockTokens(t, what+" log store "+ev, b, want)
+				checkBlockCost(t, what+" log store "+ev, b["cost"], usd, prov)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the log store has usage on %d of the turn's and the end's records\n%v", what, len(found), recs)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// storedUsage is the usage block of a stored record whose body is a
+// receipt: from its message (the body as JSON) or, where the store
+// flattened the body into fields, from those under
+// telemetry_summary.usage.
+func storedUsage(rec map[string]string) map[string]any {
+	var r map[string]any
+	if json.Unmarshal([]byte(rec["_msg"]), &r) == nil {
+		if b := usageBlock(r); b != nil {
+			return b
+		}
+	}
+	const prefix = "telemetry_summary.usage."
+	b := map[string]any{}
+	for k, v := range rec {
+		i := strings.Index(k, prefix)
+		if i < 0 {
+			continue
+		}
+		path := strings.Split(k[i+len(prefix):], ".")
+		at := b
+		for _, p := range path[:len(path)-1] {
+			next, _ := at[p].(map[string]any)
+			if next == nil {
+				next = map[string]any{}
+				at[p] = next
+			}
+			at = next
+		}
+		var x any = v
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			x = f
+		}
+		at[path[len(path)-1]] = x
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	return b
 }
