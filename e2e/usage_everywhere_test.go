@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -135,7 +136,8 @@ func unpricePi(t *testing.T, env *testharness.HarnessEnv) {
 // provenance, in the ledger, `top --json`, `status --json`, a real
 // Jaeger (the frame span's gen_ai.usage.* and lifeloop.cost.*, the cost
 // counter by provenance) and a real log store (VictoriaLogs: the turn's
-// and the end's records, whose body is the receipt); a model no table prices shows unknown, never
+// and the end's records, whose body is the receipt), and its OrgLoop
+// and HCP projections (`receipts --format orgloop|hcp`); a model no table prices shows unknown, never
 // 0, in each. Run one harness at a time: -run 'TestUsageEverywhere/codex'.
 func TestUsageEverywhere(t *testing.T) {
 	t.Parallel() // see the package doc
@@ -169,6 +171,7 @@ func TestUsageEverywhere(t *testing.T) {
 				checkListedUsage(t, what, env, state, hc.want, usd, prov)
 				checkJaegerUsage(t, what, j, state, id, hc.want, usd, prov)
 				checkStoredUsage(t, what, logs, id, hc.want, usd, prov)
+				checkProjectedUsage(t, what, env, ll, state, id, hc.want, usd, prov)
 			}
 		})
 	}
@@ -408,4 +411,70 @@ func storedUsage(rec map[string]string) map[string]any {
 		return nil
 	}
 	return b
+}
+
+// checkProjectedUsage: `lifeloop receipts --format orgloop` gives the
+// turn's active/idle event and the stop want and the cost as
+// payload.usage; `--format hcp` the turn's frame.ended progress and the
+// end's state_changed as metadata.usage.
+func checkProjectedUsage(t *testing.T, what string, env *testharness.HarnessEnv, ll, state, id string, want usageTokens, usd float64, prov string) {
+	t.Helper()
+	lines := func(format string) []string {
+		res := env.Run(runTimeout, ll, "receipts", "--state-dir", state, "--format", format, id)
+		if res.ExitCode != 0 {
+			t.Fatalf("%s: receipts --format %s: exit %d: %s", what, format, res.ExitCode, res.Stderr)
+		}
+		return strings.Split(strings.TrimSpace(res.Stdout), "\n")
+	}
+	found := map[string]map[string]any{}
+	for _, line := range lines("orgloop") {
+		var ev struct {
+			Payload struct {
+				Lifecycle struct {
+					Phase  string `json:"phase"`
+					Reason string `json:"reason"`
+				} `json:"lifecycle"`
+				Usage map[string]any `json:"usage"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("%s: orgloop: %v: %s", what, err, line)
+		}
+		if ev.Payload.Usage != nil {
+			key := "orgloop " + ev.Payload.Lifecycle.Phase + "/" + ev.Payload.Lifecycle.Reason
+			if found[key] != nil {
+				t.Errorf("%s: two %s events with usage", what, key)
+			}
+			found[key] = ev.Payload.Usage
+		}
+	}
+	for _, line := range lines("hcp") {
+		var e struct {
+			Payload struct {
+				EventType string         `json:"event_type"`
+				Data      map[string]any `json:"data"`
+			} `json:"payload"`
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%s: hcp: %v: %s", what, err, line)
+		}
+		meta, _ := e.Payload.Data["metadata"].(map[string]any)
+		if u, _ := meta["usage"].(map[string]any); u != nil {
+			at := e.Payload.Data["stage"] // a progress's
+			if e.Payload.EventType == "state_changed" {
+				at = e.Payload.Data["to_state"]
+			}
+			found[fmt.Sprint("hcp ", e.Payload.EventType, " ", at)] = u
+		}
+	}
+	keys := make([]string, 0, len(found))
+	for k, b := range found {
+		keys = append(keys, k)
+		checkBlockTokens(t, what+" "+k, b, want)
+		checkBlockCost(t, what+" "+k, b["cost"], usd, prov)
+	}
+	slices.Sort(keys)
+	if w := "[hcp progress frame.ended hcp state_changed COMPLETED orgloop active/idle orgloop completed/exit_code_0]"; fmt.Sprint(keys) != w {
+		t.Errorf("%s: usage on %v, want %s", what, keys, w)
+	}
 }
