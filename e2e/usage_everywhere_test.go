@@ -4,11 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -137,7 +140,8 @@ func unpricePi(t *testing.T, env *testharness.HarnessEnv) {
 // Jaeger (the frame span's gen_ai.usage.* and lifeloop.cost.*, the cost
 // counter by provenance) and a real log store (VictoriaLogs: the turn's
 // and the end's records, whose body is the receipt), and its OrgLoop
-// and HCP projections (`receipts --format orgloop|hcp`); a model no table prices shows unknown, never
+// and HCP projections (`receipts --format orgloop|hcp`) and the stop
+// `--orgloop-webhook` posts (meta.usage); a model no table prices shows unknown, never
 // 0, in each. Run one harness at a time: -run 'TestUsageEverywhere/codex'.
 func TestUsageEverywhere(t *testing.T) {
 	t.Parallel() // see the package doc
@@ -157,7 +161,9 @@ func TestUsageEverywhere(t *testing.T) {
 				env.UseNodeFor(t, argv[0])
 				env.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", logs.logsEndpoint())
 				state := stateDir(t)
-				res := env.Run(runTimeout, ll, append([]string{"run", "--state-dir", state, "--otlp", j.endpoint(), "--"}, argv...)...)
+				hook := startPostReceiver(t)
+				res := env.Run(runTimeout, ll, append([]string{"run", "--state-dir", state, "--otlp", j.endpoint(),
+					"--orgloop-webhook", hook.URL + "/webhook/lifeloop-sessions", "--"}, argv...)...)
 				if res.ExitCode != 0 {
 					t.Fatalf("lifeloop run -- %s: exit %d\nstdout: %s\nstderr: %s", hc.name, res.ExitCode, res.Stdout, res.Stderr)
 				}
@@ -172,6 +178,7 @@ func TestUsageEverywhere(t *testing.T) {
 				checkJaegerUsage(t, what, j, state, id, hc.want, usd, prov)
 				checkStoredUsage(t, what, logs, id, hc.want, usd, prov)
 				checkProjectedUsage(t, what, env, ll, state, id, hc.want, usd, prov)
+				checkWebhookUsage(t, what, hook.posts(), hc.want, usd, prov)
 			}
 		})
 	}
@@ -477,4 +484,52 @@ func checkProjectedUsage(t *testing.T, what string, env *testharness.HarnessEnv,
 	if w := "[hcp progress frame.ended hcp state_changed COMPLETED orgloop active/idle orgloop completed/exit_code_0]"; fmt.Sprint(keys) != w {
 		t.Errorf("%s: usage on %v, want %s", what, keys, w)
 	}
+}
+
+// postReceiver is a webhook receiver on 127.0.0.1 that keeps every
+// JSON body posted to it.
+type postReceiver struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []map[string]any
+}
+
+// startPostReceiver starts a postReceiver, closed by the test's cleanup.
+func startPostReceiver(t *testing.T) *postReceiver {
+	t.Helper()
+	p := &postReceiver{}
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var v map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&v); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		p.mu.Lock()
+		p.got = append(p.got, v)
+		p.mu.Unlock()
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+// posts returns the bodies received so far.
+func (p *postReceiver) posts() []map[string]any {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.got)
+}
+
+// checkWebhookUsage: the session's start and stop were posted, the stop
+// with want and the cost as meta.usage, the start without usage.
+func checkWebhookUsage(t *testing.T, what string, posts []map[string]any, want usageTokens, usd float64, prov string) {
+	t.Helper()
+	if len(posts) != 2 || posts[0]["hook_type"] != "start" || posts[1]["hook_type"] != "stop" {
+		t.Fatalf("%s: webhook posts %v, want a start and a stop", what, posts)
+	}
+	if dig(posts[0], "meta", "usage") != nil {
+		t.Errorf("%s: the start post has meta.usage %v", what, dig(posts[0], "meta", "usage"))
+	}
+	u, _ := dig(posts[1], "meta", "usage").(map[string]any)
+	checkBlockTokens(t, what+" webhook stop meta.usage", u, want)
+	checkBlockCost(t, what+" webhook stop meta.usage", u["cost"], usd, prov)
 }
