@@ -6,7 +6,8 @@
 //
 // The mapping (docs/contract.md, "HCP L2 event stream"):
 //
-//	first receipt                       session_created {state: PENDING}; when it is not a
+//	first receipt                       session_created {state: PENDING, metadata {machine}
+//	                                    when SetMachine named it}; when it is not a
 //	                                    session.starting or session.started (an emit-only
 //	                                    session), state_changed PENDING → RUNNING, reason observed
 //	session.started (first)             state_changed PENDING → RUNNING, reason started
@@ -171,6 +172,9 @@ type Projector struct {
 	// before one); warned the episode (id@since) last warned about.
 	attention map[string]any
 	warned    string
+	// machine names the machine the session runs on (session_created's
+	// metadata.machine; "" leaves it out).
+	machine string
 }
 
 // NewProjector returns the projector of session sessionID (lifeloop's
@@ -178,6 +182,11 @@ type Projector struct {
 func NewProjector(sessionID string) *Projector {
 	return &Projector{sessionID: sessionID, lifeloopID: sessionID}
 }
+
+// SetMachine names the machine the session runs on: session_created
+// carries it as metadata.machine, so a consumer of many machines' events
+// (a fleet view) knows where each session is.
+func (p *Projector) SetMachine(name string) { p.machine = name }
 
 // Sequence returns the sequence of the last event emitted (0: none yet).
 func (p *Projector) Sequence() uint64 { return p.seq }
@@ -520,8 +529,15 @@ func (p *Projector) created(r contract.LifecycleReceipt) map[string]any {
 			d[k] = v
 		}
 	}
+	meta := map[string]any{}
 	if p.continues != "" {
-		d["metadata"] = map[string]any{"lifeloop_session_id": p.lifeloopID, "continues_session_id": p.continues, "continuation": p.continuation}
+		meta = map[string]any{"lifeloop_session_id": p.lifeloopID, "continues_session_id": p.continues, "continuation": p.continuation}
+	}
+	if p.machine != "" {
+		meta["machine"] = p.machine
+	}
+	if len(meta) > 0 {
+		d["metadata"] = meta
 	}
 	return d
 }
@@ -533,7 +549,7 @@ func (p *Projector) created(r contract.LifecycleReceipt) map[string]any {
 func (p *Projector) reopen(n int) {
 	*p = Projector{
 		sessionID: fmt.Sprintf("%s.c%d", p.lifeloopID, n), lifeloopID: p.lifeloopID,
-		continues: p.sessionID, continuation: n, through: p.through,
+		continues: p.sessionID, continuation: n, through: p.through, machine: p.machine,
 	}
 }
 
