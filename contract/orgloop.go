@@ -356,11 +356,12 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 //
 //	session.started                        started   (non-terminal)
 //	frame.opened                           active    reason running
-//	frame.ended                            active    reason idle
+//	frame.ended                            active    reason idle; payload.usage its usage block
 //	supervisor.tick, trigger               active    reason the attention state (needs_permission,
 //	attention_changed, to a waiting state            needs_answer, waiting_for_input, stopped_on_error),
 //	                                                 payload.attention the block
-//	session.ended                          phase/outcome/reason from telemetry_summary
+//	session.ended                          phase/outcome/reason from telemetry_summary;
+//	                                       payload.usage the session's usage block
 //	                                       (ClassifyExit of exit_status/signal when only those are
 //	                                       present; stopped/unknown/session_stopped when nothing is,
 //	                                       but completed/success/session_ended for a manual_skill
