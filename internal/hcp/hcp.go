@@ -41,14 +41,17 @@
 //	                                    harness_session_id
 //	session.started after a lost        state_changed PAUSED → RUNNING, reason
 //	wrapper (run --continue-session)    recovered_from_checkpoint
-//	frame.opening/opened/ending/ended   progress {stage, message, frame_id}
+//	frame.opening/opened/ending/ended   progress {stage, message, frame_id}; a turn's
+//	                                    frame.ended with metadata {usage: its block}
 //	capability.degraded, gap receipts,  warning {code, message, details}; a renewal
 //	                                    policy's report has its policy object in details
 //	receipt warnings
 //	status failed                       error {code, message, recoverable}
 //	session.ended, wrapper_lost         state_changed → PAUSED, reason wrapper_lost (the
 //	(not while ABORTING)                session is kept: run --continue-session resumes it)
-//	session.ended (not a renewal's)     state_changed → final state (FinalState), then session_closed
+//	session.ended (not a renewal's)     state_changed → final state (FinalState), then session_closed;
+//	                                    its state_changed events carry metadata {usage: the
+//	                                    session's totals} when it has them
 //	a receipt of continuation N after   a new HCP session <session>.c<N>: session_created with
 //	session_closed (run --continue-     metadata {lifeloop_session_id, continues_session_id,
 //	session of an ended session)        continuation}, sequence from 1; a renewal it finishes
@@ -216,7 +219,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		p.reopen(n)
 	}
 	p.continuation = max(p.continuation, n)
-	b := batch{p: p, r: r}
+	b := batch{p: p, r: r, usage: usageOf(r)}
 	sum := r.TelemetrySummary
 	// A tick's attention, or session.ended's (the session's, with the
 	// episode its end closed): the metadata of the state_changed events
@@ -298,7 +301,9 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		}
 	case contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded:
 		if r.Status != contract.StatusFailed {
-			b.add(Progress, progress(r))
+			d := progress(r)
+			b.usageMetadata(d)
+			b.add(Progress, d)
 		}
 	case contract.EventCapabilityDegraded:
 		for _, d := range r.CapabilityDegradations {
@@ -427,6 +432,8 @@ type batch struct {
 	p   *Projector
 	r   contract.LifecycleReceipt
 	out []Envelope
+	// usage is the receipt's usage block (usageOf), nil when it has none.
+	usage map[string]any
 }
 
 func (b *batch) timestamp() string {
@@ -472,6 +479,7 @@ func (b *batch) transitionData(to, reason string, extra map[string]any) {
 		d[k] = v
 	}
 	b.attentionMetadata(d)
+	b.usageMetadata(d)
 	b.add(StateChanged, d)
 	b.p.state = to
 }
