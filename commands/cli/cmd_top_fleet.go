@@ -120,9 +120,12 @@ func fleetCost(u map[string]any) string {
 		return ""
 	}
 	prov, _ := c["provenance"].(string)
-	usd, ok := c["usd"]
+	usd, ok := c["usd"].(float64)
 	if !ok || prov == "unknown" {
 		return "unknown"
 	}
-	return fmt.Sprintf("$%v %s", usd, prov)
+	if usd < 1 {
+		return fmt.Sprintf("$%.4f %s", usd, prov)
+	}
+	return fmt.Sprintf("$%.2f %s", usd, prov)
 }
