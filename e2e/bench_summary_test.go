@@ -406,14 +406,16 @@ type baseline struct {
 // the files hold.
 func (b *baseline) readAll(out []byte) error {
 	var rep struct {
-		Totals map[string]float64 `json:"totals"`
+		Totals map[string]json.RawMessage `json:"totals"`
 	}
 	if err := json.Unmarshal(out, &rep); err != nil {
 		return fmt.Errorf("%s printed %.300q: %w", b.name, out, err)
 	}
 	for k, v := range b.want {
-		if int64(rep.Totals[k]) != v {
-			return fmt.Errorf("%s totals %v, want %s %d", b.name, rep.Totals, k, v)
+		var got float64
+		_ = json.Unmarshal(rep.Totals[k], &got) // absent: 0, a mismatch
+		if int64(got) != v {
+			return fmt.Errorf("%s totals %s %d, want %d", b.name, k, int64(got), v)
 		}
 	}
 	return nil
@@ -463,14 +465,34 @@ type codexFixture struct {
 	input, output int64
 }
 
+// lineHead is the time and ordinal each rollout line starts with.
+var lineHead = regexp.MustCompile(`^\{"timestamp":"([^"]+)","ordinal":(\d+),`)
+
+// laterTurn moves a line of the sample's turn to its repeat number turn:
+// 3 s and one turn's ordinals later for each (the sample's turn takes 2.4
+// s), as Codex writes turn after turn. A reader that drops an event it
+// has seen at the same time would count a repeat at the same time once.
+func laterTurn(l string, turn, lines int64) string {
+	m := lineHead.FindStringSubmatchIndex(l)
+	if m == nil {
+		return l
+	}
+	at, err := time.Parse(time.RFC3339Nano, l[m[2]:m[3]])
+	if err != nil {
+		return l
+	}
+	ord, _ := strconv.ParseInt(l[m[4]:m[5]], 10, 64)
+	return fmt.Sprintf(`{"timestamp":"%s","ordinal":%d,`, at.Add(time.Duration(turn)*3*time.Second).UTC().Format("2006-01-02T15:04:05.000Z"), ord+turn*lines) + l[m[1]:]
+}
+
 // totalUsage is the cumulative usage object of a token_count line.
 var totalUsage = regexp.MustCompile(`"total_token_usage":\{"input_tokens":(\d+),"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":(\d+),"reasoning_output_tokens":0,"total_tokens":(\d+)\}`)
 
 // writeCodexRollout streams a rollout of at least size bytes into
 // <home>/.codex/sessions/: the session_meta of the bundled real rollout,
-// then its turn over and over, the cumulative token totals of its
-// token_count lines carried on from turn to turn as Codex 0.169 writes
-// them.
+// then its turn over and over, each repeat later in time and ordinals,
+// the cumulative token totals of its token_count lines carried on from
+// turn to turn as Codex 0.169 writes them.
 func writeCodexRollout(b *testing.B, size int64) *codexFixture {
 	b.Helper()
 	root, err := testharness.FindModuleRoot()
@@ -513,6 +535,7 @@ func writeCodexRollout(b *testing.B, size int64) *codexFixture {
 	for turn := int64(0); fx.size < size; turn++ {
 		for _, l := range lines[1:] {
 			if turn > 0 {
+				l = laterTurn(l, turn, int64(len(lines)-1))
 				l = totalUsage.ReplaceAllStringFunc(l, func(u string) string {
 					m := totalUsage.FindStringSubmatch(u)
 					in, _ := strconv.ParseInt(m[1], 10, 64)
