@@ -356,7 +356,16 @@ func (t *summary) catchUp(name, adapter string, env []string, path string, size 
 		return
 	}
 	baseText := fmt.Sprintf("%s %s, CPU %s, peak %.0f MiB", base.name, ms(median(bW)), ms(median(bC)), float64(median(bRSS))/1024)
-	t.row(name, llText, baseText, fmt.Sprintf("%.1f× faster, %.1f× less CPU", median(ratio), median(cpuRatio)), "≥ 3× faster, ≥ 400 MB/s, peak < 32 MiB")
+	t.row(name, llText, baseText, timesText(median(ratio), "faster", "slower")+", "+timesText(median(cpuRatio), "less CPU", "more CPU"), "≥ 3× faster, ≥ 400 MB/s, peak < 32 MiB")
+}
+
+// timesText says r, the baseline's figure over lifeloop's, as "r× better"
+// or, below 1, "1/r× worse".
+func timesText(r float64, better, worse string) string {
+	if r > 0 && r < 1 {
+		return fmt.Sprintf("%.1f× %s", 1/r, worse)
+	}
+	return fmt.Sprintf("%.1f× %s", r, better)
 }
 
 func (t *summary) catchUpClaude(mib int) {
