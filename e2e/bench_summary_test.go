@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -375,7 +376,7 @@ func (t *summary) catchUpClaude(mib int) {
 	if c := ccusageBaseline(); c != "" {
 		env = append(env, ccusageEnv(fx.home)...)
 		base = &baseline{
-			name: ccusageName(c),
+			name: ccusageName(t.b.Context(), c),
 			argv: []string{c, "claude", "daily", "--json", "--offline", "--timezone", "UTC"},
 			want: map[string]int64{
 				"inputTokens": fx.input, "outputTokens": fx.output,
@@ -394,7 +395,7 @@ func (t *summary) catchUpCodex(mib int) {
 	if c := ccusageBaseline(); c != "" {
 		env = append(env, ccusageEnv(fx.home)...)
 		base = &baseline{
-			name: ccusageName(c),
+			name: ccusageName(t.b.Context(), c),
 			argv: []string{c, "codex", "daily", "--json", "--offline", "--timezone", "UTC"},
 			want: map[string]int64{"inputTokens": fx.input, "outputTokens": fx.output},
 		}
@@ -458,8 +459,8 @@ func ccusageEnv(home string) []string {
 }
 
 // ccusageName is "ccusage <version>" as bin reports it.
-func ccusageName(bin string) string {
-	out, err := exec.Command(bin, "--version").Output()
+func ccusageName(ctx context.Context, bin string) string {
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
 	if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "ccusage "); err == nil && v != "" {
 		return "ccusage " + v
 	}
