@@ -12,9 +12,8 @@ import (
 // Pi (1.6.0 of @earendil-works/pi-coding-agent, pinned, and
 // @mariozechner/pi-coding-agent 0.73.1, its name until then) reads
 // $HOME/.pi/agent: a custom provider "mock" in models.json (api
-// anthropic-messages, baseUrl
-// without /v1, apiKey naming the MOCK_API_KEY variable) and settings.json
-// choosing it. PiContextWindow is the window the mock model declares.
+// anthropic-messages, baseUrl without /v1, apiKey naming the MOCK_API_KEY
+// variable) and settings.json choosing it. PiContextWindow is the window the mock model declares.
 
 // PiContextWindow is the contextWindow of the mock model in models.json.
 const PiContextWindow = 200000
