@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 )
 
 // Pi (1.6.0 of @earendil-works/pi-coding-agent, pinned, and
@@ -122,13 +121,6 @@ func (e *HarnessEnv) PiSessions() []string {
 const (
 	piBanner = "Pi can explain its own features" // the end of the header of Pi's TUI (0.73.1 and 1.x; HarnessEnv turns quietStartup off)
 	piReady  = "(mock) mock-model"
-	// piStarting is the end of the footer a starting Pi draws first,
-	// before init() has counted the providers: the model without the
-	// provider's name (1.6.0; a Pi that is stopping draws only piReady).
-	piStarting = "  mock-model"
-	// piHeader0 starts the header of Pi 0.x (0.73.1); 1.x draws a block
-	// logo with " v1.6.0".
-	piHeader0 = "pi v0."
 )
 
 // piMenu is the entry Pi's command menu shows for a typed command.
@@ -141,33 +133,11 @@ func PiScreenReady(t testing.TB, term *Terminal, n int) {
 	waitAfter(t, term, n, piReady, ReadyTimeout)
 }
 
-// PiRelaunched waits for the Pi a renewal started again on term: past
-// byte n its first footer (piStarting), then its banner, then the end of
-// its footer. Pi 1.x redraws its whole screen, banner and ready footer
-// included, when the renewal stops it, so a banner past n alone can be
-// the old Pi's (seen with 1.6.0: keys typed then reached a Pi still
-// starting and its command menu never opened).
+// PiRelaunched waits for the Pi a renewal started again on term: its
+// banner past byte n, then the end of its footer.
 func PiRelaunched(t testing.TB, term *Terminal, n int) {
 	t.Helper()
-	if out := term.Output(); strings.Contains(out[:min(n, len(out))], piHeader0) {
-		// 0.x draws no piStarting and leaves the screen as it is when
-		// stopped: its banner past n is the new Pi's.
-		waitBannerThen(t, term, n, piBanner, piReady, ReadyTimeout)
-		return
-	}
-	deadline := time.Now().Add(ReadyTimeout)
-	for {
-		if out := term.Output(); len(out) > n {
-			if i := strings.Index(out[n:], piStarting); i >= 0 {
-				waitBannerThen(t, term, n+i+len(piStarting), piBanner, piReady, time.Until(deadline))
-				return
-			}
-		}
-		if time.Now().After(deadline) || term.Exited() {
-			t.Fatalf("the relaunched Pi never drew its first footer (%q); terminal:\n%s", piStarting, tail(term.Output(), 2000))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitBannerThen(t, term, n, piBanner, piReady, ReadyTimeout)
 }
 
 // PiCommand types cmd (/quit or /new) and, once Pi's command menu shows
