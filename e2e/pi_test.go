@@ -15,7 +15,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
 
-// Pi (1.6.0, pinned; 0.73.1 through LIFELOOP_HARNESS_DIR) end to end: the real
+// Pi (0.73.1; 1.x through LIFELOOP_HARNESS_DIR) end to end: the real
 // binary against the mock's Messages API through the anthropic-messages
 // provider HarnessEnv writes into ~/.pi/agent/models.json (window
 // testharness.PiContextWindow).

@@ -14,7 +14,7 @@
 // $LIFELOOP_CODEX_BIN …. When a binary
 // is missing the test is skipped, except under CI=true where it fails.
 // A harness whose package's engines need a newer Node than the PATH's
-// (Pi 1.x, pinned) runs with the project's Node 26, OpenClaw's, first on its
+// (Pi 1.x) runs with the project's Node 26, OpenClaw's, first on its
 // environment's PATH (HarnessEnv.UsePi, HarnessEnv.UseNodeFor).
 //
 // # Where the harnesses write their transcripts (measured, 2.1.197/0.169.0)

@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// Pi (1.6.0 of @earendil-works/pi-coding-agent, pinned, and
-// @mariozechner/pi-coding-agent 0.73.1, its name until then) reads
-// $HOME/.pi/agent: a custom provider "mock" in models.json (api
-// anthropic-messages, baseUrl without /v1, apiKey naming the MOCK_API_KEY
-// variable) and settings.json choosing it. PiContextWindow is the window the mock model declares.
+// Pi (@mariozechner/pi-coding-agent 0.73.1, and 1.6.0 of its successor
+// @earendil-works/pi-coding-agent) reads $HOME/.pi/agent: a
+// custom provider "mock" in models.json (api anthropic-messages, baseUrl
+// without /v1, apiKey naming the MOCK_API_KEY variable) and settings.json
+// choosing it. PiContextWindow is the window the mock model declares.
 
 // PiContextWindow is the contextWindow of the mock model in models.json.
 const PiContextWindow = 200000
@@ -26,9 +26,8 @@ func PiBin(t testing.TB) string {
 }
 
 // UsePi returns the Pi executable (or skips the test, as PiBin) with
-// the Node it needs on this environment's PATH (UseNodeFor): Pi 1.x (the
-// pinned 1.6.0), published as @earendil-works/pi-coding-agent, needs
-// Node >= 22.19.
+// the Node it needs on this environment's PATH (UseNodeFor): Pi 1.x,
+// published as @earendil-works/pi-coding-agent, needs Node >= 22.19.
 func (e *HarnessEnv) UsePi(t testing.TB) string {
 	t.Helper()
 	bin := PiBin(t)
