@@ -36,6 +36,19 @@ type VersionSource struct {
 	// NewestProven the newest version the same end-to-end tests passed
 	// against (docs/harnesses.md).
 	Pinned, NewestProven string
+	// Changes name newer releases known to have changed something
+	// lifeloop reads, none of them proven, oldest first: a version at or
+	// past one's Since is reported as unproven with what changed.
+	Changes []VersionChange
+}
+
+// VersionChange is a release line known to have changed what lifeloop
+// reads from a harness.
+type VersionChange struct {
+	// Since is the first release with the change ("2.0.0").
+	Since string
+	// What says what changed and what that does to lifeloop's reading.
+	What string
 }
 
 // Versioned is implemented by a harness whose version lifeloop can read:
@@ -211,10 +224,16 @@ func versionParts(v string) []int {
 
 // UnprovenVersion returns the drift evidence for a harness at version v
 // newer than the newest version src's tests proved, or "" when v is known
-// and proven (or nothing was proven).
+// and proven (or nothing was proven). A known change v carries
+// (src.Changes) is named in it.
 func UnprovenVersion(name, v string, src VersionSource) string {
 	if v == "" || src.NewestProven == "" || CompareVersions(v, src.NewestProven) <= 0 {
 		return ""
+	}
+	for _, c := range slices.Backward(src.Changes) {
+		if CompareVersions(v, c.Since) >= 0 {
+			return name + " " + v + " is newer than the newest version lifeloop's tests proved (" + src.NewestProven + "): " + c.What
+		}
 	}
 	return name + " " + v + " is newer than the newest version lifeloop's tests proved (" + src.NewestProven + "); what lifeloop reads from it may be incomplete"
 }

@@ -3,6 +3,7 @@ package adapters
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -27,6 +28,14 @@ func TestCompareVersions(t *testing.T) {
 	}
 	if UnprovenVersion("x", "2.1.331", src) == "" {
 		t.Error("a newer version not reported")
+	}
+	// A known change is named from its first release on; the newest
+	// change a version carries is the one named.
+	src.Changes = []VersionChange{{Since: "3.0.0", What: "three"}, {Since: "3.2.0", What: "three-two"}}
+	for v, want := range map[string]string{"2.9.0": "incomplete", "3.0.0": "three", "3.1.9": "three", "3.2.0": "three-two", "4.0.0": "three-two"} {
+		if got := UnprovenVersion("x", v, src); !strings.HasSuffix(got, want) {
+			t.Errorf("UnprovenVersion(%q) = %q, want it to end in %q", v, got, want)
+		}
 	}
 }
 

@@ -9,7 +9,10 @@
 // the project's own newer Node (the one installed for OpenClaw, in FOLDER
 // or in the pinned set) runs its --version check instead, and the line
 // says which Node it needs and uses: the end-to-end helpers put that Node
-// first on the harness's PATH (testharness.HarnessEnv.UsePi).
+// first on the harness's PATH (testharness.HarnessEnv.UsePi). A package
+// whose newer releases are published elsewhere (lifeloop.offRegistry:
+// name -> why) is printed with that reason: its newest on the registry is
+// not the newest there is, and this target cannot install the rest.
 "use strict";
 const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
@@ -22,6 +25,7 @@ if (!dir) {
 }
 const pkg = require("./package.json");
 const successors = (pkg.lifeloop && pkg.lifeloop.successors) || {};
+const offRegistry = (pkg.lifeloop && pkg.lifeloop.offRegistry) || {};
 const names = Object.keys(pkg.dependencies);
 
 function npm(args) {
@@ -72,7 +76,14 @@ if (r.status !== 0) {
   process.stderr.write(r.stderr);
   process.exit(1);
 }
-for (const n of plain) console.log(n, manifest(n).version);
+for (const n of plain) {
+  if (!offRegistry[n]) {
+    console.log(n, manifest(n).version);
+    continue;
+  }
+  console.log(n, manifest(n).version, "- the newest on the npm registry, NOT the newest release:");
+  console.log("  " + offRegistry[n] + ", so it cannot be installed here");
+}
 
 let blocked = 0;
 for (const old of names.filter((n) => successors[n])) {

@@ -298,7 +298,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	s.queueTimer.Stop()
 	defer s.queueTimer.Stop()
 	s.d = newDriver(s)
-	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec, cfg.Facts)
+	s.version = startVersionRead(ctx, cfg.Adapter, cfg.Spec, cfg.Facts, s.versionRead)
 	defer func() { s.version.stop() }() // a relaunch reads it again (rereadVersion)
 	defer func() { _ = s.sampler.Close() }()
 	return s.run()

@@ -31,6 +31,9 @@ type versionReader struct {
 	src    adapters.VersionSource
 	name   string
 	warned bool
+	// started: a session.started was recorded (unproven was asked), so
+	// a version read that ends later reports itself (supervisor.versionRead).
+	started bool
 	// What the facts are read from, and the facts once read.
 	ad        *adapters.Adapter
 	argv, env []string
@@ -41,7 +44,9 @@ type versionReader struct {
 // startVersionRead starts reading the version of the harness spec
 // starts; nil when the adapter knows no version source. known, when set,
 // are the facts the launch already read (the version is not read again).
-func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.ChildSpec, known *adapters.Facts) *versionReader {
+// read, when set, is called by a read that runs the harness (its
+// --version, beside the loop) once it has ended.
+func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.ChildSpec, known *adapters.Facts, read func(context.Context, *versionReader)) *versionReader {
 	if ad == nil {
 		return nil
 	}
@@ -67,8 +72,32 @@ func startVersionRead(ctx context.Context, ad *adapters.Adapter, spec ptyio.Chil
 		r.mu.Lock()
 		r.v = v
 		r.mu.Unlock()
+		if read != nil {
+			read(ctx, r)
+		}
 	}()
 	return r
+}
+
+// versionRead records, on the loop, the capability.degraded of a version
+// read that ended after session.started was recorded (a harness with no
+// package.json above it, asked its --version): at session.started the
+// version was not known yet, and an unproven one would go unreported.
+// It returns at once when the loop or the read has ended.
+func (s *supervisor) versionRead(ctx context.Context, r *versionReader) {
+	report := func() {
+		if s.version != r || !r.started {
+			return
+		}
+		if m, ok := r.unproven(s.cfg.Now()); ok {
+			s.d.Step(stream.Fact{Kind: stream.Own, Moment: m})
+		}
+	}
+	select {
+	case s.calls <- report:
+	case <-ctx.Done():
+	case <-s.loopDone:
+	}
 }
 
 // harnessFacts returns the facts for the harness's argv methods, read
@@ -136,7 +165,7 @@ func (s *supervisor) rereadVersion(spec ptyio.ChildSpec) {
 		}
 		r.stop()
 	}
-	s.version = startVersionRead(s.ctx, s.cfg.Adapter, spec, nil) // and the facts with it, for the next relaunch
+	s.version = startVersionRead(s.ctx, s.cfg.Adapter, spec, nil, s.versionRead) // and the facts with it, for the next relaunch
 	if s.version == nil {
 		return
 	}
@@ -150,9 +179,14 @@ func (s *supervisor) rereadVersion(spec ptyio.ChildSpec) {
 
 // unproven is, once per session and harness version and after its
 // session.started, the capability.degraded to record when the harness
-// runs a version newer than the newest one its tests proved.
+// runs a version newer than the newest one its tests proved. It runs on
+// the loop, when session.started is recorded and when a later read ends.
 func (r *versionReader) unproven(at time.Time) (Moment, bool) {
-	if r == nil || r.warned {
+	if r == nil {
+		return Moment{}, false
+	}
+	r.started = true
+	if r.warned {
 		return Moment{}, false
 	}
 	evidence := adapters.UnprovenVersion(r.name, r.version(), r.src)

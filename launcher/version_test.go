@@ -130,3 +130,65 @@ func TestRelaunchRereadsVersion(t *testing.T) {
 		t.Fatalf("harness_version_unproven receipts %+v, want one for 9.0.0", got)
 	}
 }
+
+// TestLateVersionReadReported: a harness with no package.json above it
+// is asked its --version beside the loop, and the answer can come after
+// session.started is recorded (here the --version run waits for the
+// harness to have started). An unproven version read then is still
+// reported, once, after session.started; before, it went unreported.
+func TestLateVersionReadReported(t *testing.T) {
+	f := newFixture(t, "")
+	dir := t.TempDir()
+	started, done := filepath.Join(dir, "started"), filepath.Join(dir, "done")
+	cli := filepath.Join(dir, "claude")
+	script := "#!/bin/sh\n" +
+		"if [ \"$1\" = --version ]; then\n" +
+		"  while [ ! -e " + started + " ]; do sleep 0.01; done\n" +
+		"  echo '9.0.0 (Claude Code)'; exit 0\n" +
+		"fi\n" +
+		"touch " + started + "\n" +
+		"while [ ! -e " + done + " ]; do sleep 0.01; done\n"
+	if err := os.WriteFile(cli, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
+	f.cfg.Record.AdapterID = "claude"
+	f.cfg.Spec.Path, f.cfg.Spec.Args = cli, nil
+	res := make(chan Result, 1)
+	go func() { res <- f.run(t) }()
+	unproven := func() (int, []Moment) {
+		f.rec.mu.Lock()
+		defer f.rec.mu.Unlock()
+		ms := append([]Moment(nil), f.rec.moments...)
+		for i, m := range ms {
+			if m.Event == contract.EventCapabilityDegraded && m.Summary["reason"] == "harness_version_unproven" {
+				return i, ms
+			}
+		}
+		return -1, ms
+	}
+	testutil.WaitFor(t, func() bool { i, _ := unproven(); return i >= 0 })
+	if err := os.WriteFile(done, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := <-res; r.ExitCode != 0 {
+		t.Fatalf("exit %d", r.ExitCode)
+	}
+	i, ms := unproven()
+	n := 0
+	for _, m := range ms {
+		if m.Event == contract.EventCapabilityDegraded && m.Summary["reason"] == "harness_version_unproven" {
+			n++
+		}
+	}
+	startedAt := -1
+	for j, m := range ms {
+		if m.Event == contract.EventSessionStarted {
+			startedAt = j
+			break
+		}
+	}
+	if n != 1 || startedAt < 0 || i < startedAt || ms[i].Summary["harness_version"] != "9.0.0" {
+		t.Fatalf("events %v, want one harness_version_unproven for 9.0.0 after session.started", f.rec.events())
+	}
+}

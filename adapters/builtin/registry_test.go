@@ -304,8 +304,8 @@ func (h fakeHarness) Manifest() contract.AdapterManifest {
 func (h fakeHarness) Evidence() map[string]string { return h.evidence }
 
 // TestHarnessPackagesAgree: harnesses/package.json (what `make harnesses`
-// and `make harnesses-latest` install) pins each adapter's package at its
-// Pinned version, and its lifeloop.successors names the same successor
+// and `make harnesses-latest` install) pins each adapter's package (or
+// its successor, when it moved) at its Pinned version, and its lifeloop.successors names the same successor
 // packages as the adapters' version sources.
 func TestHarnessPackagesAgree(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join("..", "..", "harnesses", "package.json"))
@@ -327,8 +327,10 @@ func TestHarnessPackagesAgree(t *testing.T) {
 		if !ok || src.Package == "" {
 			continue
 		}
-		if v, ok := pkg.Dependencies[src.Package]; ok && v != src.Pinned {
-			t.Errorf("%s: harnesses/package.json pins %s %s, the adapter %s", a.ID, src.Package, v, src.Pinned)
+		for _, name := range []string{src.Package, src.Successor} {
+			if v, ok := pkg.Dependencies[name]; ok && v != src.Pinned {
+				t.Errorf("%s: harnesses/package.json pins %s %s, the adapter %s", a.ID, name, v, src.Pinned)
+			}
 		}
 		if src.Successor != "" {
 			successors[src.Package] = src.Successor

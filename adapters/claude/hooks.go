@@ -139,7 +139,7 @@ func withAttention(spec *hooks.Spec) *hooks.Spec {
 
 // httpHooksSince is the oldest release lifeloop proved posting hooks over
 // HTTP ("type": "http"; Claude refuses them for SessionStart and Setup).
-const httpHooksSince = pinnedVersion
+const httpHooksSince = oldestProven
 
 // httpHooks reports whether the Claude the launch runs is known, without
 // running it (the package.json above its executable), to post hooks over

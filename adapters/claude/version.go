@@ -11,8 +11,12 @@ import (
 // "2.1.330 (Claude Code)" otherwise. Every transcript line records the
 // version too ("version"), which the parser reports.
 const (
-	pinnedVersion = "2.1.197"
+	pinnedVersion = "2.1.332"
 	newestProven  = "2.1.332"
+	// oldestProven is the oldest release the end-to-end tests passed
+	// against (the pin until 2026-12-02): it has no
+	// --system-prompt-snapshot and posts hooks over HTTP.
+	oldestProven = "2.1.197"
 	// snapshotSince is the first release known to have
 	// --system-prompt-snapshot.
 	snapshotSince = "2.1.330"
@@ -32,7 +36,7 @@ func (Harness) Version() adapters.VersionSource {
 // earlier do not, and for a release in between, or an unknown version,
 // its --help says.
 func (Harness) NeedsHelp(version string) bool {
-	return version == "" || adapters.CompareVersions(version, snapshotSince) < 0 && adapters.CompareVersions(version, pinnedVersion) > 0
+	return version == "" || adapters.CompareVersions(version, snapshotSince) < 0 && adapters.CompareVersions(version, oldestProven) > 0
 }
 
 // WithFacts implements adapters.FactsTaker.
@@ -50,7 +54,7 @@ func (h Harness) snapshotSupported() bool {
 	switch {
 	case v != "" && adapters.CompareVersions(v, snapshotSince) >= 0:
 		return true
-	case v != "" && adapters.CompareVersions(v, pinnedVersion) <= 0:
+	case v != "" && adapters.CompareVersions(v, oldestProven) <= 0:
 		return false
 	}
 	return strings.Contains(h.facts.Help, snapshotFlag)

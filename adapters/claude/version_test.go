@@ -86,8 +86,9 @@ func TestPlaceAtLaunchResumedSnapshot(t *testing.T) {
 	}
 }
 
-// Only a version between the pinned and the newest proven one, or an
-// unknown one, needs --help read.
+// Only a version between the oldest proven one (2.1.197, no
+// --system-prompt-snapshot) and the first with the option (2.1.330), or
+// an unknown one, needs --help read.
 func TestNeedsHelp(t *testing.T) {
 	for v, want := range map[string]bool{"": true, "2.1.250": true, "2.1.197": false, "2.1.330": false, "2.3.0": false, "2.0.1": false} {
 		if got := (Harness{}).NeedsHelp(v); got != want {
