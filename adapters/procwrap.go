@@ -42,3 +42,32 @@ func (a *Adapter) ProcessWrapped() ProcessWrapped {
 	p, _ := a.h.(ProcessWrapped)
 	return p
 }
+
+// ProcessWrapperInstaller is a harness whose process wrapper can be set in
+// the person's own settings (`lifeloop host apply --process-wrapper`), so
+// background sessions started without `lifeloop run` are recorded too.
+type ProcessWrapperInstaller interface {
+	ProcessWrapped
+	// InstallWrapper sets lifeloop's prefix as the wrapper in the
+	// settings env locates, chaining the one set there, or with
+	// w.Remove puts back the one lifeloop's chained. It returns the
+	// settings file and whether it changed.
+	InstallWrapper(env []string, w WrapperInstall) (path string, changed bool, err error)
+}
+
+// WrapperInstall is what InstallWrapper needs of lifeloop's prefix.
+type WrapperInstall struct {
+	// Prefix is lifeloop's prefix chaining chain (nil: none).
+	Prefix func(chain []string) []string
+	// Unchain says whether words are a lifeloop prefix, and which
+	// wrapper it chains.
+	Unchain func(words []string) (chain []string, ours bool)
+	Remove  bool
+}
+
+// ProcessWrapperInstaller returns how the harness's process wrapper is
+// set in the person's settings, or nil.
+func (a *Adapter) ProcessWrapperInstaller() ProcessWrapperInstaller {
+	p, _ := a.h.(ProcessWrapperInstaller)
+	return p
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/claude"
 )
 
@@ -176,5 +177,53 @@ func TestWrapperEnvChains(t *testing.T) {
 	}
 	if _, err := (claude.Harness{}).WrapperEnv(prefix, []string{"HOME=" + home, "CLAUDE_CODE_PROCESS_WRAPPER=relative"}); err == nil {
 		t.Error("a value Claude refuses was chained")
+	}
+}
+
+// host apply --process-wrapper: lifeloop's prefix in the user's
+// settings, chaining the value there, the other keys untouched; remove
+// puts the chained value back; both are idempotent.
+func TestInstallWrapperChainsAndRestores(t *testing.T) {
+	home := t.TempDir()
+	path := filepath.Join(home, ".claude", "settings.json")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	orig := "{\n  \"model\": \"x\",\n  \"processWrapper\": [\"/corp/own\"],\n  \"hooks\": {\"a\": 1}\n}\n"
+	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := adapters.WrapperInstall{
+		Prefix: func(chain []string) []string {
+			b, _ := json.Marshal(chain)
+			return []string{"/opt/lifeloop", "procwrap", "--chain", string(b)}
+		},
+		Unchain: func(words []string) ([]string, bool) {
+			if len(words) != 4 || words[1] != "procwrap" {
+				return nil, false
+			}
+			var chain []string
+			return chain, json.Unmarshal([]byte(words[3]), &chain) == nil
+		},
+	}
+	env := []string{"HOME=" + home}
+	for i, wantChanged := range []bool{true, false} {
+		if _, changed, err := (claude.Harness{}).InstallWrapper(env, w); err != nil || changed != wantChanged {
+			t.Fatalf("apply %d: changed %v, %v", i, changed, err)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	want := "{\n  \"model\": \"x\",\n  \"processWrapper\": [\"/opt/lifeloop\",\"procwrap\",\"--chain\",\"[\\\"/corp/own\\\"]\"],\n  \"hooks\": {\"a\": 1}\n}\n"
+	if string(b) != want {
+		t.Fatalf("after apply:\n%s\nwant:\n%s", b, want)
+	}
+	w.Remove = true
+	for i, wantChanged := range []bool{true, false} {
+		if _, changed, err := (claude.Harness{}).InstallWrapper(env, w); err != nil || changed != wantChanged {
+			t.Fatalf("remove %d: changed %v, %v", i, changed, err)
+		}
+	}
+	if b, _ := os.ReadFile(path); string(b) != orig {
+		t.Fatalf("after remove:\n%s\nwant:\n%s", b, orig)
 	}
 }
