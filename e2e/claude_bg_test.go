@@ -90,20 +90,24 @@ func bgKind(starts map[int]string, pid int) string {
 
 // TestClaudeBackgroundSessions: `lifeloop run -- claude` makes lifeloop
 // Claude's process wrapper, chaining the person's own (the user setting
-// processWrapper, a script that logs and execs). A `claude --bg` the
-// wrapped TUI runs (its Bash tool) and more started beside it, cold and
-// from a warm spare, each become a lifeloop session of their own: the
+// processWrapper, a script that logs and execs). Three `claude --bg` the
+// wrapped TUI runs at once (its Bash tool), more started beside them, cold
+// and from a warm spare, and one under the wrapper `host apply
+// --process-wrapper` set, each become a lifeloop session of their own: the
 // binding of Claude's session id, frames, pressure, the pid, a parent link
-// to the TUI's session for the one it started, a `top --json` row, and
-// session.ended when Claude stops them. The daemon and PTY hosts are no
-// sessions; the person's wrapper ran for every process.
+// to the TUI's session for the cold ones it started (a spare names no
+// launcher), a `top --json` row, and session.ended when Claude stops them.
+// The daemon and PTY hosts are no sessions; the person's wrapper ran for
+// every process, and `host remove` gave its setting back.
 func TestClaudeBackgroundSessions(t *testing.T) {
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
 	mock := startMock(t, mockmodel.Config{
-		Reply:       "bg reply from the mock",
-		ToolCommand: bin + " --bg 'bg from tui'",
+		Reply: "bg reply from the mock",
+		// Three at once: at least one finds no warm spare ready and goes
+		// cold (a spare's parent cannot be told, see below).
+		ToolCommand: "for i in 1 2 3; do " + bin + " --bg \"bg from tui $i\" & done; wait",
 		Usage:       mockmodel.Usage{InputTokens: 120000, OutputTokens: 5},
 	})
 	env := testharness.NewHarnessEnv(t, mock)
@@ -154,23 +158,41 @@ func TestClaudeBackgroundSessions(t *testing.T) {
 	done := func(s bgSession) bool {
 		return lastOf(s.Receipts, "frame.ended") != nil && len(s.Harness) > 0 && lastOf(s.Receipts, "context.pressure_observed") != nil
 	}
-	var first bgSession
-	waitFor(t, "the TUI's background session recorded with a finished turn", func() bool {
-		for _, s := range bgSessions(t, state, tuiID) {
+	fromTUI := map[string]bgSession{}
+	waitFor(t, "the TUI's three background sessions recorded with a finished turn", func() bool {
+		for id, s := range bgSessions(t, state, tuiID) {
 			if done(s) {
-				first = s
-				return true
+				fromTUI[id] = s
 			}
 		}
-		return false
+		return len(fromTUI) >= 3
 	}, func() string {
 		wl, _ := os.ReadFile(wrapLog)
 		dl, _ := os.ReadFile(filepath.Join(env.Home, ".claude", "daemon.log"))
 		out := term.Output()
 		return fmt.Sprintf("sessions %v\nwrapper log:\n%s\ndaemon log:\n%s\nscreen tail:\n%q", bgSessions(t, state, tuiID), wl, dl, out[max(0, len(out)-3000):])
 	})
-	if first.Parent["harness_session_id"] != tuiHarness || first.Parent["session_id"] != tuiID {
-		t.Errorf("parent of the TUI's background session %s: %v, want harness session %s of lifeloop session %s", first.ID, first.Parent, tuiHarness, tuiID)
+	// A cold session names the session that ran `claude --bg`; a warm
+	// spare was started before any claim, and names none.
+	var first bgSession
+	tuiStarts := ownWrapperStarts(t, wrapLog)
+	for _, s := range fromTUI {
+		switch bgKind(tuiStarts, s.Pid) {
+		case "cold":
+			if s.Parent["harness_session_id"] != tuiHarness || s.Parent["session_id"] != tuiID {
+				t.Errorf("parent of the TUI's cold background session %s: %v, want harness session %s of lifeloop session %s", s.ID, s.Parent, tuiHarness, tuiID)
+			}
+			first = s
+		case "spare":
+			if s.Parent != nil {
+				t.Errorf("the TUI's spare %s has parent %v: a spare's environment names no launcher", s.ID, s.Parent)
+			}
+		default:
+			t.Errorf("session %s follows pid %d, which the person's wrapper saw start as %q", s.ID, s.Pid, bgKind(tuiStarts, s.Pid))
+		}
+	}
+	if first.ID == "" {
+		t.Fatalf("none of the TUI's three background sessions went cold: %v", fromTUI)
 	}
 
 	// More beside it, two at once, until one came cold and one from a
@@ -187,7 +209,7 @@ func TestClaudeBackgroundSessions(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		want := 1 + 2*(round+1)
+		want := 3 + 2*(round+1)
 		waitFor(t, fmt.Sprintf("%d background sessions with a finished turn", want), func() bool {
 			n := 0
 			for _, s := range bgSessions(t, state, tuiID) {
@@ -221,7 +243,7 @@ func TestClaudeBackgroundSessions(t *testing.T) {
 		if k := bgKind(starts, s.Pid); k != "cold" && k != "spare" {
 			t.Errorf("session %s follows pid %d, which started as %q", s.ID, s.Pid, k)
 		}
-		if s.ID != first.ID && s.Parent != nil {
+		if _, tui := fromTUI[s.ID]; !tui && s.Parent != nil {
 			t.Errorf("session %s, started outside any session, has parent %v", s.ID, s.Parent)
 		}
 		if r := lastOf(s.Receipts, "session.started"); r == nil || dig(r, "telemetry_summary", "binding") != "harness_session_id" {
@@ -269,6 +291,44 @@ func TestClaudeBackgroundSessions(t *testing.T) {
 		if got := dig(lastOf(bgSessions(t, state, tuiID)[id].Receipts, "session.ended"), "telemetry_summary", "reason"); got != "watch_harness_exited" {
 			t.Errorf("session %s ended with reason %v, want watch_harness_exited", id, got)
 		}
+	}
+
+	// Installed for a person's own `claude --bg`: the user setting, which
+	// chains the wrapper set there; remove puts it back.
+	if r := env.Run(time.Minute, ll, "host", "apply", "--adapter", "claude", "--process-wrapper"); r.ExitCode != 0 {
+		t.Fatalf("host apply --process-wrapper: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	before := len(ownWrapperStarts(t, wrapLog))
+	if r := env.Run(time.Minute, bin, "--bg", "bg with the wrapper installed"); r.ExitCode != 0 {
+		t.Fatalf("claude --bg with the wrapper installed: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	var installed bgSession
+	waitFor(t, "a session of the installed wrapper with a finished turn", func() bool {
+		for id, s := range bgSessions(t, state, tuiID) {
+			if _, old := bg[id]; !old && done(s) {
+				installed = s
+				return true
+			}
+		}
+		return false
+	}, func() string { return fmt.Sprint(bgSessions(t, state, tuiID)) })
+	if installed.Parent != nil {
+		t.Errorf("session %s, started from a shell, has parent %v", installed.ID, installed.Parent)
+	}
+	if len(ownWrapperStarts(t, wrapLog)) <= before {
+		t.Error("the person's wrapper did not run under the installed wrapper")
+	}
+	if r := env.Run(time.Minute, bin, "daemon", "stop", "--any"); r.ExitCode != 0 {
+		t.Fatalf("claude daemon stop --any: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	waitFor(t, "the end of "+installed.ID, ended(installed.ID), func() string { return fmt.Sprint(bgSessions(t, state, tuiID)[installed.ID]) })
+	if r := env.Run(time.Minute, ll, "host", "remove", "--adapter", "claude", "--process-wrapper"); r.ExitCode != 0 {
+		t.Fatalf("host remove --process-wrapper: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	var after map[string]any
+	b, _ := os.ReadFile(filepath.Join(env.Home, ".claude", "settings.json"))
+	if err := json.Unmarshal(b, &after); err != nil || after["processWrapper"] != wrapper {
+		t.Errorf("settings after host remove: %s (%v), want processWrapper %q", b, err, wrapper)
 	}
 
 	for _, s := range bgSessions(t, state, tuiID) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/kit"
@@ -19,9 +20,11 @@ var _ adapters.ProcessWrapperInstaller = Harness{}
 // InstallWrapper implements adapters.ProcessWrapperInstaller: the key
 // processWrapper of the user's settings.json ($CLAUDE_CONFIG_DIR, else
 // ~/.claude; Claude ignores it in project settings), set to lifeloop's
-// prefix as an array of words, chaining the value it had; removing puts
-// that value back (as an array of the same words) or deletes the key.
-// The other keys keep their order and text.
+// prefix, chaining the value it had; removing puts that value back or
+// deletes the key. The value is a string, as Claude takes it (an array
+// there is not honoured: measured with 2.1.332): the words joined by
+// blanks, or a JSON array's text when a word has a blank or a quote. The
+// other keys keep their order and text.
 func (Harness) InstallWrapper(env []string, w adapters.WrapperInstall) (string, bool, error) {
 	dir, err := configDir(env)
 	if err != nil {
@@ -63,7 +66,7 @@ func (Harness) InstallWrapper(env []string, w adapters.WrapperInstall) (string, 
 	case len(want) == 0 && at >= 0:
 		keys = slices.Delete(keys, at, at+1)
 	case len(want) > 0:
-		raw, _ := json.Marshal(want)
+		raw, _ := json.Marshal(wrapperText(want))
 		if at >= 0 {
 			keys[at].Raw = raw
 		} else {
@@ -132,4 +135,20 @@ func writeSettingsKeys(keys []settingsKey) []byte {
 	}
 	b.WriteString("}\n")
 	return b.Bytes()
+}
+
+// wrapperText is words as a process-wrapper string Claude parses back
+// into them (ParseProcessWrapper).
+func wrapperText(words []string) string {
+	plain := true
+	for _, w := range words {
+		if strings.ContainsAny(w, " \t\n\"[") {
+			plain = false
+		}
+	}
+	if plain {
+		return strings.Join(words, " ")
+	}
+	b, _ := json.Marshal(words)
+	return string(b)
 }

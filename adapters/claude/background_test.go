@@ -189,7 +189,7 @@ func TestInstallWrapperChainsAndRestores(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	orig := "{\n  \"model\": \"x\",\n  \"processWrapper\": [\"/corp/own\"],\n  \"hooks\": {\"a\": 1}\n}\n"
+	orig := "{\n  \"model\": \"x\",\n  \"processWrapper\": \"/corp/own\",\n  \"hooks\": {\"a\": 1}\n}\n"
 	if err := os.WriteFile(path, []byte(orig), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestInstallWrapperChainsAndRestores(t *testing.T) {
 		}
 	}
 	b, _ := os.ReadFile(path)
-	want := "{\n  \"model\": \"x\",\n  \"processWrapper\": [\"/opt/lifeloop\",\"procwrap\",\"--chain\",\"[\\\"/corp/own\\\"]\"],\n  \"hooks\": {\"a\": 1}\n}\n"
+	want := "{\n  \"model\": \"x\",\n  \"processWrapper\": \"[\\\"/opt/lifeloop\\\",\\\"procwrap\\\",\\\"--chain\\\",\\\"[\\\\\\\"/corp/own\\\\\\\"]\\\"]\",\n  \"hooks\": {\"a\": 1}\n}\n"
 	if string(b) != want {
 		t.Fatalf("after apply:\n%s\nwant:\n%s", b, want)
 	}

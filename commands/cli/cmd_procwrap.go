@@ -48,6 +48,9 @@ unrecorded. --chain JSON (an array of words) is the wrapper the person had
 set: procwrap execs that one, with COMMAND after it.`,
 		SkipFlagParsing: true,
 		Action: func(c *ucli.Context) error {
+			if a := c.Args().First(); a == "--help" || a == "-h" {
+				return ucli.ShowSubcommandHelp(c)
+			}
 			o, err := parseProcwrap(c.Args().Slice())
 			if err == nil {
 				err = o.check()
