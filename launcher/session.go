@@ -111,6 +111,11 @@ type Options struct {
 	// more at each relaunch; processenv.go); each relaunch gets them again
 	// with its number.
 	SessionEnv func(id string, process int) []string
+	// ProcessWrapper, when set, is lifeloop's process-wrapper prefix for
+	// adapter, chaining chain (the person's own wrapper, may be nil): a
+	// harness that starts background sessions through a wrapper
+	// (adapters.ProcessWrapped) is given it, so each becomes a session.
+	ProcessWrapper func(adapter string, chain []string) []string
 
 	// Companion, when set, is the command line of a client that runs
 	// beside session id for as long as it does (the renewal policy `run
@@ -193,6 +198,7 @@ func Launch(ctx context.Context, o Options) (Result, error) {
 	if o.SessionEnv != nil {
 		env = append(env, o.SessionEnv(p.ID, 1)...)
 	}
+	env = withProcessWrapper(o, ad, env, p.Log)
 
 	bridge, err := bridgeHooks(o, ad, p, argv, env)
 	if bridge.door != nil {

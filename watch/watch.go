@@ -71,6 +71,11 @@ type Options struct {
 	// OnSession, when set, is told the session id and folder.
 	OnSession func(id, dir string)
 
+	// Process, when set, is the harness process the watch follows (a
+	// background session lifeloop's process wrapper saw start): its
+	// session, its parent and its end (process.go).
+	Process *Process
+
 	Now func() time.Time
 	IDs ids.Source
 }
@@ -78,7 +83,8 @@ type Options struct {
 // Result is how a watch ended.
 type Result struct {
 	SessionID string
-	// Reason is "idle" (UntilIdle passed) or "interrupted" (ctx ended).
+	// Reason is "idle" (UntilIdle passed), "interrupted" (ctx ended) or
+	// ReasonHarnessExited (Options.Process ended).
 	Reason   string
 	Receipts int
 }
@@ -114,6 +120,9 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	topts := observe.Options{
 		Harness: tel, Env: o.Env, Cwd: o.Cwd, LaunchedAt: start,
 		Levels: o.Levels, NotFoundAfter: o.NotFoundAfter, Tail: o.Tail, Now: o.Now,
+	}
+	if o.Process != nil {
+		topts.SessionID = o.Process.SessionID
 	}
 	switch {
 	case o.Path != "":
@@ -180,6 +189,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	if topts.Path != "" {
 		rec.Argv = []string{topts.Path}
 	}
+	o.Process.describe(&rec)
 	ob := &observer{p: p, rec: rec, stateDir: o.StateDir, now: o.Now}
 	ob.s = NewStream(ad.Manifest(), o.Now, func(ctx context.Context, m moment.Moment) (contract.LifecycleReceipt, error) {
 		res, err := p.Route(ctx, m)
@@ -208,9 +218,14 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	}
 	reason := "interrupted"
 	moments := w.Moments()
+	exited := o.Process.exited(wctx)
 loop:
 	for {
 		select {
+		case <-exited:
+			reason = ReasonHarnessExited
+			catchUp(w, moments, func(m moment.Moment) { ob.observe(context.Background(), m) })
+			break loop
 		case m, ok := <-moments:
 			if !ok {
 				moments = nil

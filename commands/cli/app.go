@@ -161,6 +161,7 @@ var commands = []struct {
 	{"version", versionCommand},
 	{"run", runCommand},
 	{"watch", watchCommand},
+	{"procwrap", procwrapCommand},
 	{"status", statusCommand},
 	{"abort", abortCommand},
 	{"pause", pauseCommand},

@@ -24,9 +24,13 @@ type hostOptions struct {
 	User     bool
 	Command  string
 	JSON     bool
+	// ProcessWrapper: apply or remove lifeloop as the harness's process
+	// wrapper instead of its hooks (cmd_host_procwrap.go).
+	ProcessWrapper bool
 
-	Out    io.Writer
-	Getenv func(string) string
+	Out     io.Writer
+	Getenv  func(string) string
+	Environ []string
 	// Cwd is the working directory ("" when unknown).
 	Cwd string
 }
@@ -40,6 +44,8 @@ func hostFlags(o *hostOptions, reg *adapters.Registry, withJSON bool) []ucli.Fla
 	}
 	if withJSON {
 		fl = append(fl, &ucli.BoolFlag{Name: "json", Usage: "print JSON", Destination: &o.JSON})
+	} else {
+		fl = append(fl, &ucli.BoolFlag{Name: "process-wrapper", Usage: "set (or remove) lifeloop as the harness's process wrapper in the user's settings instead of its hooks, chaining the wrapper set there: background sessions the harness starts become lifeloop sessions (" + strings.Join(reg.IDsWith(func(a *adapters.Adapter) bool { return a.ProcessWrapperInstaller() != nil }), ", ") + ")", Destination: &o.ProcessWrapper})
 	}
 	return fl
 }
@@ -54,7 +60,7 @@ func hostCommand(e *env) *ucli.Command {
 				if c.NArg() > 0 {
 					return usageErrorf("host %s takes no arguments, got %q", name, c.Args().First())
 				}
-				o.Out, o.Getenv, o.Cwd, o.Registry = e.Out, e.Getenv, e.Dir, e.Registry()
+				o.Out, o.Getenv, o.Environ, o.Cwd, o.Registry = e.Out, e.Getenv, e.Environ, e.Dir, e.Registry()
 				return run(o)
 			},
 		}
@@ -141,6 +147,9 @@ func (o hostOptions) hookCommand() ([]string, error) {
 }
 
 func hostApplyRun(o hostOptions) error {
+	if o.ProcessWrapper {
+		return hostWrapperRun(o, false)
+	}
 	hi, path, err := o.installer()
 	if err != nil {
 		return err
@@ -207,6 +216,9 @@ func hostInspectRun(o hostOptions) error {
 }
 
 func hostRemoveRun(o hostOptions) error {
+	if o.ProcessWrapper {
+		return hostWrapperRun(o, true)
+	}
 	hi, path, err := o.installer()
 	if err != nil {
 		return err

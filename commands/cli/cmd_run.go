@@ -274,6 +274,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Exe:             hookProgram(),
 		Env:             childEnv,
 		SessionEnv:      sessionEnv,
+		ProcessWrapper:  processWrapperOrNone,
 		Dir:             dir,
 		In:              e.In,
 		Out:             e.Out,

@@ -10,7 +10,7 @@ import (
 // Commands whose arguments are never reordered: everything after run's
 // first positional argument (or its --) is the harness's command line, and
 // host-hook's arguments are whatever the harness passes its hook.
-var keepArgOrder = []string{"run", "host-hook"}
+var keepArgOrder = []string{"run", "host-hook", "procwrap"}
 
 // hoistFlags lets a command's flags come before or after its positional
 // arguments, as `git` and `kubectl` accept: urfave/cli stops reading flags

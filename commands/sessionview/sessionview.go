@@ -52,6 +52,9 @@ type Summary struct {
 	// Term is the terminal `run` was started on (session.json), nil when
 	// not known.
 	Term *statedir.Terminal
+	// Parent is the session that started this one (session.json), nil
+	// when none is known.
+	Parent *statedir.Parent
 
 	// Receipts is the number of receipts folded in; LastSequence the
 	// highest sequence seen.
@@ -147,7 +150,7 @@ func FromRecord(rec statedir.SessionRecord) Summary {
 	return Summary{
 		ID: rec.ID, Harness: rec.AdapterID, State: string(rec.State), Terminal: rec.State.IsTerminal(),
 		Cwd: rec.Cwd, Pid: rec.Pid, Argv: rec.Argv,
-		Started: rec.StartedAt, Ended: rec.EndedAt, Exit: rec.Exit, Term: rec.Terminal,
+		Started: rec.StartedAt, Ended: rec.EndedAt, Exit: rec.Exit, Term: rec.Terminal, Parent: rec.Parent,
 	}
 }
 

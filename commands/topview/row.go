@@ -81,6 +81,9 @@ type Row struct {
 	// Terminal is the terminal the session was started on (OpenCommand
 	// says how to reach it); nil when not known.
 	Terminal *statedir.Terminal `json:"terminal,omitempty"`
+	// Parent is the session that started this one (a harness's
+	// background session), when known.
+	Parent *statedir.Parent `json:"parent,omitempty"`
 }
 
 // Ended reports whether the session's state is terminal.
@@ -118,7 +121,7 @@ func (s *session) setRecord(rec statedir.SessionRecord) {
 	sum := s.sum
 	sum.ID, sum.Harness, sum.State, sum.Terminal = fresh.ID, fresh.Harness, fresh.State, fresh.Terminal
 	sum.Cwd, sum.Pid, sum.Argv, sum.Started, sum.Ended, sum.Exit = fresh.Cwd, fresh.Pid, fresh.Argv, fresh.Started, fresh.Ended, fresh.Exit
-	sum.Term = fresh.Term
+	sum.Term, sum.Parent = fresh.Term, fresh.Parent
 	if sum.Harness == "" {
 		sum.Harness = s.sum.Harness
 	}
@@ -163,7 +166,7 @@ func (s *session) row() Row {
 	}
 	r.Policy = sum.PolicyShown()
 	r.Attention = sum.AttentionShown()
-	r.Terminal = sum.Term
+	r.Terminal, r.Parent = sum.Term, sum.Parent
 	r.Usage = sum.Usage
 	return r
 }

@@ -181,6 +181,17 @@ type SessionRecord struct {
 	// Terminal is where `run` was started, so that a view can say how to
 	// reach the session's screen; nil when it had no terminal.
 	Terminal *Terminal `json:"terminal,omitempty"`
+	// Parent is the session that started this one (a background session
+	// a harness started at a session's request); nil when none is known.
+	Parent *Parent `json:"parent,omitempty"`
+}
+
+// Parent links a session to the one that started it: the harness's
+// session id, and the lifeloop session that recorded it when there is
+// one.
+type Parent struct {
+	HarnessSessionID string `json:"harness_session_id"`
+	SessionID        string `json:"session_id,omitempty"`
 }
 
 // Terminal is the terminal a session's wrapper runs on: its controlling

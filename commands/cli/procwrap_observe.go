@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/observe"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+	"github.com/lifeloop/lifeloop/telemetry"
+	"github.com/lifeloop/lifeloop/watch"
+)
+
+// claimPoll is how often the observer of a pre-started process looks
+// whether it has been handed its session.
+const claimPoll = 200 * time.Millisecond
+
+// procwrapObserve is the detached observer procwrap starts for a
+// harness's background session: it waits, for a pre-started process, until
+// the harness's registry names its session, then records it as `lifeloop
+// watch` would (telemetry_only), following the process until it ends. A
+// process that ends before it serves a session leaves nothing behind.
+func procwrapObserve(e *env, o procwrapOptions) error {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	ad, err := e.Registry().Lookup(o.Adapter)
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	pw := ad.ProcessWrapped()
+	if pw == nil {
+		return exitf(exitcode.Failed, "procwrap: adapter %s starts no background sessions through a process wrapper", ad.ID)
+	}
+	cwd, err := e.workDir()
+	if err != nil {
+		return err
+	}
+	session := o.Session
+	if session == "" {
+		tk := time.NewTicker(claimPoll)
+		defer tk.Stop()
+		for {
+			if id, dir, ok := pw.WrappedSession(e.Environ, o.Observe); ok {
+				session, cwd = id, dir
+				break
+			}
+			if !watch.Alive(o.Observe) {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tk.C:
+			}
+		}
+	}
+	root, err := statedir.Resolve("", e.Getenv)
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	dur, err := durability("", e.Getenv)
+	if err != nil {
+		return err
+	}
+	_, err = watch.Run(ctx, watch.Options{
+		StateDir: root, Adapter: ad.ID, Registry: e.Registry(), Cwd: cwd, Env: e.Environ,
+		Levels: telemetry.DefaultLevels, NotFoundAfter: observe.DefaultNotFoundAfter, Durability: dur,
+		Process: &watch.Process{Pid: o.Observe, SessionID: session, LaunchedBy: o.LaunchedBy, StateDir: root},
+		Now:     e.Now, IDs: e.IDs,
+	})
+	if err != nil {
+		return exitf(exitcode.Failed, "%v", err)
+	}
+	return nil
+}
