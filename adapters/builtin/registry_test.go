@@ -19,7 +19,7 @@ import (
 
 func TestDefaultRegistry(t *testing.T) {
 	r := Default()
-	wantIDs := []string{"claude", "codex", "gemini", "opencode", "pi", "hermes", "openclaw", "copilot", "generic"}
+	wantIDs := []string{"claude", "codex", "gemini", "opencode", "pi", "hermes", "openclaw", "copilot", "qwen", "generic"}
 	if got := r.IDs(); !slices.Equal(got, wantIDs) {
 		t.Fatalf("IDs() = %q, want %q", got, wantIDs)
 	}
@@ -262,7 +262,7 @@ func TestOrgLoopHarness(t *testing.T) {
 	r := Default()
 	for in, want := range map[string]string{
 		"claude": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
-		"gemini": "other", "copilot": "other", "generic": "other", "claude-code": "claude-code",
+		"gemini": "other", "copilot": "other", "qwen": "other", "generic": "other", "claude-code": "claude-code",
 	} {
 		a, err := r.Lookup(in)
 		if err != nil {
