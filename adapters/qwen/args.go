@@ -21,8 +21,7 @@ type option struct {
 // options is the one table of Qwen Code options lifeloop reads; an
 // option missing from it takes no value.
 var options = map[string]option{
-	"-m": {arity: adapters.Required}, "--model": {arity: adapters.Required},
-	"--fallback-model": {arity: adapters.Variadic},
+	"-m": {arity: adapters.Required}, "--model": {arity: adapters.Required}, "--fallback-model": {arity: adapters.Variadic},
 	"-p": {arity: adapters.Required}, "--prompt": {arity: adapters.Required},
 	"-i": {arity: adapters.Required}, "--prompt-interactive": {arity: adapters.Required},
 	"--system-prompt": {arity: adapters.Required}, "--append-system-prompt": {arity: adapters.Required},
