@@ -55,18 +55,3 @@ func TestResumedSession(t *testing.T) {
 		}
 	}
 }
-
-func TestRelaunchArgv(t *testing.T) {
-	argv := []string{"lifeloop-env", "qwen", "--session-id", uuid, "-i", "first", "--yolo"}
-	got, ok := Harness{}.RelaunchArgv(argv, 2, uuid, true)
-	if want := []string{"lifeloop-env", "qwen", resumeFlag, uuid, "--yolo"}; !ok || !slices.Equal(got, want) {
-		t.Errorf("resume = %q, %v; want %q", got, ok, want)
-	}
-	got, ok = Harness{}.RelaunchArgv(argv, 2, "", false)
-	if want := []string{"lifeloop-env", "qwen", "-i", "first", "--yolo"}; !ok || !slices.Equal(got, want) {
-		t.Errorf("fresh = %q, %v; want %q", got, ok, want)
-	}
-	if _, ok := (Harness{}).RelaunchArgv([]string{"qwen", "--help"}, 1, uuid, true); ok {
-		t.Error("relaunched a command line that starts no session")
-	}
-}

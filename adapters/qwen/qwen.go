@@ -1,8 +1,7 @@
 // Package qwen is Qwen Code (npm @qwen-code/qwen-code, binary `qwen`), a
 // fork of Gemini CLI. It owns everything lifeloop knows about Qwen Code:
 // its manifest and the tests that prove it (qwen.go), its command line
-// (args.go), a launch pinned to its own session and the relaunch
-// (launch.go), its session files and their parser (telemetry.go,
+// (args.go), a launch pinned to its own session (launch.go), its session files and their parser (telemetry.go,
 // parser.go).
 //
 // Measured against the pinned 0.24.4 (harnesses/, Node >= 22, offline
@@ -27,8 +26,9 @@
 // Code shape) are not bridged, so no native frames, no payload placed at
 // a hook, no attention mapping and no `lifeloop host apply`; no launch
 // placement (--append-system-prompt takes the text itself, which would
-// put a payload in argv, and no file form was found), hence no `renew`
-// with a payload; compaction (chat_compression records) is parsed but not
+// put a payload in argv, and no file form was found), and no relaunch:
+// `lifeloop renew` is not offered until a test proves resume and fresh
+// with a payload reaching the model; compaction (chat_compression records) is parsed but not
 // claimed until a test makes Qwen Code compress.
 package qwen
 
