@@ -3,6 +3,7 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters/qwen"
 	"github.com/lifeloop/lifeloop/internal/testharness"
@@ -106,4 +107,58 @@ func TestWatchQwen(t *testing.T) {
 	assertHarnessSession(t, state, session, rs, sid)
 	assertPressure(t, rs, qwenPressure)
 	assertFrames(t, rs, frames)
+}
+
+// qwenEnter submits what was typed, after a pause: like Gemini CLI's, the
+// TUI may read an Enter that comes right after the previous key as a
+// newline.
+func qwenEnter(term *testharness.Terminal) {
+	time.Sleep(250 * time.Millisecond)
+	term.Type("\r")
+}
+
+// TestRunQwenTUI runs Qwen Code's TUI under lifeloop: a typed prompt runs
+// a tool and is answered, its frame and pressure are in the ledger from
+// the chat file, and /quit ends the session: completed, no process left.
+func TestRunQwenTUI(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: qwenUsage})
+	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UseQwen(t)
+	state := stateDir(t)
+	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin, "--yolo"), 120, 40)
+	testharness.QwenScreenReady(t, term, 0)
+	const prompt = "please RUN_TOOL through lifeloop"
+	term.Type(prompt)
+	if err := term.WaitFor(prompt, screenTimeout); err != nil {
+		t.Fatal(err)
+	}
+	qwenEnter(term)
+	waitReceipt(t, term, state, "frame.ended", 1)
+	quitAt := len(term.Output())
+	term.Type("/quit")
+	// Enter once the TUI offers the command: before it has loaded its
+	// commands, a typed /quit would go to the model as a prompt.
+	waitOutputAfter(t, term, quitAt, "exit the cli", screenTimeout)
+	qwenEnter(term)
+	code, sig, err := term.WaitTimeout(screenTimeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v after /quit; output:\n%s", code, sig, term.Output())
+	}
+	session, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "qwen", "completed", "exit_code_0")
+	assertNoDrift(t, rs)
+	file := onlyOne(t, "session file", env.QwenSessions())
+	frames, sid := qwenSession(t, file)
+	if len(frames) != 1 {
+		t.Fatalf("session file %s has %d prompts, want 1", file, len(frames))
+	}
+	assertHarnessSession(t, state, session, rs, sid)
+	assertPressure(t, rs, qwenPressure)
+	assertFrames(t, rs, frames)
+	assertNoProcessLeft(t, env, term.Pid())
 }

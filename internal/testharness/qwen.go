@@ -63,3 +63,16 @@ func (e *HarnessEnv) QwenSessions() []string {
 	sort.Strings(m)
 	return m
 }
+
+// Qwen Code's TUI (0.24.4) takes keys once its prompt box shows the
+// placeholder (the text Gemini CLI's shows too); before the first prompt
+// nothing is in the ledger to wait for, so the helper reads the screen:
+// the one place a Qwen test names Qwen Code's screen text.
+const qwenReady = "Type your message"
+
+// QwenScreenReady waits until the Qwen Code TUI on term takes input: its
+// prompt placeholder in the output past byte n.
+func QwenScreenReady(t testing.TB, term *Terminal, n int) {
+	t.Helper()
+	waitAfter(t, term, n, qwenReady, ReadyTimeout)
+}
