@@ -10,8 +10,8 @@ import "github.com/lifeloop/lifeloop/adapters"
 type option struct {
 	arity adapters.Arity
 	// picksSession: the option chooses the session (resume one, the
-	// latest, fork, or name a new one's id); a launch that has one is
-	// not pinned.
+	// latest, fork, or name a new one's id); one-shot, so a relaunch
+	// drops it and a launch that has one is not pinned.
 	picksSession bool
 	// noSession: the option prints something and exits, or serves a
 	// protocol rather than a session of its own.
@@ -62,6 +62,8 @@ var subcommands = map[string]bool{
 const (
 	sessionIDFlag = "--session-id"
 	resumeFlag    = "--resume"
+	interactive   = "--prompt-interactive"
+	interShort    = "-i"
 )
 
 func parseArgs(args []string) []adapters.Arg {

@@ -2,6 +2,7 @@ package qwen
 
 import (
 	"slices"
+	"syscall"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/kit"
@@ -56,4 +57,33 @@ func (Harness) ResumedSession(argv []string, start int) (string, bool) {
 		return "", false
 	}
 	return id, true
+}
+
+// StopSignal implements adapters.Relauncher: SIGTERM, sent to the process
+// group (the npm entry and the Node it relaunches with --expose-gc),
+// ends the TUI from any screen.
+func (Harness) StopSignal() syscall.Signal { return syscall.SIGTERM }
+
+// RelaunchArgv implements adapters.Relauncher; argv is never modified.
+// Options that choose the session (--resume, --continue, --session-id,
+// --fork-session) are one-shot and always removed. To resume, `--resume
+// ID` goes at start and the TUI's first prompt (-i) is dropped: it was
+// already sent. A fresh start keeps every prompt.
+func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([]string, bool) {
+	if start <= 0 || start > len(argv) || (resume && id == "") || !startsSession(argv[start:]) {
+		return slices.Clone(argv), false
+	}
+	out := slices.Clone(argv[:start])
+	if resume {
+		out = append(out, resumeFlag, id)
+	}
+	for _, ca := range parseArgs(argv[start:]) {
+		switch {
+		case options[ca.Option].picksSession:
+		case resume && (ca.Option == interactive || ca.Option == interShort):
+		default:
+			out = append(out, ca.Words...)
+		}
+	}
+	return out, true
 }

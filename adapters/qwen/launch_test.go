@@ -55,3 +55,41 @@ func TestResumedSession(t *testing.T) {
 		}
 	}
 }
+
+func TestRelaunchArgv(t *testing.T) {
+	argv := []string{"lifeloop-env", "qwen", "--session-id", uuid, "-i", "first", "--yolo"}
+	got, ok := Harness{}.RelaunchArgv(argv, 2, uuid, true)
+	if want := []string{"lifeloop-env", "qwen", resumeFlag, uuid, "--yolo"}; !ok || !slices.Equal(got, want) {
+		t.Errorf("resume = %q, %v; want %q", got, ok, want)
+	}
+	got, ok = Harness{}.RelaunchArgv(argv, 2, "", false)
+	if want := []string{"lifeloop-env", "qwen", "-i", "first", "--yolo"}; !ok || !slices.Equal(got, want) {
+		t.Errorf("fresh = %q, %v; want %q", got, ok, want)
+	}
+	if _, ok := (Harness{}).RelaunchArgv([]string{"qwen", "--help"}, 1, uuid, true); ok {
+		t.Error("relaunched a command line that starts no session")
+	}
+}
+
+func TestPlaceAtLaunch(t *testing.T) {
+	got, class, ok := Harness{}.PlaceAtLaunch([]string{"qwen", "--yolo"}, 1, "NOTE")
+	if want := []string{"qwen", appendPromptFlag, "NOTE", "--yolo"}; !ok || class != "pre_session" || !slices.Equal(got, want) {
+		t.Errorf("PlaceAtLaunch = %q, %q, %v; want %q", got, class, ok, want)
+	}
+	got, _, _ = Harness{}.PlaceAtLaunch([]string{"qwen", appendPromptFlag + "=mine"}, 1, "NOTE")
+	if want := []string{"qwen", appendPromptFlag + "=NOTE\n\nmine"}; !slices.Equal(got, want) {
+		t.Errorf("with the launch's own value: %q, want %q", got, want)
+	}
+	if _, _, ok := (Harness{}).PlaceAtLaunch([]string{"qwen", "mcp", "list"}, 1, "NOTE"); ok {
+		t.Error("placed into a command line that starts no session")
+	}
+	// The body is in argv: the registry refuses it unless the session
+	// opted in.
+	a := adapters.AdapterOf(Harness{})
+	if _, _, ok := a.PlaceAtLaunch([]string{"qwen"}, "NOTE"); ok {
+		t.Error("Adapter.PlaceAtLaunch placed a body in argv without --payload-argv-ok")
+	}
+	if _, _, ok := a.WithArgvPayloads().PlaceAtLaunch([]string{"qwen"}, "NOTE"); !ok {
+		t.Error("WithArgvPayloads refused the placement")
+	}
+}

@@ -1,7 +1,8 @@
 // Package qwen is Qwen Code (npm @qwen-code/qwen-code, binary `qwen`), a
 // fork of Gemini CLI. It owns everything lifeloop knows about Qwen Code:
 // its manifest and the tests that prove it (qwen.go), its command line
-// (args.go), a launch pinned to its own session (launch.go), its session files and their parser (telemetry.go,
+// (args.go), a launch pinned to its own session and the relaunch
+// (launch.go), a payload placed at launch (placement.go), its session files and their parser (telemetry.go,
 // parser.go).
 //
 // Measured against the pinned 0.24.4 (harnesses/, Node >= 22, offline
@@ -24,12 +25,12 @@
 //
 // Not done: its hooks (`qwen hooks`, settings-file hooks of the Claude
 // Code shape) are not bridged, so no native frames, no payload placed at
-// a hook, no attention mapping and no `lifeloop host apply`; no launch
-// placement (--append-system-prompt takes the text itself, which would
-// put a payload in argv, and no file form was found), and no relaunch:
-// `lifeloop renew` is not offered until a test proves resume and fresh
-// with a payload reaching the model; compaction (chat_compression records) is parsed but not
-// claimed until a test makes Qwen Code compress.
+// a hook, no attention mapping and no `lifeloop host apply`; a payload
+// placed at launch has no private channel (--append-system-prompt takes
+// the text itself, no file form was found), so it is placed only for a
+// session run with --payload-argv-ok; compaction (chat_compression
+// records) is parsed but not claimed until a test makes Qwen Code
+// compress.
 package qwen
 
 import (
@@ -46,6 +47,8 @@ var (
 	_ adapters.SessionResumer = Harness{}
 	_ adapters.Telemetry      = Harness{}
 	_ adapters.Versioned      = Harness{}
+	_ adapters.Relauncher     = Harness{}
+	_ adapters.LaunchPlacer   = Harness{}
 )
 
 // Describe implements adapters.Harness. Qwen Code is not among OrgLoop's
@@ -74,6 +77,11 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunQwenPrompt",
 		"session_identity.harness_session_id": "TestRunQwenPrompt",
 		"telemetry_sources.transcript":        "TestRunQwenPrompt",
+		// Launch placement and renewal (placement.go, launch.go).
+		"placement.pre_session":                 "TestRenewQwenTUI",
+		"renewal.reset.wrapper_mediated":        "TestRenewQwenTUI",
+		"renewal.continuation.observation":      "TestRenewQwenTUI",
+		"renewal.continuation.payload_delivery": "TestRenewQwenTUI",
 		// lifeloop watch.
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchQwen",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchQwen",
@@ -97,5 +105,11 @@ func (Harness) Manifest() contract.AdapterManifest {
 	adapters.RaiseTelemetry(&m, string(SourceChat), "lifeloop run follows the session file (~/.qwen/projects/<project>/chats/<id>.jsonl): context in use = the prompt of the last model call (usageMetadata.promptTokenCount), against the model's contextWindowSize the same record names; receipts on level changes")
 	// Compaction is parsed, not proven: no test makes Qwen Code compress.
 	m.LifecycleEvents[contract.EventContextCompacted] = contract.EventSupport{Support: contract.SupportUnavailable}
+	// pre_session: --append-system-prompt at launch, also when a renewal
+	// relaunches the TUI (resumed with --resume ID, or fresh); in argv, so
+	// only with --payload-argv-ok.
+	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
+	adapters.RaiseWrapperRenewal(&m)
+	m.Renewal.Evidence = contract.Ptr("lifeloop renew stops the TUI (SIGTERM) and starts it again on the same terminal, resumed (--resume ID) or fresh, the continuation payload in --append-system-prompt: it has no file form, so the body is in argv and lifeloop places it only in a session run with --payload-argv-ok; proven against the real binary")
 	return m
 }
