@@ -32,7 +32,7 @@ func TestDefaultRegistry(t *testing.T) {
 			seen[n] = a.ID
 		}
 	}
-	wantV1 := map[string]bool{"claude": true, "codex": true, "gemini": true, "opencode": true, "pi": true, "openclaw": true, "copilot": true}
+	wantV1 := map[string]bool{"claude": true, "codex": true, "gemini": true, "opencode": true, "pi": true, "openclaw": true, "copilot": true, "qwen": true}
 	for _, a := range r.All() {
 		t.Run(a.ID, func(t *testing.T) {
 			want := adapters.ConformancePre

@@ -55,7 +55,7 @@ var (
 // harness ids, so it projects as "other" with the adapter name kept.
 func (Harness) Describe() adapters.Description {
 	return adapters.Description{
-		ID: "qwen", DisplayName: "Qwen Code", Conformance: adapters.ConformancePre, Aliases: []string{"qwen-code"},
+		ID: "qwen", DisplayName: "Qwen Code", Conformance: adapters.ConformanceV1, Aliases: []string{"qwen-code"},
 		Names: []string{"qwen", "@qwen-code/qwen-code"},
 	}
 }
