@@ -28,9 +28,8 @@ import (
 //     contextWindowSize.
 //   - An assistant record without a functionCall part ends the turn:
 //     ObsFrameEnded, Trigger "stop".
-//   - A system chat_compression record (read from the package, not yet
-//     seen in a file: the tests do not make Qwen Code compress):
-//     ObsCompacted, Trigger "manual" (/compress) or "auto", PreTokens and
+//   - A system chat_compression record (/compress, or the CLI's own at
+//     its threshold): ObsCompacted, Trigger "manual" (/compress) or "auto", PreTokens and
 //     PostTokens its info.originalTokenCount and info.newTokenCount.
 type Parser struct {
 	sessionID string

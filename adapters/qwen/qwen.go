@@ -28,9 +28,8 @@
 // a hook, no attention mapping and no `lifeloop host apply`; a payload
 // placed at launch has no private channel (--append-system-prompt takes
 // the text itself, no file form was found), so it is placed only for a
-// session run with --payload-argv-ok; compaction (chat_compression
-// records) is parsed but not claimed until a test makes Qwen Code
-// compress.
+// session run with --payload-argv-ok; an automatic compaction (at its
+// threshold) is parsed as one but only /compress is proven.
 package qwen
 
 import (
@@ -73,6 +72,7 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunQwenPrompt",
 		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunQwenPrompt",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunQwenPrompt",
+		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunQwenCompress",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
 		"context_pressure":                    "TestRunQwenPrompt",
 		"session_identity.harness_session_id": "TestRunQwenPrompt",
@@ -96,15 +96,13 @@ func (Harness) Manifest() contract.AdapterManifest {
 	m := adapters.WrapperManifest("qwen", "Qwen Code", contract.RolePrimaryWorker)
 	// From the session file: a prompt opens a frame, the turn's first
 	// assistant record opens it, an answer that asks for no tool ends
-	// it; usage, the session id, degradation of the source.
+	// it; usage, the session id, compaction, degradation of the source.
 	frames := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
 	for _, e := range frames {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
-	adapters.RaiseTelemetry(&m, string(SourceChat), "lifeloop run follows the session file (~/.qwen/projects/<project>/chats/<id>.jsonl): context in use = the prompt of the last model call (usageMetadata.promptTokenCount), against the model's contextWindowSize the same record names; receipts on level changes")
-	// Compaction is parsed, not proven: no test makes Qwen Code compress.
-	m.LifecycleEvents[contract.EventContextCompacted] = contract.EventSupport{Support: contract.SupportUnavailable}
+	adapters.RaiseTelemetry(&m, string(SourceChat), "lifeloop run follows the session file (~/.qwen/projects/<project>/chats/<id>.jsonl): context in use = the prompt of the last model call (usageMetadata.promptTokenCount), against the model's contextWindowSize the same record names; receipts on level changes and compactions")
 	// pre_session: --append-system-prompt at launch, also when a renewal
 	// relaunches the TUI (resumed with --resume ID, or fresh); in argv, so
 	// only with --payload-argv-ok.
