@@ -60,8 +60,8 @@ func (Harness) ResumedSession(argv []string, start int) (string, bool) {
 }
 
 // StopSignal implements adapters.Relauncher: SIGTERM, sent to the process
-// group (the npm entry and the Node it relaunches with --expose-gc),
-// ends the TUI from any screen.
+// group (the npm entry and the Node it starts again with --expose-gc),
+// ends the TUI with exit 0 (measured at its prompt).
 func (Harness) StopSignal() syscall.Signal { return syscall.SIGTERM }
 
 // RelaunchArgv implements adapters.Relauncher; argv is never modified.

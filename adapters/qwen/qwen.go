@@ -2,8 +2,8 @@
 // fork of Gemini CLI. It owns everything lifeloop knows about Qwen Code:
 // its manifest and the tests that prove it (qwen.go), its command line
 // (args.go), a launch pinned to its own session and the relaunch
-// (launch.go), a payload placed at launch (placement.go), its session files and their parser (telemetry.go,
-// parser.go).
+// (launch.go), a payload placed at launch (placement.go), its session
+// files and their parser (telemetry.go, parser.go).
 //
 // Measured against the pinned 0.24.4 (harnesses/, Node >= 22, offline
 // against the loopback mock model through its Anthropic provider:
@@ -13,7 +13,7 @@
 //   - `node_modules/.bin/qwen` is a Node entry that starts the CLI again
 //     as a child Node (with --expose-gc); signals go to the process group
 //     (lifeloop's do).
-//   - The session file is <~/.qwen>/projects/<cwd, every character but
+//   - The session file is ~/.qwen/projects/<cwd, every character but
 //     [a-zA-Z0-9] turned into ->/chats/<session id>.jsonl, Claude-like
 //     records with Gemini-style messages (see Parser). It shares no file
 //     format with Gemini CLI, whose chat files lifeloop's gemini adapter
