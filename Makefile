@@ -189,9 +189,9 @@ clean:
 # platforms' optional binaries that the registry here does not serve
 # (e.g. opencode-darwin-arm64), and `npm ci` refuses such a lock.
 NPM_INSTALL := npm install --prefix harnesses --no-audit --no-fund --no-save
-PINNED_BINS := claude codex gemini opencode pi copilot
+PINNED_BINS := claude codex gemini opencode pi copilot qwen
 
-harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi, copilot) into harnesses/node_modules, and OpenClaw with its Node into harnesses/openclaw/node_modules
+harnesses: ## install the pinned real harnesses (claude, codex, gemini, opencode, pi, copilot, qwen) into harnesses/node_modules, and OpenClaw with its Node into harnesses/openclaw/node_modules
 	$(NPM_INSTALL)
 	$(OPENCLAW_INSTALL)
 

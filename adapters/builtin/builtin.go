@@ -14,10 +14,11 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/openclaw"
 	"github.com/lifeloop/lifeloop/adapters/opencode"
 	"github.com/lifeloop/lifeloop/adapters/pi"
+	"github.com/lifeloop/lifeloop/adapters/qwen"
 )
 
 // Default returns the built-in registry: claude, codex, gemini, opencode,
-// pi, hermes, openclaw, copilot, generic — in that order. Each call builds a new
+// pi, hermes, openclaw, copilot, qwen, generic — in that order. Each call builds a new
 // registry.
 func Default() *adapters.Registry {
 	r, err := adapters.New(
@@ -29,6 +30,7 @@ func Default() *adapters.Registry {
 		hermes.Harness{},
 		openclaw.Harness{},
 		copilot.Harness{},
+		qwen.Harness{},
 		generic.Harness{},
 	)
 	if err != nil {

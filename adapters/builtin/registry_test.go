@@ -19,7 +19,7 @@ import (
 
 func TestDefaultRegistry(t *testing.T) {
 	r := Default()
-	wantIDs := []string{"claude", "codex", "gemini", "opencode", "pi", "hermes", "openclaw", "copilot", "generic"}
+	wantIDs := []string{"claude", "codex", "gemini", "opencode", "pi", "hermes", "openclaw", "copilot", "qwen", "generic"}
 	if got := r.IDs(); !slices.Equal(got, wantIDs) {
 		t.Fatalf("IDs() = %q, want %q", got, wantIDs)
 	}
@@ -32,7 +32,7 @@ func TestDefaultRegistry(t *testing.T) {
 			seen[n] = a.ID
 		}
 	}
-	wantV1 := map[string]bool{"claude": true, "codex": true, "gemini": true, "opencode": true, "pi": true, "openclaw": true, "copilot": true}
+	wantV1 := map[string]bool{"claude": true, "codex": true, "gemini": true, "opencode": true, "pi": true, "openclaw": true, "copilot": true, "qwen": true}
 	for _, a := range r.All() {
 		t.Run(a.ID, func(t *testing.T) {
 			want := adapters.ConformancePre
@@ -262,7 +262,7 @@ func TestOrgLoopHarness(t *testing.T) {
 	r := Default()
 	for in, want := range map[string]string{
 		"claude": "claude-code", "codex": "codex", "opencode": "opencode", "pi": "pi",
-		"gemini": "other", "copilot": "other", "generic": "other", "claude-code": "claude-code",
+		"gemini": "other", "copilot": "other", "qwen": "other", "generic": "other", "claude-code": "claude-code",
 	} {
 		a, err := r.Lookup(in)
 		if err != nil {

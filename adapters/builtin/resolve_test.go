@@ -88,7 +88,7 @@ func TestLookup(t *testing.T) {
 		if err == nil {
 			t.Fatal("Lookup(codx) succeeded")
 		}
-		want := `unknown adapter "codx"; known: claude, codex, gemini, opencode, pi, hermes, openclaw, copilot, generic`
+		want := `unknown adapter "codx"; known: claude, codex, gemini, opencode, pi, hermes, openclaw, copilot, qwen, generic`
 		if err.Error() != want {
 			t.Errorf("error = %q, want %q", err, want)
 		}

@@ -1,0 +1,89 @@
+package qwen
+
+import (
+	"slices"
+	"syscall"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
+)
+
+// A launch's command line (measured with 0.24.4 against the mock model):
+//
+//	qwen TEXT | qwen -p TEXT    one prompt, then exit
+//	qwen -i TEXT                the TUI, TEXT sent as its first prompt
+//	qwen --session-id UUID      a new session with that id (its file <id>.jsonl)
+//	qwen --resume ID            continues session ID in the same file (a picker without ID)
+//	qwen --continue             continues the most recent session of the folder
+
+// PinSession implements adapters.SessionPinner: `--session-id UUID` at
+// start for a command line that starts a session and chooses none, so
+// telemetry follows exactly this launch's file.
+func (Harness) PinSession(argv []string, start int) ([]string, string) {
+	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
+		return argv, ""
+	}
+	for _, ca := range parseArgs(argv[start:]) {
+		if options[ca.Option].picksSession {
+			return argv, ""
+		}
+	}
+	id := kit.NewUUID()
+	return slices.Insert(slices.Clone(argv), start, sessionIDFlag, id), id
+}
+
+// ResumedSession implements adapters.SessionResumer: --resume UUID names
+// the session (unless --fork-session makes a new one), --continue the
+// latest of the folder. A bare --resume (the picker) cannot be told from
+// the command line.
+func (Harness) ResumedSession(argv []string, start int) (string, bool) {
+	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
+		return "", false
+	}
+	var id string
+	resumed := false
+	for _, ca := range parseArgs(argv[start:]) {
+		switch ca.Option {
+		case "--fork-session":
+			return "", false
+		case "-c", "--continue":
+			resumed = true
+		case resumeFlag, "-r":
+			id = kit.OptionValue(ca)
+			resumed = adapters.IsUUID(id)
+		}
+	}
+	if !resumed {
+		return "", false
+	}
+	return id, true
+}
+
+// StopSignal implements adapters.Relauncher: SIGTERM, sent to the process
+// group (the npm entry and the Node it starts again with --expose-gc),
+// ends the TUI with exit 0 (measured at its prompt).
+func (Harness) StopSignal() syscall.Signal { return syscall.SIGTERM }
+
+// RelaunchArgv implements adapters.Relauncher; argv is never modified.
+// Options that choose the session (--resume, --continue, --session-id,
+// --fork-session) are one-shot and always removed. To resume, `--resume
+// ID` goes at start and the TUI's first prompt (-i) is dropped: it was
+// already sent. A fresh start keeps every prompt.
+func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([]string, bool) {
+	if start <= 0 || start > len(argv) || (resume && id == "") || !startsSession(argv[start:]) {
+		return slices.Clone(argv), false
+	}
+	out := slices.Clone(argv[:start])
+	if resume {
+		out = append(out, resumeFlag, id)
+	}
+	for _, ca := range parseArgs(argv[start:]) {
+		switch {
+		case options[ca.Option].picksSession:
+		case resume && (ca.Option == interactive || ca.Option == interShort):
+		default:
+			out = append(out, ca.Words...)
+		}
+	}
+	return out, true
+}
