@@ -87,8 +87,10 @@ func TestRunCopilotPrompt(t *testing.T) {
 		{76000, copilotWindow, "high", "moderate"},
 	})
 	assertFrames(t, rs, frames)
-	if got := dig(lastOf(rs, "frame.ended"), "telemetry_summary", "stop_reason"); got != "stop" {
-		t.Errorf("frame.ended stop_reason %v, want stop", got)
+	// The turn's end is the Stop hook's (the hook bridge), with the
+	// session file's own report of it attached.
+	if e := lastOf(rs, "frame.ended"); dig(e, "telemetry_summary", "hook") != "Stop" || dig(e, "telemetry_summary", "transcript", "path") != file {
+		t.Errorf("frame.ended %s, want the Stop hook's with the session file's line attached", toJSON(e["telemetry_summary"]))
 	}
 	if n := len(mock.RequestsOfKind("claude")); n != 2 {
 		t.Errorf("%d model requests, want 2 (the tool call and the answer)", n)
