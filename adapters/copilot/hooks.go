@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/kit"
@@ -66,34 +67,65 @@ func (Harness) Hooks() *hooks.Spec {
 // hookFrameID is the frame of a Stop call: the turn of the latest
 // top-level user.message in the session file the call names; "" for
 // other calls, or when the file cannot tell.
+//
+// Copilot appends its records in order but may write them after it has
+// started the hook (seen under load: the Stop call came before the
+// turn's last session.usage_record was in the file). Its hook.start
+// record of agentStop is appended before the hook runs, so the call
+// waits, at most stopWait, until the file holds it after the latest
+// prompt: then every record of the turn is there for the frame and for
+// the usage its frame.ended carries.
 func hookFrameID(in hooks.Input) string {
 	if in.SessionID == "" || in.TranscriptPath == "" || filepath.Base(in.TranscriptPath) != eventsFile ||
 		filepath.Base(filepath.Dir(in.TranscriptPath)) != in.SessionID {
 		return ""
 	}
-	id, err := latestInteraction(in.TranscriptPath)
-	if err != nil || id == "" {
-		return ""
+	deadline := time.Now().Add(stopWait)
+	for {
+		id, stopped, err := latestInteraction(in.TranscriptPath)
+		if err != nil {
+			return ""
+		}
+		if stopped || time.Now().After(deadline) {
+			if id == "" {
+				return ""
+			}
+			return FrameID(in.SessionID, id)
+		}
+		time.Sleep(stopPoll)
 	}
-	return FrameID(in.SessionID, id)
 }
 
-// userMessagePrefix starts every user.message line of a session file.
-var userMessagePrefix = []byte(`{"type":"user.message"`)
+// stopWait bounds how long a Stop call waits for the session file to
+// catch up with it; stopPoll is how often it looks.
+const (
+	stopWait = 2 * time.Second
+	stopPoll = 20 * time.Millisecond
+)
+
+// Line starts and marks latestInteraction looks for.
+var (
+	userMessagePrefix = []byte(`{"type":"user.message"`)
+	hookStartPrefix   = []byte(`{"type":"hook.start"`)
+	agentStopMark     = []byte(`"hookType":"agentStop"`)
+)
 
 // latestInteraction returns the interactionId of the last user.message
-// of the session file at path that is not a subagent's ("" for none).
-func latestInteraction(path string) (string, error) {
+// of the session file at path that is not a subagent's ("" for none),
+// and whether an agentStop hook.start follows it.
+func latestInteraction(path string) (string, bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
 	var last string
+	stopped := false
 	for {
 		line, err := r.ReadBytes('\n')
-		if bytes.HasPrefix(line, userMessagePrefix) {
+		switch {
+		case bytes.HasPrefix(line, userMessagePrefix):
 			var rec struct {
 				AgentID string `json:"agentId"`
 				Data    struct {
@@ -101,11 +133,13 @@ func latestInteraction(path string) (string, error) {
 				} `json:"data"`
 			}
 			if json.Unmarshal(line, &rec) == nil && rec.AgentID == "" && rec.Data.InteractionID != "" {
-				last = rec.Data.InteractionID
+				last, stopped = rec.Data.InteractionID, false
 			}
+		case bytes.HasPrefix(line, hookStartPrefix) && bytes.Contains(line, agentStopMark) && bytes.HasSuffix(line, []byte("\n")):
+			stopped = last != ""
 		}
 		if err != nil {
-			return last, nil
+			return last, stopped, nil
 		}
 	}
 }

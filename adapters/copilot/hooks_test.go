@@ -1,6 +1,7 @@
 package copilot
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +30,20 @@ func TestHookFrameID(t *testing.T) {
 	want := FrameID(sid, "f25036c7-ac71-4d8d-a24b-9965d4014916")
 	if got := hookFrameID(hooks.Input{SessionID: sid, TranscriptPath: path}); got != want {
 		t.Errorf("frame %q, want %q", got, want)
+	}
+	// Before Copilot has appended the agentStop hook.start, the turn is
+	// known but not yet complete in the file.
+	cut := sample[:bytes.Index(sample, []byte(`"hookType":"agentStop"`))]
+	cut = cut[:bytes.LastIndexByte(cut, '\n')+1]
+	short := filepath.Join(t.TempDir(), eventsFile)
+	if err := os.WriteFile(short, cut, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if id, stopped, err := latestInteraction(short); err != nil || stopped || FrameID(sid, id) != want {
+		t.Errorf("file cut before agentStop: %q, stopped %v, %v; want the turn, not stopped", id, stopped, err)
+	}
+	if _, stopped, _ := latestInteraction(path); !stopped {
+		t.Error("the whole file: agentStop not seen")
 	}
 	if got := hookFrameID(hooks.Input{SessionID: "other", TranscriptPath: path}); got != "" {
 		t.Errorf("another session's file: frame %q, want none", got)
