@@ -3,7 +3,8 @@
 // manifest and the tests that prove it (copilot.go), its command line
 // (args.go), a launch pinned to its own session and the relaunch
 // (launch.go), a payload placed at launch (placement.go), its session
-// files and their parser (telemetry.go, parser.go).
+// files and their parser (telemetry.go, parser.go), its hooks under
+// `lifeloop run` (hooks.go) and the tokens of its model calls (usage.go).
 //
 // Measured against the pinned 1.0.102 (harnesses/, offline against the
 // loopback mock model: COPILOT_OFFLINE=true and a custom provider,
