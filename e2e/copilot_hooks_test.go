@@ -14,7 +14,7 @@ import (
 // TestRunCopilotHooks: under `lifeloop run`, Copilot CLI runs lifeloop's
 // hooks from a plugin folder in the lifeloop session folder
 // (--plugin-dir; nothing is written to ~/.copilot): the turn's end
-// (Stop) and session.ending (SessionEnd) are recorded from the hooks,
+// (Stop) is recorded from the hook,
 // the turn's end in the session file's own frame (read from the file by
 // the Stop call), each frame moment once. session.started comes from the
 // session file, whose first line Copilot writes before it runs
@@ -57,7 +57,7 @@ func TestRunCopilotHooks(t *testing.T) {
 			fromHooks = append(fromHooks, r["event"].(string))
 		}
 	}
-	want := []string{"frame.ending", "frame.ended", "session.ending"}
+	want := []string{"frame.ending", "frame.ended"}
 	if !slices.Equal(fromHooks, want) {
 		t.Errorf("hook receipts %v, want %v (all: %v)", fromHooks, want, eventsOf(rs))
 	}

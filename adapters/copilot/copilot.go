@@ -30,8 +30,8 @@
 //     session.shutdown record.
 //
 // Hooks under `lifeloop run` (hooks.go): a per-launch plugin folder
-// (--plugin-dir) in the lifeloop session folder runs SessionStart, Stop
-// and SessionEnd; Stop's frame is read from the session file. Not done:
+// (--plugin-dir) in the lifeloop session folder runs SessionStart and
+// Stop; Stop's frame is read from the session file. Not done:
 // a frame.opening from UserPromptSubmit (it runs before Copilot names
 // the turn), attention from Copilot's hooks or files, and `lifeloop host
 // apply`.

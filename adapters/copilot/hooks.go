@@ -21,7 +21,8 @@ import (
 // file, but loads a plugin folder named with --plugin-dir for one launch:
 // .plugin/plugin.json and hooks/hooks.json. lifeloop writes one into the
 // lifeloop session folder; the person's ~/.copilot is never touched, and
-// their own hooks keep firing. A hooks file in Claude's shape
+// their own hooks keep firing. Installed: SessionStart and Stop. A hooks
+// file in Claude's shape
 // (PascalCase events, {"matcher","hooks":[{"type":"command",...}]}) gets
 // Claude-style snake_case input on stdin (session_id, transcript_path,
 // source, reason, stop_reason, ...), which hooks.Input reads as it is.
@@ -47,15 +48,18 @@ func (Harness) Hooks() *hooks.Spec {
 		Hooks: []hooks.Hook{
 			{Name: "SessionStart", Role: hooks.RoleSessionStart, CommandOnly: true},
 			{Name: "Stop", Role: hooks.RoleTurnStop, CommandOnly: true},
-			{Name: "SessionEnd", Role: hooks.RoleSessionEnd, CommandOnly: true},
 		},
 		// Copilot's other hook events map to no lifecycle moment, or
 		// (UserPromptSubmit) to one whose frame id cannot be known.
+		// SessionEnd is not installed: a TUI stopped for a renewal runs it
+		// after its npm loader has exited, so its session.ending came
+		// after the next launch's session.starting (TestRenewCopilotTUI);
+		// the wrapper's own session.ending stands.
 		// PermissionRequest runs for every tool call before the rules
 		// decide, also one approved without asking, so it is no sign of a
 		// dialog either.
 		Ignored: []string{
-			"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+			"SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
 			"Notification", "PreCompact", "SubagentStart", "SubagentStop", "ErrorOccurred",
 		},
 		FrameID:      hookFrameID,
