@@ -290,6 +290,10 @@ type OrgLoopPayload struct {
 	// on a terminal event, the session's block its session.ended carries
 	// (waited_ms per kind, and closed: the episode the end closed).
 	Attention map[string]any `json:"attention,omitempty"`
+	// Usage is, on a turn's end (frame.ended) and on a stop, the usage
+	// block its receipt carries: tokens per kind, the cost with its
+	// provenance, per model (orgLoopUsage).
+	Usage map[string]any `json:"usage,omitempty"`
 }
 
 // OrgLoopLifecycle is payload.lifecycle. Outcome is set on terminal
@@ -352,11 +356,12 @@ const orgLoopTime = "2006-01-02T15:04:05.000Z"
 //
 //	session.started                        started   (non-terminal)
 //	frame.opened                           active    reason running
-//	frame.ended                            active    reason idle
+//	frame.ended                            active    reason idle; payload.usage its usage block
 //	supervisor.tick, trigger               active    reason the attention state (needs_permission,
 //	attention_changed, to a waiting state            needs_answer, waiting_for_input, stopped_on_error),
 //	                                                 payload.attention the block
-//	session.ended                          phase/outcome/reason from telemetry_summary
+//	session.ended                          phase/outcome/reason from telemetry_summary;
+//	                                       payload.usage the session's usage block
 //	                                       (ClassifyExit of exit_status/signal when only those are
 //	                                       present; stopped/unknown/session_stopped when nothing is,
 //	                                       but completed/success/session_ended for a manual_skill
@@ -495,6 +500,7 @@ func ProjectOrgLoop(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopEvent, error) 
 	case lc.Terminal:
 		p.Attention = orgLoopSessionAttention(sum)
 	}
+	p.Usage = orgLoopUsage(r, lc)
 	source := o.Source
 	if source == "" {
 		source = harness

@@ -42,7 +42,8 @@ type OrgLoopHookPost struct {
 // exited with, the real one is in meta.exit_status. The stop and start
 // of a renewal a policy client asked for carry its evidence in
 // meta.renewal_policy; a stop whose session.ended carries the session's
-// attention, that block in meta.attention.
+// attention, that block in meta.attention; a stop whose session.ended
+// carries usage, that block in meta.usage.
 func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, error) {
 	ev, err := ProjectOrgLoop(r, o)
 	if err != nil {
@@ -88,6 +89,10 @@ func OrgLoopWebhookPost(r LifecycleReceipt, o OrgLoopOptions) (OrgLoopHookPost, 
 	if p.Attention != nil {
 		// A stop's: the session's waiting for a person.
 		post.Meta["attention"] = p.Attention
+	}
+	if p.Usage != nil && lc.Terminal {
+		// A stop's: the tokens and cost of what it ends.
+		post.Meta["usage"] = p.Usage
 	}
 	return post, nil
 }

@@ -126,6 +126,7 @@ func TestEpisodeNoticeMatchesBlock(t *testing.T) {
 // key; the session's notify.log holds what the command printed. With
 // ticks off (--tick 0) the activity checks still run for it.
 func TestNotifierRunsOncePerEpisode(t *testing.T) {
+	t.Parallel()
 	for _, tick := range []time.Duration{50 * time.Millisecond, 0} {
 		t.Run(fmt.Sprint(tick), func(t *testing.T) { notifierOncePerEpisode(t, tick) })
 	}

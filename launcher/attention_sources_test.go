@@ -26,6 +26,7 @@ import (
 // working, and only the dialog drawn anew after that key opens a second
 // episode: the text repainted before the key is not reported again.
 func TestAttentionFromTheScreen(t *testing.T) {
+	t.Parallel()
 	in, keys, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 // session it opens, with Options.Env and the session's variables, and
 // stops it when the session ends.
 func TestLaunchStartsCompanion(t *testing.T) {
+	t.Parallel()
 	root, work := t.TempDir(), t.TempDir()
 	pidFile := filepath.Join(work, "companion.pid")
 	script := filepath.Join(work, "companion.sh")

@@ -91,6 +91,7 @@ func TestCompanionThatExits(t *testing.T) {
 // and what it started, are stopped once the session ends, within 2 s;
 // nothing is recorded about it.
 func TestCompanionStoppedAtTheEnd(t *testing.T) {
+	t.Parallel()
 	f, ft := companionFixture(t, `sleep 1000 & echo $! > "$0.child"; echo $$ > "$0.pid"; wait`)
 	script := f.cfg.Companion[0]
 	done := make(chan Result, 1)

@@ -16,6 +16,7 @@ import (
 // status says session.started is held, why, and how long it may still
 // wait; once the bind wait passes it is recorded and nothing is held.
 func TestStatusSaysWhatIsHeld(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "echo ready; sleep 3")
 	f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
 	f.cfg.BridgeArgs = []string{"--settings", "x.json"}

@@ -18,6 +18,7 @@ import (
 // is recorded like one forwarded by `lifeloop host-hook`; a call without
 // the token, to another path or with another method records nothing.
 func TestHookDoor(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "echo ready; sleep 1")
 	f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
 	door, err := openHookDoor()

@@ -21,6 +21,7 @@ import (
 // the window; telemetry moments keep their order; the stages a source
 // skipped are inferred before the moment that implies them.
 func TestNativeWins(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "echo ready; sleep 1")
 	f.cfg.Adapter = adapters.AdapterOf(codex.Harness{})
 	f.cfg.BridgeArgs = []string{"-c", "notify=[]"}

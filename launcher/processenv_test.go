@@ -20,6 +20,7 @@ import (
 // session's receipts gives incarnation N exactly the span id handed to
 // process N.
 func TestProcessTraceparent(t *testing.T) {
+	t.Parallel()
 	f, ft := renewFixture(t)
 	id := f.cfg.Record.ID
 	f.cfg.Spec.Env = []string{"PATH=/usr/bin:/bin", "TRACEPARENT=inherited"}

@@ -63,6 +63,7 @@ func renewAsync(t *testing.T, f *fixture, req renewal.Request) <-chan error {
 // ticks go on; the renewal then starts the next harness with its payload
 // placed, and the stream stays coherent.
 func TestRenewalBesideTheLoop(t *testing.T) {
+	t.Parallel()
 	f, ft := renewFixture(t)
 	done := make(chan Result, 1)
 	go func() { done <- f.run(t) }()
@@ -141,6 +142,7 @@ func TestRenewalBesideTheLoop(t *testing.T) {
 // to stop ends the renewal (failed, its payload still stored) and the
 // session, promptly.
 func TestStopDuringRenewal(t *testing.T) {
+	t.Parallel()
 	f, ft := renewFixture(t)
 	f.cfg.Grace = 2 * time.Second // the renewal alone would take 8 s
 	done := make(chan Result, 1)

@@ -58,6 +58,7 @@ func storyLine(m Moment, parentEvent string) string {
 // session.ended of the process, ticks, its own degradations); run's session.started chains to
 // its session.starting, which watch does not have.
 func TestWatchAndRunTellTheSameStory(t *testing.T) {
+	t.Parallel()
 	for _, sample := range []string{"claude-tool-turn.transcript.jsonl", "claude-compact-transcript.jsonl"} {
 		t.Run(sample, func(t *testing.T) { sameStory(t, filepath.Join("..", "adapters", "claude", "testdata", sample)) })
 	}

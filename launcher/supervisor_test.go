@@ -255,6 +255,7 @@ func TestMaxDuration(t *testing.T) {
 }
 
 func TestGrandchildIgnoringTermIsKilled(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "gc.pid")
 	f := newFixture(t, fmt.Sprintf("sh -c 'trap \"\" TERM HUP; echo $$ > %s; exec sleep 30' & sleep 0.2; exit 0", pidFile))
@@ -272,6 +273,7 @@ func TestGrandchildIgnoringTermIsKilled(t *testing.T) {
 }
 
 func TestTicksReportActivity(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, "echo start; sleep 1.2; echo again; sleep 1")
 	f.cfg.Tick = time.Minute // only activity changes produce ticks here
 	f.cfg.IdleAfter = 400 * time.Millisecond
@@ -360,6 +362,7 @@ func TestObservationsChainAndCarryHarnessID(t *testing.T) {
 // in its group (here one that ignores the terminal's hangup) is waited
 // for within the drain's bound, then killed when the session ends.
 func TestProcessLeftInTheGroupIsKilled(t *testing.T) {
+	t.Parallel()
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	f := newFixture(t, "trap '' HUP; sleep 60 </dev/null >/dev/null 2>&1 & echo $! > "+pidFile+"; exit 0")
 	res := f.run(t)

@@ -15,6 +15,7 @@ import (
 // 2: HCP read such a tick as PAUSED → RUNNING and lost the renewal).
 // Ticks before the renewal and after it say running.
 func TestTicksDuringRenewalAreNotRunning(t *testing.T) {
+	t.Parallel()
 	f, ft := renewFixture(t)
 	done := make(chan Result, 1)
 	go func() { done <- f.run(t) }()

@@ -24,6 +24,10 @@ import (
 // every call its harness wrote before it, however far the watcher got.
 type usageMeter struct {
 	reader adapters.UsageReader
+	// store is set instead of reader for a harness whose usage lives in
+	// a database: the noted paths are its telemetry's sessions, read
+	// through it from the telemetry's offset (usage_meter_store.go).
+	store  adapters.UsageStore
 	pricer *pricing.Pricer
 
 	mu sync.Mutex // guards what follows: the watcher notes files, the loop reads
@@ -49,6 +53,8 @@ type usageFile struct {
 	turns  telemetry.Parser
 	frame  string
 	obs    []telemetry.Observation
+	// reading is a store's reading still under way (nil: none).
+	reading chan storeRead
 }
 
 // meteredCall is a call counted: its frame (the harness's id of the
@@ -66,7 +72,8 @@ type modelSums map[string]*usage.Sums
 // cannot be read is logged and the embedded table used.
 func newUsageMeter(ad *adapters.Adapter, env []string, log *slog.Logger) *usageMeter {
 	r, ok := ad.Harness().(adapters.UsageReader)
-	if !ok {
+	st, isStore := ad.Harness().(adapters.UsageStore)
+	if !ok && !isStore {
 		return nil
 	}
 	p, err := pricing.New(pricing.UserFile(envLookup(env)))
@@ -77,7 +84,10 @@ func newUsageMeter(ad *adapters.Adapter, env []string, log *slog.Logger) *usageM
 	if p == nil {
 		return nil
 	}
-	return &usageMeter{reader: r, pricer: p, files: map[string]*usageFile{}, seen: map[string]struct{}{}, sessions: map[string]modelSums{}}
+	if ok {
+		st = nil
+	}
+	return &usageMeter{reader: r, store: st, pricer: p, files: map[string]*usageFile{}, seen: map[string]struct{}{}, sessions: map[string]modelSums{}}
 }
 
 // envLookup looks a variable up in env (KEY=value lines, the last wins).
@@ -106,9 +116,14 @@ func (u *usageMeter) launched(at time.Time) {
 func (u *usageMeter) noteFile(path string, offset int64, newParser func() telemetry.Parser) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	if _, ok := u.files[path]; !ok {
-		u.files[path] = &usageFile{offset: offset, since: u.since, parser: u.reader.NewUsageParser(path, nil), turns: newParser()}
+	if _, ok := u.files[path]; ok {
+		return
 	}
+	if u.store != nil {
+		u.files[path] = &usageFile{offset: offset, since: u.since}
+		return
+	}
+	u.files[path] = &usageFile{offset: offset, since: u.since, parser: u.reader.NewUsageParser(path, nil), turns: newParser()}
 }
 
 // catchUp reads every noted file's complete lines to its end.
@@ -121,7 +136,11 @@ func (u *usageMeter) catchUp() {
 	var entries []adapters.UsageEntry
 	for _, p := range paths {
 		f := u.files[p]
-		entries = f.read(p, entries[:0])
+		if u.store != nil {
+			entries = u.readStore(p, f)
+		} else {
+			entries = f.read(p, entries[:0])
+		}
 		for _, e := range entries {
 			if !e.At.IsZero() && e.At.Before(f.since) {
 				continue

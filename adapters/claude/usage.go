@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/kit"
@@ -53,9 +54,8 @@ func usageDirs(getenv func(string) string) []string {
 	return dirs
 }
 
-// NewUsageParser implements adapters.UsageReader. The transcript's own
-// parser reads each line; every assistant line with a message.usage is
-// a model call, sidechain (subagent) lines included, the "<synthetic>"
+// NewUsageParser implements adapters.UsageReader. Every assistant line
+// with a message.usage is a model call, sidechain (subagent) lines included, the "<synthetic>"
 // model's excepted. Input is usage.input_tokens (without the cache),
 // CacheWrite cache_creation_input_tokens, CacheRead
 // cache_read_input_tokens, Output output_tokens (Claude reports no
@@ -70,6 +70,11 @@ func usageDirs(getenv func(string) string) []string {
 // rare in them, are found several times faster than "usage". The turns
 // those lines open are not followed, so FrameID is "". A skipped line is
 // unreadable only when it does not begin with { and end with }.
+//
+// A line with those bytes is read by a fast pass (scanUsageLine) that
+// takes only the fields of a call and skips the rest by quotes and
+// brackets; what it cannot settle goes to the transcript's parser. A
+// line repeating the call of the line before (the same Key) gives none.
 func (Harness) NewUsageParser(path string, _ []byte) adapters.UsageParser {
 	return &usageParser{p: newParser(windowConfig{}), project: projectOf(path)}
 }
@@ -89,6 +94,12 @@ type usageParser struct {
 	p       *parser
 	project string
 	obs     []telemetry.Observation // reused between lines
+	// The previous call's identity, session, time and model: the harness
+	// writes one line per content block of a reply, each repeating them.
+	lastKey, lastSession, lastTS, lastModel []byte
+	key                                     []byte // the line's identity, reused
+	session, model                          string
+	at                                      time.Time
 }
 
 func (u *usageParser) State() []byte { return nil }
@@ -105,6 +116,28 @@ func (u *usageParser) Parse(dst []adapters.UsageEntry, data []byte) ([]adapters.
 		}
 		return dst, nil
 	}
+	var l usageLine
+	if !scanUsageLine(data, &l) {
+		return u.parseWhole(dst, data)
+	}
+	if string(l.typ) != "assistant" || !l.hasMessage || !l.hasUsage || !l.usageRead || string(l.model) == syntheticModel {
+		return dst, nil
+	}
+	var key []byte
+	if len(l.msgID) > 0 && len(l.requestID) > 0 {
+		u.key = append(append(append(u.key[:0], l.msgID...), ':'), l.requestID...)
+		key = u.key
+		if bytes.Equal(key, u.lastKey) {
+			// The same call as the line before: counted once anyway.
+			return dst, nil
+		}
+	}
+	return append(dst, u.entry(key, l.sessionID, l.timestamp, l.model, adapters.UsageTokens{Input: l.input, CacheWrite: l.cc, CacheRead: l.cr, Output: l.out})), nil
+}
+
+// parseWhole reads a line the fast pass left alone through the
+// transcript's own parser.
+func (u *usageParser) parseWhole(dst []adapters.UsageEntry, data []byte) ([]adapters.UsageEntry, error) {
 	obs, err := u.p.Parse(u.obs[:0], data, telemetry.Provenance{})
 	u.obs = obs
 	if err != nil {
@@ -114,15 +147,29 @@ func (u *usageParser) Parse(dst []adapters.UsageEntry, data []byte) ([]adapters.
 	if string(l.typ) != "assistant" || !l.hasMessage || !l.hasUsage || !l.usageRead || string(l.model) == syntheticModel {
 		return dst, nil
 	}
-	e := adapters.UsageEntry{
-		At:        u.p.base().At,
-		SessionID: string(l.sessionID),
-		Project:   u.project,
-		Model:     u.p.modelName(l.model),
-		Tokens:    adapters.UsageTokens{Input: l.input, CacheWrite: l.cc, CacheRead: l.cr, Output: l.out},
-	}
+	var key []byte
 	if len(l.msgID) > 0 && len(l.requestID) > 0 {
-		e.Key = string(l.msgID) + ":" + string(l.requestID)
+		u.key = append(append(append(u.key[:0], l.msgID...), ':'), l.requestID...)
+		key = u.key
 	}
-	return append(dst, e), nil
+	return append(dst, u.entry(key, l.sessionID, l.timestamp, l.model, adapters.UsageTokens{Input: l.input, CacheWrite: l.cc, CacheRead: l.cr, Output: l.out})), nil
+}
+
+// entry makes a call's entry, reusing the strings of the line before
+// when they repeat.
+func (u *usageParser) entry(key, session, ts, model []byte, t adapters.UsageTokens) adapters.UsageEntry {
+	u.lastKey = append(u.lastKey[:0], key...)
+	if !bytes.Equal(session, u.lastSession) || u.session == "" {
+		u.lastSession = append(u.lastSession[:0], session...)
+		u.session = string(session)
+	}
+	if !bytes.Equal(ts, u.lastTS) || len(ts) == 0 {
+		u.lastTS = append(u.lastTS[:0], ts...)
+		u.at = telemetry.ParseTime(string(ts))
+	}
+	if !bytes.Equal(model, u.lastModel) || u.model == "" {
+		u.lastModel = append(u.lastModel[:0], model...)
+		u.model = string(model)
+	}
+	return adapters.UsageEntry{At: u.at, SessionID: u.session, Project: u.project, Model: u.model, Key: string(key), Tokens: t}
 }

@@ -185,6 +185,7 @@ var commands = []struct {
 	{"publish", publishCommand},
 	{"export", exportCommand},
 	{"consume", consumeCommand},
+	{"serve", serveCommand},
 	{"top", topCommand},
 	{"usage", usageCommand},
 }

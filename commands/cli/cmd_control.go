@@ -260,13 +260,20 @@ func orphansText(id string, pids []int) string {
 // the live wrapper.
 func simpleControlCommand(e *env, name, op, usage string) *ucli.Command {
 	var o controlOptions
+	var r remoteOptions
 	return &ucli.Command{
 		Name:      name,
 		Usage:     usage,
 		ArgsUsage: "SESSION|--latest",
-		Flags:     controlFlags(&o, false),
+		Description: "With --fleet URL --machine M, the session runs on machine M: the command goes to that\n" +
+			"machine's `lifeloop serve` over RabbitMQ, signed with the fleet secret, and its answer is\n" +
+			"printed (docs/fleet.md).",
+		Flags: append(controlFlags(&o, false), r.flags()...),
 		Action: func(c *ucli.Context) error {
 			o.Session = c.Args().First()
+			if r.URL != "" || r.Machine != "" {
+				return remoteControl(c.Context, e, r, name, o)
+			}
 			root, rec, err := resolveSession(e, o)
 			if err != nil {
 				return err

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lifeloop/lifeloop/internal/amqpsink"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
+	"github.com/lifeloop/lifeloop/internal/fleet"
 	"github.com/lifeloop/lifeloop/internal/outbox"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
@@ -90,9 +91,9 @@ func amqpStatePath(root, id string, t amqpsink.Target) string {
 	return filepath.Join(statedir.SessionDir(root, id), "hcp-amqp-"+hex.EncodeToString(sum[:4])+".json")
 }
 
-func openAMQPOutbox(root, id string, t amqpsink.Target, log *slog.Logger, now func() time.Time) (*outbox.Outbox, *amqpsink.Publisher, error) {
+func openAMQPOutbox(root, id, machine string, t amqpsink.Target, log *slog.Logger, now func() time.Time) (*outbox.Outbox, *amqpsink.Publisher, error) {
 	p := amqpsink.NewPublisher(t, id)
-	cfg := amqpsink.Outbox(statedir.ReceiptsPath(root, id), amqpStatePath(root, id, t), id, t, p)
+	cfg := amqpsink.Outbox(statedir.ReceiptsPath(root, id), amqpStatePath(root, id, t), id, machine, t, p)
 	cfg.Logger, cfg.Now = log, now
 	ob, err := outbox.Open(cfg)
 	if err != nil {
@@ -112,7 +113,7 @@ func publishRun(ctx context.Context, e *env, o publishOptions) error {
 		return err
 	}
 	log := slog.New(slog.NewTextHandler(e.Err, nil))
-	ob, p, err := openAMQPOutbox(root, rec.ID, t, log, e.Now)
+	ob, p, err := openAMQPOutbox(root, rec.ID, fleet.MachineName(e.Getenv), t, log, e.Now)
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
@@ -192,7 +193,7 @@ func (l *liveAMQP) onSession(id, _ string) {
 	var log *slog.Logger
 	l.logF, log = openSessionLog(l.root, id)
 	for _, t := range l.targets {
-		ob, p, err := openAMQPOutbox(l.root, id, t, log, l.e.Now)
+		ob, p, err := openAMQPOutbox(l.root, id, fleet.MachineName(l.e.Getenv), t, log, l.e.Now)
 		if err != nil {
 			l.openErr = append(l.openErr, err)
 			continue

@@ -44,6 +44,7 @@ type renewOptions struct {
 
 func renewCommand(e *env) *ucli.Command {
 	var o renewOptions
+	var r remoteOptions
 	var payloads listValue
 	return &ucli.Command{
 		Name:      "renew",
@@ -72,9 +73,11 @@ func renewCommand(e *env) *ucli.Command {
 			"Exit status: 0 renewed with every payload delivered; 1 refused or failed, or a payload\n" +
 			"was not delivered (the message starts with the failure\n" +
 			"class, e.g. payload_too_large, capability_unsupported); 2 usage; 3 a payload file is\n" +
-			"unreadable or not JSON.",
+			"unreadable or not JSON.\n\n" +
+			"With --fleet URL --machine M the session runs on machine M: the renewal (fresh or\n" +
+			"--resume, with the --note) goes to that machine's `lifeloop serve` (docs/fleet.md).",
 		OnUsageError: commandUsageError,
-		Flags: append(controlFlags(&o.controlOptions, true),
+		Flags: append(append(controlFlags(&o.controlOptions, true), r.flags()...),
 			&ucli.StringFlag{Name: "note", Usage: "text or markdown `FILE` (or - for standard input) to hand to the relaunched harness; wrapped into a continuation payload", Destination: &o.Note},
 			&ucli.GenericFlag{Name: "payload", Usage: "payload envelope JSON `FILE` (or - for standard input) to deliver at the relaunch (repeat for more)", Value: &payloads},
 			&ucli.BoolFlag{Name: "fresh", Usage: "start a new harness conversation (default)", Destination: &o.Fresh},
@@ -93,6 +96,9 @@ func renewCommand(e *env) *ucli.Command {
 			o.Payloads = payloads.items
 			if o.Note == "-" && slices.Contains(o.Payloads, "-") {
 				return usageErrorf("--note - and --payload - cannot both read standard input")
+			}
+			if r.URL != "" || r.Machine != "" {
+				return remoteRenew(c.Context, e, r, o)
 			}
 			return renewRun(c.Context, e, o)
 		},

@@ -45,6 +45,7 @@ type topOptions struct {
 	JSON     bool
 	All      bool
 	Width    int
+	Fleet    fleetOptions
 }
 
 func topCommand(e *env) *ucli.Command {
@@ -72,13 +73,24 @@ func topCommand(e *env) *ucli.Command {
 			"\"attention\" (the block of the latest tick, the waiting in seconds, and for_seconds: how\n" +
 			"long the state has held) and \"terminal\" (where it runs) when known. Both are\n" +
 			"lifeloop's own; the live view runs the lifeloop-top program (beside lifeloop, on PATH\n" +
-			"or named by $LIFELOOP_TOP_PROGRAM).",
+			"or named by $LIFELOOP_TOP_PROGRAM).\n\n" +
+			"--fleet URL --queue QUEUE shows the sessions of every machine that publishes its HCP\n" +
+			"events to that broker (`run --events amqp://…`, `publish`) instead of this state\n" +
+			"directory: machine, session, harness, seed 001 state, attention and cost where the\n" +
+			"stream carries them, the last event, stale machines (nothing published for --stale)\n" +
+			"and missing events. QUEUE is this view's own durable queue (bind it to the exchange:\n" +
+			"amqp://host/EXCHANGE?routing_key=#); what it took is kept under <state-dir>/fleet, so\n" +
+			"the view is rebuilt when started again. With --once or --json only (docs/fleet.md).",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "once", Usage: "print the table once and exit", Destination: &o.Once},
 			&ucli.BoolFlag{Name: "json", Usage: "print the rows once as a JSON array", Destination: &o.JSON},
 			&ucli.BoolFlag{Name: "all", Usage: "show every ended session, not only those of the last hour", Destination: &o.All},
 			&ucli.IntFlag{Name: "width", Usage: "table width in `COLUMNS` for --once (default: the terminal's, else $COLUMNS, else 120)", Destination: &o.Width},
+			&ucli.StringFlag{Name: "fleet", Usage: "show every machine's sessions from the broker at `URL` (amqp://...) instead of the state directory's", Destination: &o.Fleet.URL},
+			&ucli.StringFlag{Name: "queue", Usage: "the fleet view's durable `QUEUE`", Destination: &o.Fleet.Queue},
+			&ucli.DurationFlag{Name: "stale", Usage: "a machine that published nothing for `DURATION` is shown stale (0: never)", Value: 10 * time.Minute, Destination: &o.Fleet.Stale},
+			&ucli.DurationFlag{Name: "wait", Usage: "with --fleet, read the queue for at most `DURATION` before printing", Value: 3 * time.Second, Destination: &o.Fleet.Wait},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *ucli.Context) error {
@@ -87,6 +99,23 @@ func topCommand(e *env) *ucli.Command {
 			}
 			if o.Width < 0 {
 				return usageErrorf("--width must be positive")
+			}
+			if o.Fleet.URL != "" {
+				if o.Fleet.Queue == "" {
+					return usageErrorf("--fleet needs --queue QUEUE: the durable queue of this view, bound to the exchange the machines publish to")
+				}
+				if !o.Once && !o.JSON {
+					return usageErrorf("the live fleet view is not built yet: use --fleet with --once or --json")
+				}
+				if o.Fleet.Wait <= 0 {
+					return usageErrorf("--wait must be positive")
+				}
+				ctx, stop := signalContext(c.Context)
+				defer stop()
+				return topFleetPrint(ctx, e, o)
+			}
+			if o.Fleet.Queue != "" {
+				return usageErrorf("--queue goes with --fleet URL")
 			}
 			if o.Once || o.JSON {
 				return topPrint(e, o)

@@ -65,6 +65,8 @@ func usageHarnesses(r *adapters.Registry) (read, unread []string) {
 	for _, a := range r.All() {
 		if _, ok := a.Harness().(adapters.UsageReader); ok {
 			read = append(read, a.ID)
+		} else if _, ok := a.Harness().(adapters.UsageStore); ok {
+			read = append(read, a.ID)
 		} else {
 			unread = append(unread, a.ID)
 		}
@@ -124,6 +126,8 @@ func usageRun(e *env, o usageOptions) error {
 	for _, a := range e.Registry().All() {
 		if ur, ok := a.Harness().(adapters.UsageReader); ok {
 			sc.Sources = append(sc.Sources, usage.Source{Harness: a.ID, Reader: ur})
+		} else if us, ok := a.Harness().(adapters.UsageStore); ok {
+			sc.Sources = append(sc.Sources, usage.Source{Harness: a.ID, Store: us})
 		}
 	}
 	scan, err := sc.Run()

@@ -231,14 +231,23 @@ func eventTypes(es []hcp.Envelope) string {
 // many of each as harness processes — and no two of them share a dedupe
 // key (a deduping consumer keeps them all). A renewal's stop and
 // relaunch share the incarnation part <session>.r<N> of their keys, with
-// different phases (contract.OrgLoopIncarnation).
+// different phases (contract.OrgLoopIncarnation). A launch that failed
+// before its harness was known to start has one failed terminal event
+// and no started one.
 func checkStoryOrgLoop(s story) error {
 	var errs []string
 	seen := map[string]uint64{}
 	open := false
 	var started, closing int
 	var last uint64
+	segStarted := false // a session.started since the last session.starting
 	for _, r := range s.receipts {
+		switch r.Event {
+		case contract.EventSessionStarting:
+			segStarted = false
+		case contract.EventSessionStarted:
+			segStarted = segStarted || r.Status != contract.StatusFailed
+		}
 		ev, err := contract.ProjectOrgLoop(r, contract.OrgLoopOptions{SessionID: s.id, Harness: contract.HarnessClaudeCode})
 		if errors.Is(err, contract.ErrNoOrgLoopPhase) {
 			continue
@@ -256,6 +265,12 @@ func checkStoryOrgLoop(s story) error {
 			errs = append(errs, fmt.Sprintf("receipt %d (%s) posts dedupe key %s again (first at receipt %d): a deduping consumer drops it", seq, r.Event, lc.DedupeKey, first))
 		} else {
 			seen[lc.DedupeKey] = seq
+		}
+		if lc.Terminal && !open && !segStarted && r.Status == contract.StatusFailed {
+			// A launch that failed before its harness was known to start
+			// (a lost wrapper's sealed end, a launch error): OrgLoop is told
+			// it failed, with no incarnation to close.
+			continue
 		}
 		switch {
 		case lc.Terminal && !open:
@@ -367,7 +382,10 @@ func checkStoryCoherent(s story) error {
 		}
 		frames[id] = k
 	}
-	type segment struct{ starting, started, ending, ended int }
+	type segment struct {
+		starting, started, ending, ended int
+		renewal                          bool // opened by a renewal's relaunch
+	}
 	var segs []segment
 	var cur *segment
 	var lastStarted string
@@ -383,7 +401,7 @@ func checkStoryCoherent(s story) error {
 			if r.TelemetrySummary[contract.SummaryReason] == contract.StoppedByRenewal && lastStarted != "" && (r.ParentReceiptID == nil || *r.ParentReceiptID != lastStarted) {
 				return fmt.Errorf("receipt %d: the relaunch's session.starting links to %v, not to the session.started before it (%s)", seqOf(r), strPtr(r.ParentReceiptID), lastStarted)
 			}
-			segs = append(segs, segment{})
+			segs = append(segs, segment{renewal: r.TelemetrySummary[contract.SummaryReason] == contract.StoppedByRenewal})
 			cur = &segs[len(segs)-1]
 		}
 		lifecycle := strings.HasPrefix(ev, "session.") || strings.HasPrefix(ev, "frame.")
@@ -422,7 +440,10 @@ func checkStoryCoherent(s story) error {
 		if sg.started > 1 || sg.ending > 1 || sg.ended != 1 {
 			return fmt.Errorf("harness session %d: %d session.started, %d session.ending, %d session.ended (want 1, at most 1, 1)", n+1, sg.started, sg.ending, sg.ended)
 		}
-		if sg.started == 0 && n == 0 && len(segs) > 1 {
+		// A first launch that never started may be continued (its
+		// wrapper was lost before the harness was known to start), not
+		// renewed.
+		if sg.started == 0 && n == 0 && len(segs) > 1 && segs[1].renewal {
 			return fmt.Errorf("harness session %d never started but was renewed", n+1)
 		}
 	}

@@ -95,6 +95,9 @@ func FuzzStory(f *testing.F) {
 		f.Add(prog)
 	}
 	f.Fuzz(func(t *testing.T, prog []byte) {
+		// Each story has its own folders and wrapper: the seeds run side
+		// by side (no effect while fuzzing, which runs one input at a time).
+		t.Parallel()
 		acts := decodeStory(prog)
 		failed, s, steps := runStory(t, acts)
 		if len(failed) == 0 {

@@ -101,7 +101,7 @@ func TestPublishConsumeDeadLetter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cfg := amqpsink.Outbox(lp, filepath.Join(dir, "cursor.json"), "ses_T", tg, p)
+	cfg := amqpsink.Outbox(lp, filepath.Join(dir, "cursor.json"), "ses_T", "", tg, p)
 	ob, err := outbox.Open(cfg)
 	if err != nil {
 		t.Fatal(err)

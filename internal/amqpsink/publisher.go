@@ -220,10 +220,12 @@ const DefaultMaxBackoff = 5 * time.Second
 
 // Outbox is the outbox.Config that publishes session sessionID's HCP
 // events from its ledger (ledgerPath) to t, with the cursor in
-// statePath. Retries go on until the broker takes each message: a
-// message is never given up.
-func Outbox(ledgerPath, statePath, sessionID string, t Target, p *Publisher) outbox.Config {
+// statePath; machine names where the session runs (session_created's
+// metadata.machine; "" for none). Retries go on until the broker takes
+// each message: a message is never given up.
+func Outbox(ledgerPath, statePath, sessionID, machine string, t Target, p *Publisher) outbox.Config {
 	proj := hcp.NewProjector(sessionID)
+	proj.SetMachine(machine)
 	return outbox.Config{
 		LedgerPath: ledgerPath,
 		StatePath:  statePath,

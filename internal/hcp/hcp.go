@@ -6,7 +6,8 @@
 //
 // The mapping (docs/contract.md, "HCP L2 event stream"):
 //
-//	first receipt                       session_created {state: PENDING}; when it is not a
+//	first receipt                       session_created {state: PENDING, metadata {machine}
+//	                                    when SetMachine named it}; when it is not a
 //	                                    session.starting or session.started (an emit-only
 //	                                    session), state_changed PENDING → RUNNING, reason observed
 //	session.started (first)             state_changed PENDING → RUNNING, reason started
@@ -40,14 +41,17 @@
 //	                                    harness_session_id
 //	session.started after a lost        state_changed PAUSED → RUNNING, reason
 //	wrapper (run --continue-session)    recovered_from_checkpoint
-//	frame.opening/opened/ending/ended   progress {stage, message, frame_id}
+//	frame.opening/opened/ending/ended   progress {stage, message, frame_id}; a turn's
+//	                                    frame.ended with metadata {usage: its block}
 //	capability.degraded, gap receipts,  warning {code, message, details}; a renewal
 //	                                    policy's report has its policy object in details
 //	receipt warnings
 //	status failed                       error {code, message, recoverable}
 //	session.ended, wrapper_lost         state_changed → PAUSED, reason wrapper_lost (the
 //	(not while ABORTING)                session is kept: run --continue-session resumes it)
-//	session.ended (not a renewal's)     state_changed → final state (FinalState), then session_closed
+//	session.ended (not a renewal's)     state_changed → final state (FinalState), then session_closed;
+//	                                    its state_changed events carry metadata {usage: the
+//	                                    session's totals} when it has them
 //	a receipt of continuation N after   a new HCP session <session>.c<N>: session_created with
 //	session_closed (run --continue-     metadata {lifeloop_session_id, continues_session_id,
 //	session of an ended session)        continuation}, sequence from 1; a renewal it finishes
@@ -168,6 +172,9 @@ type Projector struct {
 	// before one); warned the episode (id@since) last warned about.
 	attention map[string]any
 	warned    string
+	// machine names the machine the session runs on (session_created's
+	// metadata.machine; "" leaves it out).
+	machine string
 }
 
 // NewProjector returns the projector of session sessionID (lifeloop's
@@ -175,6 +182,11 @@ type Projector struct {
 func NewProjector(sessionID string) *Projector {
 	return &Projector{sessionID: sessionID, lifeloopID: sessionID}
 }
+
+// SetMachine names the machine the session runs on: session_created
+// carries it as metadata.machine, so a consumer of many machines' events
+// (a fleet view) knows where each session is.
+func (p *Projector) SetMachine(name string) { p.machine = name }
 
 // Sequence returns the sequence of the last event emitted (0: none yet).
 func (p *Projector) Sequence() uint64 { return p.seq }
@@ -207,7 +219,7 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		p.reopen(n)
 	}
 	p.continuation = max(p.continuation, n)
-	b := batch{p: p, r: r}
+	b := batch{p: p, r: r, usage: usageOf(r)}
 	sum := r.TelemetrySummary
 	// A tick's attention, or session.ended's (the session's, with the
 	// episode its end closed): the metadata of the state_changed events
@@ -289,7 +301,9 @@ func (p *Projector) Project(r contract.LifecycleReceipt) []Envelope {
 		}
 	case contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded:
 		if r.Status != contract.StatusFailed {
-			b.add(Progress, progress(r))
+			d := progress(r)
+			b.usageMetadata(d)
+			b.add(Progress, d)
 		}
 	case contract.EventCapabilityDegraded:
 		for _, d := range r.CapabilityDegradations {
@@ -418,6 +432,8 @@ type batch struct {
 	p   *Projector
 	r   contract.LifecycleReceipt
 	out []Envelope
+	// usage is the receipt's usage block (usageOf), nil when it has none.
+	usage map[string]any
 }
 
 func (b *batch) timestamp() string {
@@ -463,6 +479,7 @@ func (b *batch) transitionData(to, reason string, extra map[string]any) {
 		d[k] = v
 	}
 	b.attentionMetadata(d)
+	b.usageMetadata(d)
 	b.add(StateChanged, d)
 	b.p.state = to
 }
@@ -512,8 +529,15 @@ func (p *Projector) created(r contract.LifecycleReceipt) map[string]any {
 			d[k] = v
 		}
 	}
+	meta := map[string]any{}
 	if p.continues != "" {
-		d["metadata"] = map[string]any{"lifeloop_session_id": p.lifeloopID, "continues_session_id": p.continues, "continuation": p.continuation}
+		meta = map[string]any{"lifeloop_session_id": p.lifeloopID, "continues_session_id": p.continues, "continuation": p.continuation}
+	}
+	if p.machine != "" {
+		meta["machine"] = p.machine
+	}
+	if len(meta) > 0 {
+		d["metadata"] = meta
 	}
 	return d
 }
@@ -525,7 +549,7 @@ func (p *Projector) created(r contract.LifecycleReceipt) map[string]any {
 func (p *Projector) reopen(n int) {
 	*p = Projector{
 		sessionID: fmt.Sprintf("%s.c%d", p.lifeloopID, n), lifeloopID: p.lifeloopID,
-		continues: p.sessionID, continuation: n, through: p.through,
+		continues: p.sessionID, continuation: n, through: p.through, machine: p.machine,
 	}
 }
 

@@ -138,5 +138,5 @@ func (x *index) save(path string) error {
 		recs = append(recs, rec)
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
-	return atomicfile.Replace(path, encodeIndex(nil, x, recs))
+	return atomicfile.Replace(path, encodeIndex(make([]byte, 0, encodedSize(x, recs)), x, recs))
 }

@@ -59,6 +59,21 @@ func encodeIndex(b []byte, x *index, recs []*fileRecord) []byte {
 	return e.b
 }
 
+// encodedSize is at least the bytes encodeIndex writes of x's records
+// (varints counted at their longest), so the index is encoded into one
+// buffer.
+func encodedSize(x *index, recs []*fileRecord) int {
+	n := len(indexMagic) + 3*binary.MaxVarintLen64 + len(x.Prices) + len(x.Zone)
+	for _, r := range recs {
+		n += 10*binary.MaxVarintLen64 + len(r.Path) + len(r.Harness) + len(r.State) + len(r.Reported) + 8*len(r.Keys)
+		for i := range r.Buckets {
+			k := &r.Buckets[i].Key
+			n += 15*binary.MaxVarintLen64 + len(k.Day) + len(k.Session) + len(k.Model) + len(k.Project)
+		}
+	}
+	return n
+}
+
 // decodeIndexHead reads the version, prices and zone of data; d is then
 // at the records.
 func decodeIndexHead(data string) (d decoder, version uint64, prices, zone string, err error) {

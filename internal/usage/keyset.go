@@ -86,17 +86,30 @@ func (s *keySet) remove(k uint64) {
 	}
 }
 
+// reserve makes an empty s hold n keys without growing.
+func (s *keySet) reserve(n int) {
+	if s.used == 0 {
+		s.live = 0
+		s.grow0(n)
+	}
+}
+
 // reset empties s, keeping its slots.
 func (s *keySet) reset() {
 	clear(s.slots)
 	s.live, s.used, s.marks = 0, 0, 0
 }
 
-// grow rehashes s into twice the slots its keys need (deleted slots
-// dropped).
+// grow rehashes s into slots at most half full (deleted slots dropped).
 func (s *keySet) grow() {
+	s.grow0(s.live + 1)
+}
+
+// grow0 rehashes s into the fewest slots (64 at least) that hold keys
+// at most half full, deleted slots dropped.
+func (s *keySet) grow0(keys int) {
 	n := 64
-	for n*3 < (s.live+1)*4*2 {
+	for n < keys*2 {
 		n *= 2
 	}
 	old := s.slots

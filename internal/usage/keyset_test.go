@@ -41,3 +41,28 @@ func TestKeySetAgreesWithAMap(t *testing.T) {
 		}
 	}
 }
+
+// A set reserved for n keys holds them in the slots it was given, at
+// most half full, and finds each.
+func TestKeySetReserveHoldsWithoutGrowing(t *testing.T) {
+	const n = 100000
+	var s keySet
+	s.reserve(n)
+	slots := len(s.slots)
+	if slots < 2*n {
+		t.Fatalf("reserved %d slots for %d keys", slots, n)
+	}
+	for k := uint64(2); k < n+2; k++ {
+		if !s.add(k * 0x9e3779b97f4a7c15) {
+			t.Fatalf("key %d was already there", k)
+		}
+	}
+	if len(s.slots) != slots {
+		t.Fatalf("the set grew from %d to %d slots", slots, len(s.slots))
+	}
+	for k := uint64(2); k < n+2; k++ {
+		if !s.has(k * 0x9e3779b97f4a7c15) {
+			t.Fatalf("key %d not found", k)
+		}
+	}
+}

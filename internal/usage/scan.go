@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -27,6 +26,9 @@ import (
 type Source struct {
 	Harness string
 	Reader  adapters.UsageReader
+	// Store is set instead of Reader for a harness whose usage lives in
+	// a database (store.go).
+	Store adapters.UsageStore
 }
 
 // Scanner reads the sources' files into the index.
@@ -65,15 +67,26 @@ func (s *Scanner) Run() (*Scan, error) {
 	type file struct {
 		path, harness string
 		r             adapters.UsageReader
+		db            adapters.UsageStore
 	}
 	var files []file
 	for _, src := range s.Sources {
+		if src.Store != nil {
+			dbs, err := src.Store.UsageDatabases(s.Getenv)
+			if err != nil {
+				s.warn("%s: listing its databases: %v", src.Harness, err)
+			}
+			for _, p := range dbs {
+				files = append(files, file{p, src.Harness, nil, src.Store})
+			}
+			continue
+		}
 		paths, err := src.Reader.UsageFiles(s.Getenv)
 		if err != nil {
 			s.warn("%s: listing its session files: %v", src.Harness, err)
 		}
 		for _, p := range paths {
-			files = append(files, file{p, src.Harness, src.Reader})
+			files = append(files, file{p, src.Harness, src.Reader, nil})
 		}
 	}
 	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
@@ -104,6 +117,11 @@ func (s *Scanner) Run() (*Scan, error) {
 		paths[i] = f.path
 	}
 	infos := statAll(paths)
+	for i, f := range files {
+		if f.db != nil {
+			infos[i] = storeStat(f.path)
+		}
+	}
 	// The files that changed are read side by side, each counting its
 	// calls once within itself; merged in path order, a file whose calls
 	// another already counted is read again alone, as one reading after
@@ -122,14 +140,6 @@ func (s *Scanner) Run() (*Scan, error) {
 		}
 		return sc, nil
 	}
-	// The identities every file already counted: a call another file
-	// repeats is counted once, where it was first read.
-	seen := &keySet{}
-	for _, rec := range idx.files {
-		for _, k := range rec.Keys {
-			seen.add(k)
-		}
-	}
 	results := make(map[int]*readResult, len(todo))
 	if workers := min(runtime.GOMAXPROCS(0), len(todo)); workers > 1 {
 		var mu sync.Mutex
@@ -142,6 +152,9 @@ func (s *Scanner) Run() (*Scan, error) {
 				for j := w; j < len(todo); j += workers {
 					i := todo[j]
 					f, old := files[i], idx.files[files[i].path]
+					if f.db != nil {
+						continue // read in order below
+					}
 					r.seen.reset()
 					if !fresh(old, f.harness, infos[i]) {
 						for _, k := range old.Keys {
@@ -157,6 +170,24 @@ func (s *Scanner) Run() (*Scan, error) {
 			}()
 		}
 		wg.Wait()
+	}
+	// The identities every file already counted: a call another file
+	// repeats is counted once, where it was first read.
+	seen := &keySet{}
+	keys := 0
+	for _, rec := range idx.files {
+		keys += len(rec.Keys)
+	}
+	for _, res := range results {
+		if res.rec != nil {
+			keys += len(res.rec.Keys)
+		}
+	}
+	seen.reserve(keys)
+	for _, rec := range idx.files {
+		for _, k := range rec.Keys {
+			seen.add(k)
+		}
 	}
 	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, readBuffer)}
 	for i, f := range files {
@@ -196,7 +227,14 @@ func (s *Scanner) Run() (*Scan, error) {
 				continue
 			}
 		}
-		rec, n, err := r.file(old, f.path, f.harness, f.r, st)
+		var rec *fileRecord
+		var n int64
+		var err error
+		if f.db != nil {
+			rec, err = r.database(old, f.path, f.harness, f.db, st)
+		} else {
+			rec, n, err = r.file(old, f.path, f.harness, f.r, st)
+		}
 		if rec != nil {
 			idx.files[f.path] = rec
 		}
@@ -233,6 +271,34 @@ type reader struct {
 	// warnings gathers a reader's warnings when it reads beside others
 	// (nil: they go to the scanner's Warn at once).
 	warnings *strings.Builder
+	// day is the day of the last call, year, month and mday its date.
+	day        string
+	year, mday int
+	month      time.Month
+}
+
+// dayOf is the day of t in the reader's zone ("unknown" for no time),
+// the string of the call before when on the same day.
+func (r *reader) dayOf(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	lt := t.In(r.loc)
+	if y, m, d := lt.Date(); r.day == "" || y != r.year || m != r.month || d != r.mday {
+		r.year, r.month, r.mday = y, m, d
+		r.day = lt.Format("2006-01-02")
+	}
+	return r.day
+}
+
+// keyHash is the FNV-1a hash of a call's identity.
+func keyHash(key string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(key); i++ {
+		h ^= uint64(key[i])
+		h *= 1099511628211
+	}
+	return h
 }
 
 // readResult is what a reader made of one file beside the others.
@@ -344,18 +410,13 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 // add counts one call in rec, unless its identity was counted already.
 func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
 	if e.Key != "" {
-		h := fnv.New64a()
-		h.Write([]byte(e.Key))
-		k := h.Sum64()
+		k := keyHash(e.Key)
 		if !r.seen.add(k) {
 			return
 		}
 		rec.Keys = append(rec.Keys, k)
 	}
-	day := "unknown"
-	if !e.At.IsZero() {
-		day = e.At.In(r.loc).Format("2006-01-02")
-	}
+	day := r.dayOf(e.At)
 	b := rec.bucketOf(bucketKey{Day: day, Session: e.SessionID, Model: e.Model, Project: e.Project})
 	b.Calls++
 	b.Tokens.Add(e.Tokens)

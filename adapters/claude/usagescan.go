@@ -1,0 +1,286 @@
+package claude
+
+import (
+	"bytes"
+
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+// usageLine is what `lifeloop usage` reads of a transcript line holding
+// tokens. Byte fields point into the line.
+type usageLine struct {
+	typ, sessionID, timestamp, requestID, msgID, model []byte
+	hasMessage, hasUsage, usageRead                    bool
+	input, cc, cr, out                                 int64
+}
+
+// scanUsageLine reads the fields of a model call from data, skipping
+// every other value by its quotes and brackets alone (a value it skips is
+// not checked, so a line broken only inside one still counts). It returns
+// false, leaving the line to the transcript's parser, for anything that
+// parser decides otherwise: a key with an escape or one encoding/json
+// would match to a needed field in another case, a needed field given
+// twice, not a plain string, or a token count not plain digits, and any
+// line not one object.
+func scanUsageLine(data []byte, l *usageLine) bool {
+	s := usageScan{b: data}
+	if !s.byte('{') {
+		return false
+	}
+	var seen uint8
+	ok := s.object(func(key []byte) bool {
+		switch string(key) {
+		case "type":
+			return s.once(&seen, 1) && s.text(&l.typ)
+		case "sessionId":
+			return s.once(&seen, 2) && s.text(&l.sessionID)
+		case "timestamp":
+			return s.once(&seen, 4) && s.text(&l.timestamp)
+		case "requestId":
+			return s.once(&seen, 8) && s.text(&l.requestID)
+		case "message":
+			if !s.once(&seen, 16) {
+				return false
+			}
+			if s.null() {
+				return true
+			}
+			if !s.byte('{') {
+				return false
+			}
+			l.hasMessage = true
+			return s.message(l)
+		}
+		return s.other(key, usageLineKeys)
+	})
+	s.ws()
+	return ok && s.i == len(s.b)
+}
+
+func (s *usageScan) message(l *usageLine) bool {
+	var seen uint8
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "id":
+			return s.once(&seen, 1) && s.text(&l.msgID)
+		case "model":
+			return s.once(&seen, 2) && s.text(&l.model)
+		case "usage":
+			if !s.once(&seen, 4) {
+				return false
+			}
+			if s.null() {
+				return true
+			}
+			if !s.byte('{') {
+				return false
+			}
+			l.hasUsage = true
+			return s.usage(l)
+		}
+		return s.other(key, usageMessageKeys)
+	})
+}
+
+func (s *usageScan) usage(l *usageLine) bool {
+	var seen uint8
+	return s.object(func(key []byte) bool {
+		switch string(key) {
+		case "input_tokens":
+			l.usageRead = true
+			return s.once(&seen, 1) && s.int(&l.input)
+		case "cache_creation_input_tokens":
+			return s.once(&seen, 2) && s.int(&l.cc)
+		case "cache_read_input_tokens":
+			return s.once(&seen, 4) && s.int(&l.cr)
+		case "output_tokens":
+			l.usageRead = true
+			return s.once(&seen, 8) && s.int(&l.out)
+		}
+		return s.other(key, usageKeys)
+	})
+}
+
+// The keys scanUsageLine reads, of the line and of its message (the
+// usage's are usageKeys).
+var (
+	usageLineKeys    = []string{"type", "sessionId", "timestamp", "requestId", "message"}
+	usageMessageKeys = []string{"id", "model", "usage"}
+)
+
+// usageScan walks a line's bytes.
+type usageScan struct {
+	b []byte
+	i int
+}
+
+func (s *usageScan) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// byte consumes c after any space.
+func (s *usageScan) byte(c byte) bool {
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// object reads the members of an object whose { was read, calling
+// member at each value; false when member does or the object is broken.
+func (s *usageScan) object(member func(key []byte) bool) bool {
+	if s.byte('}') {
+		return true
+	}
+	for {
+		if !s.byte('"') {
+			return false
+		}
+		start := s.i
+		if !s.skipString() {
+			return false
+		}
+		key := s.b[start : s.i-1]
+		if bytes.IndexByte(key, '\\') >= 0 || !s.byte(':') {
+			return false
+		}
+		s.ws()
+		if !member(key) {
+			return false
+		}
+		if s.byte(',') {
+			continue
+		}
+		return s.byte('}')
+	}
+}
+
+// other skips the value of a key no field needs, unless encoding/json
+// would take the key for one of names.
+func (s *usageScan) other(key []byte, names []string) bool {
+	for _, n := range names {
+		if len(n) == len(key) && telemetry.FoldsTo(key, n) {
+			return false
+		}
+	}
+	return s.skip()
+}
+
+func (s *usageScan) once(seen *uint8, f uint8) bool {
+	if *seen&f != 0 {
+		return false
+	}
+	*seen |= f
+	return true
+}
+
+// null consumes a null value.
+func (s *usageScan) null() bool {
+	if bytes.HasPrefix(s.b[s.i:], []byte("null")) {
+		s.i += 4
+		return true
+	}
+	return false
+}
+
+// text reads a string without escapes into dst.
+func (s *usageScan) text(dst *[]byte) bool {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return false
+	}
+	s.i++
+	start := s.i
+	if !s.skipString() {
+		return false
+	}
+	v := s.b[start : s.i-1]
+	if bytes.IndexByte(v, '\\') >= 0 {
+		return false
+	}
+	*dst = v
+	return true
+}
+
+// int reads a number of plain digits into dst.
+func (s *usageScan) int(dst *int64) bool {
+	var v int64
+	start := s.i
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' && s.i-start < 18 {
+		v = v*10 + int64(s.b[s.i]-'0')
+		s.i++
+	}
+	if s.i == start || s.i < len(s.b) && (s.b[s.i] >= '0' && s.b[s.i] <= '9' || s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		return false
+	}
+	*dst = v
+	return true
+}
+
+// skipString moves past the closing quote of a string whose opening
+// quote was read.
+func (s *usageScan) skipString() bool {
+	for {
+		j := bytes.IndexByte(s.b[s.i:], '"')
+		if j < 0 {
+			return false
+		}
+		s.i += j + 1
+		n := 0
+		for k := s.i - 2; k >= 0 && s.b[k] == '\\'; k-- {
+			n++
+		}
+		if n%2 == 0 {
+			return true
+		}
+	}
+}
+
+// skip moves past a value: a string, or an object or array to its
+// matching bracket, or a literal to the next delimiter.
+func (s *usageScan) skip() bool {
+	if s.i >= len(s.b) {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		s.i++
+		return s.skipString()
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			c := s.b[s.i]
+			s.i++
+			switch c {
+			case '"':
+				if !s.skipString() {
+					return false
+				}
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	start := s.i
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return s.i > start
+		}
+		s.i++
+	}
+	return false
+}

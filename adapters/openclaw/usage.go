@@ -1,0 +1,210 @@
+package openclaw
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
+	"github.com/lifeloop/lifeloop/telemetry"
+)
+
+var _ adapters.UsageStore = Harness{}
+
+// UsageDatabases implements adapters.UsageStore: every agent's database,
+// <state>/agents/<agent>/agent/openclaw-agent.sqlite ($OPENCLAW_STATE_DIR,
+// else ~/.openclaw).
+func (Harness) UsageDatabases(getenv func(string) string) ([]string, error) {
+	var env []string
+	for _, k := range []string{stateDirVar, "HOME"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	state := StateDir(env)
+	if state == "" {
+		return nil, nil
+	}
+	m, err := filepath.Glob(filepath.Join(state, "agents", "*", "agent", dbName))
+	slices.Sort(m)
+	return m, err
+}
+
+// UsageSince implements adapters.UsageStore over the transcript_events
+// table: each row is a session entry (event_json, or event_zstd
+// decompressed), read by the line parser of usage entries
+// (NewUsageParser), a session's header row first so that its calls name
+// its folder. For a database the mark is the row's rowid; for a session
+// ("<database>#<session id>") its seq.
+func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []adapters.UsageEntry) ([]adapters.UsageEntry, int64, error) {
+	dbPath, id := source, ""
+	if i := strings.LastIndex(source, sessionSep); i > 0 && i < len(source)-1 {
+		dbPath, id = source[:i], source[i+1:]
+	}
+	db, err := kit.OpenReadOnly(dbPath)
+	if err != nil {
+		return dst, mark, err
+	}
+	defer func() { _ = db.Close() }()
+	col, where, args := "rowid", "", []any(nil)
+	if id != "" {
+		col, where, args = "seq", " AND session_id = ?", []any{id}
+	}
+	var last sql.NullInt64
+	if err := db.QueryRowContext(ctx, "SELECT max("+col+") FROM transcript_events WHERE 1"+where, args...).Scan(&last); err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return dst, mark, nil
+		}
+		return dst, mark, err
+	}
+	if !last.Valid {
+		return dst, 0, nil
+	}
+	if last.Int64+1 < mark {
+		mark = 0 // the database was made anew
+	}
+	next := max(mark, last.Int64+1)
+	// The headers of the sessions with rows from the mark on, read first:
+	// the database has one connection, held by the rows while they are
+	// read one at a time.
+	heads, err := headers(ctx, db, col, where, mark, args)
+	if err != nil {
+		return dst, mark, err
+	}
+	rows, err := db.QueryContext(ctx, "SELECT "+col+", session_id, seq, event_json, event_zstd FROM transcript_events WHERE "+col+" >= ?"+where+" ORDER BY "+col,
+		append([]any{mark}, args...)...)
+	if err != nil {
+		return dst, mark, err
+	}
+	defer func() { _ = rows.Close() }()
+	parsers := map[string]adapters.UsageParser{}
+	for rows.Next() {
+		var at, seq int64
+		var session string
+		var js sql.NullString
+		var z []byte
+		if err := rows.Scan(&at, &session, &seq, &js, &z); err != nil {
+			return dst, mark, err
+		}
+		next = max(next, at+1)
+		line := []byte(js.String)
+		if !js.Valid {
+			if line, err = decompress(z); err != nil {
+				line = nil // unreadable: counts nothing
+			}
+		}
+		p := parsers[session]
+		if p == nil {
+			p = NewUsageParser()
+			parsers[session] = p
+			if head := heads[session]; seq > 0 && head != "" {
+				dst, _ = p.Parse(dst, []byte(head))
+			}
+		}
+		if len(line) > 0 {
+			dst, _ = p.Parse(dst, line) // a row it cannot read counts nothing
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return dst, mark, err
+	}
+	return dst, next, nil
+}
+
+// headers returns the first entry (its header: id and folder) of each
+// session with rows from mark on.
+func headers(ctx context.Context, db *sql.DB, col, where string, mark int64, args []any) (map[string]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT session_id, event_json FROM transcript_events WHERE seq = 0 AND session_id IN
+		(SELECT DISTINCT session_id FROM transcript_events WHERE `+col+` >= ?`+where+`)`, append([]any{mark}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = rows.Close() }()
+	out := map[string]string{}
+	for rows.Next() {
+		var id string
+		var js sql.NullString
+		if err := rows.Scan(&id, &js); err != nil {
+			return nil, err
+		}
+		out[id] = js.String
+	}
+	return out, rows.Err()
+}
+
+// NewUsageParser returns the parser of one session's entries (a line
+// each, OpenClaw's transcript rows): each assistant message with usage is
+// a model call, Input usage.input, CacheRead usage.cacheRead, CacheWrite
+// usage.cacheWrite, Output usage.output (no reasoning apart), Model and
+// Provider the message's. Its cost is native: OpenClaw prices each call
+// from its model configuration and records usage.cost.total — unless
+// that is 0 for a call with tokens (a model with no price), then it is
+// left to the price table. Key is the entry's id and timestamp. Session
+// and Project are the header's id and cwd.
+func NewUsageParser() adapters.UsageParser {
+	return &usageParser{p: kit.NewEntryParser(SourceDatabase, nil, "")}
+}
+
+type usageParser struct {
+	p            telemetry.Parser
+	session, cwd string
+	obs          []telemetry.Observation
+}
+
+func (u *usageParser) State() []byte { return nil }
+
+// usageLine is what a usage parser reads of an assistant message.
+type usageLine struct {
+	ID        string `json:"id"`
+	Timestamp string `json:"timestamp"`
+	Message   struct {
+		Provider string `json:"provider"`
+		Model    string `json:"model"`
+		Usage    struct {
+			Input      int64 `json:"input"`
+			Output     int64 `json:"output"`
+			CacheRead  int64 `json:"cacheRead"`
+			CacheWrite int64 `json:"cacheWrite"`
+			Cost       *struct {
+				Total float64 `json:"total"`
+			} `json:"cost"`
+		} `json:"usage"`
+	} `json:"message"`
+}
+
+func (u *usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.UsageEntry, error) {
+	obs, err := u.p.Parse(u.obs[:0], line, telemetry.Provenance{})
+	u.obs = obs
+	if err != nil {
+		return dst, err
+	}
+	for _, o := range obs {
+		switch o.Kind {
+		case telemetry.ObsHarnessSession:
+			u.session, u.cwd = o.HarnessSessionID, o.Cwd
+		case telemetry.ObsUsage:
+			var l usageLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				return dst, err
+			}
+			m := l.Message
+			e := adapters.UsageEntry{
+				At: o.At, SessionID: u.session, Project: u.cwd, Model: m.Model, Provider: m.Provider,
+				FrameID: o.FrameID,
+				Tokens:  adapters.UsageTokens{Input: m.Usage.Input, CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite, Output: m.Usage.Output},
+			}
+			if l.ID != "" {
+				e.Key = l.ID + "@" + l.Timestamp
+			}
+			if c := m.Usage.Cost; c != nil && (c.Total > 0 || e.Tokens.Total() == 0) {
+				e.Cost, e.HasCost = c.Total, true
+			}
+			dst = append(dst, e)
+		}
+	}
+	return dst, nil
+}

@@ -1,0 +1,201 @@
+package fleet
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/lifeloop/lifeloop/atomicfile"
+	"github.com/lifeloop/lifeloop/internal/amqpsink"
+	"github.com/lifeloop/lifeloop/internal/statedir"
+)
+
+// ListenerConfig says which machine's commands a Listener takes and
+// what it does with them.
+type ListenerConfig struct {
+	Target  amqpsink.Target
+	Machine string
+	// Secret authorizes commands: a command signed with it may act on
+	// every session of this machine; none configured refuses them all.
+	Secret []byte
+	// Dir keeps the answer of every command taken (idempotency) and the
+	// log of every command handled, refused ones included (0700).
+	Dir string
+	// Do performs an authorized command on its session and returns the
+	// state the session's wrapper answered with.
+	Do     func(ctx context.Context, c Command) (string, error)
+	Logger *slog.Logger
+	Now    func() time.Time
+}
+
+// CommandsLog is the file, in the listener's folder, with one line per
+// command handled (its answer): refused ones are recorded there.
+const CommandsLog = "commands.jsonl"
+
+// Listen takes commands from the machine's durable queue until ctx
+// ends, one at a time, each answered (to its reply-to) and acknowledged
+// after its answer is kept. A broker away is waited for, with backoff.
+func Listen(ctx context.Context, cfg ListenerConfig) error {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Join(cfg.Dir, "answers"), statedir.DirPerm); err != nil {
+		return fmt.Errorf("fleet listener folder: %w", err)
+	}
+	backoff := 200 * time.Millisecond
+	for ctx.Err() == nil {
+		err := listenOnce(ctx, cfg)
+		if ctx.Err() != nil {
+			return nil
+		}
+		cfg.Logger.Warn("fleet listener: broker unavailable; retrying with backoff", "target", cfg.Target.Redacted(), "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+	return nil
+}
+
+func listenOnce(ctx context.Context, cfg ListenerConfig) error {
+	conn, err := amqp.DialConfig(cfg.Target.DialURL, amqp.Config{Heartbeat: 10 * time.Second, Properties: amqp.Table{"connection_name": "lifeloop serve"}})
+	if err != nil {
+		return err
+	}
+	defer func() { _ = conn.Close() }()
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	q := CommandQueue(cfg.Machine)
+	if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+		return err
+	}
+	if err := ch.Qos(1, 0, false); err != nil {
+		return err
+	}
+	deliveries, err := ch.ConsumeWithContext(ctx, q, "", false, false, false, false, nil)
+	if err != nil {
+		return err
+	}
+	cfg.Logger.Info("fleet listener: taking commands", "machine", cfg.Machine, "queue", q)
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case d, ok := <-deliveries:
+			if !ok {
+				return errors.New("the broker closed the channel")
+			}
+			res := handle(ctx, cfg, d.Body)
+			if d.ReplyTo != "" {
+				b, _ := json.Marshal(res)
+				_ = ch.PublishWithContext(ctx, "", d.ReplyTo, false, false, amqp.Publishing{ContentType: "application/json", CorrelationId: d.CorrelationId, Body: b})
+			}
+			if err := d.Ack(false); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// handle answers one command: refused when it is not authorized or not
+// this machine's, its kept answer when its id was handled before, else
+// what Do made of it (kept before the acknowledgement).
+func handle(ctx context.Context, cfg ListenerConfig, body []byte) Result {
+	c, err := OpenCommand(body, cfg.Secret)
+	res := Result{CommandID: c.ID, Machine: cfg.Machine, Session: c.Session, Op: c.Op, At: cfg.Now().UTC()}
+	switch {
+	case err != nil:
+		res.Status, res.Message = ResultRefused, err.Error()
+	case c.Machine != cfg.Machine:
+		res.Status, res.Message = ResultRefused, fmt.Sprintf("command for machine %q taken by %q", c.Machine, cfg.Machine)
+	default:
+		answer := filepath.Join(cfg.Dir, "answers", c.ID+".json")
+		if b, err := os.ReadFile(answer); err == nil && json.Unmarshal(b, &res) == nil {
+			res.Repeat = true
+			break
+		}
+		state, err := cfg.Do(ctx, c)
+		if err != nil {
+			res.Status, res.Message = ResultFailed, err.Error()
+		} else {
+			res.Status, res.State = ResultDone, state
+		}
+		if b, err := json.Marshal(res); err == nil {
+			_ = atomicfile.Write(answer, b)
+		}
+	}
+	if cfg.Logger != nil {
+		cfg.Logger.Info("fleet command", "command_id", res.CommandID, "session", res.Session, "op", res.Op, "status", res.Status, "message", res.Message)
+	}
+	if f, err := os.OpenFile(filepath.Join(cfg.Dir, CommandsLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, statedir.FilePerm); err == nil {
+		b, _ := json.Marshal(res)
+		_, _ = f.Write(append(b, '\n'))
+		_ = f.Close()
+	}
+	return res
+}
+
+// Send publishes c, signed with secret, to its machine's queue and waits
+// up to wait for the answer. The command expires unexecuted if no
+// listener takes it within wait; a machine whose listener never ran has
+// no queue, and the broker returns the command at once.
+func Send(ctx context.Context, t amqpsink.Target, c Command, secret []byte, wait time.Duration) (Result, error) {
+	body, err := Seal(c, secret)
+	if err != nil {
+		return Result{}, err
+	}
+	conn, err := amqp.DialConfig(t.DialURL, amqp.Config{Properties: amqp.Table{"connection_name": "lifeloop command"}})
+	if err != nil {
+		return Result{}, fmt.Errorf("connect to %s: %v", t.Redacted(), err)
+	}
+	defer func() { _ = conn.Close() }()
+	ch, err := conn.Channel()
+	if err != nil {
+		return Result{}, err
+	}
+	const replyTo = "amq.rabbitmq.reply-to"
+	answers, err := ch.Consume(replyTo, "", true, false, false, false, nil)
+	if err != nil {
+		return Result{}, err
+	}
+	returned := ch.NotifyReturn(make(chan amqp.Return, 1))
+	err = ch.PublishWithContext(ctx, "", CommandQueue(c.Machine), true, false, amqp.Publishing{
+		ContentType: "application/json", DeliveryMode: amqp.Persistent, CorrelationId: c.ID, ReplyTo: replyTo,
+		Expiration: strconv.FormatInt(wait.Milliseconds(), 10), Timestamp: c.IssuedAt, Body: body,
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-returned:
+			return Result{}, fmt.Errorf("machine %q has no command queue on %s: its listener never ran (start `lifeloop serve` there)", c.Machine, t.Redacted())
+		case m := <-answers:
+			var r Result
+			if err := json.Unmarshal(m.Body, &r); err != nil || r.CommandID != c.ID {
+				continue
+			}
+			return r, nil
+		case <-timer.C:
+			return Result{}, fmt.Errorf("machine %q did not answer within %s: its listener is not running; the command expired unexecuted", c.Machine, wait)
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+	}
+}
