@@ -135,24 +135,28 @@ bench: ## package benchmarks, then one table of ratios against baselines measure
 	$(GO) test -run='^$$' -bench=. -benchmem $(BENCH_PKGS)
 	$(GO) test -run='^$$' -bench='^BenchmarkSummary$$' -benchtime=1x -timeout=60m ./e2e/
 
-# ccusage and @ccusage/codex, the baselines of the catch-up rows, from the
-# npm registry into .cache/bench-tools (git-ignored, outside the module).
-# ccusage 17.2.1: later versions fetch a native binary at run time;
-# @ccusage/codex 18.0.11: 19 only points to ccusage.
-CCUSAGE_VERSION       := 17.2.1
-CCUSAGE_CODEX_VERSION := 18.0.11
-
 # The native ccusage (20.0.24: the newest whose Linux binary the registry
-# serves), the baseline of `lifeloop usage` (BenchmarkUsage in e2e/), in a
-# folder of its own; its binary is run directly (the package's node entry
-# point only starts it, and chmods it first: npm leaves it not executable).
-CCUSAGE_NATIVE_VERSION := 20.0.24
-CCUSAGE_NATIVE_DIR     := .cache/bench-tools/ccusage-native
+# serves), the one ccusage baseline: of the catch-up rows (Claude Code and
+# Codex: `ccusage claude|codex daily`) and of `lifeloop usage`, from the npm
+# registry into .cache/bench-tools (git-ignored, outside the module). The
+# platform's package holds the binary, which the benchmarks run directly
+# (the package's node entry point only starts it, and chmods it first: npm
+# leaves it not executable).
+CCUSAGE_VERSION  := 20.0.24
+CCUSAGE_DIR      := .cache/bench-tools/ccusage-native
+CCUSAGE_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m | sed -e s/x86_64/x64/ -e s/aarch64/arm64/)
 
-bench-tools: ## install the benchmark baselines (ccusage, @ccusage/codex, and the native ccusage 20 for `lifeloop usage`) into .cache/bench-tools
-	npm install --prefix .cache/bench-tools --no-audit --no-fund --no-save ccusage@$(CCUSAGE_VERSION) @ccusage/codex@$(CCUSAGE_CODEX_VERSION)
-	npm install --prefix $(CCUSAGE_NATIVE_DIR) --no-audit --no-fund --no-save ccusage@$(CCUSAGE_NATIVE_VERSION) @ccusage/ccusage-linux-x64@$(CCUSAGE_NATIVE_VERSION)
-	chmod +x $(CCUSAGE_NATIVE_DIR)/node_modules/@ccusage/ccusage-linux-x64/bin/ccusage
+# tokscale, the other peer of `lifeloop usage` (e2e/usage_tokscale_bench_test.go):
+# its command is a Bun script (it spawns its parser through Bun's API and
+# fails under Node), so Bun comes from the registry beside it.
+TOKSCALE_VERSION := 1.4.3
+BUN_VERSION      := 1.4.5
+TOKSCALE_DIR     := .cache/bench-tools/tokscale
+
+bench-tools: ## install the benchmark baselines (the native ccusage, tokscale with Bun) into .cache/bench-tools
+	npm install --prefix $(CCUSAGE_DIR) --no-audit --no-fund --no-save ccusage@$(CCUSAGE_VERSION) @ccusage/ccusage-$(CCUSAGE_PLATFORM)@$(CCUSAGE_VERSION)
+	chmod +x $(CCUSAGE_DIR)/node_modules/@ccusage/ccusage-$(CCUSAGE_PLATFORM)/bin/ccusage
+	npm install --prefix $(TOKSCALE_DIR) --no-audit --no-fund --no-save tokscale@$(TOKSCALE_VERSION) bun@$(BUN_VERSION)
 
 # The price table `lifeloop usage` estimates costs with
 # (internal/pricing/prices.json, embedded): the dataset the npm package

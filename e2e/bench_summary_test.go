@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -32,9 +33,9 @@ import (
 //     script(1);
 //   - catch-up: `lifeloop watch --until-idle 100ms FILE` on a generated
 //     Claude Code transcript and on a generated Codex rollout, at each
-//     size of LIFELOOP_BENCH_CATCHUP_MIB (default 64,256); against
-//     ccusage (and @ccusage/codex) on the same folder when installed
-//     (`make bench-tools`, or LIFELOOP_CCUSAGE, LIFELOOP_CCUSAGE_CODEX);
+//     size of LIFELOOP_BENCH_CATCHUP_MIB (default 64,256); against the
+//     native ccusage (`ccusage claude|codex daily`) on the same folder when
+//     installed (`make bench-tools`, or LIFELOOP_CCUSAGE_NATIVE);
 //   - idle: `lifeloop run --tick 1s -- sleep` for LIFELOOP_BENCH_IDLE
 //     (default 20s; the target is stated for 60s), CPU as % of a core;
 //   - one-shot prompts: each harness's one-shot prompt under `lifeloop
@@ -58,17 +59,7 @@ func BenchmarkSummary(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("LIFELOOP_BENCH_RUNS")); err == nil && v > 0 {
 		runs = v
 	}
-	sizes := []int{64, 256}
-	if v := os.Getenv("LIFELOOP_BENCH_CATCHUP_MIB"); v != "" {
-		sizes = nil
-		for _, s := range strings.Split(v, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil || n <= 0 {
-				b.Fatalf("LIFELOOP_BENCH_CATCHUP_MIB: %q is not a size in MiB", s)
-			}
-			sizes = append(sizes, n)
-		}
-	}
+	sizes := catchUpSizes(b)
 	idle := 20 * time.Second
 	if v := os.Getenv("LIFELOOP_BENCH_IDLE"); v != "" {
 		d, err := time.ParseDuration(v)
@@ -92,6 +83,38 @@ func BenchmarkSummary(b *testing.B) {
 		t.autorenewals()
 		t.print(os.Stdout)
 	}
+}
+
+// BenchmarkCatchUp prints the catch-up rows of the summary alone, at each
+// size of LIFELOOP_BENCH_CATCHUP_MIB, LIFELOOP_BENCH_RUNS alternated runs.
+func BenchmarkCatchUp(b *testing.B) {
+	lifeloopBin(b)
+	sizes := catchUpSizes(b)
+	for b.Loop() {
+		t := &summary{b: b, runs: benchRuns(), timeBin: timeBin()}
+		for _, mib := range sizes {
+			t.catchUpClaude(mib)
+			t.catchUpCodex(mib)
+		}
+		t.print(os.Stdout)
+	}
+}
+
+// catchUpSizes is LIFELOOP_BENCH_CATCHUP_MIB, in MiB (default 64,256).
+func catchUpSizes(b *testing.B) []int {
+	v := os.Getenv("LIFELOOP_BENCH_CATCHUP_MIB")
+	if v == "" {
+		return []int{64, 256}
+	}
+	var sizes []int
+	for _, s := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			b.Fatalf("LIFELOOP_BENCH_CATCHUP_MIB: %q is not a size in MiB", s)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
 }
 
 // summary collects the table's rows.
@@ -290,11 +313,13 @@ func (t *summary) relay(ll, state string) {
 }
 
 // catchUp times `lifeloop watch` on path, alternated with base (nil: no
-// baseline); it returns lifeloop's medians.
-func (t *summary) catchUp(name, adapter string, env []string, path string, size int64, base []string, baseName string) {
+// baseline) and adds the row. A baseline whose totals in the warm-up run
+// are not the file's gets no ratio: it did not read everything.
+func (t *summary) catchUp(name, adapter string, env []string, path string, size int64, base *baseline) {
 	var llW, llC, bW, bC []time.Duration
 	var rss, bRSS []int64
 	var ratio, cpuRatio []float64
+	unread := "—"
 	for i := range t.runs + 1 {
 		state := filepath.Join(t.b.TempDir(), "state")
 		a := t.measureRSS(env, lifeloopBin(t.b), "watch", "--state-dir", state, "--adapter", adapter, "--until-idle", "100ms", path)
@@ -303,9 +328,15 @@ func (t *summary) catchUp(name, adapter string, env []string, path string, size 
 		}
 		var bm measured
 		if base != nil {
-			bm = t.measureRSS(env, base...)
+			bm = t.measureRSS(env, base.argv...)
 		}
 		if i == 0 {
+			if base != nil {
+				if err := base.readAll(bm.out); err != nil {
+					t.b.Logf("%s: %v: no ratio for this size", name, err)
+					unread, base = base.name+" did not read it all (its totals are not the file's)", nil
+				}
+			}
 			continue
 		}
 		llW, llC, rss = append(llW, a.wall), append(llC, a.cpu), append(rss, a.rssKiB)
@@ -322,70 +353,118 @@ func (t *summary) catchUp(name, adapter string, env []string, path string, size 
 	}
 	llText := fmt.Sprintf("%.0f MB/s, %s, CPU %s%s", mbs, ms(median(llW)), ms(median(llC)), rssText)
 	if base == nil {
-		t.row(name, llText, "—", "—", "≥ 400 MB/s, peak < 32 MiB")
+		t.row(name, llText, unread, "—", "≥ 400 MB/s, peak < 32 MiB")
 		return
 	}
-	baseText := fmt.Sprintf("%s %s, CPU %s, peak %.0f MiB", baseName, ms(median(bW)), ms(median(bC)), float64(median(bRSS))/1024)
-	t.row(name, llText, baseText, fmt.Sprintf("%.1f× faster, %.1f× less CPU", median(ratio), median(cpuRatio)), "≥ 3× faster, ≥ 400 MB/s, peak < 32 MiB")
+	baseText := fmt.Sprintf("%s %s, CPU %s, peak %.0f MiB", base.name, ms(median(bW)), ms(median(bC)), float64(median(bRSS))/1024)
+	t.row(name, llText, baseText, timesText(median(ratio), "faster", "slower")+", "+timesText(median(cpuRatio), "less CPU", "more CPU"), "≥ 3× faster, ≥ 400 MB/s, peak < 32 MiB")
+}
+
+// timesText says r, the baseline's figure over lifeloop's, as "r× better"
+// or, below 1, "1/r× worse".
+func timesText(r float64, better, worse string) string {
+	if r > 0 && r < 1 {
+		return fmt.Sprintf("%.1f× %s", 1/r, worse)
+	}
+	return fmt.Sprintf("%.1f× %s", r, better)
 }
 
 func (t *summary) catchUpClaude(mib int) {
 	fx := writeCatchUpTranscript(t.b, int64(mib)<<20)
 	env := []string{"HOME=" + fx.home, "CLAUDE_CONFIG_DIR=" + fx.configDir}
-	var base []string
-	if c := ccusageBench(); c != "" {
-		x := filepath.Join(fx.home, "xdg")
-		env = append(env, "XDG_CONFIG_HOME="+x, "XDG_CACHE_HOME="+x, "NO_COLOR=1")
-		base = []string{c, "daily", "--json", "--offline", "--timezone", "UTC"}
+	var base *baseline
+	if c := ccusageBaseline(); c != "" {
+		env = append(env, ccusageEnv(fx.home)...)
+		base = &baseline{
+			name: ccusageName(t.b.Context(), c),
+			argv: []string{c, "claude", "daily", "--json", "--offline", "--timezone", "UTC"},
+			want: map[string]int64{
+				"inputTokens": fx.input, "outputTokens": fx.output,
+				"cacheCreationTokens": fx.cacheCreation, "cacheReadTokens": fx.cacheRead,
+			},
+		}
 	}
-	t.catchUp(fmt.Sprintf("catch-up, Claude transcript %d MiB (whole run, 100 ms idle included)", mib), "claude", env, fx.path, fx.size, base, "ccusage")
+	t.catchUp(fmt.Sprintf("catch-up, Claude transcript %d MiB (whole run, 100 ms idle included)", mib), "claude", env, fx.path, fx.size, base)
 	_ = os.Remove(fx.path)
 }
 
 func (t *summary) catchUpCodex(mib int) {
 	fx := writeCodexRollout(t.b, int64(mib)<<20)
 	env := []string{"HOME=" + fx.home, "CODEX_HOME=" + filepath.Join(fx.home, ".codex")}
-	var base []string
-	if c := benchTool("LIFELOOP_CCUSAGE_CODEX", "ccusage-codex"); c != "" {
-		x := filepath.Join(fx.home, "xdg")
-		env = append(env, "XDG_CONFIG_HOME="+x, "XDG_CACHE_HOME="+x, "NO_COLOR=1")
-		base = []string{c, "daily", "--json", "--offline", "--timezone", "UTC"}
-		// It must read the whole rollout: its totals are the generated ones.
-		// (@ccusage/codex 18 reads a rollout as one string: past V8's
-		// string limit, about 512 MiB, it reports nothing.)
-		m := t.measure(env, base...)
-		var rep struct {
-			Totals map[string]float64 `json:"totals"`
-		}
-		if err := json.Unmarshal(m.out, &rep); err != nil || int64(rep.Totals["inputTokens"]) != fx.input || int64(rep.Totals["outputTokens"]) != fx.output {
-			t.b.Logf("ccusage-codex totals %v (%v), want input %d, output %d: no baseline for this size", rep.Totals, err, fx.input, fx.output)
-			base = nil
+	var base *baseline
+	if c := ccusageBaseline(); c != "" {
+		env = append(env, ccusageEnv(fx.home)...)
+		base = &baseline{
+			name: ccusageName(t.b.Context(), c),
+			argv: []string{c, "codex", "daily", "--json", "--offline", "--timezone", "UTC"},
+			want: map[string]int64{"inputTokens": fx.input, "outputTokens": fx.output},
 		}
 	}
-	t.catchUp(fmt.Sprintf("catch-up, Codex rollout %d MiB (whole run, 100 ms idle included)", mib), "codex", env, fx.path, fx.size, base, "ccusage-codex")
-	if base == nil && benchTool("LIFELOOP_CCUSAGE_CODEX", "ccusage-codex") != "" {
-		t.rows[len(t.rows)-1][2] = "ccusage-codex read none of it (no totals)"
-	}
+	t.catchUp(fmt.Sprintf("catch-up, Codex rollout %d MiB (whole run, 100 ms idle included)", mib), "codex", env, fx.path, fx.size, base)
 	_ = os.Remove(fx.path)
 }
 
-// ccusageBench is the ccusage to compare with ("" when none).
-func ccusageBench() string { return benchTool("LIFELOOP_CCUSAGE", "ccusage") }
+// baseline is a peer program run on the same files as lifeloop, and the
+// token totals it must report to have read them all.
+type baseline struct {
+	name string // as the table names it, with its version
+	argv []string
+	want map[string]int64 // keys of the "totals" object of its JSON
+}
 
-// benchTool is the path in the environment variable env, else the copy of
-// name `make bench-tools` installs, else name on PATH ("" when none).
-func benchTool(env, name string) string {
-	if p := os.Getenv(env); p != "" {
-		return p
+// readAll says whether out, the baseline's JSON report, holds the totals
+// the files hold.
+func (b *baseline) readAll(out []byte) error {
+	var rep struct {
+		Totals map[string]json.RawMessage `json:"totals"`
 	}
-	if root, err := testharness.FindModuleRoot(); err == nil {
-		p := filepath.Join(root, ".cache", "bench-tools", "node_modules", ".bin", name)
-		if _, err := os.Stat(p); err == nil {
-			return p
+	if err := json.Unmarshal(out, &rep); err != nil {
+		return fmt.Errorf("%s printed %.300q: %w", b.name, out, err)
+	}
+	for k, v := range b.want {
+		var got float64
+		_ = json.Unmarshal(rep.Totals[k], &got) // absent: 0, a mismatch
+		if int64(got) != v {
+			return fmt.Errorf("%s totals %s %d, want %d", b.name, k, int64(got), v)
 		}
 	}
-	p, _ := exec.LookPath(name)
-	return p
+	return nil
+}
+
+// ccusageBaseline is the native ccusage binary to compare with:
+// LIFELOOP_CCUSAGE_NATIVE, else this platform's package as `make
+// bench-tools` installs it ("" when neither).
+func ccusageBaseline() string {
+	if p := os.Getenv("LIFELOOP_CCUSAGE_NATIVE"); p != "" {
+		return p
+	}
+	root, err := testharness.FindModuleRoot()
+	if err != nil {
+		return ""
+	}
+	arch := map[string]string{"amd64": "x64", "arm64": "arm64"}[runtime.GOARCH]
+	p := filepath.Join(root, ".cache", "bench-tools", "ccusage-native", "node_modules", "@ccusage",
+		"ccusage-"+runtime.GOOS+"-"+arch, "bin", "ccusage")
+	if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+		return p
+	}
+	return ""
+}
+
+// ccusageEnv keeps ccusage's configuration and cache in the test's home,
+// its output without color.
+func ccusageEnv(home string) []string {
+	x := filepath.Join(home, "xdg")
+	return []string{"XDG_CONFIG_HOME=" + x, "XDG_CACHE_HOME=" + x, "NO_COLOR=1"}
+}
+
+// ccusageName is "ccusage <version>" as bin reports it.
+func ccusageName(ctx context.Context, bin string) string {
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if v := strings.TrimPrefix(strings.TrimSpace(string(out)), "ccusage "); err == nil && v != "" {
+		return "ccusage " + v
+	}
+	return "ccusage"
 }
 
 // codexFixture is a generated Codex home with one large rollout, and the
@@ -396,14 +475,34 @@ type codexFixture struct {
 	input, output int64
 }
 
+// lineHead is the time and ordinal each rollout line starts with.
+var lineHead = regexp.MustCompile(`^\{"timestamp":"([^"]+)","ordinal":(\d+),`)
+
+// laterTurn moves a line of the sample's turn to its repeat number turn:
+// 3 s and one turn's ordinals later for each (the sample's turn takes 2.4
+// s), as Codex writes turn after turn. A reader that drops an event it
+// has seen at the same time would count a repeat at the same time once.
+func laterTurn(l string, turn, lines int64) string {
+	m := lineHead.FindStringSubmatchIndex(l)
+	if m == nil {
+		return l
+	}
+	at, err := time.Parse(time.RFC3339Nano, l[m[2]:m[3]])
+	if err != nil {
+		return l
+	}
+	ord, _ := strconv.ParseInt(l[m[4]:m[5]], 10, 64)
+	return fmt.Sprintf(`{"timestamp":"%s","ordinal":%d,`, at.Add(time.Duration(turn)*3*time.Second).UTC().Format("2006-01-02T15:04:05.000Z"), ord+turn*lines) + l[m[1]:]
+}
+
 // totalUsage is the cumulative usage object of a token_count line.
 var totalUsage = regexp.MustCompile(`"total_token_usage":\{"input_tokens":(\d+),"cached_input_tokens":0,"cache_write_input_tokens":0,"output_tokens":(\d+),"reasoning_output_tokens":0,"total_tokens":(\d+)\}`)
 
 // writeCodexRollout streams a rollout of at least size bytes into
 // <home>/.codex/sessions/: the session_meta of the bundled real rollout,
-// then its turn over and over, the cumulative token totals of its
-// token_count lines carried on from turn to turn as Codex 0.169 writes
-// them.
+// then its turn over and over, each repeat later in time and ordinals,
+// the cumulative token totals of its token_count lines carried on from
+// turn to turn as Codex 0.169 writes them.
 func writeCodexRollout(b *testing.B, size int64) *codexFixture {
 	b.Helper()
 	root, err := testharness.FindModuleRoot()
@@ -446,6 +545,7 @@ func writeCodexRollout(b *testing.B, size int64) *codexFixture {
 	for turn := int64(0); fx.size < size; turn++ {
 		for _, l := range lines[1:] {
 			if turn > 0 {
+				l = laterTurn(l, turn, int64(len(lines)-1))
 				l = totalUsage.ReplaceAllStringFunc(l, func(u string) string {
 					m := totalUsage.FindStringSubmatch(u)
 					in, _ := strconv.ParseInt(m[1], 10, 64)

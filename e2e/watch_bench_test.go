@@ -35,17 +35,15 @@ import (
 //     (so the --until-idle wait that ends the watch is excluded; wall-s
 //     is the whole run including it); cpu-s is its user+system time and
 //     peak-RSS-MiB its Maxrss.
-//   - ccusage: for reference, `ccusage daily --json --offline` (ccusage
-//     17.2 and 20.0 both accept it) with HOME and CLAUDE_CONFIG_DIR on
-//     the same folder, when a ccusage binary is found through LIFELOOP_CCUSAGE (a
-//     path) or PATH; skipped otherwise. Its token totals are checked
-//     against the generated ones. ns/op and MB/s are its wall time;
-//     cpu-s and peak-RSS-MiB come from the Rusage of the process started,
-//     which covers what it waited for (ccusage 20's npm entry point is
-//     node running a native binary: Linux reports the larger Maxrss of
-//     the two and the sum of their CPU). When lifeloop ran in the same
-//     run, time-, cpu- and rss-vs-lifeloop are ccusage's figure divided
-//     by lifeloop's (below 1: ccusage used less).
+//   - ccusage: for reference, the native ccusage's `ccusage claude daily
+//     --json --offline --timezone UTC` with HOME and CLAUDE_CONFIG_DIR on
+//     the same folder (its binary, run directly: LIFELOOP_CCUSAGE_NATIVE,
+//     else the one `make bench-tools` installs; skipped when neither).
+//     Its token totals are checked against the generated ones. ns/op and
+//     MB/s are its wall time; cpu-s and peak-RSS-MiB come from the Rusage
+//     of the process started. When lifeloop ran in the same run, time-,
+//     cpu- and rss-vs-lifeloop are ccusage's figure divided by lifeloop's
+//     (below 1: ccusage used less).
 func BenchmarkWatchCatchUp(b *testing.B) {
 	sizes := os.Getenv("LIFELOOP_BENCH_TRANSCRIPT_MIB")
 	if sizes == "" {
@@ -164,30 +162,18 @@ func benchWatchCatchUp(b *testing.B, fx *catchUpFixture) catchUpResult {
 	return res
 }
 
-// ccusageBin returns LIFELOOP_CCUSAGE or ccusage on PATH ("" when
-// neither).
-func ccusageBin() string {
-	if p := os.Getenv("LIFELOOP_CCUSAGE"); p != "" {
-		return p
-	}
-	p, _ := exec.LookPath("ccusage")
-	return p
-}
-
 func benchCCUsage(b *testing.B, fx *catchUpFixture, ll catchUpResult) {
-	bin := ccusageBin()
+	bin := ccusageBaseline()
 	if bin == "" {
-		b.Skip("no ccusage: set LIFELOOP_CCUSAGE to its path or put it on PATH (npm install ccusage) for the reference figures")
+		b.Skip("no native ccusage: run `make bench-tools` or set LIFELOOP_CCUSAGE_NATIVE to its binary for the reference figures")
 	}
 	b.SetBytes(fx.size)
 	var peak int64
 	var total, cpu time.Duration
 	n := 0
 	for b.Loop() {
-		cmd := exec.CommandContext(b.Context(), bin, "daily", "--json", "--offline", "--timezone", "UTC")
-		x := filepath.Join(fx.home, "xdg")
-		cmd.Env = append(os.Environ(), "HOME="+fx.home, "CLAUDE_CONFIG_DIR="+fx.configDir,
-			"XDG_CONFIG_HOME="+x, "XDG_CACHE_HOME="+x, "NO_COLOR=1")
+		cmd := exec.CommandContext(b.Context(), bin, "claude", "daily", "--json", "--offline", "--timezone", "UTC")
+		cmd.Env = append(append(os.Environ(), "HOME="+fx.home, "CLAUDE_CONFIG_DIR="+fx.configDir), ccusageEnv(fx.home)...)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
