@@ -118,7 +118,7 @@ func (Harness) Manifest() contract.AdapterManifest {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
 	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
-	adapters.RaiseTelemetry(&m, string(SourceEvents), "lifeloop run follows the session file (~/.copilot/session-state/<id>/events.jsonl, or under $COPILOT_HOME): context in use = the prompt of the last model call (session.usage_record: inputTokens + cacheReadTokens + cacheWriteTokens), against the model's maxPromptTokens; receipts on level changes and compactions")
+	adapters.RaiseTelemetry(&m, string(SourceEvents), "lifeloop run follows the session file (~/.copilot/session-state/<id>/events.jsonl, or under $COPILOT_HOME): context in use = the prompt of the last model call (session.usage_record: inputTokens, which counts the cached tokens too), against the model's maxPromptTokens; receipts on level changes and compactions")
 	// pre_session: an instructions file named in
 	// COPILOT_CUSTOM_INSTRUCTIONS_DIRS at launch, also when a renewal
 	// relaunches the TUI (resumed with --resume=ID, or fresh).

@@ -26,10 +26,12 @@ func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
 
 // NewUsageParser implements adapters.UsageReader. The session file's
 // parser (Parser) reads each line; each session.usage_record (one per
-// model call, measured with 1.0.102) is a call: Input usage.inputTokens,
-// CacheRead usage.cacheReadTokens, CacheWrite usage.cacheWriteTokens,
-// Output usage.outputTokens (Copilot records no reasoning apart), as the
-// provider reported them; Model usage.model, Provider usage.providerType.
+// model call, measured with 1.0.102) is a call: CacheRead
+// usage.cacheReadTokens, CacheWrite usage.cacheWriteTokens, Input
+// usage.inputTokens less both (Copilot counts the cached tokens in it:
+// 1200 input, 4000 cache read and 300 cache write tokens on the
+// Anthropic wire were recorded as inputTokens 5500, TestUsageEverywhere),
+// Output usage.outputTokens (Copilot records no reasoning apart); Model usage.model, Provider usage.providerType.
 // usage.cost is Copilot's own request cost (0.0 with a custom provider),
 // not a price in US dollars, so the cost is left to the price table. Key is usage.apiCallId (the provider's
 // message id), else the record's id. Session and Project are the
@@ -98,7 +100,7 @@ func (u *usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.
 			e := adapters.UsageEntry{
 				At: o.At, SessionID: o.HarnessSessionID, Project: u.s.Cwd, Model: us.Model, Provider: us.ProviderType,
 				FrameID: o.FrameID, Key: us.APICallID,
-				Tokens: adapters.UsageTokens{Input: us.InputTokens, CacheRead: us.CacheReadTokens, CacheWrite: us.CacheWriteTokens, Output: us.OutputTokens},
+				Tokens: adapters.UsageTokens{Input: max(0, us.InputTokens-us.CacheReadTokens-us.CacheWriteTokens), CacheRead: us.CacheReadTokens, CacheWrite: us.CacheWriteTokens, Output: us.OutputTokens},
 			}
 			if e.Key == "" {
 				e.Key = r.ID
