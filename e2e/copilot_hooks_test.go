@@ -16,9 +16,7 @@ import (
 // (--plugin-dir; nothing is written to ~/.copilot): the turn's end
 // (Stop) is recorded from the hook,
 // the turn's end in the session file's own frame (read from the file by
-// the Stop call), each frame moment once. session.started comes from the
-// session file, whose first line Copilot writes before it runs
-// SessionStart.
+// the Stop call), each frame moment once; session.started once.
 func TestRunCopilotHooks(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
@@ -51,11 +49,22 @@ func TestRunCopilotHooks(t *testing.T) {
 		t.Errorf("%s/hooks exists: lifeloop wrote into the person's Copilot folder", env.CopilotHome())
 	}
 
+	// session.started once, from the SessionStart hook or the session
+	// file's first line, whichever came first (Copilot writes that line
+	// just before it runs the hook).
 	var fromHooks []string
+	started := 0
 	for _, r := range rs {
+		if r["event"] == "session.started" {
+			started++
+			continue
+		}
 		if dig(r, "telemetry_summary", "source") == "hook" {
 			fromHooks = append(fromHooks, r["event"].(string))
 		}
+	}
+	if started != 1 {
+		t.Errorf("%d session.started, want 1 (all: %v)", started, eventsOf(rs))
 	}
 	want := []string{"frame.ending", "frame.ended"}
 	if !slices.Equal(fromHooks, want) {
