@@ -167,10 +167,13 @@ const pluginDirFlag = "--plugin-dir"
 // BridgeArgs implements adapters.HookBridge: a plugin folder in the
 // session folder whose hooks/hooks.json runs lifeloop's hooks, loaded
 // with --plugin-dir DIR. Nothing for a command line that starts no
-// session.
+// session, and for now for the TUI: with the bridge, TestRenewCopilotTUI
+// failed twice in five runs (a fresh relaunch's Stop call found no prompt
+// in its session file; once the stopped TUI did not end), not yet
+// understood, so only a one-shot (-p) gets it.
 func (h Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 	start := adapters.ArgStart(b.Argv)
-	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) {
+	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) || !isPrompt(parseArgs(b.Argv[start:])) {
 		return nil, nil
 	}
 	dir := filepath.Join(b.SessionDir, pluginFolder)
