@@ -87,8 +87,17 @@ func TestRunCopilotPrompt(t *testing.T) {
 		{76000, copilotWindow, "high", "moderate"},
 	})
 	assertFrames(t, rs, frames)
-	if got := dig(lastOf(rs, "frame.ended"), "telemetry_summary", "stop_reason"); got != "stop" {
-		t.Errorf("frame.ended stop_reason %v, want stop", got)
+	// The turn's end is the Stop hook's (the hook bridge), in the
+	// session file's frame (assertFrames).
+	if e := lastOf(rs, "frame.ended"); dig(e, "telemetry_summary", "hook") != "Stop" {
+		t.Errorf("frame.ended %s, want the Stop hook's", toJSON(e["telemetry_summary"]))
+	}
+	// The turn's usage (adapters/copilot/usage.go): the two calls'
+	// tokens, as the session file records them.
+	u := usageBlock(lastOf(rs, "frame.ended"))
+	tok, _ := u["tokens"].(map[string]any)
+	if u["calls"] != 2.0 || tok["input"] != 131000.0 || tok["output"] != 10.0 {
+		t.Errorf("frame.ended usage %v, want 2 calls, 131000 input and 10 output tokens", u)
 	}
 	if n := len(mock.RequestsOfKind("claude")); n != 2 {
 		t.Errorf("%d model requests, want 2 (the tool call and the answer)", n)

@@ -91,6 +91,18 @@ var usageCases = []usageCase{
 		want:  usageTokens{Input: 1200, CacheRead: 4000, CacheWrite: 300, Output: 77},
 		model: "mock-model", usd: (1200*3 + 4000*0.3 + 300*3.75 + 77*15) / 1e6, prov: "native",
 	},
+	{
+		// Copilot CLI speaks the Anthropic wire to the mock (a custom
+		// provider) and records each call's numbers in its
+		// session.usage_record.
+		name: "copilot",
+		argv: func(t *testing.T, env *testharness.HarnessEnv, priced bool) []string {
+			return []string{env.UseCopilot(t), "-p", "Say hello", "--model", pick(priced, testharness.CopilotModel)}
+		},
+		usage: mockmodel.Usage{InputTokens: 1200, CacheCreationInputTokens: 300, CacheReadInputTokens: 4000, OutputTokens: 77},
+		want:  usageTokens{Input: 1200, CacheRead: 4000, CacheWrite: 300, Output: 77},
+		model: testharness.CopilotModel, usd: (1200*3 + 4000*0.3 + 300*3.75 + 77*15) / 1e6, prov: "estimated",
+	},
 	// OpenCode and OpenClaw record usage in their databases:
 	// e2e/usage_db_test.go proves their ledger and `lifeloop usage`; their
 	// views and backends are not checked here yet.

@@ -116,6 +116,10 @@ type Spec struct {
 	FrameID func(in Input) string
 	// Matcher is the "matcher" of each settings-file group, "" for none.
 	Matcher string
+	// FlatResponse: the harness reads additionalContext at the top of a
+	// hook's answer ({"additionalContext": ...}), not inside
+	// hookSpecificOutput (Response).
+	FlatResponse bool
 }
 
 // Names returns the names of the hooks lifeloop installs, in order.

@@ -149,6 +149,20 @@ func TestResponse(t *testing.T) {
 	}
 }
 
+// TestResponseFlat: a spec with FlatResponse answers with
+// additionalContext at the top of the object, and still nothing for a
+// hook that cannot inject.
+func TestResponseFlat(t *testing.T) {
+	flat := *testSpec
+	flat.FlatResponse = true
+	if got, want := string(Response(&flat, "Start", "a<b")), `{"additionalContext":"a<b"}`+"\n"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := Response(&flat, "Stop", "x"); got != nil {
+		t.Errorf("stop cannot inject: %q", got)
+	}
+}
+
 func TestSettingsFile(t *testing.T) {
 	for _, matcher := range []string{"*", ""} {
 		spec := *testSpec

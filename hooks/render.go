@@ -35,7 +35,8 @@ type HookReply struct {
 
 // Response renders the hook-protocol stdout for one hook call: the
 // hookSpecificOutput object carrying additionalContext when there is
-// context and the hook can inject it, else EmptyResponse.
+// context and the hook can inject it (a flat {"additionalContext": ...}
+// for a spec with FlatResponse), else EmptyResponse.
 func Response(spec *Spec, hook, additionalContext string) []byte {
 	if additionalContext == "" || !spec.CanInject(hook) {
 		return EmptyResponse()
@@ -47,6 +48,12 @@ func Response(spec *Spec, hook, additionalContext string) []byte {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
+	if spec.FlatResponse {
+		_ = enc.Encode(struct {
+			AdditionalContext string `json:"additionalContext"`
+		}{additionalContext})
+		return b.Bytes()
+	}
 	_ = enc.Encode(struct {
 		HookSpecificOutput specific `json:"hookSpecificOutput"`
 	}{specific{hook, additionalContext}})

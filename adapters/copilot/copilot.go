@@ -3,7 +3,8 @@
 // manifest and the tests that prove it (copilot.go), its command line
 // (args.go), a launch pinned to its own session and the relaunch
 // (launch.go), a payload placed at launch (placement.go), its session
-// files and their parser (telemetry.go, parser.go).
+// files and their parser (telemetry.go, parser.go), its hooks under
+// `lifeloop run` (hooks.go) and the tokens of its model calls (usage.go).
 //
 // Measured against the pinned 1.0.102 (harnesses/, offline against the
 // loopback mock model: COPILOT_OFFLINE=true and a custom provider,
@@ -28,15 +29,12 @@
 //   - SIGTERM, SIGINT or SIGHUP end the TUI with exit 0 and its
 //     session.shutdown record.
 //
-// Not done: a hook bridge for `lifeloop run`. Copilot CLI has no flag
-// naming a hooks file, but a plugin folder given with --plugin-dir
-// (.plugin/plugin.json and a Claude-style hooks/hooks.json) runs its
-// hooks for one launch with snake_case input (measured in -p); what is
-// missing is a frame id the hooks and the session file share (the hook
-// input has no interactionId) and the flat {"additionalContext"} answer
-// Copilot reads, which lifeloop's hook responses do not write. Hence no
-// native frames, no payload placed at a hook, no attention mapping and no
-// `lifeloop host apply`.
+// Hooks under `lifeloop run` (hooks.go): a per-launch plugin folder
+// (--plugin-dir) in the lifeloop session folder runs SessionStart and
+// Stop; Stop's frame is read from the session file. Not done:
+// a frame.opening from UserPromptSubmit (it runs before Copilot names
+// the turn), attention from Copilot's hooks or files, and `lifeloop host
+// apply`.
 package copilot
 
 import (
@@ -56,6 +54,7 @@ var (
 	_ adapters.LaunchPlacer   = Harness{}
 
 	_ adapters.PlacementExternalizer = Harness{}
+	_ adapters.HookBridge            = Harness{}
 )
 
 // Describe implements adapters.Harness. Copilot CLI is not among
@@ -76,10 +75,11 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunCopilotPrompt",
 		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunCopilotPrompt",
 		// From the session file (telemetry.go, parser.go).
-		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunCopilotPrompt",
-		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunCopilotPrompt",
-		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunCopilotPrompt",
-		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunCopilotPrompt",
+		"lifecycle_events.frame.opening/launcher_wrapper": "TestRunCopilotPrompt",
+		"lifecycle_events.frame.opened/launcher_wrapper":  "TestRunCopilotPrompt",
+		// The hook bridge (hooks.go): Stop ends the file's frame natively.
+		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunCopilotHooks",
+		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunCopilotHooks",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunCopilotPrompt",
 		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunCopilotTUI",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
@@ -111,8 +111,14 @@ func (Harness) Manifest() contract.AdapterManifest {
 	for _, e := range frames {
 		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
 	}
+	// Under `lifeloop run` the hook bridge (a per-launch --plugin-dir)
+	// reports a turn's end natively: Stop → frame.ending/frame.ended, in
+	// the file's frame.
+	for _, e := range bridgedFrameEvents {
+		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
+	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
-	adapters.RaiseTelemetry(&m, string(SourceEvents), "lifeloop run follows the session file (~/.copilot/session-state/<id>/events.jsonl, or under $COPILOT_HOME): context in use = the prompt of the last model call (session.usage_record: inputTokens + cacheReadTokens + cacheWriteTokens), against the model's maxPromptTokens; receipts on level changes and compactions")
+	adapters.RaiseTelemetry(&m, string(SourceEvents), "lifeloop run follows the session file (~/.copilot/session-state/<id>/events.jsonl, or under $COPILOT_HOME): context in use = the prompt of the last model call (session.usage_record: inputTokens, which counts the cached tokens too), against the model's maxPromptTokens; receipts on level changes and compactions")
 	// pre_session: an instructions file named in
 	// COPILOT_CUSTOM_INSTRUCTIONS_DIRS at launch, also when a renewal
 	// relaunches the TUI (resumed with --resume=ID, or fresh).

@@ -22,7 +22,10 @@ import (
 //     (Trigger "interrupted").
 //   - The turn's first assistant.turn_start: ObsFrameOpened.
 //   - session.usage_record (one per model call): ObsUsage, Tokens = the
-//     call's prompt (inputTokens + cacheReadTokens + cacheWriteTokens),
+//     call's prompt (inputTokens, which counts the cached tokens too:
+//     the mock's 1200 input, 4000 cache read and 300 cache write tokens
+//     on the Anthropic wire were recorded as inputTokens 5500,
+//     TestUsageEverywhere),
 //     Window = maxPromptTokens (the model's prompt limit, which Copilot
 //     compacts against: in the background at 0.80 of it, blocking at
 //     0.95). A record without usage.inputTokens is ObsUnreadable.
@@ -166,7 +169,7 @@ func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.P
 		}
 		o := base
 		o.Kind = telemetry.ObsUsage
-		o.Tokens = *u.InputTokens + u.CacheReadTokens + u.CacheWriteTokens
+		o.Tokens = *u.InputTokens
 		dst = append(dst, p.stamp(o))
 	case "session.compaction_complete":
 		if d.Success == nil || !*d.Success {
