@@ -1,12 +1,11 @@
 package claude
 
 import (
-	"crypto/rand"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 )
 
@@ -174,7 +173,7 @@ func (Harness) PinSession(argv []string, _ int) ([]string, string) {
 	if len(argv) == 0 || picksSession(argv) {
 		return argv, ""
 	}
-	id := newUUID()
+	id := kit.NewUUID()
 	return adapters.InsertArgs(argv, []string{sessionIDFlag, id}), id
 }
 
@@ -196,12 +195,3 @@ func picksSession(argv []string) bool {
 // validStart reports whether start can be the harness's first own
 // argument in argv (past the program).
 func validStart(argv []string, start int) bool { return start > 0 && start <= len(argv) }
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}

@@ -1,9 +1,6 @@
 package copilot
 
 import (
-	"crypto/rand"
-	"fmt"
-
 	"github.com/lifeloop/lifeloop/adapters"
 )
 
@@ -120,13 +117,4 @@ func cut(w string) (string, string, bool) {
 		}
 	}
 	return w, "", false
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }

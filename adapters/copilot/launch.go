@@ -5,6 +5,7 @@ import (
 	"syscall"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 )
 
 // A launch's command line (measured with 1.0.102 against the mock model):
@@ -27,7 +28,7 @@ func (Harness) PinSession(argv []string, start int) ([]string, string) {
 			return argv, ""
 		}
 	}
-	id := newUUID()
+	id := kit.NewUUID()
 	return slices.Insert(slices.Clone(argv), start, sessionIDFlag, id), id
 }
 

@@ -1,11 +1,10 @@
 package gemini
 
 import (
-	"crypto/rand"
-	"fmt"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 )
 
 // Gemini CLI's command line, as yargs reads it (`gemini --help`, 0.61.0).
@@ -127,17 +126,8 @@ func (Harness) PinSession(argv []string, start int) ([]string, string) {
 	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) || picksSession(argv[start:]) || headless(argv[start:]) {
 		return argv, ""
 	}
-	id := newUUID()
+	id := kit.NewUUID()
 	return adapters.InsertArgs(argv, []string{sessionIDFlag, id}), id
-}
-
-// newUUID returns a random (version 4) UUID.
-func newUUID() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
 // ResumedSession implements adapters.SessionResumer: `-r/--resume` with
