@@ -119,7 +119,7 @@ func receiptsRun(ctx context.Context, e *env, o receiptsOptions) error {
 	if o.Format == formatHCP {
 		// The HCP sequence counts from the session's first receipt: read
 		// them all, print those after --since.
-		write, since = hcpWriter(e.Out, rec.ID, o.Since), 0
+		write, since = hcpWriter(e.Out, rec.ID, hcp.MachineName(e.Getenv), o.Since), 0
 	} else if e.human() && !o.JSON && o.Format == formatLifeloop {
 		paint := e.painter()
 		write = func(en ledger.Entry) error {
@@ -194,9 +194,10 @@ func receiptWriter(w io.Writer, format string, base contract.OrgLoopOptions, reg
 }
 
 // hcpWriter prints the HCP L2 events of the receipts after since, each
-// numbered as in the projection of the whole ledger.
-func hcpWriter(w io.Writer, sessionID string, since uint64) func(ledger.Entry) error {
+// numbered as in the projection of the whole ledger, on machine.
+func hcpWriter(w io.Writer, sessionID, machine string, since uint64) func(ledger.Entry) error {
 	p := hcp.NewProjector(sessionID)
+	p.SetMachine(machine)
 	return func(en ledger.Entry) error {
 		evs := p.Project(en.Receipt)
 		if en.Sequence <= since {

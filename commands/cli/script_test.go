@@ -39,6 +39,7 @@ func TestScripts(t *testing.T) {
 			e.Setenv("HOME", home)
 			e.Setenv("LIFELOOP_STATE_DIR", filepath.Join(e.WorkDir, "state"))
 			e.Setenv("XDG_STATE_HOME", "")
+			e.Setenv("LIFELOOP_MACHINE", "test-machine") // session_created's metadata.machine
 			return nil
 		},
 		Cmds: scriptCmds(),

@@ -5,29 +5,15 @@
 package fleet
 
 import (
-	"os"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/lifeloop/lifeloop/internal/hcp"
 )
 
-// EnvMachine names this machine in the events it publishes (default:
-// the host name).
-const EnvMachine = "LIFELOOP_MACHINE"
-
-// MachineName is the name this machine's sessions publish under:
-// $LIFELOOP_MACHINE, else the host name, else "unknown".
-func MachineName(getenv func(string) string) string {
-	if m := strings.TrimSpace(getenv(EnvMachine)); m != "" {
-		return m
-	}
-	if h, err := os.Hostname(); err == nil && h != "" {
-		return h
-	}
-	return "unknown"
-}
+// MachineName is the name this machine's sessions publish under
+// (hcp.MachineName).
+func MachineName(getenv func(string) string) string { return hcp.MachineName(getenv) }
 
 // Row is what the fleet view shows of one HCP session.
 type Row struct {

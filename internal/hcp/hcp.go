@@ -76,6 +76,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -181,6 +182,24 @@ type Projector struct {
 // session id, the envelopes' session_id).
 func NewProjector(sessionID string) *Projector {
 	return &Projector{sessionID: sessionID, lifeloopID: sessionID}
+}
+
+// EnvMachine names this machine in the events its sessions project
+// (default: the host name).
+const EnvMachine = "LIFELOOP_MACHINE"
+
+// MachineName is the name this machine's sessions go by in their events:
+// $LIFELOOP_MACHINE, else the host name, else "unknown". Every projection
+// on the machine (a publisher, an --events file, a replay) names the
+// same one, so a replay of a ledger yields the events that were sent.
+func MachineName(getenv func(string) string) string {
+	if m := strings.TrimSpace(getenv(EnvMachine)); m != "" {
+		return m
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "unknown"
 }
 
 // SetMachine names the machine the session runs on: session_created

@@ -133,6 +133,7 @@ func Open(dest string, format Format, o Options) (*Sink, error) {
 // starts over where a replay of the ledger would not.
 func primeHCP(o Options, log *slog.Logger) *hcp.Projector {
 	p := hcp.NewProjector(o.SessionID)
+	p.SetMachine(hcp.MachineName(os.Getenv))
 	if o.LedgerPath == "" {
 		return p
 	}
