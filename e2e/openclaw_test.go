@@ -327,10 +327,16 @@ func TestRunOpenClawConcurrentSameFolder(t *testing.T) {
 		prompt := argv[len(argv)-1].(string)
 		i := slices.Index(concurrentPrompts, prompt)
 		// The database's receipts name the session they read (the frames
-		// come from the bridge plugin, which names none).
+		// come from the bridge plugin, which names none; a frame the
+		// database confirmed names it under "transcript").
 		var path string
 		for _, r := range rs {
 			if p, ok := dig(r, "telemetry_summary", "path").(string); ok && dig(r, "telemetry_summary", "source") == "database" {
+				path = p
+			}
+			// A hook's frame that the database's row confirmed carries the
+			// row's provenance (the database read after the hook).
+			if p, ok := dig(r, "telemetry_summary", "transcript", "path").(string); ok && path == "" {
 				path = p
 			}
 		}

@@ -232,6 +232,15 @@ func (u *usageMeter) turnEnded(frame string) map[string]any {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.catchUp()
+	for waited := time.Duration(0); len(u.pending) == 0 && waited < turnUsageWait; waited += turnUsagePoll {
+		// A hook can end a turn before the harness wrote the turn's last
+		// call to its file (seen with Pi): the file gets a moment, and the
+		// watcher may note it meanwhile (the lock is let go).
+		u.mu.Unlock()
+		time.Sleep(turnUsagePoll)
+		u.mu.Lock()
+		u.catchUp()
+	}
 	named := slices.ContainsFunc(u.pending, func(c meteredCall) bool { return c.frame == frame })
 	t := modelSums{}
 	rest := u.pending[:0]
@@ -248,6 +257,13 @@ func (u *usageMeter) turnEnded(frame string) map[string]any {
 	}
 	return t.block()
 }
+
+// turnUsageWait bounds how long a turn's end waits for a call to read,
+// polling every turnUsagePoll, when none was written yet.
+const (
+	turnUsageWait = 300 * time.Millisecond
+	turnUsagePoll = 25 * time.Millisecond
+)
 
 // sessionEnded returns the wrapped session's usage block with each
 // harness session's, nil when no call was read.
