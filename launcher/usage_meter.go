@@ -234,7 +234,7 @@ func (u *usageMeter) turnEnded(frame string) map[string]any {
 	u.catchUp()
 	for waited := time.Duration(0); len(u.pending) == 0 && waited < turnUsageWait; waited += turnUsagePoll {
 		// A hook can end a turn before the harness wrote the turn's last
-		// call to its file (seen with Pi): the file gets a moment, and the
+		// call to its file (seen with one harness): the file gets a moment, and the
 		// watcher may note it meanwhile (the lock is let go).
 		u.mu.Unlock()
 		time.Sleep(turnUsagePoll)
