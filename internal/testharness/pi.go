@@ -1,12 +1,14 @@
 package testharness
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Pi (@mariozechner/pi-coding-agent 0.73.1, and 1.6.0 of its successor
@@ -117,10 +119,7 @@ func (e *HarnessEnv) PiSessions() []string {
 // The ledger's session.started can come from lifeloop's bridge extension,
 // which runs while extensions load — before that moment — so these
 // helpers read the screen: the one place a Pi test names Pi's screen text.
-const (
-	piBanner = "Pi can explain its own features" // the end of the header of Pi's TUI (0.73.1 and 1.x; HarnessEnv turns quietStartup off)
-	piReady  = "(mock) mock-model"
-)
+const piReady = "(mock) mock-model"
 
 // piMenu is the entry Pi's command menu shows for a typed command.
 var piMenu = map[string]string{"/quit": "Quit pi", "/new": "Start a new session"}
@@ -133,10 +132,46 @@ func PiScreenReady(t testing.TB, term *Terminal, n int) {
 }
 
 // PiRelaunched waits for the Pi a renewal started again on term: its
-// banner past byte n, then the end of its footer.
+// start past byte n of Output, then the end of its footer after that
+// start. The banner and footer alone cannot tell the new Pi from the
+// old: Pi 1.x redraws its whole screen, both included, when a renewal
+// stops it, and that redraw lands past n too. What only a starting Pi
+// writes is piStarts; the old Pi has exited before the new one starts
+// on the same terminal, so nothing of the old Pi follows it.
 func PiRelaunched(t testing.TB, term *Terminal, n int) {
 	t.Helper()
-	waitBannerThen(t, term, n, piBanner, piReady, ReadyTimeout)
+	deadline := time.Now().Add(ReadyTimeout)
+	for {
+		if at, ok := startAfter(term.RawOutput(), piStarts, n); ok {
+			waitAfter(t, term, at, piReady, time.Until(deadline))
+			return
+		}
+		if time.Now().After(deadline) || term.Exited() {
+			t.Fatalf("the relaunched Pi never started (no %q past byte %d of the output); terminal:\n%s", piStarts, n, tail(term.Output(), 2000))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// piStarts is what Pi's TUI writes as it starts and at no other time
+// (0.73.1 and 1.x, pi-tui's Terminal.start: bracketed paste on; a stop
+// turns it off).
+const piStarts = "\x1b[?2004h"
+
+// startAfter returns the Output offset of the first marker in raw whose
+// text before it (escape sequences removed, as Output) is at least n
+// long, and whether there is one.
+func startAfter(raw []byte, marker string, n int) (int, bool) {
+	for from := 0; ; {
+		i := bytes.Index(raw[from:], []byte(marker))
+		if i < 0 {
+			return 0, false
+		}
+		if at := len(StripANSI(string(raw[:from+i]))); at >= n {
+			return at, true
+		}
+		from += i + len(marker)
+	}
 }
 
 // PiCommand types cmd (/quit or /new) and, once Pi's command menu shows
