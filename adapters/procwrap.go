@@ -11,11 +11,10 @@ type ProcessWrapped interface {
 	// through the wrapper is: argv is that command line (the harness's
 	// program first), env its environment.
 	WrappedStart(argv, env []string) WrappedStart
-	// WrappedSession reads, from the harness's own registry, the session
-	// process pid serves and its working folder; ok is false while the
-	// process serves none yet (a pre-started process waits to be handed
-	// one).
-	WrappedSession(env []string, pid int) (id, cwd string, ok bool)
+	// WrappedSession reads, from the harness's own records, the session
+	// process pid serves; ok is false while the process serves none yet
+	// (a pre-started process waits to be handed one).
+	WrappedSession(env []string, pid int) (s WrappedClaim, ok bool)
 	// WrapperEnv returns the variables (NAME=VALUE) that make the harness
 	// started with env run its background processes through lifeloop:
 	// wrapper(chain) is lifeloop's command prefix, chain the wrapper the
@@ -34,6 +33,16 @@ type WrappedStart struct {
 	SessionID string
 	// LaunchedBy are the harness sessions that started it, when the
 	// harness says.
+	LaunchedBy []string
+}
+
+// WrappedClaim is the session a wrapped process serves, as the harness
+// records it once the process has one.
+type WrappedClaim struct {
+	// ID is the harness session; Cwd its working folder.
+	ID, Cwd string
+	// LaunchedBy are the harness sessions that started it, when the
+	// harness records them (nil: none, or not recorded yet).
 	LaunchedBy []string
 }
 

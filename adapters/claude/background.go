@@ -73,13 +73,22 @@ func (Harness) WrappedStart(argv, env []string) adapters.WrappedStart {
 		}
 	}
 	if st.Session {
-		for _, id := range strings.Split(adapters.EnvValue(env, launchedByVar), ",") {
-			if id = strings.TrimSpace(id); validUUID(id) {
-				st.LaunchedBy = append(st.LaunchedBy, id)
-			}
-		}
+		st.LaunchedBy = launchedBy(adapters.EnvValue(env, launchedByVar))
 	}
 	return st
+}
+
+// launchedBy reads a CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS value: session
+// ids separated by commas (Claude's other words there, "saved" and
+// "clear:ID", name no session that started this one).
+func launchedBy(v string) []string {
+	var ids []string
+	for _, id := range strings.Split(v, ",") {
+		if id = strings.TrimSpace(id); validUUID(id) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
 }
 
 // registryEntry is the part of Claude's session registry
@@ -93,21 +102,60 @@ type registryEntry struct {
 // WrappedSession implements adapters.ProcessWrapped: Claude's session
 // registry, <config>/sessions/<pid>.json, names the session a process
 // serves and its folder once it has one (a spare's file appears when it is
-// claimed).
-func (Harness) WrappedSession(env []string, pid int) (string, string, bool) {
+// claimed); the daemon's roster names who started it (rosterLaunchedBy).
+func (Harness) WrappedSession(env []string, pid int) (adapters.WrappedClaim, bool) {
 	dir, err := configDir(env)
 	if err != nil {
-		return "", "", false
+		return adapters.WrappedClaim{}, false
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "sessions", strconv.Itoa(pid)+".json"))
 	if err != nil {
-		return "", "", false
+		return adapters.WrappedClaim{}, false
 	}
 	var e registryEntry
 	if json.Unmarshal(b, &e) != nil || e.Pid != pid || !validUUID(e.SessionID) || !filepath.IsAbs(e.Cwd) {
-		return "", "", false
+		return adapters.WrappedClaim{}, false
 	}
-	return e.SessionID, e.Cwd, true
+	return adapters.WrappedClaim{ID: e.SessionID, Cwd: e.Cwd, LaunchedBy: rosterLaunchedBy(dir, e.SessionID, pid)}, true
+}
+
+// roster is the part of the background daemon's roster,
+// <config>/daemon/roster.json, lifeloop reads: one worker per session,
+// with what the daemon handed it (measured with 2.1.332). The file holds
+// the workers' socket keys too; they are not decoded.
+type roster struct {
+	Workers map[string]struct {
+		SessionID string `json:"sessionId"`
+		// ReplPid is the session's own process (for a spare, the one
+		// that was pre-started); Pid is its PTY host.
+		ReplPid  int `json:"replPid"`
+		Dispatch struct {
+			Env map[string]string `json:"env"`
+		} `json:"dispatch"`
+	} `json:"workers"`
+}
+
+// rosterLaunchedBy returns the sessions that started session (served by
+// process pid), as the daemon's roster records the environment of the
+// `claude --bg` it dispatched: a warm spare was started before anyone
+// asked for it, so its own environment names no launcher, but the
+// dispatch the daemon handed it does. nil when the roster has no such
+// worker (yet) or names none.
+func rosterLaunchedBy(dir, session string, pid int) []string {
+	b, err := os.ReadFile(filepath.Join(dir, "daemon", "roster.json"))
+	if err != nil {
+		return nil
+	}
+	var r roster
+	if json.Unmarshal(b, &r) != nil {
+		return nil
+	}
+	for _, w := range r.Workers {
+		if w.SessionID == session && (w.ReplPid == 0 || w.ReplPid == pid) {
+			return launchedBy(w.Dispatch.Env[launchedByVar])
+		}
+	}
+	return nil
 }
 
 // WrapperEnv implements adapters.ProcessWrapped: CLAUDE_CODE_PROCESS_WRAPPER

@@ -82,7 +82,10 @@ func TestWrappedStartLaunchedBy(t *testing.T) {
 }
 
 // A spare's session is read from Claude's registry,
-// <config>/sessions/<pid>.json (a real one, testdata/background).
+// <config>/sessions/<pid>.json, and who started it from the daemon's
+// roster, <config>/daemon/roster.json (real ones, testdata/background:
+// the roster of a spare claimed by a `claude --bg` whose environment named
+// a launching session, its socket keys removed).
 func TestWrappedSessionRegistry(t *testing.T) {
 	home := t.TempDir()
 	dir := filepath.Join(home, ".claude", "sessions")
@@ -90,7 +93,7 @@ func TestWrappedSessionRegistry(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := []string{"HOME=" + home}
-	if _, _, ok := (claude.Harness{}).WrappedSession(env, 7496); ok {
+	if _, ok := (claude.Harness{}).WrappedSession(env, 7496); ok {
 		t.Fatal("a session before the registry names one")
 	}
 	b, err := os.ReadFile("testdata/background/claude-bg-session-registry.json")
@@ -100,12 +103,44 @@ func TestWrappedSessionRegistry(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "7496.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	id, cwd, ok := claude.Harness{}.WrappedSession(env, 7496)
-	if !ok || id != "fe2d93ad-d1d4-4e1d-9c1e-3e34acf6a218" || cwd != "/home/dev/project" {
-		t.Fatalf("got %q %q %v", id, cwd, ok)
+	c, ok := claude.Harness{}.WrappedSession(env, 7496)
+	if !ok || c.ID != "fe2d93ad-d1d4-4e1d-9c1e-3e34acf6a218" || c.Cwd != "/home/dev/project" || c.LaunchedBy != nil {
+		t.Fatalf("got %+v %v", c, ok)
 	}
-	if _, _, ok := (claude.Harness{}).WrappedSession(env, 7497); ok {
+	if _, ok := (claude.Harness{}).WrappedSession(env, 7497); ok {
 		t.Fatal("another pid's session")
+	}
+
+	// The spare 18496 became session a2478f94-…, which the roster says
+	// a session 22222222-… asked for.
+	const spare = `{"pid":18496,"sessionId":"a2478f94-6d67-431b-90db-7bb3bbdc621e","cwd":"/home/dev/project","kind":"bg","status":"idle"}`
+	if err := os.WriteFile(filepath.Join(dir, "18496.json"), []byte(spare), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := (claude.Harness{}).WrappedSession(env, 18496); !ok || c.LaunchedBy != nil {
+		t.Fatalf("before the roster: %+v %v, want the session and no launcher", c, ok)
+	}
+	if b, err = os.ReadFile("testdata/background/claude-bg-roster.json"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(home, ".claude", "daemon"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, ".claude", "daemon", "roster.json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, ok = claude.Harness{}.WrappedSession(env, 18496)
+	if !ok || c.ID != "a2478f94-6d67-431b-90db-7bb3bbdc621e" || !slices.Equal(c.LaunchedBy, []string{"22222222-2222-4222-8222-222222222222"}) {
+		t.Fatalf("got %+v %v, want the launcher the roster's dispatch names", c, ok)
+	}
+	// The registry's session served by another process than the
+	// roster's worker: no launcher taken from it.
+	const other = `{"pid":555,"sessionId":"a2478f94-6d67-431b-90db-7bb3bbdc621e","cwd":"/home/dev/project"}`
+	if err := os.WriteFile(filepath.Join(dir, "555.json"), []byte(other), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := (claude.Harness{}).WrappedSession(env, 555); !ok || c.LaunchedBy != nil {
+		t.Fatalf("pid 555: %+v %v, want no launcher", c, ok)
 	}
 }
 

@@ -13,9 +13,15 @@ import (
 	"github.com/lifeloop/lifeloop/watch"
 )
 
-// claimPoll is how often the observer of a pre-started process looks
-// whether it has been handed its session.
-const claimPoll = 200 * time.Millisecond
+const (
+	// claimPoll is how often the observer of a pre-started process looks
+	// whether it has been handed its session.
+	claimPoll = 200 * time.Millisecond
+	// claimSettle is how long a claim that names no launching session is
+	// read again before it is taken as started by none: the harness may
+	// record who asked for the session a moment after naming it.
+	claimSettle = time.Second
+)
 
 // procwrapObserve is the detached observer procwrap starts for a
 // harness's background session: it waits, for a pre-started process, until
@@ -37,13 +43,18 @@ func procwrapObserve(e *env, o procwrapOptions) error {
 	if err != nil {
 		return err
 	}
-	session := o.Session
+	session, launchedBy := o.Session, o.LaunchedBy
 	if session == "" {
 		tk := time.NewTicker(claimPoll)
 		defer tk.Stop()
+		var settle time.Time // when a claim naming no launcher is taken as such
 		for {
-			if id, dir, ok := pw.WrappedSession(e.Environ, o.Observe); ok {
-				session, cwd = id, dir
+			c, ok := pw.WrappedSession(e.Environ, o.Observe)
+			if ok && settle.IsZero() {
+				settle = time.Now().Add(claimSettle)
+			}
+			if ok && (len(c.LaunchedBy) > 0 || !time.Now().Before(settle)) {
+				session, cwd, launchedBy = c.ID, c.Cwd, c.LaunchedBy
 				break
 			}
 			if !watch.Alive(o.Observe) {
@@ -67,7 +78,7 @@ func procwrapObserve(e *env, o procwrapOptions) error {
 	_, err = watch.Run(ctx, watch.Options{
 		StateDir: root, Adapter: ad.ID, Registry: e.Registry(), Cwd: cwd, Env: e.Environ,
 		Levels: telemetry.DefaultLevels, NotFoundAfter: observe.DefaultNotFoundAfter, Durability: dur,
-		Process: &watch.Process{Pid: o.Observe, SessionID: session, LaunchedBy: o.LaunchedBy, StateDir: root},
+		Process: &watch.Process{Pid: o.Observe, SessionID: session, LaunchedBy: launchedBy, StateDir: root},
 		Now:     e.Now, IDs: e.IDs,
 	})
 	if err != nil {
