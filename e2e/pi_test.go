@@ -15,7 +15,8 @@ import (
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
 
-// Pi (0.73.1; 1.x through LIFELOOP_HARNESS_DIR) end to end: the real
+// Pi (1.6.0, with the project's Node 26; 0.73.1 through
+// LIFELOOP_HARNESS_DIR or LIFELOOP_PI_BIN) end to end: the real
 // binary against the mock's Messages API through the anthropic-messages
 // provider HarnessEnv writes into ~/.pi/agent/models.json (window
 // testharness.PiContextWindow).

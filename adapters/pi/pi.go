@@ -5,7 +5,8 @@
 // and the hook bridge, an extension loaded for one launch (hooks.go,
 // bridge.ts).
 //
-// Measured against the pinned Pi 0.73.1 (harnesses/, offline against the
+// Measured against Pi 0.73.1, the pin until 2026-12-03 (1.6.0 since: its
+// differences in docs/harnesses.md; offline against the
 // loopback mock model through a custom anthropic-messages provider in
 // ~/.pi/agent/models.json):
 //
