@@ -25,9 +25,11 @@ const (
 
 // procwrapObserve is the detached observer procwrap starts for a
 // harness's background session: it waits, for a pre-started process, until
-// the harness's registry names its session, then records it as `lifeloop
-// watch` would (telemetry_only), following the process until it ends. A
-// process that ends before it serves a session leaves nothing behind.
+// the harness's records name its session (and who asked for it: a
+// pre-started process's own environment names no launcher), then records
+// it as `lifeloop watch` would (telemetry_only), linked to the session
+// that started it, following the process until it ends. A process that
+// ends before it serves a session leaves nothing behind.
 func procwrapObserve(e *env, o procwrapOptions) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
@@ -51,9 +53,9 @@ func procwrapObserve(e *env, o procwrapOptions) error {
 		for {
 			c, ok := pw.WrappedSession(e.Environ, o.Observe)
 			if ok && settle.IsZero() {
-				settle = time.Now().Add(claimSettle)
+				settle = e.Now().Add(claimSettle)
 			}
-			if ok && (len(c.LaunchedBy) > 0 || !time.Now().Before(settle)) {
+			if ok && (len(c.LaunchedBy) > 0 || !e.Now().Before(settle)) {
 				session, cwd, launchedBy = c.ID, c.Cwd, c.LaunchedBy
 				break
 			}
