@@ -303,7 +303,8 @@ func checkBlockCost(t *testing.T, what string, cost any, usd float64, prov strin
 
 // checkListedUsage: `top --json` and `sessions --json` show the
 // session's tokens and its cost with the provenance in their flat
-// columns, `status --json` in the session's usage block.
+// columns, `top --json --totals` the same as the totals of its one
+// session, `status --json` in the session's usage block.
 func checkListedUsage(t *testing.T, what string, env *testharness.HarnessEnv, state string, want usageTokens, usd float64, prov string) {
 	t.Helper()
 	views := map[string]map[string]any{}
@@ -316,6 +317,26 @@ func checkListedUsage(t *testing.T, what string, env *testharness.HarnessEnv, st
 			t.Fatalf("%s: %s --json lists %d sessions, want 1", what, view, len(listed))
 		}
 		views[view+" --json"] = listed[0].Usage
+	}
+	// top --json --totals: the one session's rows and its usage as the
+	// totals, the unpriced session counted.
+	var totals struct {
+		Sessions []struct {
+			Usage map[string]any `json:"usage"`
+		} `json:"sessions"`
+		Totals map[string]any `json:"totals"`
+	}
+	llJSON(t, env, &totals, "top", "--state-dir", state, "--json", "--totals")
+	if len(totals.Sessions) != 1 {
+		t.Fatalf("%s: top --json --totals lists %d sessions, want 1", what, len(totals.Sessions))
+	}
+	views["top --json --totals"] = totals.Totals
+	unknown := 0.0
+	if usd == 0 {
+		unknown = 1
+	}
+	if tt := totals.Totals; tt["sessions"] != 1.0 || tt["sessions_with_usage"] != 1.0 || tt["unknown_cost_sessions"] != unknown {
+		t.Errorf("%s: top --json --totals: totals %v, want 1 session with usage, %v unknown", what, tt, unknown)
 	}
 	var status struct {
 		Usage map[string]any `json:"usage"`
