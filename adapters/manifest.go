@@ -216,6 +216,34 @@ func RaiseTelemetry(m *contract.AdapterManifest, source, evidence string) {
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: source, Support: contract.SupportNative})
 }
 
+// Usage claims: the telemetry sources a manifest names for what `lifeloop
+// run` reads of a harness's model calls (docs/usage.md).
+const (
+	// UsageTokensSource is the tokens of each model call, read from the
+	// harness's own records (files or database): native.
+	UsageTokensSource = "usage.tokens"
+	// UsageCostSource is the calls' cost: native where the harness
+	// records each call's cost itself, synthesized where lifeloop prices
+	// the tokens with its price table (the cost then says estimated).
+	UsageCostSource = "usage.cost"
+)
+
+// RaiseUsage claims the usage telemetry sources for a harness whose
+// records `lifeloop run` reads usage from (adapters.UsageReader or
+// UsageStore): the tokens native, the cost native when the harness
+// prices its calls itself (nativeCost), else synthesized. Its evidence
+// is the end-to-end test that checks the harness's tokens and cost with
+// their provenance in the ledger, the views and the backends.
+func RaiseUsage(m *contract.AdapterManifest, nativeCost bool) {
+	cost := contract.SupportSynthesized
+	if nativeCost {
+		cost = contract.SupportNative
+	}
+	m.TelemetrySources = append(m.TelemetrySources,
+		contract.TelemetrySource{Source: UsageTokensSource, Support: contract.SupportNative},
+		contract.TelemetrySource{Source: UsageCostSource, Support: cost})
+}
+
 // RaiseWatch declares telemetry_only (`lifeloop watch`) for events, each
 // already synthesized, and context pressure from the same file. An event
 // claimed native in another mode keeps its claim without telemetry_only:

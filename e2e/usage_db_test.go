@@ -17,7 +17,9 @@ import (
 // output, cache read and cache write tokens): each turn's frame.ended
 // carries exactly the mock's tokens, session.ended their total, and the
 // cost the harness recorded, native; `lifeloop usage` reads the same
-// from the database.
+// from the database. TestUsageEverywhere's opencode and openclaw cases
+// check the same harnesses in the views (`top`, `sessions`, `status
+// --json`) and the backends, priced and unpriced.
 
 // dbUsage is the usage of each reply of the mock.
 var dbUsage = mockmodel.Usage{InputTokens: 100, CacheCreationInputTokens: 2000, CacheReadInputTokens: 3000, OutputTokens: 7}

@@ -49,7 +49,10 @@ const unpricedModel = "lifeloop-unpriced-model"
 // include the cached ones; Gemini's promptTokenCount includes the cached
 // ones and its chat file has no cache write (the mock counts it in the
 // prompt, so it is input there). Pi prices its calls itself (native,
-// from models.json's cost: the test home's $3/$15/$0.30/$3.75).
+// from models.json's cost: the test home's $3/$15/$0.30/$3.75), and so
+// do OpenCode and OpenClaw, which speak the Anthropic wire too and keep
+// their usage in a database (the same prices, written into their
+// configuration by the case).
 var usageCases = []usageCase{
 	{
 		name: "claude",
@@ -103,9 +106,54 @@ var usageCases = []usageCase{
 		want:  usageTokens{Input: 1200, CacheRead: 4000, CacheWrite: 300, Output: 77},
 		model: testharness.CopilotModel, usd: (1200*3 + 4000*0.3 + 300*3.75 + 77*15) / 1e6, prov: "estimated",
 	},
-	// OpenCode and OpenClaw record usage in their databases:
-	// e2e/usage_db_test.go proves their ledger and `lifeloop usage`; their
-	// views and backends are not checked here yet.
+	{
+		// OpenCode records each call's tokens and cost in its database
+		// (adapters.UsageStore); it prices the call itself from the
+		// model's configured cost (native). Unpriced: a model with no
+		// cost configured, which OpenCode records at 0 and the reader
+		// leaves to the price table, which has no price for it.
+		name: "opencode",
+		argv: func(t *testing.T, env *testharness.HarnessEnv, priced bool) []string {
+			bin := testharness.OpenCodeBin(t)
+			editJSON(t, filepath.Join(env.OpenCodeConfigDir(), "opencode.json"), func(cfg map[string]any) {
+				ms := cfg["provider"].(map[string]any)["mock"].(map[string]any)["models"].(map[string]any)
+				m := ms["mock-model"].(map[string]any)
+				if priced {
+					m["cost"] = map[string]any{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}
+					return
+				}
+				delete(ms, "mock-model")
+				ms[unpricedModel] = m
+				cfg["model"] = "mock/" + unpricedModel
+			})
+			return []string{bin, "run", "Say hello"}
+		},
+		usage: mockmodel.Usage{InputTokens: 1200, CacheCreationInputTokens: 300, CacheReadInputTokens: 4000, OutputTokens: 77},
+		want:  usageTokens{Input: 1200, CacheRead: 4000, CacheWrite: 300, Output: 77},
+		model: "mock-model", usd: (1200*3 + 4000*0.3 + 300*3.75 + 77*15) / 1e6, prov: "native",
+	},
+	{
+		// OpenClaw records each call in its database's transcript rows,
+		// in Pi's entry shapes, with the cost it priced from the model's
+		// configuration (native); unpriced as OpenCode.
+		name: "openclaw",
+		argv: func(t *testing.T, env *testharness.HarnessEnv, priced bool) []string {
+			bin := env.UseOpenClaw(t)
+			editJSON(t, filepath.Join(env.OpenClawStateDir(), "openclaw.json"), func(cfg map[string]any) {
+				m := cfg["models"].(map[string]any)["providers"].(map[string]any)["mock"].(map[string]any)["models"].([]any)[0].(map[string]any)
+				if priced {
+					m["cost"] = map[string]any{"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}
+					return
+				}
+				m["id"] = unpricedModel
+				cfg["agents"].(map[string]any)["defaults"].(map[string]any)["model"].(map[string]any)["primary"] = "mock/" + unpricedModel
+			})
+			return []string{bin, "agent", "--local", "-m", "Say hello"}
+		},
+		usage: mockmodel.Usage{InputTokens: 1200, CacheCreationInputTokens: 300, CacheReadInputTokens: 4000, OutputTokens: 77},
+		want:  usageTokens{Input: 1200, CacheRead: 4000, CacheWrite: 300, Output: 77},
+		model: "mock-model", usd: (1200*3 + 4000*0.3 + 300*3.75 + 77*15) / 1e6, prov: "native",
+	},
 }
 
 // pick is model when priced, else unpricedModel.
@@ -255,7 +303,8 @@ func checkBlockCost(t *testing.T, what string, cost any, usd float64, prov strin
 
 // checkListedUsage: `top --json` and `sessions --json` show the
 // session's tokens and its cost with the provenance in their flat
-// columns, `status --json` in the session's usage block.
+// columns, `top --json --totals` the same as the totals of its one
+// session, `status --json` in the session's usage block.
 func checkListedUsage(t *testing.T, what string, env *testharness.HarnessEnv, state string, want usageTokens, usd float64, prov string) {
 	t.Helper()
 	views := map[string]map[string]any{}
@@ -268,6 +317,26 @@ func checkListedUsage(t *testing.T, what string, env *testharness.HarnessEnv, st
 			t.Fatalf("%s: %s --json lists %d sessions, want 1", what, view, len(listed))
 		}
 		views[view+" --json"] = listed[0].Usage
+	}
+	// top --json --totals: the one session's rows and its usage as the
+	// totals, the unpriced session counted.
+	var totals struct {
+		Sessions []struct {
+			Usage map[string]any `json:"usage"`
+		} `json:"sessions"`
+		Totals map[string]any `json:"totals"`
+	}
+	llJSON(t, env, &totals, "top", "--state-dir", state, "--json", "--totals")
+	if len(totals.Sessions) != 1 {
+		t.Fatalf("%s: top --json --totals lists %d sessions, want 1", what, len(totals.Sessions))
+	}
+	views["top --json --totals"] = totals.Totals
+	unknown := 0.0
+	if usd == 0 {
+		unknown = 1
+	}
+	if tt := totals.Totals; tt["sessions"] != 1.0 || tt["sessions_with_usage"] != 1.0 || tt["unknown_cost_sessions"] != unknown {
+		t.Errorf("%s: top --json --totals: totals %v, want 1 session with usage, %v unknown", what, tt, unknown)
 	}
 	var status struct {
 		Usage map[string]any `json:"usage"`

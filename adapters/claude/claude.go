@@ -49,6 +49,8 @@ func (Harness) Describe() adapters.Description {
 // Evidence implements adapters.Harness.
 func (Harness) Evidence() map[string]string {
 	return adapters.WithEvidence(map[string]string{
+		"telemetry_sources.usage.tokens":                     "TestUsageEverywhere",
+		"telemetry_sources.usage.cost":                       "TestUsageEverywhere",
 		"lifecycle_events.session.starting/launcher_wrapper": "TestRunClaudePrint",
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunClaudeTUI",
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunClaudeTUISigint",
@@ -123,6 +125,11 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// Attention under `lifeloop run`: the launch's PermissionRequest,
 	// Notification and StopFailure hooks (role attention, no receipt).
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
+	// Usage under `lifeloop run`: each call's tokens from the transcript's
+	// assistant lines; Claude Code records no cost, lifeloop prices the
+	// tokens (TestUsageEverywhere: ledger, views and backends, priced and
+	// unpriced).
+	adapters.RaiseUsage(&m, false)
 	return m
 }
 

@@ -56,6 +56,8 @@ func (Harness) Describe() adapters.Description {
 // Evidence implements adapters.Harness.
 func (Harness) Evidence() map[string]string {
 	return adapters.WithEvidence(map[string]string{
+		"telemetry_sources.usage.tokens":                     "TestUsageEverywhere",
+		"telemetry_sources.usage.cost":                       "TestUsageEverywhere",
 		"lifecycle_events.session.starting/launcher_wrapper": "TestRunCodexExec",
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunCodexTUI",
 		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunCodexTUI",
@@ -129,6 +131,11 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// installs, once trusted: PermissionRequest (role attention, no
 	// receipt; hooks.go).
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
+	// Usage under `lifeloop run`: each call's tokens from the rollout's
+	// token_count events; Codex records no cost, lifeloop prices the tokens
+	// (TestUsageEverywhere: ledger, views and backends, priced and
+	// unpriced).
+	adapters.RaiseUsage(&m, false)
 	return m
 }
 

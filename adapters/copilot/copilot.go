@@ -70,6 +70,8 @@ func (Harness) Describe() adapters.Description {
 // Evidence implements adapters.Harness.
 func (Harness) Evidence() map[string]string {
 	return adapters.WithEvidence(map[string]string{
+		"telemetry_sources.usage.tokens":                     "TestUsageEverywhere",
+		"telemetry_sources.usage.cost":                       "TestUsageEverywhere",
 		"lifecycle_events.session.starting/launcher_wrapper": "TestRunCopilotPrompt",
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunCopilotPrompt",
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunCopilotPrompt",
@@ -124,5 +126,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// relaunches the TUI (resumed with --resume=ID, or fresh).
 	m.Placement[contract.ManifestPreSession] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
 	adapters.RaiseWrapperRenewal(&m)
+	// Usage under `lifeloop run`: each call's tokens from the events file's
+	// session.usage_record; its cost is not dollars, lifeloop prices the
+	// tokens (TestUsageEverywhere: ledger, views and backends, priced and
+	// unpriced).
+	adapters.RaiseUsage(&m, false)
 	return m
 }

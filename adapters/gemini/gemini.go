@@ -72,6 +72,8 @@ func (Harness) Describe() adapters.Description {
 // Evidence implements adapters.Harness.
 func (Harness) Evidence() map[string]string {
 	return adapters.WithEvidence(map[string]string{
+		"telemetry_sources.usage.tokens":                     "TestUsageEverywhere",
+		"telemetry_sources.usage.cost":                       "TestUsageEverywhere",
 		"lifecycle_events.session.starting/launcher_wrapper": "TestRunGeminiPrompt",
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunGeminiTUI",
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunGeminiTUISigint",
@@ -132,5 +134,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// Attention under `lifeloop run` with the hooks `lifeloop host apply`
 	// installs: Notification (role attention, no receipt; hooks.go).
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
+	// Usage under `lifeloop run`: each call's tokens from the chat file's
+	// gemini records; Gemini CLI records no cost, lifeloop prices the tokens
+	// (TestUsageEverywhere: ledger, views and backends, priced and
+	// unpriced).
+	adapters.RaiseUsage(&m, false)
 	return m
 }

@@ -104,6 +104,8 @@ func (Harness) Describe() adapters.Description {
 // Evidence implements adapters.Harness.
 func (Harness) Evidence() map[string]string {
 	return adapters.WithEvidence(map[string]string{
+		"telemetry_sources.usage.tokens":                     "TestUsageEverywhere",
+		"telemetry_sources.usage.cost":                       "TestUsageEverywhere",
 		"lifecycle_events.session.starting/launcher_wrapper": "TestRunOpenClawAgent",
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunOpenClawTUI",
 		"lifecycle_events.session.ended/launcher_wrapper":    "TestRunOpenClawTUI",
@@ -151,5 +153,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// session run with --payload-argv-ok).
 	adapters.RaiseWrapperRenewal(&m)
 	m.Renewal.Evidence = contract.Ptr("lifeloop renew stops `openclaw chat` (SIGTERM) and starts it again on the same terminal, on the same session key (resume: the session continues) or a new one (fresh), the continuation payload leading the message the TUI sends once it is up (--message: its only launch slot has no file form, so the body is in argv and lifeloop places it only in a session run with --payload-argv-ok); proven against the real binary")
+	// Usage under `lifeloop run`: each call's tokens from the database's
+	// transcript rows, with the cost OpenClaw priced them at
+	// (TestUsageEverywhere: ledger, views and backends, priced and
+	// unpriced).
+	adapters.RaiseUsage(&m, true)
 	return m
 }

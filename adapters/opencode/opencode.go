@@ -81,6 +81,8 @@ func (Harness) Describe() adapters.Description {
 // Evidence implements adapters.Harness.
 func (Harness) Evidence() map[string]string {
 	return adapters.WithEvidence(map[string]string{
+		"telemetry_sources.usage.tokens":                     "TestUsageEverywhere",
+		"telemetry_sources.usage.cost":                       "TestUsageEverywhere",
 		"lifecycle_events.session.starting/launcher_wrapper": "TestRunOpenCodeRun",
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunOpenCodeTUI",
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunOpenCodeTUISigint",
@@ -140,5 +142,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// Attention under `lifeloop run`: the plugin's permission, question,
 	// error and status events (bridge.js, report "attention"; no receipt).
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
+	// Usage under `lifeloop run`: each call's tokens from the database's
+	// completed assistant messages, with the cost OpenCode priced them at
+	// (TestUsageEverywhere: ledger, views and backends, priced and
+	// unpriced).
+	adapters.RaiseUsage(&m, true)
 	return m
 }

@@ -91,6 +91,8 @@ func (Harness) Describe() adapters.Description {
 // Evidence implements adapters.Harness.
 func (Harness) Evidence() map[string]string {
 	return adapters.WithEvidence(map[string]string{
+		"telemetry_sources.usage.tokens":                     "TestUsageEverywhere",
+		"telemetry_sources.usage.cost":                       "TestUsageEverywhere",
 		"lifecycle_events.session.starting/launcher_wrapper": "TestRunPiPrint",
 		"lifecycle_events.session.started/launcher_wrapper":  "TestRunPiTUI",
 		"lifecycle_events.session.ending/launcher_wrapper":   "TestRunPiTUISigint",
@@ -144,5 +146,10 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// pre_frame_leading: context the bridge extension's before_agent_start
 	// returns, sent after the prompt as a message Pi keeps in the session.
 	m.Placement[contract.ManifestPreFrameLeading] = contract.PlacementSupport{Support: contract.SupportNative, MaxBytes: contract.Ptr(adapters.PlacementMaxBytes)}
+	// Usage under `lifeloop run`: each call's tokens from the session file's
+	// assistant messages, with the cost Pi priced them at
+	// (TestUsageEverywhere: ledger, views and backends, priced and
+	// unpriced).
+	adapters.RaiseUsage(&m, true)
 	return m
 }

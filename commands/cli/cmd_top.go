@@ -43,9 +43,11 @@ type topOptions struct {
 	StateDir string
 	Once     bool
 	JSON     bool
-	All      bool
-	Width    int
-	Fleet    fleetOptions
+	// Totals prints --json as an object: the rows and their totals.
+	Totals bool
+	All    bool
+	Width  int
+	Fleet  fleetOptions
 }
 
 func topCommand(e *env) *ucli.Command {
@@ -71,9 +73,13 @@ func topCommand(e *env) *ucli.Command {
 			"--once prints the table once and exits (for scripts; colour only on a terminal that\n" +
 			"has it, NO_COLOR honoured); --json prints the same rows as a JSON array, each with\n" +
 			"\"attention\" (the block of the latest tick, the waiting in seconds, and for_seconds: how\n" +
-			"long the state has held) and \"terminal\" (where it runs) when known. Both are\n" +
-			"lifeloop's own; the live view runs the lifeloop-top program (beside lifeloop, on PATH\n" +
-			"or named by $LIFELOOP_TOP_PROGRAM).\n\n" +
+			"long the state has held) and \"terminal\" (where it runs) when known; with --totals, an\n" +
+			"object {\"sessions\": [rows], \"totals\": {…}}: the sessions' tokens and cost together,\n" +
+			"the cost's provenance joined and the sessions whose cost is not (wholly) priced counted\n" +
+			"(docs/usage.md). Once a session has usage, the table has a COST column and a TOTAL line\n" +
+			"under the rows: the cost of every session shown, its provenance, how many are unpriced.\n" +
+			"--once and --json are lifeloop's own; the live view runs the lifeloop-top program\n" +
+			"(beside lifeloop, on PATH or named by $LIFELOOP_TOP_PROGRAM).\n\n" +
 			"--fleet URL --queue QUEUE shows the sessions of every machine that publishes its HCP\n" +
 			"events to that broker (`run --events amqp://…`, `publish`) instead of this state\n" +
 			"directory: machine, session, harness, seed 001 state, attention and cost where the\n" +
@@ -85,6 +91,7 @@ func topCommand(e *env) *ucli.Command {
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "once", Usage: "print the table once and exit", Destination: &o.Once},
 			&ucli.BoolFlag{Name: "json", Usage: "print the rows once as a JSON array", Destination: &o.JSON},
+			&ucli.BoolFlag{Name: "totals", Usage: "with --json, print an object: the rows as \"sessions\" and their tokens and cost together as \"totals\"", Destination: &o.Totals},
 			&ucli.BoolFlag{Name: "all", Usage: "show every ended session, not only those of the last hour", Destination: &o.All},
 			&ucli.IntFlag{Name: "width", Usage: "table width in `COLUMNS` for --once (default: the terminal's, else $COLUMNS, else 120)", Destination: &o.Width},
 			&ucli.StringFlag{Name: "fleet", Usage: "show every machine's sessions from the broker at `URL` (amqp://...) instead of the state directory's", Destination: &o.Fleet.URL},
@@ -99,6 +106,9 @@ func topCommand(e *env) *ucli.Command {
 			}
 			if o.Width < 0 {
 				return usageErrorf("--width must be positive")
+			}
+			if o.Totals && (!o.JSON || o.Fleet.URL != "") {
+				return usageErrorf("--totals goes with --json, for this machine's sessions (not --fleet): the table shows its total line itself")
 			}
 			if o.Fleet.URL != "" {
 				if o.Fleet.Queue == "" {
@@ -229,6 +239,13 @@ func topPrint(e *env, o topOptions) error {
 		if r.Shown(now, o.All, topview.DefaultRecent) {
 			rows = append(rows, r)
 		}
+	}
+	if o.JSON && o.Totals {
+		out := struct {
+			Sessions []topview.Row  `json:"sessions"`
+			Totals   topview.Totals `json:"totals"`
+		}{topview.Stamp(rows, now), topview.TotalsOf(rows)}
+		return quietOnClosedOutput(writeIndentedJSON(e.Out, out))
 	}
 	if o.JSON {
 		return quietOnClosedOutput(writeIndentedJSON(e.Out, topview.Stamp(rows, now)))

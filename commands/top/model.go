@@ -474,6 +474,10 @@ func (m *Model) Render() string {
 		lines = append(lines, tbl[0])
 		rows := tbl[1:]
 		visible := body - 1
+		total, hasTotal := TotalLine(m.rows, w)
+		if hasTotal = hasTotal && visible > 1; hasTotal {
+			visible-- // the total line stays under the rows shown
+		}
 		if m.cursor < m.offset {
 			m.offset = m.cursor
 		}
@@ -483,6 +487,9 @@ func (m *Model) Render() string {
 		m.offset = max(0, min(m.offset, max(len(rows)-visible, 0)))
 		end := min(m.offset+visible, len(rows))
 		lines = append(lines, rows[m.offset:end]...)
+		if hasTotal {
+			lines = append(lines, total)
+		}
 		if len(m.rows) == 0 {
 			lines = append(lines, fit("no sessions", w))
 		}

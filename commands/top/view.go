@@ -39,5 +39,12 @@ func Table(rows []Row, now time.Time, width, selected int) []string {
 	return topview.Table(rows, now, width, selected, topview.Colours256)
 }
 
+// TotalLine is the line under the table that sums the cost of every
+// session shown (topview.TotalLine), width cells wide; ok is false when
+// no session has usage, and the table no cost column.
+func TotalLine(rows []Row, width int) (line string, ok bool) {
+	return topview.TotalLine(rows, width, topview.Colours256)
+}
+
 // fit pads or cuts plain text to exactly w cells.
 func fit(s string, w int) string { return topview.Fit(s, w) }

@@ -447,9 +447,10 @@ func WithHome(rows []Row, home string) []Row {
 	return out
 }
 
-// Once renders the table of `top --once`: a title line, the header and
-// one line per row, width cells wide, styled as c takes; folders under
-// home start with ~.
+// Once renders the table of `top --once`: a title line, the header,
+// one line per row and, when a session has usage, the total line
+// (TotalLine), width cells wide, styled as c takes; folders under home
+// start with ~.
 func Once(rows []Row, now time.Time, width int, root, home string, c Colour) string {
 	rows = WithHome(rows, home)
 	var b strings.Builder
@@ -459,7 +460,11 @@ func Once(rows []Row, now time.Time, width int, root, home string, c Colour) str
 		b.WriteString("no sessions\n")
 		return b.String()
 	}
-	for _, l := range Table(rows, now, width, -1, c) {
+	lines := Table(rows, now, width, -1, c)
+	if total, ok := TotalLine(rows, width, c); ok {
+		lines = append(lines, total)
+	}
+	for _, l := range lines {
 		b.WriteString(trailingSpace().ReplaceAllString(l, "$1"))
 		b.WriteByte('\n')
 	}
@@ -474,8 +479,8 @@ var trailingSpace = sync.OnceValue(func() *regexp.Regexp {
 })
 
 // Title is the first line of top: how many sessions are live and ended,
-// the state directory, and the cost of every session shown together
-// (with its provenance) once one has any.
+// and the state directory (the cost of every session shown together is
+// the table's total line: TotalLine).
 func Title(rows []Row, root string) string {
 	live := 0
 	for _, r := range rows {
@@ -483,9 +488,5 @@ func Title(rows []Row, root string) string {
 			live++
 		}
 	}
-	title := fmt.Sprintf("lifeloop top: %d live, %d ended · %s", live, len(rows)-live, root)
-	if c := TotalCost(rows); c != "" {
-		title += " · cost " + c
-	}
-	return title
+	return fmt.Sprintf("lifeloop top: %d live, %d ended · %s", live, len(rows)-live, root)
 }
