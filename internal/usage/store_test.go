@@ -29,7 +29,7 @@ import (
 var storeSources = []Source{{Harness: "opencode", Store: opencode.Harness{}}, {Harness: "openclaw", Store: openclaw.Harness{}}}
 
 // openWAL creates the SQLite database at path in WAL mode.
-func openWAL(t *testing.T, path string) *sql.DB {
+func openWAL(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func openWAL(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-func exec(t *testing.T, db *sql.DB, q string, args ...any) {
+func exec(t testing.TB, db *sql.DB, q string, args ...any) {
 	t.Helper()
 	if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
@@ -52,7 +52,7 @@ func exec(t *testing.T, db *sql.DB, q string, args ...any) {
 // openCodeDB stores the session, message and event rows of the OpenCode
 // samples in one database, ~/.local/share/opencode/opencode.db (OpenCode
 // keeps every session of the user in one).
-func openCodeDB(t *testing.T, h string, names ...string) *sql.DB {
+func openCodeDB(t testing.TB, h string, names ...string) *sql.DB {
 	t.Helper()
 	db := openWAL(t, filepath.Join(h, ".local/share/opencode/opencode.db"))
 	schema, err := os.ReadFile("testdata/db/opencode-schema.sql")
@@ -69,7 +69,7 @@ func openCodeDB(t *testing.T, h string, names ...string) *sql.DB {
 // addOpenCodeRows inserts a db-rows sample's rows ({"table","row"} a
 // line) of the session, message, event_sequence and event tables, each
 // row's data changed by edit first (nil: none).
-func addOpenCodeRows(t *testing.T, db *sql.DB, file string, edit func(table string, row map[string]any)) {
+func addOpenCodeRows(t testing.TB, db *sql.DB, file string, edit func(table string, row map[string]any)) {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
