@@ -430,7 +430,15 @@ type collectingStore struct{ adapters.UsageStore }
 func TestStoreStreamedAsCollected(t *testing.T) {
 	for _, src := range storeSources {
 		t.Run(src.Harness, func(t *testing.T) {
-			h := storeHome(t)
+			t.Parallel()
+			h := t.TempDir()
+			if src.Harness == "opencode" {
+				openCodeDB(t, h, "opencode-turn", "opencode-tool-turn", "opencode-compact")
+			} else {
+				for i, f := range openClawTranscripts {
+					openClawDB(t, h, "agent"+string(rune('a'+i)), f)
+				}
+			}
 			streamed := scanner(t, h, nil, nil, src)
 			collected := scanner(t, h, nil, nil, Source{Harness: src.Harness, Store: collectingStore{src.Store}})
 			collected.StateDir = filepath.Join(h, "state-collected")
