@@ -345,6 +345,7 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		rec = &fileRecord{Path: path, Harness: harness}
 	} else {
 		c := *old
+		c.at = nil
 		c.Buckets = slices.Clone(old.Buckets)
 		c.Keys = slices.Clone(old.Keys)
 		rec = &c

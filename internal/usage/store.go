@@ -105,6 +105,7 @@ func (r *reader) storeRecord(old *fileRecord, path, harness string, mark, next i
 		return &fileRecord{Path: path, Harness: harness}
 	}
 	c := *old
+	c.at = nil
 	c.Buckets = append([]bucket(nil), old.Buckets...)
 	c.Keys = append([]uint64(nil), old.Keys...)
 	return &c
