@@ -22,3 +22,14 @@ type UsageStore interface {
 	// busy database gives an error once ctx is done, never a wait past it.
 	UsageSince(ctx context.Context, source string, mark int64, dst []UsageEntry) ([]UsageEntry, int64, error)
 }
+
+// UsageStreamer is a UsageStore that hands its calls over one at a time,
+// so that reading a large database holds one call, not all of them.
+type UsageStreamer interface {
+	UsageStore
+	// EachUsageSince calls each with every model call UsageSince would
+	// append, in the same order (the entry is valid during the call
+	// only), and returns the mark UsageSince would. On an error the calls
+	// made so far are to be dropped: the mark returned is the one given.
+	EachUsageSince(ctx context.Context, source string, mark int64, each func(*UsageEntry)) (int64, error)
+}

@@ -13,7 +13,7 @@ import (
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
-var _ adapters.UsageStore = Harness{}
+var _ adapters.UsageStreamer = Harness{}
 
 // UsageDatabases implements adapters.UsageStore: every agent's database,
 // <state>/agents/<agent>/agent/openclaw-agent.sqlite ($OPENCLAW_STATE_DIR,
@@ -40,14 +40,21 @@ func (Harness) UsageDatabases(getenv func(string) string) ([]string, error) {
 // (NewUsageParser), a session's header row first so that its calls name
 // its folder. For a database the mark is the row's rowid; for a session
 // ("<database>#<session id>") its seq.
-func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []adapters.UsageEntry) ([]adapters.UsageEntry, int64, error) {
+func (h Harness) UsageSince(ctx context.Context, source string, mark int64, dst []adapters.UsageEntry) ([]adapters.UsageEntry, int64, error) {
+	next, err := h.EachUsageSince(ctx, source, mark, func(e *adapters.UsageEntry) { dst = append(dst, *e) })
+	return dst, next, err
+}
+
+// EachUsageSince implements adapters.UsageStreamer: UsageSince's calls,
+// one at a time.
+func (Harness) EachUsageSince(ctx context.Context, source string, mark int64, each func(*adapters.UsageEntry)) (int64, error) {
 	dbPath, id := source, ""
 	if i := strings.LastIndex(source, sessionSep); i > 0 && i < len(source)-1 {
 		dbPath, id = source[:i], source[i+1:]
 	}
 	db, err := kit.OpenReadOnly(dbPath)
 	if err != nil {
-		return dst, mark, err
+		return mark, err
 	}
 	defer func() { _ = db.Close() }()
 	col, where, args := "rowid", "", []any(nil)
@@ -57,12 +64,12 @@ func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []
 	var last sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT max("+col+") FROM transcript_events WHERE 1"+where, args...).Scan(&last); err != nil {
 		if strings.Contains(err.Error(), "no such table") {
-			return dst, mark, nil
+			return mark, nil
 		}
-		return dst, mark, err
+		return mark, err
 	}
 	if !last.Valid {
-		return dst, 0, nil
+		return 0, nil
 	}
 	if last.Int64+1 < mark {
 		mark = 0 // the database was made anew
@@ -73,22 +80,24 @@ func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []
 	// read one at a time.
 	heads, err := headers(ctx, db, col, where, mark, args)
 	if err != nil {
-		return dst, mark, err
+		return mark, err
 	}
 	rows, err := db.QueryContext(ctx, "SELECT "+col+", session_id, seq, event_json, event_zstd FROM transcript_events WHERE "+col+" >= ?"+where+" ORDER BY "+col,
 		append([]any{mark}, args...)...)
 	if err != nil {
-		return dst, mark, err
+		return mark, err
 	}
 	defer func() { _ = rows.Close() }()
 	parsers := map[string]adapters.UsageParser{}
+	// A row's calls, handed over before the next row is read.
+	var buf []adapters.UsageEntry
 	for rows.Next() {
 		var at, seq int64
 		var session string
 		var js sql.NullString
 		var z []byte
 		if err := rows.Scan(&at, &session, &seq, &js, &z); err != nil {
-			return dst, mark, err
+			return mark, err
 		}
 		next = max(next, at+1)
 		line := []byte(js.String)
@@ -102,17 +111,23 @@ func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []
 			p = NewUsageParser()
 			parsers[session] = p
 			if head := heads[session]; seq > 0 && head != "" {
-				dst, _ = p.Parse(dst, []byte(head))
+				buf, _ = p.Parse(buf[:0], []byte(head))
+				for i := range buf {
+					each(&buf[i])
+				}
 			}
 		}
 		if len(line) > 0 {
-			dst, _ = p.Parse(dst, line) // a row it cannot read counts nothing
+			buf, _ = p.Parse(buf[:0], line) // a row it cannot read counts nothing
+			for i := range buf {
+				each(&buf[i])
+			}
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return dst, mark, err
+		return mark, err
 	}
-	return dst, next, nil
+	return next, nil
 }
 
 // headers returns the first entry (its header: id and folder) of each

@@ -14,7 +14,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/kit"
 )
 
-var _ adapters.UsageStore = Harness{}
+var _ adapters.UsageStreamer = Harness{}
 
 // UsageDatabases implements adapters.UsageStore: $OPENCODE_DB when set,
 // and every opencode*.db of the data folder ($XDG_DATA_HOME/opencode,
@@ -61,14 +61,21 @@ func (Harness) UsageDatabases(getenv func(string) string) ([]string, error) {
 // message's path.cwd, FrameID its parent (the user message opening the
 // turn, the telemetry's frame id). For a database the mark is the event
 // row's rowid; for a session ("<database>#<session id>") its seq.
-func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []adapters.UsageEntry) ([]adapters.UsageEntry, int64, error) {
+func (h Harness) UsageSince(ctx context.Context, source string, mark int64, dst []adapters.UsageEntry) ([]adapters.UsageEntry, int64, error) {
+	next, err := h.EachUsageSince(ctx, source, mark, func(e *adapters.UsageEntry) { dst = append(dst, *e) })
+	return dst, next, err
+}
+
+// EachUsageSince implements adapters.UsageStreamer: UsageSince's calls,
+// one at a time.
+func (Harness) EachUsageSince(ctx context.Context, source string, mark int64, each func(*adapters.UsageEntry)) (int64, error) {
 	dbPath, id := source, ""
 	if d, s, err := splitSessionPath(source); err == nil {
 		dbPath, id = d, s
 	}
 	db, err := kit.OpenReadOnly(dbPath)
 	if err != nil {
-		return dst, mark, err
+		return mark, err
 	}
 	defer func() { _ = db.Close() }()
 	col, where, args := "rowid", "", []any(nil)
@@ -78,12 +85,12 @@ func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []
 	var last sql.NullInt64
 	if err := db.QueryRowContext(ctx, "SELECT max("+col+") FROM event WHERE 1"+where, args...).Scan(&last); err != nil {
 		if isMissingSchema(err) {
-			return dst, mark, nil
+			return mark, nil
 		}
-		return dst, mark, err
+		return mark, err
 	}
 	if !last.Valid {
-		return dst, 0, nil
+		return 0, nil
 	}
 	if last.Int64+1 < mark {
 		mark = 0 // the database was made anew
@@ -92,24 +99,24 @@ func (Harness) UsageSince(ctx context.Context, source string, mark int64, dst []
 	rows, err := db.QueryContext(ctx, "SELECT "+col+", data FROM event WHERE type = 'message.updated.1' AND "+col+" >= ?"+where+" ORDER BY "+col,
 		append([]any{mark}, args...)...)
 	if err != nil {
-		return dst, mark, err
+		return mark, err
 	}
 	defer func() { _ = rows.Close() }()
 	for rows.Next() {
 		var at int64
-		var data []byte
+		var data sql.RawBytes // valid until the next row: read at once
 		if err := rows.Scan(&at, &data); err != nil {
-			return dst, mark, err
+			return mark, err
 		}
 		next = max(next, at+1)
 		if e, ok := usageOfMessage(data); ok {
-			dst = append(dst, e)
+			each(&e)
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return dst, mark, err
+		return mark, err
 	}
-	return dst, next, nil
+	return next, nil
 }
 
 // messageEvent is what a usage read takes of a message.updated.1 event.

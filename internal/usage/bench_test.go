@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/opencode"
 	"github.com/lifeloop/lifeloop/internal/pricing"
 )
 
@@ -106,5 +109,80 @@ func BenchmarkColdClaude(b *testing.B) {
 		if sc.BytesRead != size {
 			b.Fatalf("a cold run read %d bytes of %d", sc.BytesRead, size)
 		}
+	}
+}
+
+// BenchmarkOpenCodeDatabase reads an OpenCode database of 40,000 model
+// calls (80,000 message events: each call's message written before and
+// once completed) with an empty index each time, streamed (the
+// adapter's EachUsageSince) and collected (UsageSince: every call held
+// at once, as before streaming): peak-heap-MiB is the largest heap in
+// use sampled every millisecond of the run.
+func BenchmarkOpenCodeDatabase(b *testing.B) {
+	const calls = 40000
+	h := b.TempDir()
+	db := openCodeDB(b, h)
+	tx, err := db.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	ins, err := tx.Prepare("INSERT INTO event (id, aggregate_id, seq, type, data) VALUES (?, ?, ?, 'message.updated.1', ?)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	seq := 0
+	for i := range calls {
+		ses := fmt.Sprintf("ses_%026d", i/50)
+		for _, done := range []string{"", fmt.Sprintf(`,"completed":%d`, 1795442418441+int64(i)*1000)} {
+			seq++
+			data := fmt.Sprintf(`{"sessionID":%q,"info":{"id":"msg_%026d","sessionID":%q,"role":"assistant","time":{"created":%d%s},"parentID":"msg_p%025d","modelID":"claude-sonnet-4-5","providerID":"anthropic","mode":"build","agent":"build","path":{"cwd":"/home/dev/work%d","root":"/home/dev/work"},"cost":0.0123,"tokens":{"total":1037,"input":12,"output":5,"reasoning":0,"cache":{"read":1000,"write":20}},"finish":"stop"}}`,
+				ses, i, ses, 1795442417628+int64(i)*1000, done, i, i%10)
+			if _, err := ins.Exec(fmt.Sprintf("evt_%d", seq), ses, seq, data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		store adapters.UsageStore
+	}{{"streamed", opencode.Harness{}}, {"collected", collectingStore{opencode.Harness{}}}} {
+		b.Run(c.name, func(b *testing.B) {
+			var peak uint64
+			for b.Loop() {
+				s := scanner(b, h, nil, nil, Source{Harness: "opencode", Store: c.store})
+				s.StateDir = b.TempDir()
+				runtime.GC()
+				stop, sampled := make(chan struct{}), make(chan uint64)
+				go func() {
+					var m runtime.MemStats
+					var most uint64
+					t := time.NewTicker(time.Millisecond)
+					defer t.Stop()
+					for {
+						runtime.ReadMemStats(&m)
+						most = max(most, m.HeapInuse)
+						select {
+						case <-stop:
+							sampled <- most
+							return
+						case <-t.C:
+						}
+					}
+				}()
+				sc, err := s.Run()
+				close(stop)
+				peak = max(peak, <-sampled)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if got := sc.Group(nil, Filter{}).Total.Calls; got != calls {
+					b.Fatalf("%d calls counted, want %d", got, calls)
+				}
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
 	}
 }

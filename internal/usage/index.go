@@ -48,6 +48,12 @@ type fileRecord struct {
 	// reported once.
 	Reported string
 	BadLines int64
+	// at finds a bucket by its key's hash once there are many (a
+	// database's record holds every session's); not saved, and never
+	// shared: a copy of the record starts without it.
+	at map[uint64]int32
+	// atN is the number of buckets at holds (of the hash they have first).
+	atN int
 }
 
 // bucket is a file's sums of one bucketKey.
@@ -56,20 +62,79 @@ type bucket struct {
 	Sums Sums
 }
 
+// bucketScan is the number of buckets looked through one by one; past
+// it a record finds its buckets through a map.
+const bucketScan = 128
+
 // bucketOf returns rec's bucket of k, added when new.
 func (rec *fileRecord) bucketOf(k bucketKey) *Sums {
-	for i := len(rec.Buckets) - 1; i >= 0; i-- {
-		if rec.Buckets[i].Key == k {
+	n := len(rec.Buckets)
+	if n > 0 && rec.Buckets[n-1].Key == k {
+		return &rec.Buckets[n-1].Sums
+	}
+	if n <= bucketScan {
+		if i := rec.scanBuckets(k, n-1); i >= 0 {
 			return &rec.Buckets[i].Sums
 		}
+	} else {
+		if rec.at == nil || rec.atN != n {
+			rec.at = make(map[uint64]int32, n)
+			for i := range rec.Buckets {
+				if h := rec.Buckets[i].Key.hash(); !hasKey(rec.at, h) {
+					rec.at[h] = int32(i)
+				}
+			}
+		}
+		h := k.hash()
+		if i, ok := rec.at[h]; ok {
+			if rec.Buckets[i].Key == k {
+				return &rec.Buckets[i].Sums
+			}
+			// Another key of the same hash: looked for one by one.
+			if i := rec.scanBuckets(k, n-1); i >= 0 {
+				return &rec.Buckets[i].Sums
+			}
+		} else {
+			rec.at[h] = int32(n)
+		}
+		rec.atN = n + 1
 	}
 	rec.Buckets = append(rec.Buckets, bucket{Key: k})
-	return &rec.Buckets[len(rec.Buckets)-1].Sums
+	return &rec.Buckets[n].Sums
+}
+
+func hasKey(m map[uint64]int32, h uint64) bool {
+	_, ok := m[h]
+	return ok
+}
+
+// scanBuckets is the index of k's bucket among rec's buckets 0 to last, -1
+// when none.
+func (rec *fileRecord) scanBuckets(k bucketKey, last int) int {
+	for i := last; i >= 0; i-- {
+		if rec.Buckets[i].Key == k {
+			return i
+		}
+	}
+	return -1
 }
 
 // bucketKey is the finest grouping a file's calls are summed by.
 type bucketKey struct {
 	Day, Session, Model, Project string
+}
+
+// hash is the FNV-1a hash of k's fields, each ended by a 0 byte.
+func (k bucketKey) hash() uint64 {
+	h := uint64(14695981039346656037)
+	for _, s := range [...]string{k.Day, k.Session, k.Model, k.Project} {
+		for i := 0; i < len(s); i++ {
+			h ^= uint64(s[i])
+			h *= 1099511628211
+		}
+		h *= 1099511628211 // the 0 byte
+	}
+	return h
 }
 
 // Sums are the tokens and costs of a group of calls.

@@ -345,6 +345,7 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		rec = &fileRecord{Path: path, Harness: harness}
 	} else {
 		c := *old
+		c.at = nil
 		c.Buckets = slices.Clone(old.Buckets)
 		c.Keys = slices.Clone(old.Keys)
 		rec = &c
@@ -400,6 +401,11 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		}
 	}
 	rec.State = p.State()
+	if c := cap(rec.Keys); c-len(rec.Keys) > 512 && c > len(rec.Keys)+len(rec.Keys)/8 {
+		// The identities grew by doubling: trimmed, each call a file
+		// keeps costs its 8 bytes, not up to 16.
+		rec.Keys = slices.Clone(rec.Keys)
+	}
 	if bad > 0 {
 		rec.BadLines += bad
 		r.warn("%s: %d unreadable lines skipped (the first at %s)", path, bad, firstBad)

@@ -38,7 +38,9 @@ func storeStat(path string) fileStat {
 // database reads the calls a database recorded since old's mark (nil:
 // never read) and returns its new record, leaving old as it was. A
 // database made anew since (the store says so with a mark below the one
-// given) is read from its start and its old identities forgotten.
+// given) is read from its start and its old identities forgotten. A
+// store that hands its calls over one at a time (adapters.UsageStreamer)
+// is read so: a database's calls are never all held at once.
 func (r *reader) database(old *fileRecord, path, harness string, us adapters.UsageStore, st fileStat) (*fileRecord, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
@@ -46,28 +48,65 @@ func (r *reader) database(old *fileRecord, path, harness string, us adapters.Usa
 	if old != nil && old.Harness == harness {
 		mark = old.Offset
 	}
-	entries, next, err := us.UsageSince(ctx, path, mark, r.entries[:0])
-	r.entries = entries
+	sm, ok := us.(adapters.UsageStreamer)
+	if !ok {
+		entries, next, err := us.UsageSince(ctx, path, mark, r.entries[:0])
+		r.entries = entries
+		if err != nil {
+			return nil, err
+		}
+		rec := r.storeRecord(old, path, harness, mark, next)
+		for i := range entries {
+			r.add(rec, &entries[i])
+		}
+		rec.Size, rec.ModTime, rec.Offset = st.size, st.modTime, next
+		return rec, nil
+	}
+	// Read as a continuation of old; a database made anew (known only
+	// at the end) is read again from its start.
+	rec := r.storeRecord(old, path, harness, mark, mark)
+	kept := len(rec.Keys)
+	next, err := sm.EachUsageSince(ctx, path, mark, func(e *adapters.UsageEntry) { r.add(rec, e) })
+	if err == nil && mark != 0 && next < mark {
+		for _, k := range rec.Keys[kept:] {
+			r.seen.remove(k)
+		}
+		rec = r.storeRecord(old, path, harness, 0, 0)
+		kept = 0
+		next, err = sm.EachUsageSince(ctx, path, 0, func(e *adapters.UsageEntry) { r.add(rec, e) })
+	}
 	if err != nil {
+		// Nothing of this reading counts: the next run reads it again,
+		// and old's identities stay counted.
+		for _, k := range rec.Keys[kept:] {
+			r.seen.remove(k)
+		}
+		if kept == 0 && old != nil {
+			for _, k := range old.Keys {
+				r.seen.add(k)
+			}
+		}
 		return nil, err
 	}
-	var rec *fileRecord
+	rec.Size, rec.ModTime, rec.Offset = st.size, st.modTime, next
+	return rec, nil
+}
+
+// storeRecord is the record a database's reading from mark adds to: a
+// copy of old when it continues old's (next at or past mark), else a new
+// one, old's identities forgotten.
+func (r *reader) storeRecord(old *fileRecord, path, harness string, mark, next int64) *fileRecord {
 	if mark == 0 || next < mark {
 		if old != nil {
 			for _, k := range old.Keys {
 				r.seen.remove(k)
 			}
 		}
-		rec = &fileRecord{Path: path, Harness: harness}
-	} else {
-		c := *old
-		c.Buckets = append([]bucket(nil), old.Buckets...)
-		c.Keys = append([]uint64(nil), old.Keys...)
-		rec = &c
+		return &fileRecord{Path: path, Harness: harness}
 	}
-	rec.Size, rec.ModTime, rec.Offset = st.size, st.modTime, next
-	for i := range entries {
-		r.add(rec, &entries[i])
-	}
-	return rec, nil
+	c := *old
+	c.at = nil
+	c.Buckets = append([]bucket(nil), old.Buckets...)
+	c.Keys = append([]uint64(nil), old.Keys...)
+	return &c
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ import (
 var storeSources = []Source{{Harness: "opencode", Store: opencode.Harness{}}, {Harness: "openclaw", Store: openclaw.Harness{}}}
 
 // openWAL creates the SQLite database at path in WAL mode.
-func openWAL(t *testing.T, path string) *sql.DB {
+func openWAL(t testing.TB, path string) *sql.DB {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -41,7 +42,7 @@ func openWAL(t *testing.T, path string) *sql.DB {
 	return db
 }
 
-func exec(t *testing.T, db *sql.DB, q string, args ...any) {
+func exec(t testing.TB, db *sql.DB, q string, args ...any) {
 	t.Helper()
 	if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
 		t.Fatalf("%s: %v", q, err)
@@ -51,7 +52,7 @@ func exec(t *testing.T, db *sql.DB, q string, args ...any) {
 // openCodeDB stores the session, message and event rows of the OpenCode
 // samples in one database, ~/.local/share/opencode/opencode.db (OpenCode
 // keeps every session of the user in one).
-func openCodeDB(t *testing.T, h string, names ...string) *sql.DB {
+func openCodeDB(t testing.TB, h string, names ...string) *sql.DB {
 	t.Helper()
 	db := openWAL(t, filepath.Join(h, ".local/share/opencode/opencode.db"))
 	schema, err := os.ReadFile("testdata/db/opencode-schema.sql")
@@ -68,7 +69,7 @@ func openCodeDB(t *testing.T, h string, names ...string) *sql.DB {
 // addOpenCodeRows inserts a db-rows sample's rows ({"table","row"} a
 // line) of the session, message, event_sequence and event tables, each
 // row's data changed by edit first (nil: none).
-func addOpenCodeRows(t *testing.T, db *sql.DB, file string, edit func(table string, row map[string]any)) {
+func addOpenCodeRows(t testing.TB, db *sql.DB, file string, edit func(table string, row map[string]any)) {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
@@ -244,6 +245,11 @@ func (c countingStore) UsageSince(ctx context.Context, source string, mark int64
 	return c.Harness.UsageSince(ctx, source, mark, dst)
 }
 
+func (c countingStore) EachUsageSince(ctx context.Context, source string, mark int64, each func(*adapters.UsageEntry)) (int64, error) {
+	*c.reads++
+	return c.Harness.EachUsageSince(ctx, source, mark, each)
+}
+
 // TestStoreReadsOnlyWhatChanged: a run with nothing new reads no
 // database; rows added since are read from the mark the index kept, each
 // call counted once; a damaged index is rebuilt with the same figures.
@@ -410,5 +416,67 @@ func TestOpenClawRowsAddedToASession(t *testing.T) {
 	rep := sc.Group([]string{"session", "project"}, Filter{})
 	if len(rep.Rows) != 1 || rep.Rows[0].Calls != 1 || rep.Rows[0].Keys["session"] != "inj-test-1" || rep.Rows[0].Keys["project"] != "/home/dev/.openclaw/workspace" {
 		t.Fatalf("after the reply: %+v", rep.Rows)
+	}
+}
+
+// collectingStore hides a store's EachUsageSince: it is read through
+// UsageSince, all its calls at once.
+type collectingStore struct{ adapters.UsageStore }
+
+// TestStoreStreamedAsCollected: a store read one call at a time
+// (adapters.UsageStreamer) gives the report of one read all at once and
+// of a first reading, on the first run, after its database was made anew
+// with fewer rows (read again from its start), and after rows were added.
+func TestStoreStreamedAsCollected(t *testing.T) {
+	for _, src := range storeSources {
+		t.Run(src.Harness, func(t *testing.T) {
+			t.Parallel()
+			h := t.TempDir()
+			if src.Harness == "opencode" {
+				openCodeDB(t, h, "opencode-turn", "opencode-tool-turn", "opencode-compact")
+			} else {
+				for i, f := range openClawTranscripts {
+					openClawDB(t, h, "agent"+string(rune('a'+i)), f)
+				}
+			}
+			streamed := scanner(t, h, nil, nil, src)
+			collected := scanner(t, h, nil, nil, Source{Harness: src.Harness, Store: collectingStore{src.Store}})
+			collected.StateDir = filepath.Join(h, "state-collected")
+			runs := 0
+			same := func(when string) {
+				t.Helper()
+				runs++
+				first := scanner(t, h, nil, nil, src)
+				first.StateDir = filepath.Join(h, fmt.Sprintf("state-first-%d", runs))
+				var out [3]string
+				for i, s := range []*Scanner{streamed, collected, first} {
+					var warn bytes.Buffer
+					s.Warn = &warn
+					sc, err := s.Run()
+					if err != nil || warn.Len() > 0 {
+						t.Fatalf("%s: %v %s", when, err, warn.String())
+					}
+					out[i] = report(t, sc, "harness", "project", "session", "model")
+				}
+				if out[0] != out[1] || out[0] != out[2] || !strings.Contains(out[0], `"calls"`) {
+					t.Fatalf("%s: streamed\n%s\ncollected\n%s\nfirst reading\n%s", when, out[0], out[1], out[2])
+				}
+			}
+			same("first run")
+			if src.Harness != "opencode" {
+				return
+			}
+			dbs, err := src.Store.UsageDatabases(streamed.Getenv)
+			if err != nil || len(dbs) != 1 {
+				t.Fatalf("databases %v, %v", dbs, err)
+			}
+			for _, p := range []string{dbs[0], dbs[0] + "-wal", dbs[0] + "-shm"} {
+				os.Remove(p)
+			}
+			db := openCodeDB(t, h, "opencode-turn")
+			same("made anew")
+			addOpenCodeRows(t, db, "testdata/db/opencode-tool-turn.db-rows.jsonl", nil)
+			same("rows added")
+		})
 	}
 }

@@ -49,7 +49,7 @@ func home(t *testing.T) string {
 	return dst
 }
 
-func scanner(t *testing.T, h string, pr *pricing.Pricer, warn *bytes.Buffer, src ...Source) *Scanner {
+func scanner(t testing.TB, h string, pr *pricing.Pricer, warn *bytes.Buffer, src ...Source) *Scanner {
 	t.Helper()
 	if pr == nil {
 		var err error
