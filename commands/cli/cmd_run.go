@@ -246,12 +246,14 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	defer live.finish(o.OrgLoopWait)
 	amqpLive := newLiveAMQP(e, amqpTargets, root)
 	defer amqpLive.finish(o.EventsWait)
+	listener := newSessionListener(e, amqpTargets, root)
+	defer listener.finish()
 	otlpLive, err := newLiveOTLP(e, o.OTLP, root)
 	if err != nil {
 		return err
 	}
 	defer otlpLive.finish()
-	childEnv := withoutNotifySecret(e.Environ)
+	childEnv := withoutFleetSecret(withoutNotifySecret(e.Environ))
 	var sessionEnv func(string, int) []string
 	if otlpLive != nil {
 		childEnv, sessionEnv = harnessOTelEnv(childEnv, o.OTLPHarness)
@@ -303,7 +305,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Notify:          notifyCfg,
 		HandleSignals:   true,
 		Signals:         e.signals,
-		OnSession:       chainHooks(live.hook(), amqpLive.hook(), otlpLive.hook()),
+		OnSession:       chainHooks(live.hook(), amqpLive.hook(), otlpLive.hook(), listener.hook()),
 		Durability:      dur,
 		Now:             e.Now,
 		IDs:             e.IDs,
