@@ -120,9 +120,18 @@ func listenOnce(ctx context.Context, cfg ListenerConfig, connected func()) error
 				// wrapper took it.
 				return nil
 			}
+			// The answer goes out even when ctx ended meanwhile (a
+			// session's listener stops as its own session, just
+			// aborted, ends); not sent, the command is not acknowledged,
+			// and its next delivery gets the kept answer.
 			if d.ReplyTo != "" {
 				b, _ := json.Marshal(res)
-				_ = ch.PublishWithContext(ctx, "", d.ReplyTo, false, false, amqp.Publishing{ContentType: "application/json", CorrelationId: d.CorrelationId, Body: b})
+				pctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err := ch.PublishWithContext(pctx, "", d.ReplyTo, false, false, amqp.Publishing{ContentType: "application/json", CorrelationId: d.CorrelationId, Body: b})
+				cancel()
+				if err != nil {
+					return err
+				}
 			}
 			if err := d.Ack(false); err != nil {
 				return err
