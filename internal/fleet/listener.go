@@ -173,7 +173,7 @@ func handle(ctx context.Context, cfg ListenerConfig, body []byte) (res Result, o
 		}
 	}
 	if cfg.Logger != nil {
-		cfg.Logger.Info("fleet command", "command_id", res.CommandID, "session", res.Session, "op", res.Op, "status", res.Status, "message", res.Message)
+		cfg.Logger.Info("fleet command", "command_id", res.CommandID, "session", res.Session, "op", res.Op, "status", res.Status, "repeat", res.Repeat, "message", res.Message)
 	}
 	if f, err := os.OpenFile(filepath.Join(cfg.Dir, CommandsLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, statedir.FilePerm); err == nil {
 		b, _ := json.Marshal(res)
