@@ -93,7 +93,7 @@ kills the group.`,
 			&ucli.GenericFlag{Name: "client", Usage: "client `CMD` (a shell command line) receiving every receipt's dispatch envelope on stdin (repeatable)", Value: &clients},
 			&ucli.StringSliceFlag{Name: "client-events", Usage: "only dispatch these `EVENTS` to clients (comma-separated)"},
 			&ucli.DurationFlag{Name: "client-timeout", Usage: "per-dispatch client timeout", Value: 5 * time.Second, Destination: &o.ClientTimeout},
-			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended), fd:N, or amqp://... (HCP events published from the ledger with confirms; see `lifeloop publish --help`) (repeatable)", Value: &events},
+			&ucli.GenericFlag{Name: "events", Usage: "also write receipts to `DEST`: a file path (NDJSON, appended), fd:N, or amqp://... (HCP events published from the ledger with confirms; see `lifeloop publish --help`; the session also takes the machine's fleet commands while no other process does, see `lifeloop serve --help`) (repeatable)", Value: &events},
 			&ucli.StringFlag{Name: "format", Usage: "format of --events files: lifeloop, orgloop or hcp (amqp:// destinations always carry hcp)", Value: "lifeloop", Destination: &o.Format},
 			orgLoopWebhookFlag(&o.OrgLoopHook),
 			orgLoopWaitFlag(&o.OrgLoopWait),
@@ -246,12 +246,14 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 	defer live.finish(o.OrgLoopWait)
 	amqpLive := newLiveAMQP(e, amqpTargets, root)
 	defer amqpLive.finish(o.EventsWait)
+	listener := newSessionListener(e, amqpTargets, root)
+	defer listener.finish()
 	otlpLive, err := newLiveOTLP(e, o.OTLP, root)
 	if err != nil {
 		return err
 	}
 	defer otlpLive.finish()
-	childEnv := withoutNotifySecret(e.Environ)
+	childEnv := withoutFleetSecret(withoutNotifySecret(e.Environ))
 	var sessionEnv func(string, int) []string
 	if otlpLive != nil {
 		childEnv, sessionEnv = harnessOTelEnv(childEnv, o.OTLPHarness)
@@ -303,7 +305,7 @@ func runRun(ctx context.Context, e *env, o runOptions) error {
 		Notify:          notifyCfg,
 		HandleSignals:   true,
 		Signals:         e.signals,
-		OnSession:       chainHooks(live.hook(), amqpLive.hook(), otlpLive.hook()),
+		OnSession:       chainHooks(live.hook(), amqpLive.hook(), otlpLive.hook(), listener.hook()),
 		Durability:      dur,
 		Now:             e.Now,
 		IDs:             e.IDs,

@@ -7,10 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
+	"github.com/lifeloop/lifeloop/internal/amqpsink"
 	"github.com/lifeloop/lifeloop/internal/control"
 	"github.com/lifeloop/lifeloop/internal/exitcode"
 	"github.com/lifeloop/lifeloop/internal/fleet"
@@ -37,6 +41,10 @@ func serveCommand(e *env) *ucli.Command {
 			"operation is the local command's, through the session's control socket, with the same\n" +
 			"receipts (an abort: RUNNING → ABORTING → ABORTED in the session's HCP stream). It\n" +
 			"reconnects with backoff while the broker is away and runs until interrupted.\n\n" +
+			"A wrapped session publishing to a broker (`lifeloop run --events amqp://…`) runs the same\n" +
+			"listener while no other process does ($" + envFleetListen + "=off turns it off): one\n" +
+			"listener per state folder (the lock <state-dir>/fleet/commands/listener.lock); serve\n" +
+			"waits while a session holds it and takes over when it ends.\n\n" +
 			"URL: " + amqpURLHelp,
 		Flags: []ucli.Flag{
 			stateDirFlag(&stateDir),
@@ -65,11 +73,11 @@ func serveCommand(e *env) *ucli.Command {
 			}
 			ctx, stop := signalContext(c.Context)
 			defer stop()
-			return fleet.Listen(ctx, fleet.ListenerConfig{
+			return fleet.ListenWhenFree(ctx, fleet.ListenerConfig{
 				Target: t, Machine: fleet.MachineName(e.Getenv), Secret: secret,
 				Dir: filepath.Join(root, "fleet", "commands"), Logger: log, Now: e.Now,
 				Do: func(ctx context.Context, cmd fleet.Command) (string, error) { return fleetDo(ctx, e, root, cmd) },
-			})
+			}, fleetListenPoll)
 		},
 	}
 }
@@ -141,4 +149,101 @@ func fleetRenew(ctx context.Context, e *env, root string, rec statedir.SessionRe
 		return "", fmt.Errorf("%s", renewOutcomeLine(rec.ID, out))
 	}
 	return "renewed (" + string(out.State) + ")", nil
+}
+
+// envFleetListen turns off the listener a wrapped session starts
+// ("0", "off", "false", "no").
+const envFleetListen = "LIFELOOP_FLEET_LISTEN"
+
+// sessionListener takes this machine's fleet commands beside a wrapped
+// session that publishes to a broker, while no other process of the
+// state folder does (fleet.ListenWhenFree: the listener lock), so a
+// machine whose sessions run with --events amqp://… needs no `lifeloop
+// serve`. It lives as long as its session; when that ends, another
+// running session (or `serve`) takes the lock within fleetListenPoll.
+type sessionListener struct {
+	e      *env
+	t      amqpsink.Target
+	root   string
+	mu     sync.Mutex
+	logF   *os.File
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// fleetListenPoll is how often a session waiting for the listener lock
+// tries it again.
+const fleetListenPoll = 2 * time.Second
+
+// newSessionListener returns nil (nothing to do) without a broker
+// target or with $LIFELOOP_FLEET_LISTEN off; the first target's broker
+// takes the commands.
+func newSessionListener(e *env, targets []amqpsink.Target, root string) *sessionListener {
+	switch strings.ToLower(e.Getenv(envFleetListen)) {
+	case "0", "off", "false", "no":
+		return nil
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	return &sessionListener{e: e, t: targets[0], root: root}
+}
+
+func (l *sessionListener) hook() func(id, dir string) {
+	if l == nil {
+		return nil
+	}
+	return l.onSession
+}
+
+// onSession starts the listener once the session exists, logging to
+// the session's log (never the harness's terminal).
+func (l *sessionListener) onSession(id, _ string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done != nil {
+		return
+	}
+	var log *slog.Logger
+	l.logF, log = openSessionLog(l.root, id)
+	secret := []byte(l.e.Getenv(envFleetSecret))
+	ctx, cancel := context.WithCancel(context.Background())
+	l.cancel, l.done = cancel, make(chan struct{})
+	go func() {
+		defer close(l.done)
+		err := fleet.ListenWhenFree(ctx, fleet.ListenerConfig{
+			Target: l.t, Machine: fleet.MachineName(l.e.Getenv), Secret: secret,
+			Dir: filepath.Join(l.root, "fleet", "commands"), Logger: log, Now: l.e.Now,
+			Do: func(ctx context.Context, cmd fleet.Command) (string, error) { return fleetDo(ctx, l.e, l.root, cmd) },
+		}, fleetListenPoll)
+		if err != nil {
+			log.Warn("fleet listener: not started", "err", err)
+		}
+	}()
+}
+
+// finish stops the listener and lets go of its lock; a command being
+// done is left unacknowledged for the next listener. Bounded: the
+// listener's operations are bounded by their own timeouts.
+func (l *sessionListener) finish() {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel != nil {
+		l.cancel()
+		<-l.done
+	}
+	if l.logF != nil {
+		_ = l.logF.Close()
+	}
+}
+
+// withoutFleetSecret keeps the fleet secret from the harness's
+// environment.
+func withoutFleetSecret(environ []string) []string {
+	return slices.DeleteFunc(slices.Clone(environ), func(kv string) bool {
+		return strings.HasPrefix(kv, envFleetSecret+"=")
+	})
 }

@@ -37,14 +37,14 @@ func TestCommandHandledOnce(t *testing.T) {
 		return b
 	}
 	ok := Command{ID: "c1", Machine: "m1", Session: "ses_A", Op: "abort"}
-	if r := handle(context.Background(), cfg, body(ok, "s")); r.Status != ResultDone || r.State != "aborted" || r.Repeat {
+	if r := handled(t, cfg, body(ok, "s")); r.Status != ResultDone || r.State != "aborted" || r.Repeat {
 		t.Fatalf("first: %+v", r)
 	}
-	if r := handle(context.Background(), cfg, body(ok, "s")); r.Status != ResultDone || !r.Repeat || calls != 1 {
+	if r := handled(t, cfg, body(ok, "s")); r.Status != ResultDone || !r.Repeat || calls != 1 {
 		t.Fatalf("again: %+v after %d calls, want the kept answer and one call", r, calls)
 	}
 	gone := Command{ID: "c2", Machine: "m1", Session: "ses_gone", Op: "abort"}
-	if r := handle(context.Background(), cfg, body(gone, "s")); r.Status != ResultFailed || !strings.Contains(r.Message, "no session") {
+	if r := handled(t, cfg, body(gone, "s")); r.Status != ResultFailed || !strings.Contains(r.Message, "no session") {
 		t.Errorf("a session not there: %+v", r)
 	}
 	for name, b := range map[string][]byte{
@@ -54,13 +54,13 @@ func TestCommandHandledOnce(t *testing.T) {
 		"bad id":          body(Command{ID: "../x", Machine: "m1", Session: "ses_A", Op: "abort"}, "s"),
 		"not a command":   []byte(`{"hello":1}`),
 	} {
-		if r := handle(context.Background(), cfg, b); r.Status != ResultRefused {
+		if r := handled(t, cfg, b); r.Status != ResultRefused {
 			t.Errorf("%s: %+v, want refused", name, r)
 		}
 	}
 	none := cfg
 	none.Secret = nil
-	if r := handle(context.Background(), none, body(Command{ID: "c6", Machine: "m1", Session: "ses_A", Op: "abort"}, "")); r.Status != ResultRefused || !strings.Contains(r.Message, "no fleet secret") {
+	if r := handled(t, none, body(Command{ID: "c6", Machine: "m1", Session: "ses_A", Op: "abort"}, "")); r.Status != ResultRefused || !strings.Contains(r.Message, "no fleet secret") {
 		t.Errorf("no secret configured: %+v", r)
 	}
 	if calls != 2 {
@@ -70,4 +70,13 @@ func TestCommandHandledOnce(t *testing.T) {
 	if n := strings.Count(string(log), "\n"); n != 9 {
 		t.Errorf("%d lines in the commands log, want 9 (repeat included):\n%s", n, log)
 	}
+}
+
+func handled(t *testing.T, cfg ListenerConfig, body []byte) Result {
+	t.Helper()
+	r, ok := handle(context.Background(), cfg, body)
+	if !ok {
+		t.Fatalf("handle with a live context reported a stop: %+v", r)
+	}
+	return r
 }

@@ -54,12 +54,22 @@ func Listen(ctx context.Context, cfg ListenerConfig) error {
 		return fmt.Errorf("fleet listener folder: %w", err)
 	}
 	backoff := 200 * time.Millisecond
+	down := false // one log line when an outage starts, one when it ends
 	for ctx.Err() == nil {
-		err := listenOnce(ctx, cfg)
+		err := listenOnce(ctx, cfg, func() {
+			backoff = 200 * time.Millisecond
+			if down {
+				cfg.Logger.Info("fleet listener: broker back", "target", cfg.Target.Redacted())
+				down = false
+			}
+		})
 		if ctx.Err() != nil {
 			return nil
 		}
-		cfg.Logger.Warn("fleet listener: broker unavailable; retrying with backoff", "target", cfg.Target.Redacted(), "err", err)
+		if !down {
+			cfg.Logger.Warn("fleet listener: broker unavailable; retrying with backoff", "target", cfg.Target.Redacted(), "err", err)
+			down = true
+		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(backoff):
@@ -69,7 +79,9 @@ func Listen(ctx context.Context, cfg ListenerConfig) error {
 	return nil
 }
 
-func listenOnce(ctx context.Context, cfg ListenerConfig) error {
+// listenOnce takes commands over one connection until it fails or ctx
+// ends; connected is called once the queue is consumed.
+func listenOnce(ctx context.Context, cfg ListenerConfig, connected func()) error {
 	conn, err := amqp.DialConfig(cfg.Target.DialURL, amqp.Config{Heartbeat: 10 * time.Second, Properties: amqp.Table{"connection_name": "lifeloop serve"}})
 	if err != nil {
 		return err
@@ -91,6 +103,7 @@ func listenOnce(ctx context.Context, cfg ListenerConfig) error {
 		return err
 	}
 	cfg.Logger.Info("fleet listener: taking commands", "machine", cfg.Machine, "queue", q)
+	connected()
 	for {
 		select {
 		case <-ctx.Done():
@@ -99,10 +112,26 @@ func listenOnce(ctx context.Context, cfg ListenerConfig) error {
 			if !ok {
 				return errors.New("the broker closed the channel")
 			}
-			res := handle(ctx, cfg, d.Body)
+			res, ok := handle(ctx, cfg, d.Body)
+			if !ok {
+				// Stopped while the command was done: nothing kept,
+				// nothing acknowledged; the broker gives it to the
+				// next listener, which finds its kept answer if the
+				// wrapper took it.
+				return nil
+			}
+			// The answer goes out even when ctx ended meanwhile (a
+			// session's listener stops as its own session, just
+			// aborted, ends); not sent, the command is not acknowledged,
+			// and its next delivery gets the kept answer.
 			if d.ReplyTo != "" {
 				b, _ := json.Marshal(res)
-				_ = ch.PublishWithContext(ctx, "", d.ReplyTo, false, false, amqp.Publishing{ContentType: "application/json", CorrelationId: d.CorrelationId, Body: b})
+				pctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err := ch.PublishWithContext(pctx, "", d.ReplyTo, false, false, amqp.Publishing{ContentType: "application/json", CorrelationId: d.CorrelationId, Body: b})
+				cancel()
+				if err != nil {
+					return err
+				}
 			}
 			if err := d.Ack(false); err != nil {
 				return err
@@ -113,10 +142,12 @@ func listenOnce(ctx context.Context, cfg ListenerConfig) error {
 
 // handle answers one command: refused when it is not authorized or not
 // this machine's, its kept answer when its id was handled before, else
-// what Do made of it (kept before the acknowledgement).
-func handle(ctx context.Context, cfg ListenerConfig, body []byte) Result {
+// what Do made of it (kept before the acknowledgement). ok is false
+// when ctx ended while Do ran: its failure is the listener's stop, not
+// an answer, and is neither kept nor sent.
+func handle(ctx context.Context, cfg ListenerConfig, body []byte) (res Result, ok bool) {
 	c, err := OpenCommand(body, cfg.Secret)
-	res := Result{CommandID: c.ID, Machine: cfg.Machine, Session: c.Session, Op: c.Op, At: cfg.Now().UTC()}
+	res = Result{CommandID: c.ID, Machine: cfg.Machine, Session: c.Session, Op: c.Op, At: cfg.Now().UTC()}
 	switch {
 	case err != nil:
 		res.Status, res.Message = ResultRefused, err.Error()
@@ -129,6 +160,9 @@ func handle(ctx context.Context, cfg ListenerConfig, body []byte) Result {
 			break
 		}
 		state, err := cfg.Do(ctx, c)
+		if err != nil && ctx.Err() != nil {
+			return res, false
+		}
 		if err != nil {
 			res.Status, res.Message = ResultFailed, err.Error()
 		} else {
@@ -139,14 +173,14 @@ func handle(ctx context.Context, cfg ListenerConfig, body []byte) Result {
 		}
 	}
 	if cfg.Logger != nil {
-		cfg.Logger.Info("fleet command", "command_id", res.CommandID, "session", res.Session, "op", res.Op, "status", res.Status, "message", res.Message)
+		cfg.Logger.Info("fleet command", "command_id", res.CommandID, "session", res.Session, "op", res.Op, "status", res.Status, "repeat", res.Repeat, "message", res.Message)
 	}
 	if f, err := os.OpenFile(filepath.Join(cfg.Dir, CommandsLog), os.O_CREATE|os.O_APPEND|os.O_WRONLY, statedir.FilePerm); err == nil {
 		b, _ := json.Marshal(res)
 		_, _ = f.Write(append(b, '\n'))
 		_ = f.Close()
 	}
-	return res
+	return res, true
 }
 
 // Send publishes c, signed with secret, to its machine's queue and waits
@@ -182,11 +216,17 @@ func Send(ctx context.Context, t amqpsink.Target, c Command, secret []byte, wait
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 	for {
 		select {
 		case <-returned:
-			return Result{}, fmt.Errorf("machine %q has no command queue on %s: its listener never ran (start `lifeloop serve` there)", c.Machine, t.Redacted())
-		case m := <-answers:
+			return Result{}, fmt.Errorf("machine %q has no command queue on %s: its listener never ran (run a session there with --events %s, or `lifeloop serve`)", c.Machine, t.Redacted(), t.Redacted())
+		case <-closed:
+			return Result{}, &LostError{ID: c.ID}
+		case m, ok := <-answers:
+			if !ok {
+				return Result{}, &LostError{ID: c.ID}
+			}
 			var r Result
 			if err := json.Unmarshal(m.Body, &r); err != nil || r.CommandID != c.ID {
 				continue
@@ -198,4 +238,14 @@ func Send(ctx context.Context, t amqpsink.Target, c Command, secret []byte, wait
 			return Result{}, ctx.Err()
 		}
 	}
+}
+
+// LostError: the broker connection was lost after the command was sent
+// and before its answer came. The command may have been done, and only
+// once: sent again with the same id, it is done if it was not, and
+// answered with the kept answer (Repeat) if it was.
+type LostError struct{ ID string }
+
+func (e *LostError) Error() string {
+	return fmt.Sprintf("the broker connection was lost before the answer to command %s; it is done at most once: send it again with the same id for its answer", e.ID)
 }
