@@ -21,45 +21,43 @@ type fleetOptions struct {
 	Stale, Wait time.Duration
 }
 
-// fleetQuiet is how long `top --fleet --once` waits for another batch before it
-// takes the queue as read.
+// fleetQuiet is how long `top --fleet --once` waits for another batch
+// before it asks the broker whether the queue is read.
 const fleetQuiet = 300 * time.Millisecond
 
 // topFleetPrint prints the fleet view once (--once, --json): the rows the
-// view's folder already holds, then what the queue delivers until it is
-// quiet or --wait is spent — a broker that does not answer delays the
-// print by --wait at most.
+// view's folder already holds, then what the queue delivers until the
+// view is caught up (caughtUp) or --wait is spent — a broker that does
+// not answer delays the print by --wait at most.
 func topFleetPrint(ctx context.Context, e *env, o topOptions) error {
-	t, err := parseAMQP("--fleet", o.Fleet.URL)
+	f, err := openFleet(e, o)
 	if err != nil {
 		return err
-	}
-	root, err := statedir.Resolve(o.StateDir, e.Getenv)
-	if err != nil {
-		return exitf(exitcode.Failed, "%v", err)
-	}
-	f, err := fleet.Open(fleet.Config{
-		Target: t, Queue: o.Fleet.Queue,
-		Dir:    filepath.Join(root, "fleet", strings.NewReplacer("/", "_", "..", "_").Replace(o.Fleet.Queue)),
-		Logger: slog.New(slog.NewTextHandler(e.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
-	})
-	if err != nil {
-		return exitf(exitcode.Failed, "%v", err)
 	}
 	defer func() { _ = f.Close() }()
 	rctx, cancel := context.WithTimeout(ctx, o.Fleet.Wait)
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- f.Run(rctx) }()
-	quiet := time.NewTimer(o.Fleet.Wait)
+	quiet := time.NewTimer(fleetQuiet)
 	defer quiet.Stop()
+	idle := 0 // quiet periods in a row with the queue read
 wait:
 	for {
 		select {
 		case <-f.Batches():
+			idle = 0
 			quiet.Reset(fleetQuiet)
 		case <-quiet.C:
-			break wait
+			if caughtUp(rctx, f) {
+				idle++
+			} else {
+				idle = 0
+			}
+			if idle == 2 {
+				break wait
+			}
+			quiet.Reset(fleetQuiet)
 		case <-rctx.Done():
 			break wait
 		}
@@ -71,6 +69,39 @@ wait:
 		return quietOnClosedOutput(writeIndentedJSON(e.Out, rows))
 	}
 	return quietOnClosedOutput(writeFleetTable(e.Out, rows, e.Now()))
+}
+
+// caughtUp reports whether the view has read its queue: the broker has
+// no message of it ready and the view's consumer is attached. Messages
+// delivered and still being written, or held for reordering (at most
+// amqpsink.ReorderWait), are not counted by the broker: taking two quiet
+// periods in a row with no batch leaves the first to land; the held
+// ones are the next run's.
+func caughtUp(ctx context.Context, f *fleet.Follower) bool {
+	b, err := f.Backlog(ctx)
+	return err == nil && b.Ready == 0 && b.Consumers > 0
+}
+
+// openFleet opens the fleet view's folder for o (its consumer and the
+// rows it kept).
+func openFleet(e *env, o topOptions) (*fleet.Follower, error) {
+	t, err := parseAMQP("--fleet", o.Fleet.URL)
+	if err != nil {
+		return nil, err
+	}
+	root, err := statedir.Resolve(o.StateDir, e.Getenv)
+	if err != nil {
+		return nil, exitf(exitcode.Failed, "%v", err)
+	}
+	f, err := fleet.Open(fleet.Config{
+		Target: t, Queue: o.Fleet.Queue,
+		Dir:    filepath.Join(root, "fleet", strings.NewReplacer("/", "_", "..", "_").Replace(o.Fleet.Queue)),
+		Logger: slog.New(slog.NewTextHandler(e.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	if err != nil {
+		return nil, exitf(exitcode.Failed, "%v", err)
+	}
+	return f, nil
 }
 
 // writeFleetTable prints the rows as a plain table.

@@ -40,7 +40,8 @@ type Row struct {
 	Gaps   uint64 `json:"gaps,omitempty"`
 	Closed bool   `json:"closed,omitempty"`
 	// Stale: the session is not closed and its machine published nothing
-	// for longer than the view's bound.
+	// (no event of any of its sessions, no heartbeat) for longer than the
+	// view's bound.
 	Stale bool `json:"stale,omitempty"`
 }
 
@@ -106,6 +107,19 @@ func (v *View) Apply(e hcp.Envelope) {
 		v.machines[r.Machine] = r.LastEventAt
 	}
 }
+
+// Heartbeat keeps h's machine fresh as of h.At (the machine's clock,
+// as its events' times are): its open sessions are not stale for the
+// view's bound after it. It creates no row and changes none.
+func (v *View) Heartbeat(h Heartbeat) {
+	if h.At.After(v.machines[h.Machine]) {
+		v.machines[h.Machine] = h.At
+	}
+}
+
+// MachineSeen is the newest event or heartbeat time of machine (zero:
+// never heard of).
+func (v *View) MachineSeen(machine string) time.Time { return v.machines[machine] }
 
 // Rows returns a copy of every row, by machine then creation, with
 // Stale set on the sessions not closed whose machine published nothing
