@@ -74,7 +74,6 @@ type ConsumerConfig struct {
 // hands them to OnSide; it neither writes nor dead-letters them.
 const SideType = "lifeloop.heartbeat"
 
-
 // ConsumerState is the consumer's state file: per session, the last
 // sequence processed, and how far the output file holds processed events.
 type ConsumerState struct {
