@@ -31,10 +31,12 @@ type Row struct {
 	Attention map[string]any `json:"attention,omitempty"`
 	// Usage is the latest usage the stream carried (metadata.usage), nil
 	// when none.
-	Usage       map[string]any `json:"usage,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	LastEventAt time.Time      `json:"last_event_at"`
-	Sequence    uint64         `json:"sequence"`
+	Usage     map[string]any `json:"usage,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	// LastEvent is the newest event's type, LastEventAt its time.
+	LastEvent   string    `json:"last_event,omitempty"`
+	LastEventAt time.Time `json:"last_event_at"`
+	Sequence    uint64    `json:"sequence"`
 	// Gaps counts the events missing before one that came (a sequence
 	// jump the consumer gave up waiting on).
 	Gaps   uint64 `json:"gaps,omitempty"`
@@ -72,6 +74,7 @@ func (v *View) Apply(e hcp.Envelope) {
 		r.Gaps += seq - r.Sequence - 1
 	}
 	r.Sequence = seq
+	r.LastEvent = e.Payload.EventType
 	at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
 	if err == nil && at.After(r.LastEventAt) {
 		r.LastEventAt = at
