@@ -2,12 +2,20 @@ package fleet
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/lifeloop/lifeloop/internal/hcp"
+	"github.com/lifeloop/lifeloop/internal/testharness"
 )
 
 // fleetRow is what the test reads of `top --fleet --json`.
@@ -149,4 +157,192 @@ func agree(rows map[string]fleetRow, want map[string]string) bool {
 		}
 	}
 	return true
+}
+
+var (
+	topOnce sync.Once
+	topErr  error
+)
+
+// topBin builds lifeloop-top beside lifeloop (once): `lifeloop top`
+// hands its live view over to it.
+func topBin(t *testing.T) {
+	t.Helper()
+	topOnce.Do(func() {
+		root, err := testharness.FindModuleRoot()
+		if err != nil {
+			topErr = err
+			return
+		}
+		build := exec.CommandContext(context.Background(), "go", "build", "-tags", testharness.BuildTags, "-o", filepath.Join(binDir, "lifeloop-top"), "./cmd/lifeloop-top")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			topErr = err
+			t.Logf("%s", out)
+		}
+	})
+	if topErr != nil {
+		t.Fatalf("go build ./cmd/lifeloop-top: %v", topErr)
+	}
+}
+
+// TestFleetTopLive runs the live `lifeloop top --fleet` in a real
+// terminal over the real broker. Started on an empty queue, it shows a
+// session started after it (the rows redraw as events come); p pauses
+// and p resumes it on its machine through `lifeloop serve` (the answers
+// shown, the ledger records both); with the broker killed the title
+// says it does not answer and the row stays; after the broker's restart
+// the view is caught up again, and a then y aborts the session: the
+// answer is shown, the session ends, and its HCP stream walks seed 001's
+// transitions (hcp.CheckStream) to ABORTED for reason abort. q quits
+// with 0.
+func TestFleetTopLive(t *testing.T) {
+	skipShort(t)
+	topBin(t)
+	f := newFleet(t)
+	m1 := f.machine("m1")
+	m1.env = append(m1.env, "LIFELOOP_FLEET_SECRET=right")
+	serve := m1.start(io.Discard, "serve", broker.URL)
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(serve.stderr.String(), "taking commands"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("lifeloop serve did not take commands: %s", serve.stderr.String())
+		}
+	}
+
+	cmd := exec.Command(bin, "top", "--fleet", broker.URL+"?exchange="+f.exchange, "--queue", f.queue) //nolint:noctx // its process group is killed at cleanup
+	cmd.Env = append(append([]string{}, f.env...), "LIFELOOP_FLEET_SECRET=right", "LIFELOOP_MACHINE=desk", "TERM=xterm-256color")
+	cmd.Dir = f.dir
+	view := testharness.StartTerminal(t, cmd, 200, 30)
+	shows := func(what any) {
+		t.Helper()
+		if err := view.WaitFor(what, 90*time.Second); err != nil {
+			t.Fatalf("the fleet view never showed %v: %v", what, err)
+		}
+	}
+	shows("caught up")
+
+	run := m1.run(io.Discard, "echo ready; sleep 300")
+	id := waitSession(t, m1)
+	short := id[:4] + id[len(id)-8:]
+	shows(short)
+	shows("m1")
+
+	ledgerHas := func(what string) {
+		t.Helper()
+		path := statedirReceipts(m1.state, id)
+		for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), what) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("session %s: no %s in its ledger", id, what)
+			}
+		}
+	}
+	view.Type("p")
+	shows(regexp.MustCompile(short + ` on m1: pause → \w+`))
+	ledgerHas(`"op":"pause"`)
+	fleetStateIs(t, m1, id, hcp.StatePaused)
+	view.Type("p")
+	shows(regexp.MustCompile(short + ` on m1: resume → \w+`))
+	fleetStateIs(t, m1, id, hcp.StateRunning)
+
+	broker.Kill(t)
+	shows("broker not answering")
+	time.Sleep(2 * time.Second)
+	if out := view.Output(); !strings.Contains(out[strings.LastIndex(out, "broker not answering"):], short) && !strings.Contains(out, short) {
+		t.Errorf("the row went away with the broker")
+	}
+	broker.Restart(t)
+	before := strings.Count(view.Output(), "caught up")
+	for deadline := time.Now().Add(120 * time.Second); strings.Count(view.Output(), "caught up") <= before; time.Sleep(200 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the view did not come back after the broker's restart:\n%s", view.Output()[max(len(view.Output())-2000, 0):])
+		}
+	}
+	// The listener reconnects with backoff; an abort may find it away
+	// for a moment, and then says so: the key is pressed again.
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		view.Type("a")
+		shows("? y/N")
+		view.Type("y")
+		if err := view.WaitFor(regexp.MustCompile(short+` on m1: abort → \w+`), 30*time.Second); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the abort from the fleet view was never done:\n%s", view.Output()[max(len(view.Output())-2000, 0):])
+		}
+	}
+	if err := run.wait(t, 60*time.Second); err == nil {
+		t.Errorf("the aborted session's run exited 0")
+	}
+	var es []hcp.Envelope
+	for _, l := range m1.replay(id) {
+		e, err := hcp.Decode([]byte(l))
+		if err != nil {
+			t.Fatal(err)
+		}
+		es = append(es, e)
+	}
+	if err := hcp.CheckStream(es); err != nil {
+		t.Errorf("the aborted session's stream: %v", err)
+	}
+	var states []string
+	for _, e := range es {
+		if e.Payload.EventType == hcp.StateChanged {
+			states = append(states, e.Payload.Data["to_state"].(string)+"/"+e.Payload.Data["reason"].(string))
+		}
+	}
+	if n := len(states); n < 2 || states[n-2] != "ABORTING/abort" || states[n-1] != "ABORTED/abort" {
+		t.Errorf("the aborted session's transitions %v, want … ABORTING/abort, ABORTED/abort", states)
+	}
+	log, _ := os.ReadFile(filepath.Join(m1.state, "fleet", "commands", "commands.jsonl"))
+	if c := strings.Count(string(log), `"status":"done"`); c < 3 {
+		t.Errorf("the listener recorded %d commands done, want pause, resume, abort:\n%s", c, log)
+	}
+	view.Type("q")
+	code, sig, err := view.WaitTimeout(30 * time.Second)
+	if err != nil || code != 0 || sig != 0 {
+		t.Errorf("the fleet view's exit: %d %v %v", code, sig, err)
+	}
+	serve.stop(t)
+}
+
+// fleetStateIs waits until the machine's replay of session id (its HCP
+// stream) has reached state.
+func fleetStateIs(t *testing.T, m *fleet, id, state string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		ls := m.replay(id)
+		if len(ls) > 0 {
+			if e, err := hcp.Decode([]byte(ls[len(ls)-1])); err == nil && e.Payload.EventType == hcp.StateChanged && e.Payload.Data["to_state"] == state {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s never reached %s: %v", id, state, ls)
+		}
+	}
+}
+
+func statedirReceipts(state, id string) string {
+	return filepath.Join(state, "sessions", id, "receipts.jsonl")
+}
+
+// TestFleetTopOnceCaughtUp: `top --fleet --json` on a queue with nothing
+// in it prints at once the broker says the queue is read, not after
+// --wait.
+func TestFleetTopOnceCaughtUp(t *testing.T) {
+	skipShort(t)
+	f := newFleet(t)
+	var out bytes.Buffer
+	start := time.Now()
+	p := f.start(&out, "top", "--fleet", broker.URL+"?exchange="+f.exchange, "--queue", f.queue, "--json", "--wait", "90s")
+	if err := p.wait(t, 80*time.Second); err != nil {
+		t.Fatalf("top --fleet --json: %v\n%s", err, p.stderr.String())
+	}
+	t.Logf("an empty queue read in %s (--wait 90s)", time.Since(start).Round(time.Millisecond))
+	if strings.TrimSpace(out.String()) != "[]" {
+		t.Errorf("rows of an empty queue: %q", out.String())
+	}
 }
