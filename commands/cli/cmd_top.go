@@ -123,8 +123,11 @@ func topCommand(e *env) *ucli.Command {
 				}
 				return topFleetPrint(ctx, e, o)
 			}
-			if o.Fleet.Queue != "" || o.Fleet.SecretFile != "" {
-				return usageErrorf("--queue and --secret-file go with --fleet URL")
+			if o.Fleet.Queue != "" {
+				return usageErrorf("--queue goes with --fleet URL")
+			}
+			if o.Fleet.SecretFile != "" {
+				return usageErrorf("--secret-file goes with --fleet URL (a local top's keys need no secret)")
 			}
 			if o.Once || o.JSON {
 				return topPrint(e, o)
