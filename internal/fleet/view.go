@@ -29,8 +29,9 @@ type Row struct {
 	// Attention is the latest attention block the stream carried
 	// (metadata.attention), nil when none.
 	Attention map[string]any `json:"attention,omitempty"`
-	// Usage is the latest usage the stream carried (metadata.usage), nil
-	// when none.
+	// Usage is the session's usage as the stream carried it
+	// (metadata.usage): its turns' blocks added up, or the totals its
+	// end carried and the turns after them; nil when none.
 	Usage     map[string]any `json:"usage,omitempty"`
 	CreatedAt time.Time      `json:"created_at"`
 	// LastEvent is the newest event's type, LastEventAt its time.
@@ -45,6 +46,8 @@ type Row struct {
 	// (no event of any of its sessions, no heartbeat) for longer than the
 	// view's bound.
 	Stale bool `json:"stale,omitempty"`
+
+	usage usageFold
 }
 
 // View is the fold. The zero value is not usable: use NewView.
@@ -104,7 +107,12 @@ func (v *View) Apply(e hcp.Envelope) {
 		r.Attention = a
 	}
 	if u, ok := meta["usage"].(map[string]any); ok {
-		r.Usage = u
+		if e.Payload.EventType == hcp.Progress {
+			r.usage.turn(u)
+		} else {
+			r.usage.totals(u)
+		}
+		r.Usage = r.usage.block()
 	}
 	if r.LastEventAt.After(v.machines[r.Machine]) {
 		v.machines[r.Machine] = r.LastEventAt
