@@ -190,7 +190,9 @@ func topBin(t *testing.T) {
 // terminal over the real broker. Started on an empty queue, it shows a
 // session started after it (the rows redraw as events come); p pauses
 // and p resumes it on its machine through `lifeloop serve` (the answers
-// shown, the ledger records both); with the broker killed the title
+// shown, its HCP stream says PAUSED then RUNNING); r with a note file
+// sends a renew with the note and shows the machine's answer (failed: a
+// shell has no safe relaunch path); with the broker killed the title
 // says it does not answer and the row stays; after the broker's restart
 // the view is caught up again, and a then y aborts the session: the
 // answer is shown, the session ends, and its HCP stream walks seed 001's
@@ -233,6 +235,27 @@ func TestFleetTopLive(t *testing.T) {
 	shows("stopped") // the row: a paused session's activity
 	view.Type("p")
 	shows(regexp.MustCompile(`resume → \w+`)) // the renderer redraws the changed cells only
+	fleetStateIs(t, m1, id, hcp.StateRunning)
+
+	// r with a note file: a renew command with the note goes to m1 and
+	// its answer is shown — failed: a generic shell has no safe relaunch
+	// path (a real harness's renewal with a fleet note reaching the model
+	// is e2e TestFleetRenewWithANote, through the same fleet.Send); the
+	// listener records it without the note, and the session runs on.
+	note := filepath.Join(f.dir, "note.md")
+	if err := os.WriteFile(note, []byte("FLEET-VIEW-NOTE-3c9a: go on.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	view.Type("r")
+	shows("note (text or markdown)")
+	view.Type(note + "\r")
+	shows("[f]resh or [r]esumed")
+	view.Type("f")
+	shows("renew on m1 failed: ")
+	log, _ := os.ReadFile(filepath.Join(m1.state, "fleet", "commands", "commands.jsonl"))
+	if !strings.Contains(string(log), `"op":"renew","status":"failed"`) || !strings.Contains(string(log), "no safe relaunch path") || strings.Contains(string(log), "FLEET-VIEW-NOTE") {
+		t.Errorf("the commands log after r: %q (want the renew recorded, without its note)", log)
+	}
 	fleetStateIs(t, m1, id, hcp.StateRunning)
 
 	broker.Kill(t)
@@ -288,7 +311,7 @@ func TestFleetTopLive(t *testing.T) {
 	if n := len(states); n < 2 || states[n-2] != "ABORTING/abort" || states[n-1] != "ABORTED/abort" {
 		t.Errorf("the aborted session's transitions %v, want … ABORTING/abort, ABORTED/abort", states)
 	}
-	log, _ := os.ReadFile(filepath.Join(m1.state, "fleet", "commands", "commands.jsonl"))
+	log, _ = os.ReadFile(filepath.Join(m1.state, "fleet", "commands", "commands.jsonl"))
 	if c := strings.Count(string(log), `"status":"done"`); c < 3 {
 		t.Errorf("the listener recorded %d commands done, want pause, resume, abort:\n%s", c, log)
 	}
