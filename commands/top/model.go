@@ -171,13 +171,14 @@ func (m *Model) applyFilter() {
 }
 
 // matches reports whether the filter (lower case) is in the row's
-// harness, folder, state, id or attention state ("needs_permission").
+// harness, folder, state, id, attention state ("needs_permission") or
+// machine (the fleet view's).
 func matches(r Row, f string) bool {
 	attn := ""
 	if r.Attention != nil {
 		attn = string(r.Attention.State)
 	}
-	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID, attn} {
+	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID, attn, r.Machine} {
 		if strings.Contains(strings.ToLower(s), f) {
 			return true
 		}
