@@ -39,7 +39,8 @@ func consumeCommand(e *env) *ucli.Command {
 			"logged as a warning and processing goes on. A message that is not an HCP event, or an\n" +
 			"event of a session whose session_created never came within those 2 s, goes to the\n" +
 			"dead-letter queue (--dead-letter, default QUEUE.dead) with its reason in the\n" +
-			"x-lifeloop-reason header, with one log line.\n" +
+			"x-lifeloop-reason header, with one log line. A machine's fleet heartbeat (AMQP type\n" +
+			"lifeloop.heartbeat, docs/fleet.md) is not an event: it is acknowledged and not written.\n" +
 			"It reconnects with backoff while the broker is away and runs until interrupted.\n\n" +
 			"One consumer per queue: the state lock keeps a second one on the same --state out, and\n" +
 			"consumers sharing a queue would each see part of a session's stream. To spread the load,\n" +

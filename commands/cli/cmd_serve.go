@@ -75,7 +75,7 @@ func serveCommand(e *env) *ucli.Command {
 			defer stop()
 			return fleet.ListenWhenFree(ctx, fleet.ListenerConfig{
 				Target: t, Machine: fleet.MachineName(e.Getenv), Secret: secret,
-				Dir: filepath.Join(root, "fleet", "commands"), Logger: log, Now: e.Now,
+				Dir: filepath.Join(root, "fleet", "commands"), Logger: log, Now: e.Now, Heartbeats: t,
 				Do: func(ctx context.Context, cmd fleet.Command) (string, error) { return fleetDo(ctx, e, root, cmd) },
 			}, fleetListenPoll)
 		},
@@ -213,7 +213,7 @@ func (l *sessionListener) onSession(id, _ string) {
 		defer close(l.done)
 		err := fleet.ListenWhenFree(ctx, fleet.ListenerConfig{
 			Target: l.t, Machine: fleet.MachineName(l.e.Getenv), Secret: secret,
-			Dir: filepath.Join(l.root, "fleet", "commands"), Logger: log, Now: l.e.Now,
+			Dir: filepath.Join(l.root, "fleet", "commands"), Logger: log, Now: l.e.Now, Heartbeats: l.t,
 			Do: func(ctx context.Context, cmd fleet.Command) (string, error) { return fleetDo(ctx, l.e, l.root, cmd) },
 		}, fleetListenPoll)
 		if err != nil {

@@ -86,7 +86,12 @@ func topCommand(e *env) *ucli.Command {
 			"stream carries them, the last event, stale machines (nothing published for --stale)\n" +
 			"and missing events. QUEUE is this view's own durable queue (bind it to the exchange:\n" +
 			"amqp://host/EXCHANGE?routing_key=#); what it took is kept under <state-dir>/fleet, so\n" +
-			"the view is rebuilt when started again. With --once or --json only (docs/fleet.md).",
+			"the view is rebuilt when started again. Live, it redraws as events come (a broker that\n" +
+			"does not answer is said in the title, the rows kept), and its keys a, p and r send\n" +
+			"abort, pause/resume and renew (with a note file) to the session's machine as fleet\n" +
+			"commands signed with the fleet secret ($" + envFleetSecret + " or --secret-file),\n" +
+			"showing the machine's answer. --once and --json stop once the broker says the queue\n" +
+			"is read, or after --wait (docs/fleet.md).",
 		Flags: []ucli.Flag{
 			stateDirFlag(&o.StateDir),
 			&ucli.BoolFlag{Name: "once", Usage: "print the table once and exit", Destination: &o.Once},
@@ -97,7 +102,8 @@ func topCommand(e *env) *ucli.Command {
 			&ucli.StringFlag{Name: "fleet", Usage: "show every machine's sessions from the broker at `URL` (amqp://...) instead of the state directory's", Destination: &o.Fleet.URL},
 			&ucli.StringFlag{Name: "queue", Usage: "the fleet view's durable `QUEUE`", Destination: &o.Fleet.Queue},
 			&ucli.DurationFlag{Name: "stale", Usage: "a machine that published nothing for `DURATION` is shown stale (0: never)", Value: 10 * time.Minute, Destination: &o.Fleet.Stale},
-			&ucli.DurationFlag{Name: "wait", Usage: "with --fleet, read the queue for at most `DURATION` before printing", Value: 3 * time.Second, Destination: &o.Fleet.Wait},
+			&ucli.DurationFlag{Name: "wait", Usage: "with --fleet --once or --json, read the queue for at most `DURATION` before printing (less once the broker says the queue is read)", Value: 3 * time.Second, Destination: &o.Fleet.Wait},
+			&ucli.StringFlag{Name: "secret-file", Usage: "with --fleet, the fleet secret's `FILE` the keys sign their commands with (else $" + envFleetSecret + ")", Destination: &o.Fleet.SecretFile},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *ucli.Context) error {
@@ -114,18 +120,24 @@ func topCommand(e *env) *ucli.Command {
 				if o.Fleet.Queue == "" {
 					return usageErrorf("--fleet needs --queue QUEUE: the durable queue of this view, bound to the exchange the machines publish to")
 				}
-				if !o.Once && !o.JSON {
-					return usageErrorf("the live fleet view is not built yet: use --fleet with --once or --json")
-				}
 				if o.Fleet.Wait <= 0 {
 					return usageErrorf("--wait must be positive")
 				}
+				if !o.Once && !o.JSON && e.topUI == nil {
+					return execTop(e)
+				}
 				ctx, stop := signalContext(c.Context)
 				defer stop()
+				if !o.Once && !o.JSON {
+					return topFleetRun(ctx, e, o)
+				}
 				return topFleetPrint(ctx, e, o)
 			}
 			if o.Fleet.Queue != "" {
 				return usageErrorf("--queue goes with --fleet URL")
+			}
+			if o.Fleet.SecretFile != "" {
+				return usageErrorf("--secret-file goes with --fleet URL (a local top's keys need no secret)")
 			}
 			if o.Once || o.JSON {
 				return topPrint(e, o)
@@ -164,6 +176,17 @@ type TopParams struct {
 	ReceiptLine func(contract.LifecycleReceipt) string
 	// Environ says whether and how the terminal takes colour.
 	Environ []string
+	// Rows, when set, are the rows shown instead of Root's sessions (the
+	// fleet view), and Where what the title names after the counts.
+	Rows  TopRows
+	Where func() string
+}
+
+// TopRows is a source of rows other than the state directory (the
+// interface top.RowSource).
+type TopRows interface {
+	Rows() []topview.Row
+	Watch(ctx context.Context, coalesce time.Duration, changed func()) error
 }
 
 // TopActions are the operations top performs on a session (the

@@ -73,6 +73,10 @@ type Config struct {
 	// the line of `lifeloop receipts` on a terminal); default: time,
 	// sequence and event.
 	ReceiptLine func(contract.LifecycleReceipt) string
+	// Where is what the title line names after the counts (default:
+	// Root), read at every redraw: the fleet view says its broker and
+	// queue there, and whether the broker answers.
+	Where func() string
 	// Getenv reads top's own environment ($TMUX: whether top runs inside
 	// tmux, for the o key's command); default: nothing set.
 	Getenv func(string) string
@@ -167,13 +171,14 @@ func (m *Model) applyFilter() {
 }
 
 // matches reports whether the filter (lower case) is in the row's
-// harness, folder, state, id or attention state ("needs_permission").
+// harness, folder, state, id, attention state ("needs_permission") or
+// machine (the fleet view's).
 func matches(r Row, f string) bool {
 	attn := ""
 	if r.Attention != nil {
 		attn = string(r.Attention.State)
 	}
-	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID, attn} {
+	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID, attn, r.Machine} {
 		if strings.Contains(strings.ToLower(s), f) {
 			return true
 		}
@@ -305,6 +310,10 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	}
 	switch key {
 	case "enter":
+		if m.cfg.Root == "" {
+			m.message = fmt.Sprintf("%s: its receipts are on its machine (lifeloop receipts %s there)", topview.ShortID(r.ID), r.ID)
+			break
+		}
 		m.mode, m.recID, m.recLines, m.recSeq, m.recTop = modeReceipts, r.ID, nil, 0, -1
 		m.readReceipts()
 	case "r":
@@ -451,7 +460,11 @@ func (m *Model) Render() string {
 	now := m.cfg.Now()
 	w, h := max(m.width, 20), max(m.height, 5)
 	lines := make([]string, 0, h)
-	head := topview.Title(m.rows, m.cfg.Root)
+	where := m.cfg.Root
+	if m.cfg.Where != nil {
+		where = m.cfg.Where()
+	}
+	head := topview.Title(m.rows, where)
 	if m.filter != "" || m.mode == modeFilter {
 		head += " · filter: " + m.filter
 	}

@@ -18,6 +18,16 @@ const coalesce = 50 * time.Millisecond
 // top runs; 10 keeps keys responsive and an idle top cheap).
 const fps = 10
 
+// RowSource is what the live view shows: a state directory's Source,
+// or another source of rows (the fleet's).
+type RowSource interface {
+	// Rows returns the rows, in the order shown.
+	Rows() []Row
+	// Watch keeps the rows current until ctx ends, calling changed after
+	// each burst of changes (at most once per coalesce).
+	Watch(ctx context.Context, coalesce time.Duration, changed func()) error
+}
+
 // watchErrMsg says live updates stopped.
 type watchErrMsg struct{ err error }
 
@@ -27,9 +37,9 @@ type watchErrMsg struct{ err error }
 // included: a panic in the UI is caught by the program, one in the
 // watcher kills the program (which restores the terminal) and is
 // returned as an error.
-func Interactive(ctx context.Context, src *Source, cfg Config, in io.Reader, out io.Writer, environ []string) error {
-	if cfg.Root == "" {
-		cfg.Root = src.Root()
+func Interactive(ctx context.Context, src RowSource, cfg Config, in io.Reader, out io.Writer, environ []string) error {
+	if s, ok := src.(*Source); ok && cfg.Root == "" {
+		cfg.Root = s.Root()
 	}
 	m := NewModel(cfg, src.Rows())
 	p := tea.NewProgram(m,
@@ -47,7 +57,7 @@ func Interactive(ctx context.Context, src *Source, cfg Config, in io.Reader, out
 		defer func() {
 			if r := recover(); r != nil {
 				p.Kill()
-				err = fmt.Errorf("top: the state directory watcher panicked: %v", r)
+				err = fmt.Errorf("top: the rows' watcher panicked: %v", r)
 			}
 			watchDone <- err
 		}()

@@ -37,7 +37,10 @@ type Pressure struct {
 // receipts report, and the last event other than a tick. Nothing in it
 // asks the live wrapper.
 type Row struct {
-	ID      string `json:"id"`
+	ID string `json:"id"`
+	// Machine is the machine the session runs on (the fleet view's rows
+	// only).
+	Machine string `json:"machine,omitempty"`
 	Harness string `json:"harness"`
 	// HarnessSessionID is the current harness session (the latest
 	// session.started's id: a switch inside the process names a new one).

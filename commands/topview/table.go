@@ -219,7 +219,7 @@ func Gauge(percent float64, width int) string {
 // cells wide, styled as c takes. selected is the index of the
 // highlighted row (-1: none).
 func Table(rows []Row, now time.Time, width, selected int, c Colour) []string {
-	cols := withCost(columns(width), rows)
+	cols := withMachine(withCost(columns(width), rows), rows)
 	fixed := 0
 	for _, col := range cols {
 		fixed += col.width + 1

@@ -63,7 +63,16 @@ type ConsumerConfig struct {
 	// OnBatch, when set, is called after each batch was acknowledged,
 	// with the number of messages it acknowledged (tests and benchmarks).
 	OnBatch func(processed int)
+	// OnSide, when set, is given the body of each side message (AMQP
+	// type SideType: a machine's heartbeat) as its batch is processed.
+	OnSide func(body []byte)
 }
+
+// SideType is the AMQP type of the messages that travel with a
+// machine's events but are not HCP events (lifeloop's fleet heartbeat,
+// docs/fleet.md). The consumer acknowledges them with their batch and
+// hands them to OnSide; it neither writes nor dead-letters them.
+const SideType = "lifeloop.heartbeat"
 
 // ConsumerState is the consumer's state file: per session, the last
 // sequence processed, and how far the output file holds processed events.
@@ -398,6 +407,13 @@ func (c *Consumer) process(ctx context.Context, dl *amqp.Channel, batch []amqp.D
 		}
 	}
 	for _, d := range batch {
+		if d.Type == SideType {
+			if c.cfg.OnSide != nil {
+				c.cfg.OnSide(d.Body)
+			}
+			done = append(done, d)
+			continue
+		}
 		ev, err := hcp.Decode(d.Body)
 		var line bytes.Buffer
 		if err == nil {

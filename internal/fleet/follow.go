@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/lifeloop/lifeloop/internal/amqpsink"
 	"github.com/lifeloop/lifeloop/internal/hcp"
 	"github.com/lifeloop/lifeloop/internal/statedir"
@@ -37,9 +39,14 @@ type Config struct {
 // replayed when it opens, then each batch the consumer writes to it is
 // folded in.
 type Follower struct {
+	cfg     Config
 	cons    *amqpsink.Consumer
 	events  *os.File
 	batches chan struct{}
+
+	probeMu sync.Mutex // guards the probe's connection
+	probe   *amqp.Connection
+	probeCh *amqp.Channel
 
 	mu     sync.Mutex // guards view and offset
 	view   *View
@@ -54,10 +61,10 @@ func Open(cfg Config) (*Follower, error) {
 		return nil, fmt.Errorf("fleet view folder: %w", err)
 	}
 	path := filepath.Join(cfg.Dir, EventsName)
-	f := &Follower{view: NewView(), batches: make(chan struct{}, 1)}
+	f := &Follower{cfg: cfg, view: NewView(), batches: make(chan struct{}, 1)}
 	cons, err := amqpsink.OpenConsumer(amqpsink.ConsumerConfig{
 		Target: cfg.Target, Queue: cfg.Queue, StateDir: cfg.Dir, OutPath: path,
-		Logger: cfg.Logger, OnBatch: func(int) { f.readNew() },
+		Logger: cfg.Logger, OnBatch: func(int) { f.readNew() }, OnSide: f.heartbeat,
 	})
 	if err != nil {
 		return nil, err
@@ -85,11 +92,99 @@ func (f *Follower) Rows(now time.Time, staleAfter time.Duration) []Row {
 	return f.view.Rows(now, staleAfter)
 }
 
-// Close releases the consumer and the events file.
+// Close releases the consumer, the events file and the probe's
+// connection.
 func (f *Follower) Close() error {
 	err := f.cons.Close()
 	_ = f.events.Close()
+	if f.probeMu.TryLock() { // else a probe still waits on the broker: its connection goes with the process
+		f.dropProbe()
+		f.probeMu.Unlock()
+	}
 	return err
+}
+
+// heartbeat folds in a machine's heartbeat (a side message of the
+// queue); a body that is not one is dropped.
+func (f *Follower) heartbeat(body []byte) {
+	h, err := DecodeHeartbeat(body)
+	if err != nil {
+		return
+	}
+	f.mu.Lock()
+	f.view.Heartbeat(h)
+	f.mu.Unlock()
+}
+
+// Backlog is what the broker says of the view's queue: the messages
+// ready (not yet delivered to a consumer; those delivered and not yet
+// acknowledged are not counted) and the consumers attached.
+type Backlog struct {
+	Ready, Consumers int
+}
+
+// probeTimeout bounds one Backlog.
+const probeTimeout = 5 * time.Second
+
+// Backlog asks the broker about the view's queue (a passive declare on
+// a connection of the probe's own, kept between calls), within ctx and
+// at most probeTimeout; a call the broker leaves hanging is given up,
+// never waited on. An error says the broker did not answer, or the
+// queue is not declared yet. Safe for concurrent use.
+func (f *Follower) Backlog(ctx context.Context) (Backlog, error) {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	type answer struct {
+		q   amqp.Queue
+		err error
+	}
+	res := make(chan answer, 1)
+	go func() { // ends when the client's calls do (the dial bounded by probeTimeout)
+		f.probeMu.Lock()
+		defer f.probeMu.Unlock()
+		q, err := f.passiveDeclare()
+		if err != nil {
+			f.dropProbe()
+		}
+		res <- answer{q, err}
+	}()
+	select {
+	case a := <-res:
+		if a.err != nil {
+			return Backlog{}, a.err
+		}
+		return Backlog{Ready: a.q.Messages, Consumers: a.q.Consumers}, nil
+	case <-ctx.Done():
+		return Backlog{}, fmt.Errorf("the broker at %s did not answer within %s", f.cfg.Target.Redacted(), probeTimeout)
+	}
+}
+
+// passiveDeclare runs under probeMu.
+func (f *Follower) passiveDeclare() (amqp.Queue, error) {
+	if f.probeCh == nil || f.probeCh.IsClosed() {
+		f.dropProbe()
+		conn, err := amqp.DialConfig(f.cfg.Target.DialURL, amqp.Config{
+			Dial:       amqp.DefaultDial(probeTimeout),
+			Properties: amqp.Table{"connection_name": "lifeloop fleet view probe"},
+		})
+		if err != nil {
+			return amqp.Queue{}, fmt.Errorf("connect to %s: %w", f.cfg.Target.Redacted(), err)
+		}
+		ch, err := conn.Channel()
+		if err != nil {
+			_ = conn.Close()
+			return amqp.Queue{}, err
+		}
+		f.probe, f.probeCh = conn, ch
+	}
+	return f.probeCh.QueueDeclarePassive(f.cfg.Queue, true, false, false, false, nil)
+}
+
+func (f *Follower) dropProbe() {
+	if f.probe != nil {
+		_ = f.probe.Close()
+	}
+	f.probe, f.probeCh = nil, nil
 }
 
 // readNew folds in the whole lines the events file gained since the

@@ -34,6 +34,10 @@ type ListenerConfig struct {
 	Do     func(ctx context.Context, c Command) (string, error)
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Heartbeats, when it names an exchange, is the machine's events
+	// target: the process that holds the listener lock publishes the
+	// machine's heartbeat there (StartHeartbeats) while it listens.
+	Heartbeats amqpsink.Target
 }
 
 // CommandsLog is the file, in the listener's folder, with one line per

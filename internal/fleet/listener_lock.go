@@ -66,7 +66,16 @@ func ListenWhenFree(ctx context.Context, cfg ListenerConfig, poll time.Duration)
 			return err
 		}
 		if held {
+			var beats <-chan struct{}
+			hctx, stopBeats := context.WithCancel(ctx)
+			if cfg.Heartbeats.Exchange != "" {
+				beats = StartHeartbeats(hctx, HeartbeatConfig{Target: cfg.Heartbeats, Machine: cfg.Machine, Now: cfg.Now, Logger: cfg.Logger})
+			}
 			err := Listen(ctx, cfg)
+			stopBeats()
+			if beats != nil {
+				<-beats
+			}
 			_ = f.Close()
 			return err
 		}

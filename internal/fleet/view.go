@@ -29,19 +29,25 @@ type Row struct {
 	// Attention is the latest attention block the stream carried
 	// (metadata.attention), nil when none.
 	Attention map[string]any `json:"attention,omitempty"`
-	// Usage is the latest usage the stream carried (metadata.usage), nil
-	// when none.
-	Usage       map[string]any `json:"usage,omitempty"`
-	CreatedAt   time.Time      `json:"created_at"`
-	LastEventAt time.Time      `json:"last_event_at"`
-	Sequence    uint64         `json:"sequence"`
+	// Usage is the session's usage as the stream carried it
+	// (metadata.usage): its turns' blocks added up, or the totals its
+	// end carried and the turns after them; nil when none.
+	Usage     map[string]any `json:"usage,omitempty"`
+	CreatedAt time.Time      `json:"created_at"`
+	// LastEvent is the newest event's type, LastEventAt its time.
+	LastEvent   string    `json:"last_event,omitempty"`
+	LastEventAt time.Time `json:"last_event_at"`
+	Sequence    uint64    `json:"sequence"`
 	// Gaps counts the events missing before one that came (a sequence
 	// jump the consumer gave up waiting on).
 	Gaps   uint64 `json:"gaps,omitempty"`
 	Closed bool   `json:"closed,omitempty"`
 	// Stale: the session is not closed and its machine published nothing
-	// for longer than the view's bound.
+	// (no event of any of its sessions, no heartbeat) for longer than the
+	// view's bound.
 	Stale bool `json:"stale,omitempty"`
+
+	usage usageFold
 }
 
 // View is the fold. The zero value is not usable: use NewView.
@@ -71,6 +77,7 @@ func (v *View) Apply(e hcp.Envelope) {
 		r.Gaps += seq - r.Sequence - 1
 	}
 	r.Sequence = seq
+	r.LastEvent = e.Payload.EventType
 	at, err := time.Parse(time.RFC3339Nano, e.Timestamp)
 	if err == nil && at.After(r.LastEventAt) {
 		r.LastEventAt = at
@@ -100,12 +107,30 @@ func (v *View) Apply(e hcp.Envelope) {
 		r.Attention = a
 	}
 	if u, ok := meta["usage"].(map[string]any); ok {
-		r.Usage = u
+		if e.Payload.EventType == hcp.Progress {
+			r.usage.turn(u)
+		} else {
+			r.usage.totals(u)
+		}
+		r.Usage = r.usage.block()
 	}
 	if r.LastEventAt.After(v.machines[r.Machine]) {
 		v.machines[r.Machine] = r.LastEventAt
 	}
 }
+
+// Heartbeat keeps h's machine fresh as of h.At (the machine's clock,
+// as its events' times are): its open sessions are not stale for the
+// view's bound after it. It creates no row and changes none.
+func (v *View) Heartbeat(h Heartbeat) {
+	if h.At.After(v.machines[h.Machine]) {
+		v.machines[h.Machine] = h.At
+	}
+}
+
+// MachineSeen is the newest event or heartbeat time of machine (zero:
+// never heard of).
+func (v *View) MachineSeen(machine string) time.Time { return v.machines[machine] }
 
 // Rows returns a copy of every row, by machine then creation, with
 // Stale set on the sessions not closed whose machine published nothing

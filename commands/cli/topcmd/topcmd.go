@@ -23,6 +23,13 @@ func Main(args []string, s cli.Streams) int { return cli.MainWithTop(args, s, Op
 // Open reads the sessions of p.Root (an ended session only within
 // topview.DefaultRecent, unless p.All) and returns top's view of them.
 func Open(p cli.TopParams) (cli.TopView, error) {
+	if p.Rows != nil {
+		cfg := top.Config{
+			Home: p.Home, Now: p.Now, All: p.All, Clock: time.Second, Where: p.Where,
+			Actions: p.Actions, ReceiptLine: p.ReceiptLine, Getenv: envLookup(p.Environ),
+		}
+		return &view{src: p.Rows, cfg: cfg, environ: p.Environ}, nil
+	}
 	var since time.Time
 	if !p.All {
 		since = p.Now().Add(-topview.DefaultRecent)
@@ -39,12 +46,19 @@ func Open(p cli.TopParams) (cli.TopView, error) {
 }
 
 type view struct {
-	src     *topview.Source
+	src     top.RowSource
 	cfg     top.Config
 	environ []string
 }
 
-func (v *view) Problems() map[string]string { return v.src.Problems() }
+// Problems are those of a state directory's sessions (none for other
+// rows).
+func (v *view) Problems() map[string]string {
+	if s, ok := v.src.(*topview.Source); ok {
+		return s.Problems()
+	}
+	return nil
+}
 
 func (v *view) Interactive(ctx context.Context, in, out *os.File) error {
 	return top.Interactive(ctx, v.src, v.cfg, in, out, v.environ)
