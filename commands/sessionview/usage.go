@@ -2,6 +2,7 @@ package sessionview
 
 import (
 	"fmt"
+	"github.com/lifeloop/lifeloop/internal/pricing"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/contract"
@@ -66,25 +67,7 @@ func (u *Usage) add(o Usage) {
 		}
 		u.USD = &v
 	}
-	u.Provenance = JoinProvenance(u.Provenance, o.Provenance)
-}
-
-// JoinProvenance joins provenances ("estimated", "native+unknown", …)
-// in the order native, estimated, unknown.
-func JoinProvenance(ps ...string) string {
-	have := map[string]bool{}
-	for _, p := range ps {
-		for _, k := range strings.Split(p, "+") {
-			have[k] = true
-		}
-	}
-	var out []string
-	for _, k := range []string{"native", "estimated", "unknown"} {
-		if have[k] {
-			out = append(out, k)
-		}
-	}
-	return strings.Join(out, "+")
+	u.Provenance = pricing.JoinProvenance(u.Provenance, o.Provenance)
 }
 
 // CostText is the cost as a person reads it: "$0.31", "?" when no call

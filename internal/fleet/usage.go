@@ -1,8 +1,6 @@
 package fleet
 
-import (
-	"strings"
-)
+import "github.com/lifeloop/lifeloop/internal/pricing"
 
 // usageFold keeps a session's usage as its stream carries it, as
 // sessionview folds a ledger's: a turn's progress carries that turn's
@@ -55,7 +53,7 @@ func addUsage(a, b map[string]any) map[string]any {
 		cost := map[string]any{}
 		pa, _ := ca["provenance"].(string)
 		pb, _ := cb["provenance"].(string)
-		cost["provenance"] = joinProvenance(pa, pb)
+		cost["provenance"] = pricing.JoinProvenance(pa, pb)
 		for _, c := range []map[string]any{ca, cb} {
 			if v, ok := c["usd"]; ok && v != nil {
 				cost["usd"] = num(cost["usd"]) + num(v)
@@ -81,22 +79,4 @@ func num(v any) float64 {
 		return float64(n)
 	}
 	return 0
-}
-
-// joinProvenance joins provenances in the order native, estimated,
-// unknown ("native+unknown").
-func joinProvenance(ps ...string) string {
-	have := map[string]bool{}
-	for _, p := range ps {
-		for _, k := range strings.Split(p, "+") {
-			have[k] = true
-		}
-	}
-	var out []string
-	for _, k := range []string{"native", "estimated", "unknown"} {
-		if have[k] {
-			out = append(out, k)
-		}
-	}
-	return strings.Join(out, "+")
 }

@@ -315,3 +315,22 @@ func (pr Price) cost(t Tokens) (float64, bool) {
 		part(t.Output, pr.Output, nil)
 	return usd, ok
 }
+
+// JoinProvenance joins provenances, each possibly already joined
+// ("estimated", "native+unknown"), in the order native, estimated,
+// unknown: what a sum of costs of those provenances is.
+func JoinProvenance(ps ...string) string {
+	have := map[string]bool{}
+	for _, p := range ps {
+		for _, k := range strings.Split(p, "+") {
+			have[k] = true
+		}
+	}
+	var out []string
+	for _, k := range []Provenance{Native, Estimated, Unknown} {
+		if have[string(k)] {
+			out = append(out, string(k))
+		}
+	}
+	return strings.Join(out, "+")
+}
