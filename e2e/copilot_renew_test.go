@@ -117,6 +117,17 @@ func TestRenewCopilotTUI(t *testing.T) {
 			want = orderByReceipts(receipts, want)
 			assertFrames(t, receipts, want)
 			assertFramesOnce(t, receipts)
+
+			// The relaunch started once the stopped Copilot had ended:
+			// its npm loader dies at SIGTERM at once while the native
+			// binary writes the session's end afterwards, and a resumed
+			// Copilot that finds its session still in use asks the
+			// person whether to go on instead of taking the prompt.
+			for _, l := range readJSONL(t, files[0]) {
+				if l["type"] == "session.resume" && dig(l, "data", "alreadyInUse") != false {
+					t.Errorf("the resumed Copilot found its session in use: %s", toJSON(l["data"]))
+				}
+			}
 		})
 	}
 }
