@@ -70,6 +70,7 @@ func TestRenewCopilotTUI(t *testing.T) {
 			if strings.Contains(argv, secret) || strings.Contains(argv, "--resume=") != resume {
 				t.Errorf("the relaunch's recorded command line: %q", live.Argv)
 			}
+			sent := len(term.Output())
 			copilotPrompt(t, term, "second prompt 9d1e")
 			var turn []byte
 			for deadline := time.Now().Add(screenTimeout); turn == nil; time.Sleep(100 * time.Millisecond) {
@@ -89,6 +90,7 @@ func TestRenewCopilotTUI(t *testing.T) {
 			if _, carried := requestCarries(t, turn, "first prompt 41c2"); carried != resume {
 				t.Errorf("request carries the first turn: %v, want %v", carried, resume)
 			}
+			copilotIdle(t, term, sent)
 			quitAt := len(term.Output())
 			copilotPrompt(t, term, "/exit")
 			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
