@@ -53,10 +53,8 @@ func (Harness) Hooks() *hooks.Spec {
 		// (UserPromptSubmit) to one whose frame id cannot be known.
 		// SessionEnd is not installed: a TUI stopped for a renewal runs it
 		// after its npm loader has exited, so its session.ending came
-		// after the next launch's session.starting while a renewal waited
-		// for the loader alone (it now waits for the whole process
-		// group; SessionEnd is not proven since); the wrapper's own
-		// session.ending stands.
+		// after the next launch's session.starting (TestRenewCopilotTUI);
+		// the wrapper's own session.ending stands.
 		// PermissionRequest runs for every tool call before the rules
 		// decide, also one approved without asking, so it is no sign of a
 		// dialog either.
@@ -168,14 +166,16 @@ const pluginDirFlag = "--plugin-dir"
 
 // BridgeArgs implements adapters.HookBridge: a plugin folder in the
 // session folder whose hooks/hooks.json runs lifeloop's hooks, loaded
-// with --plugin-dir DIR, for a one-shot (-p) and the TUI alike (a
-// renewal's relaunch gets it again). Nothing for a command line that
-// starts no session. (The TUI went without it while a renewal could
-// start the next Copilot beside the stopped one still ending: its hooks
-// then ran late, and the resumed one could find its session in use.)
+// with --plugin-dir DIR. Nothing for a command line that starts no
+// session, and for now for the TUI: with the bridge, TestRenewCopilotTUI
+// failed. One cause is fixed (a renewal relaunched beside the stopped
+// native binary still ending; it now waits for the whole process group);
+// after it, 1 of 27 fresh renewals under load still failed (the
+// relaunch's Stop call gave a frame of its own instead of the session
+// file's turn), not yet understood, so only a one-shot (-p) gets it.
 func (h Harness) BridgeArgs(b adapters.BridgeTarget) ([]string, error) {
 	start := adapters.ArgStart(b.Argv)
-	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) {
+	if start <= 0 || start > len(b.Argv) || !startsSession(b.Argv[start:]) || !isPrompt(parseArgs(b.Argv[start:])) {
 		return nil, nil
 	}
 	dir := filepath.Join(b.SessionDir, pluginFolder)

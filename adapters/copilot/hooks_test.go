@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/hooks"
 )
 
@@ -56,42 +55,5 @@ func TestHookFrameID(t *testing.T) {
 	}
 	if f := string(hooks.SettingsFile(spec, []string{"lifeloop"}, nil)); !strings.Contains(f, `"Stop"`) || strings.Contains(f, `"UserPromptSubmit"`) {
 		t.Errorf("hooks file:\n%s", f)
-	}
-}
-
-// TestBridgeArgs: a one-shot and the TUI get the per-launch plugin
-// folder (its hooks file names lifeloop's hook command for Stop); a
-// command line that starts no session gets nothing.
-func TestBridgeArgs(t *testing.T) {
-	for _, tc := range []struct {
-		argv []string
-		want bool
-	}{
-		{[]string{"copilot", "-p", "hi", "--allow-all-tools"}, true},
-		{[]string{"copilot", "--allow-all-tools"}, true},
-		{[]string{"copilot", "--resume=11111111-2222-4333-8444-555555555555"}, true},
-		{[]string{"copilot", "--version"}, false},
-		{[]string{"copilot", "mcp", "list"}, false},
-	} {
-		dir := t.TempDir()
-		args, err := Harness{}.BridgeArgs(adapters.BridgeTarget{Argv: tc.argv, SessionDir: dir, HookCommand: []string{"/bin/lifeloop-hook"}})
-		if err != nil {
-			t.Fatalf("%q: %v", tc.argv, err)
-		}
-		if got := len(args) > 0; got != tc.want {
-			t.Errorf("%q: bridge args %q, want them: %v", tc.argv, args, tc.want)
-			continue
-		}
-		if !tc.want {
-			continue
-		}
-		plugin := filepath.Join(dir, pluginFolder)
-		if len(args) != 2 || args[0] != pluginDirFlag || args[1] != plugin {
-			t.Errorf("%q: bridge args %q, want %s %s", tc.argv, args, pluginDirFlag, plugin)
-		}
-		b, err := os.ReadFile(filepath.Join(plugin, "hooks", "hooks.json"))
-		if err != nil || !strings.Contains(string(b), "--hook Stop") {
-			t.Errorf("%q: hooks file: %v\n%s", tc.argv, err, b)
-		}
 	}
 }
