@@ -69,6 +69,7 @@ func TestRenewCopilotTUI(t *testing.T) {
 			if strings.Contains(argv, secret) || strings.Contains(argv, "--resume=") != resume {
 				t.Errorf("the relaunch's recorded command line: %q", live.Argv)
 			}
+			sent := len(term.Output())
 			copilotPrompt(t, term, "second prompt 9d1e")
 			var turn []byte
 			for deadline := time.Now().Add(screenTimeout); turn == nil; time.Sleep(100 * time.Millisecond) {
@@ -88,6 +89,7 @@ func TestRenewCopilotTUI(t *testing.T) {
 			if _, carried := requestCarries(t, turn, "first prompt 41c2"); carried != resume {
 				t.Errorf("request carries the first turn: %v, want %v", carried, resume)
 			}
+			copilotIdle(t, term, sent)
 			quitAt := len(term.Output())
 			copilotPrompt(t, term, "/exit")
 			if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
@@ -117,6 +119,17 @@ func TestRenewCopilotTUI(t *testing.T) {
 			want = orderByReceipts(receipts, want)
 			assertFrames(t, receipts, want)
 			assertFramesOnce(t, receipts)
+
+			// The relaunch started once the stopped Copilot had ended:
+			// its npm loader dies at SIGTERM at once while the native
+			// binary writes the session's end afterwards, and a resumed
+			// Copilot that finds its session still in use asks the
+			// person whether to go on instead of taking the prompt.
+			for _, l := range readJSONL(t, files[0]) {
+				if l["type"] == "session.resume" && dig(l, "data", "alreadyInUse") != false {
+					t.Errorf("the resumed Copilot found its session in use: %s", toJSON(l["data"]))
+				}
+			}
 		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters/copilot"
 	"github.com/lifeloop/lifeloop/internal/testharness"
@@ -138,6 +139,33 @@ func copilotPrompt(t *testing.T, term *testharness.Terminal, prompt string) {
 	term.Type("\r")
 }
 
+// copilotIdle waits until Copilot's TUI on term has drawn its idle
+// prompt again after a turn whose prompt was typed past byte n: past n,
+// its idle footer ("/ commands") comes after the last busy one ("Working",
+// "esc esc interrupt"). A prompt typed while it is busy is queued, and a
+// queued /exit is never run (seen under load: the turn's end was in the
+// session file, and in the ledger, while the TUI still drew the answer;
+// /exit then waited in "Queued (1)" until the test gave up).
+func copilotIdle(t *testing.T, term *testharness.Terminal, n int) {
+	t.Helper()
+	for deadline := time.Now().Add(screenTimeout); ; time.Sleep(100 * time.Millisecond) {
+		if out := term.Output(); len(out) > n {
+			out = out[n:]
+			busy := max(strings.LastIndex(out, "Working"), strings.LastIndex(out, "interrupt"))
+			if idle := strings.LastIndex(out, copilotIdleFooter); busy >= 0 && idle > busy {
+				return
+			}
+		}
+		if time.Now().After(deadline) || term.Exited() {
+			t.Fatalf("Copilot's TUI did not draw its idle prompt again; terminal:\n%s", tailText(term.Output(), 2000))
+		}
+	}
+}
+
+// copilotIdleFooter is in the footer Copilot draws while it takes a
+// prompt (testharness.CopilotScreenReady waits for it at start).
+const copilotIdleFooter = "/ commands"
+
 // TestRunCopilotTUI: a prompt typed into Copilot's TUI under lifeloop runs
 // a tool and is answered; its frame is in the ledger from the session
 // file; with a prompt limit of 20 000 and 19 000 tokens reported Copilot
@@ -147,9 +175,11 @@ func copilotPrompt(t *testing.T, term *testharness.Terminal, prompt string) {
 func TestRunCopilotTUI(t *testing.T) {
 	skipShort(t)
 	term, env, state, _ := startCopilotTUIUnderLifeloop(t, mockmodel.Config{Usage: mockmodel.Usage{InputTokens: 19000, OutputTokens: 50}}, "20000")
+	sent := len(term.Output())
 	copilotPrompt(t, term, "please RUN_TOOL through lifeloop")
 	testharness.WaitReceipts(t, term, state, "frame.ended", 1, screenTimeout)
 	testharness.WaitReceipts(t, term, state, "context.compacted", 1, screenTimeout)
+	copilotIdle(t, term, sent)
 	copilotPrompt(t, term, "/exit")
 	code, sig, err := term.WaitTimeout(screenTimeout)
 	if err != nil {

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/contract"
+	"github.com/lifeloop/lifeloop/internal/procfs"
 	"github.com/lifeloop/lifeloop/internal/seal"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/stream"
@@ -172,6 +174,15 @@ type harnessProcess struct{ s *supervisor }
 // by 3×grace and returns how the harness ended. When ctx ends (the
 // session is being stopped) it returns at once: the loop owns the
 // harness then.
+//
+// The harness has stopped once the process lifeloop started has exited
+// and no process of its group is left (groupStopped): a launcher the
+// signal ends at once may leave the program it runs still shutting
+// down, and a relaunch started beside it would share the session's
+// files and locks with it (measured with a wrapper that ends on SIGTERM
+// at once while its child writes the session's end afterwards: the
+// resumed harness started first, and one that finds its session still in
+// use asks the person whether to go on).
 func (p harnessProcess) Stop(ctx context.Context, first syscall.Signal, grace time.Duration) (contract.ExitFacts, error) {
 	var c Process
 	if !p.s.onLoop(func() { c = p.s.child }) {
@@ -184,12 +195,15 @@ func (p harnessProcess) Stop(ctx context.Context, first syscall.Signal, grace ti
 		st := c.Wait()
 		return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}
 	}
+	watch, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	stopped := groupStopped(watch, c)
 	for _, sig := range stopSteps(first) {
 		p.s.log.Info("renewal: stopping the harness", "signal", sigName(sig))
 		_ = c.SignalGroup(sig)
 		t := time.NewTimer(grace)
 		select {
-		case <-c.Done():
+		case <-stopped:
 			t.Stop()
 			return exited(), nil
 		case <-ctx.Done():
@@ -199,11 +213,54 @@ func (p harnessProcess) Stop(ctx context.Context, first syscall.Signal, grace ti
 		}
 	}
 	select {
-	case <-c.Done():
+	case <-stopped:
 		return exited(), nil
 	case <-ctx.Done():
 		return contract.ExitFacts{}, context.Cause(ctx)
 	}
+}
+
+// groupStopped returns a channel closed once c has exited and no process
+// of its group (pgid c.Pid()) is left but zombies, or when ctx ends. The
+// group is looked at again as soon as the members found have all exited
+// (procfs.WatchExits), else after groupPoll, then less and less often
+// up to groupPollMax. Its goroutine ends with the channel.
+func groupStopped(ctx context.Context, c Process) <-chan struct{} {
+	out := make(chan struct{})
+	go func() { // ends when the group is gone or ctx ends
+		defer close(out)
+		select {
+		case <-c.Done():
+		case <-ctx.Done():
+			return
+		}
+		every := groupPoll
+		var exits <-chan struct{}
+		var watched []int
+		for {
+			left, pids := liveMembers(c.Pid())
+			if len(left) == 0 {
+				return
+			}
+			// As the drain's watch: members whose end was reported but
+			// that /proc still shows are left to the poll.
+			if exits == nil && !slices.Equal(pids, watched) {
+				watched, exits = pids, procfs.WatchExits(pids, ctx.Done())
+			}
+			t := time.NewTimer(every)
+			select {
+			case <-exits:
+				exits = nil
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return
+			}
+			t.Stop()
+			every = min(2*every, groupPollMax)
+		}
+	}()
+	return out
 }
 
 // stopSteps is the order of a renewal's stop signals: first, then

@@ -31,10 +31,11 @@
 //
 // Hooks under `lifeloop run` (hooks.go): a per-launch plugin folder
 // (--plugin-dir) in the lifeloop session folder runs SessionStart and
-// Stop; Stop's frame is read from the session file. Not done:
-// a frame.opening from UserPromptSubmit (it runs before Copilot names
-// the turn), attention from Copilot's hooks or files, and `lifeloop host
-// apply`.
+// Stop; Stop's frame is read from the session file. Attention: the
+// permission dialog of a shell command, read on the screen (attention.go).
+// Not done: a frame.opening from UserPromptSubmit (it runs before Copilot
+// names the turn), attention from Copilot's hooks or files, and `lifeloop
+// host apply`.
 package copilot
 
 import (
@@ -55,6 +56,7 @@ var (
 
 	_ adapters.PlacementExternalizer = Harness{}
 	_ adapters.HookBridge            = Harness{}
+	_ adapters.AttentionReader       = Harness{}
 )
 
 // Describe implements adapters.Harness. Copilot CLI is not among
@@ -93,6 +95,9 @@ func (Harness) Evidence() map[string]string {
 		"renewal.reset.wrapper_mediated":        "TestRenewCopilotTUI",
 		"renewal.continuation.observation":      "TestRenewCopilotTUI",
 		"renewal.continuation.payload_delivery": "TestRenewCopilotTUI",
+		// Attention under `lifeloop run`: the permission dialog on the
+		// screen (attention.go).
+		"telemetry_sources.attention.screen": "TestAttentionCopilotPermission",
 		// lifeloop watch.
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchCopilot",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchCopilot",
@@ -131,5 +136,8 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// tokens (TestUsageEverywhere: ledger, views and backends, priced and
 	// unpriced).
 	adapters.RaiseUsage(&m, false)
+	// Attention under `lifeloop run`: the shell command's permission
+	// dialog on the screen (needs_permission, matched on the output).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.screen", Support: contract.SupportSynthesized})
 	return m
 }
