@@ -4,7 +4,8 @@
 // follower of a session's rows in a harness's SQLite database, the
 // parser of the session-entry JSONL format two harnesses record (and its
 // usage parser), a session pinned or resumed by id on a command line
-// (SessionOptions), and the JavaScript runtime of the hook bridges (BridgeModule).
+// (SessionOptions), and the JavaScript runtime of the hook bridges
+// (BridgeModule).
 //
 // The kit names no harness (TestGenericCodeNamesNoHarness) and imports
 // no plug-in and nothing under internal/ (TestPluginsImportOnlyTheKit).
