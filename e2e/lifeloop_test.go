@@ -38,15 +38,13 @@ func lifeloopBin(t testing.TB) string {
 		// lifeloop-hook, lifeloop-otlp and lifeloop-top beside lifeloop,
 		// where `run` (its hook command), `run --otlp`, `export otlp` and
 		// `top` look for them.
-		for _, pkg := range []string{"./cmd/lifeloop", "./cmd/lifeloop-hook", "./cmd/lifeloop-otlp", "./cmd/lifeloop-top"} {
-			cmd := exec.CommandContext(context.Background(), "go", "build", "-tags", testharness.BuildTags, "-o", buildDir, pkg)
-			cmd.Dir = testharness.ModuleRoot(t)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				buildErr = err
-				t.Logf("go build %s: %s", pkg, out)
-				return
-			}
+		// One go build for the four: it links them side by side.
+		pkgs := []string{"./cmd/lifeloop", "./cmd/lifeloop-hook", "./cmd/lifeloop-otlp", "./cmd/lifeloop-top"}
+		cmd := exec.CommandContext(context.Background(), "go", append([]string{"build", "-tags", testharness.BuildTags, "-o", buildDir}, pkgs...)...)
+		cmd.Dir = testharness.ModuleRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			buildErr = err
+			t.Logf("go build %s: %s", strings.Join(pkgs, " "), out)
 		}
 	})
 	if buildErr != nil {

@@ -55,7 +55,7 @@ func (r *telemetryRunner) start(sessionID string, launched time.Time) <-chan Mom
 	r.starts++
 	ctx, cancel := context.WithCancel(r.ctx)
 	// The usage meter wraps the harness's own parsers (it reads files
-	// again on the loop with fresh ones), attention wraps outside it: a
+	// again, off the loop, with fresh ones), attention wraps outside it: a
 	// parser the meter makes must never hand a fact to the loop that is
 	// running it.
 	if r.usage != nil {

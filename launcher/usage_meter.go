@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 	"slices"
-	"sort"
 	"sync"
 	"time"
 
@@ -22,6 +21,8 @@ import (
 // itself through the adapter's UsageParser, from where the watcher
 // started, each time a turn or the session ends, so a frame.ended counts
 // every call its harness wrote before it, however far the watcher got.
+// The reading runs on a goroutine of the meter's, never on the
+// supervisor loop that asks for it (usage_meter_read.go).
 type usageMeter struct {
 	reader adapters.UsageReader
 	// store is set instead of reader for a harness whose usage lives in
@@ -30,7 +31,7 @@ type usageMeter struct {
 	store  adapters.UsageStore
 	pricer *pricing.Pricer
 
-	mu sync.Mutex // guards what follows: the watcher notes files, the loop reads
+	mu sync.Mutex // guards what follows: the watcher notes files, the reading counts, the loop takes
 	// since drops calls before the launch of the harness a file is noted
 	// under (a resumed session's earlier turns).
 	since time.Time
@@ -41,6 +42,16 @@ type usageMeter struct {
 	pending  []meteredCall
 	sessions map[string]modelSums
 	order    []string
+	// The files are read off the loop (usage_meter_read.go): asked
+	// counts the readings asked for, done the last one a finished
+	// reading covered, reading says one runs, and changed is closed
+	// (and replaced) each time one finishes.
+	asked, done uint64
+	reading     bool
+	changed     chan struct{}
+	// callBy, when set, is how long the reading reads again while no
+	// call is pending (a turn's end waits for its call).
+	callBy time.Time
 }
 
 // usageFile is one followed file: where reading resumes, its usage
@@ -53,8 +64,6 @@ type usageFile struct {
 	turns  telemetry.Parser
 	frame  string
 	obs    []telemetry.Observation
-	// reading is a store's reading still under way (nil: none).
-	reading chan storeRead
 }
 
 // meteredCall is a call counted: its frame (the harness's id of the
@@ -87,7 +96,7 @@ func newUsageMeter(ad *adapters.Adapter, env []string, log *slog.Logger) *usageM
 	if ok {
 		st = nil
 	}
-	return &usageMeter{reader: r, store: st, pricer: p, files: map[string]*usageFile{}, seen: map[string]struct{}{}, sessions: map[string]modelSums{}}
+	return &usageMeter{reader: r, store: st, pricer: p, files: map[string]*usageFile{}, seen: map[string]struct{}{}, sessions: map[string]modelSums{}, changed: make(chan struct{})}
 }
 
 // envLookup looks a variable up in env (KEY=value lines, the last wins).
@@ -124,30 +133,6 @@ func (u *usageMeter) noteFile(path string, offset int64, newParser func() teleme
 		return
 	}
 	u.files[path] = &usageFile{offset: offset, since: u.since, parser: u.reader.NewUsageParser(path, nil), turns: newParser()}
-}
-
-// catchUp reads every noted file's complete lines to its end.
-func (u *usageMeter) catchUp() {
-	paths := make([]string, 0, len(u.files))
-	for p := range u.files {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	var entries []adapters.UsageEntry
-	for _, p := range paths {
-		f := u.files[p]
-		if u.store != nil {
-			entries = u.readStore(p, f)
-		} else {
-			entries = f.read(p, entries[:0])
-		}
-		for _, e := range entries {
-			if !e.At.IsZero() && e.At.Before(f.since) {
-				continue
-			}
-			u.count(e)
-		}
-	}
 }
 
 // read appends the calls of path's complete lines past f.offset to dst.
@@ -227,20 +212,18 @@ func (u *usageMeter) count(e adapters.UsageEntry) {
 // turnEnded returns the usage block of turn frame's calls, nil when
 // there were none: the calls written after its prompt and before the
 // next (with those before any prompt), else — the receipt's frame id is
-// not the file's — every call no turn took yet.
+// not the file's — every call no turn took yet. It waits for a reading
+// of the files asked now, which reads again for turnUsageWait at most
+// while it finds no call.
 func (u *usageMeter) turnEnded(frame string) map[string]any {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.catchUp()
-	for waited := time.Duration(0); len(u.pending) == 0 && waited < turnUsageWait; waited += turnUsagePoll {
-		// A hook can end a turn before the harness wrote the turn's last
-		// call to its file (seen with one harness): the file gets a moment, and the
-		// watcher may note it meanwhile (the lock is let go).
-		u.mu.Unlock()
-		time.Sleep(turnUsagePoll)
-		u.mu.Lock()
-		u.catchUp()
-	}
+	// A hook can end a turn before the harness wrote the turn's last
+	// call to its file (seen with one harness): the reading gives the
+	// file turnUsageWait while it finds no call.
+	u.callBy = time.Now().Add(turnUsageWait)
+	u.readLocked(u.readWait() + turnUsageWait)
+	u.callBy = time.Time{}
 	named := slices.ContainsFunc(u.pending, func(c meteredCall) bool { return c.frame == frame })
 	t := modelSums{}
 	rest := u.pending[:0]
@@ -258,8 +241,8 @@ func (u *usageMeter) turnEnded(frame string) map[string]any {
 	return t.block()
 }
 
-// turnUsageWait bounds how long a turn's end waits for a call to read,
-// polling every turnUsagePoll, when none was written yet.
+// turnUsageWait bounds how long a turn's reading waits for a call to
+// read, reading again every turnUsagePoll, when none was written yet.
 const (
 	turnUsageWait = 300 * time.Millisecond
 	turnUsagePoll = 25 * time.Millisecond
@@ -270,7 +253,7 @@ const (
 func (u *usageMeter) sessionEnded() map[string]any {
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.catchUp()
+	u.readLocked(u.readWait())
 	return u.totalLocked()
 }
 
@@ -282,7 +265,7 @@ func (u *usageMeter) soFar() map[string]any {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	u.catchUp()
+	u.readLocked(u.readWait())
 	return u.totalLocked()
 }
 

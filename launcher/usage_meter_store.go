@@ -8,48 +8,26 @@ import (
 )
 
 // A harness whose usage lives in a database (adapters.UsageStore) is read
-// off the loop: each end starts a reading of the session from where the
-// last stopped and waits for it at most storeWait; a reading a locked or
-// busy database holds up is taken by the next end (a session's end, the
-// last, then counts without it), and ends after storeTimeout at most.
+// like files, off the loop (usage_meter_read.go), but an end waits for
+// the reading storeWait at most: a reading a locked or busy database
+// holds up is taken by the next end (a session's end, the last, then
+// counts without it), and ends after storeTimeout at most.
 const (
 	storeWait    = 500 * time.Millisecond
 	storeTimeout = 10 * time.Second
 )
 
-// storeRead is a store's reading: the calls from a mark and the next.
-type storeRead struct {
-	entries []adapters.UsageEntry
-	next    int64
-	err     error
-}
-
-// readStore returns the calls the session at path recorded since the
-// last reading (none while a reading is under way, or failed: the mark
-// stays, so the next reading counts them).
-func (u *usageMeter) readStore(path string, f *usageFile) []adapters.UsageEntry {
-	if f.reading == nil {
-		ch := make(chan storeRead, 1)
-		f.reading = ch
-		st, mark := u.store, f.offset
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-			defer cancel()
-			es, next, err := st.UsageSince(ctx, path, mark, nil)
-			ch <- storeRead{entries: es, next: next, err: err}
-		}()
+// readStore appends the calls the session at path recorded since the
+// last reading to dst; a failed reading appends none and keeps the mark,
+// so the next reading counts them.
+func (u *usageMeter) readStore(path string, f *usageFile, dst []adapters.UsageEntry) []adapters.UsageEntry {
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	n := len(dst)
+	es, next, err := u.store.UsageSince(ctx, path, f.offset, dst)
+	if err != nil {
+		return dst[:n]
 	}
-	t := time.NewTimer(storeWait)
-	defer t.Stop()
-	select {
-	case r := <-f.reading:
-		f.reading = nil
-		if r.err != nil {
-			return nil
-		}
-		f.offset = r.next
-		return r.entries
-	case <-t.C:
-		return nil
-	}
+	f.offset = next
+	return es
 }

@@ -1,85 +1,29 @@
 package launcher
 
 import (
-	"bufio"
 	"database/sql"
 	"encoding/json"
-	"net/url"
-	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
 	_ "modernc.org/sqlite"
 
 	"github.com/lifeloop/lifeloop/adapters/opencode"
+	"github.com/lifeloop/lifeloop/adapters/opencode/opencodetest"
 	"github.com/lifeloop/lifeloop/internal/pricing"
 )
 
 // sampleOpenCodeDB stores the session, message and event rows of the
-// OpenCode sample name (its adapter's testdata: rows the pinned binary
-// wrote) in a database of its schema in WAL mode; it returns the
-// database's path and the session's id.
+// OpenCode sample name (opencodetest) in a database of its schema in WAL
+// mode; it returns the database's path and the session's id.
 func sampleOpenCodeDB(t *testing.T, name string) (string, string) {
 	t.Helper()
-	dir := filepath.Join("..", "adapters", "opencode", "testdata")
 	path := filepath.Join(t.TempDir(), "opencode.db")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=journal_mode(WAL)")
-	if err != nil {
+	db := opencodetest.NewDB(t, path)
+	session := opencodetest.AddRows(t, db, name, opencodetest.Usage, nil)
+	if err := db.Close(); err != nil {
 		t.Fatal(err)
-	}
-	defer db.Close()
-	schema, err := os.ReadFile(filepath.Join(dir, "opencode-schema.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(string(schema)); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(filepath.Join(dir, name+".db-rows.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	session := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r struct {
-			Table string         `json:"table"`
-			Row   map[string]any `json:"row"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		switch r.Table {
-		case "session":
-			session = r.Row["id"].(string)
-		case "message", "event_sequence", "event":
-		default:
-			continue
-		}
-		cols := make([]string, 0, len(r.Row))
-		for c := range r.Row {
-			cols = append(cols, c)
-		}
-		sort.Strings(cols)
-		args := make([]any, len(cols))
-		for i, c := range cols {
-			switch v := r.Row[c].(type) {
-			case map[string]any, []any:
-				b, _ := json.Marshal(v)
-				args[i] = string(b)
-			default:
-				args[i] = v
-			}
-		}
-		q := "INSERT INTO `" + r.Table + "` (`" + strings.Join(cols, "`, `") + "`) VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
-		if _, err := db.Exec(q, args...); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
 	}
 	return path, session
 }
@@ -114,7 +58,7 @@ func firstUserMessage(t *testing.T, path, session string) string {
 // call each): the first turn's end takes its own call, the session's end
 // both, each once.
 func TestMeterReadsADatabaseSession(t *testing.T) {
-	path, session := sampleOpenCodeDB(t, "opencode-turn")
+	path, session := sampleOpenCodeDB(t, opencodetest.Turn)
 	u := storeMeter(t)
 	u.noteFile(opencode.SessionPath(path, session), 0, nil)
 	first := u.turnEnded(firstUserMessage(t, path, session))
@@ -135,7 +79,7 @@ func TestMeterReadsADatabaseSession(t *testing.T) {
 // the database locked, a turn's end returns without its calls; once it
 // is free, a later end counts them.
 func TestMeterLockedDatabaseDoesNotHoldTheEnd(t *testing.T) {
-	path, session := sampleOpenCodeDB(t, "opencode-turn")
+	path, session := sampleOpenCodeDB(t, opencodetest.Turn)
 	lock, err := sql.Open("sqlite", "file:"+path+"?_pragma=locking_mode(EXCLUSIVE)")
 	if err != nil {
 		t.Fatal(err)

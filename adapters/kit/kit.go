@@ -2,8 +2,10 @@
 // share, so that none imports another or anything of lifeloop's
 // internal/: the modes and atomic writes of the files they place, the
 // follower of a session's rows in a harness's SQLite database, the
-// parser of the session-entry JSONL format two harnesses record, and the
-// JavaScript runtime of the hook bridges (BridgeModule).
+// parser of the session-entry JSONL format two harnesses record (and its
+// usage parser), a session pinned or resumed by id on a command line
+// (SessionOptions), and the JavaScript runtime of the hook bridges
+// (BridgeModule).
 //
 // The kit names no harness (TestGenericCodeNamesNoHarness) and imports
 // no plug-in and nothing under internal/ (TestPluginsImportOnlyTheKit).

@@ -3,14 +3,12 @@ package openclaw
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/kit"
-	"github.com/lifeloop/lifeloop/telemetry"
 )
 
 var _ adapters.UsageStreamer = Harness{}
@@ -152,74 +150,9 @@ func headers(ctx context.Context, db *sql.DB, col, where string, mark int64, arg
 }
 
 // NewUsageParser returns the parser of one session's entries (a line
-// each, OpenClaw's transcript rows): each assistant message with usage is
-// a model call, Input usage.input, CacheRead usage.cacheRead, CacheWrite
-// usage.cacheWrite, Output usage.output (no reasoning apart), Model and
-// Provider the message's. Its cost is native: OpenClaw prices each call
-// from its model configuration and records usage.cost.total — unless
-// that is 0 for a call with tokens (a model with no price), then it is
-// left to the price table. Key is the entry's id and timestamp. Session
-// and Project are the header's id and cwd.
+// each, OpenClaw's transcript rows): the usage parser of session entries
+// (kit.NewEntryUsageParser), its cost native — OpenClaw prices each call
+// from its model configuration.
 func NewUsageParser() adapters.UsageParser {
-	return &usageParser{p: kit.NewEntryParser(SourceDatabase, nil, "")}
-}
-
-type usageParser struct {
-	p            telemetry.Parser
-	session, cwd string
-	obs          []telemetry.Observation
-}
-
-func (u *usageParser) State() []byte { return nil }
-
-// usageLine is what a usage parser reads of an assistant message.
-type usageLine struct {
-	ID        string `json:"id"`
-	Timestamp string `json:"timestamp"`
-	Message   struct {
-		Provider string `json:"provider"`
-		Model    string `json:"model"`
-		Usage    struct {
-			Input      int64 `json:"input"`
-			Output     int64 `json:"output"`
-			CacheRead  int64 `json:"cacheRead"`
-			CacheWrite int64 `json:"cacheWrite"`
-			Cost       *struct {
-				Total float64 `json:"total"`
-			} `json:"cost"`
-		} `json:"usage"`
-	} `json:"message"`
-}
-
-func (u *usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.UsageEntry, error) {
-	obs, err := u.p.Parse(u.obs[:0], line, telemetry.Provenance{})
-	u.obs = obs
-	if err != nil {
-		return dst, err
-	}
-	for _, o := range obs {
-		switch o.Kind {
-		case telemetry.ObsHarnessSession:
-			u.session, u.cwd = o.HarnessSessionID, o.Cwd
-		case telemetry.ObsUsage:
-			var l usageLine
-			if err := json.Unmarshal(line, &l); err != nil {
-				return dst, err
-			}
-			m := l.Message
-			e := adapters.UsageEntry{
-				At: o.At, SessionID: u.session, Project: u.cwd, Model: m.Model, Provider: m.Provider,
-				FrameID: o.FrameID,
-				Tokens:  adapters.UsageTokens{Input: m.Usage.Input, CacheRead: m.Usage.CacheRead, CacheWrite: m.Usage.CacheWrite, Output: m.Usage.Output},
-			}
-			if l.ID != "" {
-				e.Key = l.ID + "@" + l.Timestamp
-			}
-			if c := m.Usage.Cost; c != nil && (c.Total > 0 || e.Tokens.Total() == 0) {
-				e.Cost, e.HasCost = c.Total, true
-			}
-			dst = append(dst, e)
-		}
-	}
-	return dst, nil
+	return kit.NewEntryUsageParser(SourceDatabase, nil)
 }

@@ -1,98 +1,33 @@
 package opencode
 
 import (
-	"bufio"
-	"database/sql"
-	"encoding/json"
 	"errors"
 	"flag"
-	"net/url"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/opencode/opencodetest"
 	"github.com/lifeloop/lifeloop/internal/handoff/handofftest"
 )
 
 var updateHandoff = flag.Bool("update", false, "rewrite the golden handoff notes in testdata/handoff")
 
-// sampleDB stores the session, message and part rows OpenCode 1.18.33
-// wrote (testdata/<name>.db-rows.jsonl, one {"table","row"} a line) in a
-// database of its schema (testdata/opencode-schema.sql), in WAL mode as
+// sampleDB stores the session, message and part rows of an OpenCode
+// sample (opencodetest) in a database of its schema, in WAL mode as
 // OpenCode keeps it, and returns the session's path as telemetry names
 // it. edit changes each row's data before it is stored (nil: none).
 func sampleDB(t *testing.T, name string, edit func(table string, data map[string]any)) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "opencode.db")
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=journal_mode(WAL)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	schema, err := os.ReadFile("testdata/opencode-schema.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(t.Context(), string(schema)); err != nil {
-		t.Fatalf("schema: %v", err)
-	}
-	f, err := os.Open("testdata/" + name + ".db-rows.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	session := ""
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r struct {
-			Table string         `json:"table"`
-			Row   map[string]any `json:"row"`
+	db := opencodetest.NewDB(t, path)
+	session := opencodetest.AddRows(t, db, name, opencodetest.Handoff, func(table string, row map[string]any) {
+		if d, ok := row["data"].(map[string]any); ok && edit != nil {
+			edit(table, d)
 		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		if r.Table != "session" && r.Table != "message" && r.Table != "part" {
-			continue
-		}
-		if r.Table == "session" {
-			session = r.Row["id"].(string)
-		}
-		if d, ok := r.Row["data"].(map[string]any); ok && edit != nil {
-			edit(r.Table, d)
-		}
-		insertRow(t, db, r.Table, r.Row)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	})
 	return SessionPath(path, session)
-}
-
-func insertRow(t *testing.T, db *sql.DB, table string, row map[string]any) {
-	t.Helper()
-	cols := make([]string, 0, len(row))
-	for c := range row {
-		cols = append(cols, c)
-	}
-	sort.Strings(cols)
-	args := make([]any, len(cols))
-	for i, c := range cols {
-		switch v := row[c].(type) {
-		case map[string]any, []any:
-			b, _ := json.Marshal(v)
-			args[i] = string(b)
-		default:
-			args[i] = v
-		}
-	}
-	q := "INSERT INTO `" + table + "` (`" + strings.Join(cols, "`, `") + "`) VALUES (" + strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ") + ")"
-	if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
 }
 
 // TestHandoffGolden: the notes of real OpenCode sessions (a plain turn,

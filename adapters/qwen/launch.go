@@ -1,7 +1,6 @@
 package qwen
 
 import (
-	"slices"
 	"syscall"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -16,20 +15,23 @@ import (
 //	qwen --resume ID            continues session ID in the same file (a picker without ID)
 //	qwen --continue             continues the most recent session of the folder
 
+// session is how Qwen Code's command line chooses its session: a new
+// one's id with --session-id, one resumed with `--resume ID`, its TUI's
+// first prompt (-i) sent already to a resumed session.
+var session = kit.SessionOptions{
+	Args:    parseArgs,
+	Starts:  startsSession,
+	Picks:   func(option string) bool { return options[option].picksSession },
+	PinFlag: sessionIDFlag,
+	Resume:  func(id string) []string { return []string{resumeFlag, id} },
+	Sent:    func(ca adapters.Arg) bool { return ca.Option == interactive || ca.Option == interShort },
+}
+
 // PinSession implements adapters.SessionPinner: `--session-id UUID` at
 // start for a command line that starts a session and chooses none, so
 // telemetry follows exactly this launch's file.
 func (Harness) PinSession(argv []string, start int) ([]string, string) {
-	if start <= 0 || start > len(argv) || !startsSession(argv[start:]) {
-		return argv, ""
-	}
-	for _, ca := range parseArgs(argv[start:]) {
-		if options[ca.Option].picksSession {
-			return argv, ""
-		}
-	}
-	id := kit.NewUUID()
-	return slices.Insert(slices.Clone(argv), start, sessionIDFlag, id), id
+	return session.Pin(argv, start)
 }
 
 // ResumedSession implements adapters.SessionResumer: --resume UUID names
@@ -70,20 +72,5 @@ func (Harness) StopSignal() syscall.Signal { return syscall.SIGTERM }
 // ID` goes at start and the TUI's first prompt (-i) is dropped: it was
 // already sent. A fresh start keeps every prompt.
 func (Harness) RelaunchArgv(argv []string, start int, id string, resume bool) ([]string, bool) {
-	if start <= 0 || start > len(argv) || (resume && id == "") || !startsSession(argv[start:]) {
-		return slices.Clone(argv), false
-	}
-	out := slices.Clone(argv[:start])
-	if resume {
-		out = append(out, resumeFlag, id)
-	}
-	for _, ca := range parseArgs(argv[start:]) {
-		switch {
-		case options[ca.Option].picksSession:
-		case resume && (ca.Option == interactive || ca.Option == interShort):
-		default:
-			out = append(out, ca.Words...)
-		}
-	}
-	return out, true
+	return session.Relaunch(argv, start, id, resume)
 }

@@ -1,7 +1,11 @@
 package cli_test
 
 import (
+	"flag"
 	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -23,7 +27,7 @@ import (
 // count as a terminal (the human views), LIFELOOP_TEST_NOW=RFC3339 fixes
 // the clock (durations and "ago" in those views).
 func TestMain(m *testing.M) {
-	testscript.Main(m, map[string]func(){
+	cmds := map[string]func(){
 		"lifeloop": func() {
 			os.Exit(topcmd.Main(os.Args, testStreams()))
 		},
@@ -34,8 +38,28 @@ func TestMain(m *testing.M) {
 		"lifeloop-otlp": func() {
 			os.Exit(otlpcmd.Main(os.Args, otlpcmd.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr, Getenv: os.Getenv}))
 		},
-	})
+	}
+	if _, isCmd := cmds[filepath.Base(os.Args[0])]; !isCmd {
+		moreAtOnce()
+	}
+	testscript.Main(m, cmds)
 }
+
+// moreAtOnce runs scriptsPerCPU parallel tests per processor unless the
+// caller set -test.parallel: the scripts mostly wait — for a harness's
+// output or idleness, a tick, a file — (about 22 s of processor time in
+// 50 s of two processors' wall time), so one per processor, the default,
+// leaves the processors idle.
+func moreAtOnce() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(scriptsPerCPU*runtime.GOMAXPROCS(0)))
+	}
+}
+
+const scriptsPerCPU = 4
 
 // testStreams are the process's streams, with LIFELOOP_TEST_TERMINAL and
 // LIFELOOP_TEST_NOW applied.

@@ -1,16 +1,13 @@
 package usage
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -19,6 +16,7 @@ import (
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/openclaw"
 	"github.com/lifeloop/lifeloop/adapters/opencode"
+	"github.com/lifeloop/lifeloop/adapters/opencode/opencodetest"
 	"github.com/lifeloop/lifeloop/internal/pricing"
 )
 
@@ -28,20 +26,6 @@ import (
 // them.
 var storeSources = []Source{{Harness: "opencode", Store: opencode.Harness{}}, {Harness: "openclaw", Store: openclaw.Harness{}}}
 
-// openWAL creates the SQLite database at path in WAL mode.
-func openWAL(t testing.TB, path string) *sql.DB {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+(&url.URL{Path: path}).EscapedPath()+"?_pragma=journal_mode(WAL)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
-}
-
 func exec(t testing.TB, db *sql.DB, q string, args ...any) {
 	t.Helper()
 	if _, err := db.ExecContext(t.Context(), q, args...); err != nil {
@@ -50,66 +34,12 @@ func exec(t testing.TB, db *sql.DB, q string, args ...any) {
 }
 
 // openCodeDB stores the session, message and event rows of the OpenCode
-// samples in one database, ~/.local/share/opencode/opencode.db (OpenCode
-// keeps every session of the user in one).
+// samples (opencodetest) in one database,
+// ~/.local/share/opencode/opencode.db (OpenCode keeps every session of
+// the user in one).
 func openCodeDB(t testing.TB, h string, names ...string) *sql.DB {
 	t.Helper()
-	db := openWAL(t, filepath.Join(h, ".local/share/opencode/opencode.db"))
-	schema, err := os.ReadFile("testdata/db/opencode-schema.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exec(t, db, string(schema))
-	for _, name := range names {
-		addOpenCodeRows(t, db, "testdata/db/"+name+".db-rows.jsonl", nil)
-	}
-	return db
-}
-
-// addOpenCodeRows inserts a db-rows sample's rows ({"table","row"} a
-// line) of the session, message, event_sequence and event tables, each
-// row's data changed by edit first (nil: none).
-func addOpenCodeRows(t testing.TB, db *sql.DB, file string, edit func(table string, row map[string]any)) {
-	t.Helper()
-	b, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var r struct {
-			Table string         `json:"table"`
-			Row   map[string]any `json:"row"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		switch r.Table {
-		case "session", "message", "event_sequence", "event":
-		default:
-			continue
-		}
-		if edit != nil {
-			edit(r.Table, r.Row)
-		}
-		cols := make([]string, 0, len(r.Row))
-		for c := range r.Row {
-			cols = append(cols, c)
-		}
-		sort.Strings(cols)
-		args := make([]any, len(cols))
-		for i, c := range cols {
-			switch v := r.Row[c].(type) {
-			case map[string]any, []any:
-				j, _ := json.Marshal(v)
-				args[i] = string(j)
-			default:
-				args[i] = v
-			}
-		}
-		exec(t, db, "INSERT OR REPLACE INTO `"+r.Table+"` (`"+strings.Join(cols, "`, `")+"`) VALUES ("+strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")+")", args...)
-	}
+	return opencodetest.NewDB(t, filepath.Join(h, ".local/share/opencode/opencode.db"), names...)
 }
 
 // openClawTranscripts are the OpenClaw samples: *.transcript.jsonl hold
@@ -123,7 +53,7 @@ var openClawTranscripts = []string{"openclaw-plain-turn.transcript.jsonl", "open
 // transcript_events table.
 func openClawDB(t *testing.T, h, agent string, files ...string) *sql.DB {
 	t.Helper()
-	db := openWAL(t, filepath.Join(h, ".openclaw/agents", agent, "agent/openclaw-agent.sqlite"))
+	db := opencodetest.OpenWAL(t, filepath.Join(h, ".openclaw/agents", agent, "agent/openclaw-agent.sqlite"))
 	exec(t, db, `CREATE TABLE IF NOT EXISTS transcript_events (session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT,
 		created_at INTEGER NOT NULL, event_zstd BLOB, event_utf8_bytes INTEGER, navigation_json TEXT, PRIMARY KEY (session_id, seq)) STRICT`)
 	for _, f := range files {
@@ -164,7 +94,7 @@ func openClawDB(t *testing.T, h, agent string, files ...string) *sql.DB {
 func storeHome(t *testing.T) string {
 	t.Helper()
 	h := t.TempDir()
-	openCodeDB(t, h, "opencode-turn", "opencode-tool-turn", "opencode-compact")
+	openCodeDB(t, h, opencodetest.Turn, opencodetest.ToolTurn, opencodetest.Compact)
 	for i, f := range openClawTranscripts {
 		// One agent a sample: sessions of two samples share an id.
 		openClawDB(t, h, "agent"+string(rune('a'+i)), f)
@@ -255,7 +185,7 @@ func (c countingStore) EachUsageSince(ctx context.Context, source string, mark i
 // call counted once; a damaged index is rebuilt with the same figures.
 func TestStoreReadsOnlyWhatChanged(t *testing.T) {
 	h := t.TempDir()
-	db := openCodeDB(t, h, "opencode-turn")
+	db := openCodeDB(t, h, opencodetest.Turn)
 	reads := 0
 	src := Source{Harness: "opencode", Store: countingStore{reads: &reads}}
 	calls := func() int64 {
@@ -273,7 +203,7 @@ func TestStoreReadsOnlyWhatChanged(t *testing.T) {
 	if n := calls(); n != 2 || reads != 1 {
 		t.Fatalf("nothing new: %d calls in %d readings, want 2 and no reading", n, reads)
 	}
-	addOpenCodeRows(t, db, "testdata/db/opencode-tool-turn.db-rows.jsonl", nil)
+	opencodetest.AddRows(t, db, opencodetest.ToolTurn, opencodetest.Usage, nil)
 	if n := calls(); n != 4 || reads != 2 {
 		t.Fatalf("a session added: %d calls in %d readings, want 4 in 2", n, reads)
 	}
@@ -310,10 +240,8 @@ func mustPricer(t *testing.T) *pricing.Pricer {
 // is left to the price table, here unknown.
 func TestStoreNativeCost(t *testing.T) {
 	h := t.TempDir()
-	db := openWAL(t, filepath.Join(h, ".local/share/opencode/opencode.db"))
-	schema, _ := os.ReadFile("testdata/db/opencode-schema.sql")
-	exec(t, db, string(schema))
-	addOpenCodeRows(t, db, "testdata/db/opencode-turn.db-rows.jsonl", func(table string, row map[string]any) {
+	db := openCodeDB(t, h)
+	opencodetest.AddRows(t, db, opencodetest.Turn, opencodetest.Usage, func(table string, row map[string]any) {
 		if table != "event" {
 			return
 		}
@@ -354,7 +282,7 @@ func TestStoreNativeCost(t *testing.T) {
 // is reported and skipped, the others read; the next run reads it.
 func TestLockedDatabaseIsNotFatal(t *testing.T) {
 	h := t.TempDir()
-	openCodeDB(t, h, "opencode-turn").Close()
+	openCodeDB(t, h, opencodetest.Turn).Close()
 	openClawDB(t, h, "main", "openclaw-plain-turn.transcript.jsonl")
 	lock, err := sql.Open("sqlite", "file:"+filepath.Join(h, ".local/share/opencode/opencode.db")+"?_pragma=locking_mode(EXCLUSIVE)")
 	if err != nil {
@@ -475,7 +403,7 @@ func TestStoreStreamedAsCollected(t *testing.T) {
 			}
 			db := openCodeDB(t, h, "opencode-turn")
 			same("made anew")
-			addOpenCodeRows(t, db, "testdata/db/opencode-tool-turn.db-rows.jsonl", nil)
+			opencodetest.AddRows(t, db, opencodetest.ToolTurn, opencodetest.Usage, nil)
 			same("rows added")
 		})
 	}
