@@ -204,16 +204,21 @@ func TestClaudeBackgroundSessions(t *testing.T) {
 			if s.Parent["harness_session_id"] != tuiHarness || s.Parent["session_id"] != tuiID {
 				t.Errorf("parent of the TUI's %s background session %s: %v, want harness session %s of lifeloop session %s", kind, s.ID, s.Parent, tuiHarness, tuiID)
 			}
-			if kind == "cold" {
+			if kind == "cold" || first.ID == "" {
 				first = s
 			}
 		default:
 			t.Errorf("session %s follows pid %d, which the person's wrapper saw start as %q", s.ID, s.Pid, kind)
 		}
 	}
-	if first.ID == "" || !tuiKinds["spare"] {
-		t.Fatalf("the TUI's background sessions started as %v, want a cold one and a spare: %v", tuiKinds, fromTUI)
+	// Which kinds the TUI's starts get is Claude's choice: in three turns
+	// it has handed them all to spares, or (less often) all cold; each
+	// kind that came is checked above, and both are wanted below, among
+	// all the starts.
+	if first.ID == "" {
+		t.Fatalf("no background session of the TUI's recorded: %v", fromTUI)
 	}
+	t.Logf("the TUI's background sessions started as %v", tuiKinds)
 
 	// More beside it, two at once, until one came cold and one from a
 	// warm spare (which one a start gets is Claude's choice).

@@ -78,7 +78,8 @@ func (Harness) Hooks() *hooks.Spec {
 // record of agentStop is appended before the hook runs, so the call
 // waits, at most stopWait, until the file holds it after the latest
 // prompt: then every record of the turn is there for the frame and for
-// the usage its frame.ended carries.
+// the usage its frame.ended carries. A file it cannot read yet is read
+// again until then too.
 func hookFrameID(in hooks.Input) string {
 	if in.SessionID == "" || in.TranscriptPath == "" || filepath.Base(in.TranscriptPath) != eventsFile ||
 		filepath.Base(filepath.Dir(in.TranscriptPath)) != in.SessionID {
@@ -87,10 +88,10 @@ func hookFrameID(in hooks.Input) string {
 	deadline := time.Now().Add(stopWait)
 	for {
 		id, stopped, err := latestInteraction(in.TranscriptPath)
-		if err != nil {
+		if err != nil && time.Now().After(deadline) {
 			return ""
 		}
-		if stopped || time.Now().After(deadline) {
+		if err == nil && (stopped || time.Now().After(deadline)) {
 			if id == "" {
 				return ""
 			}
