@@ -55,7 +55,7 @@ func TestAttentionCodexPermission(t *testing.T) {
 	waitOutputMatch(t, term, at, codexApproval)
 	drawn := time.Now()
 	ses, _ := onlySession(t, state)
-	a := waitAttention(t, env, state, ses, 5*time.Second, "needs_permission")
+	a := waitAttentionFrom(t, env, state, ses, 5*time.Second, "hook", "needs_permission")
 	t.Logf("needs_permission (%q) seen %s after the dialog was drawn (since %s)", a.Detail, time.Since(drawn).Round(time.Millisecond), a.Since.Format(time.StampMilli))
 	if a.Source != "hook" || a.Detail == "" {
 		t.Errorf("attention at the dialog: %+v, want from hook naming the tool", a)

@@ -43,7 +43,7 @@ func TestAttentionGeminiPermission(t *testing.T) {
 	waitOutputMatch(t, term, at, geminiDialog)
 	drawn := time.Now()
 	ses, _ := onlySession(t, state)
-	a := waitAttention(t, env, state, ses, 5*time.Second, "needs_permission")
+	a := waitAttentionFrom(t, env, state, ses, 5*time.Second, "hook", "needs_permission")
 	t.Logf("needs_permission seen %s after the dialog was drawn (since %s)", time.Since(drawn).Round(time.Millisecond), a.Since.Format(time.StampMilli))
 	if a.Source != "hook" || a.Detail != "Confirm Shell Command: touch" {
 		t.Errorf("attention at the dialog: %+v, want from hook about the shell command touch", a)

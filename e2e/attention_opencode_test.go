@@ -52,7 +52,7 @@ func TestAttentionOpenCodePermission(t *testing.T) {
 		waitOutputMatch(t, term, at, regexp.MustCompile(`(?i)permission required`))
 		drawn := time.Now()
 		ses, _ := onlySession(t, state)
-		a := waitAttention(t, env, state, ses, 5*time.Second, "needs_permission")
+		a := waitAttentionFrom(t, env, state, ses, 5*time.Second, "hook", "needs_permission")
 		t.Logf("%s: needs_permission seen %s after the dialog was drawn", answer.name, time.Since(drawn).Round(time.Millisecond))
 		if a.Source != "hook" || a.Detail != "bash" {
 			t.Errorf("%s: attention at the dialog: %+v, want from hook about bash", answer.name, a)
@@ -119,7 +119,7 @@ func TestAttentionOpenCodeError(t *testing.T) {
 	sendOpenCodePrompt(t, term, "hello 429")
 	sent := time.Now()
 	ses, _ := onlySession(t, state)
-	a := waitAttention(t, env, state, ses, 2*screenTimeout, "stopped_on_error")
+	a := waitAttentionFrom(t, env, state, ses, 2*screenTimeout, "hook", "stopped_on_error")
 	t.Logf("stopped_on_error seen %s after the prompt", time.Since(sent).Round(time.Millisecond))
 	if a.Source != "hook" || a.Detail != "APIError (429)" {
 		t.Errorf("attention after the retries: %+v, want from hook about APIError (429)", a)

@@ -45,6 +45,20 @@ func waitAttention(t *testing.T, env *testharness.HarnessEnv, state, id string, 
 	}
 }
 
+// waitAttentionFrom waits as waitAttention does and then, up to within
+// again, until the state is told by source: the dialog's text on the
+// screen may tell it first, and the hook, more trusted, takes the
+// episode over when its report arrives.
+func waitAttentionFrom(t *testing.T, env *testharness.HarnessEnv, state, id string, within time.Duration, source string, states ...string) attentionJSON {
+	t.Helper()
+	a := waitAttention(t, env, state, id, within, states...)
+	for deadline := time.Now().Add(within); a.Source != source && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		a = waitAttention(t, env, state, id, within, states...)
+	}
+	return a
+}
+
 // TestAttentionClaudePermission: under `lifeloop run`, the real Claude
 // TUI in its asking permission mode opens its dialog for the mock's shell
 // command: status says needs_permission, from the PermissionRequest hook,
@@ -74,13 +88,8 @@ func TestAttentionClaudePermission(t *testing.T) {
 	waitOutputMatch(t, term, at, tc.dialog)
 	drawn := time.Now()
 	ses, _ := onlySession(t, state)
-	a := waitAttention(t, env, state, ses, 5*time.Second, "needs_permission")
+	a := waitAttentionFrom(t, env, state, ses, 5*time.Second, "hook", "needs_permission")
 	t.Logf("needs_permission seen %s after the dialog was drawn (since %s, from the %s)", time.Since(drawn).Round(time.Millisecond), a.Since.Format(time.StampMilli), a.Source)
-	// The dialog's text on the screen may tell it first; the hook, about
-	// 0.1 s later, takes the episode over.
-	for deadline := time.Now().Add(5 * time.Second); a.Source == "screen" && time.Now().Before(deadline); {
-		a = waitAttention(t, env, state, ses, 5*time.Second, "needs_permission")
-	}
 	if a.Source != "hook" || a.Detail != "Bash" {
 		t.Errorf("attention at the dialog: %+v, want from hook about Bash", a)
 	}
