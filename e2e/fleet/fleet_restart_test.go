@@ -141,12 +141,14 @@ func TestFleetListenerStartedBySession(t *testing.T) {
 	}
 
 	// Listener off: a machine whose sessions do not listen has no queue.
-	m2 := f.machine("m2")
+	// Its name is its own: the broker, shared by the package, keeps every
+	// machine queue another test declared.
+	m2 := f.machine("quiet")
 	m2.env = append(m2.env, "LIFELOOP_FLEET_LISTEN=off", "LIFELOOP_FLEET_SECRET=right")
 	c := m2.run(io.Discard, "echo ready; sleep 300")
 	id2 := waitSession(t, m2)
 	time.Sleep(2 * time.Second)
-	if _, stderr, err := f.remote(t, "right", "pause", "m2", id2); err == nil || !strings.Contains(stderr, "no command queue") {
+	if _, stderr, err := f.remote(t, "right", "pause", "quiet", id2); err == nil || !strings.Contains(stderr, "no command queue") {
 		t.Errorf("LIFELOOP_FLEET_LISTEN=off: err %v, stderr %q (want no command queue)", err, stderr)
 	}
 	c.kill()
@@ -270,7 +272,9 @@ func publishConfirmed(t *testing.T, c ifleet.Command, secret []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := conf.WaitContext(context.Background()); !ok || err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if ok, err := conf.WaitContext(ctx); !ok || err != nil {
 		t.Fatalf("the broker did not confirm the command: %v %v", ok, err)
 	}
 }

@@ -74,6 +74,7 @@ func setupAndRun(m *testing.M) int {
 		return 1
 	}
 	defer broker.Close()
+	defer startWatchdog(watchdogAfter)()
 	return m.Run()
 }
 

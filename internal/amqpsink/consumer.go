@@ -268,31 +268,40 @@ func (c *Consumer) session(ctx context.Context, connected func()) error {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	if _, err := ch.QueueDeclare(c.cfg.Queue, true, false, false, false, nil); err != nil {
-		return fmt.Errorf("declare queue %s: %w", c.cfg.Queue, err)
-	}
-	if c.cfg.Target.Exchange != "" {
-		if err := ch.QueueBind(c.cfg.Queue, c.cfg.Target.BindingKey, c.cfg.Target.Exchange, false, nil); err != nil {
-			return fmt.Errorf("bind queue %s: %w", c.cfg.Queue, err)
+	var dl *amqp.Channel
+	var deliveries <-chan amqp.Delivery
+	err = conn.Within(CallTimeout, func() error {
+		if _, err := ch.QueueDeclare(c.cfg.Queue, true, false, false, false, nil); err != nil {
+			return fmt.Errorf("declare queue %s: %w", c.cfg.Queue, err)
 		}
-	}
-	if _, err := ch.QueueDeclare(c.cfg.DeadLetter, true, false, false, false, nil); err != nil {
-		return fmt.Errorf("declare queue %s: %w", c.cfg.DeadLetter, err)
-	}
-	// A second channel, in confirm mode, publishes dead letters.
-	dl, err := conn.Channel()
-	if err == nil {
-		err = dl.Confirm(false)
-	}
+		if c.cfg.Target.Exchange != "" {
+			if err := ch.QueueBind(c.cfg.Queue, c.cfg.Target.BindingKey, c.cfg.Target.Exchange, false, nil); err != nil {
+				return fmt.Errorf("bind queue %s: %w", c.cfg.Queue, err)
+			}
+		}
+		if _, err := ch.QueueDeclare(c.cfg.DeadLetter, true, false, false, false, nil); err != nil {
+			return fmt.Errorf("declare queue %s: %w", c.cfg.DeadLetter, err)
+		}
+		// A second channel, in confirm mode, publishes dead letters.
+		var err error
+		dl, err = conn.Channel()
+		if err == nil {
+			err = dl.Confirm(false)
+		}
+		if err != nil {
+			return fmt.Errorf("dead-letter channel: %w", err)
+		}
+		if err := ch.Qos(c.cfg.Prefetch, 0, false); err != nil {
+			return err
+		}
+		deliveries, err = ch.ConsumeWithContext(ctx, c.cfg.Queue, "", false, false, false, false, nil)
+		if err != nil {
+			return fmt.Errorf("consume %s: %w", c.cfg.Queue, err)
+		}
+		return nil
+	})
 	if err != nil {
-		return fmt.Errorf("dead-letter channel: %w", err)
-	}
-	if err := ch.Qos(c.cfg.Prefetch, 0, false); err != nil {
 		return err
-	}
-	deliveries, err := ch.ConsumeWithContext(ctx, c.cfg.Queue, "", false, false, false, false, nil)
-	if err != nil {
-		return fmt.Errorf("consume %s: %w", c.cfg.Queue, err)
 	}
 	connected()
 	// Held deliveries belong to the previous channel: the broker sends

@@ -34,7 +34,7 @@ type Publisher struct {
 	Timeout time.Duration
 
 	mu      sync.Mutex
-	conn    *amqp.Connection
+	conn    *Conn
 	ch      *amqp.Channel
 	returns chan amqp.Return
 	// returned holds the message ids the broker returned (no queue took
@@ -47,21 +47,21 @@ func NewPublisher(t Target, sessionID string) *Publisher {
 	return &Publisher{t: t, routingKey: t.RoutingKeyFor(sessionID)}
 }
 
-// dial opens a connection and a channel in confirm mode and declares the
-// target's exchange (and queue).
-func dial(t Target) (*amqp.Connection, *amqp.Channel, error) {
-	conn, err := amqp.DialConfig(t.DialURL, amqp.Config{
-		Dial:       amqp.DefaultDial(dialTimeout),
-		Heartbeat:  10 * time.Second,
-		Properties: amqp.Table{"connection_name": "lifeloop"},
-	})
+// dial opens a connection and a channel and declares the target's
+// exchange (and queue), each call bounded by CallTimeout.
+func dial(t Target) (*Conn, *amqp.Channel, error) {
+	conn, err := Dial(t, "lifeloop", 10*time.Second, dialTimeout)
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to %s: %s", t.Redacted(), cleanErr(err))
 	}
-	ch, err := conn.Channel()
-	if err == nil {
-		err = declare(ch, t)
-	}
+	var ch *amqp.Channel
+	err = conn.Within(CallTimeout, func() error {
+		var err error
+		if ch, err = conn.Channel(); err != nil {
+			return err
+		}
+		return declare(ch, t)
+	})
 	if err != nil {
 		_ = conn.Close()
 		return nil, nil, fmt.Errorf("%s: %s", t.Redacted(), cleanErr(err))
@@ -109,7 +109,7 @@ func (p *Publisher) connect() error {
 	if err != nil {
 		return err
 	}
-	if err := ch.Confirm(false); err != nil {
+	if err := conn.Within(CallTimeout, func() error { return ch.Confirm(false) }); err != nil {
 		_ = conn.Close()
 		return fmt.Errorf("%s: confirm mode: %s", p.t.Redacted(), cleanErr(err))
 	}

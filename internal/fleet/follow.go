@@ -54,7 +54,7 @@ type Follower struct {
 	batches chan struct{}
 
 	probeMu sync.Mutex // guards the probe's connection
-	probe   *amqp.Connection
+	probe   *amqpsink.Conn
 	probeCh *amqp.Channel
 
 	mu     sync.Mutex // guards view and offset
@@ -173,21 +173,23 @@ func (f *Follower) Backlog(ctx context.Context) (Backlog, error) {
 func (f *Follower) passiveDeclare() (amqp.Queue, error) {
 	if f.probeCh == nil || f.probeCh.IsClosed() {
 		f.dropProbe()
-		conn, err := amqp.DialConfig(f.cfg.Target.DialURL, amqp.Config{
-			Dial:       amqp.DefaultDial(probeTimeout),
-			Properties: amqp.Table{"connection_name": "lifeloop fleet view probe"},
-		})
+		conn, err := amqpsink.Dial(f.cfg.Target, "lifeloop fleet view probe", 0, probeTimeout)
 		if err != nil {
 			return amqp.Queue{}, fmt.Errorf("connect to %s: %w", f.cfg.Target.Redacted(), err)
 		}
-		ch, err := conn.Channel()
-		if err != nil {
+		var ch *amqp.Channel
+		if err := conn.Within(probeTimeout, func() (err error) { ch, err = conn.Channel(); return err }); err != nil {
 			_ = conn.Close()
 			return amqp.Queue{}, err
 		}
 		f.probe, f.probeCh = conn, ch
 	}
-	return f.probeCh.QueueDeclarePassive(f.cfg.Queue, true, false, false, false, nil)
+	var q amqp.Queue
+	err := f.probe.Within(probeTimeout, func() (err error) {
+		q, err = f.probeCh.QueueDeclarePassive(f.cfg.Queue, true, false, false, false, nil)
+		return err
+	})
+	return q, err
 }
 
 func (f *Follower) dropProbe() {

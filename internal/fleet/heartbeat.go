@@ -119,7 +119,7 @@ func StartHeartbeats(ctx context.Context, cfg HeartbeatConfig) <-chan struct{} {
 // beater holds the heartbeat's connection between beats.
 type beater struct {
 	cfg  HeartbeatConfig
-	conn *amqp.Connection
+	conn *amqpsink.Conn
 	ch   *amqp.Channel
 	down bool // an outage was logged
 }
@@ -173,16 +173,12 @@ func (b *beater) publish(ctx context.Context) error {
 func (b *beater) connect(ctx context.Context) error {
 	t := b.cfg.Target
 	type dialed struct {
-		conn *amqp.Connection
+		conn *amqpsink.Conn
 		err  error
 	}
 	res := make(chan dialed, 1)
 	go func() { // ends when the dial does (bounded by its own timeout)
-		c, err := amqp.DialConfig(t.DialURL, amqp.Config{
-			Dial:       amqp.DefaultDial(b.cfg.Timeout),
-			Heartbeat:  10 * time.Second,
-			Properties: amqp.Table{"connection_name": "lifeloop heartbeat"},
-		})
+		c, err := amqpsink.Dial(t, "lifeloop heartbeat", 10*time.Second, b.cfg.Timeout)
 		res <- dialed{c, err}
 	}()
 	var d dialed
@@ -199,10 +195,13 @@ func (b *beater) connect(ctx context.Context) error {
 	if d.err != nil {
 		return fmt.Errorf("connect to %s: %w", t.Redacted(), d.err)
 	}
-	ch, err := d.conn.Channel()
-	if err == nil && t.Exchange != "" {
-		err = ch.ExchangeDeclare(t.Exchange, t.ExchangeType, true, false, false, false, nil)
-	}
+	var ch *amqp.Channel
+	err := d.conn.Within(amqpsink.CallTimeout, func() (err error) {
+		if ch, err = d.conn.Channel(); err == nil && t.Exchange != "" {
+			err = ch.ExchangeDeclare(t.Exchange, t.ExchangeType, true, false, false, false, nil)
+		}
+		return err
+	})
 	if err != nil {
 		_ = d.conn.Close()
 		return fmt.Errorf("%s: %w", t.Redacted(), err)

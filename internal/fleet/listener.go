@@ -40,6 +40,9 @@ type ListenerConfig struct {
 	Heartbeats amqpsink.Target
 }
 
+// dialTimeout bounds a connection's TCP connect and AMQP handshake.
+const dialTimeout = 10 * time.Second
+
 // CommandsLog is the file, in the listener's folder, with one line per
 // command handled (its answer): refused ones are recorded there.
 const CommandsLog = "commands.jsonl"
@@ -86,23 +89,28 @@ func Listen(ctx context.Context, cfg ListenerConfig) error {
 // listenOnce takes commands over one connection until it fails or ctx
 // ends; connected is called once the queue is consumed.
 func listenOnce(ctx context.Context, cfg ListenerConfig, connected func()) error {
-	conn, err := amqp.DialConfig(cfg.Target.DialURL, amqp.Config{Heartbeat: 10 * time.Second, Properties: amqp.Table{"connection_name": "lifeloop serve"}})
+	conn, err := amqpsink.Dial(cfg.Target, "lifeloop serve", 10*time.Second, dialTimeout)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = conn.Close() }()
-	ch, err := conn.Channel()
-	if err != nil {
-		return err
-	}
 	q := CommandQueue(cfg.Machine)
-	if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+	var ch *amqp.Channel
+	var deliveries <-chan amqp.Delivery
+	err = conn.Within(amqpsink.CallTimeout, func() error {
+		var err error
+		if ch, err = conn.Channel(); err != nil {
+			return err
+		}
+		if _, err := ch.QueueDeclare(q, true, false, false, false, nil); err != nil {
+			return err
+		}
+		if err := ch.Qos(1, 0, false); err != nil {
+			return err
+		}
+		deliveries, err = ch.ConsumeWithContext(ctx, q, "", false, false, false, false, nil)
 		return err
-	}
-	if err := ch.Qos(1, 0, false); err != nil {
-		return err
-	}
-	deliveries, err := ch.ConsumeWithContext(ctx, q, "", false, false, false, false, nil)
+	})
 	if err != nil {
 		return err
 	}
@@ -196,17 +204,22 @@ func Send(ctx context.Context, t amqpsink.Target, c Command, secret []byte, wait
 	if err != nil {
 		return Result{}, err
 	}
-	conn, err := amqp.DialConfig(t.DialURL, amqp.Config{Properties: amqp.Table{"connection_name": "lifeloop command"}})
+	conn, err := amqpsink.Dial(t, "lifeloop command", 0, dialTimeout)
 	if err != nil {
 		return Result{}, fmt.Errorf("connect to %s: %v", t.Redacted(), err)
 	}
 	defer func() { _ = conn.Close() }()
-	ch, err := conn.Channel()
-	if err != nil {
-		return Result{}, err
-	}
 	const replyTo = "amq.rabbitmq.reply-to"
-	answers, err := ch.Consume(replyTo, "", true, false, false, false, nil)
+	var ch *amqp.Channel
+	var answers <-chan amqp.Delivery
+	err = conn.Within(amqpsink.CallTimeout, func() error {
+		var err error
+		if ch, err = conn.Channel(); err != nil {
+			return err
+		}
+		answers, err = ch.Consume(replyTo, "", true, false, false, false, nil)
+		return err
+	})
 	if err != nil {
 		return Result{}, err
 	}

@@ -176,6 +176,22 @@ func (b *Broker) Kill(t testing.TB) {
 	b.reap(false)
 }
 
+// Freeze stops the node (SIGSTOP to its process group): its
+// connections stay open and nothing on them is answered, as a broker
+// that hangs. The returned function lets it go on (SIGCONT); it also
+// runs when t ends.
+func (b *Broker) Freeze(t testing.TB) (thaw func()) {
+	t.Helper()
+	pid := b.cmd.Process.Pid
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	thaw = func() { once.Do(func() { _ = syscall.Kill(-pid, syscall.SIGCONT) }) }
+	t.Cleanup(thaw)
+	return thaw
+}
+
 // Restart starts the node again on the same folder and ports.
 func (b *Broker) Restart(t testing.TB) {
 	t.Helper()
