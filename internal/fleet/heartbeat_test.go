@@ -93,7 +93,9 @@ func TestHeartbeatsNeverWaitOnABrokerAway(t *testing.T) {
 // TestHeartbeatThroughTheBroker: a machine's heartbeats, on its events
 // exchange, reach a fleet view's queue through a real RabbitMQ; the view
 // takes them aside (no event written, nothing dead-lettered) and keeps
-// the machine fresh; the queue is then reported read.
+// the machine fresh; the queue is then reported read. The listener a
+// session starts (ListenWhenFree) beats only once it holds the
+// machine's listener lock.
 func TestHeartbeatThroughTheBroker(t *testing.T) {
 	if testing.Short() {
 		t.Skip("needs a RabbitMQ broker")
@@ -137,6 +139,40 @@ func TestHeartbeatThroughTheBroker(t *testing.T) {
 	}
 	stop()
 	<-done
+
+	// The machine's listener beats only while it holds the listener
+	// lock: a second process waiting for the lock sends nothing, and
+	// beats once it has taken the lock over.
+	seen := func(m string) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return !f.view.MachineSeen(m).IsZero()
+	}
+	lockDir := t.TempDir()
+	holder, held, err := TryListenerLock(lockDir)
+	if err != nil || !held {
+		t.Fatalf("listener lock: held %v, err %v", held, err)
+	}
+	lctx, stopListener := context.WithCancel(ctx)
+	listened := make(chan error, 1)
+	go func() {
+		listened <- ListenWhenFree(lctx, ListenerConfig{Target: tg, Machine: "m2", Dir: lockDir, Heartbeats: tg}, 50*time.Millisecond)
+	}()
+	time.Sleep(time.Second)
+	if seen("m2") {
+		t.Error("a listener waiting for the lock sent a heartbeat")
+	}
+	_ = holder.Close()
+	for deadline := time.Now().Add(60 * time.Second); !seen("m2"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no heartbeat of m2 after its listener took the lock")
+		}
+	}
+	stopListener()
+	if err := <-listened; err != nil {
+		t.Errorf("ListenWhenFree: %v", err)
+	}
+
 	if rows := f.Rows(time.Now(), time.Minute); len(rows) != 0 {
 		t.Errorf("heartbeats made rows: %+v", rows)
 	}
