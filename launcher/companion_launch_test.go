@@ -35,7 +35,9 @@ func TestLaunchStartsCompanion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// The companion sleeps 1000 s: a session that waited for it would
+	// take that long; the bound is loose for a loaded machine.
+	if d := time.Since(start); d > 60*time.Second {
 		t.Errorf("the session took %v with a companion that never exits", d)
 	}
 	b, _ := os.ReadFile(filepath.Join(statedir.SessionDir(root, res.SessionID), CompanionLog))

@@ -25,18 +25,19 @@ func TestCommandNote(t *testing.T) {
 // an error saying which.
 func TestCommandFailures(t *testing.T) {
 	for _, tt := range []struct {
-		script string
-		want   string
+		script  string
+		timeout time.Duration // generous but where the timeout is the case: a loaded machine starts sh slowly
+		want    string
 	}{
-		{"echo half a note; echo 'no such thing' >&2; exit 4", "the handoff command failed (exit status 4): no such thing"},
-		{"true", "the handoff command printed nothing"},
-		{"head -c 3000 /dev/zero | tr '\\0' x", "the handoff command printed more than 1024 bytes"},
+		{"echo half a note; echo 'no such thing' >&2; exit 4", time.Minute, "the handoff command failed (exit status 4): no such thing"},
+		{"true", time.Minute, "the handoff command printed nothing"},
+		{"head -c 3000 /dev/zero | tr '\\0' x", time.Minute, "the handoff command printed more than 1024 bytes"},
 		// The background child keeps the output open; the group is killed.
-		{"(sleep 60 &); sleep 60", "the handoff command ran past its timeout of 200ms"},
+		{"(sleep 60 &); sleep 60", 200 * time.Millisecond, "the handoff command ran past its timeout of 200ms"},
 	} {
 		f := commandFacts
 		f.Cwd = t.TempDir()
-		_, err := Command{Script: tt.script, MaxBytes: 1024, Timeout: 200 * time.Millisecond}.Run(context.Background(), f)
+		_, err := Command{Script: tt.script, MaxBytes: 1024, Timeout: tt.timeout}.Run(context.Background(), f)
 		if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.script, err, tt.want)
 		}
