@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
@@ -16,14 +18,26 @@ func qwenSettings(t *testing.T, env *testharness.HarnessEnv, edit func(map[strin
 	editJSON(t, filepath.Join(env.QwenHome(), "settings.json"), edit)
 }
 
-// qwenNoSideAgent turns off the memory extractor Qwen Code runs after a
-// turn: a call of its own (counted, TestUsageCountsSideAgents) that a
-// one-shot makes or not depending on when it exits, and that a turn's
-// frame takes or not depending on when the file is read.
-func qwenNoSideAgent(t *testing.T, env *testharness.HarnessEnv) {
+// qwenNoSideCalls turns off the calls Qwen Code makes on its own after
+// a turn, so that each turn is exactly the calls the test's prompts
+// ask for: the memory extractor's (recorded in the session file and
+// counted, TestUsageCountsSideAgents; a one-shot makes it or not
+// depending on when it exits, and a turn's frame takes it or not
+// depending on when the file is read) and the TUI's follow-up
+// suggestion (not recorded in the session file at all, though Qwen
+// Code counts it in its own usage_record.jsonl: measured with 0.24.4,
+// three requests there for the two calls of the file; it also takes
+// the mock's next usage entry when it comes before the next prompt).
+func qwenNoSideCalls(t *testing.T, env *testharness.HarnessEnv) {
 	t.Helper()
 	qwenSettings(t, env, func(s map[string]any) {
 		s["memory"] = map[string]any{"enableManagedAutoMemory": false}
+		ui, _ := s["ui"].(map[string]any)
+		if ui == nil {
+			ui = map[string]any{}
+		}
+		ui["enableFollowupSuggestions"] = false
+		s["ui"] = ui
 	})
 }
 
@@ -50,7 +64,7 @@ func TestUsageQwen(t *testing.T) {
 	for _, priced := range []bool{true, false} {
 		env := testharness.NewHarnessEnv(t, mock)
 		bin := env.UseQwen(t)
-		qwenNoSideAgent(t, env)
+		qwenNoSideCalls(t, env)
 		env.Setenv("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", logs.logsEndpoint())
 		state := stateDir(t)
 		hook := startPostReceiver(t)
@@ -101,4 +115,121 @@ func readQwenUsageRecords(t *testing.T, env *testharness.HarnessEnv) []qwenUsage
 		out = append(out, r)
 	}
 	return out
+}
+
+// qwenTurnUsage is what the mock reports for each turn's one call in
+// TestUsageQwenTurns, and qwenTurnTokens what Qwen Code's file then
+// holds for it (the cache write in the prompt).
+var (
+	qwenTurnUsage = []mockmodel.Usage{
+		{InputTokens: 1000, CacheCreationInputTokens: 200, CacheReadInputTokens: 3000, OutputTokens: 50},
+		{InputTokens: 2000, CacheReadInputTokens: 6000, OutputTokens: 90},
+	}
+	qwenTurnTokens = []usageTokens{{Input: 1200, CacheRead: 3000, Output: 50}, {Input: 2000, CacheRead: 6000, Output: 90}}
+)
+
+// TestUsageQwenTurns: Qwen Code's TUI under lifeloop, two prompts whose
+// calls report different usage: each turn's frame.ended carries exactly
+// its own call's tokens, the session's end their sum; the sum equals
+// what Qwen Code itself writes for the session when it ends
+// (~/.qwen/usage_record.jsonl: requests, prompt, cached and output
+// tokens), and `lifeloop usage` over the same home reports it too.
+func TestUsageQwenTurns(t *testing.T) {
+	skipShort(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{UsageSequence: qwenTurnUsage})
+	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UseQwen(t)
+	qwenNoSideCalls(t, env)
+	state := stateDir(t)
+	term := testharness.StartTerminal(t, env.Command(ll, "run", "--state-dir", state, "--", bin, "--yolo"), 120, 40)
+	testharness.QwenScreenReady(t, term, 0)
+	for i, prompt := range []string{"first question for the mock", "second question for the mock"} {
+		at := len(term.Output())
+		term.Type(prompt)
+		waitOutputAfter(t, term, at, prompt, screenTimeout)
+		qwenEnter(term)
+		waitReceipt(t, term, state, "frame.ended", i+1)
+		// The next prompt once the TUI takes input again.
+		testharness.QwenScreenReady(t, term, at)
+	}
+	quitAt := len(term.Output())
+	term.Type("/quit")
+	waitOutputAfter(t, term, quitAt, "exit the cli", screenTimeout)
+	qwenEnter(term)
+	if code, sig, err := term.WaitTimeout(screenTimeout); err != nil || code != 0 || sig != 0 {
+		t.Fatalf("lifeloop exited with code %d signal %v (%v) after /quit; output:\n%s", code, sig, err, term.Output())
+	}
+	_, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "qwen", "completed", "exit_code_0")
+	var turns []map[string]any
+	var ended map[string]any
+	for _, r := range rs {
+		switch r["event"] {
+		case "frame.ended":
+			turns = append(turns, usageBlock(r))
+		case "session.ended":
+			ended = usageBlock(r)
+		}
+	}
+	if len(turns) != 2 || ended == nil {
+		t.Fatalf("%d frame.ended and session.ended usage %v, want two turns and a total\n%s", len(turns), ended, describeStream(rs))
+	}
+	var sum usageTokens
+	for i, b := range turns {
+		if b == nil {
+			t.Fatalf("turn %d's frame.ended has no usage\n%s", i+1, describeStream(rs))
+		}
+		w := qwenTurnTokens[i]
+		checkBlockTokens(t, fmt.Sprintf("turn %d", i+1), b, w)
+		checkBlockCost(t, fmt.Sprintf("turn %d", i+1), b["cost"], (float64(w.Input)*3+float64(w.CacheRead)*0.3+float64(w.Output)*15)/1e6, "estimated")
+		sum.Input, sum.CacheRead, sum.Output = sum.Input+w.Input, sum.CacheRead+w.CacheRead, sum.Output+w.Output
+	}
+	tok, _ := ended["tokens"].(map[string]any)
+	got := fmt.Sprint(ended["calls"], tok["input"], tok["cache_read"], tok["cache_write"], tok["output"])
+	if w := fmt.Sprint(2, sum.Input, sum.CacheRead, 0, sum.Output); got != w {
+		t.Errorf("session.ended calls, input, cache read, cache write, output = %s, want %s\n%v", got, w, ended)
+	}
+	// Qwen Code's own record of the session, written as it ended.
+	file := onlyOne(t, "session file", env.QwenSessions())
+	_, sid := qwenSession(t, file)
+	recs := readQwenUsageRecords(t, env)
+	if len(recs) != 1 || recs[0].SessionID != sid || len(recs[0].Models) != 1 {
+		t.Fatalf("usage_record.jsonl %+v, want one record of session %s with one model", recs, sid)
+	}
+	own := recs[0].Models[testharness.QwenModel]
+	if w := fmt.Sprint(2, sum.Input+sum.CacheRead, sum.CacheRead, sum.Output); fmt.Sprint(own.Requests, own.InputTokens, own.CachedTokens, own.OutputTokens) != w {
+		t.Errorf("Qwen Code's own record: requests, prompt, cached, output = %d %d %d %d; lifeloop counted %s\nthe session file's records:\n%s", own.Requests, own.InputTokens, own.CachedTokens, own.OutputTokens, w, qwenRecords(t, file))
+	}
+	// lifeloop usage reads the same file.
+	var rep struct {
+		Rows []struct {
+			Keys  map[string]string `json:"keys"`
+			Calls int               `json:"calls"`
+			In    int               `json:"input_tokens"`
+			CR    int               `json:"cache_read_tokens"`
+			Out   int               `json:"output_tokens"`
+			Prov  string            `json:"cost_provenance"`
+		} `json:"rows"`
+	}
+	llJSON(t, env, &rep, "usage", "--state-dir", stateDir(t), "--by", "harness,session", "--json")
+	if len(rep.Rows) != 1 {
+		t.Fatalf("lifeloop usage rows %+v, want the one session", rep.Rows)
+	}
+	r := rep.Rows[0]
+	if got, w := fmt.Sprint(r.Keys["harness"], r.Keys["session"], r.Calls, r.In, r.CR, r.Out, r.Prov), fmt.Sprint("qwen", sid, 2, sum.Input, sum.CacheRead, sum.Output, "estimated"); got != w {
+		t.Errorf("lifeloop usage: %s, want %s", got, w)
+	}
+	assertNoProcessLeft(t, env, term.Pid())
+}
+
+// qwenRecords describes a Qwen Code session file, a line per record:
+// its type, subtype and event name.
+func qwenRecords(t *testing.T, path string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, l := range readJSONL(t, path) {
+		fmt.Fprintln(&b, l["type"], l["subtype"], dig(l, "systemPayload", "uiEvent", "event.name"), dig(l, "systemPayload", "uiEvent", "subagent_name"), dig(l, "systemPayload", "uiEvent", "input_token_count"))
+	}
+	return b.String()
 }
