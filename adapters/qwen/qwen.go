@@ -4,7 +4,8 @@
 // (args.go), a launch pinned to its own session and the relaunch
 // (launch.go), a payload placed at launch (placement.go), its session
 // files and their parser (telemetry.go, parser.go), the tokens of its
-// model calls (usage.go).
+// model calls (usage.go), its permission dialog on the screen
+// (attention.go).
 //
 // Measured against the pinned 0.24.4 (harnesses/, Node >= 22, offline
 // against the loopback mock model through its Anthropic provider:
@@ -31,7 +32,8 @@
 //
 // Not done: its hooks (`qwen hooks`, settings-file hooks of the Claude
 // Code shape) are not bridged, so no native frames, no payload placed at
-// a hook, no attention mapping and no `lifeloop host apply`; a payload
+// a hook, no attention from hooks (only the shell command's dialog on
+// the screen) and no `lifeloop host apply`; a payload
 // placed at launch has no private channel (--append-system-prompt takes
 // the text itself, no file form was found), so it is placed only for a
 // session run with --payload-argv-ok; an automatic compaction (at its
@@ -47,14 +49,15 @@ import (
 type Harness struct{}
 
 var (
-	_ adapters.Harness        = Harness{}
-	_ adapters.SessionPinner  = Harness{}
-	_ adapters.SessionResumer = Harness{}
-	_ adapters.Telemetry      = Harness{}
-	_ adapters.Versioned      = Harness{}
-	_ adapters.Relauncher     = Harness{}
-	_ adapters.LaunchPlacer   = Harness{}
-	_ adapters.UsageReader    = Harness{}
+	_ adapters.Harness         = Harness{}
+	_ adapters.SessionPinner   = Harness{}
+	_ adapters.SessionResumer  = Harness{}
+	_ adapters.Telemetry       = Harness{}
+	_ adapters.Versioned       = Harness{}
+	_ adapters.Relauncher      = Harness{}
+	_ adapters.LaunchPlacer    = Harness{}
+	_ adapters.UsageReader     = Harness{}
+	_ adapters.AttentionReader = Harness{}
 )
 
 // Describe implements adapters.Harness. Qwen Code is not among OrgLoop's
@@ -87,6 +90,8 @@ func (Harness) Evidence() map[string]string {
 		// Usage from the session file (usage.go).
 		"telemetry_sources.usage.tokens": "TestUsageQwen",
 		"telemetry_sources.usage.cost":   "TestUsageQwen",
+		// The shell command's permission dialog on the screen (attention.go).
+		"telemetry_sources.attention.screen": "TestAttentionQwenPermission",
 		// Launch placement and renewal (placement.go, launch.go).
 		"placement.pre_session":                 "TestRenewQwenTUI",
 		"renewal.reset.wrapper_mediated":        "TestRenewQwenTUI",
@@ -117,6 +122,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// file's api_response records, priced with the price table
 	// (TestUsageQwen: ledger, views and backends, priced and unpriced).
 	adapters.RaiseUsage(&m, false)
+	// Attention under `lifeloop run`: the shell command's permission
+	// dialog on the screen (needs_permission, matched on the output).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.screen", Support: contract.SupportSynthesized})
 	// pre_session: --append-system-prompt at launch, also when a renewal
 	// relaunches the TUI (resumed with --resume ID, or fresh); in argv, so
 	// only with --payload-argv-ok.
