@@ -74,42 +74,60 @@ type apiResponse struct {
 // must hold before it is decoded.
 var apiResponseName = []byte(`api_response"`)
 
-// errNotJSON is the error of a line that is not JSON.
-var errNotJSON = errors.New("not a JSON line")
+// errNotObject is the error of a line that is not a JSON object.
+var errNotObject = errors.New("not a JSON object")
 
 func (*usageParser) State() []byte { return nil }
 
 func (*usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.UsageEntry, error) {
 	if !bytes.Contains(line, apiResponseName) {
-		if !json.Valid(line) {
-			return dst, errNotJSON
+		// No call: only a line that is plainly no JSON object is an
+		// error (as Claude Code's usage parser checks its lines).
+		if t := bytes.TrimSpace(line); len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+			return dst, errNotObject
 		}
 		return dst, nil
 	}
-	var r apiResponse
-	if err := json.Unmarshal(line, &r); err != nil {
-		return dst, err
+	var f apiFields
+	if !scanAPIResponse(line, &f) {
+		var r apiResponse
+		if err := json.Unmarshal(line, &r); err != nil {
+			return dst, err
+		}
+		f = r.fields()
 	}
-	if r.Type != "system" || r.Subtype != "ui_telemetry" || r.SystemPayload == nil || r.SystemPayload.UIEvent == nil {
+	if string(f.typ) != "system" || string(f.subtype) != "ui_telemetry" || !f.hasEvent {
 		return dst, nil
 	}
-	ev := r.SystemPayload.UIEvent
-	if ev.Name != "qwen-code.api_response" && ev.Name != "api_response" {
+	if n := string(f.name); n != "qwen-code.api_response" && n != "api_response" {
 		return dst, nil
 	}
-	out := ev.Output + ev.Thoughts
-	if ev.Total > 0 {
-		out = max(ev.Total-ev.Input, 0)
+	out := f.output + f.thoughts
+	if f.total > 0 {
+		out = max(f.total-f.input, 0)
 	}
+	session := string(f.sessionID)
 	e := adapters.UsageEntry{
-		At: telemetry.ParseTime(r.Timestamp), SessionID: r.SessionID, Project: r.Cwd, Model: ev.Model,
-		Tokens: adapters.UsageTokens{Input: max(ev.Input-ev.Cached, 0), CacheRead: ev.Cached, Output: out, Reasoning: min(ev.Thoughts, out)},
+		At: telemetry.ParseTime(string(f.timestamp)), SessionID: session, Project: string(f.cwd), Model: string(f.model),
+		Tokens: adapters.UsageTokens{Input: max(f.input-f.cached, 0), CacheRead: f.cached, Output: out, Reasoning: min(f.thoughts, out)},
 	}
 	switch {
-	case ev.ResponseID != "":
-		e.Key = r.SessionID + ":" + ev.ResponseID
-	case r.UUID != "":
-		e.Key = r.SessionID + ":" + r.UUID
+	case len(f.responseID) > 0:
+		e.Key = session + ":" + string(f.responseID)
+	case len(f.uuid) > 0:
+		e.Key = session + ":" + string(f.uuid)
 	}
 	return append(dst, e), nil
+}
+
+// fields are r's fields as scanAPIResponse gives them.
+func (r *apiResponse) fields() apiFields {
+	f := apiFields{uuid: []byte(r.UUID), sessionID: []byte(r.SessionID), timestamp: []byte(r.Timestamp), typ: []byte(r.Type), subtype: []byte(r.Subtype), cwd: []byte(r.Cwd)}
+	if r.SystemPayload != nil && r.SystemPayload.UIEvent != nil {
+		ev := r.SystemPayload.UIEvent
+		f.hasEvent = true
+		f.name, f.responseID, f.model = []byte(ev.Name), []byte(ev.ResponseID), []byte(ev.Model)
+		f.input, f.output, f.cached, f.thoughts, f.total = ev.Input, ev.Output, ev.Cached, ev.Thoughts, ev.Total
+	}
+	return f
 }
