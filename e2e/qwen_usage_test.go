@@ -233,3 +233,43 @@ func qwenRecords(t *testing.T, path string) string {
 	}
 	return b.String()
 }
+
+// TestUsageQwenSideAgent: a wrapped one-shot with Qwen Code's settings
+// as they come (its memory extractor on): the session's total under
+// `lifeloop run` counts every call its session file records — the
+// answer's and the extractor's when it ran before the one-shot exited —
+// and equals what Qwen Code itself wrote for the session in
+// usage_record.jsonl.
+func TestUsageQwenSideAgent(t *testing.T) {
+	t.Parallel() // see the package doc
+	skipShort(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Usage: mockmodel.Usage{InputTokens: 1200, CacheCreationInputTokens: 300, CacheReadInputTokens: 4000, OutputTokens: 77}})
+	env := testharness.NewHarnessEnv(t, mock)
+	bin := env.UseQwen(t)
+	state := stateDir(t)
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "Say hello")
+	if res.ExitCode != 0 {
+		t.Fatalf("lifeloop run -- qwen: exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	_, rs := onlySession(t, state)
+	ended := usageBlock(lastOf(rs, "session.ended"))
+	if ended == nil {
+		t.Fatalf("session.ended has no usage\n%s", describeStream(rs))
+	}
+	file := onlyOne(t, "session file", env.QwenSessions())
+	_, sid := qwenSession(t, file)
+	recs := readQwenUsageRecords(t, env)
+	if len(recs) != 1 || recs[0].SessionID != sid {
+		t.Fatalf("usage_record.jsonl %+v, want one record of session %s", recs, sid)
+	}
+	own := recs[0].Models[testharness.QwenModel]
+	tok, _ := ended["tokens"].(map[string]any)
+	in, _ := tok["input"].(float64)
+	cached, _ := tok["cache_read"].(float64)
+	got := fmt.Sprint(ended["calls"], in+cached, tok["cache_read"], tok["output"])
+	if w := fmt.Sprint(own.Requests, own.InputTokens, own.CachedTokens, own.OutputTokens); got != w || own.Requests < 1 {
+		t.Errorf("lifeloop's session total: calls, prompt, cached, output = %s; Qwen Code's own record %s\nthe session file's records:\n%s", got, w, qwenRecords(t, file))
+	}
+	t.Logf("%d calls (the memory extractor's %s)", own.Requests, map[bool]string{true: "included", false: "not made before the exit"}[own.Requests == 2])
+}
