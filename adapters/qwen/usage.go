@@ -27,11 +27,14 @@ func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
 
 // NewUsageParser implements adapters.UsageReader. A model call is a
 // system ui_telemetry record whose uiEvent is "qwen-code.api_response"
-// (measured with 0.24.4): Qwen Code writes one for every call it makes,
-// the main conversation's and its own side agents' (the memory
-// extractor it runs after a turn, subagents; they name themselves in
-// subagent_name and have no assistant record), and counts the same
-// events in its /stats and ~/.qwen/usage_record.jsonl. Its counts are
+// (measured with 0.24.4): Qwen Code writes one for each call of the
+// main conversation and of its side agents (the memory extractor it
+// runs after a turn, measured; subagents, read from its package: they
+// name themselves in subagent_name and have no assistant record). The
+// calls it marks internal (prompt ids prompt_suggestion — the TUI's
+// follow-up suggestion —, forked_query, speculation, side-query:*) are
+// not written to the file, so not counted here, though its /stats and
+// ~/.qwen/usage_record.jsonl count them. Its counts are
 // Gemini-shaped, whatever the wire: input_token_count is the whole
 // prompt (the cached tokens and, on the Anthropic wire, the tokens
 // written to the cache included), cached_content_token_count the cache
