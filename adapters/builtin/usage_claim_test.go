@@ -15,8 +15,8 @@ import (
 func TestUsageClaims(t *testing.T) {
 	want := map[string]contract.SupportState{
 		"claude": contract.SupportSynthesized, "codex": contract.SupportSynthesized, "gemini": contract.SupportSynthesized,
-		"copilot": contract.SupportSynthesized,
-		"pi":      contract.SupportNative, "opencode": contract.SupportNative, "openclaw": contract.SupportNative,
+		"copilot": contract.SupportSynthesized, "qwen": contract.SupportSynthesized,
+		"pi": contract.SupportNative, "opencode": contract.SupportNative, "openclaw": contract.SupportNative,
 	}
 	seen := 0
 	for _, a := range Default().All() {

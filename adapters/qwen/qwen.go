@@ -3,7 +3,9 @@
 // its manifest and the tests that prove it (qwen.go), its command line
 // (args.go), a launch pinned to its own session and the relaunch
 // (launch.go), a payload placed at launch (placement.go), its session
-// files and their parser (telemetry.go, parser.go).
+// files and their parser (telemetry.go, parser.go), the tokens of its
+// model calls (usage.go), its permission dialog on the screen
+// (attention.go).
 //
 // Measured against the pinned 0.24.4 (harnesses/, Node >= 22, offline
 // against the loopback mock model through its Anthropic provider:
@@ -19,13 +21,19 @@
 //     format with Gemini CLI, whose chat files lifeloop's gemini adapter
 //     reads: what the two share is through the kit (kit.NewUUID,
 //     kit.OptionValue).
+//   - Every model call, the main conversation's and Qwen Code's own side
+//     agents' (the memory extractor after a turn), is a ui_telemetry
+//     record (qwen-code.api_response) in the session file, with
+//     Gemini-shaped counts; the cache writes are not kept apart (see
+//     NewUsageParser).
 //   - `--session-id UUID` starts a session with that id, so lifeloop pins
 //     every launch that chooses none; `--resume ID` continues one in the
 //     same file, `--continue` the folder's latest.
 //
 // Not done: its hooks (`qwen hooks`, settings-file hooks of the Claude
 // Code shape) are not bridged, so no native frames, no payload placed at
-// a hook, no attention mapping and no `lifeloop host apply`; a payload
+// a hook, no attention from hooks (only the shell command's dialog on
+// the screen) and no `lifeloop host apply`; a payload
 // placed at launch has no private channel (--append-system-prompt takes
 // the text itself, no file form was found), so it is placed only for a
 // session run with --payload-argv-ok; an automatic compaction (at its
@@ -41,13 +49,15 @@ import (
 type Harness struct{}
 
 var (
-	_ adapters.Harness        = Harness{}
-	_ adapters.SessionPinner  = Harness{}
-	_ adapters.SessionResumer = Harness{}
-	_ adapters.Telemetry      = Harness{}
-	_ adapters.Versioned      = Harness{}
-	_ adapters.Relauncher     = Harness{}
-	_ adapters.LaunchPlacer   = Harness{}
+	_ adapters.Harness         = Harness{}
+	_ adapters.SessionPinner   = Harness{}
+	_ adapters.SessionResumer  = Harness{}
+	_ adapters.Telemetry       = Harness{}
+	_ adapters.Versioned       = Harness{}
+	_ adapters.Relauncher      = Harness{}
+	_ adapters.LaunchPlacer    = Harness{}
+	_ adapters.UsageReader     = Harness{}
+	_ adapters.AttentionReader = Harness{}
 )
 
 // Describe implements adapters.Harness. Qwen Code is not among OrgLoop's
@@ -77,6 +87,11 @@ func (Harness) Evidence() map[string]string {
 		"context_pressure":                    "TestRunQwenPrompt",
 		"session_identity.harness_session_id": "TestRunQwenPrompt",
 		"telemetry_sources.transcript":        "TestRunQwenPrompt",
+		// Usage from the session file (usage.go).
+		"telemetry_sources.usage.tokens": "TestUsageQwen",
+		"telemetry_sources.usage.cost":   "TestUsageQwen",
+		// The shell command's permission dialog on the screen (attention.go).
+		"telemetry_sources.attention.screen": "TestAttentionQwenPermission",
 		// Launch placement and renewal (placement.go, launch.go).
 		"placement.pre_session":                 "TestRenewQwenTUI",
 		"renewal.reset.wrapper_mediated":        "TestRenewQwenTUI",
@@ -103,6 +118,13 @@ func (Harness) Manifest() contract.AdapterManifest {
 	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
 	adapters.RaiseTelemetry(&m, string(SourceChat), "lifeloop run follows the session file (~/.qwen/projects/<project>/chats/<id>.jsonl): context in use = the prompt of the last model call (usageMetadata.promptTokenCount), against the model's contextWindowSize the same record names; receipts on level changes and compactions")
+	// Usage under `lifeloop run`: each call's tokens from the session
+	// file's api_response records, priced with the price table
+	// (TestUsageQwen: ledger, views and backends, priced and unpriced).
+	adapters.RaiseUsage(&m, false)
+	// Attention under `lifeloop run`: the shell command's permission
+	// dialog on the screen (needs_permission, matched on the output).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.screen", Support: contract.SupportSynthesized})
 	// pre_session: --append-system-prompt at launch, also when a renewal
 	// relaunches the TUI (resumed with --resume ID, or fresh); in argv, so
 	// only with --payload-argv-ok.

@@ -17,13 +17,15 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/codex"
 	"github.com/lifeloop/lifeloop/adapters/gemini"
 	"github.com/lifeloop/lifeloop/adapters/pi"
+	"github.com/lifeloop/lifeloop/adapters/qwen"
 	"github.com/lifeloop/lifeloop/internal/pricing"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden reports")
 
 // sources are the harnesses whose real samples testdata/home holds.
-var sources = []Source{{Harness: "claude", Reader: claude.Harness{}}, {Harness: "codex", Reader: codex.Harness{}}, {Harness: "pi", Reader: pi.Harness{}}, {Harness: "gemini", Reader: gemini.Harness{}}}
+var sources = []Source{{Harness: "claude", Reader: claude.Harness{}}, {Harness: "codex", Reader: codex.Harness{}}, {Harness: "pi", Reader: pi.Harness{}}, {Harness: "gemini", Reader: gemini.Harness{}},
+	{Harness: "qwen", Reader: qwen.Harness{}}}
 
 // home copies testdata/home into a temporary HOME.
 func home(t *testing.T) string {
@@ -160,7 +162,7 @@ func TestSecondRunReadsNothingNew(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.BytesRead == 0 || first.Files != 9 {
+	if first.BytesRead == 0 || first.Files != 11 {
 		t.Fatalf("first run read %d bytes of %d files", first.BytesRead, first.Files)
 	}
 	second, err := scanner(t, h, nil, nil).Run()

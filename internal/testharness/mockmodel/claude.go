@@ -185,8 +185,8 @@ func isHarnessContext(content json.RawMessage) bool {
 
 // shellTool is the name of the shell tool the request offers: "Bash"
 // (Claude Code), or "bash" when only that is offered (OpenCode, and Pi,
-// whose anthropic-messages provider names its tools in lower case), or
-// "exec" (OpenClaw's).
+// whose anthropic-messages provider names its tools in lower case),
+// "exec" (OpenClaw's) or "run_shell_command" (Qwen Code's).
 func shellTool(tools []json.RawMessage) string {
 	for _, raw := range tools {
 		var t struct {
@@ -200,7 +200,7 @@ func shellTool(tools []json.RawMessage) string {
 		var t struct {
 			Name string `json:"name"`
 		}
-		if json.Unmarshal(raw, &t) == nil && (t.Name == "bash" || t.Name == "exec") {
+		if json.Unmarshal(raw, &t) == nil && (t.Name == "bash" || t.Name == "exec" || t.Name == "run_shell_command") {
 			return t.Name
 		}
 	}

@@ -19,6 +19,7 @@ func TestShellTool(t *testing.T) {
 	}{
 		{raw("read", "bash", "edit", "write"), "bash"},
 		{raw("Bash", "Read"), "Bash"},
+		{raw("read_file", "run_shell_command"), "run_shell_command"},
 		{raw("Read"), "Bash"},
 		{nil, "Bash"},
 	} {
