@@ -1,0 +1,195 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// backgrounded is what `claude --bg` prints of the session it started:
+// its short id.
+var backgrounded = regexp.MustCompile(`backgrounded · ([0-9a-f]{8})`)
+
+// topRows runs `lifeloop top --json` and returns its rows.
+func topRows(t *testing.T, env *testharness.HarnessEnv, ll, state string) []map[string]any {
+	t.Helper()
+	res := env.Run(time.Minute, ll, "top", "--json", "--state-dir", state)
+	var rows []map[string]any
+	if res.ExitCode != 0 || json.Unmarshal([]byte(res.Stdout), &rows) != nil {
+		t.Fatalf("top --json: rc %d: %s %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	return rows
+}
+
+// rowsWith returns the rows whose id or harness session id is id.
+func rowsWith(rows []map[string]any, id string) []map[string]any {
+	var out []map[string]any
+	for _, r := range rows {
+		if r["id"] == id || r["harness_session_id"] == id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// TestClaudeAgentsInTop: `lifeloop top --json` lists, read-only, the
+// background sessions a person started with `claude --bg` outside
+// lifeloop, from `claude agents --json`: Claude's short id, session id,
+// pid (the process Claude's session registry names), state and folder,
+// marked as not supervised (external.source "claude agents"), in the
+// table too, and left out with --external=false. With no session, `claude agents --json` prints [] and starts no
+// daemon, and top lists nothing. A stopped session leaves top. A session
+// lifeloop's process wrapper records (host apply --process-wrapper) is
+// listed once, as lifeloop's own row, though `claude agents` lists it
+// too. (A session waiting for a person, status "waiting" with
+// waitingFor, is not produced here: background sessions run in Claude's
+// auto mode, and the mock's tool call ran without asking.)
+func TestClaudeAgentsInTop(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "agents reply from the mock"})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+	env.Setenv("LIFELOOP_STATE_DIR", state)
+	env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Cleanup(func() {
+		stop := exec.Command(bin, "daemon", "stop", "--any")
+		stop.Env, stop.Dir = env.Env(), env.Dir
+		_ = stop.Run()
+	})
+	claudeDir := filepath.Join(env.Home, ".claude")
+
+	// No session: `claude agents --json` prints [] and starts nothing;
+	// top lists nothing (and runs no claude: the registry is empty).
+	if res := env.Run(time.Minute, bin, "agents", "--json"); res.ExitCode != 0 || strings.TrimSpace(res.Stdout) != "[]" {
+		t.Fatalf("claude agents --json with no daemon: rc %d: %q %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	for _, f := range []string{"daemon.log", "daemon.status.json"} {
+		if _, err := os.Stat(filepath.Join(claudeDir, f)); err == nil {
+			t.Errorf("claude agents --json with no daemon left %s: it started one", f)
+		}
+	}
+	if rows := topRows(t, env, ll, state); len(rows) != 0 {
+		t.Fatalf("top --json with no session: %v", rows)
+	}
+
+	// Two of a person's own.
+	start := func(prompt string) string {
+		res := env.Run(time.Minute, bin, "--bg", prompt)
+		m := backgrounded.FindStringSubmatch(res.Stdout)
+		if res.ExitCode != 0 || m == nil {
+			t.Fatalf("claude --bg %q: rc %d: %s %s", prompt, res.ExitCode, res.Stdout, res.Stderr)
+		}
+		return m[1]
+	}
+	plain := start("say hi")
+	other := start("say hi again")
+
+	var raw string
+	var row, orow map[string]any
+	waitFor(t, "top rows for both", func() bool {
+		rows := topRows(t, env, ll, state)
+		p, o := rowsWith(rows, plain), rowsWith(rows, other)
+		if len(p) != 1 || len(o) != 1 {
+			return false
+		}
+		row, orow = p[0], o[0]
+		raw = env.Run(time.Minute, bin, "agents", "--json").Stdout
+		return true
+	}, func() string {
+		return fmt.Sprintf("rows %v; claude agents: %s", topRows(t, env, ll, state), env.Run(time.Minute, bin, "agents", "--json").Stdout)
+	})
+	t.Logf("claude agents --json: %s", raw)
+	t.Logf("rows: %v / %v", row, orow)
+	for _, r := range []map[string]any{row, orow} {
+		id := r["id"].(string)
+		if dig(r, "external", "source") != "claude agents" || r["harness"] != "claude" {
+			t.Errorf("row %s: external %v, harness %v; want source \"claude agents\", harness claude", id, r["external"], r["harness"])
+		}
+		if s, _ := r["state"].(string); s != "working" && s != "blocked" {
+			t.Errorf("row %s: state %q, want working or blocked", id, s)
+		}
+		if r["cwd"] != env.Dir {
+			t.Errorf("row %s: cwd %v, want %s", id, r["cwd"], env.Dir)
+		}
+		if dig(r, "external", "attach") != "claude attach "+id {
+			t.Errorf("row %s: attach %v", id, dig(r, "external", "attach"))
+		}
+		// The pid is the process Claude's registry names for the session.
+		pid := num(r["pid"])
+		b, err := os.ReadFile(filepath.Join(claudeDir, "sessions", strconv.Itoa(pid)+".json"))
+		var reg struct {
+			SessionID string `json:"sessionId"`
+		}
+		if err != nil || json.Unmarshal(b, &reg) != nil || reg.SessionID != r["harness_session_id"] || !strings.HasPrefix(reg.SessionID, id) {
+			t.Errorf("row %s: pid %d, session %v; Claude's registry for that pid: %s (%v)", id, pid, r["harness_session_id"], b, err)
+		}
+	}
+
+	// The table says so too.
+	once := env.Run(time.Minute, ll, "top", "--once", "--width", "200", "--state-dir", state)
+	if !strings.Contains(once.Stdout, plain) || !strings.Contains(once.Stdout, "not supervised (claude agents)") {
+		t.Errorf("top --once:\n%s", once.Stdout)
+	}
+	if off := topRows(t, env, ll, state); len(rowsWith(off, plain)) != 1 {
+		t.Fatalf("top --json lost %s: %v", plain, off)
+	}
+	if res := env.Run(time.Minute, ll, "top", "--json", "--external=false", "--state-dir", state); strings.Contains(res.Stdout, plain) {
+		t.Errorf("top --json --external=false lists %s: %s", plain, res.Stdout)
+	}
+
+	// Stopped, it leaves top.
+	if r := env.Run(time.Minute, bin, "stop", plain); r.ExitCode != 0 {
+		t.Fatalf("claude stop %s: rc %d: %s %s", plain, r.ExitCode, r.Stdout, r.Stderr)
+	}
+	waitFor(t, "the stopped session gone from top", func() bool {
+		return len(rowsWith(topRows(t, env, ll, state), plain)) == 0
+	}, func() string { return fmt.Sprint(topRows(t, env, ll, state)) })
+	if len(rowsWith(topRows(t, env, ll, state), other)) != 1 {
+		t.Errorf("the other session left top too")
+	}
+
+	// Under lifeloop's process wrapper (installed for the person's own
+	// `claude --bg`; a daemon started after it runs its sessions through
+	// it): lifeloop's row only.
+	if r := env.Run(time.Minute, bin, "daemon", "stop", "--any"); r.ExitCode != 0 {
+		t.Fatalf("claude daemon stop --any: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	if r := env.Run(time.Minute, ll, "host", "apply", "--adapter", "claude", "--process-wrapper"); r.ExitCode != 0 {
+		t.Fatalf("host apply --process-wrapper: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	wrapped := start("say hi under lifeloop")
+	var own map[string]any
+	waitFor(t, "lifeloop's row of the wrapped session, which claude agents lists", func() bool {
+		listed := strings.Contains(env.Run(time.Minute, bin, "agents", "--json").Stdout, `"id": "`+wrapped+`"`)
+		for _, r := range topRows(t, env, ll, state) {
+			if s, _ := r["harness_session_id"].(string); r["external"] == nil && strings.HasPrefix(s, wrapped) {
+				own = r
+			}
+		}
+		return listed && own != nil
+	}, func() string {
+		return fmt.Sprintf("rows %v; claude agents: %s", topRows(t, env, ll, state), env.Run(time.Minute, bin, "agents", "--json").Stdout)
+	})
+	rows := topRows(t, env, ll, state)
+	if got := rowsWith(rows, own["harness_session_id"].(string)); len(got) != 1 || got[0]["external"] != nil {
+		t.Errorf("the wrapped session is listed %d times: %v", len(got), got)
+	}
+	if len(rowsWith(rows, wrapped)) != 0 {
+		t.Errorf("the wrapped session is also listed from claude agents: %v", rowsWith(rows, wrapped))
+	}
+	if r := env.Run(time.Minute, ll, "host", "remove", "--adapter", "claude", "--process-wrapper"); r.ExitCode != 0 {
+		t.Errorf("host remove --process-wrapper: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+}
