@@ -98,10 +98,11 @@ func TestClaudeAgentsInTop(t *testing.T) {
 
 	var raw string
 	var row, orow map[string]any
-	waitFor(t, "top rows for both", func() bool {
+	waitFor(t, "top rows for both, with their pids", func() bool {
 		rows := topRows(t, env, ll, state)
 		p, o := rowsWith(rows, plain), rowsWith(rows, other)
-		if len(p) != 1 || len(o) != 1 {
+		// A job Claude has not yet given a process is listed without pid.
+		if len(p) != 1 || len(o) != 1 || num(p[0]["pid"]) == 0 || num(o[0]["pid"]) == 0 {
 			return false
 		}
 		row, orow = p[0], o[0]
@@ -139,7 +140,7 @@ func TestClaudeAgentsInTop(t *testing.T) {
 
 	// The table says so too.
 	once := env.Run(time.Minute, ll, "top", "--once", "--width", "200", "--state-dir", state)
-	if !strings.Contains(once.Stdout, plain) || !strings.Contains(once.Stdout, "not supervised (claude agents)") {
+	if !strings.Contains(once.Stdout, plain) || !strings.Contains(once.Stdout, "unsupervised (claude agents)") {
 		t.Errorf("top --once:\n%s", once.Stdout)
 	}
 	if off := topRows(t, env, ll, state); len(rowsWith(off, plain)) != 1 {

@@ -38,7 +38,7 @@ const (
 // FromExternal is a session harness runs that lifeloop did not start,
 // as top shows it: the harness's own id (what its commands take) as the
 // row's id, its state, pid, folder and start as the harness says them,
-// its status as the activity, and "not supervised" with the source as
+// its status as the activity, and "unsupervised" with the source as
 // the last event.
 func FromExternal(harness string, s adapters.ExternalSession) Row {
 	r := Row{
@@ -53,7 +53,7 @@ func FromExternal(harness string, s adapters.ExternalSession) Row {
 		at := s.StartedAt
 		r.StartedAt = &at
 	}
-	r.LastEvent = "not supervised (" + s.Source + ")"
+	r.LastEvent = "unsupervised (" + s.Source + ")"
 	if s.WaitingFor != "" {
 		r.LastEvent += " · waits for " + s.WaitingFor
 	}
