@@ -193,4 +193,12 @@ func TestClaudeAgentsInTop(t *testing.T) {
 	if r := env.Run(time.Minute, ll, "host", "remove", "--adapter", "claude", "--process-wrapper"); r.ExitCode != 0 {
 		t.Errorf("host remove --process-wrapper: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
 	}
+	// Its end ends lifeloop's session (and the processes lifeloop ran).
+	if r := env.Run(time.Minute, bin, "daemon", "stop", "--any"); r.ExitCode != 0 {
+		t.Fatalf("claude daemon stop --any: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	waitFor(t, "the end of lifeloop's session of the wrapped one", func() bool {
+		got := rowsWith(topRows(t, env, ll, state), own["harness_session_id"].(string))
+		return len(got) == 1 && got[0]["state"] == "completed"
+	}, func() string { return fmt.Sprint(topRows(t, env, ll, state)) })
 }
