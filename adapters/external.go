@@ -16,6 +16,13 @@ type ExternalLister interface {
 	// session of the harness or the harness is not installed. It ends
 	// when ctx ends (the caller bounds it).
 	ListExternal(ctx context.Context, env []string) ([]ExternalSession, error)
+	// ExternalStamp is a cheap summary (names, sizes, modification
+	// times) of the harness's files its listing depends on for env: a
+	// listing asked again under the same stamp would say the same, but
+	// for what the files do not record (a process that died without a
+	// word), so a caller asks again when the stamp changes and, rarely,
+	// when it does not. It runs nothing.
+	ExternalStamp(env []string) string
 }
 
 // ExternalSession is one session a harness runs that lifeloop did not

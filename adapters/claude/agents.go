@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -77,6 +78,28 @@ func ParseAgents(out []byte) ([]adapters.ExternalSession, error) {
 		ss = append(ss, s)
 	}
 	return ss, nil
+}
+
+// ExternalStamp implements adapters.ExternalLister: the name, size and
+// modification time of each file of Claude's session registry
+// (<config>/sessions/*.json, rewritten when a session's status changes)
+// and of each background job's state (<config>/jobs/*/state.json), which
+// `claude agents` reads.
+func (Harness) ExternalStamp(env []string) string {
+	dir, err := configDir(env)
+	if err != nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, pattern := range []string{filepath.Join(dir, "sessions", "*.json"), filepath.Join(dir, "jobs", "*", "state.json")} {
+		files, _ := filepath.Glob(pattern)
+		for _, f := range files {
+			if fi, err := os.Stat(f); err == nil {
+				fmt.Fprintf(&b, "%s %d %d\n", f, fi.Size(), fi.ModTime().UnixNano())
+			}
+		}
+	}
+	return b.String()
 }
 
 // ListExternal implements adapters.ExternalLister: it runs `claude agents

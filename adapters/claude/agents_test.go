@@ -111,6 +111,28 @@ printf '%s\n' '[{"pid": 7, "id": "abcdef01", "cwd": "/w", "kind": "background", 
 	if err := os.WriteFile(filepath.Join(reg, "7.json"), []byte(`{"pid":7}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The stamp follows the registry (and the jobs' states).
+	stamp := h.ExternalStamp(env)
+	if stamp == "" || h.ExternalStamp(env) != stamp {
+		t.Errorf("stamp %q, then %q", stamp, h.ExternalStamp(env))
+	}
+	if err := os.WriteFile(filepath.Join(reg, "7.json"), []byte(`{"pid":7,"status":"busy"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if h.ExternalStamp(env) == stamp {
+		t.Error("the stamp did not change with the registry file")
+	}
+	job := filepath.Join(home, ".claude", "jobs", "abcdef01")
+	if err := os.MkdirAll(job, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stamp = h.ExternalStamp(env)
+	if err := os.WriteFile(filepath.Join(job, "state.json"), []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if h.ExternalStamp(env) == stamp {
+		t.Error("the stamp did not change with a job's state")
+	}
 	if got, err := h.ListExternal(context.Background(), []string{"HOME=" + home, "PATH=/nonexistent"}); err != nil || got != nil {
 		t.Fatalf("no claude on PATH: %+v, %v", got, err)
 	}

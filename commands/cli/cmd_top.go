@@ -192,7 +192,7 @@ type TopParams struct {
 	// External, when set, lists the sessions harnesses run of their own
 	// accord that lifeloop did not start, shown beside Root's
 	// (topview.WithExternal).
-	External func(ctx context.Context) []topview.Row
+	External topview.ExternalLister
 }
 
 // TopRows is a source of rows other than the state directory (the
@@ -273,7 +273,7 @@ func topPrint(e *env, o topOptions) error {
 	warnTopProblems(e, src.Problems())
 	all := src.Rows()
 	if o.External {
-		ext, errs := topview.ListExternal(context.Background(), e.Registry(), e.Environ, topview.ExternalBound)
+		ext, errs := topview.ExternalSource{Registry: e.Registry(), Env: e.Environ}.List(context.Background())
 		for _, err := range errs {
 			fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", err)
 		}
@@ -301,16 +301,12 @@ func topPrint(e *env, o topOptions) error {
 }
 
 // topExternal lists, for the live view, the sessions harnesses run of
-// their own accord (nil with --external=false); a harness that does not
-// answer lists none until it does.
-func topExternal(e *env, o topOptions) func(ctx context.Context) []topview.Row {
+// their own accord (nil with --external=false).
+func topExternal(e *env, o topOptions) topview.ExternalLister {
 	if !o.External {
 		return nil
 	}
-	return func(ctx context.Context) []topview.Row {
-		rows, _ := topview.ListExternal(ctx, e.Registry(), e.Environ, topview.ExternalBound)
-		return rows
-	}
+	return topview.ExternalSource{Registry: e.Registry(), Env: e.Environ}
 }
 
 // topSealer seals a session whose wrapper died (shown lost); a session

@@ -28,11 +28,14 @@ type External struct {
 }
 
 // ExternalBound is how long top waits for a harness to list the
-// sessions it runs of its own accord, and ExternalEvery how often the
-// live view asks again.
+// sessions it runs of its own accord. The live view looks at the
+// harnesses' stamps (adapters.ExternalLister.ExternalStamp) every
+// ExternalCheck and asks again when one changed, or when the last
+// listing is ExternalRefresh old.
 const (
-	ExternalBound = 5 * time.Second
-	ExternalEvery = 5 * time.Second
+	ExternalBound   = 5 * time.Second
+	ExternalCheck   = 2 * time.Second
+	ExternalRefresh = time.Minute
 )
 
 // FromExternal is a session harness runs that lifeloop did not start,
@@ -92,18 +95,42 @@ func MergeExternal(rows, ext []Row) []Row {
 	return out
 }
 
-// ListExternal asks every harness of reg that lists the sessions it runs
-// of its own accord, together, each within bound, for a person whose
-// environment is env. It returns their rows and one error per harness
-// that did not answer.
-func ListExternal(ctx context.Context, reg *adapters.Registry, env []string, bound time.Duration) ([]Row, []error) {
+// ExternalSource is every harness of Registry that lists the sessions
+// it runs of its own accord, asked for a person whose environment is
+// Env, each within Bound (0: ExternalBound).
+type ExternalSource struct {
+	Registry *adapters.Registry
+	Env      []string
+	Bound    time.Duration
+}
+
+// Stamp is the harnesses' stamps together: the same stamp, the same
+// listing (adapters.ExternalLister.ExternalStamp). It runs nothing.
+func (x ExternalSource) Stamp() string {
+	var s string
+	for _, a := range x.Registry.All() {
+		if l := a.ExternalLister(); l != nil {
+			s += a.ID + "\n" + l.ExternalStamp(x.Env)
+		}
+	}
+	return s
+}
+
+// List asks the harnesses together and returns their rows, in top's
+// order, and one error per harness that did not answer.
+func (x ExternalSource) List(ctx context.Context) ([]Row, []error) {
 	var (
 		mu   sync.Mutex
 		rows []Row
 		errs []error
 		wg   sync.WaitGroup
 	)
-	for _, a := range reg.All() {
+	bound := x.Bound
+	if bound <= 0 {
+		bound = ExternalBound
+	}
+	env := x.Env
+	for _, a := range x.Registry.All() {
 		l := a.ExternalLister()
 		if l == nil {
 			continue
@@ -133,24 +160,33 @@ type Watcher interface {
 	Watch(ctx context.Context, coalesce time.Duration, changed func()) error
 }
 
+// ExternalLister is what ExternalRows asks (ExternalSource).
+type ExternalLister interface {
+	// Stamp is cheap, and changes when List's answer may have.
+	Stamp() string
+	List(ctx context.Context) ([]Row, []error)
+}
+
 // ExternalRows is a source of rows (base's) with the sessions harnesses
-// run of their own accord merged in (MergeExternal): list is asked when
-// Watch starts and every interval after the previous answer, off the
-// view's path, so a slow harness never holds a redraw; Rows returns the
+// run of their own accord merged in (MergeExternal). While Watch runs,
+// the lister is asked when Watch starts, then whenever its stamp (looked
+// at every check) has changed, and at least every refresh; off the
+// view's path, so a slow harness never holds a redraw. Rows returns the
 // last answer.
 type ExternalRows struct {
-	base  Watcher
-	list  func(ctx context.Context) []Row
-	every time.Duration
+	base           Watcher
+	list           ExternalLister
+	check, refresh time.Duration
 
 	mu  sync.Mutex
 	ext []Row
 }
 
-// WithExternal returns base with list's rows merged in, asked again
-// every interval while Watch runs.
-func WithExternal(base Watcher, list func(ctx context.Context) []Row, every time.Duration) *ExternalRows {
-	return &ExternalRows{base: base, list: list, every: every}
+// WithExternal returns base with list's rows merged in, its stamp looked
+// at every check and its rows asked again when it changed or at least
+// every refresh.
+func WithExternal(base Watcher, list ExternalLister, check, refresh time.Duration) *ExternalRows {
+	return &ExternalRows{base: base, list: list, check: check, refresh: refresh}
 }
 
 // Rows returns base's rows and the last listed ones not among them.
@@ -190,13 +226,21 @@ func (x *ExternalRows) Watch(ctx context.Context, coalesce time.Duration, change
 func (x *ExternalRows) poll(ctx context.Context, changed func()) {
 	t := time.NewTimer(0)
 	defer t.Stop()
-	for {
+	var stamp string
+	var asked time.Time
+	for first := true; ; first = false {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		rows := x.list(ctx)
+		t.Reset(x.check)
+		now := x.list.Stamp()
+		if !first && now == stamp && time.Since(asked) < x.refresh {
+			continue
+		}
+		stamp, asked = now, time.Now()
+		rows, _ := x.list.List(ctx) // a harness that does not answer lists none until it does
 		if ctx.Err() != nil {
 			return
 		}
@@ -207,7 +251,6 @@ func (x *ExternalRows) poll(ctx context.Context, changed func()) {
 		if !same {
 			changed()
 		}
-		t.Reset(x.every)
 	}
 }
 

@@ -66,20 +66,30 @@ func (f fixedRows) Watch(ctx context.Context, _ time.Duration, changed func()) e
 	return nil
 }
 
-// TestExternalRows: the live view asks the lister when it starts and
-// again after each interval, says a change when the listing differs, and
-// shows the last listing merged with base's rows; Watch returns once ctx
-// ends, the lister's goroutine with it.
-func TestExternalRows(t *testing.T) {
-	var calls atomic.Int32
-	list := func(context.Context) []Row {
-		n := calls.Add(1)
-		if n < 3 {
-			return []Row{FromExternal("h", adapters.ExternalSession{ID: "x1", SessionID: "s1", Source: "h list", State: "working"})}
-		}
-		return nil // gone after the second listing
+// fakeLister lists x1 until it has been asked twice, then nothing; its
+// stamp is what the test sets.
+type fakeLister struct {
+	calls atomic.Int32
+	stamp atomic.Value
+}
+
+func (f *fakeLister) Stamp() string { s, _ := f.stamp.Load().(string); return s }
+func (f *fakeLister) List(context.Context) ([]Row, []error) {
+	if f.calls.Add(1) <= 2 {
+		return []Row{FromExternal("h", adapters.ExternalSession{ID: "x1", SessionID: "s1", Source: "h list", State: "working"})}, nil
 	}
-	x := WithExternal(fixedRows{{ID: "ses_01JD3V7W9Q6Z8X0A1B2C3D4E5F", State: "running"}}, list, 10*time.Millisecond)
+	return nil, nil
+}
+
+// TestExternalRows: the live view asks the lister when it starts, then
+// only when its stamp changed (looked at every check) or the last
+// listing is refresh old; it says a change when a listing differs, and
+// shows the last listing merged with base's rows. Watch returns once
+// ctx ends, the lister's goroutine with it.
+func TestExternalRows(t *testing.T) {
+	f := &fakeLister{}
+	f.stamp.Store("a")
+	x := WithExternal(fixedRows{{ID: "ses_01JD3V7W9Q6Z8X0A1B2C3D4E5F", State: "running"}}, f, time.Millisecond, time.Hour)
 	if got := len(x.Rows()); got != 1 {
 		t.Fatalf("before Watch: %d rows, want base's only", got)
 	}
@@ -94,19 +104,27 @@ func TestExternalRows(t *testing.T) {
 			mu.Unlock()
 		})
 	}()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		mu.Lock()
-		s := append([]int(nil), seen...)
-		mu.Unlock()
-		if strings.Contains(fmtInts(s), "2") && calls.Load() >= 4 && len(x.Rows()) == 1 {
-			break
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				mu.Lock()
+				defer mu.Unlock()
+				t.Fatalf("%s: changes seen %v, %d listings, rows %v", what, seen, f.calls.Load(), x.Rows())
+			}
+			time.Sleep(2 * time.Millisecond)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("changes seen %v, %d listings, rows %v", s, calls.Load(), x.Rows())
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
+	wait("the first listing shown", func() bool { return len(x.Rows()) == 2 })
+	time.Sleep(50 * time.Millisecond) // fifty checks under the same stamp
+	if n := f.calls.Load(); n != 1 {
+		t.Errorf("%d listings under one stamp, want 1", n)
+	}
+	f.stamp.Store("b")
+	wait("a second listing", func() bool { return f.calls.Load() == 2 })
+	f.stamp.Store("c")
+	wait("the session gone", func() bool { return len(x.Rows()) == 1 && f.calls.Load() == 3 })
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -114,12 +132,20 @@ func TestExternalRows(t *testing.T) {
 	if x.Problems() != nil {
 		t.Errorf("problems of rows that have none: %v", x.Problems())
 	}
-}
 
-func fmtInts(v []int) string {
-	var b strings.Builder
-	for _, n := range v {
-		b.WriteByte(byte('0' + n))
+	// refresh: asked again under the same stamp once the last listing is
+	// that old.
+	g := &fakeLister{}
+	y := WithExternal(fixedRows{}, g, time.Millisecond, 5*time.Millisecond)
+	ctx, cancel = context.WithCancel(context.Background())
+	go func() { done <- y.Watch(ctx, time.Millisecond, func() {}) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for g.calls.Load() < 3 && time.Now().Before(deadline) {
+		time.Sleep(2 * time.Millisecond)
 	}
-	return b.String()
+	cancel()
+	<-done
+	if g.calls.Load() < 3 {
+		t.Errorf("%d listings under one stamp with a 5 ms refresh", g.calls.Load())
+	}
 }

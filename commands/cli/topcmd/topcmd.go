@@ -43,7 +43,7 @@ func Open(p cli.TopParams) (cli.TopView, error) {
 		Actions: p.Actions, ReceiptLine: p.ReceiptLine, Getenv: envLookup(p.Environ),
 	}
 	if p.External != nil {
-		return &view{src: topview.WithExternal(src, p.External, topview.ExternalEvery), cfg: cfg, environ: p.Environ}, nil
+		return &view{src: topview.WithExternal(src, p.External, topview.ExternalCheck, topview.ExternalRefresh), cfg: cfg, environ: p.Environ}, nil
 	}
 	return &view{src: src, cfg: cfg, environ: p.Environ}, nil
 }
