@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -64,7 +65,10 @@ func TestClaudeAgentsInTop(t *testing.T) {
 	env.Setenv("LIFELOOP_STATE_DIR", state)
 	env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Cleanup(func() {
-		stop := exec.Command(bin, "daemon", "stop", "--any")
+		// The test's context is over by now: a bound of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		stop := exec.CommandContext(ctx, bin, "daemon", "stop", "--any")
 		stop.Env, stop.Dir = env.Env(), env.Dir
 		_ = stop.Run()
 	})
