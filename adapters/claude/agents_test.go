@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -164,5 +165,36 @@ printf '%s\n' '[{"pid": 7, "id": "abcdef01", "cwd": "/w", "kind": "background", 
 	_, err = h.ListExternal(context.Background(), []string{"HOME=" + home, "PATH=" + failing})
 	if err == nil || !strings.Contains(err.Error(), "exit 3: error: no such command") {
 		t.Errorf("failing claude: %v", err)
+	}
+}
+
+// BenchmarkExternalStamp: what top's live view pays every 2 s to know
+// whether to run `claude agents` again, with 10 live sessions and 200
+// jobs' states in Claude's folder (one `claude agents --json` costs
+// about 0.35 s of processor time: README "lifeloop top").
+func BenchmarkExternalStamp(b *testing.B) {
+	home := b.TempDir()
+	for i := range 10 {
+		dir := filepath.Join(home, ".claude", "sessions")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, strconv.Itoa(1000+i)+".json"), []byte(`{}`), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := range 200 {
+		dir := filepath.Join(home, ".claude", "jobs", strconv.Itoa(i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{}`), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := []string{"HOME=" + home}
+	h := claude.Harness{}
+	for b.Loop() {
+		_ = h.ExternalStamp(env)
 	}
 }
