@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/adapters/claude"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -48,8 +49,11 @@ func rowsWith(rows []map[string]any, id string) []map[string]any {
 // lifeloop, from `claude agents --json`: Claude's short id, session id,
 // pid (the process Claude's session registry names), state and folder,
 // marked as not supervised (external.source "claude agents"), in the
-// table too, and left out with --external=false. With no session, `claude agents --json` prints [] and starts no
-// daemon, and top lists nothing. A stopped session leaves top. A session
+// table and the live view too (whose keys do not act on them), and left
+// out with --external=false. With no session, `claude agents --json` prints [] and starts no
+// daemon, and top lists nothing. A stopped session leaves top, and
+// changes Claude's files (the stamp on which the live view asks again).
+// A session
 // lifeloop's process wrapper records (host apply --process-wrapper) is
 // listed once, as lifeloop's own row, though `claude agents` lists it
 // too. (A session waiting for a person, status "waiting" with
@@ -154,7 +158,22 @@ func TestClaudeAgentsInTop(t *testing.T) {
 		t.Errorf("top --json --external=false lists %s: %s", plain, res.Stdout)
 	}
 
-	// Stopped, it leaves top.
+	// The live view shows them too, and its keys do not act on them.
+	live := testharness.StartTerminal(t, env.Command(ll, "top", "--state-dir", state), 200, 30)
+	for _, s := range []string{plain, other, "unsupervised (claude agents)"} {
+		topShows(t, live, s)
+	}
+	live.Type("a")
+	topShows(t, live, "is not supervised by lifeloop (listed by claude agents)")
+	live.Type("q")
+	if code, _, err := live.WaitTimeout(screenTimeout); err != nil || code != 0 {
+		t.Errorf("top: exit %d, %v", code, err)
+	}
+
+	// Stopped, it leaves top; Claude's files changed with it, so the live
+	// view (which runs claude agents again when they do) asks again.
+	h := claude.Harness{}
+	stamp := h.ExternalStamp(env.Env())
 	if r := env.Run(time.Minute, bin, "stop", plain); r.ExitCode != 0 {
 		t.Fatalf("claude stop %s: rc %d: %s %s", plain, r.ExitCode, r.Stdout, r.Stderr)
 	}
@@ -163,6 +182,9 @@ func TestClaudeAgentsInTop(t *testing.T) {
 	}, func() string { return fmt.Sprint(topRows(t, env, ll, state)) })
 	if len(rowsWith(topRows(t, env, ll, state), other)) != 1 {
 		t.Errorf("the other session left top too")
+	}
+	if h.ExternalStamp(env.Env()) == stamp {
+		t.Errorf("Claude's files did not change with the stop: %s", stamp)
 	}
 
 	// Under lifeloop's process wrapper (installed for the person's own
