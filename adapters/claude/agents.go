@@ -80,6 +80,25 @@ func ParseAgents(out []byte) ([]adapters.ExternalSession, error) {
 	return ss, nil
 }
 
+// backgroundRegistered reports whether Claude's session registry in
+// config folder dir names a background session.
+func backgroundRegistered(dir string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "sessions", "*.json"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		var e struct {
+			Kind string `json:"kind"`
+		}
+		if json.Unmarshal(b, &e) == nil && e.Kind == "bg" {
+			return true
+		}
+	}
+	return false
+}
+
 // ExternalStamp implements adapters.ExternalLister: the name, size and
 // modification time of each file of Claude's session registry
 // (<config>/sessions/*.json, rewritten when a session's status changes)
@@ -105,16 +124,18 @@ func (Harness) ExternalStamp(env []string) string {
 // ListExternal implements adapters.ExternalLister: it runs `claude agents
 // --json` (the claude on env's PATH, in env) and returns the background
 // sessions it lists. It runs nothing when Claude's session registry
-// (<config>/sessions/<pid>.json: one file per live session) is empty or
-// missing, or no claude is on PATH: every running background session is
-// registered there, and `claude agents` would otherwise write Claude's
-// configuration into a home that has none.
+// (<config>/sessions/<pid>.json: one file per live session, kind "bg"
+// for a background one) names no background session, or no claude is on
+// PATH: every running background session is registered there (a job not
+// yet given a process is listed once it is), a person with only
+// interactive sessions pays nothing, and `claude agents` would otherwise
+// write Claude's configuration into a home that has none.
 func (Harness) ListExternal(ctx context.Context, env []string) ([]adapters.ExternalSession, error) {
 	dir, err := configDir(env)
 	if err != nil {
 		return nil, nil
 	}
-	if live, _ := filepath.Glob(filepath.Join(dir, "sessions", "*.json")); len(live) == 0 {
+	if !backgroundRegistered(dir) {
 		return nil, nil
 	}
 	bin := adapters.LookPath("claude", adapters.EnvValue(env, "PATH"))

@@ -86,7 +86,8 @@ func fakeClaude(t *testing.T, script string) string {
 }
 
 // TestListExternal: claude runs (its `agents --json`) only when Claude's
-// session registry has a live session; its answer is parsed; one that
+// session registry names a background session (kind "bg", as 2.1.332
+// writes it: testdata/background/claude-bg-session-registry.json); its answer is parsed; one that
 // does not come within the caller's bound is an error that says so,
 // returned once the bound is over; a failing claude's first line of
 // errors is said.
@@ -109,7 +110,21 @@ printf '%s\n' '[{"pid": 7, "id": "abcdef01", "cwd": "/w", "kind": "background", 
 	if err := os.MkdirAll(reg, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(reg, "7.json"), []byte(`{"pid":7}`), 0o600); err != nil {
+	// An interactive session only: nothing runs.
+	if err := os.WriteFile(filepath.Join(reg, "6.json"), []byte(`{"pid":6,"kind":"interactive"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := h.ListExternal(context.Background(), env); err != nil || got != nil {
+		t.Fatalf("interactive only: %+v, %v", got, err)
+	}
+	if _, err := os.Stat(ran); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("claude ran with no background session registered: %v", err)
+	}
+	recorded, err := os.ReadFile(filepath.Join("testdata", "background", "claude-bg-session-registry.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(reg, "7.json"), recorded, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The stamp follows the registry (and the jobs' states).
@@ -117,7 +132,7 @@ printf '%s\n' '[{"pid": 7, "id": "abcdef01", "cwd": "/w", "kind": "background", 
 	if stamp == "" || h.ExternalStamp(env) != stamp {
 		t.Errorf("stamp %q, then %q", stamp, h.ExternalStamp(env))
 	}
-	if err := os.WriteFile(filepath.Join(reg, "7.json"), []byte(`{"pid":7,"status":"busy"}`), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(reg, "7.json"), []byte(`{"pid":7,"kind":"bg","status":"busy"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if h.ExternalStamp(env) == stamp {
