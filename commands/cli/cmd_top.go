@@ -85,9 +85,10 @@ func topCommand(e *env) *ucli.Command {
 			"(beside lifeloop, on PATH or named by $LIFELOOP_TOP_PROGRAM).\n\n" +
 			"Background sessions a harness runs of its own accord that lifeloop did not start are\n" +
 			"listed too, read-only, as the harness reports them (its own id, state, pid, folder,\n" +
-			"what it waits for; \"external\" in --json says where from), asked again every few\n" +
-			"seconds and never for longer than a few; a session lifeloop records is listed once.\n" +
-			"The keys do not act on them. --external=false leaves them out (docs/top.md).\n\n" +
+			"what it waits for; \"external\" in --json says where from), asked for at most 5 s,\n" +
+			"live again when the harness's files change (looked at every 2 s) and at least every\n" +
+			"minute; a session lifeloop records is listed once. The keys do not act on them.\n" +
+			"--external=false leaves them out (README, \"lifeloop top\").\n\n" +
 			"--fleet URL --queue QUEUE shows the sessions of every machine that publishes its HCP\n" +
 			"events to that broker (`run --events amqp://…`, `publish`) instead of this state\n" +
 			"directory: machine, session, harness, seed 001 state, attention and cost where the\n" +
