@@ -48,6 +48,9 @@ type topOptions struct {
 	All    bool
 	Width  int
 	Fleet  fleetOptions
+	// External lists the sessions harnesses run of their own accord that
+	// lifeloop did not start (topview.ListExternal).
+	External bool
 }
 
 func topCommand(e *env) *ucli.Command {
@@ -80,6 +83,12 @@ func topCommand(e *env) *ucli.Command {
 			"under the rows: the cost of every session shown, its provenance, how many are unpriced.\n" +
 			"--once and --json are lifeloop's own; the live view runs the lifeloop-top program\n" +
 			"(beside lifeloop, on PATH or named by $LIFELOOP_TOP_PROGRAM).\n\n" +
+			"Background sessions a harness runs of its own accord that lifeloop did not start are\n" +
+			"listed too, read-only, as the harness reports them (its own id, state, pid, folder,\n" +
+			"what it waits for; \"external\" in --json says where from), asked for at most 5 s,\n" +
+			"live again when the harness's files change (looked at every 2 s) and at least every\n" +
+			"minute; a session lifeloop records is listed once. The keys do not act on them.\n" +
+			"--external=false leaves them out (README, \"lifeloop top\").\n\n" +
 			"--fleet URL --queue QUEUE shows the sessions of every machine that publishes its HCP\n" +
 			"events to that broker (`run --events amqp://…`, `publish`) instead of this state\n" +
 			"directory: machine, session, harness, seed 001 state, attention and cost where the\n" +
@@ -99,6 +108,7 @@ func topCommand(e *env) *ucli.Command {
 			&ucli.BoolFlag{Name: "totals", Usage: "with --json, print an object: the rows as \"sessions\" and their tokens and cost together as \"totals\"", Destination: &o.Totals},
 			&ucli.BoolFlag{Name: "all", Usage: "show every ended session, not only those of the last hour", Destination: &o.All},
 			&ucli.IntFlag{Name: "width", Usage: "table width in `COLUMNS` for --once (default: the terminal's, else $COLUMNS, else 120)", Destination: &o.Width},
+			&ucli.BoolFlag{Name: "external", Value: true, Usage: "also list, read-only, the background sessions harnesses run that lifeloop did not start (--external=false: not)", Destination: &o.External},
 			&ucli.StringFlag{Name: "fleet", Usage: "show every machine's sessions from the broker at `URL` (amqp://...) instead of the state directory's", Destination: &o.Fleet.URL},
 			&ucli.StringFlag{Name: "queue", Usage: "the fleet view's durable `QUEUE`", Destination: &o.Fleet.Queue},
 			&ucli.DurationFlag{Name: "stale", Usage: "a machine that published nothing for `DURATION` is shown stale (0: never)", Value: 10 * time.Minute, Destination: &o.Fleet.Stale},
@@ -180,6 +190,10 @@ type TopParams struct {
 	// fleet view), and Where what the title names after the counts.
 	Rows  TopRows
 	Where func() string
+	// External, when set, lists the sessions harnesses run of their own
+	// accord that lifeloop did not start, shown beside Root's
+	// (topview.WithExternal).
+	External topview.ExternalLister
 }
 
 // TopRows is a source of rows other than the state directory (the
@@ -222,6 +236,7 @@ func topRun(ctx context.Context, e *env, o topOptions) error {
 		Actions:     topActions{e: e, root: root},
 		ReceiptLine: func(r contract.LifecycleReceipt) string { return receiptLine(r, paint) },
 		Environ:     e.Environ,
+		External:    topExternal(e, o),
 	})
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
@@ -257,8 +272,16 @@ func topPrint(e *env, o topOptions) error {
 		return exitf(exitcode.Failed, "%v", err)
 	}
 	warnTopProblems(e, src.Problems())
+	all := src.Rows()
+	if o.External {
+		ext, errs := topview.ExternalSource{Registry: e.Registry(), Env: e.Environ}.List(context.Background())
+		for _, err := range errs {
+			fmt.Fprintf(e.Err, "lifeloop: warning: %v\n", err)
+		}
+		all = topview.MergeExternal(all, ext)
+	}
 	rows := []topview.Row{}
-	for _, r := range src.Rows() {
+	for _, r := range all {
 		if r.Shown(now, o.All, topview.DefaultRecent) {
 			rows = append(rows, r)
 		}
@@ -276,6 +299,15 @@ func topPrint(e *env, o topOptions) error {
 	table := topview.Once(rows, now, onceWidth(e, o.Width), root, e.Getenv("HOME"), topview.ColourFor(e.OutTerminal, e.Getenv))
 	_, err = io.WriteString(e.Out, table)
 	return quietOnClosedOutput(err)
+}
+
+// topExternal lists, for the live view, the sessions harnesses run of
+// their own accord (nil with --external=false).
+func topExternal(e *env, o topOptions) topview.ExternalLister {
+	if !o.External {
+		return nil
+	}
+	return topview.ExternalSource{Registry: e.Registry(), Env: e.Environ}
 }
 
 // topSealer seals a session whose wrapper died (shown lost); a session

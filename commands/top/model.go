@@ -178,7 +178,11 @@ func matches(r Row, f string) bool {
 	if r.Attention != nil {
 		attn = string(r.Attention.State)
 	}
-	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID, attn, r.Machine} {
+	name := ""
+	if r.External != nil {
+		name = r.External.Name
+	}
+	for _, s := range []string{r.Harness, r.Cwd, r.DisplayState(), r.ID, attn, r.Machine, name} {
 		if strings.Contains(strings.ToLower(s), f) {
 			return true
 		}
@@ -308,6 +312,13 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	if !ok {
 		return m, nil
 	}
+	if r.External != nil {
+		switch key {
+		case "enter", "r", "a", "p", "o":
+			m.message = externalLine(r)
+		}
+		return m, nil
+	}
 	switch key {
 	case "enter":
 		if m.cfg.Root == "" {
@@ -340,6 +351,16 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.message = fmt.Sprintf("%s is %s: only a running session pauses and a paused one resumes", topview.ShortID(r.ID), r.State)
 	}
 	return m, nil
+}
+
+// externalLine is what the keys say of a session lifeloop does not
+// supervise: where it was listed from, and how to open it.
+func externalLine(r Row) string {
+	s := fmt.Sprintf("%s is not supervised by lifeloop (listed by %s): no receipts, no actions", r.ID, r.External.Source)
+	if r.External.Attach != "" {
+		s += "; open it with " + r.External.Attach
+	}
+	return s
 }
 
 // nextNeedingPerson selects the next session after the selected one

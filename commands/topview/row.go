@@ -87,6 +87,10 @@ type Row struct {
 	// Parent is the session that started this one (a harness's
 	// background session), when known.
 	Parent *statedir.Parent `json:"parent,omitempty"`
+	// External is set on a session lifeloop did not start and does not
+	// supervise, which its harness listed (FromExternal); nil on
+	// lifeloop's own sessions.
+	External *External `json:"external,omitempty"`
 }
 
 // Ended reports whether the session's state is terminal.

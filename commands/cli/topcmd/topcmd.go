@@ -42,6 +42,9 @@ func Open(p cli.TopParams) (cli.TopView, error) {
 		Root: p.Root, Home: p.Home, Now: p.Now, All: p.All, Clock: time.Second,
 		Actions: p.Actions, ReceiptLine: p.ReceiptLine, Getenv: envLookup(p.Environ),
 	}
+	if p.External != nil {
+		return &view{src: topview.WithExternal(src, p.External, topview.ExternalCheck, topview.ExternalRefresh), cfg: cfg, environ: p.Environ}, nil
+	}
 	return &view{src: src, cfg: cfg, environ: p.Environ}, nil
 }
 
@@ -54,7 +57,7 @@ type view struct {
 // Problems are those of a state directory's sessions (none for other
 // rows).
 func (v *view) Problems() map[string]string {
-	if s, ok := v.src.(*topview.Source); ok {
+	if s, ok := v.src.(interface{ Problems() map[string]string }); ok {
 		return s.Problems()
 	}
 	return nil

@@ -1,12 +1,14 @@
 package topcmd
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/lifeloop/lifeloop/commands/cli"
+	"github.com/lifeloop/lifeloop/commands/topview"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 )
 
@@ -31,5 +33,31 @@ func TestOpen(t *testing.T) {
 	}
 	if p := v.Problems(); p[bad] == "" {
 		t.Errorf("problems %v, want one for %s", p, bad)
+	}
+}
+
+// emptyLister lists no session.
+type emptyLister struct{}
+
+func (emptyLister) Stamp() string { return "" }
+func (emptyLister) List(context.Context) ([]topview.Row, []error) {
+	return nil, nil
+}
+
+// TestOpenWithExternal: with a lister of the sessions harnesses run of
+// their own accord, the live view's rows are the state directory's with
+// that listing merged in (topview.ExternalRows), and the state
+// directory's problems are still reported.
+func TestOpenWithExternal(t *testing.T) {
+	root := t.TempDir()
+	v, err := Open(cli.TopParams{Root: root, Now: func() time.Time { return now }, External: emptyLister{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := v.(*view).src.(*topview.ExternalRows); !ok {
+		t.Errorf("the live view's rows are %T, want the external listing merged in", v.(*view).src)
+	}
+	if p := v.Problems(); len(p) != 0 {
+		t.Errorf("problems %v", p)
 	}
 }
