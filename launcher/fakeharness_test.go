@@ -16,6 +16,8 @@ type fakeTerminal struct {
 	procs []*fakeProc
 	// behave configures each new harness (nil: the defaults).
 	behave func(n int, p *fakeProc)
+	// startErr, when set, is the error of the nth start (nil: it starts).
+	startErr func(n int) error
 	// held and released count HoldInput and ReleaseInput calls.
 	held, released int
 	// lastKey is when a key was last typed (typeKey).
@@ -38,6 +40,11 @@ func (t *fakeTerminal) LastKey() time.Time {
 func (t *fakeTerminal) Start(spec ptyio.ChildSpec) (Process, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.startErr != nil {
+		if err := t.startErr(len(t.procs)); err != nil {
+			return nil, err
+		}
+	}
 	p := &fakeProc{pid: 1<<30 + len(t.procs), argv: append([]string{spec.Path}, spec.Args...), env: spec.Env, done: make(chan struct{}),
 		exitOn: map[syscall.Signal]bool{syscall.SIGINT: true, syscall.SIGTERM: true, syscall.SIGKILL: true}}
 	if t.behave != nil {

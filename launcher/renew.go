@@ -406,6 +406,7 @@ func (r renewals) startAgain(argv, env []string, pinned string) error {
 	if s.rec.State == statedir.StatePending {
 		s.rec.State = statedir.StateRunning
 	}
+	s.relaunchPending = false
 	s.attach(child, argv[0])
 	s.rereadVersion(spec)
 	s.log.Info("renewal: harness started again", "pid", child.Pid())
@@ -449,6 +450,9 @@ func (r renewals) record(ev contract.Event, summary map[string]any, prs []contra
 		m.Status, m.Failure = contract.StatusFailed, &c
 	}
 	if !s.onLoop(func() {
+		if ev == contract.EventSessionStarting {
+			s.relaunchPending = true
+		}
 		// The step comes after everything observed before it (the
 		// keeper's stream.Renewal).
 		resume, _ := summary["resume"].(bool)

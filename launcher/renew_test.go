@@ -3,6 +3,7 @@ package launcher
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"syscall"
@@ -213,6 +214,44 @@ func containsSubstring(argv []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestRelaunchNeverStarted: a renewal whose relaunch
+// cannot be started (after its session.starting was told) fails, and
+// the session's end then tells that harness session ended failed: it
+// never started.
+func TestRelaunchNeverStarted(t *testing.T) {
+	t.Parallel()
+	f, ft := renewFixture(t)
+	ft.behave = nil // the first harness ends at SIGTERM
+	ft.startErr = func(n int) error {
+		if n > 0 {
+			return errors.New("no such harness")
+		}
+		return nil
+	}
+	done := make(chan Result, 1)
+	go func() { done <- f.run(t) }()
+	testutil.WaitFor(t, func() bool { return ft.count() == 1 })
+	if err := <-renewAsync(t, f, renewal.Request{}); err == nil || !strings.Contains(err.Error(), "no such harness") {
+		t.Errorf("renew: %v, want the start's failure", err)
+	}
+	_ = callCtl(t, f, control.OpAbort, nil, nil) // the session may have ended already
+	<-done
+	evs := f.rec.events()
+	i := slices.Index(evs, contract.EventSessionStarting)
+	j := slices.Index(evs[i+1:], contract.EventSessionStarting)
+	if i < 0 || j < 0 {
+		t.Fatalf("no relaunch's session.starting: %v", evs)
+	}
+	rest := evs[i+1+j:]
+	if slices.Contains(rest, contract.EventSessionStarted) || countEvents(rest, contract.EventSessionEnded) != 1 {
+		t.Fatalf("after the relaunch's session.starting: %v, want one session.ended", rest)
+	}
+	m, _ := f.rec.last(contract.EventSessionEnded)
+	if m.Status != contract.StatusFailed || m.Failure == nil || m.Summary["relaunch"] != "not_started" {
+		t.Errorf("the relaunch's session.ended: status %q failure %v summary %v; want failed, relaunch not_started", m.Status, m.Failure, m.Summary)
+	}
 }
 
 // TestRelaunchThatDiesKeepsTheSession: a relaunch that exits before it

@@ -192,7 +192,10 @@ type supervisor struct {
 	stopping      bool
 	stoppedBy     string
 	aborting      bool
-	graceTimer    *time.Timer
+	// relaunchPending: a renewal recorded its relaunch's session.starting
+	// and no relaunched harness has started since (cleared by startAgain).
+	relaunchPending bool
+	graceTimer      *time.Timer
 	lastTickBytes uint64
 	// sampler reads /proc for ticks, its memory reused from tick to tick;
 	// noteDescendant records each descendant it finds.
@@ -684,7 +687,17 @@ func (s *supervisor) finish() Result {
 	if len(leftover) > 0 {
 		sum["leftover_pids"] = leftover
 	}
-	s.d.Step(stream.Fact{Kind: stream.Direct, Moment: Moment{Event: contract.EventSessionEnded, Summary: sum, Warnings: s.undelivered()}})
+	ending := Moment{Event: contract.EventSessionEnded, Summary: sum, Warnings: s.undelivered()}
+	if s.relaunchPending {
+		// The session stopped (or the start failed) after a renewal told
+		// its relaunch's session.starting and before the relaunch ran:
+		// that harness session never started, a failed launch as far as
+		// the stream can tell (the exit facts are the wrapper's end).
+		fc := contract.FailureInternalError
+		ending.Status, ending.Failure = contract.StatusFailed, &fc
+		sum["relaunch"] = "not_started"
+	}
+	s.d.Step(stream.Fact{Kind: stream.Direct, Moment: ending})
 
 	code := st.Code
 	if st.Signaled {
