@@ -82,34 +82,18 @@ func (s *Scanner) Run() (*Scan, error) {
 		s.warn("%s", msg)
 	}
 	// The index is written only when something changed: a run with
-	// nothing new reads and writes no file but the index.
-	dirty := len(idx.files) == 0
-	known := 0
-	for _, f := range files {
-		if idx.files[f.path] != nil {
-			known++
-		}
-	}
-	if known < len(idx.files) {
-		present := make(map[string]bool, len(files))
-		for _, f := range files {
-			present[f.path] = true
-		}
-		for p := range idx.files {
-			if !present[p] {
-				delete(idx.files, p)
-				dirty = true
-			}
-		}
-	}
+	// nothing new reads and writes no file but the index, and finds each
+	// file's record by walking both lists in path order.
+	olds, matched := idx.match(files)
+	dirty := idx.records() == 0 || matched < idx.records()
 	sc := &Scan{idx: idx, Files: len(files)}
 	// The files that changed are read side by side, each counting its
 	// calls once within itself; merged in path order, a file whose calls
 	// another already counted is read again alone, as one reading after
 	// the other would have.
 	var todo []int
-	for i, f := range files {
-		if st := infos[i]; st.err == nil && changed(idx.files[f.path], st) {
+	for i := range files {
+		if st := infos[i]; st.err == nil && changed(olds[i], st) {
 			todo = append(todo, i)
 		}
 	}
@@ -123,6 +107,18 @@ func (s *Scanner) Run() (*Scan, error) {
 	}
 	if s.BeforeReading != nil {
 		s.BeforeReading()
+	}
+	byPath := idx.byPath()
+	if matched < len(byPath) {
+		present := make(map[string]bool, len(files))
+		for _, f := range files {
+			present[f.path] = true
+		}
+		for p := range byPath {
+			if !present[p] {
+				delete(byPath, p)
+			}
+		}
 	}
 	results := make(map[int]*readResult, len(todo))
 	if workers := min(runtime.GOMAXPROCS(0), len(todo)); workers > 1 {
