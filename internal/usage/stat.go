@@ -64,6 +64,7 @@ func statAll(paths []string) []fileStat {
 		go func() {
 			defer wg.Done()
 			var st unix.Stat_t
+			var name []byte
 			for i := lo; i < hi; i++ {
 				if dirFD[i] < 0 || base[i] == int32(len(paths[i])) {
 					fi, err := os.Stat(paths[i])
@@ -74,7 +75,8 @@ func statAll(paths []string) []fileStat {
 					out[i] = fileStat{size: fi.Size(), modTime: fi.ModTime().UnixNano()}
 					continue
 				}
-				if err := unix.Fstatat(int(dirFD[i]), paths[i][base[i]:], &st, 0); err != nil {
+				var err error
+				if name, err = statAt(int(dirFD[i]), paths[i][base[i]:], &st, name); err != nil {
 					out[i].err = &os.PathError{Op: "stat", Path: paths[i], Err: err}
 					continue
 				}
