@@ -86,6 +86,10 @@ func decodeIndexHead(data string) (d decoder, version uint64, prices, zone strin
 	return d, version, prices, zone, d.err
 }
 
+// slab is the number of buckets or identities allocated at once for
+// the records.
+const slab = 4096
+
 // records reads the records that follow the head. Their buckets and
 // identities are cut from a few large slices (each record's capped, so
 // growing one copies it), not allocated one record at a time.
@@ -106,7 +110,7 @@ func (d *decoder) records() ([]*fileRecord, error) {
 		r.BadLines = d.int()
 		nb := d.count(16)
 		if cap(buckets)-len(buckets) < nb {
-			buckets = make([]bucket, 0, max(nb, (n-i)*2))
+			buckets = make([]bucket, 0, max(nb, min(n-i, slab)))
 		}
 		r.Buckets = buckets[len(buckets) : len(buckets)+nb : len(buckets)+nb]
 		buckets = buckets[:len(buckets)+nb]
@@ -121,7 +125,7 @@ func (d *decoder) records() ([]*fileRecord, error) {
 		}
 		if nk := d.count(8); nk > 0 {
 			if cap(keys)-len(keys) < nk {
-				keys = make([]uint64, 0, max(nk, len(d.s)/16))
+				keys = make([]uint64, 0, max(nk, slab))
 			}
 			r.Keys = keys[len(keys) : len(keys)+nk : len(keys)+nk]
 			keys = keys[:len(keys)+nk]
