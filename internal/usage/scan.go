@@ -287,10 +287,20 @@ func (s *Scanner) list() ([]file, []fileStat, []string) {
 		}
 		n += len(out[i].files)
 	}
-	files, infos := make([]file, 0, n), make([]fileStat, 0, n)
+	var files []file
+	var infos []fileStat
 	for i := range out {
-		files = append(files, out[i].files...)
-		infos = append(infos, out[i].infos...)
+		if len(out[i].files) == n {
+			files, infos = out[i].files, out[i].infos // one source has every file
+			break
+		}
+	}
+	if files == nil && n > 0 {
+		files, infos = make([]file, 0, n), make([]fileStat, 0, n)
+		for i := range out {
+			files = append(files, out[i].files...)
+			infos = append(infos, out[i].infos...)
+		}
 	}
 	if !sort.IsSorted(byPath{files, infos}) {
 		sort.Stable(byPath{files, infos})
