@@ -156,14 +156,22 @@ func TestClaudeTokensAsTheTranscriptHasThem(t *testing.T) {
 // with nothing new reads no byte and reports the same.
 func TestSecondRunReadsNothingNew(t *testing.T) {
 	h := home(t)
-	first, err := scanner(t, h, nil, nil).Run()
+	s := scanner(t, h, nil, nil)
+	before := 0
+	s.BeforeReading = func() { before++ }
+	first, err := s.Run()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if before != 1 {
+		t.Errorf("the first run called BeforeReading %d times, want once", before)
 	}
 	if first.BytesRead == 0 || first.Files != 9 {
 		t.Fatalf("first run read %d bytes of %d files", first.BytesRead, first.Files)
 	}
-	second, err := scanner(t, h, nil, nil).Run()
+	s = scanner(t, h, nil, nil)
+	s.BeforeReading = func() { t.Error("the second run called BeforeReading") }
+	second, err := s.Run()
 	if err != nil {
 		t.Fatal(err)
 	}
