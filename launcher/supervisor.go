@@ -188,15 +188,15 @@ type supervisor struct {
 	// version reads the harness's version (version.go).
 	version *versionReader
 
-	startedAt     time.Time
-	stopping      bool
-	stoppedBy     string
-	aborting      bool
+	startedAt time.Time
+	stopping  bool
+	stoppedBy string
+	aborting  bool
 	// relaunchPending: a renewal recorded its relaunch's session.starting
 	// and no relaunched harness has started since (cleared by startAgain).
 	relaunchPending bool
 	graceTimer      *time.Timer
-	lastTickBytes uint64
+	lastTickBytes   uint64
 	// sampler reads /proc for ticks, its memory reused from tick to tick;
 	// noteDescendant records each descendant it finds.
 	sampler        procfs.Sampler

@@ -20,7 +20,7 @@ func TestFindFiles(t *testing.T) {
 	}
 	got, err := FindFiles(root, func(p string) bool { return strings.HasSuffix(p, ".jsonl") })
 	if err != nil || len(got) != 2 || filepath.Base(got[0]) != "two.jsonl" || filepath.Base(got[1]) != "one.jsonl" {
-		t.Errorf("FindFiles = %v, %v; want two.jsonl and one.jsonl in walk order", got, err)
+		t.Errorf("FindFiles = %v, %v; want two.jsonl and one.jsonl in path order", got, err)
 	}
 	got, err = FindFiles(filepath.Join(root, "missing"), func(string) bool { return true })
 	if err != nil || len(got) != 0 {

@@ -78,9 +78,11 @@ type Info struct {
 // path over it (none when path is "" or the file does not exist).
 func New(path string) (*Pricer, error) {
 	p := &Pricer{}
-	if err := json.Unmarshal(embedded, &p.Info); err != nil {
+	info, err := embeddedInfo()
+	if err != nil {
 		return nil, fmt.Errorf("pricing: the embedded table is damaged: %w", err)
 	}
+	p.Info = info
 	if path == "" {
 		return p, nil
 	}
@@ -104,6 +106,105 @@ func New(path string) (*Pricer, error) {
 	}
 	p.UserPath = path
 	return p, nil
+}
+
+// embeddedInfo decodes the embedded table's top-level fields but
+// "providers", which are skipped by their brackets: every run names the
+// table, and its 240 KB are read only when a call is priced.
+func embeddedInfo() (Info, error) { return infoOf(embedded) }
+
+// infoOf is embeddedInfo of the table b.
+func infoOf(b []byte) (Info, error) {
+	var head []byte
+	rest, ok := skipSpace(b, 0), true
+	if rest >= len(b) || b[rest] != '{' {
+		return Info{}, errors.New("not a JSON object")
+	}
+	head = append(head, '{')
+	for i := rest + 1; ok; {
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == '}' {
+			break
+		}
+		keyEnd, kok := skipValue(b, i)
+		colon := skipSpace(b, keyEnd)
+		if !kok || i >= len(b) || b[i] != '"' || colon >= len(b) || b[colon] != ':' {
+			return Info{}, errors.New("not a JSON object")
+		}
+		valStart := skipSpace(b, colon+1)
+		valEnd, vok := skipValue(b, valStart)
+		if !vok {
+			return Info{}, errors.New("a value is unfinished")
+		}
+		if string(b[i:keyEnd]) != `"providers"` {
+			if len(head) > 1 {
+				head = append(head, ',')
+			}
+			head = append(head, b[i:valEnd]...)
+		}
+		i = skipSpace(b, valEnd)
+		switch {
+		case i < len(b) && b[i] == ',':
+			i++
+		case i < len(b) && b[i] == '}':
+			ok = false
+		default:
+			return Info{}, errors.New("not a JSON object")
+		}
+	}
+	head = append(head, '}')
+	var info Info
+	err := json.Unmarshal(head, &info)
+	return info, err
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue is the end of the JSON value at b[i:] (its brackets counted,
+// its strings' escapes followed; the rest not checked) and whether it
+// ends.
+func skipValue(b []byte, i int) (int, bool) {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+			if i >= len(b) {
+				return i, false
+			}
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			if depth == 0 {
+				return i, true // the end of a number or literal
+			}
+			depth--
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i, true
+			}
+			continue
+		default:
+			continue
+		}
+		if depth == 0 {
+			return i + 1, true
+		}
+		if depth < 0 {
+			return i, false
+		}
+	}
+	return i, depth == 0
 }
 
 // Table is the embedded table, decoded on first use; nil when it is

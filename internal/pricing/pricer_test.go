@@ -80,3 +80,42 @@ func TestGPTModelsFindTheirProvider(t *testing.T) {
 		}
 	}
 }
+
+func TestEmbeddedInfoIsTheTables(t *testing.T) {
+	tb, err := Embedded()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := embeddedInfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Info{Source: tb.Source, Version: tb.Version, Date: tb.Date, License: tb.License}); info != want {
+		t.Fatalf("info %+v; the table says %+v", info, want)
+	}
+}
+
+func TestInfoSkipsTheProviders(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Info
+		ok   bool
+	}{
+		{`{"date":"d","n":1,"providers":[{"a":"}\"]","b":[1,{"c":null}]}],"source":"s","version":"v"}`, Info{Date: "d", Source: "s", Version: "v"}, true},
+		{" { \"providers\" : [ ] ,\n\"version\" : \"v\" , \"x\": true } ", Info{Version: "v"}, true},
+		{`{}`, Info{}, true},
+		{`{"providers":[{"a":1}`, Info{}, false},
+		{`{"version":"v" "date":"d"}`, Info{}, false},
+		{`{"version":"v\"}`, Info{}, false},
+		{`["version"]`, Info{}, false},
+		{`{"version":"v",`, Info{}, false},
+		{`{"version":`, Info{}, false},
+		{`{"version"`, Info{}, false},
+		{``, Info{}, false},
+	} {
+		got, err := infoOf([]byte(c.in))
+		if (err == nil) != c.ok || (c.ok && got != c.want) {
+			t.Errorf("infoOf(%s) = %+v, %v; want %+v (ok %v)", c.in, got, err, c.want, c.ok)
+		}
+	}
+}

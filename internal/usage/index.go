@@ -26,8 +26,68 @@ type index struct {
 	// costs and days are computed when a line is read, so an index made
 	// with other prices or another zone is rebuilt.
 	Prices, Zone string
-	// files are the records by path (on disk in path order: indexfile.go).
+	// files are the records by path (on disk in path order:
+	// indexfile.go), nil while ordered holds them (byPath makes it).
 	files map[string]*fileRecord
+	// ordered are the records in path order, as loaded: a run with
+	// nothing new matches them with the files it lists and never makes
+	// the map. nil once files holds the records.
+	ordered []*fileRecord
+}
+
+// byPath is the records by path, made from ordered on first use; the
+// run changes the records through it.
+func (x *index) byPath() map[string]*fileRecord {
+	if x.files == nil {
+		x.files = make(map[string]*fileRecord, len(x.ordered))
+		for _, rec := range x.ordered {
+			x.files[rec.Path] = rec
+		}
+		x.ordered = nil
+	}
+	return x.files
+}
+
+// records counts the records.
+func (x *index) records() int {
+	if x.files == nil {
+		return len(x.ordered)
+	}
+	return len(x.files)
+}
+
+// match returns the record of each of files (in path order; nil for a
+// file the index does not know) and how many records matched.
+func (x *index) match(files []file) ([]*fileRecord, int) {
+	olds := make([]*fileRecord, len(files))
+	n := 0
+	if x.files != nil {
+		for i := range files {
+			if i > 0 && files[i].path == files[i-1].path {
+				olds[i] = olds[i-1]
+			} else if olds[i] = x.files[files[i].path]; olds[i] != nil {
+				n++
+			}
+		}
+		return olds, n
+	}
+	j := 0
+	for i := range files {
+		p := files[i].path
+		if i > 0 && p == files[i-1].path {
+			olds[i] = olds[i-1]
+			continue
+		}
+		for j < len(x.ordered) && x.ordered[j].Path < p {
+			j++
+		}
+		if j < len(x.ordered) && x.ordered[j].Path == p {
+			olds[i] = x.ordered[j]
+			j++
+			n++
+		}
+	}
+	return olds, n
 }
 
 // fileRecord is what the index keeps of one file.
@@ -186,9 +246,12 @@ func loadIndex(path, prices, zone string) (idx *index, rebuilt string) {
 	if err != nil {
 		return fresh, "damaged"
 	}
-	x := &index{Version: indexVersion, Prices: prices, Zone: zone, files: make(map[string]*fileRecord, len(recs))}
-	for _, rec := range recs {
-		x.files[rec.Path] = rec
+	x := &index{Version: indexVersion, Prices: prices, Zone: zone, ordered: recs}
+	for i := 1; i < len(recs); i++ {
+		if recs[i-1].Path >= recs[i].Path {
+			x.byPath() // not written by save: found by path only
+			break
+		}
 	}
 	return x, ""
 }
@@ -198,10 +261,13 @@ func (x *index) save(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), atomicfile.DirPerm); err != nil {
 		return err
 	}
-	recs := make([]*fileRecord, 0, len(x.files))
-	for _, rec := range x.files {
-		recs = append(recs, rec)
+	recs := x.ordered
+	if x.files != nil {
+		recs = make([]*fileRecord, 0, len(x.files))
+		for _, rec := range x.files {
+			recs = append(recs, rec)
+		}
+		sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
 	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
 	return atomicfile.Replace(path, encodeIndex(make([]byte, 0, encodedSize(x, recs)), x, recs))
 }

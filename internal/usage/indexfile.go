@@ -86,11 +86,19 @@ func decodeIndexHead(data string) (d decoder, version uint64, prices, zone strin
 	return d, version, prices, zone, d.err
 }
 
-// decodeRecords reads the records that follow the head.
+// slab is the number of buckets or identities allocated at once for
+// the records.
+const slab = 4096
+
+// records reads the records that follow the head. Their buckets and
+// identities are cut from a few large slices (each record's capped, so
+// growing one copies it), not allocated one record at a time.
 func (d *decoder) records() ([]*fileRecord, error) {
 	n := d.count(8)
 	recs := make([]fileRecord, n)
 	out := make([]*fileRecord, n)
+	var buckets []bucket
+	var keys []uint64
 	for i := range recs {
 		r := &recs[i]
 		r.Path, r.Harness = d.str(), d.str()
@@ -100,7 +108,12 @@ func (d *decoder) records() ([]*fileRecord, error) {
 		}
 		r.Reported = d.str()
 		r.BadLines = d.int()
-		r.Buckets = make([]bucket, d.count(16))
+		nb := d.count(16)
+		if cap(buckets)-len(buckets) < nb {
+			buckets = make([]bucket, 0, max(nb, min(n-i, slab)))
+		}
+		r.Buckets = buckets[len(buckets) : len(buckets)+nb : len(buckets)+nb]
+		buckets = buckets[:len(buckets)+nb]
 		for j := range r.Buckets {
 			k, s := &r.Buckets[j].Key, &r.Buckets[j].Sums
 			k.Day, k.Session, k.Model, k.Project = d.str(), d.str(), d.str(), d.str()
@@ -111,7 +124,11 @@ func (d *decoder) records() ([]*fileRecord, error) {
 			s.NativeCalls, s.EstimatedCalls, s.UnknownCalls = d.int(), d.int(), d.int()
 		}
 		if nk := d.count(8); nk > 0 {
-			r.Keys = make([]uint64, nk)
+			if cap(keys)-len(keys) < nk {
+				keys = make([]uint64, 0, max(nk, slab))
+			}
+			r.Keys = keys[len(keys) : len(keys)+nk : len(keys)+nk]
+			keys = keys[:len(keys)+nk]
 			for j := range r.Keys {
 				r.Keys[j] = d.u64()
 			}

@@ -15,7 +15,7 @@ func TestIndexFitsItsForeseenSize(t *testing.T) {
 	}
 	var recs []*fileRecord
 	keys := 0
-	for _, r := range sc.idx.files {
+	for _, r := range sc.idx.byPath() {
 		recs = append(recs, r)
 		keys += len(r.Keys)
 	}

@@ -41,15 +41,17 @@ func (sc *Scan) Group(by []string, f Filter) *Report {
 	rep := &Report{By: by, Total: Row{Keys: map[string]string{}}}
 	// Files and buckets in a fixed order, so the costs' sums are the same
 	// from run to run to the last bit.
-	paths := make([]string, 0, len(sc.idx.files))
-	for p := range sc.idx.files {
-		paths = append(paths, p)
+	recs := sc.idx.ordered
+	if sc.idx.files != nil {
+		recs = make([]*fileRecord, 0, len(sc.idx.files))
+		for _, rec := range sc.idx.files {
+			recs = append(recs, rec)
+		}
+		sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
 	}
-	sort.Strings(paths)
 	var id []byte
 	vals := make([]string, len(by))
-	for _, p := range paths {
-		rec := sc.idx.files[p]
+	for _, rec := range recs {
 		for i := range rec.Buckets {
 			k, s := &rec.Buckets[i].Key, &rec.Buckets[i].Sums
 			if (f.Since != "" && k.Day < f.Since) || (f.Until != "" && k.Day > f.Until) {

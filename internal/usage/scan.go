@@ -43,6 +43,10 @@ type Scanner struct {
 	// Warn receives one line per problem (a damaged file, an index
 	// rebuilt), each reported once.
 	Warn io.Writer
+	// BeforeReading, when set, is called once before the run reads its
+	// first file or database or writes the index: never in a run with
+	// nothing new.
+	BeforeReading func()
 }
 
 // Scan is what a scan found: every file's sums.
@@ -60,75 +64,36 @@ func (s *Scanner) Run() (*Scan, error) {
 		loc = time.Local
 	}
 	path := filepath.Join(s.StateDir, "usage", IndexFile)
-	idx, why := loadIndex(path, s.Pricer.Fingerprint(), loc.String())
+	// The index loads while the harnesses' files are listed and stat'ed:
+	// a run with nothing new is mostly these two.
+	var idx *index
+	var why string
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		idx, why = loadIndex(path, s.Pricer.Fingerprint(), loc.String())
+	}()
+	files, infos, listErrs := s.list()
+	<-loaded
 	if why != "" {
 		s.warn("the usage index %s was %s: rebuilt", path, why)
 	}
-	type file struct {
-		path, harness string
-		r             adapters.UsageReader
-		db            adapters.UsageStore
+	for _, msg := range listErrs {
+		s.warn("%s", msg)
 	}
-	var files []file
-	for _, src := range s.Sources {
-		if src.Store != nil {
-			dbs, err := src.Store.UsageDatabases(s.Getenv)
-			if err != nil {
-				s.warn("%s: listing its databases: %v", src.Harness, err)
-			}
-			for _, p := range dbs {
-				files = append(files, file{p, src.Harness, nil, src.Store})
-			}
-			continue
-		}
-		paths, err := src.Reader.UsageFiles(s.Getenv)
-		if err != nil {
-			s.warn("%s: listing its session files: %v", src.Harness, err)
-		}
-		for _, p := range paths {
-			files = append(files, file{p, src.Harness, src.Reader, nil})
-		}
-	}
-	sort.Slice(files, func(i, j int) bool { return files[i].path < files[j].path })
 	// The index is written only when something changed: a run with
-	// nothing new reads and writes no file but the index.
-	dirty := len(idx.files) == 0
-	known := 0
-	for _, f := range files {
-		if idx.files[f.path] != nil {
-			known++
-		}
-	}
-	if known < len(idx.files) {
-		present := make(map[string]bool, len(files))
-		for _, f := range files {
-			present[f.path] = true
-		}
-		for p := range idx.files {
-			if !present[p] {
-				delete(idx.files, p)
-				dirty = true
-			}
-		}
-	}
+	// nothing new reads and writes no file but the index, and finds each
+	// file's record by walking both lists in path order.
+	olds, matched := idx.match(files)
+	dirty := idx.records() == 0 || matched < idx.records()
 	sc := &Scan{idx: idx, Files: len(files)}
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.path
-	}
-	infos := statAll(paths)
-	for i, f := range files {
-		if f.db != nil {
-			infos[i] = storeStat(f.path)
-		}
-	}
 	// The files that changed are read side by side, each counting its
 	// calls once within itself; merged in path order, a file whose calls
 	// another already counted is read again alone, as one reading after
 	// the other would have.
 	var todo []int
-	for i, f := range files {
-		if st := infos[i]; st.err == nil && changed(idx.files[f.path], st) {
+	for i := range files {
+		if st := infos[i]; st.err == nil && changed(olds[i], st) {
 			todo = append(todo, i)
 		}
 	}
@@ -139,6 +104,21 @@ func (s *Scanner) Run() (*Scan, error) {
 			}
 		}
 		return sc, nil
+	}
+	if s.BeforeReading != nil {
+		s.BeforeReading()
+	}
+	byPath := idx.byPath()
+	if matched < len(byPath) {
+		present := make(map[string]bool, len(files))
+		for _, f := range files {
+			present[f.path] = true
+		}
+		for p := range byPath {
+			if !present[p] {
+				delete(byPath, p)
+			}
+		}
 	}
 	results := make(map[int]*readResult, len(todo))
 	if workers := min(runtime.GOMAXPROCS(0), len(todo)); workers > 1 {
@@ -250,6 +230,95 @@ func (s *Scanner) Run() (*Scan, error) {
 		return sc, fmt.Errorf("usage: saving the index %s: %w", path, err)
 	}
 	return sc, nil
+}
+
+// file is a session file or database of a source.
+type file struct {
+	path, harness string
+	r             adapters.UsageReader
+	db            adapters.UsageStore
+}
+
+// list lists every source's files and stats them, each source beside
+// the others, and returns them in path order, and what went wrong
+// listing the sources, in their order (a source that cannot be listed
+// gives what it found).
+func (s *Scanner) list() ([]file, []fileStat, []string) {
+	type listed struct {
+		files []file
+		infos []fileStat
+		err   error
+	}
+	out := make([]listed, len(s.Sources))
+	var wg sync.WaitGroup
+	for i, src := range s.Sources {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l := &out[i]
+			if src.Store != nil {
+				var dbs []string
+				dbs, l.err = src.Store.UsageDatabases(s.Getenv)
+				for _, p := range dbs {
+					l.files = append(l.files, file{p, src.Harness, nil, src.Store})
+					l.infos = append(l.infos, storeStat(p))
+				}
+				return
+			}
+			var paths []string
+			paths, l.err = src.Reader.UsageFiles(s.Getenv)
+			l.files = make([]file, len(paths))
+			for j, p := range paths {
+				l.files[j] = file{p, src.Harness, src.Reader, nil}
+			}
+			l.infos = statAll(paths)
+		}()
+	}
+	wg.Wait()
+	n := 0
+	var errs []string
+	for i, src := range s.Sources {
+		if err := out[i].err; err != nil {
+			what := "session files"
+			if src.Store != nil {
+				what = "databases"
+			}
+			errs = append(errs, fmt.Sprintf("%s: listing its %s: %v", src.Harness, what, err))
+		}
+		n += len(out[i].files)
+	}
+	var files []file
+	var infos []fileStat
+	for i := range out {
+		if len(out[i].files) == n {
+			files, infos = out[i].files, out[i].infos // one source has every file
+			break
+		}
+	}
+	if files == nil && n > 0 {
+		files, infos = make([]file, 0, n), make([]fileStat, 0, n)
+		for i := range out {
+			files = append(files, out[i].files...)
+			infos = append(infos, out[i].infos...)
+		}
+	}
+	if !sort.IsSorted(byPath{files, infos}) {
+		sort.Stable(byPath{files, infos})
+	}
+	return files, infos, errs
+}
+
+// byPath sorts files and their stats together by path.
+type byPath struct {
+	files []file
+	infos []fileStat
+}
+
+func (b byPath) Len() int           { return len(b.files) }
+func (b byPath) Less(i, j int) bool { return b.files[i].path < b.files[j].path }
+func (b byPath) Swap(i, j int) {
+	b.files[i], b.files[j] = b.files[j], b.files[i]
+	b.infos[i], b.infos[j] = b.infos[j], b.infos[i]
 }
 
 func (s *Scanner) warn(format string, args ...any) {

@@ -2,7 +2,7 @@ package usage
 
 import (
 	"os"
-	"path/filepath"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -14,25 +14,39 @@ type fileStat struct {
 	err           error
 }
 
-// statAll stats every file (paths in path order), a few at a time, each
-// relative to its folder opened once: a run with nothing new spends most
-// of its time there, and a name looked up in an open folder costs the
-// kernel one step, not one per folder of the path.
+// statAll stats every file, a few at a time, each relative to its folder
+// opened once: a run with nothing new spends most of its time there, and
+// a name looked up in an open folder costs the kernel one step, not one
+// per folder of the path. A folder's files are usually next to each
+// other (a listing gives them so), so a folder is looked up by comparing
+// with the file before.
 func statAll(paths []string) []fileStat {
 	out := make([]fileStat, len(paths))
-	dirFD := make([]int, len(paths))
+	dirFD := make([]int32, len(paths))
+	base := make([]int32, len(paths)) // where each path's name starts
 	fds := map[string]int{}
+	prev, prevFD := "", -1
 	for i, p := range paths {
-		d := filepath.Dir(p)
-		fd, ok := fds[d]
-		if !ok {
-			var err error
-			if fd, err = unix.Open(d, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
-				fd = -1 // stat by path: it reports the error
-			}
-			fds[d] = fd
+		j := strings.LastIndexByte(p, '/')
+		dir := "."
+		if j == 0 {
+			dir = "/"
+		} else if j > 0 {
+			dir = p[:j]
 		}
-		dirFD[i] = fd
+		base[i] = int32(j + 1)
+		if i == 0 || dir != prev {
+			fd, ok := fds[dir]
+			if !ok {
+				var err error
+				if fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+					fd = -1 // stat by path: it reports the error
+				}
+				fds[dir] = fd
+			}
+			prev, prevFD = dir, fd
+		}
+		dirFD[i] = int32(prevFD)
 	}
 	defer func() {
 		for _, fd := range fds {
@@ -50,8 +64,9 @@ func statAll(paths []string) []fileStat {
 		go func() {
 			defer wg.Done()
 			var st unix.Stat_t
+			var name []byte
 			for i := lo; i < hi; i++ {
-				if dirFD[i] < 0 {
+				if dirFD[i] < 0 || base[i] == int32(len(paths[i])) {
 					fi, err := os.Stat(paths[i])
 					if err != nil {
 						out[i].err = err
@@ -60,7 +75,8 @@ func statAll(paths []string) []fileStat {
 					out[i] = fileStat{size: fi.Size(), modTime: fi.ModTime().UnixNano()}
 					continue
 				}
-				if err := unix.Fstatat(dirFD[i], filepath.Base(paths[i]), &st, 0); err != nil {
+				var err error
+				if name, err = statAt(int(dirFD[i]), paths[i][base[i]:], &st, name); err != nil {
 					out[i].err = &os.PathError{Op: "stat", Path: paths[i], Err: err}
 					continue
 				}

@@ -209,7 +209,7 @@ func TestStoreReadsOnlyWhatChanged(t *testing.T) {
 	}
 	var rec *fileRecord
 	idx, _ := loadIndex(filepath.Join(h, "state", "usage", IndexFile), mustPricer(t).Fingerprint(), "UTC")
-	for _, r := range idx.files {
+	for _, r := range idx.byPath() {
 		rec = r
 	}
 	var last int64

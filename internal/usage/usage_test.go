@@ -158,14 +158,22 @@ func TestClaudeTokensAsTheTranscriptHasThem(t *testing.T) {
 // with nothing new reads no byte and reports the same.
 func TestSecondRunReadsNothingNew(t *testing.T) {
 	h := home(t)
-	first, err := scanner(t, h, nil, nil).Run()
+	s := scanner(t, h, nil, nil)
+	before := 0
+	s.BeforeReading = func() { before++ }
+	first, err := s.Run()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if before != 1 {
+		t.Errorf("the first run called BeforeReading %d times, want once", before)
 	}
 	if first.BytesRead == 0 || first.Files != 11 {
 		t.Fatalf("first run read %d bytes of %d files", first.BytesRead, first.Files)
 	}
-	second, err := scanner(t, h, nil, nil).Run()
+	s = scanner(t, h, nil, nil)
+	s.BeforeReading = func() { t.Error("the second run called BeforeReading") }
+	second, err := s.Run()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,5 +448,42 @@ func TestPiCostIsNative(t *testing.T) {
 	tot := sc.Group(nil, Filter{}).Total
 	if calls == 0 || tot.Calls != calls || tot.Provenance() != "native" || math.Abs(tot.Native-want) > 1e-12 {
 		t.Fatalf("%d calls, %s $%v; the files hold %d calls costing $%v", tot.Calls, tot.Provenance(), tot.Native, calls, want)
+	}
+}
+
+// TestFilesThatComeAndGo: a file gone since the last run leaves the
+// report, and the run after it (nothing new) agrees; the file back is
+// read again and the report is the first one.
+func TestFilesThatComeAndGo(t *testing.T) {
+	h := home(t)
+	rollout := filepath.Join(h, ".codex/sessions/2026/11/21/rollout-2026-11-21T22-12-19-tool-turn.jsonl")
+	b, err := os.ReadFile(rollout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func() (*Scan, string) {
+		t.Helper()
+		sc, err := scanner(t, h, nil, nil).Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sc, report(t, sc, "session", "model")
+	}
+	_, all := run()
+	if err := os.Remove(rollout); err != nil {
+		t.Fatal(err)
+	}
+	gone, without := run()
+	if gone.Files != 10 || gone.BytesRead != 0 || without == all || strings.Contains(without, "01a2002a-de7b-7690-8f73-540566854e63") {
+		t.Fatalf("with the rollout gone: %d files, %d bytes read, report\n%s", gone.Files, gone.BytesRead, without)
+	}
+	if sc, again := run(); sc.BytesRead != 0 || again != without {
+		t.Fatalf("the run after: %d bytes read, report\n%s\nwant\n%s", sc.BytesRead, again, without)
+	}
+	if err := os.WriteFile(rollout, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if sc, back := run(); sc.BytesRead != int64(len(b)) || back != all {
+		t.Fatalf("with the rollout back: %d bytes read, report\n%s\nwant\n%s", sc.BytesRead, back, all)
 	}
 }
