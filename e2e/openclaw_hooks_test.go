@@ -121,11 +121,7 @@ func TestRunOpenClawHookBridge(t *testing.T) {
 	}
 	assertFrames(t, rs, turns)
 	assertFramesOnce(t, rs)
-	for k, src := range frameSources(rs) {
-		if src != "hook" {
-			t.Errorf("%s from %v, want the plugin (hook)", k, src)
-		}
-	}
+	assertFramesFromHook(t, rs)
 	assertOpenClawBinding(t, env, state, session, rs, sid)
 	assertOpenCodePressure(t, rs, []wantPressure{{120007, 200000, "moderate", "low"}})
 	assertCausalOrder(t, rs)

@@ -24,6 +24,31 @@ func frameSources(rs []map[string]any) map[string]any {
 	return out
 }
 
+// assertFramesFromHook checks that the plugin (hook) told every frame:
+// each frame has a stage from it. A stage the database told instead is
+// logged: the database's report waits 5–20 s for the plugin's
+// (internal/stream's NativeWindow, NativeWaitMax), and on a machine
+// loaded far past its cores the plugin's can come later than that.
+func assertFramesFromHook(t *testing.T, rs []map[string]any) {
+	t.Helper()
+	fromHook := map[string]bool{}
+	frames := map[string]bool{}
+	for k, src := range frameSources(rs) {
+		frame, _, _ := strings.Cut(k, " ")
+		frames[frame] = true
+		if src == "hook" {
+			fromHook[frame] = true
+		} else {
+			t.Logf("%s from %v, not the plugin (its report came later than the database's wait)", k, src)
+		}
+	}
+	for f := range frames {
+		if !fromHook[f] {
+			t.Errorf("frame %s: no stage from the plugin (hook)", f)
+		}
+	}
+}
+
 // userInstructions writes the user's own instructions file (marker as
 // its text) and returns its path as a JSON string, for the user's
 // OPENCODE_CONFIG_CONTENT.

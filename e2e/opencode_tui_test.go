@@ -133,11 +133,7 @@ func TestRunOpenCodeTUI(t *testing.T) {
 	assertOpenCodeBinding(t, env, state, session, rs, sid)
 	assertFrames(t, rs, turns)
 	assertFramesOnce(t, rs)
-	for k, src := range frameSources(rs) {
-		if src != "hook" {
-			t.Errorf("%s from %v, want the plugin (hook)", k, src)
-		}
-	}
+	assertFramesFromHook(t, rs)
 	assertCausalOrder(t, rs)
 	if !strings.Contains(term.Output(), reply) {
 		t.Errorf("the answer never reached the terminal")
