@@ -191,9 +191,14 @@ func (p harnessProcess) Stop(ctx context.Context, first syscall.Signal, grace ti
 	if c == nil { // nothing runs (a wrapper continuing a crashed session)
 		return contract.ExitFacts{Code: -1, StoppedBy: contract.StoppedByRenewal}, nil
 	}
-	exited := func() contract.ExitFacts {
+	// stopped is also closed when ctx ends: the session's stop then owns
+	// the harness, whichever of the two a select takes.
+	exited := func() (contract.ExitFacts, error) {
+		if ctx.Err() != nil {
+			return contract.ExitFacts{}, context.Cause(ctx)
+		}
 		st := c.Wait()
-		return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}
+		return contract.ExitFacts{Code: st.Code, Signaled: st.Signaled, Signal: int(st.Signal), StoppedBy: contract.StoppedByRenewal, FromWaitStatus: true}, nil
 	}
 	watch, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -205,7 +210,7 @@ func (p harnessProcess) Stop(ctx context.Context, first syscall.Signal, grace ti
 		select {
 		case <-stopped:
 			t.Stop()
-			return exited(), nil
+			return exited()
 		case <-ctx.Done():
 			t.Stop()
 			return contract.ExitFacts{}, context.Cause(ctx)
@@ -214,7 +219,7 @@ func (p harnessProcess) Stop(ctx context.Context, first syscall.Signal, grace ti
 	}
 	select {
 	case <-stopped:
-		return exited(), nil
+		return exited()
 	case <-ctx.Done():
 		return contract.ExitFacts{}, context.Cause(ctx)
 	}
@@ -451,6 +456,13 @@ func (r renewals) record(ev contract.Event, summary map[string]any, prs []contra
 	}
 	if !s.onLoop(func() {
 		if ev == contract.EventSessionStarting {
+			if s.stopping {
+				// No relaunch runs once the session stops (relaunch
+				// refuses it): the session's own end is told, once
+				// (the keeper drops an end already told).
+				reply("")
+				return
+			}
 			s.relaunchPending = true
 		}
 		// The step comes after everything observed before it (the
