@@ -23,7 +23,7 @@ func TestLaunchStartsCompanion(t *testing.T) {
 	pidFile := filepath.Join(work, "companion.pid")
 	script := filepath.Join(work, "companion.sh")
 	body := "#!/bin/sh\necho $$ > " + pidFile + "\necho \"id=$LIFELOOP_SESSION_ID arg=$2 mark=$MARK socket=${LIFELOOP_CONTROL_SOCKET:+set}\"\nexec sleep 1000\n"
-	if err := os.WriteFile(script, []byte(body), 0o700); err != nil {
+	if err := writeExecutable(script, []byte(body)); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
@@ -42,7 +42,8 @@ func TestLaunchStartsCompanion(t *testing.T) {
 	}
 	b, _ := os.ReadFile(filepath.Join(statedir.SessionDir(root, res.SessionID), CompanionLog))
 	if want := "id=" + res.SessionID + " arg=" + res.SessionID + " mark=env socket=set"; !strings.Contains(string(b), want) {
-		t.Errorf("companion.log %q, want %q", b, want)
+		log, _ := os.ReadFile(statedir.LogPath(root, res.SessionID))
+		t.Errorf("companion.log %q, want %q; the session's log:\n%s", b, want, log)
 	}
 	raw, _ := os.ReadFile(pidFile)
 	if pid, err := strconv.Atoi(strings.TrimSpace(string(raw))); err != nil || alive(pid) {

@@ -24,7 +24,7 @@ func companionFixture(t *testing.T, body string) (*fixture, *fakeTerminal) {
 	f.cfg.Grace = 50 * time.Millisecond
 	f.cfg.ControlSocket = control.SocketIn(statedir.SessionDir(f.root, f.cfg.Record.ID))
 	script := filepath.Join(t.TempDir(), "companion.sh")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\n"+body+"\n"), 0o700); err != nil {
+	if err := writeExecutable(script, []byte("#!/bin/sh\n"+body+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	f.cfg.Companion = []string{script, "autorenew", "--attached", f.cfg.Record.ID}

@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"os"
 	"sync"
 	"syscall"
 	"time"
@@ -146,4 +147,14 @@ func (p *fakeProc) gotSignals() []syscall.Signal {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]syscall.Signal(nil), p.signals...)
+}
+
+// writeExecutable writes a script the test then runs. It holds the fork
+// lock while the file is open for writing: a process another test forks
+// meanwhile would inherit the descriptor until it execs, and running the
+// script then fails with "text file busy".
+func writeExecutable(path string, body []byte) error {
+	syscall.ForkLock.Lock()
+	defer syscall.ForkLock.Unlock()
+	return os.WriteFile(path, body, 0o700)
 }

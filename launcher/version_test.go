@@ -33,7 +33,7 @@ func TestSessionStartedHarnessVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 			cli := filepath.Join(pkg, "cli.js")
-			if err := os.WriteFile(cli, []byte("#!/bin/sh\necho hello\n"), 0o700); err != nil {
+			if err := writeExecutable(cli, []byte("#!/bin/sh\necho hello\n")); err != nil {
 				t.Fatal(err)
 			}
 			f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
@@ -93,7 +93,7 @@ func TestRelaunchRereadsVersion(t *testing.T) {
 	}
 	setVersion("2.1.330")
 	cli := filepath.Join(pkg, "cli.js")
-	if err := os.WriteFile(cli, []byte("#!/bin/sh\n"), 0o700); err != nil {
+	if err := writeExecutable(cli, []byte("#!/bin/sh\n")); err != nil {
 		t.Fatal(err)
 	}
 	f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
@@ -148,7 +148,7 @@ func TestLateVersionReadReported(t *testing.T) {
 		"fi\n" +
 		"touch " + started + "\n" +
 		"while [ ! -e " + done + " ]; do sleep 0.01; done\n"
-	if err := os.WriteFile(cli, []byte(script), 0o700); err != nil {
+	if err := writeExecutable(cli, []byte(script)); err != nil {
 		t.Fatal(err)
 	}
 	f.cfg.Adapter = adapters.AdapterOf(claude.Harness{})
