@@ -59,6 +59,43 @@ func waitAttentionFrom(t *testing.T, env *testharness.HarnessEnv, state, id stri
 	return a
 }
 
+// screenPermissionAnswered follows a permission dialog that only the
+// screen tells (its text just drawn on term) for the shell command that
+// creates file: status says needs_permission from the screen while the
+// command has not run; Enter (the dialog's first choice, allow) makes it
+// working or waiting_for_input, the command runs, and the turn's end
+// leaves it waiting_for_input from the frame; the ledger's ticks carry
+// the episode. It ends the TUI.
+func screenPermissionAnswered(t *testing.T, env *testharness.HarnessEnv, state string, term *testharness.Terminal, file string) {
+	t.Helper()
+	drawn := time.Now()
+	ses, _ := onlySession(t, state)
+	a := waitAttention(t, env, state, ses, 10*time.Second, "needs_permission")
+	t.Logf("needs_permission in status %s after the test's terminal showed the dialog", time.Since(drawn).Round(time.Millisecond))
+	if a.Source != "screen" {
+		t.Errorf("attention at the dialog: %+v, want needs_permission from the screen", a)
+	}
+	if _, err := os.Stat(filepath.Join(env.Dir, file)); err == nil {
+		t.Fatal("the command ran before it was allowed")
+	}
+	time.Sleep(300 * time.Millisecond)
+	term.Type("\r") // the first choice: allow
+	after := waitAttention(t, env, state, ses, 10*time.Second, "working", "waiting_for_input")
+	if after.State == "needs_permission" {
+		t.Errorf("the answered dialog reopened: %+v", after)
+	}
+	a = waitAttention(t, env, state, ses, screenTimeout, "waiting_for_input")
+	if a.Source != "frame" {
+		t.Errorf("attention after the turn: %+v, want waiting_for_input from the frame", a)
+	}
+	if _, err := os.Stat(filepath.Join(env.Dir, file)); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	endSafeTUI(t, env, term)
+	_, receipts := onlySession(t, state)
+	attentionTicked(t, receipts, "needs_permission", "screen")
+}
+
 // TestAttentionClaudePermission: under `lifeloop run`, the real Claude
 // TUI in its asking permission mode opens its dialog for the mock's shell
 // command: status says needs_permission, from the PermissionRequest hook,

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
@@ -31,32 +28,7 @@ func TestAttentionCopilotPermission(t *testing.T) {
 	at := len(term.Output())
 	copilotPrompt(t, term, "please "+mockmodel.DefaultToolTrigger+" now")
 	waitOutputMatch(t, term, at, copilotDialog)
-	drawn := time.Now()
-	ses, _ := onlySession(t, state)
-	a := waitAttention(t, env, state, ses, 10*time.Second, "needs_permission")
-	t.Logf("needs_permission in status %s after the test's terminal showed the dialog", time.Since(drawn).Round(time.Millisecond))
-	if a.Source != "screen" {
-		t.Errorf("attention at the dialog: %+v, want needs_permission from the screen", a)
-	}
-	if _, err := os.Stat(filepath.Join(env.Dir, file)); err == nil {
-		t.Fatal("the command ran before it was allowed")
-	}
-	time.Sleep(300 * time.Millisecond)
-	term.Type("\r") // "1. Yes"
-	after := waitAttention(t, env, state, ses, 10*time.Second, "working", "waiting_for_input")
-	if after.State == "needs_permission" {
-		t.Errorf("the answered dialog reopened: %+v", after)
-	}
-	a = waitAttention(t, env, state, ses, screenTimeout, "waiting_for_input")
-	if a.Source != "frame" {
-		t.Errorf("attention after the turn: %+v, want waiting_for_input from the frame", a)
-	}
-	if _, err := os.Stat(filepath.Join(env.Dir, file)); err != nil {
-		t.Errorf("the allowed command did not run: %v", err)
-	}
-	endSafeTUI(t, env, term)
-	_, receipts := onlySession(t, state)
-	attentionTicked(t, receipts, "needs_permission", "screen")
+	screenPermissionAnswered(t, env, state, term, file)
 }
 
 // copilotDialog is what Copilot's permission dialog for a shell command

@@ -1,10 +1,6 @@
 package copilot
 
-import (
-	"time"
-
-	"github.com/lifeloop/lifeloop/adapters"
-)
+import "github.com/lifeloop/lifeloop/adapters"
 
 // Attention (measured with 1.0.102 and the mock model): the TUI without
 // --allow-all-tools asks before it runs a shell command the model asked
@@ -14,18 +10,6 @@ import (
 // permissionRequest hook is no sign of a dialog: it runs for every tool
 // call before the rules decide, also for one approved without asking.
 // Its session file records no dialog.
-
-// AttentionEvent implements adapters.AttentionReader: no hook of
-// Copilot's is read for attention (see above).
-func (Harness) AttentionEvent([]byte, time.Time) (adapters.AttentionFact, bool) {
-	return adapters.AttentionFact{}, false
-}
-
-// AttentionRecord implements adapters.AttentionReader: the session file
-// says nothing measured about attention.
-func (Harness) AttentionRecord([]byte) (adapters.AttentionFact, bool) {
-	return adapters.AttentionFact{}, false
-}
 
 // AttentionScreen implements adapters.AttentionReader: the shell
 // command's permission dialog. Other dialogs (a file edit, an MCP tool)

@@ -1,10 +1,6 @@
 package qwen
 
-import (
-	"time"
-
-	"github.com/lifeloop/lifeloop/adapters"
-)
+import "github.com/lifeloop/lifeloop/adapters"
 
 // Attention (measured with 0.24.4 and the mock model): the TUI in its
 // default approval mode (--approval-mode default; the out-of-the-box
@@ -17,18 +13,6 @@ import (
 // records no dialog. Other dialogs (a file edit, an MCP tool's "Allow
 // execution of MCP tool …") were not measured and are not matched; the
 // texts are the English ones (Qwen Code translates them).
-
-// AttentionEvent implements adapters.AttentionReader: no hook of Qwen
-// Code's is bridged.
-func (Harness) AttentionEvent([]byte, time.Time) (adapters.AttentionFact, bool) {
-	return adapters.AttentionFact{}, false
-}
-
-// AttentionRecord implements adapters.AttentionReader: the session file
-// says nothing measured about attention.
-func (Harness) AttentionRecord([]byte) (adapters.AttentionFact, bool) {
-	return adapters.AttentionFact{}, false
-}
 
 // AttentionScreen implements adapters.AttentionReader: the shell
 // command's permission dialog.

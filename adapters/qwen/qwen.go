@@ -42,11 +42,15 @@ package qwen
 
 import (
 	"github.com/lifeloop/lifeloop/adapters"
+	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 )
 
 // Harness is Qwen Code to the registry.
-type Harness struct{}
+type Harness struct {
+	// The hook and record sides of attention say nothing (attention.go).
+	kit.ScreenAttention
+}
 
 var (
 	_ adapters.Harness         = Harness{}
