@@ -29,6 +29,11 @@ import (
 // DefaultHookTimeout bounds one host-hook call: the harness waits for it.
 const DefaultHookTimeout = 2 * time.Second
 
+// wrapperDeathWindow is how long a hook whose call to the wrapper failed
+// waits to see the wrapper's lock freed before it records the failure
+// in the wrapper's session (only a failed call waits).
+const wrapperDeathWindow = 300 * time.Millisecond
+
 // hookOptions are the inputs of `lifeloop host-hook`.
 type hookOptions struct {
 	Adapter  string
@@ -145,8 +150,10 @@ func hostHookRun(ctx context.Context, opts hookOptions) {
 			if rec, err := statedir.ReadSession(root, id); err == nil {
 				// A wrapper that died (its lock is free) or a session that
 				// ended gets nothing: the seal tells that end, and a failed
-				// moment of this call would be a second one.
-				if !rec.State.IsTerminal() && !statedir.WrapperGone(root, id) {
+				// moment of this call would be a second one. A wrapper
+				// killed while it answered this call may still hold its
+				// lock for a moment after its socket closed.
+				if !rec.State.IsTerminal() && !statedir.WrapperGoneWithin(root, id, wrapperDeathWindow) {
 					nativeRecorder(opts, root).RecordFailure(id, mapped, fail.of(opts))
 				}
 				return

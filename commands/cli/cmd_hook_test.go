@@ -123,6 +123,41 @@ func TestHostHookWrapperFailures(t *testing.T) {
 	}
 }
 
+// TestHostHookWrapperKilledMidCall: a wrapper killed while a hook called
+// it closes its socket and then, a moment later, frees its lock. The
+// hook records nothing then (the seal tells the end; a failed moment
+// would be a second story); a wrapper that lives on (its lock held) gets
+// the failure recorded.
+func TestHostHookWrapperKilledMidCall(t *testing.T) {
+	for _, dies := range []bool{true, false} {
+		t.Run(map[bool]string{true: "dies", false: "lives"}[dies], func(t *testing.T) {
+			root := filepath.Join(t.TempDir(), "st")
+			if err := statedir.WriteSession(root, statedir.SessionRecord{ID: "w3", State: statedir.StateRunning, AdapterID: "claude", IntegrationMode: "launcher_wrapper"}); err != nil {
+				t.Fatal(err)
+			}
+			lock, err := statedir.HoldWrapper(root, "w3")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer lock.Close()
+			if dies {
+				// No socket: the call fails at once, and the lock goes
+				// 100 ms later.
+				time.AfterFunc(100*time.Millisecond, func() { _ = lock.Close() })
+			}
+			opts, _ := hookOpts(root, statedir.SessionDir(root, "w3"), promptJSON, 10*time.Second)
+			hostHookRun(t.Context(), opts)
+			data, err := os.ReadFile(statedir.ReceiptsPath(root, "w3"))
+			if dies && !os.IsNotExist(err) {
+				t.Fatalf("a hook that lost its call to a dying wrapper recorded:\n%s (%v)", data, err)
+			}
+			if !dies && !strings.Contains(string(data), `"status":"failed"`) {
+				t.Fatalf("receipts:\n%s\nwant the failed call recorded while the wrapper lives (%v)", data, err)
+			}
+		})
+	}
+}
+
 func BenchmarkHostHookNative(b *testing.B) {
 	root := filepath.Join(b.TempDir(), "st")
 	for b.Loop() {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -64,5 +65,22 @@ func flockNB(f *os.File, how int) error {
 		if !errors.Is(err, unix.EINTR) {
 			return err
 		}
+	}
+}
+
+// WrapperGoneWithin reports whether session id's wrapper is gone or goes
+// within d. A caller that just lost its connection to the wrapper asks
+// this: a wrapper killed mid-call closes its sockets and its lock in one
+// sweep of its exit, and the call can see the first before the second.
+func WrapperGoneWithin(root, id string, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if WrapperGone(root, id) {
+			return true
+		}
+		if _, err := os.Stat(WrapperLockPath(root, id)); err != nil || !time.Now().Before(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
