@@ -123,8 +123,8 @@ func topCommand(e *env) *ucli.Command {
 			if o.Width < 0 {
 				return usageErrorf("--width must be positive")
 			}
-			if o.Totals && (!o.JSON || o.Fleet.URL != "") {
-				return usageErrorf("--totals goes with --json, for this machine's sessions (not --fleet): the table shows its total line itself")
+			if o.Totals && !o.JSON {
+				return usageErrorf("--totals goes with --json: the table shows its total line itself")
 			}
 			if o.Fleet.URL != "" {
 				if o.Fleet.Queue == "" {

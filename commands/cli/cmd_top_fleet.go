@@ -77,6 +77,13 @@ wait:
 	cancel()
 	<-done
 	rows := f.Rows(e.Now(), o.Fleet.Stale)
+	if o.JSON && o.Totals {
+		out := struct {
+			Sessions []fleet.Row    `json:"sessions"`
+			Totals   topview.Totals `json:"totals"`
+		}{rows, topview.TotalsOf(topview.FromFleetRows(rows))}
+		return quietOnClosedOutput(writeIndentedJSON(e.Out, out))
+	}
 	if o.JSON {
 		return quietOnClosedOutput(writeIndentedJSON(e.Out, rows))
 	}
@@ -135,7 +142,31 @@ func writeFleetTable(w io.Writer, rows []fleet.Row, now time.Time) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s ago\t%s\n", r.Machine, r.Session, dash(r.Harness), state,
 			dash(fleetAttention(r.Attention)), dash(fleetCost(r.Usage)), now.Sub(r.LastEventAt).Round(time.Second), strings.Join(note, ", "))
 	}
+	if line, ok := fleetTotal(rows); ok {
+		fmt.Fprintln(tw, line)
+	}
 	return tw.Flush()
+}
+
+// fleetTotal is the table's last line when a session's stream carried
+// usage: how many sessions it sums and how many of them have a cost not
+// (wholly) priced, their tokens, and the priced part of their cost with
+// the provenances together under COST (topview.TotalsOf: never a dollar
+// figure for an unknown cost).
+func fleetTotal(rows []fleet.Row) (string, bool) {
+	t := topview.TotalsOf(topview.FromFleetRows(rows))
+	if t.WithUsage == 0 {
+		return "", false
+	}
+	what := fmt.Sprintf("%d %s · %s tokens", t.Sessions, map[bool]string{true: "session", false: "sessions"}[t.Sessions == 1], topview.Tokens(t.Total))
+	if t.UnknownCost > 0 {
+		what += fmt.Sprintf(" · %d unpriced", t.UnknownCost)
+	}
+	cost := t.CostText()
+	if cost == "" {
+		cost = "-"
+	}
+	return fmt.Sprintf("TOTAL\t%s\t\t\t\t%s %s\t\t", what, cost, t.Provenance), true
 }
 
 func dash(s string) string {
