@@ -30,7 +30,8 @@ func copilotNative(env *testharness.HarnessEnv) []testharness.Proc {
 // file named by COPILOT_CUSTOM_INSTRUCTIONS_DIRS, and the next model
 // request carries the payload in its system prompt, and the first turn
 // only when resumed. One Copilot runs after the renewal, the payload is
-// not on its command line, /exit ends the session.
+// not on its command line, the hook bridge reports each turn's end
+// before and after the renewal, /exit ends the session.
 func TestRenewCopilotTUI(t *testing.T) {
 	skipShort(t)
 	for _, resume := range []bool{true, false} {
@@ -119,6 +120,13 @@ func TestRenewCopilotTUI(t *testing.T) {
 			want = orderByReceipts(receipts, want)
 			assertFrames(t, receipts, want)
 			assertFramesOnce(t, receipts)
+			// The hook bridge runs in the TUI and its relaunch: each
+			// turn's end is the Stop hook's, in the session file's frame.
+			for _, r := range receipts {
+				if r["event"] == "frame.ended" && dig(r, "telemetry_summary", "hook") != "Stop" {
+					t.Errorf("frame.ended %s, want the Stop hook's", toJSON(r["telemetry_summary"]))
+				}
+			}
 
 			// The relaunch started once the stopped Copilot had ended:
 			// its npm loader dies at SIGTERM at once while the native
