@@ -127,6 +127,22 @@ func TestRenewCopilotTUI(t *testing.T) {
 					t.Errorf("frame.ended %s, want the Stop hook's", toJSON(r["telemetry_summary"]))
 				}
 			}
+			// SessionEnd is installed: the stopped TUI runs it before its
+			// process group is gone, so the renewal's own session.ending
+			// stands for it and the relaunch's session.starting comes
+			// after; /exit's end is the hook's (user_exit).
+			var lifecycle []string
+			for _, r := range receipts {
+				if ev := r["event"].(string); strings.HasPrefix(ev, "session.") {
+					lifecycle = append(lifecycle, ev)
+				}
+			}
+			if want := "session.starting session.started session.ending session.ended session.starting session.started session.ending session.ended"; strings.Join(lifecycle, " ") != want {
+				t.Errorf("session moments %v, want %s", lifecycle, want)
+			}
+			if e := lastOf(receipts, "session.ending"); dig(e, "telemetry_summary", "hook") != "SessionEnd" || dig(e, "telemetry_summary", "reason") != "user_exit" {
+				t.Errorf("last session.ending %s, want the SessionEnd hook's, reason user_exit", toJSON(e["telemetry_summary"]))
+			}
 
 			// The relaunch started once the stopped Copilot had ended:
 			// its npm loader dies at SIGTERM at once while the native

@@ -21,7 +21,8 @@ import (
 // file, but loads a plugin folder named with --plugin-dir for one launch:
 // .plugin/plugin.json and hooks/hooks.json. lifeloop writes one into the
 // lifeloop session folder; the person's ~/.copilot is never touched, and
-// their own hooks keep firing. Installed: SessionStart and Stop. A hooks
+// their own hooks keep firing. Installed: SessionStart, Stop and
+// SessionEnd. A hooks
 // file in Claude's shape
 // (PascalCase events, {"matcher","hooks":[{"type":"command",...}]}) gets
 // Claude-style snake_case input on stdin (session_id, transcript_path,
@@ -49,18 +50,19 @@ func (Harness) Hooks() *hooks.Spec {
 		Hooks: []hooks.Hook{
 			{Name: "SessionStart", Role: hooks.RoleSessionStart, CommandOnly: true},
 			{Name: "Stop", Role: hooks.RoleTurnStop, CommandOnly: true},
+			// A TUI stopped for a renewal runs SessionEnd before its
+			// native binary exits, and the renewal waits for the whole
+			// process group, so its session.ending comes before the
+			// relaunch's session.starting (TestRenewCopilotTUI).
+			{Name: "SessionEnd", Role: hooks.RoleSessionEnd, CommandOnly: true},
 		},
 		// Copilot's other hook events map to no lifecycle moment, or
 		// (UserPromptSubmit) to one whose frame id cannot be known.
-		// SessionEnd is not installed: a TUI stopped for a renewal runs it
-		// after its npm loader has exited, so its session.ending came
-		// after the next launch's session.starting (TestRenewCopilotTUI);
-		// the wrapper's own session.ending stands.
 		// PermissionRequest runs for every tool call before the rules
 		// decide, also one approved without asking, so it is no sign of a
 		// dialog either.
 		Ignored: []string{
-			"SessionEnd", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
+			"UserPromptSubmit", "PreToolUse", "PostToolUse", "PostToolUseFailure", "PermissionRequest",
 			"Notification", "PreCompact", "SubagentStart", "SubagentStop", "ErrorOccurred",
 		},
 		FrameID:      hookFrameID,
