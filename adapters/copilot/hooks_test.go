@@ -3,6 +3,7 @@ package copilot
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +127,36 @@ func TestBridgeArgs(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), "--hook Stop") {
 			t.Errorf("%q: hooks file: %v\n%s", tc.argv, err, b)
 		}
+	}
+}
+
+// TestHostSettingsPath: lifeloop's own file in Copilot's hooks folder,
+// under COPILOT_HOME when set; --project is a usage error.
+func TestHostSettingsPath(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, tc := range []struct {
+		vars    map[string]string
+		project string
+		want    string
+		usage   bool
+	}{
+		{vars: map[string]string{"HOME": "/h"}, want: "/h/.copilot/hooks/lifeloop.json"},
+		{vars: map[string]string{"HOME": "/h", "COPILOT_HOME": "/c"}, want: "/c/hooks/lifeloop.json"},
+		{vars: map[string]string{"HOME": "/h"}, project: "/p", usage: true},
+		{vars: map[string]string{}},
+	} {
+		got, err := Harness{}.HostSettingsPath(adapters.HostTarget{Getenv: env(tc.vars), Project: tc.project})
+		var usage *adapters.HostTargetError
+		switch {
+		case tc.usage && !errors.As(err, &usage):
+			t.Errorf("%v %q: %q, %v; want a usage error", tc.vars, tc.project, got, err)
+		case tc.want == "" && !tc.usage && err == nil:
+			t.Errorf("%v: %q, want an error", tc.vars, got)
+		case tc.want != "" && (err != nil || got != tc.want):
+			t.Errorf("%v: %q, %v; want %s", tc.vars, got, err, tc.want)
+		}
+	}
+	if !(Harness{}).HostOwnsFile() {
+		t.Error("the hooks file is lifeloop's own")
 	}
 }
