@@ -119,3 +119,57 @@ func TestHostApplyCopilotHooks(t *testing.T) {
 		t.Errorf("host inspect after remove: exit %d, want 1 (missing)\n%s", r.ExitCode, r.Stdout)
 	}
 }
+
+// TestRunCopilotWithHostHooks runs `copilot -p` under `lifeloop run` with
+// lifeloop's hooks also installed for the person (host apply): their
+// hooks run too (the test notes each call) beside the launch's plugin
+// folder, and reach the wrapper; the session is still recorded once, each
+// session and frame moment once, in the session file's frame, and no
+// native_hook session is made beside it.
+func TestRunCopilotWithHostHooks(t *testing.T) {
+	t.Parallel() // see the package doc
+	skipShort(t)
+	ll := lifeloopBin(t)
+	env := testharness.NewHarnessEnv(t, startMock(t, mockmodel.Config{}))
+	bin := env.UseCopilot(t)
+	state := stateDir(t)
+	env.Setenv("LIFELOOP_STATE_DIR", state)
+	// The person's hooks run lifeloop through a program that notes each
+	// call, so the test sees them run beside the plugin's.
+	calls := filepath.Join(t.TempDir(), "host-hook-calls")
+	probe := filepath.Join(t.TempDir(), "lifeloop-noting")
+	script := "#!/bin/sh\necho \"$5\" >> " + calls + "\nexec " + ll + " \"$@\"\n"
+	if err := os.WriteFile(probe, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if res := env.Run(runTimeout, ll, "host", "apply", "--adapter", "copilot", "--command", probe); res.ExitCode != 0 {
+		t.Fatalf("host apply: exit %d\n%s%s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	res := env.Run(runTimeout, ll, "run", "--state-dir", state, "--", bin, "-p", "please RUN_TOOL", "--allow-all-tools")
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	session, rs := onlySession(t, state)
+	assertSessionLifecycle(t, rs, "copilot", "completed", "exit_code_0")
+	file := onlyOne(t, "session file", env.CopilotSessions())
+	frames, sid := copilotSession(t, file)
+	assertFrames(t, rs, frames)
+	assertFramesOnce(t, rs)
+	assertHarnessSession(t, state, session, rs, sid)
+	// The person's hooks ran (the plugin's did: the receipts below).
+	if b, _ := os.ReadFile(calls); strings.Join(strings.Fields(string(b)), " ") != "SessionStart Stop SessionEnd" {
+		t.Errorf("the person's lifeloop hooks ran for %q, want SessionStart Stop SessionEnd", b)
+	}
+	if e := lastOf(rs, "frame.ended"); dig(e, "telemetry_summary", "hook") != "Stop" {
+		t.Errorf("frame.ended %s, want the Stop hook's", toJSON(e["telemetry_summary"]))
+	}
+	n := 0
+	for _, ev := range eventsOf(rs) {
+		if strings.HasPrefix(ev, "session.") {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Errorf("session moments %v, want one of each", eventsOf(rs))
+	}
+}
