@@ -22,12 +22,11 @@ import (
 // .plugin/plugin.json and hooks/hooks.json. lifeloop writes one into the
 // lifeloop session folder; the person's ~/.copilot is never touched, and
 // their own hooks keep firing. Installed: SessionStart, Stop and
-// SessionEnd. A hooks
-// file in Claude's shape
-// (PascalCase events, {"matcher","hooks":[{"type":"command",...}]}) gets
-// Claude-style snake_case input on stdin (session_id, transcript_path,
-// source, reason, stop_reason, ...), which hooks.Input reads as it is.
-// Copilot reads only a flat {"additionalContext": ...} answer (a
+// SessionEnd. A hooks file in Claude's shape (PascalCase events,
+// {"matcher","hooks":[{"type":"command",...}]}) gets Claude-style
+// snake_case input on stdin (session_id, transcript_path, source, reason,
+// stop_reason, timestamp, ...), which hooks.Input reads as it is. Copilot
+// reads only a flat {"additionalContext": ...} answer (a
 // hookSpecificOutput object is ignored), hence FlatResponse.
 //
 // Frame ids: the session file's frame is "<session id>#<interactionId>"
@@ -37,11 +36,11 @@ import (
 // wrapper waits for the call's own agentStop record in the file and takes
 // the interactionId of the top-level user.message before it
 // (hookFrameID), so the hook's frame.ending/frame.ended and the file's
-// frame.ended are one frame (native wins). UserPromptSubmit runs before Copilot writes the
-// user.message and gives its interactionId to it: a frame.opening from
-// it could not carry the file's frame id, so it is not installed; the
-// turn opens from the file (synthesized), and a payload cannot be placed
-// at the first prompt (--payload-at frame).
+// frame.ended are one frame (native wins). UserPromptSubmit runs before
+// Copilot writes the user.message and gives its interactionId to it: a
+// frame.opening from it could not carry the file's frame id, so it is not
+// installed; the turn opens from the file (synthesized), and a payload
+// cannot be placed at the first prompt (--payload-at frame).
 
 // Hooks implements adapters.NativeHooks. Each call returns a new Spec.
 func (Harness) Hooks() *hooks.Spec {
