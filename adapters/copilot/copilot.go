@@ -137,7 +137,6 @@ func (Harness) Manifest() contract.AdapterManifest {
 	for _, e := range bridgedFrameEvents {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
 	}
-	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
 	// Without lifeloop run, the hooks `lifeloop host apply` installs
 	// report the session's start and end and each turn's end (native_hook,
 	// host.go); a turn's opening is only in the session file.
@@ -145,6 +144,7 @@ func (Harness) Manifest() contract.AdapterManifest {
 	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding, contract.EventSessionEnded} {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 	}
+	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
 	adapters.RaiseTelemetry(&m, string(SourceEvents), "lifeloop run follows the session file (~/.copilot/session-state/<id>/events.jsonl, or under $COPILOT_HOME): context in use = the prompt of the last model call (session.usage_record: inputTokens, which counts the cached tokens too), against the model's maxPromptTokens; receipts on level changes and compactions")
 	// pre_session: an instructions file named in
 	// COPILOT_CUSTOM_INSTRUCTIONS_DIRS at launch, also when a renewal
