@@ -267,6 +267,14 @@ type HostInstaller interface {
 	HostNotes() []string
 }
 
+// HostOwnFile is a HostInstaller whose settings file is lifeloop's own
+// (a harness that loads every file of a hooks folder): `host remove`
+// deletes it, and its backup, once nothing but lifeloop's hooks was in
+// it, so the person's files are never touched.
+type HostOwnFile interface {
+	HostOwnsFile() bool
+}
+
 // HostTarget says which settings `host apply|inspect|remove` asked for.
 type HostTarget struct {
 	// Getenv reads lifeloop's environment (HOME and the harness's own

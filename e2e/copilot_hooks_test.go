@@ -16,7 +16,8 @@ import (
 // (--plugin-dir; nothing is written to ~/.copilot): the turn's end
 // (Stop) is recorded from the hook,
 // the turn's end in the session file's own frame (read from the file by
-// the Stop call), each frame moment once; session.started once.
+// the Stop call), each frame moment once; session.started once; the
+// session's end from SessionEnd (reason complete).
 func TestRunCopilotHooks(t *testing.T) {
 	t.Parallel() // see the package doc
 	skipShort(t)
@@ -66,7 +67,7 @@ func TestRunCopilotHooks(t *testing.T) {
 	if started != 1 {
 		t.Errorf("%d session.started, want 1 (all: %v)", started, eventsOf(rs))
 	}
-	want := []string{"frame.ending", "frame.ended"}
+	want := []string{"frame.ending", "frame.ended", "session.ending"}
 	if !slices.Equal(fromHooks, want) {
 		t.Errorf("hook receipts %v, want %v (all: %v)", fromHooks, want, eventsOf(rs))
 	}
@@ -79,6 +80,9 @@ func TestRunCopilotHooks(t *testing.T) {
 	assertFramesOnce(t, rs)
 	if ended := lastOf(rs, "frame.ended"); dig(ended, "telemetry_summary", "source") != "hook" || ended["harness_session_id"] != sid {
 		t.Errorf("frame.ended %s, want from the Stop hook in session %s", toJSON(ended), sid)
+	}
+	if e := lastOf(rs, "session.ending"); dig(e, "telemetry_summary", "hook") != "SessionEnd" || dig(e, "telemetry_summary", "reason") != "complete" {
+		t.Errorf("session.ending %s, want the SessionEnd hook's, reason complete", toJSON(e["telemetry_summary"]))
 	}
 
 	if procs := env.StrayProcesses(); len(procs) > 0 {

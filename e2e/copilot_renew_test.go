@@ -30,7 +30,8 @@ func copilotNative(env *testharness.HarnessEnv) []testharness.Proc {
 // file named by COPILOT_CUSTOM_INSTRUCTIONS_DIRS, and the next model
 // request carries the payload in its system prompt, and the first turn
 // only when resumed. One Copilot runs after the renewal, the payload is
-// not on its command line, /exit ends the session.
+// not on its command line, the hook bridge reports each turn's end
+// before and after the renewal, /exit ends the session.
 func TestRenewCopilotTUI(t *testing.T) {
 	skipShort(t)
 	for _, resume := range []bool{true, false} {
@@ -119,6 +120,29 @@ func TestRenewCopilotTUI(t *testing.T) {
 			want = orderByReceipts(receipts, want)
 			assertFrames(t, receipts, want)
 			assertFramesOnce(t, receipts)
+			// The hook bridge runs in the TUI and its relaunch: each
+			// turn's end is the Stop hook's, in the session file's frame.
+			for _, r := range receipts {
+				if r["event"] == "frame.ended" && dig(r, "telemetry_summary", "hook") != "Stop" {
+					t.Errorf("frame.ended %s, want the Stop hook's", toJSON(r["telemetry_summary"]))
+				}
+			}
+			// SessionEnd is installed: the stopped TUI runs it before its
+			// process group is gone, so the renewal's own session.ending
+			// stands for it and the relaunch's session.starting comes
+			// after; /exit's end is the hook's (user_exit).
+			var lifecycle []string
+			for _, r := range receipts {
+				if ev := r["event"].(string); strings.HasPrefix(ev, "session.") {
+					lifecycle = append(lifecycle, ev)
+				}
+			}
+			if want := "session.starting session.started session.ending session.ended session.starting session.started session.ending session.ended"; strings.Join(lifecycle, " ") != want {
+				t.Errorf("session moments %v, want %s", lifecycle, want)
+			}
+			if e := lastOf(receipts, "session.ending"); dig(e, "telemetry_summary", "hook") != "SessionEnd" || dig(e, "telemetry_summary", "reason") != "user_exit" {
+				t.Errorf("last session.ending %s, want the SessionEnd hook's, reason user_exit", toJSON(e["telemetry_summary"]))
+			}
 
 			// The relaunch started once the stopped Copilot had ended:
 			// its npm loader dies at SIGTERM at once while the native

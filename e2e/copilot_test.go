@@ -197,6 +197,15 @@ func TestRunCopilotTUI(t *testing.T) {
 	if r := lastOf(rs, "frame.ended"); r["harness_session_id"] != sid {
 		t.Errorf("frame.ended harness_session_id %v, want %s", r["harness_session_id"], sid)
 	}
+	// The hook bridge runs in the TUI: the turn's end is the Stop hook's,
+	// in the session file's frame (assertFrames).
+	if e := lastOf(rs, "frame.ended"); dig(e, "telemetry_summary", "hook") != "Stop" {
+		t.Errorf("frame.ended %s, want the Stop hook's", toJSON(e["telemetry_summary"]))
+	}
+	// /exit: the session's end is the SessionEnd hook's (user_exit).
+	if e := lastOf(rs, "session.ending"); dig(e, "telemetry_summary", "hook") != "SessionEnd" || dig(e, "telemetry_summary", "reason") != "user_exit" {
+		t.Errorf("session.ending %s, want the SessionEnd hook's, reason user_exit", toJSON(e["telemetry_summary"]))
+	}
 	var done map[string]any
 	for _, l := range readJSONL(t, file) {
 		if l["type"] == "session.compaction_complete" && dig(l, "data", "success") == true {

@@ -248,6 +248,10 @@ type Input struct {
 	AgentID              string  `json:"agent_id"`
 	AgentType            string  `json:"agent_type"`
 	Model                string  `json:"model"`
+	// Timestamp is the call's time as the harness wrote it (a string or
+	// a number), kept raw for a Spec.FrameID that matches the call to
+	// the harness's own record of it.
+	Timestamp json.RawMessage `json:"timestamp"`
 }
 
 // Map parses one hook call's input (stdin JSON, or a custom hook's last

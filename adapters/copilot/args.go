@@ -87,17 +87,6 @@ func startsSession(args []string) bool {
 	return true
 }
 
-// isPrompt reports whether parsed arguments run one prompt without the
-// TUI (-p).
-func isPrompt(args []adapters.Arg) bool {
-	for _, ca := range args {
-		if ca.Option == promptFlag || ca.Option == promptShort {
-			return true
-		}
-	}
-	return false
-}
-
 // optionValue is the value of an option (its next word, or after "=");
 // "" when none.
 func optionValue(ca adapters.Arg) string {

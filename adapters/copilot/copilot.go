@@ -30,12 +30,14 @@
 //     session.shutdown record.
 //
 // Hooks under `lifeloop run` (hooks.go): a per-launch plugin folder
-// (--plugin-dir) in the lifeloop session folder runs SessionStart and
-// Stop; Stop's frame is read from the session file. Attention: the
-// permission dialog of a shell command, read on the screen (attention.go).
+// (--plugin-dir) in the lifeloop session folder runs SessionStart, Stop
+// and SessionEnd; Stop's frame is read from the session file. `lifeloop
+// host apply` installs the same hooks for the person's own launches, in
+// a file of lifeloop's own in Copilot's hooks folder (host.go).
+// Attention: the permission dialog of a shell command, read on the screen
+// (attention.go).
 // Not done: a frame.opening from UserPromptSubmit (it runs before Copilot
-// names the turn), attention from Copilot's hooks or files, and `lifeloop
-// host apply`.
+// names the turn), attention from Copilot's hooks or files.
 package copilot
 
 import (
@@ -61,6 +63,7 @@ var (
 	_ adapters.PlacementExternalizer = Harness{}
 	_ adapters.HookBridge            = Harness{}
 	_ adapters.AttentionReader       = Harness{}
+	_ adapters.HostInstaller         = Harness{}
 )
 
 // Describe implements adapters.Harness. Copilot CLI is not among
@@ -89,8 +92,14 @@ func (Harness) Evidence() map[string]string {
 		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunCopilotHooks",
 		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunCopilotHooks",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunCopilotPrompt",
-		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunCopilotTUI",
-		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
+		// lifeloop host apply (host.go): the hooks without lifeloop run.
+		"lifecycle_events.session.started/native_hook":          "TestHostApplyCopilotHooks",
+		"lifecycle_events.frame.ending/native_hook":             "TestHostApplyCopilotHooks",
+		"lifecycle_events.frame.ended/native_hook":              "TestHostApplyCopilotHooks",
+		"lifecycle_events.session.ending/native_hook":           "TestHostApplyCopilotHooks",
+		"lifecycle_events.session.ended/native_hook":            "TestHostApplyCopilotHooks",
+		"lifecycle_events.context.compacted/launcher_wrapper":   "TestRunCopilotTUI",
+		"lifecycle_events.capability.degraded/launcher_wrapper": "TestTelemetryDegradation",
 		"context_pressure":                    "TestRunCopilotPrompt",
 		"session_identity.harness_session_id": "TestRunCopilotPrompt",
 		"telemetry_sources.transcript":        "TestRunCopilotPrompt",
@@ -127,6 +136,13 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// the file's frame.
 	for _, e := range bridgedFrameEvents {
 		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
+	}
+	// Without lifeloop run, the hooks `lifeloop host apply` installs
+	// report the session's start and end and each turn's end (native_hook,
+	// host.go); a turn's opening is only in the session file.
+	adapters.AddMode(&m, contract.ModeNativeHook)
+	for _, e := range []contract.Event{contract.EventSessionStarted, contract.EventFrameEnding, contract.EventFrameEnded, contract.EventSessionEnding, contract.EventSessionEnded} {
+		adapters.Raise(m, e, contract.SupportNative, contract.ModeNativeHook)
 	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
 	adapters.RaiseTelemetry(&m, string(SourceEvents), "lifeloop run follows the session file (~/.copilot/session-state/<id>/events.jsonl, or under $COPILOT_HOME): context in use = the prompt of the last model call (session.usage_record: inputTokens, which counts the cached tokens too), against the model's maxPromptTokens; receipts on level changes and compactions")

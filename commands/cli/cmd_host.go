@@ -87,7 +87,8 @@ func hostCommand(e *env) *ucli.Command {
 			sub("remove", "take out exactly the hooks `host apply` added",
 				"Removes every lifeloop host-hook entry of the adapter, and the groups and event\n"+
 					"lists that leave empty; your own entries stay. After apply then remove, a file\n"+
-					"in the usual indented style is byte-for-byte what it was.\n\n"+
+					"in the usual indented style is byte-for-byte what it was. A hooks file that is\n"+
+					"lifeloop's own (a harness that runs every file of its hooks folder) is deleted.\n\n"+
 					"Exit status: 0 done; 1 the file cannot be read, parsed or written; 2 usage.",
 				false, hostRemoveRun),
 		},
@@ -223,13 +224,20 @@ func hostRemoveRun(o hostOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := hostassets.Remove(path, hi.Hooks())
+	remove := hostassets.Remove
+	if own, ok := hi.(adapters.HostOwnFile); ok && own.HostOwnsFile() {
+		remove = hostassets.RemoveOwn
+	}
+	res, err := remove(path, hi.Hooks())
 	if err != nil {
 		return exitf(exitcode.Failed, "%v", err)
 	}
-	if res.Changed {
+	switch {
+	case res.Deleted:
+		fmt.Fprintf(o.Out, "%s: deleted (it held only lifeloop's %s hooks)\n", path, o.Adapter)
+	case res.Changed:
 		fmt.Fprintf(o.Out, "%s: removed lifeloop's %s hooks (previous content in %s)\n", path, o.Adapter, res.Backup)
-	} else {
+	default:
 		fmt.Fprintf(o.Out, "%s: no lifeloop %s hooks; nothing changed\n", path, o.Adapter)
 	}
 	return nil

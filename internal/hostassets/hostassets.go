@@ -22,6 +22,9 @@
 //     containers of its own, apply followed by remove gives back the
 //     original bytes. A file in another style (minified, aligned) is
 //     rewritten in that indented style.
+//   - RemoveOwn, for a file that is lifeloop's own (a harness that runs
+//     every file of a hooks folder), deletes the file and its backup
+//     when nothing else was in it.
 //   - Writes are atomic (statedir.WriteFileAtomic, mode 0600) and the
 //     previous content is kept next to the file as
 //     "<name>.lifeloop-backup" (the last one only; overwritten by the next
@@ -61,6 +64,8 @@ type Result struct {
 	// Backup is the file holding the previous content, when one was
 	// written.
 	Backup string `json:"backup,omitempty"`
+	// Deleted is true when RemoveOwn deleted the file.
+	Deleted bool `json:"deleted,omitempty"`
 }
 
 // HookState is one hook event's installation state.
@@ -218,17 +223,53 @@ func Apply(path string, spec *hooks.Spec, hookCommand []string) (Result, error) 
 // file is left missing.
 func Remove(path string, spec *hooks.Spec) (Result, error) {
 	res := Result{Path: path}
-	if err := checkSpec(spec); err != nil {
+	doc, orig, exists, removed, err := strip(path, spec)
+	if err != nil || !removed {
 		return res, err
 	}
-	adapterID := spec.Adapter
-	doc, orig, exists, err := load(path)
+	return write(path, doc, orig, exists, res)
+}
+
+// RemoveOwn is Remove for a file that is lifeloop's own (a harness that
+// loads every file of a hooks folder): when nothing but lifeloop's hooks
+// was in it, the file and its backup are deleted instead of rewritten; a
+// file that holds anything else is handled as Remove does.
+func RemoveOwn(path string, spec *hooks.Spec) (Result, error) {
+	res := Result{Path: path}
+	doc, orig, exists, removed, err := strip(path, spec)
 	if err != nil || !exists {
 		return res, err
 	}
+	if len(doc.keys) > 0 {
+		if !removed {
+			return res, nil
+		}
+		return write(path, doc, orig, exists, res)
+	}
+	for _, p := range []string{path, path + BackupSuffix} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("deleting %s: %w", p, err)
+		}
+	}
+	res.Changed, res.Deleted = true, true
+	return res, nil
+}
+
+// strip loads path and takes lifeloop's hooks of spec's adapter out of
+// the document, then the groups, event lists and "hooks" object left
+// empty; removed says whether any was there.
+func strip(path string, spec *hooks.Spec) (doc *object, orig []byte, exists, removed bool, err error) {
+	if err := checkSpec(spec); err != nil {
+		return nil, nil, false, false, err
+	}
+	adapterID := spec.Adapter
+	doc, orig, exists, err = load(path)
+	if err != nil || !exists {
+		return doc, orig, exists, false, err
+	}
 	h, err := hooksObject(doc, path)
 	if err != nil || h == nil {
-		return res, err
+		return doc, orig, exists, false, err
 	}
 	removedAny := false
 	for _, ev := range append([]string{}, h.keys...) {
@@ -280,10 +321,7 @@ func Remove(path string, spec *hooks.Spec) (Result, error) {
 	if removedAny && len(h.keys) == 0 {
 		doc.del("hooks")
 	}
-	if !removedAny {
-		return res, nil
-	}
-	return write(path, doc, orig, exists, res)
+	return doc, orig, exists, removedAny, nil
 }
 
 // Inspect reports, per hook event of spec, whether lifeloop's hook is

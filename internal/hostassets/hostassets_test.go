@@ -180,6 +180,50 @@ func TestMixedGroupKeepsUserEntry(t *testing.T) {
 	}
 }
 
+// TestRemoveOwn: a file of lifeloop's own is created by Apply (no
+// backup), applied twice unchanged, and deleted with its backup by
+// RemoveOwn; one the person also wrote into keeps their entry, and
+// RemoveOwn on a missing file does nothing.
+func TestRemoveOwn(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "hooks")
+	path := filepath.Join(dir, "lifeloop.json")
+	spec := specOf("copilot")
+	if res, err := Apply(path, spec, bin); err != nil || !res.Changed || res.Backup != "" {
+		t.Fatalf("apply: %+v, %v", res, err)
+	}
+	if res, err := Apply(path, spec, bin); err != nil || res.Changed {
+		t.Fatalf("apply again: %+v, %v", res, err)
+	}
+	if err := os.WriteFile(path+BackupSuffix, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := RemoveOwn(path, spec)
+	if err != nil || !res.Deleted || !res.Changed {
+		t.Fatalf("remove: %+v, %v", res, err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left in the folder: %v", left)
+	}
+	if res, err := RemoveOwn(path, spec); err != nil || res.Changed {
+		t.Errorf("remove a missing file: %+v, %v", res, err)
+	}
+
+	if _, err := Apply(path, spec, bin); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	mine := strings.Replace(string(data), `"hooks": {`, `"hooks": {"Notification": [{"hooks": [{"type": "command", "command": "mine"}]}],`, 1)
+	if err := os.WriteFile(path, []byte(mine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := RemoveOwn(path, spec); err != nil || res.Deleted || !res.Changed {
+		t.Fatalf("remove with an entry of the person's: %+v, %v", res, err)
+	}
+	if data, _ := os.ReadFile(path); !strings.Contains(string(data), `"mine"`) || strings.Contains(string(data), "host-hook") {
+		t.Errorf("after remove:\n%s", data)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	tests := []struct{ name, content, adapter, want string }{
 		{"not json", "{nope", "claude", "not a JSON object"},
