@@ -30,6 +30,12 @@ type Process struct {
 	LaunchedBy []string
 	// StateDir is where the parent's lifeloop session is looked up.
 	StateDir string
+	// Since is when the harness was asked for this process's session
+	// (zero: not known). A session that continues a conversation (a
+	// resumed one) writes on to its transcript: what it holds from before
+	// Since gives the binding and the pressure, and is not recorded again
+	// as this session's turns.
+	Since time.Time
 }
 
 // describe adds what is known of the process to the session record: its

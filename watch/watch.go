@@ -122,7 +122,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Levels: o.Levels, NotFoundAfter: o.NotFoundAfter, Tail: o.Tail, Now: o.Now,
 	}
 	if o.Process != nil {
-		topts.SessionID = o.Process.SessionID
+		topts.SessionID, topts.HistoryBefore = o.Process.SessionID, o.Process.Since
 	}
 	switch {
 	case o.Path != "":

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 )
@@ -97,6 +98,8 @@ type registryEntry struct {
 	Pid       int    `json:"pid"`
 	SessionID string `json:"sessionId"`
 	Cwd       string `json:"cwd"`
+	// StartedAt (ms) is when the process took the session.
+	StartedAt int64 `json:"startedAt"`
 }
 
 // WrappedSession implements adapters.ProcessWrapped: Claude's session
@@ -116,23 +119,42 @@ func (Harness) WrappedSession(env []string, pid int) (adapters.WrappedClaim, boo
 	if json.Unmarshal(b, &e) != nil || e.Pid != pid || !validUUID(e.SessionID) || !filepath.IsAbs(e.Cwd) {
 		return adapters.WrappedClaim{}, false
 	}
-	return adapters.WrappedClaim{ID: e.SessionID, Cwd: e.Cwd, LaunchedBy: rosterLaunchedBy(dir, e.SessionID, pid)}, true
+	w, _ := rosterWorker(dir, e.SessionID, pid)
+	c := adapters.WrappedClaim{ID: e.SessionID, Cwd: e.Cwd, LaunchedBy: launchedBy(w.Dispatch.Env[launchedByVar])}
+	switch {
+	case w.Dispatch.CreatedAt > 0:
+		c.Since = time.UnixMilli(w.Dispatch.CreatedAt)
+	case e.StartedAt > 0:
+		c.Since = time.UnixMilli(e.StartedAt).Add(-registryLag)
+	}
+	return c, true
 }
+
+// registryLag is how much earlier than the registry's startedAt a claimed
+// spare's session may have been asked for: the registry was seen written
+// 1.4 s after the daemon's claim (2.1.332); the roster's dispatch time,
+// read first, needs no such margin.
+const registryLag = 5 * time.Second
 
 // roster is the part of the background daemon's roster,
 // <config>/daemon/roster.json, lifeloop reads: one worker per session,
 // with what the daemon handed it (measured with 2.1.332). The file holds
 // the workers' socket keys too; they are not decoded.
 type roster struct {
-	Workers map[string]struct {
-		SessionID string `json:"sessionId"`
-		// ReplPid is the session's own process (for a spare, the one
-		// that was pre-started); Pid is its PTY host.
-		ReplPid  int `json:"replPid"`
-		Dispatch struct {
-			Env map[string]string `json:"env"`
-		} `json:"dispatch"`
-	} `json:"workers"`
+	Workers map[string]worker `json:"workers"`
+}
+
+// worker is one session's worker in the roster.
+type worker struct {
+	SessionID string `json:"sessionId"`
+	// ReplPid is the session's own process (for a spare, the one that
+	// was pre-started); the roster's pid is its PTY host.
+	ReplPid  int `json:"replPid"`
+	Dispatch struct {
+		// CreatedAt (ms) is when the `claude --bg` asked for it.
+		CreatedAt int64             `json:"createdAt"`
+		Env       map[string]string `json:"env"`
+	} `json:"dispatch"`
 }
 
 // rosterLaunchedBy returns the sessions that started session (served by
@@ -142,20 +164,27 @@ type roster struct {
 // dispatch the daemon handed it does. nil when the roster has no such
 // worker (yet) or names none.
 func rosterLaunchedBy(dir, session string, pid int) []string {
+	w, _ := rosterWorker(dir, session, pid)
+	return launchedBy(w.Dispatch.Env[launchedByVar])
+}
+
+// rosterWorker returns the roster's worker of session served by process
+// pid; false when the roster has none (yet).
+func rosterWorker(dir, session string, pid int) (worker, bool) {
 	b, err := os.ReadFile(filepath.Join(dir, "daemon", "roster.json"))
 	if err != nil {
-		return nil
+		return worker{}, false
 	}
 	var r roster
 	if json.Unmarshal(b, &r) != nil {
-		return nil
+		return worker{}, false
 	}
 	for _, w := range r.Workers {
 		if w.SessionID == session && (w.ReplPid == 0 || w.ReplPid == pid) {
-			return launchedBy(w.Dispatch.Env[launchedByVar])
+			return w, true
 		}
 	}
-	return nil
+	return worker{}, false
 }
 
 // WrapperEnv implements adapters.ProcessWrapped: CLAUDE_CODE_PROCESS_WRAPPER
