@@ -209,6 +209,9 @@ func renewOutcomeLine(id string, out renewal.Outcome) string {
 	if out.Placement != "" {
 		line += fmt.Sprintf(", placed at launch: manifest placement %s", out.Placement)
 	}
+	if out.ContinuedIn != "" {
+		line += fmt.Sprintf(", as the prompt of the resumed session; continued in session %s", out.ContinuedIn)
+	}
 	return line + ")"
 }
 
@@ -239,6 +242,9 @@ func renewSession(ctx context.Context, e *env, root string, rec statedir.Session
 	}
 	if rec.State.IsTerminal() {
 		return renewal.Outcome{}, exitf(exitcode.Failed, "session %s already ended (%s); renew needs a running `lifeloop run`", rec.ID, rec.State)
+	}
+	if br := backgroundRenewer(e, rec); br != nil {
+		return renewBackground(ctx, e, root, rec, br, req, o.Fresh)
 	}
 	cctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
