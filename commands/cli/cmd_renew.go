@@ -320,6 +320,9 @@ func renewalStatusRun(e *env, o controlOptions) error {
 	if st.Placement != "" {
 		fmt.Fprintf(e.Out, "placement %s (manifest placement, at launch)\n", st.Placement)
 	}
+	if st.ContinuedIn != "" {
+		fmt.Fprintf(e.Out, "continued %s (the session that records the resumed harness session)\n", st.ContinuedIn)
+	}
 	if st.Reason != "" {
 		fmt.Fprintf(e.Out, "reason    %s\n", st.Reason)
 	}
