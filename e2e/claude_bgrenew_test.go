@@ -140,9 +140,10 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 // the same harness session and records only the resumed turn, the note
 // reached the model as the resumed session's prompt (with the earlier
 // turn), the payload's receipt says delivered because Claude's transcript
-// shows it, and the old session's renewal.json names the new session. A
-// fresh renewal or one without a note is refused and stops nothing. The
-// note's text is in no ledger.
+// shows it, and the old session's renewal.json names the new session.
+// renew runs where lifeloop is not the process wrapper, and sets it for
+// the resume. A fresh renewal or one without a note is refused and stops
+// nothing. The note's text is in none of the sessions' files.
 func TestRenewClaudeBackgroundSession(t *testing.T) {
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
@@ -198,6 +199,9 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 		t.Fatalf("a refused renewal left the session %s", s.State)
 	}
 
+	// renew is run where the wrapper is not set (a shell beside the
+	// session): it sets lifeloop's for the resume itself.
+	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", "")
 	r := env.Run(3*time.Minute, ll, "renew", "--state-dir", state, "--note", note, first.ID)
 	t.Logf("renew: rc %d\n%s%s", r.ExitCode, r.Stdout, r.Stderr)
 	if r.ExitCode != 0 || !strings.Contains(r.Stdout, "renewal delivered") || !strings.Contains(r.Stdout, ": delivered (payload placement pre_prompt_frame") {

@@ -243,8 +243,8 @@ func renewSession(ctx context.Context, e *env, root string, rec statedir.Session
 	if rec.State.IsTerminal() {
 		return renewal.Outcome{}, exitf(exitcode.Failed, "session %s already ended (%s); renew needs a running `lifeloop run`", rec.ID, rec.State)
 	}
-	if br := backgroundRenewer(e, rec); br != nil {
-		return renewBackground(ctx, e, root, rec, br, req, o.Fresh)
+	if ad := backgroundRenewer(e, rec); ad != nil {
+		return renewBackground(ctx, e, root, rec, ad, req, o.Fresh)
 	}
 	cctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()

@@ -35,26 +35,47 @@ const (
 	bgRenewPoll  = 200 * time.Millisecond
 )
 
-// backgroundRenewer returns the harness's renewal of background sessions
-// when rec is one of its background sessions lifeloop records (the
-// process wrapper's observer: telemetry_only, with the session's pid and
-// harness session), else nil.
-func backgroundRenewer(e *env, rec statedir.SessionRecord) adapters.BackgroundRenewer {
+// backgroundRenewer returns the adapter of rec when rec is one of its
+// background sessions lifeloop records (the process wrapper's observer:
+// telemetry_only, with the session's pid and harness session) and the
+// harness renews those, else nil.
+func backgroundRenewer(e *env, rec statedir.SessionRecord) *adapters.Adapter {
 	if rec.IntegrationMode != string(contract.ModeTelemetryOnly) || rec.Pid <= 0 || len(rec.HarnessSessionIDs) == 0 {
 		return nil
 	}
 	ad, err := e.Registry().Lookup(rec.AdapterID)
-	if err != nil || ad.ProcessWrapped() == nil {
+	if err != nil || ad.ProcessWrapped() == nil || ad.BackgroundRenewer() == nil {
 		return nil
 	}
-	return ad.BackgroundRenewer()
+	return ad
+}
+
+// wrappedEnv is env with lifeloop as ad's process wrapper, chaining the
+// person's own, as `run` sets it for the harness it starts: the resume may
+// start the harness's service anew (it ends when idle), and a service
+// started without the wrapper would run the resumed session unrecorded.
+// env unchanged when the person's value cannot be chained (the harness
+// then refuses it too) or already is lifeloop's.
+func wrappedEnv(ad *adapters.Adapter, env []string) []string {
+	vars, err := ad.ProcessWrapped().WrapperEnv(func(chain []string) []string { return processWrapperOrNone(ad.ID, chain) }, env)
+	if err != nil || len(vars) == 0 {
+		return env
+	}
+	out := slices.Clone(env)
+	for _, v := range vars {
+		name, _, _ := strings.Cut(v, "=")
+		out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, name+"=") })
+		out = append(out, v)
+	}
+	return out
 }
 
 // renewBackground renews background session rec with req's payloads
 // through br (see above). It refuses, touching nothing, a fresh renewal
 // (the harness continues a background session; a new one is the
 // harness's own start) and payloads that cannot be a prompt.
-func renewBackground(ctx context.Context, e *env, root string, rec statedir.SessionRecord, br adapters.BackgroundRenewer, req renewal.Request, fresh bool) (renewal.Outcome, error) {
+func renewBackground(ctx context.Context, e *env, root string, rec statedir.SessionRecord, ad *adapters.Adapter, req renewal.Request, fresh bool) (renewal.Outcome, error) {
+	br := ad.BackgroundRenewer()
 	if fresh {
 		return renewal.Outcome{}, exitf(exitcode.Failed, "%s: session %s is a background session: its renewal resumes the same conversation (give --resume or neither)", contract.FailureCapabilityUnsupported, rec.ID)
 	}
@@ -107,7 +128,7 @@ func renewBackground(ctx context.Context, e *env, root string, rec statedir.Sess
 	st.State = renewal.StateRelaunching
 	save()
 	since := e.Now()
-	if err := br.ResumeBackground(ctx, e.Environ, rec.Cwd, harness, prompt); err != nil {
+	if err := br.ResumeBackground(ctx, wrappedEnv(ad, e.Environ), rec.Cwd, harness, prompt); err != nil {
 		return fail(contract.FailureAdapterUnavailable, "the harness did not resume the background session: %v", err)
 	}
 	var next string
