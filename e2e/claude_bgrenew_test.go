@@ -136,7 +136,8 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 // TestRenewClaudeBackgroundSession: `lifeloop renew SESSION --note FILE`
 // on a background session lifeloop's process wrapper records stops it
 // with `claude stop` and resumes the same conversation with `claude --bg
-// --resume SESSION NOTE`: the old lifeloop session ends, a new one binds
+// --resume SESSION NOTE`: the old lifeloop session ends (its
+// session.ended names the renewal's attempt), a new one binds
 // the same harness session and records only the resumed turn, the note
 // reached the model as the resumed session's prompt (with the earlier
 // turn), the payload's receipt says delivered because Claude's transcript
@@ -232,6 +233,8 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 	all := bgSessions(t, state, "")
 	if s := all[first.ID]; s.State != "completed" || lastOf(s.Receipts, "session.ended") == nil {
 		t.Errorf("the renewed session: state %s, %v; want completed with session.ended", s.State, eventsOf(s.Receipts))
+	} else if end := lastOf(s.Receipts, "session.ended"); num(dig(end, "telemetry_summary", "renewal_attempt")) != 1 || dig(end, "telemetry_summary", "reason") != "watch_harness_exited" {
+		t.Errorf("the renewed session's end: %v; want reason watch_harness_exited and the renewal's attempt 1", end["telemetry_summary"])
 	}
 	var next bgSession
 	waitFor(t, "the resumed session's turn recorded", func() bool {
