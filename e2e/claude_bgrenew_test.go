@@ -32,7 +32,8 @@ func countOf(receipts []map[string]any, event string) int {
 // (same id, same transcript, the earlier turns sent to the model with the
 // new prompt), in a new process — a warm spare or a cold start —, which
 // lifeloop records as a new lifeloop session bound to the same harness
-// session. The new session records only its own turn: the transcript's
+// session, which names the first as the one it continues (session.json
+// continues). The new session records only its own turn: the transcript's
 // earlier turns, written before the resume was asked for, are history
 // (they were recorded, once, by the first session), and the prompt
 // reached the model.
@@ -106,8 +107,11 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 	time.Sleep(3 * time.Second)
 	next = bgSessions(t, state, "")[next.ID]
 	t.Logf("first %s: %v; resumed %s (pid %d): %v", first.ID, eventsOf(bgSessions(t, state, "")[first.ID].Receipts), next.ID, next.Pid, eventsOf(next.Receipts))
-	if len(next.Harness) != 1 || next.Harness[0] != harness || next.State != "running" {
-		t.Errorf("resumed session %s: harness sessions %v, state %s; want %s, running", next.ID, next.Harness, next.State, harness)
+	if len(next.Harness) != 1 || next.Harness[0] != harness || next.State != "running" || next.Continues != first.ID {
+		t.Errorf("resumed session %s: harness sessions %v, state %s, continues %q; want %s, running, continuing %s", next.ID, next.Harness, next.State, next.Continues, harness, first.ID)
+	}
+	if first.Continues != "" {
+		t.Errorf("the first session continues %q", first.Continues)
 	}
 	if r := lastOf(next.Receipts, "session.started"); r == nil || dig(r, "telemetry_summary", "binding") != "harness_session_id" {
 		t.Errorf("resumed session: no binding session.started: %v", eventsOf(next.Receipts))
@@ -138,7 +142,8 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 // with `claude stop` and resumes the same conversation with `claude --bg
 // --resume SESSION NOTE`: the old lifeloop session ends (its
 // session.ended names the renewal's attempt), a new one binds
-// the same harness session and records only the resumed turn, the note
+// the same harness session (session.json continues: the old one) and
+// records only the resumed turn, the note
 // reached the model as the resumed session's prompt (with the earlier
 // turn), the payload's receipt says delivered because Claude's transcript
 // shows it, and the old session's renewal.json names the new session.
@@ -244,8 +249,8 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 	time.Sleep(2 * time.Second)
 	next = bgSessions(t, state, "")[st.ContinuedIn]
 	t.Logf("first %s: %v; continued in %s (pid %d): %v", first.ID, eventsOf(bgSessions(t, state, "")[first.ID].Receipts), next.ID, next.Pid, eventsOf(next.Receipts))
-	if len(next.Harness) != 1 || next.Harness[0] != harness || next.State != "running" || next.Pid == first.Pid {
-		t.Errorf("continued session %s: harness sessions %v, state %s, pid %d; want %s, running, a new process", next.ID, next.Harness, next.State, next.Pid, harness)
+	if len(next.Harness) != 1 || next.Harness[0] != harness || next.State != "running" || next.Pid == first.Pid || next.Continues != first.ID {
+		t.Errorf("continued session %s: harness sessions %v, state %s, pid %d, continues %q; want %s, running, a new process, continuing %s", next.ID, next.Harness, next.State, next.Pid, next.Continues, harness, first.ID)
 	}
 	if n := countOf(next.Receipts, "frame.ended"); n != 1 {
 		t.Errorf("continued session recorded %d turns, want the resumed one", n)
