@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -49,7 +50,10 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 	prefix, _ := json.Marshal([]string{ll, "procwrap", "--adapter", "claude"})
 	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", string(prefix))
 	t.Cleanup(func() {
-		stop := exec.Command(bin, "daemon", "stop", "--any")
+		// The test's context is over by now: a bound of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		stop := exec.CommandContext(ctx, bin, "daemon", "stop", "--any")
 		stop.Env, stop.Dir = env.Env(), env.Dir
 		_ = stop.Run()
 	})
@@ -162,7 +166,10 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 	prefix, _ := json.Marshal([]string{ll, "procwrap", "--adapter", "claude"})
 	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", string(prefix))
 	t.Cleanup(func() {
-		stop := exec.Command(bin, "daemon", "stop", "--any")
+		// The test's context is over by now: a bound of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		stop := exec.CommandContext(ctx, bin, "daemon", "stop", "--any")
 		stop.Env, stop.Dir = env.Env(), env.Dir
 		_ = stop.Run()
 	})

@@ -105,7 +105,7 @@ type registryEntry struct {
 // WrappedSession implements adapters.ProcessWrapped: Claude's session
 // registry, <config>/sessions/<pid>.json, names the session a process
 // serves and its folder once it has one (a spare's file appears when it is
-// claimed); the daemon's roster names who started it (rosterLaunchedBy).
+// claimed); the daemon's roster names who started it and when (rosterWorker).
 func (Harness) WrappedSession(env []string, pid int) (adapters.WrappedClaim, bool) {
 	dir, err := configDir(env)
 	if err != nil {
@@ -157,19 +157,11 @@ type worker struct {
 	} `json:"dispatch"`
 }
 
-// rosterLaunchedBy returns the sessions that started session (served by
-// process pid), as the daemon's roster records the environment of the
-// `claude --bg` it dispatched: a warm spare was started before anyone
-// asked for it, so its own environment names no launcher, but the
-// dispatch the daemon handed it does. nil when the roster has no such
-// worker (yet) or names none.
-func rosterLaunchedBy(dir, session string, pid int) []string {
-	w, _ := rosterWorker(dir, session, pid)
-	return launchedBy(w.Dispatch.Env[launchedByVar])
-}
-
 // rosterWorker returns the roster's worker of session served by process
-// pid; false when the roster has none (yet).
+// pid; false when the roster has none (yet). A warm spare was started
+// before anyone asked for it, so its own environment names no launcher,
+// but the dispatch the daemon handed it does (the environment of the
+// `claude --bg` it dispatched), and says when it was asked for.
 func rosterWorker(dir, session string, pid int) (worker, bool) {
 	b, err := os.ReadFile(filepath.Join(dir, "daemon", "roster.json"))
 	if err != nil {

@@ -79,7 +79,7 @@ func runClaude(ctx context.Context, env []string, dir string, args ...string) er
 		}
 		msg, _, _ := strings.Cut(strings.TrimSpace(stderr.String()), "\n")
 		if msg != "" {
-			return fmt.Errorf("claude %s: %v: %s", args[0], err, msg)
+			return fmt.Errorf("claude %s: %w: %s", args[0], err, msg)
 		}
 		return fmt.Errorf("claude %s: %w", args[0], err)
 	}
