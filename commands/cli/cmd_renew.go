@@ -74,6 +74,11 @@ func renewCommand(e *env) *ucli.Command {
 			"was not delivered (the message starts with the failure\n" +
 			"class, e.g. payload_too_large, capability_unsupported); 2 usage; 3 a payload file is\n" +
 			"unreadable or not JSON.\n\n" +
+			"A background session lifeloop records through a harness's process wrapper has no live\n" +
+			"`lifeloop run`: its renewal goes through the harness's own commands (it is stopped, then\n" +
+			"the same conversation resumed in the background with the --note as its prompt, which the\n" +
+			"harness's transcript must show for the payload to count as delivered); it always resumes,\n" +
+			"needs --note, and is recorded as a new session that `renewal status` names.\n\n" +
 			"With --fleet URL --machine M the session runs on machine M: the renewal (fresh or\n" +
 			"--resume, with the --note) goes to that machine's `lifeloop serve` (docs/fleet.md).",
 		OnUsageError: commandUsageError,
