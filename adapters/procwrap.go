@@ -1,5 +1,7 @@
 package adapters
 
+import "time"
+
 // ProcessWrapped is a harness that starts processes of its own in the
 // background (a service, the sessions it hosts) through a process wrapper
 // a person may name: a command prefix the harness puts before each such
@@ -44,6 +46,11 @@ type WrappedClaim struct {
 	// LaunchedBy are the harness sessions that started it, when the
 	// harness records them (nil: none, or not recorded yet).
 	LaunchedBy []string
+	// Since is when the session was asked of the harness (zero: not
+	// known): a session that continues an earlier conversation writes on
+	// to its records, and what they hold from before Since is history,
+	// not this process's turns.
+	Since time.Time
 }
 
 // ProcessWrapped returns the harness's process-wrapper support, or nil.

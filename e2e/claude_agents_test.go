@@ -56,14 +56,17 @@ func rowsWith(rows []map[string]any, id string) []map[string]any {
 // A session
 // lifeloop's process wrapper records (host apply --process-wrapper) is
 // listed once, as lifeloop's own row, though `claude agents` lists it
-// too. (A session waiting for a person, status "waiting" with
-// waitingFor, is not produced here: background sessions run in Claude's
-// auto mode, and the mock's tool call ran without asking.)
+// too. A session waiting for a person — `claude --bg --permission-mode
+// default` whose model asks for a command that needs a permission (a
+// background session otherwise runs in Claude's auto mode, which ran the
+// same call without asking) — is listed blocked, with Claude's status
+// waiting and what it waits for ("permission prompt"), and the command
+// did not run.
 func TestClaudeAgentsInTop(t *testing.T) {
 	skipShort(t)
 	bin := testharness.ClaudeBin(t)
 	ll := lifeloopBin(t)
-	mock := startMock(t, mockmodel.Config{Reply: "agents reply from the mock"})
+	mock := startMock(t, mockmodel.Config{Reply: "agents reply from the mock", ToolCommand: "touch made-without-asking"})
 	env := testharness.NewHarnessEnv(t, mock)
 	state := stateDir(t)
 	env.Setenv("LIFELOOP_STATE_DIR", state)
@@ -93,11 +96,11 @@ func TestClaudeAgentsInTop(t *testing.T) {
 	}
 
 	// Two of a person's own.
-	start := func(prompt string) string {
-		res := env.Run(time.Minute, bin, "--bg", prompt)
+	start := func(args ...string) string {
+		res := env.Run(time.Minute, bin, append([]string{"--bg"}, args...)...)
 		m := backgrounded.FindStringSubmatch(res.Stdout)
 		if res.ExitCode != 0 || m == nil {
-			t.Fatalf("claude --bg %q: rc %d: %s %s", prompt, res.ExitCode, res.Stdout, res.Stderr)
+			t.Fatalf("claude --bg %q: rc %d: %s %s", args, res.ExitCode, res.Stdout, res.Stderr)
 		}
 		return m[1]
 	}
@@ -146,10 +149,34 @@ func TestClaudeAgentsInTop(t *testing.T) {
 		}
 	}
 
+	// One that waits for a person's permission: blocked, waiting, and
+	// what for, in --json and the table; the command has not run.
+	waiting := start("--permission-mode", "default", "make a file "+mockmodel.DefaultToolTrigger)
+	var wrow map[string]any
+	waitFor(t, "the row of the session waiting for a permission", func() bool {
+		w := rowsWith(topRows(t, env, ll, state), waiting)
+		if len(w) == 1 && dig(w[0], "external", "status") == "waiting" {
+			wrow = w[0]
+		}
+		return wrow != nil
+	}, func() string {
+		return fmt.Sprintf("rows %v; claude agents: %s", topRows(t, env, ll, state), env.Run(time.Minute, bin, "agents", "--json").Stdout)
+	})
+	t.Logf("waiting row: %v", wrow)
+	if wrow["state"] != "blocked" || dig(wrow, "external", "waiting_for") != "permission prompt" || wrow["last_event"] != "unsupervised (claude agents) · waits for permission prompt" {
+		t.Errorf("row of the waiting session: state %v, external %v, last event %v; want blocked, waiting for \"permission prompt\"", wrow["state"], wrow["external"], wrow["last_event"])
+	}
+	if _, err := os.Stat(filepath.Join(env.Dir, "made-without-asking")); err == nil {
+		t.Errorf("the command the waiting session asks permission for ran")
+	}
+
 	// The table says so too.
 	once := env.Run(time.Minute, ll, "top", "--once", "--width", "200", "--state-dir", state)
 	if !strings.Contains(once.Stdout, plain) || !strings.Contains(once.Stdout, "unsupervised (claude agents)") {
 		t.Errorf("top --once:\n%s", once.Stdout)
+	}
+	if !regexp.MustCompile(waiting + ` +claude +blocked .* waiting `).MatchString(once.Stdout) {
+		t.Errorf("top --once does not show %s blocked and waiting:\n%s", waiting, once.Stdout)
 	}
 	if off := topRows(t, env, ll, state); len(rowsWith(off, plain)) != 1 {
 		t.Fatalf("top --json lost %s: %v", plain, off)

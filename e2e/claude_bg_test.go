@@ -20,12 +20,15 @@ import (
 // bgSession is a lifeloop session recorded for one of Claude's
 // background sessions, as its session.json and ledger say.
 type bgSession struct {
-	ID       string
-	Pid      int
-	State    string
-	Harness  []string
-	Parent   map[string]any
-	Receipts []map[string]any
+	ID      string
+	Pid     int
+	State   string
+	Harness []string
+	Parent  map[string]any
+	// Continues is the session that recorded the same harness session
+	// before, in a process that ended.
+	Continues string
+	Receipts  []map[string]any
 }
 
 // bgSessions reads every session under state but skip (the wrapped TUI's).
@@ -41,15 +44,16 @@ func bgSessions(t *testing.T, state, skip string) map[string]bgSession {
 			continue
 		}
 		var rec struct {
-			Pid     int            `json:"pid"`
-			State   string         `json:"state"`
-			Harness []string       `json:"harness_session_ids"`
-			Parent  map[string]any `json:"parent"`
+			Pid       int            `json:"pid"`
+			State     string         `json:"state"`
+			Harness   []string       `json:"harness_session_ids"`
+			Parent    map[string]any `json:"parent"`
+			Continues string         `json:"continues"`
 		}
 		if json.Unmarshal(b, &rec) != nil {
 			continue
 		}
-		out[id] = bgSession{ID: id, Pid: rec.Pid, State: rec.State, Harness: rec.Harness, Parent: rec.Parent, Receipts: rs}
+		out[id] = bgSession{ID: id, Pid: rec.Pid, State: rec.State, Harness: rec.Harness, Parent: rec.Parent, Continues: rec.Continues, Receipts: rs}
 	}
 	return out
 }

@@ -168,6 +168,10 @@ type Outcome struct {
 	// CarriedIDs are delivered payloads an earlier renewal had left
 	// undelivered.
 	CarriedIDs []string `json:"carried_payload_ids,omitempty"`
+	// ContinuedIn is the lifeloop session that records the harness
+	// session after a renewal the harness continued in a process of its
+	// own (Status.ContinuedIn).
+	ContinuedIn string `json:"continued_in,omitempty"`
 }
 
 // DefaultGrace is how long an ActStop waits after each stop signal.

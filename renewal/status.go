@@ -101,6 +101,11 @@ type Status struct {
 	PayloadReceipts []contract.PayloadReceipt `json:"payload_receipts"`
 	// HarnessSessionID is the harness session the renewal started from.
 	HarnessSessionID string `json:"harness_session_id,omitempty"`
+	// ContinuedIn is the lifeloop session that records the harness session
+	// after the renewal, when the harness continued it in a process of its
+	// own (a background session's renewal); "" when the relaunch is this
+	// session's.
+	ContinuedIn string `json:"continued_in,omitempty"`
 	// Receipt ids recorded for each step ("" until recorded); a recovery
 	// never records a step twice.
 	EndingReceiptID   string `json:"ending_receipt_id,omitempty"`

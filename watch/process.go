@@ -30,6 +30,12 @@ type Process struct {
 	LaunchedBy []string
 	// StateDir is where the parent's lifeloop session is looked up.
 	StateDir string
+	// Since is when the harness was asked for this process's session
+	// (zero: not known). A session that continues a conversation (a
+	// resumed one) writes on to its transcript: what it holds from before
+	// Since gives the binding and the pressure, and is not recorded again
+	// as this session's turns.
+	Since time.Time
 }
 
 // describe adds what is known of the process to the session record: its
@@ -40,6 +46,28 @@ func (p *Process) describe(rec *statedir.SessionRecord) {
 	}
 	rec.Pid = p.Pid
 	rec.Parent = p.parent()
+	rec.Continues = p.continues(rec.ID)
+}
+
+// continues is the lifeloop session, other than self, that last recorded
+// the process's harness session and has ended: the harness resumed that
+// session in this process. "" when the session is not known yet or none
+// did.
+func (p *Process) continues(self string) string {
+	if p.SessionID == "" {
+		return ""
+	}
+	recs, _ := statedir.ListSessions(p.StateDir)
+	var last statedir.SessionRecord
+	for _, r := range recs {
+		if r.ID == self || !r.State.IsTerminal() || !slices.Contains(r.HarnessSessionIDs, p.SessionID) || r.StartedAt == nil {
+			continue
+		}
+		if last.StartedAt == nil || r.StartedAt.After(*last.StartedAt) {
+			last = r
+		}
+	}
+	return last.ID
 }
 
 // parent is the session that started the process: the last of LaunchedBy

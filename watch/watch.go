@@ -23,6 +23,7 @@ import (
 	"github.com/lifeloop/lifeloop/internal/sink"
 	"github.com/lifeloop/lifeloop/internal/statedir"
 	"github.com/lifeloop/lifeloop/internal/stream"
+	"github.com/lifeloop/lifeloop/renewal"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -122,7 +123,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		Levels: o.Levels, NotFoundAfter: o.NotFoundAfter, Tail: o.Tail, Now: o.Now,
 	}
 	if o.Process != nil {
-		topts.SessionID = o.Process.SessionID
+		topts.SessionID, topts.HistoryBefore = o.Process.SessionID, o.Process.Since
 	}
 	switch {
 	case o.Path != "":
@@ -248,7 +249,7 @@ loop:
 	for m := range w.Moments() {
 		ob.observe(context.Background(), m)
 	}
-	ob.end(reason, start)
+	ob.end(reason, start, renewalStopping(p.Dir, o.Process, reason))
 	return Result{SessionID: p.ID, Reason: reason, Receipts: ob.s.Count}, nil
 }
 
@@ -383,18 +384,36 @@ func (w *observer) bound(id string) {
 	w.save()
 }
 
-func (w *observer) end(reason string, start time.Time) {
+// renewalStopping returns the attempt of the renewal that is stopping
+// the followed process (the session's renewal.json says stopping: a
+// background session's renewal stops it through the harness's own
+// command), or 0.
+func renewalStopping(dir string, p *Process, reason string) int {
+	if p == nil || reason != ReasonHarnessExited {
+		return 0
+	}
+	st, err := renewal.ReadStatus(renewal.StatusPath(dir))
+	if err != nil || st.State != renewal.StateStopping {
+		return 0
+	}
+	return st.Attempt
+}
+
+// end records session.ended; renewalAttempt, when positive, is the
+// renewal that stopped the harness (telemetry_summary.renewal_attempt).
+func (w *observer) end(reason string, start time.Time, renewalAttempt int) {
 	now := w.now()
-	w.s.Record(context.Background(), moment.Moment{
-		Event: contract.EventSessionEnded,
-		Summary: map[string]any{
-			"reason":     "watch_" + reason,
-			"phase":      string(contract.PhaseCompleted),
-			"outcome":    string(contract.LifecycleSuccess),
-			"duration_s": float64(now.Sub(start).Milliseconds()) / 1000,
-			"note":       "the watch ended; the harness itself is not supervised in telemetry_only mode",
-		},
-	})
+	summary := map[string]any{
+		"reason":     "watch_" + reason,
+		"phase":      string(contract.PhaseCompleted),
+		"outcome":    string(contract.LifecycleSuccess),
+		"duration_s": float64(now.Sub(start).Milliseconds()) / 1000,
+		"note":       "the watch ended; the harness itself is not supervised in telemetry_only mode",
+	}
+	if renewalAttempt > 0 {
+		summary["renewal_attempt"] = renewalAttempt
+	}
+	w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnded, Summary: summary})
 	w.rec.State = statedir.StateCompleted
 	w.rec.EndedAt = &now
 	w.rec.Exit = &statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 )
@@ -97,12 +98,14 @@ type registryEntry struct {
 	Pid       int    `json:"pid"`
 	SessionID string `json:"sessionId"`
 	Cwd       string `json:"cwd"`
+	// StartedAt (ms) is when the process took the session.
+	StartedAt int64 `json:"startedAt"`
 }
 
 // WrappedSession implements adapters.ProcessWrapped: Claude's session
 // registry, <config>/sessions/<pid>.json, names the session a process
 // serves and its folder once it has one (a spare's file appears when it is
-// claimed); the daemon's roster names who started it (rosterLaunchedBy).
+// claimed); the daemon's roster names who started it and when (rosterWorker).
 func (Harness) WrappedSession(env []string, pid int) (adapters.WrappedClaim, bool) {
 	dir, err := configDir(env)
 	if err != nil {
@@ -116,46 +119,64 @@ func (Harness) WrappedSession(env []string, pid int) (adapters.WrappedClaim, boo
 	if json.Unmarshal(b, &e) != nil || e.Pid != pid || !validUUID(e.SessionID) || !filepath.IsAbs(e.Cwd) {
 		return adapters.WrappedClaim{}, false
 	}
-	return adapters.WrappedClaim{ID: e.SessionID, Cwd: e.Cwd, LaunchedBy: rosterLaunchedBy(dir, e.SessionID, pid)}, true
+	w, _ := rosterWorker(dir, e.SessionID, pid)
+	c := adapters.WrappedClaim{ID: e.SessionID, Cwd: e.Cwd, LaunchedBy: launchedBy(w.Dispatch.Env[launchedByVar])}
+	switch {
+	case w.Dispatch.CreatedAt > 0:
+		c.Since = time.UnixMilli(w.Dispatch.CreatedAt)
+	case e.StartedAt > 0:
+		c.Since = time.UnixMilli(e.StartedAt).Add(-registryLag)
+	}
+	return c, true
 }
+
+// registryLag is how much earlier than the registry's startedAt a claimed
+// spare's session may have been asked for: the registry was seen written
+// 1.4 s after the daemon's claim (2.1.332); the roster's dispatch time,
+// read first, needs no such margin.
+const registryLag = 5 * time.Second
 
 // roster is the part of the background daemon's roster,
 // <config>/daemon/roster.json, lifeloop reads: one worker per session,
 // with what the daemon handed it (measured with 2.1.332). The file holds
 // the workers' socket keys too; they are not decoded.
 type roster struct {
-	Workers map[string]struct {
-		SessionID string `json:"sessionId"`
-		// ReplPid is the session's own process (for a spare, the one
-		// that was pre-started); Pid is its PTY host.
-		ReplPid  int `json:"replPid"`
-		Dispatch struct {
-			Env map[string]string `json:"env"`
-		} `json:"dispatch"`
-	} `json:"workers"`
+	Workers map[string]worker `json:"workers"`
 }
 
-// rosterLaunchedBy returns the sessions that started session (served by
-// process pid), as the daemon's roster records the environment of the
-// `claude --bg` it dispatched: a warm spare was started before anyone
-// asked for it, so its own environment names no launcher, but the
-// dispatch the daemon handed it does. nil when the roster has no such
-// worker (yet) or names none.
-func rosterLaunchedBy(dir, session string, pid int) []string {
+// worker is one session's worker in the roster.
+type worker struct {
+	SessionID string `json:"sessionId"`
+	// ReplPid is the session's own process (for a spare, the one that
+	// was pre-started); the roster's pid is its PTY host.
+	ReplPid  int `json:"replPid"`
+	Dispatch struct {
+		// CreatedAt (ms) is when the `claude --bg` asked for it.
+		CreatedAt int64             `json:"createdAt"`
+		Env       map[string]string `json:"env"`
+	} `json:"dispatch"`
+}
+
+// rosterWorker returns the roster's worker of session served by process
+// pid; false when the roster has none (yet). A warm spare was started
+// before anyone asked for it, so its own environment names no launcher,
+// but the dispatch the daemon handed it does (the environment of the
+// `claude --bg` it dispatched), and says when it was asked for.
+func rosterWorker(dir, session string, pid int) (worker, bool) {
 	b, err := os.ReadFile(filepath.Join(dir, "daemon", "roster.json"))
 	if err != nil {
-		return nil
+		return worker{}, false
 	}
 	var r roster
 	if json.Unmarshal(b, &r) != nil {
-		return nil
+		return worker{}, false
 	}
 	for _, w := range r.Workers {
 		if w.SessionID == session && (w.ReplPid == 0 || w.ReplPid == pid) {
-			return launchedBy(w.Dispatch.Env[launchedByVar])
+			return w, true
 		}
 	}
-	return nil
+	return worker{}, false
 }
 
 // WrapperEnv implements adapters.ProcessWrapped: CLAUDE_CODE_PROCESS_WRAPPER

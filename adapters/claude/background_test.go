@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/claude"
@@ -107,6 +108,11 @@ func TestWrappedSessionRegistry(t *testing.T) {
 	if !ok || c.ID != "fe2d93ad-d1d4-4e1d-9c1e-3e34acf6a218" || c.Cwd != "/home/dev/project" || c.LaunchedBy != nil {
 		t.Fatalf("got %+v %v", c, ok)
 	}
+	// No roster: the session was asked for before the registry's
+	// startedAt (1796187693764), with a margin.
+	if want := time.UnixMilli(1796187693764).Add(-5 * time.Second); !c.Since.Equal(want) {
+		t.Errorf("since %v, want %v (the registry's start less its lag)", c.Since, want)
+	}
 	if _, ok := (claude.Harness{}).WrappedSession(env, 7497); ok {
 		t.Fatal("another pid's session")
 	}
@@ -132,6 +138,10 @@ func TestWrappedSessionRegistry(t *testing.T) {
 	c, ok = claude.Harness{}.WrappedSession(env, 18496)
 	if !ok || c.ID != "a2478f94-6d67-431b-90db-7bb3bbdc621e" || !slices.Equal(c.LaunchedBy, []string{"22222222-2222-4222-8222-222222222222"}) {
 		t.Fatalf("got %+v %v, want the launcher the roster's dispatch names", c, ok)
+	}
+	// The roster's dispatch says when the `claude --bg` asked for it.
+	if want := time.UnixMilli(1796264030542); !c.Since.Equal(want) {
+		t.Errorf("since %v, want the dispatch's createdAt %v", c.Since, want)
 	}
 	// The registry's session served by another process than the
 	// roster's worker: no launcher taken from it.

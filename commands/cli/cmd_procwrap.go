@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	ucli "github.com/urfave/cli/v2"
 
@@ -26,6 +27,9 @@ type procwrapOptions struct {
 	Observe    int
 	Session    string
 	LaunchedBy []string
+	// Since is when procwrap saw the session asked for (its start,
+	// before the exec): the observer's history bound (--since, Unix ms).
+	Since time.Time
 	// Argv is the harness's command line.
 	Argv []string
 }
@@ -82,7 +86,7 @@ func parseProcwrap(args []string) (procwrapOptions, error) {
 		var v string
 		var err error
 		switch a := args[i]; a {
-		case "--adapter", "--chain", "--observe", "--session", "--launched-by":
+		case "--adapter", "--chain", "--observe", "--session", "--launched-by", "--since":
 			if v, err = value(a); err != nil {
 				return o, err
 			}
@@ -101,6 +105,12 @@ func parseProcwrap(args []string) (procwrapOptions, error) {
 				o.Session = v
 			case "--launched-by":
 				o.LaunchedBy = strings.Split(v, ",")
+			case "--since":
+				ms, err := strconv.ParseInt(v, 10, 64)
+				if err != nil || ms <= 0 {
+					return o, fmt.Errorf("--since %q: want a time in Unix milliseconds", v)
+				}
+				o.Since = time.UnixMilli(ms)
 			}
 		case "--":
 			o.Argv = args[i+1:]
@@ -132,7 +142,7 @@ func procwrapExec(e *env, o procwrapOptions) error {
 	if ad, err := e.Registry().Lookup(o.Adapter); err == nil {
 		if pw := ad.ProcessWrapped(); pw != nil {
 			if st := pw.WrappedStart(o.Argv, e.Environ); st.Session {
-				startObserver(e, o.Adapter, st.SessionID, st.LaunchedBy)
+				startObserver(e, o.Adapter, st.SessionID, st.LaunchedBy, e.Now())
 			}
 		}
 	}
@@ -154,14 +164,14 @@ func procwrapExec(e *env, o procwrapOptions) error {
 // group, with no standard streams: it outlives this exec and follows the
 // process until it ends. A failure is left unreported: the harness's
 // session runs regardless, and this process's output is its terminal.
-func startObserver(e *env, adapter, session string, launchedBy []string) {
+func startObserver(e *env, adapter, session string, launchedBy []string, since time.Time) {
 	self, err := os.Executable()
 	if err != nil {
 		return
 	}
 	args := []string{"procwrap", "--adapter", adapter, "--observe", strconv.Itoa(os.Getpid())}
 	if session != "" {
-		args = append(args, "--session", session)
+		args = append(args, "--session", session, "--since", strconv.FormatInt(since.UnixMilli(), 10))
 	}
 	if len(launchedBy) > 0 {
 		args = append(args, "--launched-by", strings.Join(launchedBy, ","))

@@ -15,14 +15,15 @@ func TestParseProcwrap(t *testing.T) {
 	if o.Adapter != "h" || !slices.Equal(o.Chain, []string{"/corp/own", "-x"}) || !slices.Equal(o.Argv, []string{"/bin/h", "--adapter", "y", "--", "z"}) {
 		t.Fatalf("got %+v", o)
 	}
-	o, err = parseProcwrap([]string{"--adapter", "h", "--observe", "42", "--session", "s", "--launched-by", "a,b"})
-	if err != nil || o.check() != nil || o.Observe != 42 || o.Session != "s" || !slices.Equal(o.LaunchedBy, []string{"a", "b"}) {
+	o, err = parseProcwrap([]string{"--adapter", "h", "--observe", "42", "--session", "s", "--launched-by", "a,b", "--since", "1796296660439"})
+	if err != nil || o.check() != nil || o.Observe != 42 || o.Session != "s" || !slices.Equal(o.LaunchedBy, []string{"a", "b"}) || o.Since.UnixMilli() != 1796296660439 {
 		t.Fatalf("observer words: %+v, %v", o, err)
 	}
 	for _, bad := range [][]string{
 		{"--adapter", "h", "--chain", `["relative"]`, "/bin/h"},
 		{"--adapter", "h", "--chain", "not json", "/bin/h"},
 		{"--adapter", "h", "--observe", "x"},
+		{"--adapter", "h", "--observe", "42", "--since", "yesterday"},
 		{"--adapter"},
 	} {
 		if _, err := parseProcwrap(bad); err == nil {

@@ -74,6 +74,11 @@ func renewCommand(e *env) *ucli.Command {
 			"was not delivered (the message starts with the failure\n" +
 			"class, e.g. payload_too_large, capability_unsupported); 2 usage; 3 a payload file is\n" +
 			"unreadable or not JSON.\n\n" +
+			"A background session lifeloop records through a harness's process wrapper has no live\n" +
+			"`lifeloop run`: its renewal goes through the harness's own commands (it is stopped, then\n" +
+			"the same conversation resumed in the background with the --note as its prompt, which the\n" +
+			"harness's transcript must show for the payload to count as delivered); it always resumes,\n" +
+			"needs --note, and is recorded as a new session that `renewal status` names.\n\n" +
 			"With --fleet URL --machine M the session runs on machine M: the renewal (fresh or\n" +
 			"--resume, with the --note) goes to that machine's `lifeloop serve` (docs/fleet.md).",
 		OnUsageError: commandUsageError,
@@ -209,6 +214,9 @@ func renewOutcomeLine(id string, out renewal.Outcome) string {
 	if out.Placement != "" {
 		line += fmt.Sprintf(", placed at launch: manifest placement %s", out.Placement)
 	}
+	if out.ContinuedIn != "" {
+		line += fmt.Sprintf(", as the prompt of the resumed session; continued in session %s", out.ContinuedIn)
+	}
 	return line + ")"
 }
 
@@ -239,6 +247,9 @@ func renewSession(ctx context.Context, e *env, root string, rec statedir.Session
 	}
 	if rec.State.IsTerminal() {
 		return renewal.Outcome{}, exitf(exitcode.Failed, "session %s already ended (%s); renew needs a running `lifeloop run`", rec.ID, rec.State)
+	}
+	if ad := backgroundRenewer(e, rec); ad != nil {
+		return renewBackground(ctx, e, root, rec, ad, req, o.Fresh)
 	}
 	cctx, cancel := context.WithTimeout(ctx, renewTimeout)
 	defer cancel()
@@ -313,6 +324,9 @@ func renewalStatusRun(e *env, o controlOptions) error {
 	}
 	if st.Placement != "" {
 		fmt.Fprintf(e.Out, "placement %s (manifest placement, at launch)\n", st.Placement)
+	}
+	if st.ContinuedIn != "" {
+		fmt.Fprintf(e.Out, "continued %s (the session that records the resumed harness session)\n", st.ContinuedIn)
 	}
 	if st.Reason != "" {
 		fmt.Fprintf(e.Out, "reason    %s\n", st.Reason)

@@ -45,7 +45,10 @@ func procwrapObserve(e *env, o procwrapOptions) error {
 	if err != nil {
 		return err
 	}
-	session, launchedBy := o.Session, o.LaunchedBy
+	// A session named on its command line was asked for when procwrap
+	// ran, before the harness did (--since): what its transcript holds
+	// from before is history (a resumed conversation's earlier turns).
+	session, launchedBy, since := o.Session, o.LaunchedBy, o.Since
 	if session == "" {
 		tk := time.NewTicker(claimPoll)
 		defer tk.Stop()
@@ -56,7 +59,7 @@ func procwrapObserve(e *env, o procwrapOptions) error {
 				settle = e.Now().Add(claimSettle)
 			}
 			if ok && (len(c.LaunchedBy) > 0 || !e.Now().Before(settle)) {
-				session, cwd, launchedBy = c.ID, c.Cwd, c.LaunchedBy
+				session, cwd, launchedBy, since = c.ID, c.Cwd, c.LaunchedBy, c.Since
 				break
 			}
 			if !watch.Alive(o.Observe) {
@@ -80,7 +83,7 @@ func procwrapObserve(e *env, o procwrapOptions) error {
 	_, err = watch.Run(ctx, watch.Options{
 		StateDir: root, Adapter: ad.ID, Registry: e.Registry(), Cwd: cwd, Env: e.Environ,
 		Levels: telemetry.DefaultLevels, NotFoundAfter: observe.DefaultNotFoundAfter, Durability: dur,
-		Process: &watch.Process{Pid: o.Observe, SessionID: session, LaunchedBy: launchedBy, StateDir: root},
+		Process: &watch.Process{Pid: o.Observe, SessionID: session, LaunchedBy: launchedBy, StateDir: root, Since: since},
 		Now:     e.Now, IDs: e.IDs,
 	})
 	if err != nil {

@@ -184,6 +184,11 @@ type SessionRecord struct {
 	// Parent is the session that started this one (a background session
 	// a harness started at a session's request); nil when none is known.
 	Parent *Parent `json:"parent,omitempty"`
+	// Continues is the lifeloop session that recorded this session's
+	// harness session before, in a process that ended: a background
+	// session the harness resumed in a new process (a renewal's, or a
+	// person's resume); "" when none.
+	Continues string `json:"continues,omitempty"`
 }
 
 // Parent links a session to the one that started it: the harness's

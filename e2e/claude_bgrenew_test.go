@@ -1,0 +1,293 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lifeloop/lifeloop/internal/testharness"
+	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
+)
+
+// countOf counts the receipts of event.
+func countOf(receipts []map[string]any, event string) int {
+	n := 0
+	for _, r := range receipts {
+		if r["event"] == event {
+			n++
+		}
+	}
+	return n
+}
+
+// TestClaudeBackgroundResumeRecorded: a background session lifeloop's
+// process wrapper records, stopped with Claude's own `claude stop` and
+// continued with `claude --bg --resume SESSION PROMPT` (the manual form
+// of a background session's renewal): Claude continues the same session
+// (same id, same transcript, the earlier turns sent to the model with the
+// new prompt), in a new process — a warm spare or a cold start —, which
+// lifeloop records as a new lifeloop session bound to the same harness
+// session, which names the first as the one it continues (session.json
+// continues). The new session records only its own turn: the transcript's
+// earlier turns, written before the resume was asked for, are history
+// (they were recorded, once, by the first session), and the prompt
+// reached the model.
+func TestClaudeBackgroundResumeRecorded(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "bg resume reply from the mock"})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+	env.Setenv("LIFELOOP_STATE_DIR", state)
+	env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	prefix, _ := json.Marshal([]string{ll, "procwrap", "--adapter", "claude"})
+	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", string(prefix))
+	t.Cleanup(func() {
+		// The test's context is over by now: a bound of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		stop := exec.CommandContext(ctx, bin, "daemon", "stop", "--any")
+		stop.Env, stop.Dir = env.Env(), env.Dir
+		_ = stop.Run()
+	})
+	seen := func() string {
+		var b strings.Builder
+		for id, s := range bgSessions(t, state, "") {
+			fmt.Fprintf(&b, "\n%s %s pid %d harness %v: %v", id, s.State, s.Pid, s.Harness, eventsOf(s.Receipts))
+		}
+		return b.String()
+	}
+
+	res := env.Run(time.Minute, bin, "--bg", "the first prompt FIRSTMARK")
+	m := backgrounded.FindStringSubmatch(res.Stdout)
+	if res.ExitCode != 0 || m == nil {
+		t.Fatalf("claude --bg: rc %d: %s %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	var first bgSession
+	waitFor(t, "the first session's turn recorded", func() bool {
+		for _, s := range bgSessions(t, state, "") {
+			if lastOf(s.Receipts, "frame.ended") != nil && len(s.Harness) > 0 {
+				first = s
+				return true
+			}
+		}
+		return false
+	}, seen)
+	harness := first.Harness[0]
+	if !strings.HasPrefix(harness, m[1]) {
+		t.Fatalf("recorded harness session %s for background session %s", harness, m[1])
+	}
+
+	if r := env.Run(time.Minute, bin, "stop", m[1]); r.ExitCode != 0 {
+		t.Fatalf("claude stop %s: rc %d: %s %s", m[1], r.ExitCode, r.Stdout, r.Stderr)
+	}
+	waitFor(t, "the first session's end", func() bool {
+		s := bgSessions(t, state, "")[first.ID]
+		return s.State == "completed" && lastOf(s.Receipts, "session.ended") != nil
+	}, seen)
+
+	res = env.Run(time.Minute, bin, "--bg", "--resume", harness, "go on SECONDMARK")
+	if m2 := backgrounded.FindStringSubmatch(res.Stdout); res.ExitCode != 0 || m2 == nil || m2[1] != m[1] {
+		t.Fatalf("claude --bg --resume %s: rc %d, want the same session %s: %s %s", harness, res.ExitCode, m[1], res.Stdout, res.Stderr)
+	}
+	var next bgSession
+	waitFor(t, "the resumed session's turn recorded", func() bool {
+		for id, s := range bgSessions(t, state, "") {
+			if id != first.ID && lastOf(s.Receipts, "frame.ended") != nil {
+				next = s
+				return true
+			}
+		}
+		return false
+	}, seen)
+	// Let anything more the transcript holds be read.
+	time.Sleep(3 * time.Second)
+	next = bgSessions(t, state, "")[next.ID]
+	t.Logf("first %s: %v; resumed %s (pid %d): %v", first.ID, eventsOf(bgSessions(t, state, "")[first.ID].Receipts), next.ID, next.Pid, eventsOf(next.Receipts))
+	if len(next.Harness) != 1 || next.Harness[0] != harness || next.State != "running" || next.Continues != first.ID {
+		t.Errorf("resumed session %s: harness sessions %v, state %s, continues %q; want %s, running, continuing %s", next.ID, next.Harness, next.State, next.Continues, harness, first.ID)
+	}
+	if first.Continues != "" {
+		t.Errorf("the first session continues %q", first.Continues)
+	}
+	if r := lastOf(next.Receipts, "session.started"); r == nil || dig(r, "telemetry_summary", "binding") != "harness_session_id" {
+		t.Errorf("resumed session: no binding session.started: %v", eventsOf(next.Receipts))
+	}
+	if n := countOf(next.Receipts, "frame.ended"); n != 1 {
+		t.Errorf("resumed session recorded %d turns, want its own one (the earlier turn is the first session's)", n)
+	}
+	if n := countOf(bgSessions(t, state, "")[first.ID].Receipts, "frame.ended"); n != 1 {
+		t.Errorf("first session recorded %d turns, want 1", n)
+	}
+	// The prompt reached the model with the earlier conversation.
+	reqs := mock.RequestsOfKind("claude")
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "SECONDMARK") || !strings.Contains(last, "FIRSTMARK") {
+		t.Errorf("the resumed session's model request holds the prompt %v, the earlier turn %v", strings.Contains(last, "SECONDMARK"), strings.Contains(last, "FIRSTMARK"))
+	}
+
+	if r := env.Run(time.Minute, bin, "daemon", "stop", "--any"); r.ExitCode != 0 {
+		t.Fatalf("claude daemon stop --any: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	waitFor(t, "the resumed session's end", func() bool {
+		return bgSessions(t, state, "")[next.ID].State == "completed"
+	}, seen)
+}
+
+// TestRenewClaudeBackgroundSession: `lifeloop renew SESSION --note FILE`
+// on a background session lifeloop's process wrapper records stops it
+// with `claude stop` and resumes the same conversation with `claude --bg
+// --resume SESSION NOTE`: the old lifeloop session ends (its
+// session.ended names the renewal's attempt), a new one binds
+// the same harness session (session.json continues: the old one) and
+// records only the resumed turn, the note
+// reached the model as the resumed session's prompt (with the earlier
+// turn), the payload's receipt says delivered because Claude's transcript
+// shows it, and the old session's renewal.json names the new session.
+// renew runs where lifeloop is not the process wrapper, and sets it for
+// the resume. A fresh renewal or one without a note is refused and stops
+// nothing. The note's text is in none of the sessions' files.
+func TestRenewClaudeBackgroundSession(t *testing.T) {
+	skipShort(t)
+	bin := testharness.ClaudeBin(t)
+	ll := lifeloopBin(t)
+	mock := startMock(t, mockmodel.Config{Reply: "bg renew reply from the mock"})
+	env := testharness.NewHarnessEnv(t, mock)
+	state := stateDir(t)
+	env.Setenv("LIFELOOP_STATE_DIR", state)
+	env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	prefix, _ := json.Marshal([]string{ll, "procwrap", "--adapter", "claude"})
+	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", string(prefix))
+	t.Cleanup(func() {
+		// The test's context is over by now: a bound of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		stop := exec.CommandContext(ctx, bin, "daemon", "stop", "--any")
+		stop.Env, stop.Dir = env.Env(), env.Dir
+		_ = stop.Run()
+	})
+	seen := func() string {
+		var b strings.Builder
+		for id, s := range bgSessions(t, state, "") {
+			fmt.Fprintf(&b, "\n%s %s pid %d harness %v: %v", id, s.State, s.Pid, s.Harness, eventsOf(s.Receipts))
+		}
+		return b.String()
+	}
+
+	if res := env.Run(time.Minute, bin, "--bg", "the first prompt FIRSTMARK"); res.ExitCode != 0 {
+		t.Fatalf("claude --bg: rc %d: %s %s", res.ExitCode, res.Stdout, res.Stderr)
+	}
+	var first bgSession
+	waitFor(t, "the first session's turn recorded", func() bool {
+		for _, s := range bgSessions(t, state, "") {
+			if lastOf(s.Receipts, "frame.ended") != nil && len(s.Harness) > 0 {
+				first = s
+				return true
+			}
+		}
+		return false
+	}, seen)
+	harness := first.Harness[0]
+
+	note := filepath.Join(env.Home, "handoff.md")
+	const noteText = "Go on from the handoff NOTEMARK-7f3a."
+	if err := os.WriteFile(note, []byte(noteText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Refused, nothing stopped: a fresh renewal, a renewal without a note.
+	for _, args := range [][]string{{"--fresh", "--note", note}, {"--resume"}} {
+		r := env.Run(time.Minute, ll, append(append([]string{"renew", "--state-dir", state}, args...), first.ID)...)
+		if r.ExitCode != 1 || !strings.Contains(r.Stderr, "background session") {
+			t.Errorf("renew %v: rc %d: %s %s; want refused (1), naming a background session", args, r.ExitCode, r.Stdout, r.Stderr)
+		}
+	}
+	if s := bgSessions(t, state, "")[first.ID]; s.State != "running" {
+		t.Fatalf("a refused renewal left the session %s", s.State)
+	}
+
+	// renew is run where the wrapper is not set (a shell beside the
+	// session): it sets lifeloop's for the resume itself.
+	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", "")
+	r := env.Run(3*time.Minute, ll, "renew", "--state-dir", state, "--note", note, first.ID)
+	t.Logf("renew: rc %d\n%s%s", r.ExitCode, r.Stdout, r.Stderr)
+	if r.ExitCode != 0 || !strings.Contains(r.Stdout, "renewal delivered") || !strings.Contains(r.Stdout, ": delivered (payload placement pre_prompt_frame") {
+		t.Fatalf("renew: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	var st struct {
+		State       string `json:"state"`
+		Resume      bool   `json:"resume"`
+		ContinuedIn string `json:"continued_in"`
+		Harness     string `json:"harness_session_id"`
+		Receipts    []struct {
+			Status string `json:"status"`
+			Digest string `json:"content_digest"`
+			Size   int    `json:"byte_size"`
+		} `json:"payload_receipts"`
+	}
+	b, err := os.ReadFile(filepath.Join(state, "sessions", first.ID, "renewal.json"))
+	if err != nil || json.Unmarshal(b, &st) != nil {
+		t.Fatalf("renewal.json: %v: %s", err, b)
+	}
+	if st.State != "delivered" || !st.Resume || st.Harness != harness || len(st.Receipts) != 1 || st.Receipts[0].Status != "delivered" || st.Receipts[0].Size != len(noteText) || st.Receipts[0].Digest == "" {
+		t.Errorf("renewal.json: %s", b)
+	}
+	if !strings.Contains(r.Stdout, "continued in session "+st.ContinuedIn) {
+		t.Errorf("renew's output does not name the session it continued in (%s): %s", st.ContinuedIn, r.Stdout)
+	}
+
+	all := bgSessions(t, state, "")
+	if s := all[first.ID]; s.State != "completed" || lastOf(s.Receipts, "session.ended") == nil {
+		t.Errorf("the renewed session: state %s, %v; want completed with session.ended", s.State, eventsOf(s.Receipts))
+	} else if end := lastOf(s.Receipts, "session.ended"); num(dig(end, "telemetry_summary", "renewal_attempt")) != 1 || dig(end, "telemetry_summary", "reason") != "watch_harness_exited" {
+		t.Errorf("the renewed session's end: %v; want reason watch_harness_exited and the renewal's attempt 1", end["telemetry_summary"])
+	}
+	var next bgSession
+	waitFor(t, "the resumed session's turn recorded", func() bool {
+		next = bgSessions(t, state, "")[st.ContinuedIn]
+		return lastOf(next.Receipts, "frame.ended") != nil
+	}, seen)
+	time.Sleep(2 * time.Second)
+	next = bgSessions(t, state, "")[st.ContinuedIn]
+	t.Logf("first %s: %v; continued in %s (pid %d): %v", first.ID, eventsOf(bgSessions(t, state, "")[first.ID].Receipts), next.ID, next.Pid, eventsOf(next.Receipts))
+	if len(next.Harness) != 1 || next.Harness[0] != harness || next.State != "running" || next.Pid == first.Pid || next.Continues != first.ID {
+		t.Errorf("continued session %s: harness sessions %v, state %s, pid %d, continues %q; want %s, running, a new process, continuing %s", next.ID, next.Harness, next.State, next.Pid, next.Continues, harness, first.ID)
+	}
+	if n := countOf(next.Receipts, "frame.ended"); n != 1 {
+		t.Errorf("continued session recorded %d turns, want the resumed one", n)
+	}
+	reqs := mock.RequestsOfKind("claude")
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "NOTEMARK-7f3a") || !strings.Contains(last, "FIRSTMARK") {
+		t.Errorf("the resumed session's model request holds the note %v, the earlier turn %v", strings.Contains(last, "NOTEMARK-7f3a"), strings.Contains(last, "FIRSTMARK"))
+	}
+	// The note's text is in none of the two sessions' files (receipts,
+	// log, renewal.json).
+	for _, id := range []string{first.ID, next.ID} {
+		lb, _ := os.ReadFile(filepath.Join(state, "sessions", id, "receipts.jsonl"))
+		if len(lb) == 0 {
+			t.Errorf("session %s has no receipts", id)
+		}
+		_ = filepath.WalkDir(filepath.Join(state, "sessions", id), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				if b, _ := os.ReadFile(p); strings.Contains(string(b), "NOTEMARK") {
+					t.Errorf("%s holds the note's text", p)
+				}
+			}
+			return nil
+		})
+	}
+
+	if r := env.Run(time.Minute, bin, "daemon", "stop", "--any"); r.ExitCode != 0 {
+		t.Fatalf("claude daemon stop --any: rc %d: %s %s", r.ExitCode, r.Stdout, r.Stderr)
+	}
+	waitFor(t, "the continued session's end", func() bool {
+		return bgSessions(t, state, "")[next.ID].State == "completed"
+	}, seen)
+}
