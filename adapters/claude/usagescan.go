@@ -2,6 +2,8 @@ package claude
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 
 	"github.com/lifeloop/lifeloop/telemetry"
 )
@@ -127,6 +129,10 @@ func (s *usageScan) ws() {
 
 // byte consumes c after any space.
 func (s *usageScan) byte(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true // no space before it: the harness writes none
+	}
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == c {
 		s.i++
@@ -146,14 +152,17 @@ func (s *usageScan) object(member func(key []byte) bool) bool {
 			return false
 		}
 		start := s.i
-		if !s.skipString() {
+		ok, esc := s.skipString()
+		if !ok {
 			return false
 		}
 		key := s.b[start : s.i-1]
-		if bytes.IndexByte(key, '\\') >= 0 || !s.byte(':') {
+		if esc && bytes.IndexByte(key, '\\') >= 0 || !s.byte(':') {
 			return false
 		}
-		s.ws()
+		if s.i < len(s.b) && s.b[s.i] <= ' ' {
+			s.ws()
+		}
 		if !member(key) {
 			return false
 		}
@@ -199,11 +208,12 @@ func (s *usageScan) text(dst *[]byte) bool {
 	}
 	s.i++
 	start := s.i
-	if !s.skipString() {
+	ok, esc := s.skipString()
+	if !ok {
 		return false
 	}
 	v := s.b[start : s.i-1]
-	if bytes.IndexByte(v, '\\') >= 0 {
+	if esc && bytes.IndexByte(v, '\\') >= 0 {
 		return false
 	}
 	*dst = v
@@ -226,23 +236,60 @@ func (s *usageScan) int(dst *int64) bool {
 }
 
 // skipString moves past the closing quote of a string whose opening
-// quote was read.
-func (s *usageScan) skipString() bool {
-	for {
-		j := bytes.IndexByte(s.b[s.i:], '"')
-		if j < 0 {
-			return false
+// quote was read. It reports false for a string that does not end, and
+// plain false for one it knows holds no backslash (true: it may).
+//
+// The first bytes are looked at eight at a time in a word (most of a
+// line's strings are short keys and ids, for which a call to
+// bytes.IndexByte costs more than the looking); a longer string is left
+// to bytes.IndexByte.
+func (s *usageScan) skipString() (ok, escaped bool) {
+	b, i := s.b, s.i
+	for end := min(len(b), i+swarBytes); i+8 <= end; {
+		w := binary.LittleEndian.Uint64(b[i:])
+		m := zeroBytes(w^quotes) | zeroBytes(w^backslashes)
+		if m == 0 {
+			i += 8
+			continue
 		}
-		s.i += j + 1
+		i += bits.TrailingZeros64(m) / 8
+		if b[i] == '"' {
+			s.i = i + 1
+			return true, escaped
+		}
+		escaped = true
+		i += 2 // the backslash and the byte it escapes
+	}
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			s.i = len(b)
+			return false, true
+		}
+		i += j + 1
 		n := 0
-		for k := s.i - 2; k >= 0 && s.b[k] == '\\'; k-- {
+		for k := i - 2; k >= s.i && b[k] == '\\'; k-- {
 			n++
 		}
 		if n%2 == 0 {
-			return true
+			s.i = i
+			return true, true
 		}
 	}
 }
+
+// swarBytes is how far skipString looks a word at a time.
+const swarBytes = 64
+
+const (
+	ones        = 0x0101010101010101
+	quotes      = ones * '"'
+	backslashes = ones * '\\'
+)
+
+// zeroBytes has the high bit set of the lowest zero byte of w (and maybe
+// of bytes above it, never below).
+func zeroBytes(w uint64) uint64 { return (w - ones) &^ w & (ones * 0x80) }
 
 // skip moves past a value: a string, or an object or array to its
 // matching bracket, or a literal to the next delimiter.
@@ -253,7 +300,8 @@ func (s *usageScan) skip() bool {
 	switch s.b[s.i] {
 	case '"':
 		s.i++
-		return s.skipString()
+		ok, _ := s.skipString()
+		return ok
 	case '{', '[':
 		depth := 0
 		for s.i < len(s.b) {
@@ -261,7 +309,7 @@ func (s *usageScan) skip() bool {
 			s.i++
 			switch c {
 			case '"':
-				if !s.skipString() {
+				if ok, _ := s.skipString(); !ok {
 					return false
 				}
 			case '{', '[':
