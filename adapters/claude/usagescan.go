@@ -53,7 +53,7 @@ func scanUsageLine(data []byte, l *usageLine) bool {
 			l.hasMessage = true
 			return s.message(l)
 		}
-		return s.other(key, usageLineKeys)
+		return s.other(key, &lineNames)
 	})
 	s.ws()
 	return ok && s.i == len(s.b)
@@ -80,7 +80,7 @@ func (s *usageScan) message(l *usageLine) bool {
 			l.hasUsage = true
 			return s.usage(l)
 		}
-		return s.other(key, usageMessageKeys)
+		return s.other(key, &messageNames)
 	})
 }
 
@@ -99,15 +99,16 @@ func (s *usageScan) usage(l *usageLine) bool {
 			l.usageRead = true
 			return s.once(&seen, 8) && s.int(&l.out)
 		}
-		return s.other(key, usageKeys)
+		return s.other(key, &usageNames)
 	})
 }
 
 // The keys scanUsageLine reads, of the line and of its message (the
 // usage's are usageKeys).
 var (
-	usageLineKeys    = []string{"type", "sessionId", "timestamp", "requestId", "message"}
-	usageMessageKeys = []string{"id", "model", "usage"}
+	lineNames    = namesOf([]string{"type", "sessionId", "timestamp", "requestId", "message"})
+	messageNames = namesOf([]string{"id", "model", "usage"})
+	usageNames   = namesOf(usageKeys)
 )
 
 // usageScan walks a line's bytes.
@@ -152,12 +153,12 @@ func (s *usageScan) object(member func(key []byte) bool) bool {
 			return false
 		}
 		start := s.i
-		ok, esc := s.skipString()
+		ok, plain := s.skipString()
 		if !ok {
 			return false
 		}
 		key := s.b[start : s.i-1]
-		if esc && bytes.IndexByte(key, '\\') >= 0 || !s.byte(':') {
+		if !plain && !plainText(key) || !s.byte(':') {
 			return false
 		}
 		if s.i < len(s.b) && s.b[s.i] <= ' ' {
@@ -174,14 +175,45 @@ func (s *usageScan) object(member func(key []byte) bool) bool {
 }
 
 // other skips the value of a key no field needs, unless encoding/json
-// would take the key for one of names.
-func (s *usageScan) other(key []byte, names []string) bool {
-	for _, n := range names {
-		if len(n) == len(key) && telemetry.FoldsTo(key, n) {
-			return false
+// would take the key (plain ASCII: see plainText) for one of names.
+func (s *usageScan) other(key []byte, names *keyNames) bool {
+	if len(key) < 64 && names.lens&(1<<len(key)) != 0 {
+		for _, n := range names.names {
+			if telemetry.FoldsTo(key, n) {
+				return false
+			}
 		}
 	}
 	return s.skip()
+}
+
+// keyNames are the keys of an object a scan reads, and a bit for each
+// of their lengths (all under 64): a key of another length cannot be
+// taken for one of them.
+type keyNames struct {
+	names []string
+	lens  uint64
+}
+
+func namesOf(names []string) keyNames {
+	k := keyNames{names: names}
+	for _, n := range names {
+		k.lens |= 1 << len(n)
+	}
+	return k
+}
+
+// plainText reports whether a string's bytes are its value as
+// encoding/json decodes it, and a key only it matches alike: no escape,
+// and ASCII only (encoding/json folds some other letters to ASCII ones
+// when it matches keys, and stores an invalid UTF-8 byte as U+FFFD).
+func plainText(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *usageScan) once(seen *uint8, f uint8) bool {
@@ -208,12 +240,12 @@ func (s *usageScan) text(dst *[]byte) bool {
 	}
 	s.i++
 	start := s.i
-	ok, esc := s.skipString()
+	ok, plain := s.skipString()
 	if !ok {
 		return false
 	}
 	v := s.b[start : s.i-1]
-	if esc && bytes.IndexByte(v, '\\') >= 0 {
+	if !plain && !plainText(v) {
 		return false
 	}
 	*dst = v
@@ -237,25 +269,31 @@ func (s *usageScan) int(dst *int64) bool {
 
 // skipString moves past the closing quote of a string whose opening
 // quote was read. It reports false for a string that does not end, and
-// plain false for one it knows holds no backslash (true: it may).
+// plain true for one it saw holds neither a backslash nor a byte of 0x80
+// and up (false: it may; see plainText).
 //
 // The first bytes are looked at eight at a time in a word (most of a
 // line's strings are short keys and ids, for which a call to
 // bytes.IndexByte costs more than the looking); a longer string is left
 // to bytes.IndexByte.
-func (s *usageScan) skipString() (ok, escaped bool) {
+func (s *usageScan) skipString() (ok, plain bool) {
 	b, i := s.b, s.i
+	var high uint64
+	escaped := false
 	for end := min(len(b), i+swarBytes); i+8 <= end; {
 		w := binary.LittleEndian.Uint64(b[i:])
 		m := zeroBytes(w^quotes) | zeroBytes(w^backslashes)
 		if m == 0 {
+			high |= w
 			i += 8
 			continue
 		}
-		i += bits.TrailingZeros64(m) / 8
+		n := bits.TrailingZeros64(m) / 8
+		high |= w & (1<<(8*n) - 1)
+		i += n
 		if b[i] == '"' {
 			s.i = i + 1
-			return true, escaped
+			return true, !escaped && high&(ones*0x80) == 0
 		}
 		escaped = true
 		i += 2 // the backslash and the byte it escapes
@@ -264,7 +302,7 @@ func (s *usageScan) skipString() (ok, escaped bool) {
 		j := bytes.IndexByte(b[i:], '"')
 		if j < 0 {
 			s.i = len(b)
-			return false, true
+			return false, false
 		}
 		i += j + 1
 		n := 0
@@ -273,7 +311,7 @@ func (s *usageScan) skipString() (ok, escaped bool) {
 		}
 		if n%2 == 0 {
 			s.i = i
-			return true, true
+			return true, false
 		}
 	}
 }
