@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/internal/pricing"
 )
@@ -420,14 +422,11 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		rec = &c
 	}
 	rec.Size, rec.ModTime = st.size, st.modTime
-	f, err := os.Open(path)
+	f, err := openAt(path, rec.Offset, st.size)
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
-	if _, err := f.Seek(rec.Offset, io.SeekStart); err != nil {
-		return nil, 0, err
-	}
+	defer f.close()
 	p := ur.NewUsageParser(path, rec.State)
 	r.buf.Reset(f)
 	var read, bad int64
@@ -481,6 +480,65 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 	}
 	return rec, read, nil
 }
+
+// fileReader reads a file from an offset with pread on a plain
+// descriptor. An os.File costs a small file more than its reading: its
+// opening offers the descriptor to the runtime's poller and sets its
+// flags (three system calls), and a seek to the offset makes a fourth;
+// at 10,000 small files that was a quarter of a cold run's CPU.
+type fileReader struct {
+	path      string
+	fd        int
+	off, size int64 // size: the file's size when listed
+	eof       bool
+}
+
+// openAt opens path to read from off; size is its size when listed.
+func openAt(path string, off, size int64) (*fileReader, error) {
+	for {
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, &os.PathError{Op: "open", Path: path, Err: err}
+		}
+		return &fileReader{path: path, fd: fd, off: off, size: size}, nil
+	}
+}
+
+// Read reads at the reader's offset. A read that fills less than p once
+// the listed size is reached is the file's end: the read after it, which
+// would find nothing, is not made (bytes appended since are read by the
+// next run, as the file's size then differs from the recorded one).
+func (f *fileReader) Read(p []byte) (int, error) {
+	if f.eof {
+		return 0, io.EOF
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	for {
+		n, err := unix.Pread(f.fd, p, f.off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, &os.PathError{Op: "read", Path: f.path, Err: err}
+		}
+		if n == 0 {
+			f.eof = true
+			return 0, io.EOF
+		}
+		f.off += int64(n)
+		if n < len(p) && f.off >= f.size {
+			f.eof = true
+		}
+		return n, nil
+	}
+}
+
+func (f *fileReader) close() { unix.Close(f.fd) }
 
 // add counts one call in rec, unless its identity was counted already.
 func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
