@@ -140,12 +140,28 @@ func (p *Pricer) Cost(provider, model string, at time.Time, t Tokens) (float64, 
 // Lookup finds the price of model at time at: the user's first (the id,
 // else the longest id prefix), then the table's.
 func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
-	id := strings.ToLower(strings.TrimSpace(model))
-	if id == "" {
+	r, ok := p.Find(provider, model)
+	if !ok {
 		return Price{}, false
 	}
+	return r.At(at), true
+}
+
+// Rates are a model's prices as Find found them, at every time.
+type Rates struct {
+	user  *Price // the user's price, which has no variants
+	model *Model
+}
+
+// Find finds model's prices (Lookup's rules) once, for a caller that
+// prices many calls of the same model: Rates.Cost then skips the search.
+func (p *Pricer) Find(provider, model string) (Rates, bool) {
+	id := strings.ToLower(strings.TrimSpace(model))
+	if id == "" {
+		return Rates{}, false
+	}
 	if pr, ok := p.User[id]; ok {
-		return pr, true
+		return Rates{user: &pr}, true
 	}
 	best := ""
 	for k := range p.User {
@@ -154,7 +170,8 @@ func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
 		}
 	}
 	if best != "" {
-		return p.User[best], true
+		pr := p.User[best]
+		return Rates{user: &pr}, true
 	}
 	key := [2]string{provider, id}
 	p.mu.Lock()
@@ -168,9 +185,23 @@ func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
 	}
 	p.mu.Unlock()
 	if m == nil {
-		return Price{}, false
+		return Rates{}, false
 	}
-	return m.at(at), true
+	return Rates{model: m}, true
+}
+
+// At is the price at time at.
+func (r Rates) At(at time.Time) Price {
+	if r.user != nil {
+		return *r.user
+	}
+	return r.model.at(at)
+}
+
+// Cost is the cost in US dollars of a call at time at; false when a
+// kind of its tokens has no price.
+func (r Rates) Cost(at time.Time, t Tokens) (float64, bool) {
+	return r.At(at).cost(t)
 }
 
 // dated matches a model id's date suffix written without dashes.

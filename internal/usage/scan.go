@@ -342,6 +342,9 @@ type reader struct {
 	// warnings gathers a reader's warnings when it reads beside others
 	// (nil: they go to the scanner's Warn at once).
 	warnings *strings.Builder
+	// rates are the prices of the last call's model (a file's calls
+	// are mostly of one).
+	rates lastRates
 	// day is the day of the last call, year, month and mday its date.
 	day        string
 	year, mday int
@@ -360,6 +363,13 @@ func (r *reader) dayOf(t time.Time) string {
 		r.day = lt.Format("2006-01-02")
 	}
 	return r.day
+}
+
+// lastRates is what the pricer found for a provider and model.
+type lastRates struct {
+	provider, model string
+	set, priced     bool
+	rates           pricing.Rates
 }
 
 // keyHash is the FNV-1a hash of a call's identity.
@@ -560,7 +570,15 @@ func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
 		b.NativeCalls++
 	default:
 		t := pricing.Tokens{Input: e.Tokens.Input, CacheRead: e.Tokens.CacheRead, CacheWrite: e.Tokens.CacheWrite, Output: e.Tokens.Output}
-		if usd, ok := r.s.Pricer.Cost(e.Provider, e.Model, e.At, t); ok {
+		if r.rates.provider != e.Provider || r.rates.model != e.Model || !r.rates.set {
+			rates, ok := r.s.Pricer.Find(e.Provider, e.Model)
+			r.rates = lastRates{provider: e.Provider, model: e.Model, set: true, rates: rates, priced: ok}
+		}
+		usd, ok := 0.0, false
+		if r.rates.priced {
+			usd, ok = r.rates.rates.Cost(e.At, t)
+		}
+		if ok {
 			b.Estimated += usd
 			b.EstimatedCalls++
 		} else {
