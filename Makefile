@@ -159,13 +159,15 @@ bench-tools: ## install the benchmark baselines (the native ccusage, tokscale wi
 	npm install --prefix $(TOKSCALE_DIR) --no-audit --no-fund --no-save tokscale@$(TOKSCALE_VERSION) bun@$(BUN_VERSION)
 
 # The price table `lifeloop usage` estimates costs with
-# (internal/pricing/prices.json, embedded): the dataset the npm package
+# (internal/pricing/prices.json, built in as Go values by
+# scripts/pricestable.go): the dataset the npm package
 # @pydantic/genai-prices ships (MIT), pinned here; scripts/prices.go
 # fetches it with npm pack and keeps the token prices (docs/usage.md).
 PRICES_VERSION := 0.1.8
 
-prices: ## rebuild the embedded price table (internal/pricing/prices.json) from @pydantic/genai-prices@PRICES_VERSION on the npm registry
+prices: ## rebuild the embedded price table (internal/pricing/prices.json, and table_gen.go from it) from @pydantic/genai-prices@PRICES_VERSION on the npm registry
 	$(GO) run scripts/prices.go -version $(PRICES_VERSION) -out internal/pricing/prices.json
+	$(GO) run scripts/pricestable.go -in internal/pricing/prices.json -out internal/pricing/table_gen.go
 
 # FuzzStory (commands/cli, the story property test: docs/reliability.md)
 # runs the real lifeloop around a fake harness for each input, about a

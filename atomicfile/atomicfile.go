@@ -9,6 +9,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -33,7 +34,21 @@ func Write(path string, data []byte) error { return replaceFile(path, data, true
 // files rebuilt from a durable source.
 func Replace(path string, data []byte) error { return replaceFile(path, data, false) }
 
-func replaceFile(path string, data []byte, durable bool) (err error) {
+// ReplaceWith is Replace of what write writes, which goes to the
+// temporary file as it comes: a large file is never held whole in
+// memory. An error of write leaves path as it was.
+func ReplaceWith(path string, write func(io.Writer) error) error {
+	return replaceWith(path, write, false)
+}
+
+func replaceFile(path string, data []byte, durable bool) error {
+	return replaceWith(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}, durable)
+}
+
+func replaceWith(path string, write func(io.Writer) error, durable bool) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -52,7 +67,7 @@ func replaceFile(path string, data []byte, durable bool) (err error) {
 	if err = f.Chmod(FilePerm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if _, err = f.Write(data); err != nil {
+	if err = write(f); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if durable {

@@ -21,7 +21,13 @@ import (
 //   - cold/<N>MiB: LIFELOOP_BENCH_USAGE_MIB (default 64) of transcripts in
 //     files of 16 MiB, read with an empty state folder each time:
 //     `lifeloop usage --json --utc --by day`. ns/op and MB/s are its wall
-//     time, cpu-s and peak-RSS-MiB its rusage.
+//     time, cpu-s and peak-RSS-MiB its rusage. On Linux that peak is at
+//     least the benchmark process's own: Go starts a command with vfork,
+//     and the kernel records the parent's resident high-water mark in
+//     the child's when it execs (a /bin/true started from a process of
+//     100 MiB reports 100 MiB). It is an upper bound of the command's,
+//     far off for cold/10000files, whose generation grows this process;
+//     measure the peak from a small parent (/usr/bin/time) to quote it.
 //   - cold/<N>MiB/ccusage: `ccusage claude daily --json --offline
 //     --timezone UTC` on the same folder (the native binary of ccusage 20:
 //     LIFELOOP_CCUSAGE_NATIVE, else .cache/bench-tools/ccusage-native as
@@ -31,6 +37,9 @@ import (
 //     cache creation, cache read) must equal what the generator wrote,
 //     counted once per (message.id, requestId): lifeloop's and ccusage's
 //     totals are then equal to each other.
+//   - cold/10000files: the same, cold, over 10,000 small session files
+//     (one turn each, ten projects), and ccusage on them: the cost of
+//     each file rather than of each byte.
 //   - warm/10000files: the second run over 10,000 session files with
 //     nothing new (the index answers): ns/op is its wall time.
 func BenchmarkUsage(b *testing.B) {
@@ -50,6 +59,12 @@ func BenchmarkUsage(b *testing.B) {
 			b.Run("ccusage", func(b *testing.B) { benchCCUsageNative(b, fx, ll) })
 		})
 	}
+	b.Run("cold/10000files", func(b *testing.B) {
+		fx := writeUsageCorpus(b, 1<<62, 1, 10000)
+		var ll catchUpResult
+		b.Run("lifeloop", func(b *testing.B) { ll = benchUsageCold(b, fx) })
+		b.Run("ccusage", func(b *testing.B) { benchCCUsageNative(b, fx, ll) })
+	})
 	b.Run("warm/10000files", func(b *testing.B) {
 		fx := writeUsageCorpus(b, 1<<62, 1, 10000)
 		benchUsageWarm(b, fx)

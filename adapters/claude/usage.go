@@ -76,7 +76,7 @@ func usageDirs(getenv func(string) string) []string {
 // brackets; what it cannot settle goes to the transcript's parser. A
 // line repeating the call of the line before (the same Key) gives none.
 func (Harness) NewUsageParser(path string, _ []byte) adapters.UsageParser {
-	return &usageParser{p: newParser(windowConfig{}), project: projectOf(path)}
+	return &usageParser{project: projectOf(path)}
 }
 
 // projectOf is the folder directly under projects/ that holds path.
@@ -91,7 +91,7 @@ func projectOf(path string) string {
 }
 
 type usageParser struct {
-	p       *parser
+	p       *parser // the transcript's parser, made for the first line the fast pass leaves
 	project string
 	obs     []telemetry.Observation // reused between lines
 	// The previous call's identity, session, time and model: the harness
@@ -138,6 +138,9 @@ func (u *usageParser) Parse(dst []adapters.UsageEntry, data []byte) ([]adapters.
 // parseWhole reads a line the fast pass left alone through the
 // transcript's own parser.
 func (u *usageParser) parseWhole(dst []adapters.UsageEntry, data []byte) ([]adapters.UsageEntry, error) {
+	if u.p == nil {
+		u.p = newParser(windowConfig{})
+	}
 	obs, err := u.p.Parse(u.obs[:0], data, telemetry.Provenance{})
 	u.obs = obs
 	if err != nil {

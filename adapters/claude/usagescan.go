@@ -2,6 +2,8 @@ package claude
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 
 	"github.com/lifeloop/lifeloop/telemetry"
 )
@@ -51,7 +53,7 @@ func scanUsageLine(data []byte, l *usageLine) bool {
 			l.hasMessage = true
 			return s.message(l)
 		}
-		return s.other(key, usageLineKeys)
+		return s.other(key, &lineNames)
 	})
 	s.ws()
 	return ok && s.i == len(s.b)
@@ -78,7 +80,7 @@ func (s *usageScan) message(l *usageLine) bool {
 			l.hasUsage = true
 			return s.usage(l)
 		}
-		return s.other(key, usageMessageKeys)
+		return s.other(key, &messageNames)
 	})
 }
 
@@ -97,15 +99,16 @@ func (s *usageScan) usage(l *usageLine) bool {
 			l.usageRead = true
 			return s.once(&seen, 8) && s.int(&l.out)
 		}
-		return s.other(key, usageKeys)
+		return s.other(key, &usageNames)
 	})
 }
 
 // The keys scanUsageLine reads, of the line and of its message (the
 // usage's are usageKeys).
 var (
-	usageLineKeys    = []string{"type", "sessionId", "timestamp", "requestId", "message"}
-	usageMessageKeys = []string{"id", "model", "usage"}
+	lineNames    = namesOf([]string{"type", "sessionId", "timestamp", "requestId", "message"})
+	messageNames = namesOf([]string{"id", "model", "usage"})
+	usageNames   = namesOf(usageKeys)
 )
 
 // usageScan walks a line's bytes.
@@ -127,6 +130,10 @@ func (s *usageScan) ws() {
 
 // byte consumes c after any space.
 func (s *usageScan) byte(c byte) bool {
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true // no space before it: the harness writes none
+	}
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == c {
 		s.i++
@@ -146,14 +153,17 @@ func (s *usageScan) object(member func(key []byte) bool) bool {
 			return false
 		}
 		start := s.i
-		if !s.skipString() {
+		ok, plain := s.skipString()
+		if !ok {
 			return false
 		}
 		key := s.b[start : s.i-1]
-		if bytes.IndexByte(key, '\\') >= 0 || !s.byte(':') {
+		if !plain && !plainText(key) || !s.byte(':') {
 			return false
 		}
-		s.ws()
+		if s.i < len(s.b) && s.b[s.i] <= ' ' {
+			s.ws()
+		}
 		if !member(key) {
 			return false
 		}
@@ -165,14 +175,45 @@ func (s *usageScan) object(member func(key []byte) bool) bool {
 }
 
 // other skips the value of a key no field needs, unless encoding/json
-// would take the key for one of names.
-func (s *usageScan) other(key []byte, names []string) bool {
-	for _, n := range names {
-		if len(n) == len(key) && telemetry.FoldsTo(key, n) {
-			return false
+// would take the key (plain ASCII: see plainText) for one of names.
+func (s *usageScan) other(key []byte, names *keyNames) bool {
+	if len(key) < 64 && names.lens&(1<<len(key)) != 0 {
+		for _, n := range names.names {
+			if telemetry.FoldsTo(key, n) {
+				return false
+			}
 		}
 	}
 	return s.skip()
+}
+
+// keyNames are the keys of an object a scan reads, and a bit for each
+// of their lengths (all under 64): a key of another length cannot be
+// taken for one of them.
+type keyNames struct {
+	names []string
+	lens  uint64
+}
+
+func namesOf(names []string) keyNames {
+	k := keyNames{names: names}
+	for _, n := range names {
+		k.lens |= 1 << len(n)
+	}
+	return k
+}
+
+// plainText reports whether a string's bytes are its value as
+// encoding/json decodes it, and a key only it matches alike: no escape,
+// and ASCII only (encoding/json folds some other letters to ASCII ones
+// when it matches keys, and stores an invalid UTF-8 byte as U+FFFD).
+func plainText(b []byte) bool {
+	for _, c := range b {
+		if c == '\\' || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *usageScan) once(seen *uint8, f uint8) bool {
@@ -199,11 +240,12 @@ func (s *usageScan) text(dst *[]byte) bool {
 	}
 	s.i++
 	start := s.i
-	if !s.skipString() {
+	ok, plain := s.skipString()
+	if !ok {
 		return false
 	}
 	v := s.b[start : s.i-1]
-	if bytes.IndexByte(v, '\\') >= 0 {
+	if !plain && !plainText(v) {
 		return false
 	}
 	*dst = v
@@ -226,23 +268,66 @@ func (s *usageScan) int(dst *int64) bool {
 }
 
 // skipString moves past the closing quote of a string whose opening
-// quote was read.
-func (s *usageScan) skipString() bool {
-	for {
-		j := bytes.IndexByte(s.b[s.i:], '"')
-		if j < 0 {
-			return false
+// quote was read. It reports false for a string that does not end, and
+// plain true for one it saw holds neither a backslash nor a byte of 0x80
+// and up (false: it may; see plainText).
+//
+// The first bytes are looked at eight at a time in a word (most of a
+// line's strings are short keys and ids, for which a call to
+// bytes.IndexByte costs more than the looking); a longer string is left
+// to bytes.IndexByte.
+func (s *usageScan) skipString() (ok, plain bool) {
+	b, i := s.b, s.i
+	var high uint64
+	escaped := false
+	for end := min(len(b), i+swarBytes); i+8 <= end; {
+		w := binary.LittleEndian.Uint64(b[i:])
+		m := zeroBytes(w^quotes) | zeroBytes(w^backslashes)
+		if m == 0 {
+			high |= w
+			i += 8
+			continue
 		}
-		s.i += j + 1
+		n := bits.TrailingZeros64(m) / 8
+		high |= w & (1<<(8*n) - 1)
+		i += n
+		if b[i] == '"' {
+			s.i = i + 1
+			return true, !escaped && high&(ones*0x80) == 0
+		}
+		escaped = true
+		i += 2 // the backslash and the byte it escapes
+	}
+	for {
+		j := bytes.IndexByte(b[i:], '"')
+		if j < 0 {
+			s.i = len(b)
+			return false, false
+		}
+		i += j + 1
 		n := 0
-		for k := s.i - 2; k >= 0 && s.b[k] == '\\'; k-- {
+		for k := i - 2; k >= s.i && b[k] == '\\'; k-- {
 			n++
 		}
 		if n%2 == 0 {
-			return true
+			s.i = i
+			return true, false
 		}
 	}
 }
+
+// swarBytes is how far skipString looks a word at a time.
+const swarBytes = 64
+
+const (
+	ones        = 0x0101010101010101
+	quotes      = ones * '"'
+	backslashes = ones * '\\'
+)
+
+// zeroBytes has the high bit set of the lowest zero byte of w (and maybe
+// of bytes above it, never below).
+func zeroBytes(w uint64) uint64 { return (w - ones) &^ w & (ones * 0x80) }
 
 // skip moves past a value: a string, or an object or array to its
 // matching bracket, or a literal to the next delimiter.
@@ -253,7 +338,8 @@ func (s *usageScan) skip() bool {
 	switch s.b[s.i] {
 	case '"':
 		s.i++
-		return s.skipString()
+		ok, _ := s.skipString()
+		return ok
 	case '{', '[':
 		depth := 0
 		for s.i < len(s.b) {
@@ -261,7 +347,7 @@ func (s *usageScan) skip() bool {
 			s.i++
 			switch c {
 			case '"':
-				if !s.skipString() {
+				if ok, _ := s.skipString(); !ok {
 					return false
 				}
 			case '{', '[':

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/adapters"
@@ -39,6 +40,11 @@ func TestUsageFastPassAgreesWithTheParser(t *testing.T) {
 		`{` + base + `,"message":{"id":"msg_9","model":"claude-sonnet-4-5","usage":{"input_tokens":3,"output_tokens":6}}} trailing`,
 		`{"type":"user","sessionId":"s1","message":{"role":"user","usage":{"input_tokens":3,"output_tokens":6}}}`,
 		`{"typ\u0065":"assistant","sessionId":"s1","requestId":"req_1","message":{"id":"msg_10","model":"claude-sonnet-4-5","usage":{"input_tokens":3,"output_tokens":6}}}`,
+		`{"type":"assistant","ſessionId":"s9","sessionId":"s1","requestId":"req_11","message":{"id":"msg_11","model":"claude-sonnet-4-5","usage":{"input_tokens":3,"output_tokens":6}}}`,
+		`{` + base + `,"message":{"id":"msg_12","model":"claude-sonnet-4-5-é","usage":{"input_tokens":3,"output_tokens":6}}}`,
+		`{` + base + `,"message":{"id":"msg_13","model":"claude-sonnet-4-5-` + "\xff" + `","usage":{"input_tokens":3,"output_tokens":6}}}`,
+		`{` + base + `,"message":{"id":"msg_14","model":"claude-sonnet-4-5","content":[{"type":"text","text":"été \"usage\":{\"input_tokens\":9} ` + strings.Repeat("x", 100) + `"}],"usage":{"input_tokens":3,"output_tokens":6}}}`,
+		`{` + base + `,"message":{"id":"msg_15","model":"claude-sonnet-4-5","usage":{"input_tokens":3,"output_tokens":6,"Cache_read_input_tokens":5}}}`,
 	}
 	for _, s := range shaped {
 		lines = append(lines, []byte(s))

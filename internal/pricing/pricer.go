@@ -34,10 +34,8 @@ type Tokens struct {
 // Pricer prices calls: the user's prices first, then the table's. Safe
 // for concurrent use.
 type Pricer struct {
-	// Info names the table; the table itself is decoded when a call is
-	// first priced (a run with nothing new prices nothing).
-	Info  Info
-	table *Table
+	// Info names the table (table_gen.go, the binary's data).
+	Info Info
 	// User are the user file's prices by model id or id prefix (lower
 	// case); UserPath is the file ("" when none was read).
 	User     map[string]Price
@@ -45,7 +43,7 @@ type Pricer struct {
 
 	// found caches find's answers by provider and model id (a session
 	// names few models, a machine's sessions a few dozen).
-	mu    sync.Mutex // guards table and found
+	mu    sync.Mutex // guards found
 	found map[[2]string]*Model
 }
 
@@ -77,12 +75,7 @@ type Info struct {
 // New returns the pricer of the embedded table with the user's file at
 // path over it (none when path is "" or the file does not exist).
 func New(path string) (*Pricer, error) {
-	p := &Pricer{}
-	info, err := embeddedInfo()
-	if err != nil {
-		return nil, fmt.Errorf("pricing: the embedded table is damaged: %w", err)
-	}
-	p.Info = info
+	p := &Pricer{Info: embeddedInfo()}
 	if path == "" {
 		return p, nil
 	}
@@ -108,119 +101,14 @@ func New(path string) (*Pricer, error) {
 	return p, nil
 }
 
-// embeddedInfo decodes the embedded table's top-level fields but
-// "providers", which are skipped by their brackets: every run names the
-// table, and its 240 KB are read only when a call is priced.
-func embeddedInfo() (Info, error) { return infoOf(embedded) }
-
-// infoOf is embeddedInfo of the table b.
-func infoOf(b []byte) (Info, error) {
-	var head []byte
-	rest, ok := skipSpace(b, 0), true
-	if rest >= len(b) || b[rest] != '{' {
-		return Info{}, errors.New("not a JSON object")
-	}
-	head = append(head, '{')
-	for i := rest + 1; ok; {
-		i = skipSpace(b, i)
-		if i < len(b) && b[i] == '}' {
-			break
-		}
-		keyEnd, kok := skipValue(b, i)
-		colon := skipSpace(b, keyEnd)
-		if !kok || i >= len(b) || b[i] != '"' || colon >= len(b) || b[colon] != ':' {
-			return Info{}, errors.New("not a JSON object")
-		}
-		valStart := skipSpace(b, colon+1)
-		valEnd, vok := skipValue(b, valStart)
-		if !vok {
-			return Info{}, errors.New("a value is unfinished")
-		}
-		if string(b[i:keyEnd]) != `"providers"` {
-			if len(head) > 1 {
-				head = append(head, ',')
-			}
-			head = append(head, b[i:valEnd]...)
-		}
-		i = skipSpace(b, valEnd)
-		switch {
-		case i < len(b) && b[i] == ',':
-			i++
-		case i < len(b) && b[i] == '}':
-			ok = false
-		default:
-			return Info{}, errors.New("not a JSON object")
-		}
-	}
-	head = append(head, '}')
-	var info Info
-	err := json.Unmarshal(head, &info)
-	return info, err
+// embeddedInfo is the embedded table's name.
+func embeddedInfo() Info {
+	t := &embeddedTable
+	return Info{Source: t.Source, Version: t.Version, Date: t.Date, License: t.License}
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue is the end of the JSON value at b[i:] (its brackets counted,
-// its strings' escapes followed; the rest not checked) and whether it
-// ends.
-func skipValue(b []byte, i int) (int, bool) {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-			if i >= len(b) {
-				return i, false
-			}
-		case '{', '[':
-			depth++
-			continue
-		case '}', ']':
-			if depth == 0 {
-				return i, true // the end of a number or literal
-			}
-			depth--
-		case ',', ':', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i, true
-			}
-			continue
-		default:
-			continue
-		}
-		if depth == 0 {
-			return i + 1, true
-		}
-		if depth < 0 {
-			return i, false
-		}
-	}
-	return i, depth == 0
-}
-
-// Table is the embedded table, decoded on first use; nil when it is
-// damaged (a build that TestEmbeddedTableNamesItsSource fails).
-func (p *Pricer) Table() *Table {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.tableLocked()
-}
-
-func (p *Pricer) tableLocked() *Table {
-	if p.table == nil {
-		p.table, _ = Embedded()
-	}
-	return p.table
-}
+// Table is the embedded table (shared: not to be changed).
+func (p *Pricer) Table() *Table { return &embeddedTable }
 
 // Fingerprint changes whenever the prices a pricer applies may change:
 // the table's version and the user's prices.
@@ -252,12 +140,28 @@ func (p *Pricer) Cost(provider, model string, at time.Time, t Tokens) (float64, 
 // Lookup finds the price of model at time at: the user's first (the id,
 // else the longest id prefix), then the table's.
 func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
-	id := strings.ToLower(strings.TrimSpace(model))
-	if id == "" {
+	r, ok := p.Find(provider, model)
+	if !ok {
 		return Price{}, false
 	}
+	return r.At(at), true
+}
+
+// Rates are a model's prices as Find found them, at every time.
+type Rates struct {
+	user  *Price // the user's price, which has no variants
+	model *Model
+}
+
+// Find finds model's prices (Lookup's rules) once, for a caller that
+// prices many calls of the same model: Rates.Cost then skips the search.
+func (p *Pricer) Find(provider, model string) (Rates, bool) {
+	id := strings.ToLower(strings.TrimSpace(model))
+	if id == "" {
+		return Rates{}, false
+	}
 	if pr, ok := p.User[id]; ok {
-		return pr, true
+		return Rates{user: &pr}, true
 	}
 	best := ""
 	for k := range p.User {
@@ -266,15 +170,14 @@ func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
 		}
 	}
 	if best != "" {
-		return p.User[best], true
+		pr := p.User[best]
+		return Rates{user: &pr}, true
 	}
 	key := [2]string{provider, id}
 	p.mu.Lock()
 	m, ok := p.found[key]
 	if !ok {
-		if t := p.tableLocked(); t != nil {
-			m = t.find(strings.ToLower(provider), id)
-		}
+		m = embeddedTable.find(strings.ToLower(provider), id)
 		if p.found == nil {
 			p.found = map[[2]string]*Model{}
 		}
@@ -282,9 +185,23 @@ func (p *Pricer) Lookup(provider, model string, at time.Time) (Price, bool) {
 	}
 	p.mu.Unlock()
 	if m == nil {
-		return Price{}, false
+		return Rates{}, false
 	}
-	return m.at(at), true
+	return Rates{model: m}, true
+}
+
+// At is the price at time at.
+func (r Rates) At(at time.Time) Price {
+	if r.user != nil {
+		return *r.user
+	}
+	return r.model.at(at)
+}
+
+// Cost is the cost in US dollars of a call at time at; false when a
+// kind of its tokens has no price.
+func (r Rates) Cost(at time.Time, t Tokens) (float64, bool) {
+	return r.At(at).cost(t)
 }
 
 // dated matches a model id's date suffix written without dashes.

@@ -1,9 +1,11 @@
 package pricing
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -13,10 +15,7 @@ var day = time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 func near(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
 
 func TestEmbeddedTableNamesItsSource(t *testing.T) {
-	tb, err := Embedded()
-	if err != nil {
-		t.Fatal(err)
-	}
+	tb := Embedded()
 	if tb.Source != "npm @pydantic/genai-prices" || tb.Version == "" || tb.Date == "" || tb.Models() < 100 {
 		t.Fatalf("table %q %q %q with %d models", tb.Source, tb.Version, tb.Date, tb.Models())
 	}
@@ -81,41 +80,53 @@ func TestGPTModelsFindTheirProvider(t *testing.T) {
 	}
 }
 
-func TestEmbeddedInfoIsTheTables(t *testing.T) {
-	tb, err := Embedded()
+// The table in the binary is prices.json, value for value: a table
+// rebuilt by `make prices` and not generated again fails here.
+func TestGeneratedTableIsTheJSON(t *testing.T) {
+	b, err := os.ReadFile("prices.json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	info, err := embeddedInfo()
-	if err != nil {
+	var want Table
+	if err := json.Unmarshal(b, &want); err != nil {
 		t.Fatal(err)
 	}
-	if want := (Info{Source: tb.Source, Version: tb.Version, Date: tb.Date, License: tb.License}); info != want {
-		t.Fatalf("info %+v; the table says %+v", info, want)
+	if !reflect.DeepEqual(Embedded(), &want) {
+		t.Fatal("table_gen.go is not prices.json: run `go generate ./internal/pricing`")
+	}
+	if got := embeddedInfo(); got != (Info{Source: want.Source, Version: want.Version, Date: want.Date, License: want.License}) {
+		t.Fatalf("info %+v", got)
 	}
 }
 
-func TestInfoSkipsTheProviders(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		want Info
-		ok   bool
-	}{
-		{`{"date":"d","n":1,"providers":[{"a":"}\"]","b":[1,{"c":null}]}],"source":"s","version":"v"}`, Info{Date: "d", Source: "s", Version: "v"}, true},
-		{" { \"providers\" : [ ] ,\n\"version\" : \"v\" , \"x\": true } ", Info{Version: "v"}, true},
-		{`{}`, Info{}, true},
-		{`{"providers":[{"a":1}`, Info{}, false},
-		{`{"version":"v" "date":"d"}`, Info{}, false},
-		{`{"version":"v\"}`, Info{}, false},
-		{`["version"]`, Info{}, false},
-		{`{"version":"v",`, Info{}, false},
-		{`{"version":`, Info{}, false},
-		{`{"version"`, Info{}, false},
-		{``, Info{}, false},
-	} {
-		got, err := infoOf([]byte(c.in))
-		if (err == nil) != c.ok || (c.ok && got != c.want) {
-			t.Errorf("infoOf(%s) = %+v, %v; want %+v (ok %v)", c.in, got, err, c.want, c.ok)
+// Every regex rule of the table compiles (a rule that does not matches
+// nothing).
+func TestEveryRuleCompiles(t *testing.T) {
+	var walk func(m *Match)
+	n := 0
+	walk = func(m *Match) {
+		if m.Regex != nil {
+			n++
+			if _, err := compileRule(*m.Regex); err != nil {
+				t.Errorf("rule %q: %v", *m.Regex, err)
+			}
 		}
+		for i := range m.Or {
+			walk(&m.Or[i])
+		}
+		for i := range m.And {
+			walk(&m.And[i])
+		}
+	}
+	for _, p := range Embedded().Providers {
+		if p.Match != nil {
+			walk(p.Match)
+		}
+		for i := range p.Models {
+			walk(&p.Models[i].Match)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no regex rule found: the walk reads nothing")
 	}
 }

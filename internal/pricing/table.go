@@ -5,15 +5,16 @@
 package pricing
 
 import (
-	_ "embed"
 	"encoding/json"
-	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
-//go:embed prices.json
-var embedded []byte
+// The table built into lifeloop is prices.json as Go values
+// (table_gen.go): a run that prices a call finds it in the binary's data
+// instead of decoding 240 KB of JSON.
+//go:generate go run ../../scripts/pricestable.go -in prices.json -out table_gen.go
 
 // Table is a price table: providers, their models and prices.
 type Table struct {
@@ -119,8 +120,6 @@ type Match struct {
 	EndsWith   *string `json:"ends_with,omitempty"`
 	Contains   *string `json:"contains,omitempty"`
 	Regex      *string `json:"regex,omitempty"`
-
-	re, not *regexp.Regexp
 }
 
 // matches reports whether id (lower case) matches m.
@@ -149,62 +148,53 @@ func (m *Match) matches(id string) bool {
 	case m.Contains != nil:
 		return strings.Contains(id, strings.ToLower(*m.Contains))
 	case m.Regex != nil:
-		return m.re != nil && m.re.MatchString(id) && (m.not == nil || !m.not.MatchString(id))
+		re := compiled(*m.Regex)
+		return re.re != nil && re.re.MatchString(id) && (re.not == nil || !re.not.MatchString(id))
 	}
 	return false
 }
 
-// compile compiles m's regular expressions.
-func (m *Match) compile() error {
-	if m.Regex != nil {
-		pattern := *m.Regex
-		if inner, rest, ok := leadingLookahead(pattern); ok {
-			not, err := regexp.Compile("^(?:" + inner + ")")
-			if err != nil {
-				return err
-			}
-			m.not, pattern = not, "^"+rest
-		}
-		re, err := regexp.Compile(pattern)
-		if err != nil {
-			return err
-		}
-		m.re = re
+// rule is a regex rule compiled: re must match and not, when set, must
+// not (the rule's leading lookahead).
+type rule struct{ re, not *regexp.Regexp }
+
+// rules holds the regex rules compiled so far, by pattern: a rule is
+// compiled when an id is first matched against it, so a run that prices
+// a few models compiles a few of the table's rules.
+var rules sync.Map
+
+// compiled is the rule of pattern; a pattern that does not compile
+// matches nothing (TestEveryRuleCompiles keeps the table's compiling).
+func compiled(pattern string) rule {
+	if r, ok := rules.Load(pattern); ok {
+		return r.(rule)
 	}
-	for i := range m.Or {
-		if err := m.Or[i].compile(); err != nil {
-			return err
-		}
-	}
-	for i := range m.And {
-		if err := m.And[i].compile(); err != nil {
-			return err
-		}
-	}
-	return nil
+	r, _ := compileRule(pattern)
+	rules.Store(pattern, r)
+	return r
 }
 
-// Embedded returns the table built into lifeloop.
-func Embedded() (*Table, error) {
-	var t Table
-	if err := json.Unmarshal(embedded, &t); err != nil {
-		return nil, fmt.Errorf("pricing: the embedded table is damaged: %w", err)
-	}
-	for i := range t.Providers {
-		p := &t.Providers[i]
-		if p.Match != nil {
-			if err := p.Match.compile(); err != nil {
-				return nil, fmt.Errorf("pricing: provider %s: %w", p.ID, err)
-			}
+func compileRule(pattern string) (rule, error) {
+	var r rule
+	p := pattern
+	if inner, rest, ok := leadingLookahead(p); ok {
+		not, err := regexp.Compile("^(?:" + inner + ")")
+		if err != nil {
+			return rule{}, err
 		}
-		for j := range p.Models {
-			if err := p.Models[j].Match.compile(); err != nil {
-				return nil, fmt.Errorf("pricing: model %s: %w", p.Models[j].ID, err)
-			}
-		}
+		r.not, p = not, "^"+rest
 	}
-	return &t, nil
+	re, err := regexp.Compile(p)
+	if err != nil {
+		return rule{}, err
+	}
+	r.re = re
+	return r, nil
 }
+
+// Embedded returns the table built into lifeloop, shared by every
+// caller: not to be changed.
+func Embedded() *Table { return &embeddedTable }
 
 // Models counts the table's models.
 func (t *Table) Models() int {

@@ -1,6 +1,7 @@
 package usage
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -269,5 +270,5 @@ func (x *index) save(path string) error {
 		}
 		sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
 	}
-	return atomicfile.Replace(path, encodeIndex(make([]byte, 0, encodedSize(x, recs)), x, recs))
+	return atomicfile.ReplaceWith(path, func(w io.Writer) error { return writeIndex(w, x, recs) })
 }

@@ -3,6 +3,7 @@ package usage
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
 	"unsafe"
 )
@@ -16,9 +17,12 @@ const indexMagic = "lifeloop-usage-index\n"
 
 var errIndexDamaged = errors.New("damaged")
 
-// encodeIndex appends x's records to b.
-func encodeIndex(b []byte, x *index, recs []*fileRecord) []byte {
-	e := encoder{b: append(b, indexMagic...)}
+// writeIndex writes x's records to w, a buffer's worth at a time: the
+// identities of a large corpus are never held a second time, encoded,
+// in memory.
+func writeIndex(w io.Writer, x *index, recs []*fileRecord) error {
+	e := encoder{b: make([]byte, 0, encodeChunk+1024), w: w}
+	e.b = append(e.b, indexMagic...)
 	e.uint(indexVersion)
 	e.str(x.Prices)
 	e.str(x.Zone)
@@ -50,29 +54,24 @@ func encodeIndex(b []byte, x *index, recs []*fileRecord) []byte {
 			e.int(s.NativeCalls)
 			e.int(s.EstimatedCalls)
 			e.int(s.UnknownCalls)
+			e.flushFull()
 		}
 		e.uint(uint64(len(r.Keys)))
 		for _, k := range r.Keys {
 			e.b = binary.LittleEndian.AppendUint64(e.b, k)
+			if len(e.b) >= encodeChunk {
+				e.flush()
+			}
 		}
+		e.flushFull()
 	}
-	return e.b
+	e.flush()
+	return e.err
 }
 
-// encodedSize is at least the bytes encodeIndex writes of x's records
-// (varints counted at their longest), so the index is encoded into one
-// buffer.
-func encodedSize(x *index, recs []*fileRecord) int {
-	n := len(indexMagic) + 3*binary.MaxVarintLen64 + len(x.Prices) + len(x.Zone)
-	for _, r := range recs {
-		n += 10*binary.MaxVarintLen64 + len(r.Path) + len(r.Harness) + len(r.State) + len(r.Reported) + 8*len(r.Keys)
-		for i := range r.Buckets {
-			k := &r.Buckets[i].Key
-			n += 15*binary.MaxVarintLen64 + len(k.Day) + len(k.Session) + len(k.Model) + len(k.Project)
-		}
-	}
-	return n
-}
+// encodeChunk is how many encoded bytes writeIndex gathers before it
+// writes them.
+const encodeChunk = 64 << 10
 
 // decodeIndexHead reads the version, prices and zone of data; d is then
 // at the records.
@@ -144,7 +143,26 @@ func (d *decoder) records() ([]*fileRecord, error) {
 	return out, d.err
 }
 
-type encoder struct{ b []byte }
+// encoder encodes fields into b, which flush writes to w.
+type encoder struct {
+	b   []byte
+	w   io.Writer
+	err error // the first write's error
+}
+
+// flushFull writes b when it holds a chunk's worth.
+func (e *encoder) flushFull() {
+	if len(e.b) >= encodeChunk {
+		e.flush()
+	}
+}
+
+func (e *encoder) flush() {
+	if e.err == nil && len(e.b) > 0 {
+		_, e.err = e.w.Write(e.b)
+	}
+	e.b = e.b[:0]
+}
 
 func (e *encoder) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
 func (e *encoder) int(v int64)   { e.b = binary.AppendVarint(e.b, v) }

@@ -1,9 +1,13 @@
 package usage
 
+import "math/bits"
+
 // keySet is a set of call identities (64-bit hashes), open-addressed
 // with linear probing: 8 bytes a slot at most three quarters full, about
-// half of what a Go map of the same keys holds, so a corpus of a million
-// calls stays within the memory a run may use.
+// half of what a Go map of the same keys holds. The slots are any number
+// (a key's first slot is its hash scaled to them), so a set reserved for
+// all of a run's identities takes 11 bytes a key, not the 16 to 32 of a
+// power of two at most half full.
 type keySet struct {
 	slots []uint64 // 0 empty, 1 deleted, else the key
 	live  int      // keys held
@@ -20,8 +24,7 @@ func (s *keySet) has(k uint64) bool {
 	if len(s.slots) == 0 {
 		return false
 	}
-	mask := uint64(len(s.slots) - 1)
-	for i := k * 0x9e3779b97f4a7c15 >> 7 & mask; ; i = (i + 1) & mask {
+	for i := s.home(k); ; i = s.next(i) {
 		switch s.slots[i] {
 		case k:
 			return true
@@ -29,6 +32,20 @@ func (s *keySet) has(k uint64) bool {
 			return false
 		}
 	}
+}
+
+// home is k's first slot.
+func (s *keySet) home(k uint64) int {
+	hi, _ := bits.Mul64(k*0x9e3779b97f4a7c15, uint64(len(s.slots)))
+	return int(hi)
+}
+
+// next is the slot after i.
+func (s *keySet) next(i int) int {
+	if i++; i == len(s.slots) {
+		return 0
+	}
+	return i
 }
 
 // add puts k in s and reports whether it was new.
@@ -41,20 +58,19 @@ func (s *keySet) add(k uint64) bool {
 	if (s.used+1)*4 > len(s.slots)*3 {
 		s.grow()
 	}
-	mask := uint64(len(s.slots) - 1)
 	free := -1
-	for i := k * 0x9e3779b97f4a7c15 >> 7 & mask; ; i = (i + 1) & mask {
+	for i := s.home(k); ; i = s.next(i) {
 		switch s.slots[i] {
 		case k:
 			return false
 		case 1:
 			if free < 0 {
-				free = int(i)
+				free = i
 			}
 			continue
 		case 0:
 			if free < 0 {
-				free = int(i)
+				free = i
 				s.used++
 			}
 			s.slots[free] = k
@@ -73,8 +89,7 @@ func (s *keySet) remove(k uint64) {
 	if len(s.slots) == 0 {
 		return
 	}
-	mask := uint64(len(s.slots) - 1)
-	for i := k * 0x9e3779b97f4a7c15 >> 7 & mask; ; i = (i + 1) & mask {
+	for i := s.home(k); ; i = s.next(i) {
 		switch s.slots[i] {
 		case k:
 			s.slots[i] = 1
@@ -86,11 +101,12 @@ func (s *keySet) remove(k uint64) {
 	}
 }
 
-// reserve makes an empty s hold n keys without growing.
+// reserve makes an empty s hold n keys without growing: slots at most
+// three quarters full once they are in.
 func (s *keySet) reserve(n int) {
 	if s.used == 0 {
 		s.live = 0
-		s.grow0(n)
+		s.rehash(n*4/3 + 1)
 	}
 }
 
@@ -102,16 +118,13 @@ func (s *keySet) reset() {
 
 // grow rehashes s into slots at most half full (deleted slots dropped).
 func (s *keySet) grow() {
-	s.grow0(s.live + 1)
+	s.rehash(2 * (s.live + 1))
 }
 
-// grow0 rehashes s into the fewest slots (64 at least) that hold keys
-// at most half full, deleted slots dropped.
-func (s *keySet) grow0(keys int) {
-	n := 64
-	for n < keys*2 {
-		n *= 2
-	}
+// rehash moves s's keys into n slots (64 at least), deleted slots
+// dropped.
+func (s *keySet) rehash(n int) {
+	n = max(n, 64)
 	old := s.slots
 	s.slots, s.live, s.used = make([]uint64, n), 0, 0
 	for _, k := range old {
