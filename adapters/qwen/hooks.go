@@ -2,6 +2,7 @@ package qwen
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -46,10 +47,19 @@ import (
 //
 // Installed (moments):
 //
-//	SessionStart  session.started (source startup, resume, clear, compact)
+//	SessionStart  session.started (source startup, resume, clear, compact;
+//	              mapped here, sessionStart: after /compress it is no
+//	              context.compacted of its own, the session file's
+//	              chat_compression, with the figures, is)
 //	Stop          frame.ending, frame.ended
 //	PreCompact    context.pressure_observed (trigger manual|auto)
 //	SessionEnd    session.ending (the TUI only: a one-shot runs none)
+//	Notification  attention only, no moment (hooks.RoleAttention): a tool
+//	              call waiting for approval, the TUI waiting for input
+//	              (attention.go); answered at once with an empty response
+//
+// PermissionRequest is not installed: a hook that answers it decides the
+// dialog for the person.
 //
 // Frame ids: the session file names a turn "<session id>#<uuid of its
 // prompt record>" (FrameID), which no hook input carries. Stop runs
@@ -69,30 +79,53 @@ import (
 // block, inside <qwen:session-start-context>), a private channel a
 // payload could use instead of --append-system-prompt in argv; lifeloop
 // does not place there yet (placement.go: not proven end to end).
-//
-// Attention stays with the screen (attention.go): the hooks for it
-// (Notification: idle_prompt, auth_success…; PermissionRequest) were not
-// measured at a dialog and are not installed.
 
 // Hooks implements adapters.NativeHooks. Each call returns a new Spec.
 func (Harness) Hooks() *hooks.Spec {
 	return &hooks.Spec{
 		Adapter: "qwen",
 		Hooks: []hooks.Hook{
-			{Name: "SessionStart", Role: hooks.RoleSessionStart},
 			{Name: "Stop", Role: hooks.RoleTurnStop},
 			{Name: "PreCompact", Role: hooks.RolePreCompact},
 			{Name: "SessionEnd", Role: hooks.RoleSessionEnd},
+			{Name: "Notification", Role: hooks.RoleAttention},
 		},
 		Ignored: []string{
 			"UserPromptSubmit", "UserPromptExpansion", "PreToolUse", "PostToolUse", "PostToolUseFailure",
-			"PostToolBatch", "Notification", "MessageDisplay", "SubagentStart", "SubagentStop", "PostCompact",
+			"PostToolBatch", "MessageDisplay", "SubagentStart", "SubagentStop", "PostCompact",
 			"SessionDelete", "PermissionRequest", "PermissionDenied", "StopFailure", "TodoCreated",
 			"TodoCompleted", "InstructionsLoaded",
 		},
+		Custom:  map[string]hooks.Custom{"SessionStart": {Map: sessionStart}},
 		FrameID: stopFrameID,
 		Matcher: "*",
 	}
+}
+
+// installed returns the hooks the bridge's settings file runs: spec's,
+// and SessionStart (mapped by sessionStart) first.
+func installed(spec *hooks.Spec) *hooks.Spec {
+	out := *spec
+	out.Hooks = append([]hooks.Hook{{Name: "SessionStart", Role: hooks.RoleSessionStart}}, spec.Hooks...)
+	return &out
+}
+
+// sessionStart maps a SessionStart call: session.started with its source
+// and the session's id, whatever the source. Qwen Code runs it with
+// source "compact" after a compaction, before the session file records
+// the compaction with its figures (measured after /compress): the file's
+// record is the context.compacted.
+func sessionStart(m hooks.Mapped, input []byte) (hooks.Mapped, error) {
+	var in hooks.Input
+	if err := json.Unmarshal(input, &in); err != nil {
+		return m, fmt.Errorf("%w: %w", hooks.ErrInvalidInput, err)
+	}
+	if in.HookEventName != "" && in.HookEventName != m.Hook {
+		return m, fmt.Errorf("%w: hook_event_name %q does not match --hook %q", hooks.ErrInvalidInput, in.HookEventName, m.Hook)
+	}
+	m.HarnessSessionID, m.TranscriptPath, m.Cwd = in.SessionID, in.TranscriptPath, in.Cwd
+	m.Moments = []hooks.MappedMoment{{Event: contract.EventSessionStarted, Summary: map[string]any{"hook": m.Hook, "source": in.Source}}}
+	return m, nil
 }
 
 // bridgedFrameEvents are the frame events the hook bridge reports
@@ -213,7 +246,7 @@ func (h Harness) BridgeEnv(b adapters.BridgeTarget) ([]string, error) {
 	case err != nil:
 		return nil, &adapters.BridgeUnavailable{Reason: fmt.Sprintf("cannot read Qwen Code's system defaults %s: %v", own, err)}
 	}
-	merged, err := kit.AddSettingsHooks(base, h.Hooks(), b.HookCommand)
+	merged, err := kit.AddSettingsHooks(base, installed(h.Hooks()), b.HookCommand)
 	if err != nil {
 		return nil, &adapters.BridgeUnavailable{Reason: fmt.Sprintf("Qwen Code's system defaults %s: %v", own, err)}
 	}

@@ -57,7 +57,8 @@ import (
 
 // Harness is Qwen Code to the registry.
 type Harness struct {
-	// The hook and record sides of attention say nothing (attention.go).
+	// The record side of attention says nothing (the session file
+	// records no dialog); the screen and hook sides are attention.go's.
 	kit.ScreenAttention
 }
 
