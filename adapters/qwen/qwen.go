@@ -73,6 +73,7 @@ var (
 	_ adapters.UsageReader     = Harness{}
 	_ adapters.AttentionReader = Harness{}
 	_ adapters.BridgeEnviron   = Harness{}
+	_ adapters.InputReadyText  = Harness{}
 )
 
 // Describe implements adapters.Harness. Qwen Code is not among OrgLoop's
