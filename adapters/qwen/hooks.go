@@ -2,7 +2,6 @@ package qwen
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -47,10 +46,6 @@ import (
 //
 // Installed (moments):
 //
-//	SessionStart  session.started (source startup, resume, clear, compact;
-//	              mapped here, sessionStart: after /compress it is no
-//	              context.compacted of its own, the session file's
-//	              chat_compression, with the figures, is)
 //	Stop          frame.ending, frame.ended
 //	PreCompact    context.pressure_observed (trigger manual|auto)
 //	SessionEnd    session.ending (the TUI only: a one-shot runs none)
@@ -59,7 +54,16 @@ import (
 //	              (attention.go); answered at once with an empty response
 //
 // PermissionRequest is not installed: a hook that answers it decides the
-// dialog for the person.
+// dialog for the person. SessionStart is not installed either: the TUI
+// runs it as it starts, seconds before it takes keys, so after a
+// renewal its session.started came before the renewal's own, which
+// carries the payload receipts, and that one was dropped as told
+// already (TestRenewQwenTUI, resumed and fresh; the launcher waits for a
+// relaunched TUI to take keys before it tells its session.started);
+// after /compress it also runs again with source "compact", which the
+// hooks' mapping reads as a compaction without the figures the session
+// file's record has. The session file names the session at the first
+// prompt.
 //
 // Frame ids: the session file names a turn "<session id>#<uuid of its
 // prompt record>" (FrameID), which no hook input carries. Stop runs
@@ -91,41 +95,14 @@ func (Harness) Hooks() *hooks.Spec {
 			{Name: "Notification", Role: hooks.RoleAttention},
 		},
 		Ignored: []string{
-			"UserPromptSubmit", "UserPromptExpansion", "PreToolUse", "PostToolUse", "PostToolUseFailure",
+			"SessionStart", "UserPromptSubmit", "UserPromptExpansion", "PreToolUse", "PostToolUse", "PostToolUseFailure",
 			"PostToolBatch", "MessageDisplay", "SubagentStart", "SubagentStop", "PostCompact",
 			"SessionDelete", "PermissionRequest", "PermissionDenied", "StopFailure", "TodoCreated",
 			"TodoCompleted", "InstructionsLoaded",
 		},
-		Custom:  map[string]hooks.Custom{"SessionStart": {Map: sessionStart}},
 		FrameID: stopFrameID,
 		Matcher: "*",
 	}
-}
-
-// installed returns the hooks the bridge's settings file runs: spec's,
-// and SessionStart (mapped by sessionStart) first.
-func installed(spec *hooks.Spec) *hooks.Spec {
-	out := *spec
-	out.Hooks = append([]hooks.Hook{{Name: "SessionStart", Role: hooks.RoleSessionStart}}, spec.Hooks...)
-	return &out
-}
-
-// sessionStart maps a SessionStart call: session.started with its source
-// and the session's id, whatever the source. Qwen Code runs it with
-// source "compact" after a compaction, before the session file records
-// the compaction with its figures (measured after /compress): the file's
-// record is the context.compacted.
-func sessionStart(m hooks.Mapped, input []byte) (hooks.Mapped, error) {
-	var in hooks.Input
-	if err := json.Unmarshal(input, &in); err != nil {
-		return m, fmt.Errorf("%w: %w", hooks.ErrInvalidInput, err)
-	}
-	if in.HookEventName != "" && in.HookEventName != m.Hook {
-		return m, fmt.Errorf("%w: hook_event_name %q does not match --hook %q", hooks.ErrInvalidInput, in.HookEventName, m.Hook)
-	}
-	m.HarnessSessionID, m.TranscriptPath, m.Cwd = in.SessionID, in.TranscriptPath, in.Cwd
-	m.Moments = []hooks.MappedMoment{{Event: contract.EventSessionStarted, Summary: map[string]any{"hook": m.Hook, "source": in.Source}}}
-	return m, nil
 }
 
 // bridgedFrameEvents are the frame events the hook bridge reports
@@ -246,7 +223,7 @@ func (h Harness) BridgeEnv(b adapters.BridgeTarget) ([]string, error) {
 	case err != nil:
 		return nil, &adapters.BridgeUnavailable{Reason: fmt.Sprintf("cannot read Qwen Code's system defaults %s: %v", own, err)}
 	}
-	merged, err := kit.AddSettingsHooks(base, installed(h.Hooks()), b.HookCommand)
+	merged, err := kit.AddSettingsHooks(base, h.Hooks(), b.HookCommand)
 	if err != nil {
 		return nil, &adapters.BridgeUnavailable{Reason: fmt.Sprintf("Qwen Code's system defaults %s: %v", own, err)}
 	}

@@ -125,7 +125,7 @@ func commands(s map[string]any, event string) []string {
 
 // TestBridgeEnv: the bridge is a system-defaults file in the session
 // folder holding the person's own (named by the variable, or beside the
-// system settings file) with lifeloop's four hooks after theirs; none
+// system settings file) with lifeloop's hooks after theirs; none
 // for a launch without hooks or session; a person's file that is not
 // settings leaves the launch without the bridge, not without it.
 func TestBridgeEnv(t *testing.T) {
@@ -142,7 +142,7 @@ func TestBridgeEnv(t *testing.T) {
 	if got := commands(s, "Stop"); len(got) != 2 || got[0] != "mine" || !strings.Contains(got[1], "host-hook --adapter qwen --hook Stop") {
 		t.Errorf("Stop hooks %q, want the person's then lifeloop's", got)
 	}
-	for _, ev := range []string{"SessionStart", "PreCompact", "SessionEnd"} {
+	for _, ev := range []string{"PreCompact", "SessionEnd", "Notification"} {
 		if got := commands(s, ev); len(got) != 1 || !strings.Contains(got[0], "--hook "+ev) {
 			t.Errorf("%s hooks %q, want lifeloop's", ev, got)
 		}

@@ -4,8 +4,8 @@
 // (args.go), a launch pinned to its own session and the relaunch
 // (launch.go), a payload placed at launch (placement.go), its session
 // files and their parser (telemetry.go, parser.go), the tokens of its
-// model calls (usage.go), its permission dialog on the screen
-// (attention.go).
+// model calls (usage.go), its permission dialog on the screen and its
+// hooks (attention.go, hooks.go).
 //
 // Measured against the pinned 0.24.4 (harnesses/, Node >= 22, offline
 // against the loopback mock model through its Anthropic provider:
@@ -32,15 +32,16 @@
 //
 // Hooks under `lifeloop run` (hooks.go): a per-launch system-defaults
 // settings file (QWEN_CODE_SYSTEM_DEFAULTS_PATH, in the lifeloop session
-// folder, the person's own merged in) runs SessionStart, Stop,
-// PreCompact and SessionEnd; Stop's frame is read from the session file.
+// folder, the person's own merged in) runs Stop, PreCompact, SessionEnd
+// and Notification (attention); Stop's frame is read from the session
+// file. SessionStart is not installed (hooks.go says why).
 //
 // Not done: a frame.opening from UserPromptSubmit (it runs before Qwen
 // Code writes the record that names the turn), a payload placed at a
 // hook (SessionStart's additionalContext reaches the model, measured,
-// but lifeloop does not place there yet), attention from hooks (only the
-// shell command's dialog on the screen), and `lifeloop host apply`; a
-// payload placed at launch has no private channel
+// but lifeloop does not place there yet), and `lifeloop host apply` (a
+// one-shot runs no SessionEnd, so a session told by hooks alone would not
+// end); a payload placed at launch has no private channel
 // (--append-system-prompt takes the text itself, no file form was
 // found), so it is placed only for a session run with
 // --payload-argv-ok; an automatic compaction (at its threshold) is
@@ -106,6 +107,8 @@ func (Harness) Evidence() map[string]string {
 		"telemetry_sources.usage.cost":   "TestUsageQwen",
 		// The shell command's permission dialog on the screen (attention.go).
 		"telemetry_sources.attention.screen": "TestAttentionQwenPermission",
+		// The Notification hook under the bridge (attention.go, hooks.go).
+		"telemetry_sources.attention.hook": "TestAttentionQwenPermissionHook",
 		// Launch placement and renewal (placement.go, launch.go).
 		"placement.pre_session":                 "TestRenewQwenTUI",
 		"renewal.reset.wrapper_mediated":        "TestRenewQwenTUI",
@@ -152,6 +155,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// Attention under `lifeloop run`: the shell command's permission
 	// dialog on the screen (needs_permission, matched on the output).
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.screen", Support: contract.SupportSynthesized})
+	// Attention under the hook bridge: the Notification hook
+	// (permission_prompt, idle_prompt; role attention, no receipt).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
 	// pre_session: --append-system-prompt at launch, also when a renewal
 	// relaunches the TUI (resumed with --resume ID, or fresh); in argv, so
 	// only with --payload-argv-ok.
