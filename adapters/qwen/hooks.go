@@ -1,7 +1,7 @@
 package qwen
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -139,39 +139,79 @@ const (
 	stopPoll = 20 * time.Millisecond
 )
 
-// latestTurn reads the session file at path with the file's parser and
-// returns the frame id of its latest turn ("" for none) and whether
-// the file ends it.
+// userType is the type field of a prompt record, as Qwen Code writes it.
+var userType = []byte(`"type":"user"`)
+
+// tailWindow is how much of a session file's end latestTurn reads first;
+// it reads four times more, up to the whole file, until it holds the
+// latest prompt.
+const tailWindow = 64 << 10
+
+// latestTurn reads the end of the session file at path with the file's
+// parser and returns the frame id of its latest turn ("" for none) and
+// whether the file ends it. Only the records from the latest prompt on
+// are decoded: the wrapper reads the file at every turn's end.
 func latestTurn(path string) (string, bool, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", false, err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	p := NewParser()
-	var obs []telemetry.Observation
-	frame, ended := "", false
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			obs, _ = p.Parse(obs[:0], line, telemetry.Provenance{})
-			for _, o := range obs {
-				switch o.Kind {
-				case telemetry.ObsFrameOpening:
-					frame, ended = o.FrameID, false
-				case telemetry.ObsFrameEnded:
-					ended = o.FrameID == frame
-				}
+	fi, err := f.Stat()
+	if err != nil {
+		return "", false, err
+	}
+	size := fi.Size()
+	for window := int64(tailWindow); ; window *= 4 {
+		off := max(0, size-window)
+		buf := make([]byte, size-off)
+		if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+			return "", false, err
+		}
+		if i := bytes.LastIndexByte(buf, '\n'); i >= 0 {
+			buf = buf[:i+1] // a record still being written is left out
+		} else {
+			buf = nil
+		}
+		lines := bytes.SplitAfter(buf, []byte("\n"))
+		if off > 0 && len(lines) > 0 {
+			lines = lines[1:] // it may start mid-record
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if !bytes.Contains(lines[i], userType) {
+				continue
+			}
+			if frame, ended, ok := turnFrom(lines[i:]); ok {
+				return frame, ended, nil
 			}
 		}
-		if errors.Is(err, io.EOF) {
-			return frame, ended, nil
-		}
-		if err != nil {
-			return frame, ended, err
+		if off == 0 {
+			return "", false, nil
 		}
 	}
+}
+
+// turnFrom parses lines with the file's parser and returns the frame id
+// of the turn their first line opens and whether they end it; ok is
+// false when the first line opens none.
+func turnFrom(lines [][]byte) (frame string, ended, ok bool) {
+	p := NewParser()
+	var obs []telemetry.Observation
+	for i, line := range lines {
+		obs, _ = p.Parse(obs[:0], line, telemetry.Provenance{})
+		for _, o := range obs {
+			switch {
+			case o.Kind == telemetry.ObsFrameOpening && i == 0:
+				frame, ok = o.FrameID, true
+			case o.Kind == telemetry.ObsFrameEnded && ok:
+				ended = o.FrameID == frame
+			}
+		}
+		if i == 0 && !ok {
+			return "", false, false
+		}
+	}
+	return frame, ended, ok
 }
 
 // Where Qwen Code finds its system settings (its defaults when no

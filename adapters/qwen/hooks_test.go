@@ -1,6 +1,7 @@
 package qwen
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -36,6 +37,24 @@ func sessionFile(t *testing.T, n int) string {
 	return path
 }
 
+// paddedSession writes the tool turn's session file with 400 copies of
+// its telemetry record after the prompt (more than latestTurn reads
+// first) and returns its path.
+func paddedSession(t *testing.T) string {
+	t.Helper()
+	path := sessionFile(t, 8)
+	b, _ := os.ReadFile(path)
+	lines := strings.SplitAfter(string(b), "\n")
+	padded := lines[0] + strings.Repeat(lines[2], 400) + strings.Join(lines[1:], "")
+	if len(padded) < 2*tailWindow {
+		t.Fatalf("padded file of %d bytes", len(padded))
+	}
+	if err := os.WriteFile(path, []byte(padded), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 // TestStopFrameID: a Stop call's frame is the session file's own frame
 // of its latest turn (what the file's parser names it), also when the
 // file has not ended the turn yet (after the wait); other calls and
@@ -51,6 +70,7 @@ func TestStopFrameID(t *testing.T) {
 		{"stop", hooks.Input{HookEventName: "Stop", SessionID: toolTurnSession, TranscriptPath: whole}, want},
 		{"turn not ended", hooks.Input{HookEventName: "Stop", SessionID: toolTurnSession, TranscriptPath: sessionFile(t, 6)}, want},
 		{"no prompt yet", hooks.Input{HookEventName: "Stop", SessionID: toolTurnSession, TranscriptPath: filepath.Join(t.TempDir(), toolTurnSession+".jsonl")}, ""},
+		{"prompt far from the end", hooks.Input{HookEventName: "Stop", SessionID: toolTurnSession, TranscriptPath: paddedSession(t)}, want},
 		{"other session's file", hooks.Input{HookEventName: "Stop", SessionID: "other", TranscriptPath: whole}, ""},
 		{"not stop", hooks.Input{HookEventName: "SessionStart", SessionID: toolTurnSession, TranscriptPath: whole}, ""},
 	}
@@ -177,5 +197,25 @@ func TestBridgeEnv(t *testing.T) {
 	_, err = Harness{}.BridgeEnv(bridgeTarget(t, []string{systemDefaultsVar + "=" + bad}))
 	if u := (*adapters.BridgeUnavailable)(nil); !errors.As(err, &u) {
 		t.Errorf("a person's file that is not settings: %v, want BridgeUnavailable", err)
+	}
+}
+
+// BenchmarkLatestTurn: a Stop call's read of a session file of 1 000
+// tool turns (the recorded turn again and again, ~4.6 MB), which the
+// wrapper does once per turn.
+func BenchmarkLatestTurn(b *testing.B) {
+	one, err := os.ReadFile(filepath.Join("testdata", "qwen-tool-turn.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), toolTurnSession+".jsonl")
+	if err := os.WriteFile(path, bytes.Repeat(one, 1000), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if frame, ended, err := latestTurn(path); err != nil || !ended || frame == "" {
+			b.Fatal(frame, ended, err)
+		}
 	}
 }
