@@ -133,11 +133,10 @@ func stopFrameID(in hooks.Input) string {
 }
 
 // stopWait bounds how long a Stop call waits for the session file to
-// end the turn; stopPoll is how often it looks.
-const (
-	stopWait = 2 * time.Second
-	stopPoll = 20 * time.Millisecond
-)
+// end the turn (a variable for tests); stopPoll is how often it looks.
+var stopWait = 2 * time.Second
+
+const stopPoll = 20 * time.Millisecond
 
 // userType is the type field of a prompt record, as Qwen Code writes it.
 var userType = []byte(`"type":"user"`)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/hooks"
@@ -60,6 +61,8 @@ func paddedSession(t *testing.T) string {
 // file has not ended the turn yet (after the wait); other calls and
 // files that are not the call's session have none.
 func TestStopFrameID(t *testing.T) {
+	defer func(w time.Duration) { stopWait = w }(stopWait)
+	stopWait = 200 * time.Millisecond
 	want := FrameID(toolTurnSession, toolTurnPrompt)
 	whole := sessionFile(t, 8)
 	cases := []struct {
