@@ -79,8 +79,8 @@ import (
 // first prompt's hook.
 //
 // SessionStart's answer {"hookSpecificOutput":{"additionalContext":…}}
-// reaches the model request (measured: in the system prompt's last text
-// block, inside <qwen:session-start-context>), a private channel a
+// reaches the model request (measured: in the Anthropic request's
+// system[1] text, inside <qwen:session-start-context>), a private channel a
 // payload could use instead of --append-system-prompt in argv; lifeloop
 // does not place there yet (placement.go: not proven end to end).
 
