@@ -11,7 +11,8 @@ import (
 // lifeloop, then /compress: Qwen Code replaces its history with a
 // summary and records a chat_compression in its chat file, which lifeloop
 // records as context.compacted (trigger manual, the tokens before and
-// after the file names).
+// after the file names); the PreCompact hook, bridged, is a
+// context.pressure_observed (trigger manual) before it.
 func TestRunQwenCompress(t *testing.T) {
 	skipShort(t)
 	ll := lifeloopBin(t)
@@ -47,6 +48,24 @@ func TestRunQwenCompress(t *testing.T) {
 		num(dig(s, "pre_tokens")) != num(dig(done, "systemPayload", "info", "originalTokenCount")) ||
 		num(dig(s, "post_tokens")) != num(dig(done, "systemPayload", "info", "newTokenCount")) {
 		t.Errorf("context.compacted %s; the file's compression %v", toJSON(s), dig(done, "systemPayload", "info"))
+	}
+	// The hook bridge: PreCompact's context.pressure_observed before
+	// it; SessionStart's run after the compaction (source compact) is no
+	// second compaction.
+	var pre, compacted int
+	for i, r := range rs {
+		switch s := r["telemetry_summary"]; {
+		case r["event"] == "context.pressure_observed" && dig(s, "hook") == "PreCompact":
+			if dig(s, "trigger") != "manual" || compacted > 0 {
+				t.Errorf("receipt %d %s: want PreCompact's, trigger manual, before the compaction", i, toJSON(s))
+			}
+			pre++
+		case r["event"] == "context.compacted":
+			compacted++
+		}
+	}
+	if pre != 1 || compacted != 1 {
+		t.Errorf("%d PreCompact receipts, %d context.compacted, want 1 each (all: %v)", pre, compacted, eventsOf(rs))
 	}
 	quitAt := len(term.Output())
 	term.Type("/quit")

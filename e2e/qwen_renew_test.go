@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,6 +43,12 @@ func TestRenewQwenTUI(t *testing.T) {
 			qwenEnter(term)
 			waitReceipt(t, term, state, "frame.ended", 1)
 			session, _ := onlySession(t, state)
+			t.Cleanup(func() {
+				if t.Failed() {
+					b, _ := os.ReadFile(filepath.Join(state, "sessions", session, "lifeloop.log"))
+					t.Logf("session log:\n%s", b)
+				}
+			})
 			mode := map[bool]string{true: "--resume", false: "--fresh"}[resume]
 			secret := "RENEWAL-PAYLOAD-qwen-" + name
 			pf := writePayloadFile(t, "pay_renew", secret, contract.PlacementDeveloperEquivalentFrame)

@@ -61,6 +61,13 @@ func (Harness) ResumedSession(argv []string, start int) (string, bool) {
 	return id, true
 }
 
+// ReadyText implements adapters.InputReadyText: the prompt's placeholder,
+// drawn once the TUI takes keys. Qwen Code's TUI leaves canonical mode
+// before it does (measured on a loaded machine after a renewal: keys
+// typed as the relaunched TUI entered raw mode were lost, with the hook
+// bridge or without), so typed keys wait for this text too.
+func (Harness) ReadyText() string { return "Type your message" }
+
 // StopSignal implements adapters.Relauncher: SIGTERM, sent to the process
 // group (the npm entry and the Node it starts again with --expose-gc),
 // ends the TUI with exit 0 (measured at its prompt).

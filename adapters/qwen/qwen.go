@@ -4,8 +4,8 @@
 // (args.go), a launch pinned to its own session and the relaunch
 // (launch.go), a payload placed at launch (placement.go), its session
 // files and their parser (telemetry.go, parser.go), the tokens of its
-// model calls (usage.go), its permission dialog on the screen
-// (attention.go).
+// model calls (usage.go), its permission dialog on the screen and its
+// hooks (attention.go, hooks.go).
 //
 // Measured against the pinned 0.24.4 (harnesses/, Node >= 22, offline
 // against the loopback mock model through its Anthropic provider:
@@ -30,17 +30,27 @@
 //     every launch that chooses none; `--resume ID` continues one in the
 //     same file, `--continue` the folder's latest.
 //
-// Not done: its hooks (`qwen hooks`, settings-file hooks of the Claude
-// Code shape) are not bridged, so no native frames, no payload placed at
-// a hook, no attention from hooks (only the shell command's dialog on
-// the screen) and no `lifeloop host apply`; a payload
-// placed at launch has no private channel (--append-system-prompt takes
-// the text itself, no file form was found), so it is placed only for a
-// session run with --payload-argv-ok; an automatic compaction (at its
-// threshold) is parsed as one but only /compress is proven.
+// Hooks under `lifeloop run` (hooks.go): a per-launch system-defaults
+// settings file (QWEN_CODE_SYSTEM_DEFAULTS_PATH, in the lifeloop session
+// folder, the person's own merged in) runs Stop, PreCompact, SessionEnd
+// and Notification (attention); Stop's frame is read from the session
+// file. SessionStart is not installed (hooks.go says why).
+//
+// Not done: a frame.opening from UserPromptSubmit (it runs before Qwen
+// Code writes the record that names the turn), a payload placed at a
+// hook (SessionStart's additionalContext reaches the model, measured,
+// but lifeloop does not place there yet), and `lifeloop host apply` (a
+// one-shot runs no SessionEnd, so a session told by hooks alone would not
+// end); a payload placed at launch has no private channel
+// (--append-system-prompt takes the text itself, no file form was
+// found), so it is placed only for a session run with
+// --payload-argv-ok; an automatic compaction (at its threshold) is
+// parsed as one but only /compress is proven.
 package qwen
 
 import (
+	"slices"
+
 	"github.com/lifeloop/lifeloop/adapters"
 	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
@@ -48,7 +58,8 @@ import (
 
 // Harness is Qwen Code to the registry.
 type Harness struct {
-	// The hook and record sides of attention say nothing (attention.go).
+	// The record side of attention says nothing (the session file
+	// records no dialog); the screen and hook sides are attention.go's.
 	kit.ScreenAttention
 }
 
@@ -62,6 +73,8 @@ var (
 	_ adapters.LaunchPlacer    = Harness{}
 	_ adapters.UsageReader     = Harness{}
 	_ adapters.AttentionReader = Harness{}
+	_ adapters.BridgeEnviron   = Harness{}
+	_ adapters.InputReadyText  = Harness{}
 )
 
 // Describe implements adapters.Harness. Qwen Code is not among OrgLoop's
@@ -83,8 +96,6 @@ func (Harness) Evidence() map[string]string {
 		// From the session file (telemetry.go, parser.go).
 		"lifecycle_events.frame.opening/launcher_wrapper":             "TestRunQwenPrompt",
 		"lifecycle_events.frame.opened/launcher_wrapper":              "TestRunQwenPrompt",
-		"lifecycle_events.frame.ending/launcher_wrapper":              "TestRunQwenPrompt",
-		"lifecycle_events.frame.ended/launcher_wrapper":               "TestRunQwenPrompt",
 		"lifecycle_events.context.pressure_observed/launcher_wrapper": "TestRunQwenPrompt",
 		"lifecycle_events.context.compacted/launcher_wrapper":         "TestRunQwenCompress",
 		"lifecycle_events.capability.degraded/launcher_wrapper":       "TestTelemetryDegradation",
@@ -96,16 +107,20 @@ func (Harness) Evidence() map[string]string {
 		"telemetry_sources.usage.cost":   "TestUsageQwen",
 		// The shell command's permission dialog on the screen (attention.go).
 		"telemetry_sources.attention.screen": "TestAttentionQwenPermission",
+		// The Notification hook under the bridge (attention.go, hooks.go).
+		"telemetry_sources.attention.hook": "TestAttentionQwenPermissionHook",
 		// Launch placement and renewal (placement.go, launch.go).
 		"placement.pre_session":                 "TestRenewQwenTUI",
 		"renewal.reset.wrapper_mediated":        "TestRenewQwenTUI",
 		"renewal.continuation.observation":      "TestRenewQwenTUI",
 		"renewal.continuation.payload_delivery": "TestRenewQwenTUI",
+		// The hook bridge (hooks.go): Stop ends the file's frame
+		// natively, SessionEnd tells the TUI's end.
+		"lifecycle_events.frame.ending/launcher_wrapper": "TestRunQwenHooks",
+		"lifecycle_events.frame.ended/launcher_wrapper":  "TestRunQwenHooks",
 		// lifeloop watch.
 		"lifecycle_events.frame.opening/telemetry_only":             "TestWatchQwen",
 		"lifecycle_events.frame.opened/telemetry_only":              "TestWatchQwen",
-		"lifecycle_events.frame.ending/telemetry_only":              "TestWatchQwen",
-		"lifecycle_events.frame.ended/telemetry_only":               "TestWatchQwen",
 		"lifecycle_events.context.pressure_observed/telemetry_only": "TestWatchQwen",
 	})
 }
@@ -118,7 +133,18 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// it; usage, the session id, compaction, degradation of the source.
 	frames := []contract.Event{contract.EventFrameOpening, contract.EventFrameOpened, contract.EventFrameEnding, contract.EventFrameEnded}
 	for _, e := range frames {
-		adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+		if !slices.Contains(bridgedFrameEvents, e) {
+			adapters.Raise(m, e, contract.SupportSynthesized, contract.ModeLauncherWrapper)
+		}
+	}
+	// Under `lifeloop run` the hook bridge (a per-launch system-defaults
+	// file) ends each turn natively: Stop → frame.ending/frame.ended, in
+	// the session file's frame. `lifeloop watch` has no hooks: there the
+	// file's frames are synthesized, which the manifest's one support
+	// state per event cannot say beside the native claim (RaiseWatch
+	// leaves native events alone).
+	for _, e := range bridgedFrameEvents {
+		adapters.Raise(m, e, contract.SupportNative, contract.ModeLauncherWrapper)
 	}
 	adapters.RaiseWatch(&m, append(frames, contract.EventContextPressureObserved)...)
 	adapters.RaiseTelemetry(&m, string(SourceChat), "lifeloop run follows the session file (~/.qwen/projects/<project>/chats/<id>.jsonl): context in use = the prompt of the last model call (usageMetadata.promptTokenCount), against the model's contextWindowSize the same record names; receipts on level changes and compactions")
@@ -129,6 +155,9 @@ func (Harness) Manifest() contract.AdapterManifest {
 	// Attention under `lifeloop run`: the shell command's permission
 	// dialog on the screen (needs_permission, matched on the output).
 	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.screen", Support: contract.SupportSynthesized})
+	// Attention under the hook bridge: the Notification hook
+	// (permission_prompt, idle_prompt; role attention, no receipt).
+	m.TelemetrySources = append(m.TelemetrySources, contract.TelemetrySource{Source: "attention.hook", Support: contract.SupportNative})
 	// pre_session: --append-system-prompt at launch, also when a renewal
 	// relaunches the TUI (resumed with --resume ID, or fresh); in argv, so
 	// only with --payload-argv-ok.
