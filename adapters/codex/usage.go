@@ -59,6 +59,19 @@ type usageParser struct {
 	p   *Parser
 	s   usageState
 	obs []telemetry.Observation
+	tc  tokenCount
+	js  telemetry.JSONScan
+	// decodeOnly reads token counts and providers with encoding/json
+	// alone: the reference the one-pass reading is tested against.
+	decodeOnly bool
+}
+
+// scan is the scanner for the one-pass reading, nil for decodeOnly.
+func (u *usageParser) scan() *telemetry.JSONScan {
+	if u.decodeOnly {
+		return nil
+	}
+	return &u.js
 }
 
 // tokenUsage is a token_count's usage object.
@@ -92,35 +105,22 @@ func (u *usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.
 		switch o.Kind {
 		case telemetry.ObsHarnessSession:
 			u.s.Cwd = o.Cwd
-			var m struct {
-				Payload struct {
-					Provider string `json:"model_provider"`
-				} `json:"payload"`
-			}
-			if json.Unmarshal(line, &m) == nil {
-				u.s.Provider = m.Payload.Provider
+			if p, ok := readProvider(u.scan(), line); ok {
+				u.s.Provider = p
 			}
 		case telemetry.ObsUsage:
-			var c struct {
-				Payload struct {
-					Info struct {
-						Total *tokenUsage `json:"total_token_usage"`
-						Last  *tokenUsage `json:"last_token_usage"`
-					} `json:"info"`
-				} `json:"payload"`
-			}
-			if err := json.Unmarshal(line, &c); err != nil {
+			if err := readTokenCount(u.scan(), line, &u.tc); err != nil {
 				return dst, err
 			}
 			var t tokenUsage
-			switch info := c.Payload.Info; {
-			case info.Last != nil:
-				t = *info.Last
-			case info.Total != nil:
-				t = info.Total.less(u.s.Cum)
+			switch tc := &u.tc; {
+			case tc.hasLast:
+				t = tc.last
+			case tc.hasTotal:
+				t = tc.total.less(u.s.Cum)
 			}
-			if c.Payload.Info.Total != nil {
-				u.s.Cum = *c.Payload.Info.Total
+			if u.tc.hasTotal {
+				u.s.Cum = u.tc.total
 			}
 			in := t.Input - t.Cached - t.CacheWrite
 			if in < 0 {

@@ -1,0 +1,119 @@
+package codex
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"reflect"
+	"testing"
+)
+
+// The one-pass reading of token counts and providers finds what
+// encoding/json finds, line by line, in the real rollouts, a generated
+// one and lines shaped to send it to encoding/json: the same calls, the
+// same errors, the same state to resume from.
+func TestUsageOnePassAgreesWithDecoding(t *testing.T) {
+	var lines [][]byte
+	for _, name := range []string{"testdata/codex-compact-rollout.jsonl", "testdata/codex-tool-turn.rollout.jsonl"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, splitAll(data)...)
+	}
+	lines = append(lines, splitAll(genRollout(20))...)
+
+	n := 0
+	tc := func(info string) []byte {
+		n++
+		return fmt.Appendf(nil, `{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{%s,"model_context_window":258400,"last_token_usage":{"total_tokens":%d}},"rate_limits":{"limit_id":"codex","primary":null}}}`, info, 1000+n)
+	}
+	// usage's fields, with one changed, so each line is a new call
+	usage := func(extra string) string {
+		return `{"input_tokens":120,"cached_input_tokens":30,"cache_write_input_tokens":7,"output_tokens":50,"reasoning_output_tokens":9` + extra + `}`
+	}
+	meta := func(payload string) []byte {
+		return []byte(`{"timestamp":"2026-11-21T22:02:49.422Z","type":"session_meta","payload":{"id":"s-` + fmt.Sprint(len(lines)) + `","cwd":"/home/dev/p",` + payload + `}}`)
+	}
+	shaped := [][]byte{
+		meta(`"model_provider":"openai"`),
+		[]byte(`{"timestamp":"2026-11-21T22:02:49.812Z","type":"turn_context","payload":{"turn_id":"t1","model":"gpt-5.1-codex"}}`),
+		tc(`"total_token_usage":` + usage("")),
+		tc(`"total_token_usage":` + usage(`,"nested":{"input_tokens":99,"a":["}",{"b":"\"{"}]}`)),
+		tc(`"total_token_usage":` + usage(`,"Input_tokens":5`)),
+		tc(`"total_token_usage":` + usage(`,"input_tokens":6`)),
+		tc(`"total_token_usage":` + usage(`,"input_tok\u0065ns":7`)),
+		tc(`"total_token_usage":` + usage(`,"ïnput_tokens":8`)),
+		tc(`"total_token_usage":` + usage(`,"note":"été \u00e9 \\ \" `+"\xff"+`"`)),
+		tc(`"total_token_usage":{"input_tokens":1.5,"output_tokens":2}`),
+		tc(`"total_token_usage":{"input_tokens":-3,"output_tokens":2}`),
+		tc(`"total_token_usage":{"input_tokens":"3","output_tokens":2}`),
+		tc(`"total_token_usage":{"input_tokens":null,"output_tokens":2}`),
+		tc(`"total_token_usage":{"input_tokens":12345678901234567890,"output_tokens":2}`),
+		tc(`"total_token_usage":{"input_tokens":1e3,"output_tokens":2}`),
+		tc(`"total_token_usage":null`),
+		tc(`"total_token_usage":[1,2]`),
+		tc(`"total_token_usage":` + usage("") + `,"total_token_usage":` + usage(`,"output_tokens":1`)),
+		tc(`"Total_token_usage":` + usage("")),
+		tc(`"total_token_usage":` + usage("") + `,"last_token_usage":null`),
+		tc(`"total_token_usage":` + usage("") + `,"deep":{"last_token_usage":{"input_tokens":1}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":` + usage(`,"total_tokens":77`) + `}}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":` + usage(`,"total_tokens":78`) + `}},"payload":{"type":"token_count","info":{"last_token_usage":{"total_tokens":79}}}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","Payload":{"type":"token_count","info":{"last_token_usage":{"total_tokens":80}}}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":` + usage(`,"total_tokens":81`) + `}}} `),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":` + usage(`,"total_tokens":82`) + `}}} x`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":` + usage(`,"total_tokens":83`)),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"total_tokens":84,"input_tokens":1`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"total_tokens":85,"input_tokens":1}},"rate_limits":{"a":"` + "\x01" + `"}}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"total_tokens":86,"input_tokens":1}},"rate_limits":{"a":"\q"}}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":null}}`),
+		meta(`"model_provider":"open\u0061i-\u00e9"`),
+		tc(`"total_token_usage":` + usage("")),
+		meta(`"model_provider":7`),
+		tc(`"total_token_usage":` + usage("")),
+		meta(`"model_provider":"a","model_provider":"b"`),
+		tc(`"total_token_usage":` + usage("")),
+		meta(`"Model_provider":"c"`),
+		tc(`"total_token_usage":` + usage("")),
+		meta(`"model_provider":null`),
+		tc(`"total_token_usage":` + usage("")),
+		meta(`"model_provider":"x","rest":{"model_provider":"y"}`),
+		tc(`"total_token_usage":` + usage("")),
+		[]byte(`{"timestamp":"2026-11-21T22:02:49.422Z","type":"session_meta","payload":{"id":"s-trunc","model_provider":"z"`),
+		tc(`"total_token_usage":` + usage("")),
+	}
+	lines = append(lines, shaped...)
+	// and every line cut short, which no reading may count
+	for _, l := range shaped {
+		lines = append(lines, l[:len(l)*2/3])
+	}
+
+	fast := Harness{}.NewUsageParser("/h/.codex/sessions/rollout-x.jsonl", nil).(*usageParser)
+	whole := Harness{}.NewUsageParser("/h/.codex/sessions/rollout-x.jsonl", nil).(*usageParser)
+	whole.decodeOnly = true
+	calls, bad := 0, 0
+	providers := map[string]bool{}
+	for i, line := range lines {
+		got, gotErr := fast.Parse(nil, line)
+		want, wantErr := whole.Parse(nil, line)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Fatalf("line %d: one pass error %v, encoding/json's %v\n%s", i, gotErr, wantErr, line)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("line %d: one pass %+v, encoding/json %+v\n%s", i, got, want, line)
+		}
+		if g, w := fast.State(), whole.State(); !bytes.Equal(g, w) {
+			t.Fatalf("line %d: one pass state %s, encoding/json's %s\n%s", i, g, w, line)
+		}
+		calls += len(got)
+		if gotErr != nil {
+			bad++
+		}
+		for _, e := range got {
+			providers[e.Provider] = true
+		}
+	}
+	if calls < 40 || bad < 10 || len(providers) < 3 {
+		t.Fatalf("%d calls, %d errors, providers %v: the test reads too little", calls, bad, providers)
+	}
+}
