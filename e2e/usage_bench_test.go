@@ -37,6 +37,11 @@ import (
 //     cache creation, cache read) must equal what the generator wrote,
 //     counted once per (message.id, requestId): lifeloop's and ccusage's
 //     totals are then equal to each other.
+//   - cold-codex/<N>MiB and cold-codex/<N>MiB/ccusage: the same over
+//     one Codex rollout of N MiB (writeCodexRollout: the bundled real
+//     turn over and over), ccusage as `ccusage codex daily …`; the
+//     totals checked are input and output (the turn has no cached
+//     tokens, and ccusage's Codex report names no cache totals).
 //   - cold/10000files: the same, cold, over 10,000 small session files
 //     (one turn each, ten projects), and ccusage on them: the cost of
 //     each file rather than of each byte.
@@ -59,6 +64,15 @@ func BenchmarkUsage(b *testing.B) {
 			b.Run("ccusage", func(b *testing.B) { benchCCUsageNative(b, fx, ll) })
 		})
 	}
+	for _, s := range strings.Split(sizes, ",") {
+		mib, _ := strconv.Atoi(strings.TrimSpace(s))
+		b.Run(fmt.Sprintf("cold-codex/%dMiB", mib), func(b *testing.B) {
+			fx := writeCodexUsageCorpus(b, int64(mib)<<20)
+			var ll catchUpResult
+			b.Run("lifeloop", func(b *testing.B) { ll = benchUsageCold(b, fx) })
+			b.Run("ccusage", func(b *testing.B) { benchCCUsageNative(b, fx, ll) })
+		})
+	}
 	b.Run("cold/10000files", func(b *testing.B) {
 		fx := writeUsageCorpus(b, 1<<62, 1, 10000)
 		var ll catchUpResult
@@ -71,13 +85,34 @@ func BenchmarkUsage(b *testing.B) {
 	})
 }
 
-// usageCorpus is a generated Claude Code configuration folder and what
-// its transcripts hold.
+// usageCorpus is a generated Claude Code configuration folder, or Codex
+// home, and what its files hold.
 type usageCorpus struct {
 	home, configDir                         string
 	size                                    int64
 	files                                   int
 	input, output, cacheCreation, cacheRead int64
+	// codex: a Codex home (configDir is $CODEX_HOME), read by `ccusage
+	// codex`, whose report has no cache totals to check.
+	codex bool
+}
+
+// writeCodexUsageCorpus is writeCodexRollout's rollout of about size
+// bytes as a usageCorpus.
+func writeCodexUsageCorpus(b *testing.B, size int64) *usageCorpus {
+	cf := writeCodexRollout(b, size)
+	return &usageCorpus{home: cf.home, configDir: filepath.Join(cf.home, ".codex"), size: cf.size, files: 1,
+		input: cf.input, output: cf.output, codex: true}
+}
+
+// env is the environment lifeloop and ccusage run in over the corpus.
+func (fx *usageCorpus) env() []string {
+	x := filepath.Join(fx.home, "xdg")
+	env := []string{"HOME=" + fx.home, "XDG_CONFIG_HOME=" + x}
+	if fx.codex {
+		return append(env, "CODEX_HOME="+fx.configDir)
+	}
+	return append(env, "CLAUDE_CONFIG_DIR="+fx.configDir)
 }
 
 // writeUsageCorpus writes transcripts (claudeGen's lines) of about size
@@ -122,7 +157,7 @@ func writeUsageCorpus(b *testing.B, size, perFile int64, files int) *usageCorpus
 // checks its token totals against the corpus's.
 func runUsage(b *testing.B, ll string, fx *usageCorpus, state string) *os.ProcessState {
 	cmd := exec.CommandContext(b.Context(), ll, "usage", "--json", "--utc", "--by", "day", "--state-dir", state)
-	cmd.Env = []string{"HOME=" + fx.home, "CLAUDE_CONFIG_DIR=" + fx.configDir, "XDG_CONFIG_HOME=" + filepath.Join(fx.home, "xdg")}
+	cmd.Env = fx.env()
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -212,9 +247,12 @@ func benchCCUsageNative(b *testing.B, fx *usageCorpus, ll catchUpResult) {
 	var peak int64
 	n := 0
 	for b.Loop() {
-		cmd := exec.CommandContext(b.Context(), bin, "claude", "daily", "--json", "--offline", "--timezone", "UTC")
-		x := filepath.Join(fx.home, "xdg")
-		cmd.Env = []string{"HOME=" + fx.home, "CLAUDE_CONFIG_DIR=" + fx.configDir, "XDG_CONFIG_HOME=" + x, "XDG_CACHE_HOME=" + x, "NO_COLOR=1"}
+		which := "claude"
+		if fx.codex {
+			which = "codex"
+		}
+		cmd := exec.CommandContext(b.Context(), bin, which, "daily", "--json", "--offline", "--timezone", "UTC")
+		cmd.Env = append(fx.env(), "XDG_CACHE_HOME="+filepath.Join(fx.home, "xdg"), "NO_COLOR=1")
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
@@ -224,7 +262,7 @@ func benchCCUsageNative(b *testing.B, fx *usageCorpus, ll catchUpResult) {
 			b.Fatalf("%s: %v\nstderr: %s", bin, err, errOut.String())
 		}
 		var rep struct {
-			Totals map[string]float64 `json:"totals"`
+			Totals map[string]json.RawMessage `json:"totals"` // Codex's holds an array too
 		}
 		if err := json.Unmarshal([]byte(out.String()), &rep); err != nil {
 			b.Fatalf("ccusage printed %.500q: %v", out.String(), err)
@@ -233,9 +271,14 @@ func benchCCUsageNative(b *testing.B, fx *usageCorpus, ll catchUpResult) {
 			"inputTokens": fx.input, "outputTokens": fx.output,
 			"cacheCreationTokens": fx.cacheCreation, "cacheReadTokens": fx.cacheRead,
 		}
+		if fx.codex {
+			want = map[string]int64{"inputTokens": fx.input, "outputTokens": fx.output}
+		}
 		for k, v := range want {
-			if int64(rep.Totals[k]) != v {
-				b.Fatalf("ccusage totals %v: want %s %d (lifeloop's)", rep.Totals, k, v)
+			var got float64
+			_ = json.Unmarshal(rep.Totals[k], &got) // absent: 0, a mismatch
+			if int64(got) != v {
+				b.Fatalf("ccusage totals %s %d: want %d (lifeloop's)", k, int64(got), v)
 			}
 		}
 		c, rss := rusageOf(cmd.ProcessState)

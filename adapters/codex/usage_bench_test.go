@@ -1,16 +1,33 @@
 package codex
 
 import (
+	"os"
 	"testing"
 
 	"github.com/lifeloop/lifeloop/adapters"
 )
 
-// BenchmarkUsageParse is a usage parser over a generated rollout, every
-// line as `lifeloop usage` hands it over: "onepass" reads token counts
-// in one pass, "decoded" with encoding/json (as before the one pass).
+// BenchmarkUsageParse is a usage parser over a rollout, every line as
+// `lifeloop usage` hands it over: "onepass" reads token counts in one
+// pass, "decoded" with encoding/json (as before the one pass). The
+// rollout is the bundled real one's turn 100 times ("real", as the e2e
+// BenchmarkUsage/cold-codex writes it) or a generated one ("gen", more
+// token counts per byte).
 func BenchmarkUsageParse(b *testing.B) {
-	lines := splitAll(genRollout(200))
+	real, err := os.ReadFile("testdata/codex-tool-turn.rollout.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	turn := splitAll(real)
+	lines := turn[:1]
+	for range 100 {
+		lines = append(lines, turn[1:]...)
+	}
+	b.Run("real", func(b *testing.B) { benchUsageParse(b, lines) })
+	b.Run("gen", func(b *testing.B) { benchUsageParse(b, splitAll(genRollout(200))) })
+}
+
+func benchUsageParse(b *testing.B, lines [][]byte) {
 	n := 0
 	for _, l := range lines {
 		n += len(l) + 1
