@@ -35,7 +35,9 @@ func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
 // output_tokens, Reasoning reasoning_output_tokens (part of Output, as
 // the model's API counts it). Model is the latest turn_context's,
 // Provider session_meta's model_provider, Project session_meta's cwd.
-// No Key: a rollout's calls are its own.
+// No Key: a rollout's calls are its own. The usage objects and the
+// provider are read in one pass where it is sure of what encoding/json
+// would read (usagescan.go), else with encoding/json.
 func (Harness) NewUsageParser(_ string, state []byte) adapters.UsageParser {
 	u := &usageParser{p: NewParser()}
 	var s usageState
