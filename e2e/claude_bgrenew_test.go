@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -245,8 +246,42 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 	all := bgSessions(t, state, "")
 	if s := all[first.ID]; s.State != "completed" || lastOf(s.Receipts, "session.ended") == nil {
 		t.Errorf("the renewed session: state %s, %v; want completed with session.ended", s.State, eventsOf(s.Receipts))
-	} else if end := lastOf(s.Receipts, "session.ended"); num(dig(end, "telemetry_summary", "renewal_attempt")) != 1 || dig(end, "telemetry_summary", "reason") != "watch_harness_exited" {
-		t.Errorf("the renewed session's end: %v; want reason watch_harness_exited and the renewal's attempt 1", end["telemetry_summary"])
+	} else {
+		// The end is the renewal's, as under `run`: one session.ending
+		// (reason renewal, step ending) right before the one session.ended
+		// (reason renewal, step ended, the renewal's stop), attempt 1.
+		evs := eventsOf(s.Receipts)
+		n := len(evs)
+		if countOf(s.Receipts, "session.ended") != 1 || countOf(s.Receipts, "session.ending") != 1 || n < 2 || evs[n-2] != "session.ending" || evs[n-1] != "session.ended" {
+			t.Errorf("the renewed session's receipts %v; want one session.ending, then one session.ended, last", evs)
+		}
+		ending, end := lastOf(s.Receipts, "session.ending"), lastOf(s.Receipts, "session.ended")
+		for _, c := range []struct {
+			r    map[string]any
+			step string
+		}{{ending, "ending"}, {end, "ended"}} {
+			if c.r == nil || dig(c.r, "telemetry_summary", "reason") != "renewal" || num(dig(c.r, "telemetry_summary", "renewal_attempt")) != 1 || dig(c.r, "telemetry_summary", "renewal_step") != c.step {
+				t.Errorf("the renewed session's %s: %v; want reason renewal, renewal_attempt 1, renewal_step %s", c.step, dig(c.r, "telemetry_summary"), c.step)
+			}
+		}
+		if dig(end, "telemetry_summary", "phase") != "stopped" || dig(end, "telemetry_summary", "outcome") != "cancelled" {
+			t.Errorf("the renewed session's end: %v; want phase stopped, outcome cancelled (the renewal's stop)", end["telemetry_summary"])
+		}
+		// OrgLoop sees the renewal's stop: its last lifecycle event is
+		// terminal, stopped, reason renewal, keyed to the renewal's
+		// incarnation (<session>.r1).
+		org := env.Run(time.Minute, ll, "receipts", "--state-dir", state, "--format", "orgloop", first.ID)
+		var lc *contract.OrgLoopLifecycle
+		for line := range strings.Lines(org.Stdout) {
+			var ev contract.OrgLoopEvent
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("orgloop line %q: %v", line, err)
+			}
+			lc = &ev.Payload.Lifecycle
+		}
+		if org.ExitCode != 0 || lc == nil || !lc.Terminal || lc.Phase != contract.PhaseStopped || lc.Outcome != contract.LifecycleCancelled || lc.Reason != "renewal" || lc.DedupeKey != "claude-code:"+first.ID+".r1:stopped" {
+			t.Errorf("receipts --format orgloop: rc %d, last lifecycle %+v; want stopped, cancelled, renewal, keyed %s.r1\n%s%s", org.ExitCode, lc, first.ID, org.Stdout, org.Stderr)
+		}
 	}
 	var next bgSession
 	waitFor(t, "the resumed session's turn recorded", func() bool {

@@ -384,24 +384,31 @@ func (w *observer) bound(id string) {
 	w.save()
 }
 
-// renewalStopping returns the attempt of the renewal that is stopping
-// the followed process (the session's renewal.json says stopping: a
-// background session's renewal stops it through the harness's own
-// command), or 0.
-func renewalStopping(dir string, p *Process, reason string) int {
+// renewalStopping returns the renewal that is stopping the followed
+// process (the session's renewal.json says stopping: a background
+// session's renewal writes that before it stops the session through the
+// harness's own command), or nil. That file is the one mark between the
+// renewal and the watch: the watch alone records the session's end, so
+// the session has exactly one, told as the renewal's.
+func renewalStopping(dir string, p *Process, reason string) *renewal.Status {
 	if p == nil || reason != ReasonHarnessExited {
-		return 0
+		return nil
 	}
 	st, err := renewal.ReadStatus(renewal.StatusPath(dir))
-	if err != nil || st.State != renewal.StateStopping {
-		return 0
+	if err != nil || st.State != renewal.StateStopping || st.Attempt <= 0 {
+		return nil
 	}
-	return st.Attempt
+	return &st
 }
 
-// end records session.ended; renewalAttempt, when positive, is the
-// renewal that stopped the harness (telemetry_summary.renewal_attempt).
-func (w *observer) end(reason string, start time.Time, renewalAttempt int) {
+// end records the session's end: session.ended, preceded, when a renewal
+// stopped the harness (renewing non-nil), by that renewal's
+// session.ending. Both then carry the renewal's step as a renewal under
+// `run` records it (reason renewal, renewal_attempt, renewal_step ending
+// and ended, resume), and the end is the renewal's stop (phase stopped,
+// outcome cancelled, stopped_by renewal), recorded after the watch read
+// the harness's last lines, so no frame follows the session.ending.
+func (w *observer) end(reason string, start time.Time, renewing *renewal.Status) {
 	now := w.now()
 	summary := map[string]any{
 		"reason":     "watch_" + reason,
@@ -410,13 +417,28 @@ func (w *observer) end(reason string, start time.Time, renewalAttempt int) {
 		"duration_s": float64(now.Sub(start).Milliseconds()) / 1000,
 		"note":       "the watch ended; the harness itself is not supervised in telemetry_only mode",
 	}
-	if renewalAttempt > 0 {
-		summary["renewal_attempt"] = renewalAttempt
+	exit := statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}
+	if renewing != nil {
+		step := func(name string) map[string]any {
+			m := map[string]any{"reason": contract.StoppedByRenewal, "renewal_attempt": renewing.Attempt, contract.SummaryRenewalStep: name, "resume": renewing.Resume}
+			if renewing.Policy != nil {
+				m["policy"] = renewing.Policy.Map()
+			}
+			return m
+		}
+		w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnding, Summary: step("ending")})
+		c := contract.ClassifyExit(contract.ExitFacts{StoppedBy: contract.StoppedByRenewal})
+		ended := step("ended")
+		ended["phase"], ended["outcome"], ended["exit_reason"], ended["stopped_by"] = string(c.Phase), string(c.Outcome), c.Reason, contract.StoppedByRenewal
+		ended["duration_s"] = summary["duration_s"]
+		ended["note"] = "the renewal stopped the harness through its own command; the conversation continues in the lifeloop session of its resume (renewal.json continued_in)"
+		summary = ended
+		exit = statedir.ExitInfo{Code: 0, Outcome: string(c.Outcome), Phase: string(c.Phase), Reason: contract.StoppedByRenewal}
 	}
 	w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnded, Summary: summary})
 	w.rec.State = statedir.StateCompleted
 	w.rec.EndedAt = &now
-	w.rec.Exit = &statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}
+	w.rec.Exit = &exit
 	w.save()
 }
 
