@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -247,9 +248,10 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 	if s := all[first.ID]; s.State != "completed" || lastOf(s.Receipts, "session.ended") == nil {
 		t.Errorf("the renewed session: state %s, %v; want completed with session.ended", s.State, eventsOf(s.Receipts))
 	} else {
-		// The end is the renewal's, as under `run`: one session.ending
-		// (reason renewal, step ending) right before the one session.ended
-		// (reason renewal, step ended, the renewal's stop), attempt 1.
+		// The end is the renewal's: one session.ending (reason renewal,
+		// step ending, as under `run`) right before the one session.ended
+		// (reason renewal, the renewal's stop, and the session's final end:
+		// no step), attempt 1.
 		evs := eventsOf(s.Receipts)
 		n := len(evs)
 		if countOf(s.Receipts, "session.ended") != 1 || countOf(s.Receipts, "session.ending") != 1 || n < 2 || evs[n-2] != "session.ending" || evs[n-1] != "session.ended" {
@@ -259,8 +261,8 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 		for _, c := range []struct {
 			r    map[string]any
 			step string
-		}{{ending, "ending"}, {end, "ended"}} {
-			if c.r == nil || dig(c.r, "telemetry_summary", "reason") != "renewal" || num(dig(c.r, "telemetry_summary", "renewal_attempt")) != 1 || dig(c.r, "telemetry_summary", "renewal_step") != c.step {
+		}{{ending, "ending"}, {end, ""}} {
+			if c.r == nil || dig(c.r, "telemetry_summary", "reason") != "renewal" || num(dig(c.r, "telemetry_summary", "renewal_attempt")) != 1 || fmt.Sprint(dig(c.r, "telemetry_summary", "renewal_step")) != cmp.Or(c.step, "<nil>") {
 				t.Errorf("the renewed session's %s: %v; want reason renewal, renewal_attempt 1, renewal_step %s", c.step, dig(c.r, "telemetry_summary"), c.step)
 			}
 		}
@@ -281,6 +283,12 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 		}
 		if org.ExitCode != 0 || lc == nil || !lc.Terminal || lc.Phase != contract.PhaseStopped || lc.Outcome != contract.LifecycleCancelled || lc.Reason != "renewal" || lc.DedupeKey != "claude-code:"+first.ID+".r1:stopped" {
 			t.Errorf("receipts --format orgloop: rc %d, last lifecycle %+v; want stopped, cancelled, renewal, keyed %s.r1\n%s%s", org.ExitCode, lc, first.ID, org.Stdout, org.Stderr)
+		}
+		// HCP: paused for the renewal, then closed (the resume is an HCP
+		// session of its own).
+		h := env.Run(time.Minute, ll, "receipts", "--state-dir", state, "--format", "hcp", first.ID)
+		if h.ExitCode != 0 || strings.Count(h.Stdout, `"session_closed"`) != 1 || !strings.Contains(h.Stdout, `"from_state":"RUNNING","reason":"renewal","to_state":"PAUSED"`) {
+			t.Errorf("receipts --format hcp: rc %d; want paused for the renewal, closed once\n%s%s", h.ExitCode, h.Stdout, h.Stderr)
 		}
 	}
 	var next bgSession

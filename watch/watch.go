@@ -403,11 +403,14 @@ func renewalStopping(dir string, p *Process, reason string) *renewal.Status {
 
 // end records the session's end: session.ended, preceded, when a renewal
 // stopped the harness (renewing non-nil), by that renewal's
-// session.ending. Both then carry the renewal's step as a renewal under
-// `run` records it (reason renewal, renewal_attempt, renewal_step ending
-// and ended, resume), and the end is the renewal's stop (phase stopped,
-// outcome cancelled, stopped_by renewal), recorded after the watch read
-// the harness's last lines, so no frame follows the session.ending.
+// session.ending, as a renewal under `run` records it (reason renewal,
+// renewal_attempt, renewal_step ending, resume). The end is then the
+// renewal's stop (reason renewal, renewal_attempt, phase stopped, outcome
+// cancelled, stopped_by renewal) and, unlike the stop of a renewal under
+// `run` (renewal_step ended, the session goes on), the session's final
+// end: the resumed conversation is a lifeloop session of its own. Both are
+// recorded after the watch read the harness's last lines, so no frame
+// follows the session.ending.
 func (w *observer) end(reason string, start time.Time, renewing *renewal.Status) {
 	now := w.now()
 	summary := map[string]any{
@@ -419,16 +422,18 @@ func (w *observer) end(reason string, start time.Time, renewing *renewal.Status)
 	}
 	exit := statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}
 	if renewing != nil {
-		step := func(name string) map[string]any {
-			m := map[string]any{"reason": contract.StoppedByRenewal, "renewal_attempt": renewing.Attempt, contract.SummaryRenewalStep: name, "resume": renewing.Resume}
+		renewalSummary := func() map[string]any {
+			m := map[string]any{"reason": contract.StoppedByRenewal, "renewal_attempt": renewing.Attempt, "resume": renewing.Resume}
 			if renewing.Policy != nil {
 				m["policy"] = renewing.Policy.Map()
 			}
 			return m
 		}
-		w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnding, Summary: step("ending")})
+		ending := renewalSummary()
+		ending[contract.SummaryRenewalStep] = "ending"
+		w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnding, Summary: ending})
 		c := contract.ClassifyExit(contract.ExitFacts{StoppedBy: contract.StoppedByRenewal})
-		ended := step("ended")
+		ended := renewalSummary()
 		ended["phase"], ended["outcome"], ended["exit_reason"], ended["stopped_by"] = string(c.Phase), string(c.Outcome), c.Reason, contract.StoppedByRenewal
 		ended["duration_s"] = summary["duration_s"]
 		ended["note"] = "the renewal stopped the harness through its own command; the conversation continues in the lifeloop session of its resume (renewal.json continued_in)"

@@ -93,7 +93,8 @@ func waitOpened(t *testing.T, path string) {
 // its session's renewal.json says stopping (a background session's
 // renewal stopped it) ends the session as the renewal's stop — one
 // session.ending (renewal_step ending) right before the one
-// session.ended (reason renewal, phase stopped, renewal_attempt), after
+// session.ended (reason renewal, phase stopped, renewal_attempt, no
+// renewal_step: the session's final end), after
 // the harness's turn; without that mark (none, or a renewal that
 // failed) the end is the plain watch_harness_exited with no
 // session.ending.
@@ -170,7 +171,9 @@ func TestRenewalEndsTheWatchedSession(t *testing.T) {
 		rs[n-2].Event != contract.EventSessionEnding || rs[n-1].Event != contract.EventSessionEnded {
 		t.Fatalf("renewed: %d receipts, want the turn, then one session.ending and one session.ended, last", n)
 	}
-	for i, step := range map[int]string{n - 2: "ending", n - 1: "ended"} {
+	// The ending is the renewal's step; the end is the session's final
+	// one (no renewal_step: the resume is a session of its own).
+	for i, step := range map[int]any{n - 2: "ending", n - 1: nil} {
 		s := rs[i].TelemetrySummary
 		if s["reason"] != "renewal" || s["renewal_step"] != step || s["renewal_attempt"] != float64(2) || s["resume"] != true {
 			t.Errorf("renewed, %s: %v", rs[i].Event, s)
