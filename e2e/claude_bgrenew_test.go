@@ -146,8 +146,10 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 // TestRenewClaudeBackgroundSession: `lifeloop renew SESSION --note FILE`
 // on a background session lifeloop's process wrapper records stops it
 // with `claude stop` and resumes the same conversation with `claude --bg
-// --resume SESSION NOTE`: the old lifeloop session ends (its
-// session.ended names the renewal's attempt), a new one binds
+// --resume SESSION NOTE`: the old lifeloop session ends as the
+// renewal's stop (session.ending, then session.ended, reason renewal and
+// the renewal's attempt; OrgLoop's stop of the renewal, HCP paused for it
+// and closed), a new one binds
 // the same harness session (session.json continues: the old one) and
 // records only the resumed turn, the note
 // reached the model as the resumed session's prompt (with the earlier
