@@ -404,13 +404,15 @@ func renewalStopping(dir string, p *Process, reason string) *renewal.Status {
 // end records the session's end: session.ended, preceded, when a renewal
 // stopped the harness (renewing non-nil), by that renewal's
 // session.ending, as a renewal under `run` records it (reason renewal,
-// renewal_attempt, renewal_step ending, resume). The end is then the
-// renewal's stop (reason renewal, renewal_attempt, phase stopped, outcome
-// cancelled, stopped_by renewal) and, unlike the stop of a renewal under
-// `run` (renewal_step ended, the session goes on), the session's final
-// end: the resumed conversation is a lifeloop session of its own. Both are
-// recorded after the watch read the harness's last lines, so no frame
-// follows the session.ending.
+// renewal_attempt, renewal_step ending, resume). Unlike the stop of a
+// renewal under `run` (reason renewal, renewal_step ended: the session
+// goes on), the end is then the session's final one — the resumed
+// conversation is a lifeloop session of its own — so it keeps the
+// watch's reason and completed phase, with stopped_by renewal and the
+// attempt beside them: a reason renewal would tell every reader (seal,
+// OrgLoop's keys, HCP) that the session goes on. Both are recorded after
+// the watch read the harness's last lines, so no frame follows the
+// session.ending.
 func (w *observer) end(reason string, start time.Time, renewing *renewal.Status) {
 	now := w.now()
 	summary := map[string]any{
@@ -432,13 +434,9 @@ func (w *observer) end(reason string, start time.Time, renewing *renewal.Status)
 		ending := renewalSummary()
 		ending[contract.SummaryRenewalStep] = "ending"
 		w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnding, Summary: ending})
-		c := contract.ClassifyExit(contract.ExitFacts{StoppedBy: contract.StoppedByRenewal})
-		ended := renewalSummary()
-		ended["phase"], ended["outcome"], ended["exit_reason"], ended["stopped_by"] = string(c.Phase), string(c.Outcome), c.Reason, contract.StoppedByRenewal
-		ended["duration_s"] = summary["duration_s"]
-		ended["note"] = "the renewal stopped the harness through its own command; the conversation continues in the lifeloop session of its resume (renewal.json continued_in)"
-		summary = ended
-		exit = statedir.ExitInfo{Code: 0, Outcome: string(c.Outcome), Phase: string(c.Phase), Reason: contract.StoppedByRenewal}
+		summary["renewal_attempt"] = renewing.Attempt
+		summary["stopped_by"] = contract.StoppedByRenewal
+		summary["note"] = "the renewal stopped the harness through its own command; the conversation continues in the lifeloop session of its resume (renewal.json continued_in)"
 	}
 	w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnded, Summary: summary})
 	w.rec.State = statedir.StateCompleted

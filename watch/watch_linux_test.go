@@ -93,8 +93,8 @@ func waitOpened(t *testing.T, path string) {
 // its session's renewal.json says stopping (a background session's
 // renewal stopped it) ends the session as the renewal's stop — one
 // session.ending (renewal_step ending) right before the one
-// session.ended (reason renewal, phase stopped, renewal_attempt, no
-// renewal_step: the session's final end), after
+// session.ended (the session's final end: the watch's reason, completed,
+// stopped_by renewal and renewal_attempt, no renewal_step), after
 // the harness's turn; without that mark (none, or a renewal that
 // failed) the end is the plain watch_harness_exited with no
 // session.ending.
@@ -172,15 +172,14 @@ func TestRenewalEndsTheWatchedSession(t *testing.T) {
 		t.Fatalf("renewed: %d receipts, want the turn, then one session.ending and one session.ended, last", n)
 	}
 	// The ending is the renewal's step; the end is the session's final
-	// one (no renewal_step: the resume is a session of its own).
-	for i, step := range map[int]any{n - 2: "ending", n - 1: nil} {
-		s := rs[i].TelemetrySummary
-		if s["reason"] != "renewal" || s["renewal_step"] != step || s["renewal_attempt"] != float64(2) || s["resume"] != true {
-			t.Errorf("renewed, %s: %v", rs[i].Event, s)
-		}
+	// one: the watch's reason and completed phase (a reason renewal would
+	// say the session goes on), the renewal's attempt and stopped_by.
+	if s := rs[n-2].TelemetrySummary; s["reason"] != "renewal" || s["renewal_step"] != "ending" || s["renewal_attempt"] != float64(2) || s["resume"] != true {
+		t.Errorf("renewed, session.ending: %v; want the renewal's ending step", s)
 	}
-	if s := rs[n-1].TelemetrySummary; s["phase"] != "stopped" || s["outcome"] != "cancelled" || s["stopped_by"] != "renewal" {
-		t.Errorf("renewed, session.ended: %v; want the renewal's stop", s)
+	if s := rs[n-1].TelemetrySummary; s["reason"] != "watch_"+ReasonHarnessExited || s["renewal_step"] != nil || s["renewal_attempt"] != float64(2) ||
+		s["phase"] != "completed" || s["outcome"] != "success" || s["stopped_by"] != "renewal" {
+		t.Errorf("renewed, session.ended: %v; want the session's final end, stopped by the renewal", s)
 	}
 
 	for _, mark := range []*renewal.Status{nil, {State: renewal.StateFailed, Attempt: 1}} {

@@ -21,8 +21,8 @@ import (
 // commands (adapters.BackgroundRenewer): the session is stopped, its
 // lifeloop session ends as the renewal's stop (its observer, the one
 // writer of its ledger, reads the renewal.json this writes "stopping"
-// before the stop: session.ending and session.ended, reason renewal;
-// package watch), and the same
+// before the stop: the renewal's session.ending, then its final
+// session.ended, stopped_by renewal; package watch), and the same
 // conversation is resumed in the background with the continuation as the
 // resumed session's prompt; the resumed process comes through the
 // process wrapper again and is recorded as a new lifeloop session bound
