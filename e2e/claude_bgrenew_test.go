@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/internal/testharness"
 	"github.com/lifeloop/lifeloop/internal/testharness/mockmodel"
 )
@@ -144,8 +145,11 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 // TestRenewClaudeBackgroundSession: `lifeloop renew SESSION --note FILE`
 // on a background session lifeloop's process wrapper records stops it
 // with `claude stop` and resumes the same conversation with `claude --bg
-// --resume SESSION NOTE`: the old lifeloop session ends (its
-// session.ended names the renewal's attempt), a new one binds
+// --resume SESSION NOTE`: the old lifeloop session ends as the
+// renewal's stop (the renewal's session.ending, then its one
+// session.ended, completed, stopped_by renewal with the attempt; OrgLoop:
+// one start and one end; HCP paused for the renewal, closed COMPLETED),
+// a new one binds
 // the same harness session (session.json continues: the old one) and
 // records only the resumed turn, the note
 // reached the model as the resumed session's prompt (with the earlier
@@ -245,8 +249,55 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 	all := bgSessions(t, state, "")
 	if s := all[first.ID]; s.State != "completed" || lastOf(s.Receipts, "session.ended") == nil {
 		t.Errorf("the renewed session: state %s, %v; want completed with session.ended", s.State, eventsOf(s.Receipts))
-	} else if end := lastOf(s.Receipts, "session.ended"); num(dig(end, "telemetry_summary", "renewal_attempt")) != 1 || dig(end, "telemetry_summary", "reason") != "watch_harness_exited" {
-		t.Errorf("the renewed session's end: %v; want reason watch_harness_exited and the renewal's attempt 1", end["telemetry_summary"])
+	} else {
+		// The end is the renewal's: one session.ending (reason renewal,
+		// step ending, as under `run`) right before the one session.ended
+		// (reason renewal, the renewal's stop, and the session's final end:
+		// no step), attempt 1.
+		evs := eventsOf(s.Receipts)
+		n := len(evs)
+		if countOf(s.Receipts, "session.ended") != 1 || countOf(s.Receipts, "session.ending") != 1 || n < 2 || evs[n-2] != "session.ending" || evs[n-1] != "session.ended" {
+			t.Errorf("the renewed session's receipts %v; want one session.ending, then one session.ended, last", evs)
+		}
+		ending, end := lastOf(s.Receipts, "session.ending"), lastOf(s.Receipts, "session.ended")
+		if ending == nil || dig(ending, "telemetry_summary", "reason") != "renewal" || num(dig(ending, "telemetry_summary", "renewal_attempt")) != 1 || dig(ending, "telemetry_summary", "renewal_step") != "ending" {
+			t.Errorf("the renewed session's session.ending: %v; want reason renewal, renewal_attempt 1, renewal_step ending", dig(ending, "telemetry_summary"))
+		}
+		// The end is the session's final one (the conversation goes on in
+		// a lifeloop session of its own): the watch's reason, completed,
+		// stopped by the renewal, no renewal_step.
+		if end == nil || dig(end, "telemetry_summary", "reason") != "watch_harness_exited" || dig(end, "telemetry_summary", "stopped_by") != "renewal" ||
+			num(dig(end, "telemetry_summary", "renewal_attempt")) != 1 || dig(end, "telemetry_summary", "renewal_step") != nil || dig(end, "telemetry_summary", "phase") != "completed" {
+			t.Errorf("the renewed session's end: %v; want the session's final end, stopped by renewal attempt 1", dig(end, "telemetry_summary"))
+		}
+		// OrgLoop: the session's one incarnation starts once and ends once
+		// (the end keyed to it, not to a renewal's incarnation).
+		org := env.Run(time.Minute, ll, "receipts", "--state-dir", state, "--format", "orgloop", first.ID)
+		starts, ends := 0, 0
+		for line := range strings.Lines(org.Stdout) {
+			var ev contract.OrgLoopEvent
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("orgloop line %q: %v", line, err)
+			}
+			lc := ev.Payload.Lifecycle
+			switch {
+			case lc.Phase == contract.PhaseStarted && lc.DedupeKey == "claude-code:"+first.ID+":started":
+				starts++
+			case lc.Terminal && lc.DedupeKey == "claude-code:"+first.ID+":"+string(lc.Phase):
+				ends++
+			case lc.Phase != contract.PhaseActive:
+				t.Errorf("orgloop: %+v, a transition of another incarnation", lc)
+			}
+		}
+		if org.ExitCode != 0 || starts != 1 || ends != 1 {
+			t.Errorf("receipts --format orgloop: rc %d, %d starts and %d ends of %s; want 1 and 1\n%s%s", org.ExitCode, starts, ends, first.ID, org.Stdout, org.Stderr)
+		}
+		// HCP: paused for the renewal, then closed (the resume is an HCP
+		// session of its own).
+		h := env.Run(time.Minute, ll, "receipts", "--state-dir", state, "--format", "hcp", first.ID)
+		if h.ExitCode != 0 || strings.Count(h.Stdout, `"session_closed"`) != 1 || !strings.Contains(h.Stdout, `"from_state":"RUNNING","reason":"renewal","to_state":"PAUSED"`) || !strings.Contains(h.Stdout, `"final_state":"COMPLETED"`) {
+			t.Errorf("receipts --format hcp: rc %d; want paused for the renewal, closed once\n%s%s", h.ExitCode, h.Stdout, h.Stderr)
+		}
 	}
 	var next bgSession
 	waitFor(t, "the resumed session's turn recorded", func() bool {

@@ -384,24 +384,36 @@ func (w *observer) bound(id string) {
 	w.save()
 }
 
-// renewalStopping returns the attempt of the renewal that is stopping
-// the followed process (the session's renewal.json says stopping: a
-// background session's renewal stops it through the harness's own
-// command), or 0.
-func renewalStopping(dir string, p *Process, reason string) int {
+// renewalStopping returns the renewal that is stopping the followed
+// process (the session's renewal.json says stopping: a background
+// session's renewal writes that before it stops the session through the
+// harness's own command), or nil. That file is the one mark between the
+// renewal and the watch: the watch alone records the session's end, so
+// the session has exactly one, told as the renewal's.
+func renewalStopping(dir string, p *Process, reason string) *renewal.Status {
 	if p == nil || reason != ReasonHarnessExited {
-		return 0
+		return nil
 	}
 	st, err := renewal.ReadStatus(renewal.StatusPath(dir))
-	if err != nil || st.State != renewal.StateStopping {
-		return 0
+	if err != nil || st.State != renewal.StateStopping || st.Attempt <= 0 {
+		return nil
 	}
-	return st.Attempt
+	return &st
 }
 
-// end records session.ended; renewalAttempt, when positive, is the
-// renewal that stopped the harness (telemetry_summary.renewal_attempt).
-func (w *observer) end(reason string, start time.Time, renewalAttempt int) {
+// end records the session's end: session.ended, preceded, when a renewal
+// stopped the harness (renewing non-nil), by that renewal's
+// session.ending, as a renewal under `run` records it (reason renewal,
+// renewal_attempt, renewal_step ending, resume). Unlike the stop of a
+// renewal under `run` (reason renewal, renewal_step ended: the session
+// goes on), the end is then the session's final one — the resumed
+// conversation is a lifeloop session of its own — so it keeps the
+// watch's reason and completed phase, with stopped_by renewal and the
+// attempt beside them: a reason renewal would tell every reader (seal,
+// OrgLoop's keys, HCP) that the session goes on. Both are recorded after
+// the watch read the harness's last lines, so no frame follows the
+// session.ending.
+func (w *observer) end(reason string, start time.Time, renewing *renewal.Status) {
 	now := w.now()
 	summary := map[string]any{
 		"reason":     "watch_" + reason,
@@ -410,13 +422,26 @@ func (w *observer) end(reason string, start time.Time, renewalAttempt int) {
 		"duration_s": float64(now.Sub(start).Milliseconds()) / 1000,
 		"note":       "the watch ended; the harness itself is not supervised in telemetry_only mode",
 	}
-	if renewalAttempt > 0 {
-		summary["renewal_attempt"] = renewalAttempt
+	exit := statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}
+	if renewing != nil {
+		renewalSummary := func() map[string]any {
+			m := map[string]any{"reason": contract.StoppedByRenewal, "renewal_attempt": renewing.Attempt, "resume": renewing.Resume}
+			if renewing.Policy != nil {
+				m["policy"] = renewing.Policy.Map()
+			}
+			return m
+		}
+		ending := renewalSummary()
+		ending[contract.SummaryRenewalStep] = "ending"
+		w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnding, Summary: ending})
+		summary["renewal_attempt"] = renewing.Attempt
+		summary["stopped_by"] = contract.StoppedByRenewal
+		summary["note"] = "the renewal stopped the harness through its own command; the conversation continues in the lifeloop session of its resume (renewal.json continued_in)"
 	}
 	w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnded, Summary: summary})
 	w.rec.State = statedir.StateCompleted
 	w.rec.EndedAt = &now
-	w.rec.Exit = &statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}
+	w.rec.Exit = &exit
 	w.save()
 }
 

@@ -19,7 +19,10 @@ import (
 // harness's pid) has no live `lifeloop run` to renew it: the harness's
 // service owns the process. Its renewal goes through the harness's own
 // commands (adapters.BackgroundRenewer): the session is stopped, its
-// lifeloop session ends as any watched session does, and the same
+// lifeloop session ends as the renewal's stop (its observer, the one
+// writer of its ledger, reads the renewal.json this writes "stopping"
+// before the stop: the renewal's session.ending, then its final
+// session.ended, stopped_by renewal; package watch), and the same
 // conversation is resumed in the background with the continuation as the
 // resumed session's prompt; the resumed process comes through the
 // process wrapper again and is recorded as a new lifeloop session bound
