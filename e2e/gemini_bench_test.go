@@ -59,6 +59,7 @@ func benchGeminiCatchUp(b *testing.B, fx *catchUpFixture) {
 			"--until-idle", idle.String(), "--events", "fd:3", fx.path)
 		cmd.Env = append(os.Environ(), "HOME="+fx.home)
 		cmd.ExtraFiles = []*os.File{evw}
+		usage := measure(b, cmd)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
@@ -102,7 +103,7 @@ func benchGeminiCatchUp(b *testing.B, fx *catchUpFixture) {
 		}
 		catchUp += bs[1].at.Sub(start)
 		wall += end.Sub(start)
-		c, rss := rusageOf(cmd.ProcessState)
+		c, rss := usage()
 		cpu += c
 		peak = max(peak, rss)
 		n++

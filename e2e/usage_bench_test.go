@@ -118,11 +118,13 @@ func writeUsageCorpus(b *testing.B, size, perFile int64, files int) *usageCorpus
 	return fx
 }
 
-// runUsage runs `lifeloop usage --json --utc --by day` with state and
-// checks its token totals against the corpus's.
-func runUsage(b *testing.B, ll string, fx *usageCorpus, state string) *os.ProcessState {
+// runUsage runs `lifeloop usage --json --utc --by day` with state,
+// checks its token totals against the corpus's and returns its CPU time
+// and peak RSS in KiB (measure).
+func runUsage(b *testing.B, ll string, fx *usageCorpus, state string) (time.Duration, int64) {
 	cmd := exec.CommandContext(b.Context(), ll, "usage", "--json", "--utc", "--by", "day", "--state-dir", state)
 	cmd.Env = []string{"HOME=" + fx.home, "CLAUDE_CONFIG_DIR=" + fx.configDir, "XDG_CONFIG_HOME=" + filepath.Join(fx.home, "xdg")}
+	usage := measure(b, cmd)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -144,7 +146,7 @@ func runUsage(b *testing.B, ll string, fx *usageCorpus, state string) *os.Proces
 		b.Fatalf("lifeloop usage totals %+v; the corpus holds input %d output %d cache creation %d cache read %d",
 			t, fx.input, fx.output, fx.cacheCreation, fx.cacheRead)
 	}
-	return cmd.ProcessState
+	return usage()
 }
 
 func benchUsageCold(b *testing.B, fx *usageCorpus) catchUpResult {
@@ -155,9 +157,8 @@ func benchUsageCold(b *testing.B, fx *usageCorpus) catchUpResult {
 	for b.Loop() {
 		state := filepath.Join(b.TempDir(), "state")
 		start := time.Now()
-		st := runUsage(b, ll, fx, state)
+		c, rss := runUsage(b, ll, fx, state)
 		wall += time.Since(start)
-		c, rss := rusageOf(st)
 		cpu += c
 		peak = max(peak, rss)
 		n++
@@ -177,8 +178,7 @@ func benchUsageWarm(b *testing.B, fx *usageCorpus) {
 	var cpu time.Duration
 	n := 0
 	for b.Loop() {
-		st := runUsage(b, ll, fx, state)
-		c, _ := rusageOf(st)
+		c, _ := runUsage(b, ll, fx, state)
 		cpu += c
 		n++
 	}
@@ -215,6 +215,7 @@ func benchCCUsageNative(b *testing.B, fx *usageCorpus, ll catchUpResult) {
 		cmd := exec.CommandContext(b.Context(), bin, "claude", "daily", "--json", "--offline", "--timezone", "UTC")
 		x := filepath.Join(fx.home, "xdg")
 		cmd.Env = []string{"HOME=" + fx.home, "CLAUDE_CONFIG_DIR=" + fx.configDir, "XDG_CONFIG_HOME=" + x, "XDG_CACHE_HOME=" + x, "NO_COLOR=1"}
+		usage := measure(b, cmd)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
@@ -238,7 +239,7 @@ func benchCCUsageNative(b *testing.B, fx *usageCorpus, ll catchUpResult) {
 				b.Fatalf("ccusage totals %v: want %s %d (lifeloop's)", rep.Totals, k, v)
 			}
 		}
-		c, rss := rusageOf(cmd.ProcessState)
+		c, rss := usage()
 		cpu += c
 		peak = max(peak, rss)
 		n++
