@@ -25,7 +25,7 @@ import (
 // LIFELOOP_BENCH_TRANSCRIPT_MIB (default 64). ns/op and MB/s are the
 // catch-up time, from launching lifeloop until that receipt reaches its
 // --events fd; wall-s is the whole run (with the --until-idle wait),
-// cpu-s its user+system time, peak-RSS-MiB its Maxrss.
+// cpu-s its user+system time, peak-RSS-MiB its own Maxrss (measure).
 func BenchmarkWatchCatchUpGemini(b *testing.B) {
 	sizes := os.Getenv("LIFELOOP_BENCH_TRANSCRIPT_MIB")
 	if sizes == "" {

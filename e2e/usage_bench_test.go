@@ -21,13 +21,8 @@ import (
 //   - cold/<N>MiB: LIFELOOP_BENCH_USAGE_MIB (default 64) of transcripts in
 //     files of 16 MiB, read with an empty state folder each time:
 //     `lifeloop usage --json --utc --by day`. ns/op and MB/s are its wall
-//     time, cpu-s and peak-RSS-MiB its rusage. On Linux that peak is at
-//     least the benchmark process's own: Go starts a command with vfork,
-//     and the kernel records the parent's resident high-water mark in
-//     the child's when it execs (a /bin/true started from a process of
-//     100 MiB reports 100 MiB). It is an upper bound of the command's,
-//     far off for cold/10000files, whose generation grows this process;
-//     measure the peak from a small parent (/usr/bin/time) to quote it.
+//     time, cpu-s and peak-RSS-MiB its own rusage (measure: through
+//     rusagerun, so the peak is not this process's).
 //   - cold/<N>MiB/ccusage: `ccusage claude daily --json --offline
 //     --timezone UTC` on the same folder (the native binary of ccusage 20:
 //     LIFELOOP_CCUSAGE_NATIVE, else .cache/bench-tools/ccusage-native as

@@ -33,14 +33,14 @@ import (
 //     lifeloop until that last binding receipt reaches its --events fd
 //     (so the --until-idle wait that ends the watch is excluded; wall-s
 //     is the whole run including it); cpu-s is its user+system time and
-//     peak-RSS-MiB its Maxrss.
+//     peak-RSS-MiB its own Maxrss (measure).
 //   - ccusage: for reference, the native ccusage's `ccusage claude daily
 //     --json --offline --timezone UTC` with HOME and CLAUDE_CONFIG_DIR on
 //     the same folder (its binary, run directly: LIFELOOP_CCUSAGE_NATIVE,
 //     else the one `make bench-tools` installs; skipped when neither).
 //     Its token totals are checked against the generated ones. ns/op and
-//     MB/s are its wall time; cpu-s and peak-RSS-MiB come from the Rusage
-//     of the process started. When lifeloop ran in the same run, time-,
+//     MB/s are its wall time; cpu-s and peak-RSS-MiB come from its own
+//     Rusage (measure). When lifeloop ran in the same run, time-,
 //     cpu- and rss-vs-lifeloop are ccusage's figure divided by lifeloop's
 //     (below 1: ccusage used less).
 func BenchmarkWatchCatchUp(b *testing.B) {
