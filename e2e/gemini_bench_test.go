@@ -25,7 +25,7 @@ import (
 // LIFELOOP_BENCH_TRANSCRIPT_MIB (default 64). ns/op and MB/s are the
 // catch-up time, from launching lifeloop until that receipt reaches its
 // --events fd; wall-s is the whole run (with the --until-idle wait),
-// cpu-s its user+system time, peak-RSS-MiB its Maxrss.
+// cpu-s its user+system time, peak-RSS-MiB its own Maxrss (measure).
 func BenchmarkWatchCatchUpGemini(b *testing.B) {
 	sizes := os.Getenv("LIFELOOP_BENCH_TRANSCRIPT_MIB")
 	if sizes == "" {
@@ -59,6 +59,7 @@ func benchGeminiCatchUp(b *testing.B, fx *catchUpFixture) {
 			"--until-idle", idle.String(), "--events", "fd:3", fx.path)
 		cmd.Env = append(os.Environ(), "HOME="+fx.home)
 		cmd.ExtraFiles = []*os.File{evw}
+		usage := measure(b, cmd)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
@@ -102,7 +103,7 @@ func benchGeminiCatchUp(b *testing.B, fx *catchUpFixture) {
 		}
 		catchUp += bs[1].at.Sub(start)
 		wall += end.Sub(start)
-		c, rss := rusageOf(cmd.ProcessState)
+		c, rss := usage()
 		cpu += c
 		peak = max(peak, rss)
 		n++

@@ -38,8 +38,10 @@ func lifeloopBin(t testing.TB) string {
 		// lifeloop-hook, lifeloop-otlp and lifeloop-top beside lifeloop,
 		// where `run` (its hook command), `run --otlp`, `export otlp` and
 		// `top` look for them.
-		// One go build for the four: it links them side by side.
-		pkgs := []string{"./cmd/lifeloop", "./cmd/lifeloop-hook", "./cmd/lifeloop-otlp", "./cmd/lifeloop-top"}
+		// rusagerun, through which benchmarks measure a command
+		// (measure). One go build for the five: it links them side by
+		// side.
+		pkgs := []string{"./cmd/lifeloop", "./cmd/lifeloop-hook", "./cmd/lifeloop-otlp", "./cmd/lifeloop-top", "./internal/testharness/cmd/rusagerun"}
 		cmd := exec.CommandContext(context.Background(), "go", append([]string{"build", "-tags", testharness.BuildTags, "-o", buildDir}, pkgs...)...)
 		cmd.Dir = testharness.ModuleRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {

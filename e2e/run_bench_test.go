@@ -5,7 +5,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -17,16 +16,6 @@ import (
 func benchState(b *testing.B) string {
 	b.Helper()
 	return filepath.Join(b.TempDir(), "state")
-}
-
-func runOnce(b *testing.B, name string, args ...string) *os.ProcessState {
-	b.Helper()
-	cmd := exec.CommandContext(b.Context(), name, args...)
-	cmd.Env = append(os.Environ(), "LIFELOOP_STATE_DIR="+filepath.Join(b.TempDir(), "state"))
-	if err := cmd.Run(); err != nil {
-		b.Fatalf("%s %v: %v", name, args, err)
-	}
-	return cmd.ProcessState
 }
 
 // BenchmarkStartExit measures start-to-exit latency of `true`: directly,
@@ -80,14 +69,14 @@ func BenchmarkRelay(b *testing.B) {
 				cmd := exec.CommandContext(b.Context(), c.argv[0], c.argv[1:]...)
 				devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 				cmd.Stdout = devnull
+				usage := measure(b, cmd)
 				err := cmd.Run()
 				devnull.Close()
 				if err != nil {
 					b.Fatal(err)
 				}
-				if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss > maxRSS {
-					maxRSS = ru.Maxrss
-				}
+				_, rss := usage()
+				maxRSS = max(maxRSS, rss)
 			}
 			b.ReportMetric(float64(maxRSS)/1024, "peak-RSS-MiB")
 		})
@@ -108,13 +97,16 @@ func BenchmarkIdleCost(b *testing.B) {
 	}
 	for b.Loop() {
 		state := benchState(b)
-		st := runOnce(b, ll, "run", "--state-dir", state, "--tick", "1s", "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 0, 64))
-		ru := st.SysUsage().(*syscall.Rusage)
-		// Rusage of the lifeloop process itself (children are not
-		// included in Maxrss; Utime/Stime include reaped children, and
-		// sleep's own CPU is negligible).
-		cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		cmd := exec.CommandContext(b.Context(), ll, "run", "--state-dir", state, "--tick", "1s", "--", "sleep", strconv.FormatFloat(d.Seconds(), 'f', 0, 64))
+		cmd.Env = append(os.Environ(), "LIFELOOP_STATE_DIR="+filepath.Join(b.TempDir(), "state"))
+		usage := measure(b, cmd)
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("lifeloop run: %v", err)
+		}
+		// lifeloop's rusage with its waited-for children (sleep, whose
+		// CPU and peak are below lifeloop's).
+		cpu, rss := usage()
 		b.ReportMetric(100*cpu.Seconds()/d.Seconds(), "cpu-%-of-core")
-		b.ReportMetric(float64(ru.Maxrss)/1024, "peak-RSS-MiB")
+		b.ReportMetric(float64(rss)/1024, "peak-RSS-MiB")
 	}
 }

@@ -21,13 +21,8 @@ import (
 //   - cold/<N>MiB: LIFELOOP_BENCH_USAGE_MIB (default 64) of transcripts in
 //     files of 16 MiB, read with an empty state folder each time:
 //     `lifeloop usage --json --utc --by day`. ns/op and MB/s are its wall
-//     time, cpu-s and peak-RSS-MiB its rusage. On Linux that peak is at
-//     least the benchmark process's own: Go starts a command with vfork,
-//     and the kernel records the parent's resident high-water mark in
-//     the child's when it execs (a /bin/true started from a process of
-//     100 MiB reports 100 MiB). It is an upper bound of the command's,
-//     far off for cold/10000files, whose generation grows this process;
-//     measure the peak from a small parent (/usr/bin/time) to quote it.
+//     time, cpu-s and peak-RSS-MiB its own rusage (measure: through
+//     rusagerun, so the peak is not this process's).
 //   - cold/<N>MiB/ccusage: `ccusage claude daily --json --offline
 //     --timezone UTC` on the same folder (the native binary of ccusage 20:
 //     LIFELOOP_CCUSAGE_NATIVE, else .cache/bench-tools/ccusage-native as
@@ -153,11 +148,13 @@ func writeUsageCorpus(b *testing.B, size, perFile int64, files int) *usageCorpus
 	return fx
 }
 
-// runUsage runs `lifeloop usage --json --utc --by day` with state and
-// checks its token totals against the corpus's.
-func runUsage(b *testing.B, ll string, fx *usageCorpus, state string) *os.ProcessState {
+// runUsage runs `lifeloop usage --json --utc --by day` with state,
+// checks its token totals against the corpus's and returns its CPU time
+// and peak RSS in KiB (measure).
+func runUsage(b *testing.B, ll string, fx *usageCorpus, state string) (time.Duration, int64) {
 	cmd := exec.CommandContext(b.Context(), ll, "usage", "--json", "--utc", "--by", "day", "--state-dir", state)
 	cmd.Env = fx.env()
+	usage := measure(b, cmd)
 	var out, errOut strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Run(); err != nil {
@@ -179,7 +176,7 @@ func runUsage(b *testing.B, ll string, fx *usageCorpus, state string) *os.Proces
 		b.Fatalf("lifeloop usage totals %+v; the corpus holds input %d output %d cache creation %d cache read %d",
 			t, fx.input, fx.output, fx.cacheCreation, fx.cacheRead)
 	}
-	return cmd.ProcessState
+	return usage()
 }
 
 func benchUsageCold(b *testing.B, fx *usageCorpus) catchUpResult {
@@ -190,9 +187,8 @@ func benchUsageCold(b *testing.B, fx *usageCorpus) catchUpResult {
 	for b.Loop() {
 		state := filepath.Join(b.TempDir(), "state")
 		start := time.Now()
-		st := runUsage(b, ll, fx, state)
+		c, rss := runUsage(b, ll, fx, state)
 		wall += time.Since(start)
-		c, rss := rusageOf(st)
 		cpu += c
 		peak = max(peak, rss)
 		n++
@@ -212,8 +208,7 @@ func benchUsageWarm(b *testing.B, fx *usageCorpus) {
 	var cpu time.Duration
 	n := 0
 	for b.Loop() {
-		st := runUsage(b, ll, fx, state)
-		c, _ := rusageOf(st)
+		c, _ := runUsage(b, ll, fx, state)
 		cpu += c
 		n++
 	}
@@ -253,6 +248,7 @@ func benchCCUsageNative(b *testing.B, fx *usageCorpus, ll catchUpResult) {
 		}
 		cmd := exec.CommandContext(b.Context(), bin, which, "daily", "--json", "--offline", "--timezone", "UTC")
 		cmd.Env = append(fx.env(), "XDG_CACHE_HOME="+filepath.Join(fx.home, "xdg"), "NO_COLOR=1")
+		usage := measure(b, cmd)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
@@ -281,7 +277,7 @@ func benchCCUsageNative(b *testing.B, fx *usageCorpus, ll catchUpResult) {
 				b.Fatalf("ccusage totals %s %d: want %d (lifeloop's)", k, int64(got), v)
 			}
 		}
-		c, rss := rusageOf(cmd.ProcessState)
+		c, rss := usage()
 		cpu += c
 		peak = max(peak, rss)
 		n++

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -34,14 +33,14 @@ import (
 //     lifeloop until that last binding receipt reaches its --events fd
 //     (so the --until-idle wait that ends the watch is excluded; wall-s
 //     is the whole run including it); cpu-s is its user+system time and
-//     peak-RSS-MiB its Maxrss.
+//     peak-RSS-MiB its own Maxrss (measure).
 //   - ccusage: for reference, the native ccusage's `ccusage claude daily
 //     --json --offline --timezone UTC` with HOME and CLAUDE_CONFIG_DIR on
 //     the same folder (its binary, run directly: LIFELOOP_CCUSAGE_NATIVE,
 //     else the one `make bench-tools` installs; skipped when neither).
 //     Its token totals are checked against the generated ones. ns/op and
-//     MB/s are its wall time; cpu-s and peak-RSS-MiB come from the Rusage
-//     of the process started. When lifeloop ran in the same run, time-,
+//     MB/s are its wall time; cpu-s and peak-RSS-MiB come from its own
+//     Rusage (measure). When lifeloop ran in the same run, time-,
 //     cpu- and rss-vs-lifeloop are ccusage's figure divided by lifeloop's
 //     (below 1: ccusage used less).
 func BenchmarkWatchCatchUp(b *testing.B) {
@@ -70,16 +69,6 @@ type catchUpResult struct {
 	rssMiB     float64
 }
 
-// rusageOf returns the CPU time (user + system) and Maxrss in KiB of an
-// exited process, its waited-for children included.
-func rusageOf(st *os.ProcessState) (time.Duration, int64) {
-	ru, ok := st.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0, 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), ru.Maxrss
-}
-
 func benchWatchCatchUp(b *testing.B, fx *catchUpFixture) catchUpResult {
 	ll := lifeloopBin(b)
 	const idle = 500 * time.Millisecond
@@ -96,6 +85,7 @@ func benchWatchCatchUp(b *testing.B, fx *catchUpFixture) catchUpResult {
 			"--until-idle", idle.String(), "--events", "fd:3", fx.path)
 		cmd.Env = append(os.Environ(), "HOME="+fx.home, "CLAUDE_CONFIG_DIR="+fx.configDir)
 		cmd.ExtraFiles = []*os.File{evw}
+		usage := measure(b, cmd)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
@@ -148,7 +138,7 @@ func benchWatchCatchUp(b *testing.B, fx *catchUpFixture) catchUpResult {
 		}
 		catchUp += bs[1].at.Sub(start)
 		wall += end.Sub(start)
-		c, rss := rusageOf(cmd.ProcessState)
+		c, rss := usage()
 		cpu += c
 		peak = max(peak, rss)
 		n++
@@ -174,6 +164,7 @@ func benchCCUsage(b *testing.B, fx *catchUpFixture, ll catchUpResult) {
 	for b.Loop() {
 		cmd := exec.CommandContext(b.Context(), bin, "claude", "daily", "--json", "--offline", "--timezone", "UTC")
 		cmd.Env = append(append(os.Environ(), "HOME="+fx.home, "CLAUDE_CONFIG_DIR="+fx.configDir), ccusageEnv(fx.home)...)
+		usage := measure(b, cmd)
 		var out, errOut strings.Builder
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		start := time.Now()
@@ -197,7 +188,7 @@ func benchCCUsage(b *testing.B, fx *catchUpFixture, ll catchUpResult) {
 				b.Fatalf("ccusage totals %v: want %s %d; it did not read the whole transcript", rep.Totals, k, v)
 			}
 		}
-		c, rss := rusageOf(cmd.ProcessState)
+		c, rss := usage()
 		cpu += c
 		peak = max(peak, rss)
 		n++
