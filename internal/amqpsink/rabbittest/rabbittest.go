@@ -187,6 +187,16 @@ func (b *Broker) Freeze(t testing.TB) (thaw func()) {
 	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// kill(2) returns once the signal is queued: the group stop begins
+	// when a thread of each process takes it, and until then the others
+	// run on (a loaded machine's broker answered a channel's opening
+	// 0.5 ms after the kill). Wait until every thread of the group is
+	// stopped.
+	for deadline := time.Now().Add(10 * time.Second); !groupStopped(pid); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the broker's process group %d did not stop within 10 s", pid)
+		}
+	}
 	var once sync.Once
 	thaw = func() { once.Do(func() { _ = syscall.Kill(-pid, syscall.SIGCONT) }) }
 	t.Cleanup(thaw)
@@ -320,4 +330,45 @@ func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// groupStopped reports whether every thread of every process in process
+// group pgid is stopped (state T in /proc/<pid>/task/<tid>/stat).
+func groupStopped(pgid int) bool {
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		state, group, ok := procStat("/proc/" + e.Name() + "/stat")
+		if !ok || group != pgid || state == 'Z' {
+			continue
+		}
+		tasks, _ := os.ReadDir("/proc/" + e.Name() + "/task")
+		for _, task := range tasks {
+			if st, _, ok := procStat("/proc/" + e.Name() + "/task/" + task.Name() + "/stat"); ok && st != 'T' && st != 't' && st != 'Z' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// procStat reads the state and process group of a /proc stat file (the
+// fields after the command's closing parenthesis: state, ppid, pgrp).
+func procStat(path string) (state byte, pgrp int, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := bytes.Fields(b[i+1:])
+	if len(f) < 3 || len(f[0]) != 1 {
+		return 0, 0, false
+	}
+	g, err := strconv.Atoi(string(f[2]))
+	return f[0][0], g, err == nil
 }
