@@ -226,10 +226,25 @@ func (term *Terminal) WaitFor(pattern any, timeout time.Duration) error {
 
 // Wait waits for the program to exit and returns its exit code (-1 when
 // it died of a signal) and the signal that killed it (0 when it exited).
+// What the program wrote last is in Output then: the PTY is read to its
+// end (for at most outputDrain when a process left behind still holds
+// it).
 func (term *Terminal) Wait() (int, syscall.Signal) {
 	<-term.waitDone
+	drain := time.NewTimer(outputDrain)
+	defer drain.Stop()
+	select {
+	case <-term.readDone:
+	case <-drain.C:
+	}
 	return exitStatus(term.cmd.ProcessState, term.waitErr)
 }
+
+// outputDrain bounds Wait's read of what an exited program left in the
+// PTY: its exit is seen before the reader has taken its last bytes (a
+// full run once missed a program's last line, written just before it
+// exited).
+const outputDrain = 2 * time.Second
 
 // WaitTimeout is Wait bounded by timeout; on timeout it returns an error
 // and leaves the program running.
