@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -113,7 +114,10 @@ func TestRenewalEndsTheWatchedSession(t *testing.T) {
 		if err := child.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+		// Waited once, by whichever comes first: the end the test causes or
+		// the cleanup.
+		wait := sync.OnceFunc(func() { _ = child.Wait() })
+		t.Cleanup(func() { _ = child.Process.Kill(); wait() })
 		state := filepath.Join(dir, "state")
 		o := Options{
 			StateDir: state, Adapter: "claude", Registry: builtin.Default(),
@@ -131,7 +135,7 @@ func TestRenewalEndsTheWatchedSession(t *testing.T) {
 						}
 					}
 					_ = child.Process.Kill()
-					_ = child.Wait()
+					wait()
 				}()
 			},
 		}
