@@ -150,7 +150,8 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 // session.ended, completed, stopped_by renewal with the attempt; OrgLoop:
 // one start and one end; HCP paused for the renewal, closed COMPLETED),
 // a new one binds
-// the same harness session (session.json continues: the old one) and
+// the same harness session (session.json continues: the old one; `top
+// --json` links both ways) and
 // records only the resumed turn, the note
 // reached the model as the resumed session's prompt (with the earlier
 // turn), the payload's receipt says delivered because Claude's transcript
@@ -312,6 +313,23 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 	}
 	if n := countOf(next.Receipts, "frame.ended"); n != 1 {
 		t.Errorf("continued session recorded %d turns, want the resumed one", n)
+	}
+	// top links the two: the old row is continued in the new, the new
+	// continues the old.
+	topRes := env.Run(time.Minute, ll, "top", "--json", "--state-dir", state)
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(topRes.Stdout), &rows); err != nil {
+		t.Fatalf("top --json: %v: %s %s", err, topRes.Stdout, topRes.Stderr)
+	}
+	links := map[string][2]any{}
+	for _, r := range rows {
+		links[fmt.Sprint(r["id"])] = [2]any{r["continues"], r["continued_in"]}
+	}
+	if l := links[first.ID]; l[1] != next.ID || l[0] != nil {
+		t.Errorf("top --json: the renewed session's links %v, want continued_in %s", l, next.ID)
+	}
+	if l := links[next.ID]; l[0] != first.ID || l[1] != nil {
+		t.Errorf("top --json: the resumed session's links %v, want continues %s", l, first.ID)
 	}
 	reqs := mock.RequestsOfKind("claude")
 	last := string(reqs[len(reqs)-1].Body)

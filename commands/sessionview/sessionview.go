@@ -55,6 +55,9 @@ type Summary struct {
 	// Parent is the session that started this one (session.json), nil
 	// when none is known.
 	Parent *statedir.Parent
+	// Continues is the session whose harness session this one resumed
+	// (session.json: a resumed background session), "" when none.
+	Continues string
 
 	// Receipts is the number of receipts folded in; LastSequence the
 	// highest sequence seen.
@@ -143,6 +146,9 @@ type Renewal struct {
 	// relaunches or delivers) or its payloads wait for delivery.
 	Pending    bool
 	PayloadIDs []string
+	// ContinuedIn is the session that records the harness session the
+	// renewal resumed, when it is another (a background session's).
+	ContinuedIn string
 }
 
 // FromRecord starts a Summary from a session record, with no receipts.
@@ -151,6 +157,7 @@ func FromRecord(rec statedir.SessionRecord) Summary {
 		ID: rec.ID, Harness: rec.AdapterID, State: string(rec.State), Terminal: rec.State.IsTerminal(),
 		Cwd: rec.Cwd, Pid: rec.Pid, Argv: rec.Argv,
 		Started: rec.StartedAt, Ended: rec.EndedAt, Exit: rec.Exit, Term: rec.Terminal, Parent: rec.Parent,
+		Continues: rec.Continues,
 	}
 }
 
@@ -274,7 +281,7 @@ func (s *Summary) SetRenewal(st renewal.Status) {
 		s.Renewal = nil
 		return
 	}
-	s.Renewal = &Renewal{State: string(st.State), Attempt: st.Attempt, Pending: st.State.InProgress() || st.PayloadPending, PayloadIDs: st.PayloadIDs}
+	s.Renewal = &Renewal{State: string(st.State), Attempt: st.Attempt, Pending: st.State.InProgress() || st.PayloadPending, PayloadIDs: st.PayloadIDs, ContinuedIn: st.ContinuedIn}
 }
 
 // SetLive records what a running wrapper reports (see Live). Its session

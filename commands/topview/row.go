@@ -87,6 +87,11 @@ type Row struct {
 	// Parent is the session that started this one (a harness's
 	// background session), when known.
 	Parent *statedir.Parent `json:"parent,omitempty"`
+	// Continues is the session whose harness session this one resumed,
+	// ContinuedIn the one that resumed this one's (a background session's
+	// renewal: each is a lifeloop session of its own); "" when none.
+	Continues   string `json:"continues,omitempty"`
+	ContinuedIn string `json:"continued_in,omitempty"`
 	// External is set on a session lifeloop did not start and does not
 	// supervise, which its harness listed (FromExternal); nil on
 	// lifeloop's own sessions.
@@ -128,7 +133,7 @@ func (s *session) setRecord(rec statedir.SessionRecord) {
 	sum := s.sum
 	sum.ID, sum.Harness, sum.State, sum.Terminal = fresh.ID, fresh.Harness, fresh.State, fresh.Terminal
 	sum.Cwd, sum.Pid, sum.Argv, sum.Started, sum.Ended, sum.Exit = fresh.Cwd, fresh.Pid, fresh.Argv, fresh.Started, fresh.Ended, fresh.Exit
-	sum.Term, sum.Parent = fresh.Term, fresh.Parent
+	sum.Term, sum.Parent, sum.Continues = fresh.Term, fresh.Parent, fresh.Continues
 	if sum.Harness == "" {
 		sum.Harness = s.sum.Harness
 	}
@@ -169,8 +174,9 @@ func (s *session) row() Row {
 		r.Pressure = &Pressure{Level: p.Level, Tokens: p.Tokens, Window: p.Window, Percent: max(p.Percent, 0)}
 	}
 	if rn := sum.Renewal; rn != nil {
-		r.Renewal, r.RenewalPending = rn.State, rn.Pending
+		r.Renewal, r.RenewalPending, r.ContinuedIn = rn.State, rn.Pending, rn.ContinuedIn
 	}
+	r.Continues = sum.Continues
 	r.Policy = sum.PolicyShown()
 	r.Attention = sum.AttentionShown()
 	r.Terminal, r.Parent = sum.Term, sum.Parent
