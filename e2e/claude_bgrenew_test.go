@@ -41,30 +41,7 @@ func countOf(receipts []map[string]any, event string) int {
 // reached the model.
 func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 	skipShort(t)
-	bin := testharness.ClaudeBin(t)
-	ll := lifeloopBin(t)
-	mock := startMock(t, mockmodel.Config{Reply: "bg resume reply from the mock"})
-	env := testharness.NewHarnessEnv(t, mock)
-	state := stateDir(t)
-	env.Setenv("LIFELOOP_STATE_DIR", state)
-	env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	prefix, _ := json.Marshal([]string{ll, "procwrap", "--adapter", "claude"})
-	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", string(prefix))
-	t.Cleanup(func() {
-		// The test's context is over by now: a bound of its own.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		stop := exec.CommandContext(ctx, bin, "daemon", "stop", "--any")
-		stop.Env, stop.Dir = env.Env(), env.Dir
-		_ = stop.Run()
-	})
-	seen := func() string {
-		var b strings.Builder
-		for id, s := range bgSessions(t, state, "") {
-			fmt.Fprintf(&b, "\n%s %s pid %d harness %v: %v", id, s.State, s.Pid, s.Harness, eventsOf(s.Receipts))
-		}
-		return b.String()
-	}
+	bin, _, mock, env, state, seen := startWrappedBackground(t, "bg resume reply from the mock")
 
 	res := env.Run(time.Minute, bin, "--bg", "the first prompt FIRSTMARK")
 	m := backgrounded.FindStringSubmatch(res.Stdout)
@@ -161,30 +138,7 @@ func TestClaudeBackgroundResumeRecorded(t *testing.T) {
 // nothing. The note's text is in none of the sessions' files.
 func TestRenewClaudeBackgroundSession(t *testing.T) {
 	skipShort(t)
-	bin := testharness.ClaudeBin(t)
-	ll := lifeloopBin(t)
-	mock := startMock(t, mockmodel.Config{Reply: "bg renew reply from the mock"})
-	env := testharness.NewHarnessEnv(t, mock)
-	state := stateDir(t)
-	env.Setenv("LIFELOOP_STATE_DIR", state)
-	env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
-	prefix, _ := json.Marshal([]string{ll, "procwrap", "--adapter", "claude"})
-	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", string(prefix))
-	t.Cleanup(func() {
-		// The test's context is over by now: a bound of its own.
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		stop := exec.CommandContext(ctx, bin, "daemon", "stop", "--any")
-		stop.Env, stop.Dir = env.Env(), env.Dir
-		_ = stop.Run()
-	})
-	seen := func() string {
-		var b strings.Builder
-		for id, s := range bgSessions(t, state, "") {
-			fmt.Fprintf(&b, "\n%s %s pid %d harness %v: %v", id, s.State, s.Pid, s.Harness, eventsOf(s.Receipts))
-		}
-		return b.String()
-	}
+	bin, ll, mock, env, state, seen := startWrappedBackground(t, "bg renew reply from the mock")
 
 	if res := env.Run(time.Minute, bin, "--bg", "the first prompt FIRSTMARK"); res.ExitCode != 0 {
 		t.Fatalf("claude --bg: rc %d: %s %s", res.ExitCode, res.Stdout, res.Stderr)
@@ -359,4 +313,38 @@ func TestRenewClaudeBackgroundSession(t *testing.T) {
 	waitFor(t, "the continued session's end", func() bool {
 		return bgSessions(t, state, "")[next.ID].State == "completed"
 	}, seen)
+}
+
+// startWrappedBackground starts what both background tests run on: the
+// mock answering reply, a harness home with lifeloop as Claude's process
+// wrapper (CLAUDE_CODE_PROCESS_WRAPPER) and its state folder, and Claude's
+// daemon stopped when the test ends; seen lists the recorded background
+// sessions for a failure's message.
+func startWrappedBackground(t *testing.T, reply string) (bin, ll string, mock *mockmodel.Server, env *testharness.HarnessEnv, state string, seen func() string) {
+	t.Helper()
+	bin = testharness.ClaudeBin(t)
+	ll = lifeloopBin(t)
+	mock = startMock(t, mockmodel.Config{Reply: reply})
+	env = testharness.NewHarnessEnv(t, mock)
+	state = stateDir(t)
+	env.Setenv("LIFELOOP_STATE_DIR", state)
+	env.Setenv("PATH", filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	prefix, _ := json.Marshal([]string{ll, "procwrap", "--adapter", "claude"})
+	env.Setenv("CLAUDE_CODE_PROCESS_WRAPPER", string(prefix))
+	t.Cleanup(func() {
+		// The test's context is over by now: a bound of its own.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		stop := exec.CommandContext(ctx, bin, "daemon", "stop", "--any")
+		stop.Env, stop.Dir = env.Env(), env.Dir
+		_ = stop.Run()
+	})
+	seen = func() string {
+		var b strings.Builder
+		for id, s := range bgSessions(t, state, "") {
+			fmt.Fprintf(&b, "\n%s %s pid %d harness %v: %v", id, s.State, s.Pid, s.Harness, eventsOf(s.Receipts))
+		}
+		return b.String()
+	}
+	return bin, ll, mock, env, state, seen
 }
