@@ -286,13 +286,18 @@ type fastLine struct {
 	hasInfo                                                                  bool
 	lastRead                                                                 bool // info.last_token_usage names total_tokens
 	infoTotal, infoLast, infoWindow                                          int64
+	// The usage objects whole, for `lifeloop usage`: set only by the one
+	// pass (onePass), present when the object is not null.
+	totalUse, lastUse       tokenUsage
+	hasTotalUse, hasLastUse bool
+	onePass                 bool
 }
 
 var (
 	lineKeys    = []string{"timestamp", "type", "payload"}
 	payloadKeys = []string{"type", "id", "cwd", "model", "turn_id", "response_id", "model_context_window", "compaction_response_id", "info", "cli_version"}
 	infoKeys    = []string{"total_token_usage", "last_token_usage", "model_context_window"}
-	usageKeys   = []string{"total_tokens"}
+	usageKeys   = []string{"total_tokens", "input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"}
 )
 
 // scanLine reads data into l in one pass; false leaves the line to
@@ -381,10 +386,10 @@ func scanInfo(s *telemetry.JSONScan, l *fastLine) {
 		switch string(key) {
 		case "total_token_usage":
 			s.Once(&seen, 1)
-			scanUsage(s, &l.infoTotal)
+			_, l.hasTotalUse = scanUsage(s, &l.infoTotal, &l.totalUse)
 		case "last_token_usage":
 			s.Once(&seen, 2)
-			l.lastRead = scanUsage(s, &l.infoLast)
+			l.lastRead, l.hasLastUse = scanUsage(s, &l.infoLast, &l.lastUse)
 		case "model_context_window":
 			s.Once(&seen, 4)
 			s.IntTo(&l.infoWindow)
@@ -395,25 +400,42 @@ func scanInfo(s *telemetry.JSONScan, l *fastLine) {
 	}
 }
 
-// scanUsage reads {total_tokens} into dst; null leaves it (a struct field,
-// as encoding/json does). It reports whether the object names
-// total_tokens.
-func scanUsage(s *telemetry.JSONScan, dst *int64) (named bool) {
+// scanUsage reads a usage object: total_tokens into dst, the rest into
+// use; null leaves both (a struct field, as encoding/json does). It
+// reports whether the object names total_tokens, and whether it is one
+// (not null).
+func scanUsage(s *telemetry.JSONScan, dst *int64, use *tokenUsage) (named, present bool) {
 	if s.Null() || !s.Object() {
-		return false
+		return false, false
 	}
 	var seen uint32
 	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
-		if string(key) == "total_tokens" {
+		switch string(key) {
+		case "total_tokens":
 			s.Once(&seen, 1)
 			s.IntTo(dst)
 			named = true
-			continue
+		case "input_tokens":
+			s.Once(&seen, 2)
+			s.IntTo(&use.Input)
+		case "cached_input_tokens":
+			s.Once(&seen, 4)
+			s.IntTo(&use.Cached)
+		case "cache_write_input_tokens":
+			s.Once(&seen, 8)
+			s.IntTo(&use.CacheWrite)
+		case "output_tokens":
+			s.Once(&seen, 16)
+			s.IntTo(&use.Output)
+		case "reasoning_output_tokens":
+			s.Once(&seen, 32)
+			s.IntTo(&use.Reasoning)
+		default:
+			s.UnreadKey(key, plain, usageKeys)
+			s.Skip()
 		}
-		s.UnreadKey(key, plain, usageKeys)
-		s.Skip()
 	}
-	return named
+	return named, true
 }
 
 // lastNamed reports whether a payload's info.last_token_usage names
@@ -469,10 +491,10 @@ func decodeLine(l *fastLine, data []byte) error {
 // Parse implements telemetry.Parser.
 func (p *Parser) Parse(dst []telemetry.Observation, line []byte, src telemetry.Provenance) ([]telemetry.Observation, error) {
 	l := &p.l
-	if !scanLine(&p.scan, l, line) {
-		if err := decodeLine(l, line); err != nil {
-			return dst, err
-		}
+	if scanLine(&p.scan, l, line) {
+		l.onePass = true
+	} else if err := decodeLine(l, line); err != nil {
+		return dst, err
 	}
 	b := lazyBase{src: src, ts: l.timestamp, model: p.model}
 	switch string(l.typ) {

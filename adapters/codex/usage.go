@@ -1,7 +1,9 @@
 package codex
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"path/filepath"
 	"strings"
 
@@ -38,6 +40,13 @@ func (Harness) UsageFiles(getenv func(string) string) ([]string, error) {
 // No Key: a rollout's calls are its own. The usage objects and the
 // provider are read in one pass where it is sure of what encoding/json
 // would read (usagescan.go), else with encoding/json.
+//
+// Most of a rollout's bytes are lines that move no usage (the messages,
+// tool calls and outputs of response_item lines, the events of a turn):
+// a line is passed over unparsed when every "type":" key it holds names
+// a kind the reading ignores (passOver), as Claude Code's reader passes
+// over lines without tokens; such a line is unreadable only when it
+// does not begin with { and end with }.
 func (Harness) NewUsageParser(_ string, state []byte) adapters.UsageParser {
 	u := &usageParser{p: NewParser()}
 	var s usageState
@@ -66,6 +75,73 @@ type usageParser struct {
 	// decodeOnly reads token counts and providers with encoding/json
 	// alone: the reference the one-pass reading is tested against.
 	decodeOnly bool
+	// wholeLines parses every line, none passed over: the reference
+	// passOver is tested against.
+	wholeLines bool
+}
+
+var errNotAnObject = errors.New("not a JSON object")
+
+// typeKey begins every key named type with a string value, as Codex
+// writes its lines (compact). Inside a JSON string a quote is escaped,
+// so these bytes, unless a backslash escapes their first quote, are a
+// key of the line and never text within a value.
+var typeTail = []byte(`ype":"`) // after `"t`
+
+// passOver reports whether a line can move nothing `lifeloop usage`
+// reads: it holds at least one type key and each one's value is plain
+// and names a kind the rollout's parser records nothing for that usage
+// needs (usageKind). A line whose kinds are written otherwise (spaces
+// around the colon, escapes, a key in another case: Codex writes none of
+// these) is parsed whole if it holds no plain type key; one that holds
+// both is passed over on the plain ones.
+func passOver(line []byte) bool {
+	found := false
+	// The search is for the key's rarer tail: a quote, its first byte,
+	// is in most of a line's values.
+	for i := 0; ; {
+		j := bytes.Index(line[i:], typeTail)
+		if j < 0 {
+			return found
+		}
+		j += i
+		v := j + len(typeTail)
+		if j < 2 || line[j-2] != '"' || line[j-1] != 't' {
+			i = v
+			continue
+		}
+		escaped := false
+		for k := j - 3; k >= 0 && line[k] == '\\'; k-- {
+			escaped = !escaped
+		}
+		if !escaped {
+			n := bytes.IndexByte(line[v:], '"')
+			if n < 0 {
+				return false
+			}
+			kind := line[v : v+n]
+			if usageKind(kind) || bytes.IndexByte(kind, '\\') >= 0 {
+				return false
+			}
+			found = true
+			v += n + 1
+		}
+		i = v
+	}
+}
+
+// usageKind reports whether a line of this kind (its type, or its
+// event_msg payload's) can change what the usage reading reports: a
+// session's identity, the model, a call's tokens, or whether a repeated
+// token_count is a call (a pending compaction, and the turn events that
+// flush it).
+func usageKind(kind []byte) bool {
+	switch string(kind) {
+	case "session_meta", "turn_context", "compacted",
+		"token_count", "task_started", "task_complete", "turn_aborted":
+		return true
+	}
+	return false
 }
 
 // scan is the scanner for the one-pass reading, nil for decodeOnly.
@@ -98,6 +174,12 @@ func (u *usageParser) State() []byte {
 }
 
 func (u *usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.UsageEntry, error) {
+	if !u.wholeLines && passOver(line) {
+		if t := bytes.TrimSpace(line); len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+			return dst, errNotAnObject
+		}
+		return dst, nil
+	}
 	obs, err := u.p.Parse(u.obs[:0], line, telemetry.Provenance{})
 	u.obs = obs
 	if err != nil {
@@ -111,7 +193,10 @@ func (u *usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.
 				u.s.Provider = p
 			}
 		case telemetry.ObsUsage:
-			if err := readTokenCount(u.scan(), line, &u.tc); err != nil {
+			if l := &u.p.l; l.onePass && !u.decodeOnly {
+				// The rollout's parser read the usage objects in its pass.
+				u.tc = tokenCount{total: l.totalUse, last: l.lastUse, hasTotal: l.hasTotalUse, hasLast: l.hasLastUse}
+			} else if err := readTokenCount(line, &u.tc); err != nil {
 				return dst, err
 			}
 			var t tokenUsage

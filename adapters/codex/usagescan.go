@@ -13,17 +13,11 @@ type tokenCount struct {
 	hasTotal, hasLast bool
 }
 
-// readTokenCount reads payload.info's total_token_usage and
-// last_token_usage of a line the rollout's parser read as a token_count,
-// in one pass with s (nil: encoding/json only); where the pass cannot be sure of what encoding/json
-// would store (a key it would match only by case, a key given twice, a
-// value of another type, a broken line) the line is decoded with
-// encoding/json, whose error is returned.
-func readTokenCount(s *telemetry.JSONScan, line []byte, tc *tokenCount) error {
-	*tc = tokenCount{}
-	if s != nil && scanTokenCount(s, line, tc) {
-		return nil
-	}
+// readTokenCount decodes payload.info's total_token_usage and
+// last_token_usage of a token_count line with encoding/json: for a line
+// the rollout's parser could not read in its one pass (which reads them
+// itself), or for the reference reading.
+func readTokenCount(line []byte, tc *tokenCount) error {
 	var c struct {
 		Payload struct {
 			Info struct {
@@ -32,10 +26,10 @@ func readTokenCount(s *telemetry.JSONScan, line []byte, tc *tokenCount) error {
 			} `json:"info"`
 		} `json:"payload"`
 	}
+	*tc = tokenCount{}
 	if err := json.Unmarshal(line, &c); err != nil {
 		return err
 	}
-	*tc = tokenCount{}
 	if t := c.Payload.Info.Total; t != nil {
 		tc.total, tc.hasTotal = *t, true
 	}
@@ -45,100 +39,7 @@ func readTokenCount(s *telemetry.JSONScan, line []byte, tc *tokenCount) error {
 	return nil
 }
 
-var (
-	payloadKey   = []string{"payload"}
-	infoKey      = []string{"info"}
-	tokenInfoKey = []string{"total_token_usage", "last_token_usage"}
-	tokenKeys    = []string{"input_tokens", "cached_input_tokens", "cache_write_input_tokens", "output_tokens", "reasoning_output_tokens"}
-)
-
-func scanTokenCount(s *telemetry.JSONScan, line []byte, tc *tokenCount) bool {
-	s.Reset(line)
-	if !s.Object() {
-		return false
-	}
-	var seen uint32
-	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
-		if string(key) != "payload" {
-			s.UnreadKey(key, plain, payloadKey)
-			s.Skip()
-			continue
-		}
-		s.Once(&seen, 1)
-		if s.Null() {
-			continue
-		}
-		if !s.Object() {
-			return false
-		}
-		var seenPl uint32
-		for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
-			if string(key) != "info" {
-				s.UnreadKey(key, plain, infoKey)
-				s.Skip()
-				continue
-			}
-			s.Once(&seenPl, 1)
-			if s.Null() {
-				continue
-			}
-			if !s.Object() {
-				return false
-			}
-			var seenInfo uint32
-			for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
-				switch string(key) {
-				case "total_token_usage":
-					s.Once(&seenInfo, 1)
-					tc.hasTotal = scanTokenUsage(s, &tc.total)
-				case "last_token_usage":
-					s.Once(&seenInfo, 2)
-					tc.hasLast = scanTokenUsage(s, &tc.last)
-				default:
-					s.UnreadKey(key, plain, tokenInfoKey)
-					s.Skip()
-				}
-			}
-		}
-	}
-	return s.End()
-}
-
-// scanTokenUsage reads a usage object into dst as encoding/json reads it
-// into a *tokenUsage: false for null (a nil pointer), a field given null
-// left at 0.
-func scanTokenUsage(s *telemetry.JSONScan, dst *tokenUsage) bool {
-	if s.Null() {
-		return false
-	}
-	if !s.Object() {
-		return false
-	}
-	var seen uint32
-	for key, plain, ok := s.Key(); ok; key, plain, ok = s.Key() {
-		switch string(key) {
-		case "input_tokens":
-			s.Once(&seen, 1)
-			s.IntTo(&dst.Input)
-		case "cached_input_tokens":
-			s.Once(&seen, 2)
-			s.IntTo(&dst.Cached)
-		case "cache_write_input_tokens":
-			s.Once(&seen, 4)
-			s.IntTo(&dst.CacheWrite)
-		case "output_tokens":
-			s.Once(&seen, 8)
-			s.IntTo(&dst.Output)
-		case "reasoning_output_tokens":
-			s.Once(&seen, 16)
-			s.IntTo(&dst.Reasoning)
-		default:
-			s.UnreadKey(key, plain, tokenKeys)
-			s.Skip()
-		}
-	}
-	return true
-}
+var payloadKey = []string{"payload"}
 
 // readProvider reads a session_meta line's payload.model_provider as
 // encoding/json would, in one pass with s where it can (nil:

@@ -117,3 +117,82 @@ func TestUsageOnePassAgreesWithDecoding(t *testing.T) {
 		t.Fatalf("%d calls, %d errors, providers %v: the test reads too little", calls, bad, providers)
 	}
 }
+
+// Passing over the lines that move no usage changes nothing: over the
+// real rollouts, a generated one and lines shaped to hide or fake a kind,
+// the usage parser finds the calls and keeps the state the parser that
+// reads every line whole finds and keeps. Only a damaged line passed over
+// is not reported (as a Claude Code line without tokens is not).
+func TestUsagePassOverAgreesWithWholeLines(t *testing.T) {
+	var lines [][]byte
+	for _, name := range []string{"testdata/codex-compact-rollout.jsonl", "testdata/codex-tool-turn.rollout.jsonl"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, splitAll(data)...)
+	}
+	lines = append(lines, splitAll(genRollout(20))...)
+	count := func(n int) []byte {
+		return fmt.Appendf(nil, `{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"output_tokens":5,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"output_tokens":5,"total_tokens":%d}}}}`, n, n+5, n, n+5)
+	}
+	lines = append(lines,
+		// the kind written as Codex never writes it: read whole
+		[]byte(`{"timestamp":"2026-11-21T22:12:22.000Z", "type" : "turn_context", "payload": {"model": "spaced-model"}}`),
+		count(100),
+		[]byte(`{"timestamp":"2026-11-21T22:12:22.000Z","type":"turn\u005fcontext","payload":{"model":"escaped-model"}}`),
+		count(200),
+		[]byte(`{"timestamp":"2026-11-21T22:12:22.000Z","type":"session_meta","payload":{"id":"s-2","cwd":"/p2","model_provider":"p2"}}`),
+		count(300),
+		// kinds inside text, or nested where the parser does not look
+		[]byte(`{"timestamp":"2026-11-21T22:12:23.000Z","type":"response_item","payload":{"type":"function_call_output","output":"{\"type\":\"token_count\",\"info\":{}}"}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:23.000Z","type":"response_item","payload":{"type":"message","content":[{"type":"token_count","info":{"last_token_usage":{"input_tokens":9,"total_tokens":9}}}]}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:23.000Z","type":"response_item","payload":{"a\"type":"turn_context","model":"no-model"}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:23.000Z","type":"event_msg","payload":{"type":"agent_message","message":"\\"}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:23.000Z","type":"event_msg","payload":{"type":"agent_message","message":"say \"type\":\"turn_context\""}}`),
+		// a call repeated verbatim, around a compaction
+		count(400), count(400),
+		[]byte(`{"timestamp":"2026-11-21T22:12:24.000Z","type":"compacted","payload":{"message":""}}`),
+		count(400),
+		[]byte(`{"timestamp":"2026-11-21T22:12:24.000Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t9"}}`),
+		count(400),
+		// damaged
+		[]byte(`{"timestamp":"2026-11-21T22:12:25.000Z","type":"response_item","payload":{"type":"message","text":"\q"}}`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:25.000Z","type":"response_item","payload":{"type":"message"`),
+		[]byte(`"type":"response_item"`),
+		[]byte(`{"timestamp":"2026-11-21T22:12:25.000Z","type":"event_msg","payload":{"type":"token_count","info":{"last_token_usage":{"total_tokens":1`),
+		count(500),
+	)
+
+	over := Harness{}.NewUsageParser("/h/.codex/sessions/rollout-x.jsonl", nil).(*usageParser)
+	whole := Harness{}.NewUsageParser("/h/.codex/sessions/rollout-x.jsonl", nil).(*usageParser)
+	whole.wholeLines = true
+	calls, passed, models := 0, 0, map[string]bool{}
+	for i, line := range lines {
+		got, gotErr := over.Parse(nil, line)
+		want, wantErr := whole.Parse(nil, line)
+		skipped := passOver(line)
+		if skipped {
+			passed++
+		}
+		switch {
+		case gotErr != nil && wantErr == nil:
+			t.Fatalf("line %d: error %v, reading it whole none\n%s", i, gotErr, line)
+		case gotErr == nil && wantErr != nil && !skipped:
+			t.Fatalf("line %d: no error, reading it whole %v\n%s", i, wantErr, line)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("line %d: %+v, reading it whole %+v\n%s", i, got, want, line)
+		}
+		if g, w := over.State(), whole.State(); !bytes.Equal(g, w) {
+			t.Fatalf("line %d: state %s, reading it whole %s\n%s", i, g, w, line)
+		}
+		calls += len(got)
+		for _, e := range got {
+			models[e.Model] = true
+		}
+	}
+	if calls < 20 || passed < len(lines)/3 || !models["spaced-model"] || !models["escaped-model"] {
+		t.Fatalf("%d calls, %d of %d lines passed over, models %v: the test reads too little", calls, passed, len(lines), models)
+	}
+}
