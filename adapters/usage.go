@@ -26,6 +26,18 @@ type UsageParser interface {
 	State() []byte
 }
 
+// UsageLineFilter is a UsageParser that passes over most lines by their
+// bytes alone. Kept reports whether Parse could count a call in line or
+// change the parser's state; for a line it does not keep, Parse would
+// append nothing, and err is the error Parse would return. Kept reads
+// nothing Parse writes, so a reader may run it ahead of Parse on
+// another goroutine; ParseKept is Parse for a line Kept kept.
+type UsageLineFilter interface {
+	UsageParser
+	Kept(line []byte) (kept bool, err error)
+	ParseKept(dst []UsageEntry, line []byte) ([]UsageEntry, error)
+}
+
 // UsageTokens are the tokens of a model call as the harness reports
 // them. Input excludes the cached tokens (CacheRead, CacheWrite); Output
 // includes Reasoning where the harness counts reasoning as output (it

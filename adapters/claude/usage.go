@@ -90,6 +90,9 @@ func projectOf(path string) string {
 	return filepath.Base(filepath.Dir(path))
 }
 
+// usageParser passes over lines by their bytes.
+var _ adapters.UsageLineFilter = (*usageParser)(nil)
+
 type usageParser struct {
 	p       *parser // the transcript's parser, made for the first line the fast pass leaves
 	project string
@@ -110,12 +113,26 @@ var errNotAnObject = errors.New("not a JSON object")
 var usageKey = []byte(`_tokens"`)
 
 func (u *usageParser) Parse(dst []adapters.UsageEntry, data []byte) ([]adapters.UsageEntry, error) {
-	if !bytes.Contains(data, usageKey) {
-		if t := bytes.TrimSpace(data); len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
-			return dst, errNotAnObject
-		}
-		return dst, nil
+	if kept, err := u.Kept(data); !kept {
+		return dst, err
 	}
+	return u.ParseKept(dst, data)
+}
+
+// Kept implements adapters.UsageLineFilter: a line holding the bytes
+// _tokens" is kept.
+func (u *usageParser) Kept(data []byte) (bool, error) {
+	if bytes.Contains(data, usageKey) {
+		return true, nil
+	}
+	if t := bytes.TrimSpace(data); len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return false, errNotAnObject
+	}
+	return false, nil
+}
+
+// ParseKept implements adapters.UsageLineFilter.
+func (u *usageParser) ParseKept(dst []adapters.UsageEntry, data []byte) ([]adapters.UsageEntry, error) {
 	var l usageLine
 	if !scanUsageLine(data, &l) {
 		return u.parseWhole(dst, data)

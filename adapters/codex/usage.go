@@ -66,6 +66,9 @@ type usageState struct {
 	Cum                                          tokenUsage // the latest total_token_usage
 }
 
+// usageParser passes over lines by their bytes.
+var _ adapters.UsageLineFilter = (*usageParser)(nil)
+
 type usageParser struct {
 	p   *Parser
 	s   usageState
@@ -174,12 +177,26 @@ func (u *usageParser) State() []byte {
 }
 
 func (u *usageParser) Parse(dst []adapters.UsageEntry, line []byte) ([]adapters.UsageEntry, error) {
-	if !u.wholeLines && passOver(line) {
-		if t := bytes.TrimSpace(line); len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
-			return dst, errNotAnObject
-		}
-		return dst, nil
+	if kept, err := u.Kept(line); !kept {
+		return dst, err
 	}
+	return u.ParseKept(dst, line)
+}
+
+// Kept implements adapters.UsageLineFilter: a line passOver does not pass
+// over is kept.
+func (u *usageParser) Kept(line []byte) (bool, error) {
+	if u.wholeLines || !passOver(line) {
+		return true, nil
+	}
+	if t := bytes.TrimSpace(line); len(t) < 2 || t[0] != '{' || t[len(t)-1] != '}' {
+		return false, errNotAnObject
+	}
+	return false, nil
+}
+
+// ParseKept implements adapters.UsageLineFilter.
+func (u *usageParser) ParseKept(dst []adapters.UsageEntry, line []byte) ([]adapters.UsageEntry, error) {
 	obs, err := u.p.Parse(u.obs[:0], line, telemetry.Provenance{})
 	u.obs = obs
 	if err != nil {

@@ -171,7 +171,9 @@ func (s *Scanner) Run() (*Scan, error) {
 			seen.add(k)
 		}
 	}
-	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, readBuffer)}
+	// This reader reads alone: a large file is read ahead on a second
+	// goroutine.
+	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, readBuffer), ahead: runtime.GOMAXPROCS(0) > 1}
 	for i, f := range files {
 		st := infos[i]
 		if st.err != nil {
@@ -339,6 +341,9 @@ type reader struct {
 	seen    *keySet
 	buf     *bufio.Reader
 	entries []adapters.UsageEntry
+	// ahead: a large file is read ahead (readahead.go); set where a
+	// processor would otherwise be idle.
+	ahead bool
 	// warnings gathers a reader's warnings when it reads beside others
 	// (nil: they go to the scanner's Warn at once).
 	warnings *strings.Builder
@@ -438,9 +443,33 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 	}
 	defer f.close()
 	p := ur.NewUsageParser(path, rec.State)
+	var read, bad, firstBad int64
+	if lf, ok := p.(adapters.UsageLineFilter); ok && r.ahead && st.size-rec.Offset >= readAheadMin {
+		read, bad, firstBad, err = r.fileAhead(rec, path, f, lf)
+	} else {
+		read, bad, firstBad, err = r.fileLines(rec, path, f, p)
+	}
+	if err != nil {
+		return nil, read, err
+	}
+	rec.State = p.State()
+	if c := cap(rec.Keys); c-len(rec.Keys) > 512 && c > len(rec.Keys)+len(rec.Keys)/8 {
+		// The identities grew by doubling: trimmed, each call a file
+		// keeps costs its 8 bytes, not up to 16.
+		rec.Keys = slices.Clone(rec.Keys)
+	}
+	if bad > 0 {
+		rec.BadLines += bad
+		r.warn("%s: %d unreadable lines skipped (the first at offset %d)", path, bad, firstBad)
+	}
+	return rec, read, nil
+}
+
+// fileLines is file's loop over f's lines: each is parsed and its calls
+// counted in rec; it returns the bytes read, the unreadable lines and the
+// first one's offset.
+func (r *reader) fileLines(rec *fileRecord, path string, f io.Reader, p adapters.UsageParser) (read, bad, firstBad int64, err error) {
 	r.buf.Reset(f)
-	var read, bad int64
-	var firstBad string
 	for {
 		line, err := r.buf.ReadSlice('\n')
 		for errors.Is(err, bufio.ErrBufferFull) {
@@ -452,16 +481,12 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		read += int64(len(line))
 		if err != nil {
 			if len(line) > 0 {
-				// An unfinished last line: read again once it ends.
-				if msg := fmt.Sprintf("its last line (%d bytes at offset %d) is unfinished: skipped until it ends", len(line), rec.Offset); rec.Reported != msg {
-					rec.Reported = msg
-					r.warn("%s: %s", path, msg)
-				}
+				r.unfinished(rec, path, len(line))
 			}
 			if err != io.EOF {
-				return nil, read, err
+				return read, bad, firstBad, err
 			}
-			break
+			return read, bad, firstBad, nil
 		}
 		rec.Offset += int64(len(line))
 		if len(line) <= 1 {
@@ -469,26 +494,24 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		}
 		r.entries, err = p.Parse(r.entries[:0], line[:len(line)-1])
 		if err != nil {
-			bad++
-			if firstBad == "" {
-				firstBad = fmt.Sprintf("offset %d", rec.Offset-int64(len(line)))
+			if bad == 0 {
+				firstBad = rec.Offset - int64(len(line))
 			}
+			bad++
 		}
 		for i := range r.entries {
 			r.add(rec, &r.entries[i])
 		}
 	}
-	rec.State = p.State()
-	if c := cap(rec.Keys); c-len(rec.Keys) > 512 && c > len(rec.Keys)+len(rec.Keys)/8 {
-		// The identities grew by doubling: trimmed, each call a file
-		// keeps costs its 8 bytes, not up to 16.
-		rec.Keys = slices.Clone(rec.Keys)
+}
+
+// unfinished reports a file's unfinished last line (n bytes at
+// rec.Offset), once while it stays so.
+func (r *reader) unfinished(rec *fileRecord, path string, n int) {
+	if msg := fmt.Sprintf("its last line (%d bytes at offset %d) is unfinished: skipped until it ends", n, rec.Offset); rec.Reported != msg {
+		rec.Reported = msg
+		r.warn("%s: %s", path, msg)
 	}
-	if bad > 0 {
-		rec.BadLines += bad
-		r.warn("%s: %d unreadable lines skipped (the first at %s)", path, bad, firstBad)
-	}
-	return rec, read, nil
 }
 
 // fileReader reads a file from an offset with pread on a plain
