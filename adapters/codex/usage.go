@@ -85,11 +85,11 @@ type usageParser struct {
 
 var errNotAnObject = errors.New("not a JSON object")
 
-// typeKey begins every key named type with a string value, as Codex
-// writes its lines (compact). Inside a JSON string a quote is escaped,
-// so these bytes, unless a backslash escapes their first quote, are a
-// key of the line and never text within a value.
-var typeTail = []byte(`ype":"`) // after `"t`
+// typeTail ends `"type":"`, which begins every key named type with a
+// string value as Codex writes its lines (compact). Inside a JSON string
+// a quote is escaped, so these bytes, unless a backslash escapes their
+// first quote, are a key of the line and never text within a value.
+var typeTail = []byte(`ype":"`)
 
 // passOver reports whether a line can move nothing `lifeloop usage`
 // reads: it holds at least one type key and each one's value is plain

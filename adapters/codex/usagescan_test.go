@@ -13,15 +13,7 @@ import (
 // one and lines shaped to send it to encoding/json: the same calls, the
 // same errors, the same state to resume from.
 func TestUsageOnePassAgreesWithDecoding(t *testing.T) {
-	var lines [][]byte
-	for _, name := range []string{"testdata/codex-compact-rollout.jsonl", "testdata/codex-tool-turn.rollout.jsonl"} {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, splitAll(data)...)
-	}
-	lines = append(lines, splitAll(genRollout(20))...)
+	lines := rolloutLines(t)
 
 	n := 0
 	tc := func(info string) []byte {
@@ -124,15 +116,7 @@ func TestUsageOnePassAgreesWithDecoding(t *testing.T) {
 // reads every line whole finds and keeps. Only a damaged line passed over
 // is not reported (as a Claude Code line without tokens is not).
 func TestUsagePassOverAgreesWithWholeLines(t *testing.T) {
-	var lines [][]byte
-	for _, name := range []string{"testdata/codex-compact-rollout.jsonl", "testdata/codex-tool-turn.rollout.jsonl"} {
-		data, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines = append(lines, splitAll(data)...)
-	}
-	lines = append(lines, splitAll(genRollout(20))...)
+	lines := rolloutLines(t)
 	count := func(n int) []byte {
 		return fmt.Appendf(nil, `{"timestamp":"2026-11-21T22:12:21.121Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"output_tokens":5,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"output_tokens":5,"total_tokens":%d}}}}`, n, n+5, n, n+5)
 	}
@@ -195,4 +179,17 @@ func TestUsagePassOverAgreesWithWholeLines(t *testing.T) {
 	if calls < 20 || passed < len(lines)/3 || !models["spaced-model"] || !models["escaped-model"] {
 		t.Fatalf("%d calls, %d of %d lines passed over, models %v: the test reads too little", calls, passed, len(lines), models)
 	}
+}
+
+// rolloutLines are the lines of the real rollouts and of a generated one.
+func rolloutLines(t *testing.T) [][]byte {
+	var lines [][]byte
+	for _, name := range []string{"testdata/codex-compact-rollout.jsonl", "testdata/codex-tool-turn.rollout.jsonl"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, splitAll(data)...)
+	}
+	return append(lines, splitAll(genRollout(20))...)
 }
