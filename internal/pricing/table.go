@@ -174,6 +174,13 @@ func compiled(pattern string) rule {
 	return r
 }
 
+// CheckRule reports why a regex rule of the table would match nothing
+// (it does not compile as lifeloop reads it), nil when it compiles.
+func CheckRule(pattern string) error {
+	_, err := compileRule(pattern)
+	return err
+}
+
 func compileRule(pattern string) (rule, error) {
 	var r rule
 	p := pattern
