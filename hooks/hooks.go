@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/lifeloop/lifeloop/contract"
 )
@@ -79,6 +80,11 @@ const (
 	RoleAttention
 )
 
+// FrameIDWait bounds how long a Spec.FrameID may wait for a harness's
+// files: the hook process waits 2 s in all for its answer
+// (internal/hookcall.DefaultTimeout), which must still reach the harness.
+const FrameIDWait = 1500 * time.Millisecond
+
 // Hook is one hook lifeloop installs: the harness's name for it and its
 // role.
 type Hook struct {
@@ -112,7 +118,9 @@ type Spec struct {
 	// Custom are hooks the harness maps itself (not installed in a
 	// settings file).
 	Custom map[string]Custom
-	// FrameID returns the harness's frame id of a call, "" for none.
+	// FrameID returns the harness's frame id of a call, "" for none. One
+	// that waits for the harness's files to catch up with the call waits
+	// at most FrameIDWait.
 	FrameID func(in Input) string
 	// Matcher is the "matcher" of each settings-file group, "" for none.
 	Matcher string

@@ -130,11 +130,10 @@ func callTime(raw json.RawMessage) (int64, bool) {
 }
 
 // stopWait bounds how long a Stop call waits for the session file to
-// catch up with it (about 100 ms measured), within the 2 s a hook call
-// has in all (internal/hookcall) so that its answer still reaches the
-// harness; stopPoll is how often it looks.
+// catch up with it (about 100 ms measured); stopPoll is how often it
+// looks.
 const (
-	stopWait = 1500 * time.Millisecond
+	stopWait = hooks.FrameIDWait
 	stopPoll = 20 * time.Millisecond
 )
 

@@ -135,7 +135,7 @@ func stopFrameID(in hooks.Input) string {
 
 // stopWait bounds how long a Stop call waits for the session file to
 // end the turn (a variable for tests); stopPoll is how often it looks.
-var stopWait = 2 * time.Second
+var stopWait = hooks.FrameIDWait
 
 const stopPoll = 20 * time.Millisecond
 

@@ -154,3 +154,11 @@ func TestBeside(t *testing.T) {
 		t.Errorf("Beside = %q, %v", p, ok)
 	}
 }
+
+// A harness's FrameID waits less than the hook process waits for its
+// answer, so the answer still reaches the harness.
+func TestFrameIDWaitWithinTheCallsBound(t *testing.T) {
+	if hooks.FrameIDWait >= DefaultTimeout {
+		t.Fatalf("hooks.FrameIDWait %v, the hook call's bound %v", hooks.FrameIDWait, DefaultTimeout)
+	}
+}
