@@ -443,14 +443,22 @@ func (o *Orchestrator) write(st *Status) error {
 	return nil
 }
 
-func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra map[string]any, prs []contract.PayloadReceipt) string {
-	summary := map[string]any{"reason": "renewal", "renewal_attempt": st.Attempt, "renewal_step": step, "resume": st.Resume}
+// StepSummary is the telemetry summary of a receipt the renewal records
+// at step (ending, ended, …): reason renewal, its attempt, the step,
+// whether it resumes, and its policy and recovery when it has them.
+func (st *Status) StepSummary(step string) map[string]any {
+	summary := map[string]any{"reason": "renewal", "renewal_attempt": st.Attempt, contract.SummaryRenewalStep: step, "resume": st.Resume}
 	if st.Recovered {
 		summary["renewal_recovered"] = true
 	}
 	if st.Policy != nil {
 		summary["policy"] = st.Policy.Map()
 	}
+	return summary
+}
+
+func (o *Orchestrator) record(st *Status, ev contract.Event, step string, extra map[string]any, prs []contract.PayloadReceipt) string {
+	summary := st.StepSummary(step)
 	for k, v := range extra {
 		summary[k] = v
 	}

@@ -424,16 +424,7 @@ func (w *observer) end(reason string, start time.Time, renewing *renewal.Status)
 	}
 	exit := statedir.ExitInfo{Code: 0, Outcome: string(contract.LifecycleSuccess), Phase: string(contract.PhaseCompleted), Reason: "watch_" + reason}
 	if renewing != nil {
-		renewalSummary := func() map[string]any {
-			m := map[string]any{"reason": contract.StoppedByRenewal, "renewal_attempt": renewing.Attempt, "resume": renewing.Resume}
-			if renewing.Policy != nil {
-				m["policy"] = renewing.Policy.Map()
-			}
-			return m
-		}
-		ending := renewalSummary()
-		ending[contract.SummaryRenewalStep] = "ending"
-		w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnding, Summary: ending})
+		w.s.Record(context.Background(), moment.Moment{Event: contract.EventSessionEnding, Summary: renewing.StepSummary("ending")})
 		summary["renewal_attempt"] = renewing.Attempt
 		summary["stopped_by"] = contract.StoppedByRenewal
 		summary["note"] = "the renewal stopped the harness through its own command; the conversation continues in the lifeloop session of its resume (renewal.json continued_in)"
