@@ -14,7 +14,6 @@ import (
 	"github.com/lifeloop/lifeloop/adapters/kit"
 	"github.com/lifeloop/lifeloop/contract"
 	"github.com/lifeloop/lifeloop/hooks"
-	"github.com/lifeloop/lifeloop/internal/hostassets"
 	"github.com/lifeloop/lifeloop/telemetry"
 )
 
@@ -263,9 +262,9 @@ func (h Harness) BridgeEnv(b adapters.BridgeTarget) ([]string, error) {
 	case err != nil:
 		return nil, &adapters.BridgeUnavailable{Reason: fmt.Sprintf("cannot read Qwen Code's system defaults %s: %v", own, err)}
 	}
-	merged, err := hostassets.Merged(base, own, h.Hooks(), b.HookCommand)
+	merged, err := kit.AddSettingsHooks(base, h.Hooks(), b.HookCommand)
 	if err != nil {
-		return nil, &adapters.BridgeUnavailable{Reason: "Qwen Code's system defaults: " + err.Error()}
+		return nil, &adapters.BridgeUnavailable{Reason: fmt.Sprintf("Qwen Code's system defaults %s: %v", own, err)}
 	}
 	path := filepath.Join(b.SessionDir, bridgeFile)
 	if err := kit.WriteFileAtomic(path, merged); err != nil {

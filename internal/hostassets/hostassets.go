@@ -104,21 +104,14 @@ func load(path string) (doc *object, orig []byte, exists bool, err error) {
 	if err != nil {
 		return nil, nil, false, err
 	}
-	doc, err = parse(orig, path)
-	return doc, orig, true, err
-}
-
-// parse decodes the content of the settings file path; white space alone
-// is an empty document.
-func parse(orig []byte, path string) (*object, error) {
 	if strings.TrimSpace(string(orig)) == "" {
-		return newObject(), nil
+		return newObject(), orig, true, nil
 	}
-	doc, err := decodeDoc(orig)
+	doc, err = decodeDoc(orig)
 	if err != nil {
-		return nil, fmt.Errorf("%s is not a JSON object (%w); fix or move it, then try again", path, err)
+		return nil, nil, true, fmt.Errorf("%s is not a JSON object (%w); fix or move it, then try again", path, err)
 	}
-	return doc, nil
+	return doc, orig, true, nil
 }
 
 // hooksObject returns doc's "hooks" object (nil when absent).
@@ -182,46 +175,14 @@ func Apply(path string, spec *hooks.Spec, hookCommand []string) (Result, error) 
 	if err := checkSpec(spec); err != nil {
 		return res, err
 	}
+	adapterID := spec.Adapter
 	doc, orig, exists, err := load(path)
 	if err != nil {
 		return res, err
 	}
-	if err := add(doc, path, spec, hookCommand); err != nil {
-		return res, err
-	}
-	return write(path, doc, orig, exists, res)
-}
-
-// Merged returns orig, the content of the settings file path (empty:
-// none), with the hooks of spec added as Apply adds them, in orig's
-// style, writing nothing: a copy of a person's settings made for one
-// launch.
-func Merged(orig []byte, path string, spec *hooks.Spec, hookCommand []string) ([]byte, error) {
-	if err := checkSpec(spec); err != nil {
-		return nil, err
-	}
-	doc, err := parse(orig, path)
-	if err != nil {
-		return nil, err
-	}
-	if err := add(doc, path, spec, hookCommand); err != nil {
-		return nil, err
-	}
-	return encodeLike(doc, orig), nil
-}
-
-// encodeLike encodes doc in the style of orig (its indent, its final
-// newline; a new file's style when orig is empty).
-func encodeLike(doc *object, orig []byte) []byte {
-	return encodeDoc(doc, indentOf(orig), len(orig) == 0 || strings.HasSuffix(string(orig), "\n"))
-}
-
-// add adds spec's hooks to doc, the settings of path.
-func add(doc *object, path string, spec *hooks.Spec, hookCommand []string) error {
-	adapterID := spec.Adapter
 	h, err := hooksObject(doc, path)
 	if err != nil {
-		return err
+		return res, err
 	}
 	if h == nil {
 		h = newObject()
@@ -232,7 +193,7 @@ func add(doc *object, path string, spec *hooks.Spec, hookCommand []string) error
 		v, ok := h.get(ev)
 		arr, isArr := v.([]any)
 		if ok && !isArr {
-			return fmt.Errorf("%s: hooks.%s is not an array; fix it, then try again", path, ev)
+			return res, fmt.Errorf("%s: hooks.%s is not an array; fix it, then try again", path, ev)
 		}
 		found := false
 		entries(arr, func(_ *object, entry *object) {
@@ -255,7 +216,7 @@ func add(doc *object, path string, spec *hooks.Spec, hookCommand []string) error
 			h.set(ev, append(arr, group))
 		}
 	}
-	return nil
+	return write(path, doc, orig, exists, res)
 }
 
 // Remove takes lifeloop's hooks of spec's adapter out of path. A missing
@@ -412,7 +373,8 @@ func Inspect(path string, spec *hooks.Spec, hookCommand []string, notes []string
 // write encodes doc in orig's style and writes it when it differs from
 // orig, keeping orig as the backup.
 func write(path string, doc *object, orig []byte, exists bool, res Result) (Result, error) {
-	out := encodeLike(doc, orig)
+	newline := !exists || len(orig) == 0 || strings.HasSuffix(string(orig), "\n")
+	out := encodeDoc(doc, indentOf(orig), newline)
 	if exists && string(out) == string(orig) {
 		return res, nil
 	}

@@ -1,15 +1,12 @@
 package hostassets
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/lifeloop/lifeloop/adapters/claude"
-	"github.com/lifeloop/lifeloop/adapters/codex"
-	"github.com/lifeloop/lifeloop/adapters/copilot"
+	"github.com/lifeloop/lifeloop/adapters/builtin"
 	"github.com/lifeloop/lifeloop/hooks"
 )
 
@@ -251,58 +248,11 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// specOf returns the hooks of an adapter (nil when it has none). The
-// adapters are named one by one: the registry (adapters/builtin) holds
-// Qwen Code's, which uses this package.
+// specOf returns the hooks of a registered adapter (nil when it has none).
 func specOf(id string) *hooks.Spec {
-	switch id {
-	case "claude":
-		return claude.Harness{}.Hooks()
-	case "codex":
-		return codex.Harness{}.Hooks()
-	case "copilot":
-		return copilot.Harness{}.Hooks()
-	}
-	return nil
-}
-
-// TestMerged: a copy of a person's settings for one launch gets
-// lifeloop's hooks after the file's own for the same event, everything
-// else kept, in the file's style; a file that is not settings is
-// refused, and nothing is written.
-func TestMerged(t *testing.T) {
-	spec := &hooks.Spec{Adapter: "x", Hooks: []hooks.Hook{{Name: "Stop"}, {Name: "Start"}}}
-	path := filepath.Join(t.TempDir(), "settings.json")
-	base := `{"a": 1, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "mine"}]}], "Other": []}}`
-	b, err := Merged([]byte(base), path, spec, bin)
+	a, err := builtin.Default().Lookup(id)
 	if err != nil {
-		t.Fatal(err)
+		return nil
 	}
-	var s struct {
-		A     int `json:"a"`
-		Hooks map[string][]struct {
-			Hooks []struct{ Command string } `json:"hooks"`
-		} `json:"hooks"`
-	}
-	if err := json.Unmarshal(b, &s); err != nil {
-		t.Fatal(err)
-	}
-	stop := s.Hooks["Stop"]
-	if s.A != 1 || len(stop) != 2 || stop[0].Hooks[0].Command != "mine" || stop[1].Hooks[0].Command != hooks.Command(bin, "x", "Stop") {
-		t.Errorf("merged:\n%s", b)
-	}
-	if _, ok := s.Hooks["Other"]; !ok || len(s.Hooks["Start"]) != 1 {
-		t.Errorf("merged:\n%s", b)
-	}
-	if _, err := Merged(nil, path, spec, bin); err != nil {
-		t.Errorf("empty file: %v", err)
-	}
-	for _, bad := range []string{`[]`, `{"hooks": 1}`, `{"hooks": {"Stop": {}}}`, `{`} {
-		if _, err := Merged([]byte(bad), path, spec, bin); err == nil || !strings.Contains(err.Error(), path) {
-			t.Errorf("%s: error %v, want one naming %s", bad, err, path)
-		}
-	}
-	if _, err := os.Stat(path); !os.IsNotExist(err) {
-		t.Errorf("Merged wrote %s (%v)", path, err)
-	}
+	return a.Hooks()
 }
