@@ -13,7 +13,7 @@ import (
 
 // indexVersion changes whenever the index's shape or meaning does: an
 // index of another version is rebuilt.
-const indexVersion = 3
+const indexVersion = 4
 
 // IndexFile is the index's name in <state>/usage/ (indexfile.go's
 // format; a file without its magic reads as damaged and is rebuilt).
@@ -34,6 +34,10 @@ type index struct {
 	// nothing new matches them with the files it lists and never makes
 	// the map. nil once files holds the records.
 	ordered []*fileRecord
+	// loaded counts the records loaded (their positions are 0 to it).
+	loaded int
+	// keys are the loaded index's identities, on disk (nil: none).
+	keys *indexKeys
 }
 
 // byPath is the records by path, made from ordered on first use; the
@@ -103,8 +107,11 @@ type fileRecord struct {
 	// Buckets are the file's sums by day, session, model and project,
 	// in the order the file first names them.
 	Buckets []bucket
-	// Keys are the hashes of the call identities the file counted.
-	Keys []uint64
+	// loadedAt is the record's position in the index it was loaded
+	// from plus one, 0 for a record made by this run (a file read from
+	// its start): the identities the index holds for that position stay
+	// the record's while it continues the loaded one. Not saved as such.
+	loadedAt int32
 	// Reported is the problem last reported for the file, so each is
 	// reported once.
 	Reported string
@@ -224,30 +231,43 @@ func (s *Sums) add(o *Sums) {
 // loadIndex reads the index at path; a missing, damaged or other
 // version's index, or one made with other prices or zone, gives an empty
 // one (rebuilt: every file is read again) and says why when it existed.
+// Only the records are read: the identities stay on disk (x.keys) until
+// a run that changed something merges them.
 func loadIndex(path, prices, zone string) (idx *index, rebuilt string) {
 	fresh := &index{Version: indexVersion, Prices: prices, Zone: zone, files: map[string]*fileRecord{}}
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return fresh, ""
 	}
-	if len(b) == 0 {
+	keys, head, err := readIndexFile(f)
+	if err != nil {
+		f.Close()
 		return fresh, "damaged"
 	}
-	// The records' strings are slices of b, never written again.
-	d, version, p, z, err := decodeIndexHead(unsafe.String(&b[0], len(b)))
+	// The records' strings are slices of head, never written again.
+	d, version, p, z, err := decodeIndexHead(unsafe.String(unsafe.SliceData(head), len(head)))
 	switch {
 	case err != nil:
+		f.Close()
 		return fresh, "damaged"
 	case version != indexVersion:
+		f.Close()
 		return fresh, "of another version"
 	case p != prices || z != zone:
+		f.Close()
 		return fresh, "made with other prices or time zone"
 	}
 	recs, err := d.records()
 	if err != nil {
+		f.Close()
 		return fresh, "damaged"
 	}
-	x := &index{Version: indexVersion, Prices: prices, Zone: zone, ordered: recs}
+	x := &index{Version: indexVersion, Prices: prices, Zone: zone, ordered: recs, loaded: len(recs)}
+	if keys.n > 0 {
+		x.keys = keys
+	} else {
+		f.Close()
+	}
 	for i := 1; i < len(recs); i++ {
 		if recs[i-1].Path >= recs[i].Path {
 			x.byPath() // not written by save: found by path only
@@ -257,8 +277,17 @@ func loadIndex(path, prices, zone string) (idx *index, rebuilt string) {
 	return x, ""
 }
 
-// save writes the index at path (0600, its folder 0700).
-func (x *index) save(path string) error {
+// close closes the loaded index's file.
+func (x *index) close() {
+	if x.keys != nil {
+		x.keys.f.Close()
+	}
+}
+
+// save writes the index at path (0600, its folder 0700), with the
+// identities given, (identity, file) in order: files are the run's list,
+// a file without a record drops its identities.
+func (x *index) save(path string, files []file, ids *pairSpill) error {
 	if err := os.MkdirAll(filepath.Dir(path), atomicfile.DirPerm); err != nil {
 		return err
 	}
@@ -270,5 +299,36 @@ func (x *index) save(path string) error {
 		}
 		sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
 	}
-	return atomicfile.ReplaceWith(path, func(w io.Writer) error { return writeIndex(w, x, recs) })
+	// A file's record's position: both lists are in path order.
+	posOf := make([]int32, len(files))
+	for i, j := 0, 0; i < len(files); i++ {
+		for j < len(recs) && recs[j].Path < files[i].path {
+			j++
+		}
+		posOf[i] = -1
+		if j < len(recs) && recs[j].Path == files[i].path {
+			posOf[i] = int32(j)
+		}
+	}
+	return atomicfile.ReplaceWith(path, func(w io.Writer) error {
+		var m *merger
+		if ids != nil {
+			m = ids.merge()
+		}
+		var mergeErr error
+		err := writeIndex(w, x, recs, func() (key uint64, pos int32, ok bool) {
+			for m != nil {
+				p, more := m.next()
+				if !more {
+					mergeErr, m = m.err(), nil
+					break
+				}
+				if f := p.b; f < uint64(len(posOf)) && posOf[f] >= 0 {
+					return p.a, posOf[f], true
+				}
+			}
+			return 0, 0, false
+		})
+		return firstErr(err, mergeErr)
+	})
 }

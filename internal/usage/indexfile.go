@@ -5,22 +5,32 @@ import (
 	"errors"
 	"io"
 	"math"
+	"os"
 	"unsafe"
 )
 
 // The index on disk: a magic, the version, then varint-framed fields in
-// a fixed order, with no field names or type descriptions to decode.
-// Strings are decoded as slices of the file's bytes (read into one
-// string), so a run with nothing new decodes 10,000 records in a few
-// milliseconds.
+// a fixed order, with no field names or type descriptions to decode;
+// then the identities, 12 bytes each (the identity and its record's
+// position, little-endian) in order of identity; then a trailer, where
+// the identities begin and how many there are (8 bytes each). A run
+// reads the part before the identities, into one string its records'
+// strings are slices of, so a run with nothing new decodes 10,000
+// records in a few milliseconds; the identities are read, in order, only
+// by a run that merges them with its own (identities.go).
 const indexMagic = "lifeloop-usage-index\n"
+
+// keySize is an identity's size on disk; trailerSize the trailer's.
+const (
+	keySize     = 12
+	trailerSize = 16
+)
 
 var errIndexDamaged = errors.New("damaged")
 
-// writeIndex writes x's records to w, a buffer's worth at a time: the
-// identities of a large corpus are never held a second time, encoded,
-// in memory.
-func writeIndex(w io.Writer, x *index, recs []*fileRecord) error {
+// writeIndex writes x's records to w, a buffer's worth at a time, then
+// the identities keys gives (in order; ok false after the last).
+func writeIndex(w io.Writer, x *index, recs []*fileRecord, keys func() (key uint64, pos int32, ok bool)) error {
 	e := encoder{b: make([]byte, 0, encodeChunk+1024), w: w}
 	e.b = append(e.b, indexMagic...)
 	e.uint(indexVersion)
@@ -56,18 +66,92 @@ func writeIndex(w io.Writer, x *index, recs []*fileRecord) error {
 			e.int(s.UnknownCalls)
 			e.flushFull()
 		}
-		e.uint(uint64(len(r.Keys)))
-		for _, k := range r.Keys {
-			e.b = binary.LittleEndian.AppendUint64(e.b, k)
-			if len(e.b) >= encodeChunk {
-				e.flush()
-			}
-		}
 		e.flushFull()
 	}
+	keysAt := e.written + int64(len(e.b))
+	var n uint64
+	for {
+		k, pos, ok := keys()
+		if !ok {
+			break
+		}
+		e.b = binary.LittleEndian.AppendUint64(e.b, k)
+		e.b = binary.LittleEndian.AppendUint32(e.b, uint32(pos))
+		n++
+		e.flushFull()
+	}
+	e.b = binary.LittleEndian.AppendUint64(e.b, uint64(keysAt))
+	e.b = binary.LittleEndian.AppendUint64(e.b, n)
 	e.flush()
 	return e.err
 }
+
+// readIndexFile reads the part of an index file before its identities
+// and returns where the identities are.
+func readIndexFile(f *os.File) (*indexKeys, []byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	size := fi.Size()
+	if size < int64(len(indexMagic))+trailerSize {
+		return nil, nil, errIndexDamaged
+	}
+	var t [trailerSize]byte
+	if _, err := f.ReadAt(t[:], size-trailerSize); err != nil {
+		return nil, nil, err
+	}
+	at, n := binary.LittleEndian.Uint64(t[:]), binary.LittleEndian.Uint64(t[8:])
+	if at > uint64(size) || n > uint64(size)/keySize || at+n*keySize+trailerSize != uint64(size) {
+		return nil, nil, errIndexDamaged
+	}
+	head := make([]byte, at)
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, nil, err
+	}
+	return &indexKeys{f: f, off: int64(at), n: int64(n)}, head, nil
+}
+
+// indexKeys are an index file's identities, read in order as a
+// pairSource (b: indexTag and the record's position). An identity out
+// of order ends them as damaged.
+type indexKeys struct {
+	f      *os.File
+	off, n int64
+	buf    []byte
+	last   uint64
+	e      error
+}
+
+func (k *indexKeys) next() (pair, bool) {
+	if len(k.buf) == 0 {
+		if k.n == 0 || k.e != nil {
+			return pair{}, false
+		}
+		c := min(k.n, spillChunk)
+		if cap(k.buf) == 0 {
+			k.buf = make([]byte, spillChunk*keySize)
+		}
+		k.buf = k.buf[:c*keySize]
+		if _, err := k.f.ReadAt(k.buf, k.off); err != nil {
+			k.e, k.buf = err, k.buf[:0]
+			return pair{}, false
+		}
+		k.off += c * keySize
+		k.n -= c
+	}
+	key := binary.LittleEndian.Uint64(k.buf)
+	if key < k.last {
+		k.e, k.buf, k.n = errIndexDamaged, k.buf[:0], 0
+		return pair{}, false
+	}
+	k.last = key
+	p := pair{key, indexTag | uint64(binary.LittleEndian.Uint32(k.buf[8:]))}
+	k.buf = k.buf[keySize:]
+	return p, true
+}
+
+func (k *indexKeys) err() error { return k.e }
 
 // encodeChunk is how many encoded bytes writeIndex gathers before it
 // writes them.
@@ -85,19 +169,17 @@ func decodeIndexHead(data string) (d decoder, version uint64, prices, zone strin
 	return d, version, prices, zone, d.err
 }
 
-// slab is the number of buckets or identities allocated at once for
-// the records.
+// slab is the number of buckets allocated at once for the records.
 const slab = 4096
 
-// records reads the records that follow the head. Their buckets and
-// identities are cut from a few large slices (each record's capped, so
-// growing one copies it), not allocated one record at a time.
+// records reads the records that follow the head. Their buckets are
+// cut from a few large slices (each record's capped, so growing one
+// copies it), not allocated one record at a time.
 func (d *decoder) records() ([]*fileRecord, error) {
 	n := d.count(8)
 	recs := make([]fileRecord, n)
 	out := make([]*fileRecord, n)
 	var buckets []bucket
-	var keys []uint64
 	for i := range recs {
 		r := &recs[i]
 		r.Path, r.Harness = d.str(), d.str()
@@ -122,16 +204,7 @@ func (d *decoder) records() ([]*fileRecord, error) {
 			s.Native, s.Estimated = math.Float64frombits(d.u64()), math.Float64frombits(d.u64())
 			s.NativeCalls, s.EstimatedCalls, s.UnknownCalls = d.int(), d.int(), d.int()
 		}
-		if nk := d.count(8); nk > 0 {
-			if cap(keys)-len(keys) < nk {
-				keys = make([]uint64, 0, max(nk, slab))
-			}
-			r.Keys = keys[len(keys) : len(keys)+nk : len(keys)+nk]
-			keys = keys[:len(keys)+nk]
-			for j := range r.Keys {
-				r.Keys[j] = d.u64()
-			}
-		}
+		r.loadedAt = int32(i) + 1
 		if d.err != nil {
 			return nil, d.err
 		}
@@ -145,9 +218,10 @@ func (d *decoder) records() ([]*fileRecord, error) {
 
 // encoder encodes fields into b, which flush writes to w.
 type encoder struct {
-	b   []byte
-	w   io.Writer
-	err error // the first write's error
+	b       []byte
+	w       io.Writer
+	written int64 // bytes written to w
+	err     error // the first write's error
 }
 
 // flushFull writes b when it holds a chunk's worth.
@@ -160,6 +234,7 @@ func (e *encoder) flushFull() {
 func (e *encoder) flush() {
 	if e.err == nil && len(e.b) > 0 {
 		_, e.err = e.w.Write(e.b)
+		e.written += int64(len(e.b))
 	}
 	e.b = e.b[:0]
 }

@@ -4,33 +4,46 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"slices"
+	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 )
 
-// The index of every sample harness's files, written a chunk at a time,
-// decodes to the same records.
-func TestIndexWrittenDecodes(t *testing.T) {
-	sc, err := scanner(t, home(t), nil, nil).Run()
+// keyList gives keys to writeIndex, in order.
+func keyList(keys []pair) func() (uint64, int32, bool) {
+	return func() (uint64, int32, bool) {
+		if len(keys) == 0 {
+			return 0, 0, false
+		}
+		k := keys[0]
+		keys = keys[1:]
+		return k.a, int32(k.b), true
+	}
+}
+
+// readBack writes the index to a file and reads it back: the records,
+// and the identities as the merge reads them.
+func readBack(t *testing.T, x *index, recs []*fileRecord, keys []pair) ([]*fileRecord, []pair, string, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := writeIndex(&buf, x, recs, keyList(keys)); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), IndexFile)
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []*fileRecord
-	keys := 0
-	for _, r := range sc.idx.byPath() {
-		recs = append(recs, r)
-		keys += len(r.Keys)
-	}
-	if len(recs) < 4 || keys == 0 {
-		t.Fatalf("%d records with %d keys: the samples give too little to test", len(recs), keys)
-	}
-	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
-	var buf bytes.Buffer
-	if err := writeIndex(&buf, sc.idx, recs); err != nil {
+	defer f.Close()
+	ik, head, err := readIndexFile(f)
+	if err != nil {
 		t.Fatal(err)
 	}
-	d, _, _, _, err := decodeIndexHead(buf.String())
+	d, _, prices, zone, err := decodeIndexHead(string(head))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,62 +51,129 @@ func TestIndexWrittenDecodes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(recs) {
-		t.Fatalf("decoded %d records of %d", len(got), len(recs))
+	var gotKeys []pair
+	for {
+		p, ok := ik.next()
+		if !ok {
+			break
+		}
+		gotKeys = append(gotKeys, pair{p.a, p.b &^ indexTag})
+	}
+	if err := ik.err(); err != nil {
+		t.Fatal(err)
+	}
+	return got, gotKeys, prices, zone
+}
+
+// The index of every sample harness's files decodes to the same records
+// and identities.
+func TestIndexWrittenDecodes(t *testing.T) {
+	s := scanner(t, home(t), nil, nil)
+	sc, err := s.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []*fileRecord
+	for _, r := range sc.idx.byPath() {
+		recs = append(recs, r)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
+	// The identities the run saved, read from its index.
+	var keys []pair
+	f, err := os.Open(filepath.Join(s.StateDir, "usage", IndexFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ik, _, err := readIndexFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, ok := ik.next(); ok; p, ok = ik.next() {
+		keys = append(keys, pair{p.a, p.b &^ indexTag})
+	}
+	if len(recs) < 4 || len(keys) == 0 {
+		t.Fatalf("%d records with %d identities: the samples give too little to test", len(recs), len(keys))
+	}
+	got, gotKeys, _, _ := readBack(t, sc.idx, recs, keys)
+	if len(got) != len(recs) || len(gotKeys) != len(keys) {
+		t.Fatalf("decoded %d records of %d, %d identities of %d", len(got), len(recs), len(gotKeys), len(keys))
 	}
 	for i := range got {
-		if got[i].Path != recs[i].Path || len(got[i].Keys) != len(recs[i].Keys) || len(got[i].Buckets) != len(recs[i].Buckets) {
+		if got[i].Path != recs[i].Path || len(got[i].Buckets) != len(recs[i].Buckets) || got[i].loadedAt != int32(i)+1 {
 			t.Fatalf("record %d decoded as %+v, was %+v", i, got[i], recs[i])
+		}
+	}
+	for i := range keys {
+		if gotKeys[i] != keys[i] {
+			t.Fatalf("identity %d decoded as %v, was %v", i, gotKeys[i], keys[i])
 		}
 	}
 }
 
-// An index larger than a chunk (a file of 20,000 calls, 200 files of
-// one) is written in several and decodes to the same records.
+// An index larger than a chunk (20,000 identities, 201 records) is
+// written in several and decodes to the same records and identities.
 func TestIndexWrittenInChunks(t *testing.T) {
 	x := &index{Prices: "p", Zone: "UTC"}
 	var recs []*fileRecord
+	var keys []pair
 	for i := range 201 {
 		r := &fileRecord{Path: fmt.Sprintf("/h/%04d.jsonl", i), Harness: "claude", Size: int64(i), Offset: int64(i)}
-		n := 1
-		if i == 100 {
-			n = 20000
-		}
-		for k := range n {
-			r.Keys = append(r.Keys, uint64(i)<<32|uint64(k)+2)
-		}
-		r.Buckets = []bucket{{Key: bucketKey{Day: "2026-11-01", Session: "s", Model: "m", Project: "p"}, Sums: Sums{Calls: int64(n)}}}
+		r.Buckets = []bucket{{Key: bucketKey{Day: "2026-11-01", Session: "s", Model: "m", Project: "p"}, Sums: Sums{Calls: int64(i)}}}
 		recs = append(recs, r)
 	}
+	for k := range 20000 {
+		keys = append(keys, pair{uint64(k) * 0x9e3779b97f4a7c1, uint64(k % 201)})
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i].a < keys[j].a })
+	got, gotKeys, prices, zone := readBack(t, x, recs, keys)
+	if prices != "p" || zone != "UTC" || len(got) != len(recs) || len(gotKeys) != len(keys) {
+		t.Fatalf("head %q %q, %d records, %d identities", prices, zone, len(got), len(gotKeys))
+	}
+	for i := range got {
+		if got[i].Path != recs[i].Path || got[i].Buckets[0].Sums != recs[i].Buckets[0].Sums {
+			t.Fatalf("record %d decoded differently", i)
+		}
+	}
+	for i := range keys {
+		if gotKeys[i] != keys[i] {
+			t.Fatalf("identity %d decoded as %v, was %v", i, gotKeys[i], keys[i])
+		}
+	}
+}
+
+// Identities out of order end the index's identities as damaged.
+func TestIndexIdentitiesOutOfOrderAreDamaged(t *testing.T) {
 	var buf bytes.Buffer
-	if err := writeIndex(&buf, x, recs); err != nil {
+	if err := writeIndex(&buf, &index{}, nil, keyList([]pair{{5, 0}, {3, 0}})); err != nil {
 		t.Fatal(err)
 	}
-	if buf.Len() < 2*encodeChunk {
-		t.Fatalf("the index takes %d bytes: too few to cross chunks", buf.Len())
+	path := filepath.Join(t.TempDir(), IndexFile)
+	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	d, _, prices, zone, err := decodeIndexHead(buf.String())
-	if err != nil || prices != "p" || zone != "UTC" {
-		t.Fatalf("head %q %q %v", prices, zone, err)
-	}
-	got, err := d.records()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(recs) {
-		t.Fatalf("decoded %d records of %d", len(got), len(recs))
+	defer f.Close()
+	ik, _, err := readIndexFile(f)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := range got {
-		if got[i].Path != recs[i].Path || !slices.Equal(got[i].Keys, recs[i].Keys) || got[i].Buckets[0].Sums != recs[i].Buckets[0].Sums {
-			t.Fatalf("record %d decoded differently", i)
-		}
+	n := 0
+	for _, ok := ik.next(); ok; _, ok = ik.next() {
+		n++
+	}
+	if n != 1 || !errors.Is(ik.err(), errIndexDamaged) {
+		t.Fatalf("%d identities read, error %v", n, ik.err())
 	}
 }
 
 // A write that fails fails the index's writing.
 func TestIndexWriteError(t *testing.T) {
-	recs := []*fileRecord{{Path: "/h/a.jsonl", Keys: make([]uint64, 20000)}}
-	if err := writeIndex(failingWriter{}, &index{}, recs); err == nil {
+	keys := make([]pair, 20000)
+	if err := writeIndex(failingWriter{}, &index{}, []*fileRecord{{Path: "/h/a.jsonl"}}, keyList(keys)); err == nil {
 		t.Fatal("a failing write was not reported")
 	}
 }

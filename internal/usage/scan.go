@@ -9,10 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -77,6 +77,7 @@ func (s *Scanner) Run() (*Scan, error) {
 	}()
 	files, infos, listErrs := s.list()
 	<-loaded
+	defer idx.close()
 	if why != "" {
 		s.warn("the usage index %s was %s: rebuilt", path, why)
 	}
@@ -89,12 +90,13 @@ func (s *Scanner) Run() (*Scan, error) {
 	olds, matched := idx.match(files)
 	dirty := idx.records() == 0 || matched < idx.records()
 	sc := &Scan{idx: idx, Files: len(files)}
-	// The files that changed are read side by side, each counting its
-	// calls once within itself; merged in path order, a file whose calls
-	// another already counted is read again alone, as one reading after
-	// the other would have.
+	// The files that changed are read (a path two sources list, once),
+	// then each call is counted once (identities.go).
 	var todo []int
 	for i := range files {
+		if i > 0 && files[i].path == files[i-1].path {
+			continue
+		}
 		if st := infos[i]; st.err == nil && changed(olds[i], st) {
 			todo = append(todo, i)
 		}
@@ -122,118 +124,154 @@ func (s *Scanner) Run() (*Scan, error) {
 			}
 		}
 	}
-	results := make(map[int]*readResult, len(todo))
-	if workers := min(runtime.GOMAXPROCS(0), len(todo)); workers > 1 {
-		var mu sync.Mutex
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r := &reader{s: s, loc: loc, seen: &keySet{}, buf: bufio.NewReaderSize(nil, readBuffer), warnings: &strings.Builder{}}
-				for j := w; j < len(todo); j += workers {
-					i := todo[j]
-					f, old := files[i], idx.files[files[i].path]
-					if f.db != nil {
-						continue // read in order below
-					}
-					r.seen.reset()
-					if !fresh(old, f.harness, infos[i]) {
-						for _, k := range old.Keys {
-							r.seen.add(k)
-						}
-					}
-					r.warnings.Reset()
-					rec, n, err := r.file(old, f.path, f.harness, f.r, infos[i])
-					mu.Lock()
-					results[i] = &readResult{rec: rec, read: n, err: err, warnings: r.warnings.String()}
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-	}
-	// The identities every file already counted: a call another file
-	// repeats is counted once, where it was first read.
-	seen := &keySet{}
-	keys := 0
-	for _, rec := range idx.files {
-		keys += len(rec.Keys)
-	}
-	for _, res := range results {
-		if res.rec != nil {
-			keys += len(res.rec.Keys)
-		}
-	}
-	seen.reserve(keys)
-	for _, rec := range idx.files {
-		for _, k := range rec.Keys {
-			seen.add(k)
-		}
-	}
-	// This reader reads alone: a large file is read ahead on a second
-	// goroutine.
-	r := &reader{s: s, loc: loc, seen: seen, buf: bufio.NewReaderSize(nil, readBuffer), ahead: runtime.GOMAXPROCS(0) > 1}
+	ids := newIdentities(len(files))
+	defer ids.close()
+	results := s.readChanged(files, infos, todo, idx, loc, ids)
 	for i, f := range files {
-		st := infos[i]
-		if st.err != nil {
+		if st := infos[i]; st.err != nil {
 			s.warn("%s: %v", f.path, st.err)
 			continue
 		}
-		old := idx.files[f.path]
-		if !changed(old, st) {
+		res := results[i]
+		if res == nil {
 			continue
 		}
-		dirty = true
-		isFresh := fresh(old, f.harness, st)
-		if isFresh && old != nil {
-			for _, k := range old.Keys {
-				seen.remove(k)
-			}
+		if s.Warn != nil && res.warnings != "" {
+			io.WriteString(s.Warn, res.warnings)
 		}
-		if res := results[i]; res != nil && res.rec != nil {
-			added := res.rec.Keys
-			if !isFresh {
-				added = added[len(old.Keys):]
-			}
-			if !anySeen(seen, added) {
-				for _, k := range added {
-					seen.add(k)
-				}
-				idx.files[f.path] = res.rec
-				sc.BytesRead += res.read
-				if s.Warn != nil && res.warnings != "" {
-					io.WriteString(s.Warn, res.warnings)
-				}
-				if res.err != nil {
-					s.warn("%s: %v", f.path, res.err)
-				}
-				continue
-			}
+		if res.rec != nil {
+			byPath[f.path] = res.rec
+		} else {
+			ids.giveUp(i, math.MaxUint32)
 		}
+		sc.BytesRead += res.read
+		if res.err != nil {
+			s.warn("%s: %v", f.path, res.err)
+		}
+	}
+	// Each identity is counted once: the loaded records' that stay
+	// theirs, then the run's, in place order.
+	kept := make([]int32, idx.loaded)
+	for i := range kept {
+		kept[i] = -1
+	}
+	for i, f := range files {
+		if rec := byPath[f.path]; rec != nil && rec.loadedAt > 0 {
+			kept[rec.loadedAt-1] = int32(i)
+		}
+	}
+	var old pairSource
+	if idx.keys != nil {
+		old = idx.keys
+	}
+	winners, lost, err := ids.resolve(old, kept)
+	defer winners.close()
+	defer lost.close()
+	if err != nil {
+		return sc, fmt.Errorf("usage: counting each call once: %w", err)
+	}
+	// A file with calls counted elsewhere first is read again without
+	// them.
+	m := lost.merge()
+	calls := newLostCalls(m)
+	r := s.newReader(loc, nil, runtime.GOMAXPROCS(0) > 1)
+	r.lost = calls
+	for {
+		i, ok := calls.nextFile()
+		if !ok {
+			break
+		}
+		res := results[i]
+		if res == nil || res.rec == nil {
+			calls.skipFile(i) // given up: its calls were not counted
+			continue
+		}
+		f := files[i]
+		r.begin(i, res.from)
 		var rec *fileRecord
 		var n int64
-		var err error
 		if f.db != nil {
-			rec, err = r.database(old, f.path, f.harness, f.db, st)
+			rec, err = r.databaseAgain(res, f.path, f.harness, f.db)
 		} else {
-			rec, n, err = r.file(old, f.path, f.harness, f.r, st)
+			r.limit = res.start + res.read
+			rec, n, err = r.file(res.old, f.path, f.harness, f.r, infos[i])
+			r.limit = 0
 		}
-		if rec != nil {
-			idx.files[f.path] = rec
-		}
+		calls.skipFile(i)
 		sc.BytesRead += n
 		if err != nil {
-			s.warn("%s: %v", f.path, err)
+			// Counted neither way: the file is read from its start
+			// next run.
+			s.warn("%s: %v (read again from its start next run)", f.path, err)
+			if res.old == nil {
+				delete(byPath, f.path)
+			} else {
+				c := *res.old
+				c.Size, c.Offset, c.loadedAt = -1, math.MaxInt64, 0
+				byPath[f.path] = &c
+			}
+			continue
 		}
+		byPath[f.path] = rec
 	}
-	if !dirty {
-		return sc, nil
+	if err := m.err(); err != nil {
+		return sc, fmt.Errorf("usage: counting each call once: %w", err)
 	}
-	if err := idx.save(path); err != nil {
+	if err := idx.save(path, files, winners); err != nil {
 		return sc, fmt.Errorf("usage: saving the index %s: %w", path, err)
 	}
 	return sc, nil
+}
+
+// readChanged reads the files in todo (numbers in files), each as a
+// continuation of its record in idx, and returns what each reading made.
+// Files are read side by side, a file read alone is read ahead;
+// databases are read after them, in order.
+func (s *Scanner) readChanged(files []file, infos []fileStat, todo []int, idx *index, loc *time.Location, ids *identities) []*readResult {
+	results := make([]*readResult, len(files))
+	var onDisk []int
+	for _, i := range todo {
+		if files[i].db == nil {
+			onDisk = append(onDisk, i)
+		}
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(onDisk))
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := s.newReader(loc, ids, workers == 1 && runtime.GOMAXPROCS(0) > 1)
+			for j := w; j < len(onDisk); j += workers {
+				i := onDisk[j]
+				f, old := files[i], idx.files[files[i].path]
+				r.begin(i, 0)
+				res := &readResult{old: old}
+				if !fresh(old, f.harness, infos[i]) {
+					res.start = old.Offset
+				}
+				res.rec, res.read, res.err = r.file(old, f.path, f.harness, f.r, infos[i])
+				r.handOver()
+				res.warnings = r.warnings.String()
+				results[i] = res
+			}
+		}()
+	}
+	wg.Wait()
+	r := s.newReader(loc, ids, false)
+	for _, i := range todo {
+		f := files[i]
+		if f.db == nil {
+			continue
+		}
+		r.begin(i, 0)
+		res := &readResult{old: idx.files[f.path]}
+		res.rec, res.err = r.database(res, f.path, f.harness, f.db, infos[i])
+		r.handOver()
+		res.warnings = r.warnings.String()
+		results[i] = res
+	}
+	return results
 }
 
 // file is a session file or database of a source.
@@ -338,15 +376,31 @@ const readBuffer = 256 << 10
 type reader struct {
 	s       *Scanner
 	loc     *time.Location
-	seen    *keySet
 	buf     *bufio.Reader
 	entries []adapters.UsageEntry
 	// ahead: a large file is read ahead (readahead.go); set where a
 	// processor would otherwise be idle.
 	ahead bool
-	// warnings gathers a reader's warnings when it reads beside others
-	// (nil: they go to the scanner's Warn at once).
+	// warnings gathers the warnings of the reading (written in path
+	// order once all are done; nil: they go to the scanner's Warn).
 	warnings *strings.Builder
+	// ids receives the identities of the calls counted (nil: a reading
+	// again, which hands none), out holds them until handOver.
+	ids *identities
+	out []pair
+	// lost, when set, names the calls not to count (a reading again).
+	lost *lostCalls
+	// fileNo is the number of the file read, calls the number of calls
+	// with an identity it counted so far.
+	fileNo int
+	calls  uint32
+	// recent are the identities of the calls the file named last, by
+	// their hash's low bits: the lines of one message repeat its call.
+	recent [64]uint64
+	// limit, when set, is the offset a file's reading stops at (a
+	// reading again reads what the first one read, not what was added
+	// since).
+	limit int64
 	// rates are the prices of the last call's model (a file's calls
 	// are mostly of one).
 	rates lastRates
@@ -387,12 +441,48 @@ func keyHash(key string) uint64 {
 	return h
 }
 
-// readResult is what a reader made of one file beside the others.
+// newReader is a reader handing identities to ids (nil: none).
+func (s *Scanner) newReader(loc *time.Location, ids *identities, ahead bool) *reader {
+	r := &reader{s: s, loc: loc, ids: ids, buf: bufio.NewReaderSize(nil, readBuffer), ahead: ahead, warnings: &strings.Builder{}}
+	if ids != nil {
+		r.out = make([]pair, 0, 1024)
+	}
+	return r
+}
+
+// begin starts the reading of file number i, its calls numbered from
+// call.
+func (r *reader) begin(i int, call uint32) {
+	r.fileNo, r.calls = i, call
+	clear(r.recent[:])
+	r.warnings.Reset()
+}
+
+// handOver hands the identities gathered to the run's.
+func (r *reader) handOver() {
+	if r.ids != nil && len(r.out) > 0 {
+		r.ids.hand(r.out)
+		r.out = r.out[:0]
+	}
+}
+
+// readResult is what a reader made of one file or database.
 type readResult struct {
-	rec      *fileRecord
-	read     int64
-	err      error
-	warnings string
+	// old is the record the reading continued (nil: none), start the
+	// offset it began at; from the number of its first call that counts.
+	old   *fileRecord
+	start int64
+	from  uint32
+	rec   *fileRecord
+	read  int64
+	err   error
+	// A database's reading that counted read from mark, its entries
+	// (the first entries of a reading again count), continuing old's
+	// record when continued.
+	mark      int64
+	entries   int
+	continued bool
+	warnings  string
 }
 
 // changed reports whether a file differs from its record.
@@ -404,15 +494,6 @@ func changed(rec *fileRecord, st fileStat) bool {
 // another harness, or shorter than where its reading stopped.
 func fresh(rec *fileRecord, harness string, st fileStat) bool {
 	return rec == nil || rec.Harness != harness || st.size < rec.Offset
-}
-
-func anySeen(seen *keySet, keys []uint64) bool {
-	for _, k := range keys {
-		if seen.has(k) {
-			return true
-		}
-	}
-	return false
 }
 
 func (r *reader) warn(format string, args ...any) {
@@ -430,17 +511,14 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 	if fresh(old, harness, st) {
 		rec = &fileRecord{Path: path, Harness: harness}
 	} else {
-		c := *old
-		c.at = nil
-		c.Buckets = slices.Clone(old.Buckets)
-		c.Keys = slices.Clone(old.Keys)
-		rec = &c
+		rec = copyRecord(old)
 	}
 	rec.Size, rec.ModTime = st.size, st.modTime
 	f, err := openAt(path, rec.Offset, st.size)
 	if err != nil {
 		return nil, 0, err
 	}
+	f.limit = r.limit
 	defer f.close()
 	p := ur.NewUsageParser(path, rec.State)
 	var read, bad, firstBad int64
@@ -453,11 +531,6 @@ func (r *reader) file(old *fileRecord, path, harness string, ur adapters.UsageRe
 		return nil, read, err
 	}
 	rec.State = p.State()
-	if c := cap(rec.Keys); c-len(rec.Keys) > 512 && c > len(rec.Keys)+len(rec.Keys)/8 {
-		// The identities grew by doubling: trimmed, each call a file
-		// keeps costs its 8 bytes, not up to 16.
-		rec.Keys = slices.Clone(rec.Keys)
-	}
 	if bad > 0 {
 		rec.BadLines += bad
 		r.warn("%s: %d unreadable lines skipped (the first at offset %d)", path, bad, firstBad)
@@ -523,7 +596,9 @@ type fileReader struct {
 	path      string
 	fd        int
 	off, size int64 // size: the file's size when listed
-	eof       bool
+	// limit, when set, is the offset reading stops at.
+	limit int64
+	eof   bool
 }
 
 // openAt opens path to read from off; size is its size when listed.
@@ -551,6 +626,13 @@ func (f *fileReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if f.limit > 0 {
+		if f.off >= f.limit {
+			f.eof = true
+			return 0, io.EOF
+		}
+		p = p[:min(int64(len(p)), f.limit-f.off)]
+	}
 	for {
 		n, err := unix.Pread(f.fd, p, f.off)
 		if err == unix.EINTR {
@@ -574,14 +656,27 @@ func (f *fileReader) Read(p []byte) (int, error) {
 // close closes the descriptor (a read-only one: its close has nothing to report).
 func (f *fileReader) close() { _ = unix.Close(f.fd) }
 
-// add counts one call in rec, unless its identity was counted already.
+// add counts one call in rec, unless the file named its identity a few
+// calls before or, reading again, it is one of the calls that lost.
 func (r *reader) add(rec *fileRecord, e *adapters.UsageEntry) {
 	if e.Key != "" {
 		k := keyHash(e.Key)
-		if !r.seen.add(k) {
+		if slot := &r.recent[k%uint64(len(r.recent))]; *slot == k && k != 0 {
+			return
+		} else {
+			*slot = k
+		}
+		n := r.calls
+		r.calls++
+		if r.lost != nil && r.lost.lost(r.fileNo, n) {
 			return
 		}
-		rec.Keys = append(rec.Keys, k)
+		if r.ids != nil {
+			r.out = append(r.out, pair{k, place(r.fileNo, n)})
+			if len(r.out) == cap(r.out) {
+				r.handOver()
+			}
+		}
 	}
 	day := r.dayOf(e.At)
 	b := rec.bucketOf(bucketKey{Day: day, Session: e.SessionID, Model: e.Model, Project: e.Project})
