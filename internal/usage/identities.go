@@ -75,7 +75,7 @@ func (ids *identities) close() { ids.pairs.close() }
 // dropped). It returns the identities to save, (identity, file), in
 // order, and the places of the calls that lost, in any order.
 func (ids *identities) resolve(old pairSource, kept []int32) (winners, lost *pairSpill, err error) {
-	winners = newPairSpill(spillLimit, true)
+	winners = newPairSpill(spillChunk, true)
 	lost = newPairSpill(spillLimit, false)
 	var more []pairSource
 	if old != nil {

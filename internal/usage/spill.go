@@ -23,12 +23,12 @@ const pairSize = 16
 type pairSpill struct {
 	buf   []pair
 	limit int
-	// inOrder: pairs are added in order of a already (not sorted again).
+	// inOrder: pairs are added in order of a already: not sorted again,
+	// and written as one run.
 	inOrder bool
 	f       *os.File
 	end     int64 // the file's length
 	runs    []spillRun
-	scratch []pair // sortPairs' second buffer
 	err     error
 }
 
@@ -46,8 +46,12 @@ func (s *pairSpill) add(p pair) {
 	s.buf = append(s.buf, p)
 }
 
-// addAll adds ps.
+// addAll adds ps. The buffer is made whole at once: grown by doubling,
+// the copies it leaves would cost the run more memory than it holds.
 func (s *pairSpill) addAll(ps []pair) {
+	if cap(s.buf) < s.limit && len(s.buf)+len(ps) > cap(s.buf) {
+		s.buf = append(make([]pair, 0, s.limit), s.buf...)
+	}
 	for len(ps) > 0 {
 		if len(s.buf) >= s.limit {
 			s.spill()
@@ -69,7 +73,11 @@ func (s *pairSpill) spill() {
 	}
 	if s.err == nil {
 		s.err = writePairs(s.f, s.end, s.buf)
-		s.runs = append(s.runs, spillRun{off: s.end, n: int64(len(s.buf))})
+		if s.inOrder && len(s.runs) == 1 {
+			s.runs[0].n += int64(len(s.buf))
+		} else {
+			s.runs = append(s.runs, spillRun{off: s.end, n: int64(len(s.buf))})
+		}
 		s.end += int64(len(s.buf)) * pairSize
 	}
 	s.buf = s.buf[:0]
@@ -77,7 +85,7 @@ func (s *pairSpill) spill() {
 
 func (s *pairSpill) sortBuf() {
 	if !s.inOrder {
-		s.scratch = sortPairs(s.buf, s.scratch)
+		sortPairs(s.buf)
 	}
 }
 
@@ -260,34 +268,39 @@ func (m *merger) err() error {
 	return nil
 }
 
-// sortPairs sorts ps by a and returns the scratch buffer for the next
-// call. The a's are hashes, spread evenly: ps are dealt by their top 12
-// bits (a counting sort) and each small pile sorted on its own.
-func sortPairs(ps, scratch []pair) []pair {
+// sortPairs sorts ps by a, in place. The a's are hashes, spread evenly:
+// ps are dealt into piles by their top 12 bits (a counting sort that
+// swaps each pair into its pile), and each small pile sorted on its own.
+func sortPairs(ps []pair) {
 	if len(ps) < 256 {
 		slices.SortFunc(ps, cmpPairs)
-		return scratch
+		return
 	}
 	const bits = 12
-	var count [1<<bits + 1]int
+	var count, start, next [1 << bits]int
 	for _, p := range ps {
-		count[p.a>>(64-bits)+1]++
+		count[p.a>>(64-bits)]++
 	}
-	for i := 1; i < len(count); i++ {
-		count[i] += count[i-1]
+	for d, sum := 0, 0; d < len(count); d++ {
+		start[d], next[d] = sum, sum
+		sum += count[d]
 	}
-	if cap(scratch) < len(ps) {
-		scratch = make([]pair, len(ps))
+	for d := range count {
+		end := start[d] + count[d]
+		for next[d] < end {
+			p := ps[next[d]]
+			// p goes to its pile, the pair it displaces to its own, and
+			// so on until one belongs here.
+			for t := int(p.a >> (64 - bits)); t != d; t = int(p.a >> (64 - bits)) {
+				ps[next[t]], p = p, ps[next[t]]
+				next[t]++
+			}
+			ps[next[d]] = p
+			next[d]++
+		}
 	}
-	out := scratch[:len(ps)]
-	next := count
-	for _, p := range ps {
-		d := p.a >> (64 - bits)
-		out[next[d]] = p
-		next[d]++
-	}
-	for d := 0; d < 1<<bits; d++ {
-		pile := out[count[d]:count[d+1]]
+	for d := range count {
+		pile := ps[start[d] : start[d]+count[d]]
 		switch {
 		case len(pile) < 2:
 		case len(pile) < 12:
@@ -300,8 +313,6 @@ func sortPairs(ps, scratch []pair) []pair {
 			slices.SortFunc(pile, cmpPairs)
 		}
 	}
-	copy(ps, out)
-	return scratch
 }
 
 func cmpPairs(x, y pair) int {
