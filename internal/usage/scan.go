@@ -59,7 +59,9 @@ type Scan struct {
 	BytesRead int64
 }
 
-// Run reads what changed since the last run and saves the index.
+// Run reads what changed since the last run and saves the index. An
+// index that cannot be saved gives the scan and the error; a scan that
+// cannot count each call once (its temporary file), no scan.
 func (s *Scanner) Run() (*Scan, error) {
 	loc := s.Location
 	if loc == nil {
@@ -168,7 +170,7 @@ func (s *Scanner) Run() (*Scan, error) {
 	defer winners.close()
 	defer lost.close()
 	if err != nil {
-		return sc, fmt.Errorf("usage: counting each call once: %w", err)
+		return nil, fmt.Errorf("usage: counting each call once: %w", err)
 	}
 	// A file with calls counted elsewhere first is read again without
 	// them.
@@ -215,7 +217,7 @@ func (s *Scanner) Run() (*Scan, error) {
 		byPath[f.path] = rec
 	}
 	if err := m.err(); err != nil {
-		return sc, fmt.Errorf("usage: counting each call once: %w", err)
+		return nil, fmt.Errorf("usage: counting each call once: %w", err)
 	}
 	if err := idx.save(path, files, winners); err != nil {
 		return sc, fmt.Errorf("usage: saving the index %s: %w", path, err)

@@ -2,6 +2,7 @@ package usage
 
 import (
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -46,11 +47,15 @@ func (s *pairSpill) add(p pair) {
 	s.buf = append(s.buf, p)
 }
 
-// addAll adds ps. The buffer is made whole at once: grown by doubling,
-// the copies it leaves would cost the run more memory than it holds.
+// addAll adds ps. The buffer grows fourfold (from 8 Ki pairs) to its
+// limit: a few calls cost little, many leave few copies behind.
 func (s *pairSpill) addAll(ps []pair) {
-	if cap(s.buf) < s.limit && len(s.buf)+len(ps) > cap(s.buf) {
-		s.buf = append(make([]pair, 0, s.limit), s.buf...)
+	if n := len(s.buf) + len(ps); cap(s.buf) < s.limit && n > cap(s.buf) {
+		c := max(cap(s.buf), 8<<10)
+		for c < n {
+			c *= 4
+		}
+		s.buf = append(make([]pair, 0, min(c, s.limit)), s.buf...)
 	}
 	for len(ps) > 0 {
 		if len(s.buf) >= s.limit {
@@ -94,7 +99,7 @@ func (s *pairSpill) sortBuf() {
 func spillFile() (*os.File, error) {
 	f, err := os.CreateTemp("", "lifeloop-usage-*")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w (the call identities of a large corpus go to a temporary file: set TMPDIR to a writable folder)", err)
 	}
 	os.Remove(f.Name())
 	return f, nil
