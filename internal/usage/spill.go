@@ -86,6 +86,49 @@ func (s *pairSpill) spill() {
 		s.end += int64(len(s.buf)) * pairSize
 	}
 	s.buf = s.buf[:0]
+	if len(s.runs) == maxRuns && s.err == nil {
+		s.mergeRuns()
+	}
+}
+
+// maxRuns is the most runs a spill keeps: reading them back together
+// costs a chunk's buffer (32 KiB) each, so past it they are merged into
+// one, and memory stays the same whatever the number of pairs.
+const maxRuns = 64
+
+// mergeRuns writes the runs' pairs, merged, as one run after them (the
+// space they took is not reused).
+func (s *pairSpill) mergeRuns() {
+	srcs := make([]pairSource, len(s.runs))
+	var n int64
+	for i, r := range s.runs {
+		srcs[i] = &fileRun{f: s.f, off: r.off, left: r.n}
+		n += r.n
+	}
+	m := newMerger(srcs)
+	out := make([]pair, 0, spillChunk)
+	off := s.end
+	for {
+		p, ok := m.next()
+		if ok {
+			out = append(out, p)
+		}
+		if len(out) == cap(out) || (!ok && len(out) > 0) {
+			if s.err = writePairs(s.f, off, out); s.err != nil {
+				return
+			}
+			off += int64(len(out)) * pairSize
+			out = out[:0]
+		}
+		if !ok {
+			break
+		}
+	}
+	if s.err = m.err(); s.err != nil {
+		return
+	}
+	s.runs = append(s.runs[:0], spillRun{off: s.end, n: n})
+	s.end = off
 }
 
 func (s *pairSpill) sortBuf() {

@@ -7,7 +7,8 @@ import (
 )
 
 // sortPairs sorts as a plain sort does, pairs of equal a included, and
-// a spill merges its runs, spilled or not, into the same order.
+// a spill merges its runs, spilled or not, into the same order, never
+// keeping maxRuns runs (merged into one as they reach it).
 func TestPairsSortAndMergeInOrder(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{0, 1, 255, 256, 5000, 100000} {
@@ -52,7 +53,7 @@ func TestPairsSortAndMergeInOrder(t *testing.T) {
 			if len(out) != n+2 || !slices.IsSortedFunc(out, cmpPairs) {
 				t.Fatalf("%d pairs, limit %d: merged %d, sorted %v", n, limit, len(out), slices.IsSortedFunc(out, cmpPairs))
 			}
-			if n > limit && len(s.runs) < 2 {
+			if n > limit && len(s.runs) < 2 || len(s.runs) >= maxRuns {
 				t.Fatalf("%d pairs, limit %d: %d runs", n, limit, len(s.runs))
 			}
 		}
