@@ -3,8 +3,8 @@ package usage
 import "sync"
 
 // A call with an identity is counted once across every file, where it
-// was first read: Claude Code copies a session's calls into the new
-// file when it resumes one. Which occurrence is first is decided once
+// was first read: a harness may copy a session's calls into a new file
+// when it resumes the session. Which occurrence is first is decided once
 // every changed file has been read, not while reading, so that the
 // identities never need to be in memory all at once:
 //
@@ -18,8 +18,8 @@ import "sync"
 //   - a file with a call that lost is read again (its reading's part
 //     only) without the calls that lost.
 //
-// A run with no repeated call reads each file once; a resumed Claude
-// Code session's file is read twice. Which identities a run drops comes
+// A run with no repeated call reads each file once; the file of a
+// session resumed into a new one is read twice. Which identities a run drops comes
 // first: those of a file gone, or read again from its start; then the
 // index's win, then the run's first place.
 
