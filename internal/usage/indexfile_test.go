@@ -22,9 +22,24 @@ func keyList(keys []pair) func() (uint64, int32, bool) {
 	}
 }
 
-// readBack writes the index to a file and reads it back: the records,
-// and the identities as the merge reads them.
-func readBack(t *testing.T, x *index, recs []*fileRecord, keys []pair) ([]*fileRecord, []pair, string, string) {
+// openIndex reads an index file's head and opens its identities
+// (closed with the test).
+func openIndex(t *testing.T, path string) (*indexKeys, []byte) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	ik, head, err := readIndexFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ik, head
+}
+
+// writtenIndex writes the index to a file and opens it (openIndex).
+func writtenIndex(t *testing.T, x *index, recs []*fileRecord, keys []pair) (*indexKeys, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := writeIndex(&buf, x, recs, keyList(keys)); err != nil {
@@ -34,15 +49,28 @@ func readBack(t *testing.T, x *index, recs []*fileRecord, keys []pair) ([]*fileR
 	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
+	return openIndex(t, path)
+}
+
+// allKeys reads an index's identities as the merge reads them, their
+// tag taken off.
+func allKeys(t *testing.T, ik *indexKeys) []pair {
+	t.Helper()
+	var keys []pair
+	for p, ok := ik.next(); ok; p, ok = ik.next() {
+		keys = append(keys, pair{p.a, p.b &^ indexTag})
+	}
+	if err := ik.err(); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	ik, head, err := readIndexFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return keys
+}
+
+// readBack writes the index to a file and reads it back: the records,
+// the identities, prices and zone.
+func readBack(t *testing.T, x *index, recs []*fileRecord, keys []pair) ([]*fileRecord, []pair, string, string) {
+	t.Helper()
+	ik, head := writtenIndex(t, x, recs, keys)
 	d, _, prices, zone, err := decodeIndexHead(string(head))
 	if err != nil {
 		t.Fatal(err)
@@ -51,18 +79,7 @@ func readBack(t *testing.T, x *index, recs []*fileRecord, keys []pair) ([]*fileR
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gotKeys []pair
-	for {
-		p, ok := ik.next()
-		if !ok {
-			break
-		}
-		gotKeys = append(gotKeys, pair{p.a, p.b &^ indexTag})
-	}
-	if err := ik.err(); err != nil {
-		t.Fatal(err)
-	}
-	return got, gotKeys, prices, zone
+	return got, allKeys(t, ik), prices, zone
 }
 
 // The index of every sample harness's files decodes to the same records
@@ -79,19 +96,8 @@ func TestIndexWrittenDecodes(t *testing.T) {
 	}
 	sort.Slice(recs, func(i, j int) bool { return recs[i].Path < recs[j].Path })
 	// The identities the run saved, read from its index.
-	var keys []pair
-	f, err := os.Open(filepath.Join(s.StateDir, "usage", IndexFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ik, _, err := readIndexFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for p, ok := ik.next(); ok; p, ok = ik.next() {
-		keys = append(keys, pair{p.a, p.b &^ indexTag})
-	}
+	ik, _ := openIndex(t, filepath.Join(s.StateDir, "usage", IndexFile))
+	keys := allKeys(t, ik)
 	if len(recs) < 4 || len(keys) == 0 {
 		t.Fatalf("%d records with %d identities: the samples give too little to test", len(recs), len(keys))
 	}
@@ -144,23 +150,7 @@ func TestIndexWrittenInChunks(t *testing.T) {
 
 // Identities out of order end the index's identities as damaged.
 func TestIndexIdentitiesOutOfOrderAreDamaged(t *testing.T) {
-	var buf bytes.Buffer
-	if err := writeIndex(&buf, &index{}, nil, keyList([]pair{{5, 0}, {3, 0}})); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), IndexFile)
-	if err := os.WriteFile(path, buf.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ik, _, err := readIndexFile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ik, _ := writtenIndex(t, &index{}, nil, []pair{{5, 0}, {3, 0}})
 	n := 0
 	for _, ok := ik.next(); ok; _, ok = ik.next() {
 		n++
