@@ -234,14 +234,17 @@ func (s *Sums) add(o *Sums) {
 // Only the records are read: the identities stay on disk (x.keys) until
 // a run that changed something merges them.
 func loadIndex(path, prices, zone string) (idx *index, rebuilt string) {
-	fresh := &index{Version: indexVersion, Prices: prices, Zone: zone, files: map[string]*fileRecord{}}
+	fresh := emptyIndex(prices, zone)
 	f, err := os.Open(path)
 	if err != nil {
 		return fresh, ""
 	}
 	keys, head, err := readIndexFile(f)
 	if err != nil {
-		f.Close()
+		defer f.Close()
+		if v, ok := indexFileVersion(f); ok && v != indexVersion {
+			return fresh, "of another version"
+		}
 		return fresh, "damaged"
 	}
 	// The records' strings are slices of head, never written again.
@@ -275,6 +278,11 @@ func loadIndex(path, prices, zone string) (idx *index, rebuilt string) {
 		}
 	}
 	return x, ""
+}
+
+// emptyIndex is the index of a first run.
+func emptyIndex(prices, zone string) *index {
+	return &index{Version: indexVersion, Prices: prices, Zone: zone, files: map[string]*fileRecord{}}
 }
 
 // close closes the loaded index's file.

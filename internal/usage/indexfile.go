@@ -112,6 +112,18 @@ func readIndexFile(f *os.File) (*indexKeys, []byte, error) {
 	return &indexKeys{f: f, off: int64(at), n: int64(n)}, head, nil
 }
 
+// indexFileVersion is the version an index file's head names, when it
+// has the head.
+func indexFileVersion(f *os.File) (uint64, bool) {
+	b := make([]byte, len(indexMagic)+binary.MaxVarintLen64)
+	n, _ := f.ReadAt(b, 0)
+	if b = b[:n]; len(b) < len(indexMagic) || string(b[:len(indexMagic)]) != indexMagic {
+		return 0, false
+	}
+	v, m := binary.Uvarint(b[len(indexMagic):])
+	return v, m > 0
+}
+
 // indexKeys are an index file's identities, read in order as a
 // pairSource (b: indexTag and the record's position). An identity out
 // of order ends them as damaged.

@@ -6,6 +6,7 @@ package usage
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -63,6 +64,27 @@ type Scan struct {
 // index that cannot be saved gives the scan and the error; a scan that
 // cannot count each call once (its temporary file), no scan.
 func (s *Scanner) Run() (*Scan, error) {
+	// The warnings wait for the end: a run that finds the index's
+	// identities damaged (only when it reads them) is made again with a
+	// new index, and says only that run's.
+	w := s.Warn
+	var held bytes.Buffer
+	if w != nil {
+		s.Warn = &held
+	}
+	sc, err := s.run(false)
+	s.Warn = w
+	if errors.Is(err, errIndexDamaged) {
+		return s.run(true)
+	}
+	if w != nil {
+		w.Write(held.Bytes())
+	}
+	return sc, err
+}
+
+// run is Run, the index ignored when rebuild.
+func (s *Scanner) run(rebuild bool) (*Scan, error) {
 	loc := s.Location
 	if loc == nil {
 		loc = time.Local
@@ -75,6 +97,10 @@ func (s *Scanner) Run() (*Scan, error) {
 	loaded := make(chan struct{})
 	go func() {
 		defer close(loaded)
+		if rebuild {
+			idx, why = emptyIndex(s.Pricer.Fingerprint(), loc.String()), "damaged"
+			return
+		}
 		idx, why = loadIndex(path, s.Pricer.Fingerprint(), loc.String())
 	}()
 	files, infos, listErrs := s.list()
@@ -169,6 +195,9 @@ func (s *Scanner) Run() (*Scan, error) {
 	winners, lost, err := ids.resolve(old, kept)
 	defer winners.close()
 	defer lost.close()
+	if errors.Is(err, errIndexDamaged) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("usage: counting each call once: %w", err)
 	}

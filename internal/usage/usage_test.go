@@ -2,12 +2,14 @@ package usage
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -227,8 +229,9 @@ func TestAppendedLinesAreAllThatIsRead(t *testing.T) {
 	}
 }
 
-// TestDamagedIndexIsRebuilt: an index that cannot be read is rebuilt,
-// said once, and the report is unchanged.
+// TestDamagedIndexIsRebuilt: an index that cannot be read, or whose
+// identities a run finds out of order, is rebuilt, said once, and the
+// report is unchanged.
 func TestDamagedIndexIsRebuilt(t *testing.T) {
 	h := home(t)
 	first, err := scanner(t, h, nil, nil).Run()
@@ -240,16 +243,37 @@ func TestDamagedIndexIsRebuilt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Another file in its place, and the index cut short.
-	for _, damaged := range [][]byte{[]byte("not an index"), whole[:len(whole)/2]} {
+	// The identities out of order: found when a run reads them, one
+	// with a file changed.
+	disordered := slices.Clone(whole)
+	at := binary.LittleEndian.Uint64(whole[len(whole)-16:])
+	if binary.LittleEndian.Uint64(whole[len(whole)-8:]) < 2 {
+		t.Fatal("the samples give fewer than two identities")
+	}
+	k0, k1 := disordered[at:at+12], disordered[at+12:at+24]
+	t0 := slices.Clone(k0)
+	copy(k0, k1)
+	copy(k1, t0)
+	touched := filepath.Join(h, ".claude/projects/-home-dev-project/tool-turn.jsonl")
+	// Another file in its place, the index cut short, its identities out
+	// of order, and an index of another version.
+	for i, damaged := range [][]byte{[]byte("not an index"), whole[:len(whole)/2], disordered, []byte(indexMagic + "\x03rest")} {
 		os.WriteFile(path, damaged, 0o600)
+		if i == 2 {
+			later := time.Now().Add(time.Minute)
+			os.Chtimes(touched, later, later)
+		}
 		var warn bytes.Buffer
 		again, err := scanner(t, h, nil, &warn).Run()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(warn.String(), "damaged: rebuilt") || again.BytesRead != first.BytesRead {
-			t.Fatalf("warned %q, read %d bytes (first run %d)", warn.String(), again.BytesRead, first.BytesRead)
+		want := "damaged: rebuilt"
+		if i == 3 {
+			want = "of another version: rebuilt"
+		}
+		if strings.Count(warn.String(), want) != 1 || again.BytesRead != first.BytesRead {
+			t.Fatalf("%d: warned %q, read %d bytes (first run %d)", i, warn.String(), again.BytesRead, first.BytesRead)
 		}
 		if a, b := report(t, first, "day"), report(t, again, "day"); a != b {
 			t.Fatalf("rebuilt index reports otherwise:\n%s\n%s", a, b)
