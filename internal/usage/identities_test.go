@@ -175,3 +175,16 @@ func countedOnceAsAModel(t *testing.T, seed uint64) {
 		}
 	}
 }
+
+// A run whose identities must go to disk and cannot fails with what to
+// do, and gives no report (one would count repeated calls).
+func TestIdentitiesThatCannotGoToDiskFailTheRun(t *testing.T) {
+	defer func(l int) { spillLimit = l }(spillLimit)
+	spillLimit = 2
+	h := home(t)
+	t.Setenv("TMPDIR", filepath.Join(h, "missing"))
+	sc, err := scanner(t, h, nil, nil).Run()
+	if sc != nil || err == nil || !strings.Contains(err.Error(), "set TMPDIR to a writable folder") {
+		t.Fatalf("scan %v, error %v", sc != nil, err)
+	}
+}
