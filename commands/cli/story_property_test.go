@@ -345,8 +345,10 @@ type storyDriver struct {
 // CODE" to $STORY_DIR/harness.log, N the number of receipts the ledger
 // held at that moment; it stops $STORY_DIR/stopdelay seconds after
 // SIGINT or SIGTERM, at once on SIGHUP (its wrapper died), exits with
-// the code written into $STORY_DIR/exit, and exits 42 at once, before
-// anything else, when $STORY_DIR/die exists (which it removes). On a
+// the code written into $STORY_DIR/exit, and exits 42 at once when
+// $STORY_DIR/die exists (which it removes). It looks for die before it
+// writes its start: the driver writes die for a relaunch once it has
+// seen the harness before it start, so that one never takes it. On a
 // terminal it then reads key by key, as Claude Code does at its prompt
 // (what launcher takes as "takes keys").
 const fakeClaude = `#!/bin/sh
@@ -358,8 +360,9 @@ slow() { s=$(cat "$d/stopdelay" 2>/dev/null); [ -n "$s" ] && sleep "$s"; }
 trap 'slow; bye 130' INT
 trap 'slow; bye 143' TERM
 trap 'bye 129' HUP
+dying=; if [ -e "$d/die" ]; then rm -f "$d/die"; dying=1; fi
 echo "start $$ $(n)" >> "$d/harness.log"
-if [ -e "$d/die" ]; then rm -f "$d/die"; bye 42; fi
+[ -n "$dying" ] && bye 42
 [ -t 0 ] && stty -icanon -echo 2>/dev/null
 while :; do
   if [ -e "$d/exit" ]; then c=$(cat "$d/exit"); rm -f "$d/exit"; bye "$c"; fi
