@@ -18,10 +18,9 @@ import "sync"
 //   - a file with a call that lost is read again (its reading's part
 //     only) without the calls that lost.
 //
-// A run with no repeated call reads each file once; the file of a
-// session resumed into a new one is read twice. Which identities a run drops comes
-// first: those of a file gone, or read again from its start; then the
-// index's win, then the run's first place.
+// The identities of a file gone, or read again from its start, are
+// dropped first. A run with no repeated call reads each file once; the
+// file of a session resumed into a new one is read twice.
 
 // spillLimit is how many pairs a pairSpill holds in memory (2 MiB; a
 // variable for the tests).
