@@ -1,7 +1,9 @@
 package usage
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +26,9 @@ type fakeRow struct {
 type fakeStore struct {
 	rows   map[string][]fakeRow
 	stream bool
+	// fail fails each reading whose number (from 1) it holds.
+	fail  map[int]bool
+	reads int
 }
 
 func (s *fakeStore) set(t *testing.T, path string, rows ...fakeRow) {
@@ -48,6 +53,9 @@ func (s *fakeStore) UsageSince(_ context.Context, path string, mark int64, dst [
 }
 
 func (s *fakeStore) EachUsageSince(_ context.Context, path string, mark int64, each func(*adapters.UsageEntry)) (int64, error) {
+	if s.reads++; s.fail[s.reads] {
+		return mark, errors.New("the database is gone")
+	}
 	rows := s.rows[path]
 	if mark > int64(len(rows)) {
 		mark = 0 // made anew: read from its start
@@ -116,5 +124,54 @@ func TestDatabaseCallsCountedOnce(t *testing.T) {
 			fs.set(t, earlier, fakeRow{"k1:r", 7}, fakeRow{"k7:r", 70})
 			check("earlier database", map[string][2]int64{"a": {3, 60}, "dbzz.db": {2, 10}, "db.aaa.db": {1, 70}})
 		})
+	}
+}
+
+// A database that cannot be read again (its calls another file counted
+// first) has the run made again: read whole then, or, when it cannot
+// be read then either, not counted, and the calls it held count where
+// else they are.
+func TestDatabaseThatCannotBeReadAgain(t *testing.T) {
+	h := t.TempDir()
+	dir := filepath.Join(h, ".claude/projects/-home-dev-p")
+	os.MkdirAll(dir, 0o700)
+	line := `{"requestId":"r","message":{"id":"k1","type":"message","role":"assistant","model":"claude-opus-4-8","usage":{"input_tokens":10,"output_tokens":1}},"type":"assistant","timestamp":"2026-11-21T22:12:10.150Z","cwd":"/p","sessionId":"a"}` + "\n"
+	os.WriteFile(filepath.Join(dir, "z.jsonl"), []byte(line), 0o600)
+	fs := &fakeStore{rows: map[string][]fakeRow{}, stream: true}
+	db := filepath.Join(h, "a.db")
+	fs.set(t, db, fakeRow{"k1:r", 100}, fakeRow{"k1:r", 100}, fakeRow{"k2:r", 200})
+	src := []Source{sources[0], {Harness: "fake", Store: fs}}
+	count := func() string {
+		t.Helper()
+		var warn bytes.Buffer
+		sc, err := scanner(t, h, nil, &warn, src...).Run()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string][2]int64{}
+		for _, r := range sc.Group([]string{"session"}, Filter{}).Rows {
+			got[r.Keys["session"]] = [2]int64{r.Calls, r.Tokens.Input}
+		}
+		return fmt.Sprint(got) + " " + warn.String()
+	}
+	// z.jsonl (under .claude, first in path order) counts k1; the
+	// database's k1 lost. Readings: 1 the first, 2 again (fails), 3 the
+	// run made again, 4 again.
+	fs.fail = map[int]bool{2: true}
+	if got, want := count(), "map[a:[1 10] dba.db:[1 200]] "; got != want {
+		t.Fatalf("counted %q, want %q", got, want)
+	}
+	// A new database whose k2 the index holds for a.db: it cannot be
+	// read again in the run made again either, so it counts nothing
+	// this run, and everything the next.
+	fs.reads = 0
+	fs.set(t, filepath.Join(h, "b.db"), fakeRow{"k2:r", 7}, fakeRow{"k3:r", 30})
+	fs.fail = map[int]bool{2: true, 4: true}
+	if got := count(); !strings.HasPrefix(got, "map[a:[1 10] dba.db:[1 200]] ") || !strings.Contains(got, "b.db: the database is gone (read again from its start next run)") {
+		t.Fatalf("counted %q", got)
+	}
+	fs.reads, fs.fail = 0, nil
+	if got, want := count(), "map[a:[1 10] dba.db:[1 200] dbb.db:[1 30]] "; got != want {
+		t.Fatalf("counted %q, want %q", got, want)
 	}
 }

@@ -67,15 +67,23 @@ func (s *Scanner) Run() (*Scan, error) {
 	// The warnings wait for the end: a run that finds the index's
 	// identities damaged (only when it reads them) is made again with a
 	// new index, and says only that run's.
+	// A file that cannot be read again (gone between its two readings)
+	// has the run made again once, from the same index: the file is then
+	// read whole or not at all, and its calls that other files copied
+	// count there.
 	w := s.Warn
 	var held bytes.Buffer
 	if w != nil {
 		s.Warn = &held
 	}
-	sc, err := s.run(false)
+	sc, err := s.run(false, false)
+	if errors.Is(err, errReadAgain) {
+		held.Reset()
+		sc, err = s.run(false, true)
+	}
 	s.Warn = w
 	if errors.Is(err, errIndexDamaged) {
-		return s.run(true)
+		return s.run(true, true)
 	}
 	if w != nil {
 		w.Write(held.Bytes())
@@ -83,8 +91,12 @@ func (s *Scanner) Run() (*Scan, error) {
 	return sc, err
 }
 
-// run is Run, the index ignored when rebuild.
-func (s *Scanner) run(rebuild bool) (*Scan, error) {
+// errReadAgain ends a run that could not read a file again.
+var errReadAgain = errors.New("a file could not be read again")
+
+// run is Run, the index ignored when rebuild; lastTry: a file that
+// cannot be read again does not end it.
+func (s *Scanner) run(rebuild, lastTry bool) (*Scan, error) {
 	loc := s.Location
 	if loc == nil {
 		loc = time.Local
@@ -230,6 +242,9 @@ func (s *Scanner) run(rebuild bool) (*Scan, error) {
 		}
 		calls.skipFile(i)
 		sc.BytesRead += n
+		if err != nil && !lastTry {
+			return nil, errReadAgain
+		}
 		if err != nil {
 			// Counted neither way: the file is read from its start
 			// next run.
