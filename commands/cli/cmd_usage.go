@@ -37,7 +37,9 @@ func usageCommand(e *env) *ucli.Command {
 			"them) and its cost: native (the harness recorded it), estimated (lifeloop's price table,\n" +
 			"from @pydantic/genai-prices, with $XDG_CONFIG_HOME/lifeloop/prices.json over it) or\n" +
 			"unknown (the model has no price: shown as ?, never 0). A second run reads only what\n" +
-			"changed (an index in <state>/usage/). A damaged file is reported once on stderr and\n" +
+			"changed (an index in <state>/usage/); a call two files hold (a resumed session's copy)\n" +
+			"counts once, its identities put in a temporary file ($TMPDIR) for a large corpus, so\n" +
+			"memory stays bounded. A damaged file is reported once on stderr and\n" +
 			"skipped. The files are found as the harnesses keep them (HOME and each harness's own\n" +
 			"variables). See docs/usage.md.\n\n" +
 			"Harnesses read: " + strings.Join(read, ", ") + ".\n" +

@@ -266,7 +266,7 @@ func loadIndex(path, prices, zone string) (idx *index, rebuilt string) {
 		return fresh, "damaged"
 	}
 	x := &index{Version: indexVersion, Prices: prices, Zone: zone, ordered: recs, loaded: len(recs)}
-	if keys.n > 0 {
+	if keys.left > 0 {
 		x.keys = keys
 	} else {
 		f.Close()

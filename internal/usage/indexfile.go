@@ -109,7 +109,7 @@ func readIndexFile(f *os.File) (*indexKeys, []byte, error) {
 	if _, err := f.ReadAt(head, 0); err != nil {
 		return nil, nil, err
 	}
-	return &indexKeys{f: f, off: int64(at), n: int64(n)}, head, nil
+	return &indexKeys{records: records{f: f, off: int64(at), left: int64(n), size: keySize}}, head, nil
 }
 
 // indexFileVersion is the version an index file's head names, when it
@@ -128,39 +128,22 @@ func indexFileVersion(f *os.File) (uint64, bool) {
 // pairSource (b: indexTag and the record's position). An identity out
 // of order ends them as damaged.
 type indexKeys struct {
-	f      *os.File
-	off, n int64
-	buf    []byte
-	last   uint64
-	e      error
+	records
+	last uint64
 }
 
 func (k *indexKeys) next() (pair, bool) {
-	if len(k.buf) == 0 {
-		if k.n == 0 || k.e != nil {
-			return pair{}, false
-		}
-		c := min(k.n, spillChunk)
-		if cap(k.buf) == 0 {
-			k.buf = make([]byte, spillChunk*keySize)
-		}
-		k.buf = k.buf[:c*keySize]
-		if _, err := k.f.ReadAt(k.buf, k.off); err != nil {
-			k.e, k.buf = err, k.buf[:0]
-			return pair{}, false
-		}
-		k.off += c * keySize
-		k.n -= c
+	b, ok := k.records.next()
+	if !ok {
+		return pair{}, false
 	}
-	key := binary.LittleEndian.Uint64(k.buf)
+	key := binary.LittleEndian.Uint64(b)
 	if key < k.last {
-		k.e, k.buf, k.n = errIndexDamaged, k.buf[:0], 0
+		k.e, k.buf, k.left = errIndexDamaged, k.buf[:0], 0
 		return pair{}, false
 	}
 	k.last = key
-	p := pair{key, indexTag | uint64(binary.LittleEndian.Uint32(k.buf[8:]))}
-	k.buf = k.buf[keySize:]
-	return p, true
+	return pair{key, indexTag | uint64(binary.LittleEndian.Uint32(b[8:]))}, true
 }
 
 func (k *indexKeys) err() error { return k.e }

@@ -44,19 +44,13 @@ func (s *pairSpill) add(p pair) {
 	if len(s.buf) >= s.limit {
 		s.spill()
 	}
+	s.grow(1)
 	s.buf = append(s.buf, p)
 }
 
-// addAll adds ps. The buffer grows fourfold (from 8 Ki pairs) to its
-// limit: a few calls cost little, many leave few copies behind.
+// addAll adds ps.
 func (s *pairSpill) addAll(ps []pair) {
-	if n := len(s.buf) + len(ps); cap(s.buf) < s.limit && n > cap(s.buf) {
-		c := max(cap(s.buf), 8<<10)
-		for c < n {
-			c *= 4
-		}
-		s.buf = append(make([]pair, 0, min(c, s.limit)), s.buf...)
-	}
+	s.grow(len(ps))
 	for len(ps) > 0 {
 		if len(s.buf) >= s.limit {
 			s.spill()
@@ -64,6 +58,19 @@ func (s *pairSpill) addAll(ps []pair) {
 		n := min(len(ps), s.limit-len(s.buf))
 		s.buf = append(s.buf, ps[:n]...)
 		ps = ps[n:]
+	}
+}
+
+// grow makes room for n more pairs, up to the limit. The buffer grows
+// fourfold (from 8 Ki pairs): a few calls cost little, many leave few
+// copies behind.
+func (s *pairSpill) grow(n int) {
+	if n += len(s.buf); cap(s.buf) < s.limit && n > cap(s.buf) {
+		c := max(cap(s.buf), 8<<10)
+		for c < n {
+			c *= 4
+		}
+		s.buf = append(make([]pair, 0, min(c, s.limit)), s.buf...)
 	}
 }
 
@@ -102,7 +109,7 @@ func (s *pairSpill) mergeRuns() {
 	srcs := make([]pairSource, len(s.runs))
 	var n int64
 	for i, r := range s.runs {
-		srcs[i] = &fileRun{f: s.f, off: r.off, left: r.n}
+		srcs[i] = newFileRun(s.f, r)
 		n += r.n
 	}
 	m := newMerger(srcs)
@@ -184,7 +191,7 @@ func (s *pairSpill) merge(more ...pairSource) *merger {
 	s.sortBuf()
 	srcs := make([]pairSource, 0, len(s.runs)+1+len(more))
 	for _, r := range s.runs {
-		srcs = append(srcs, &fileRun{f: s.f, off: r.off, left: r.n})
+		srcs = append(srcs, newFileRun(s.f, r))
 	}
 	if len(s.buf) > 0 {
 		srcs = append(srcs, &memRun{ps: s.buf})
@@ -213,37 +220,54 @@ func (m *memRun) next() (pair, bool) {
 
 func (m *memRun) err() error { return nil }
 
-// fileRun reads a run back a chunk at a time.
-type fileRun struct {
+// records reads fixed-size records from a file a chunk at a time.
+type records struct {
 	f         *os.File
-	off, left int64
+	off, left int64 // the next chunk's offset, the records left
+	size      int64 // a record's size
 	buf       []byte
 	e         error
 }
 
-func (r *fileRun) next() (pair, bool) {
+// next is the next record's bytes (valid until the next call).
+func (r *records) next() ([]byte, bool) {
 	if len(r.buf) == 0 {
 		if r.left == 0 || r.e != nil {
-			return pair{}, false
+			return nil, false
 		}
 		n := min(r.left, spillChunk)
 		if cap(r.buf) == 0 {
-			r.buf = make([]byte, spillChunk*pairSize)
+			r.buf = make([]byte, spillChunk*r.size)
 		}
-		r.buf = r.buf[:n*pairSize]
+		r.buf = r.buf[:n*r.size]
 		if _, err := r.f.ReadAt(r.buf, r.off); err != nil {
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
 			r.e, r.buf = err, r.buf[:0]
-			return pair{}, false
+			return nil, false
 		}
-		r.off += n * pairSize
+		r.off += n * r.size
 		r.left -= n
 	}
-	p := pair{binary.LittleEndian.Uint64(r.buf), binary.LittleEndian.Uint64(r.buf[8:])}
-	r.buf = r.buf[pairSize:]
-	return p, true
+	b := r.buf[:r.size]
+	r.buf = r.buf[r.size:]
+	return b, true
+}
+
+// fileRun reads a run back.
+type fileRun struct{ records }
+
+func newFileRun(f *os.File, r spillRun) *fileRun {
+	return &fileRun{records{f: f, off: r.off, left: r.n, size: pairSize}}
+}
+
+func (r *fileRun) next() (pair, bool) {
+	b, ok := r.records.next()
+	if !ok {
+		return pair{}, false
+	}
+	return pair{binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])}, true
 }
 
 func (r *fileRun) err() error { return r.e }
@@ -348,17 +372,8 @@ func sortPairs(ps []pair) {
 		}
 	}
 	for d := range count {
-		pile := ps[start[d] : start[d]+count[d]]
-		switch {
-		case len(pile) < 2:
-		case len(pile) < 12:
-			for i := 1; i < len(pile); i++ {
-				for j := i; j > 0 && pile[j].a < pile[j-1].a; j-- {
-					pile[j], pile[j-1] = pile[j-1], pile[j]
-				}
-			}
-		default:
-			slices.SortFunc(pile, cmpPairs)
+		if count[d] > 1 {
+			slices.SortFunc(ps[start[d]:start[d]+count[d]], cmpPairs)
 		}
 	}
 }
